@@ -1,0 +1,44 @@
+import { DynamicModule, Module, type Provider } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { Clock } from './common/clock';
+import type { RelayConfig } from './common/config';
+import { EventLog } from './common/event-log';
+import { Scheduler } from './common/scheduler';
+import { Secrets } from './common/secrets';
+import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from './common/tokens';
+import { HealthController } from './health/health.controller';
+import { PairingController } from './pairing/pairing.controller';
+import { PairingService } from './pairing/pairing.service';
+import { PhoneSocketModule } from './phone-socket/phone-socket.module';
+import { SessionsController } from './sessions/sessions.controller';
+import { SessionsService } from './sessions/sessions.service';
+
+export type CoreValues = { config: RelayConfig; clock: Clock; log: EventLog; secrets: Secrets; logger: Logger; runtime: Runtime };
+
+/** Values made before Nest starts (the log is opened and replayed first), shared by every module. */
+@Module({})
+export class CoreModule {
+  static forRoot(v: CoreValues): DynamicModule {
+    const providers: Provider[] = [
+      { provide: RELAY_CONFIG, useValue: v.config },
+      { provide: Clock, useValue: v.clock },
+      { provide: EventLog, useValue: v.log },
+      { provide: Secrets, useValue: v.secrets },
+      { provide: LOGGER, useValue: v.logger },
+      { provide: RUNTIME, useValue: v.runtime },
+      Scheduler,
+    ];
+    return { module: CoreModule, global: true, providers, exports: providers.map((p) => (typeof p === 'function' ? p : (p as { provide: unknown }).provide)) as never };
+  }
+}
+
+@Module({
+  imports: [PhoneSocketModule],
+  controllers: [HealthController, PairingController, SessionsController],
+  providers: [PairingService, SessionsService],
+})
+export class AppModule {
+  static forRoot(v: CoreValues): DynamicModule {
+    return { module: AppModule, imports: [CoreModule.forRoot(v)] };
+  }
+}

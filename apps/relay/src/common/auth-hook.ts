@@ -1,0 +1,73 @@
+import { DomainError, assertNotBlocked, hasGrant, markSeen, recordAuthFailure, type Principal } from '@svc/domain';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { AuthedRequest, RouteAuth } from './auth';
+import type { Clock } from './clock';
+import type { EventLog } from './event-log';
+import { checkLoopback, normalizeIp } from './net';
+import { Secrets } from './secrets';
+
+export type AuthDeps = { log: EventLog; secrets: Secrets; clock: Clock; logger: Logger; port: () => number };
+
+const BEARER_RE = /^Bearer\s+([A-Za-z0-9_\-.~+/=]{16,512})\s*$/i;
+
+/**
+ * Resolves a bearer to its session, feeding the rate limiter on failure. Shared by the HTTP hook and
+ * anything else that takes a session bearer.
+ */
+export async function authenticateBearer(deps: AuthDeps, header: string | undefined, ip: string, grant?: string): Promise<Principal> {
+  const { log, secrets, clock } = deps;
+  assertNotBlocked(log.models.rateLimit, ip, clock.now());
+  const m = header ? BEARER_RE.exec(header) : null;
+  if (!m) throw new DomainError('auth.missing_bearer', 'unauthorized', 'send the relay session token as "Authorization: Bearer <token>"');
+  const session = log.models.sessions.byToken(secrets.digest(m[1]), clock.now());
+  if (!session) {
+    await log.run(`public:${ip}`, (models, now) =>
+      recordAuthFailure(models.rateLimit, { ip, kind: 'token', via: 'http', reason: 'unknown, revoked or expired session token' }, now),
+    );
+    throw new DomainError('auth.invalid_token', 'unauthorized', 'unknown, revoked or expired session token');
+  }
+  if (grant && !hasGrant(session, grant, clock.now())) {
+    throw new DomainError('auth.grant_required', 'forbidden', `this session has no active "${grant}" grant`, { channel: grant });
+  }
+  log.run(`device:${session.tokenPrefix}`, (models, now) => markSeen(models, session.tokenPrefix, ip, 'http', now)).catch((err: Error) => {
+    deps.logger.warn({ err: err.message }, 'last-seen not recorded');
+  });
+  return { kind: 'device', tokenPrefix: session.tokenPrefix, deviceId: session.deviceId, deviceName: session.deviceName };
+}
+
+export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { unguarded: string[] } {
+  const unguarded: string[] = [];
+  instance.addHook('onRoute', (route) => {
+    const cfg = route.config as Partial<RouteAuth> | undefined;
+    if (!cfg?.auth && route.method !== 'HEAD') unguarded.push(`${String(route.method)} ${route.url}`);
+  });
+  instance.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
+    const req = request as AuthedRequest;
+    const ip = normalizeIp(req.raw.socket.remoteAddress);
+    req.peerIp = ip;
+    const cfg = req.routeOptions.config as Partial<RouteAuth> | undefined;
+    switch (cfg?.auth) {
+      case undefined:
+      case 'public':
+        return;
+      case 'loopback': {
+        const verdict = checkLoopback(req.raw.socket.remoteAddress, req.headers, deps.port());
+        if (!verdict.ok) throw new DomainError('auth.loopback_only', 'forbidden', verdict.reason);
+        req.principal = { kind: 'operator' };
+        return;
+      }
+      case 'loopback-or-paired':
+        if (checkLoopback(req.raw.socket.remoteAddress, req.headers, deps.port()).ok) {
+          req.principal = { kind: 'operator' };
+          return;
+        }
+        req.principal = await authenticateBearer(deps, req.headers.authorization, ip, cfg.grant);
+        return;
+      case 'paired':
+        req.principal = await authenticateBearer(deps, req.headers.authorization, ip, cfg.grant);
+        return;
+    }
+  });
+  return { unguarded };
+}

@@ -1,0 +1,31 @@
+import { createParamDecorator, ExecutionContext, applyDecorators } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
+import type { Principal } from '@svc/domain';
+import type { FastifyRequest } from 'fastify';
+
+/**
+ * The spec's authentication classes (section 5). Every route declares one; start-up fails if a route
+ * has none, so nothing is public by accident.
+ */
+export type AuthClass = 'public' | 'loopback' | 'paired' | 'loopback-or-paired';
+
+export type RouteAuth = { auth: AuthClass; grant?: string };
+
+/** `@Auth('paired', 'chat')`: checked in a Fastify onRequest hook, before the body is even read. */
+export function Auth(auth: AuthClass, grant?: string): MethodDecorator & ClassDecorator {
+  return applyDecorators(RouteConfig({ auth, grant } satisfies RouteAuth));
+}
+
+export type AuthedRequest = FastifyRequest & { principal?: Principal; peerIp?: string };
+
+/** The caller the auth hook established (`operator` on loopback routes). */
+export const Caller = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {
+  const req = ctx.switchToHttp().getRequest<AuthedRequest>();
+  if (!req.principal) throw new Error('route reached without a principal: missing @Auth()');
+  return req.principal;
+});
+
+/** The TCP peer address (never a forwarded header). */
+export const PeerIp = createParamDecorator((_: unknown, ctx: ExecutionContext): string => {
+  return ctx.switchToHttp().getRequest<AuthedRequest>().peerIp ?? 'unknown';
+});

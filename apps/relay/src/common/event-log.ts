@@ -1,0 +1,145 @@
+import { ReadModels } from '@svc/domain';
+import {
+  EventBus,
+  FileEventStore,
+  SnapshotStore,
+  type NewEvent,
+  type RelayEvent,
+  type Snapshot,
+  type StoredEvent,
+  type StoredRelayEvent,
+} from '@svc/events';
+import * as path from 'node:path';
+import type { Logger } from 'pino';
+import type { Clock } from './clock';
+import type { Secrets } from './secrets';
+
+export type Decide = (models: ReadModels, now: Date) => readonly NewEvent<RelayEvent>[];
+
+export type EventLogOptions = {
+  relayDir: string;
+  secrets: Secrets;
+  clock: Clock;
+  logger: Logger;
+  segmentBytes: number;
+  snapshotEvery: number;
+  /** The store cannot write: state ran ahead of the disk, so the process must stop. */
+  onFatal: (err: Error) => void;
+};
+
+/**
+ * The command loop of ARCHITECTURE.md. Decisions run one at a time against `decision` (which already
+ * holds events of the group commit in flight); `models` and the bus advance only once a batch is
+ * durable, in seq order.
+ */
+export class EventLog {
+  /** Durable read models: what routes, gateways and the console read. */
+  readonly models = new ReadModels();
+  readonly bus = new EventBus();
+  private readonly decision = new ReadModels();
+  private lastSnapshotSeq = 0;
+  private lastHashValue = '';
+  private readonly recent: number[] = [];
+  recovered: { segment: string; droppedBytes: number } | undefined;
+
+  private constructor(
+    private readonly store: FileEventStore,
+    private readonly snapshots: SnapshotStore,
+    private readonly opts: EventLogOptions,
+  ) {}
+
+  static async open(opts: EventLogOptions): Promise<EventLog> {
+    const dir = path.join(opts.relayDir, 'events');
+    const snapshots = new SnapshotStore(path.join(opts.relayDir, 'snapshots'), (t) => opts.secrets.mac('snapshot', t));
+    let log!: EventLog;
+    const store = new FileEventStore({
+      dir,
+      segmentBytes: opts.segmentBytes,
+      onDurable: (batch) => log.onDurable(batch),
+      onFatal: opts.onFatal,
+    });
+    log = new EventLog(store, snapshots, opts);
+    const snap = snapshots.latest<Record<string, unknown>>();
+    if (snap) log.models.restore(snap.models);
+    const opened = await store.open({
+      fromSeq: snap ? snap.seq + 1 : 1,
+      expectPrev: snap?.hash,
+      onEvent: (e) => log.models.apply(e),
+    });
+    log.decision.restore(structuredClone(log.models.snapshot()));
+    log.lastSnapshotSeq = snap?.seq ?? 0;
+    log.lastHashValue = opened.lastHash;
+    log.recovered = opened.recovered;
+    if (opened.recovered) {
+      opts.logger.warn(opened.recovered, 'event log: cut a torn last line (an interrupted write) before starting');
+    }
+    opts.logger.info({ lastSeq: opened.lastSeq, fromSnapshot: snap?.seq ?? null }, 'event log opened');
+    return log;
+  }
+
+  /** Decide against the latest state, append, and resolve once durable. A DomainError writes nothing. */
+  run(actor: string, decide: Decide): Promise<StoredRelayEvent[]> {
+    const now = this.opts.clock.now();
+    let events: readonly NewEvent<RelayEvent>[];
+    try {
+      events = decide(this.decision, now);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (events.length === 0) return Promise.resolve([]);
+    let appended;
+    try {
+      appended = this.store.append(events, now.toISOString(), actor);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    for (const e of appended.stored) this.decision.apply(e);
+    return appended.durable.then(() => appended.stored as StoredRelayEvent[]);
+  }
+
+  get lastSeq(): number {
+    return this.models.lastSeq;
+  }
+
+  get lastHash(): string {
+    return this.lastHashValue;
+  }
+
+  /** Durable events per second over the last 10 s. */
+  eventsPerSecond(): number {
+    const cutoff = Date.now() - 10_000;
+    while (this.recent.length && this.recent[0] < cutoff) this.recent.shift();
+    return this.recent.length / 10;
+  }
+
+  drain(): Promise<void> {
+    return this.store.drain();
+  }
+
+  async close(): Promise<void> {
+    await this.store.close();
+    if (this.models.lastSeq > this.lastSnapshotSeq) this.writeSnapshot();
+    this.bus.complete();
+  }
+
+  private onDurable(batch: readonly StoredEvent[]): void {
+    const t = Date.now();
+    for (const e of batch) {
+      this.models.apply(e);
+      this.lastHashValue = e.hash;
+      if (this.recent.length < 100_000) this.recent.push(t);
+      this.bus.publish(e as StoredRelayEvent);
+    }
+    if (this.models.lastSeq - this.lastSnapshotSeq >= this.opts.snapshotEvery) this.writeSnapshot();
+  }
+
+  private writeSnapshot(): void {
+    const snap: Snapshot = { seq: this.models.lastSeq, hash: this.lastHashValue, at: this.opts.clock.now().toISOString(), models: this.models.snapshot() };
+    try {
+      this.snapshots.write(snap);
+      this.lastSnapshotSeq = snap.seq;
+    } catch (err) {
+      this.opts.logger.warn({ err: (err as Error).message }, 'snapshot not written; start-up will replay more of the log');
+    }
+  }
+}

@@ -1,0 +1,75 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
+import { DomainError, type ErrorKind } from '@svc/domain';
+import type { FastifyReply } from 'fastify';
+import type { Logger } from 'pino';
+
+export const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  gone: 410,
+  too_large: 413,
+  rate_limited: 429,
+  unavailable: 503,
+  upstream: 502,
+  timeout: 504,
+};
+
+export type ErrorBody = { ok: false; error: string; code: string } & Record<string, unknown>;
+
+const FASTIFY_CODES: Record<string, { code: string; error: string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'body_too_large', error: 'request body is larger than this route accepts' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'unsupported_media_type', error: 'send the body as application/json' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'bad_content_length', error: 'Content-Length does not match the body' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'bad_json', error: 'the body is empty but Content-Type says JSON' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'bad_json', error: 'the body is not valid JSON' },
+  FST_ERR_CTP_EMPTY_TYPE: { code: 'unsupported_media_type', error: 'the Content-Type header is empty' },
+  FST_ERR_CTP_INVALID_TYPE: { code: 'unsupported_media_type', error: 'the Content-Type header is invalid' },
+};
+
+/** Turns anything thrown into the one error shape `{ok: false, error, code}` with the right status. */
+export function toErrorResponse(exception: unknown): { status: number; body: ErrorBody } {
+  if (exception instanceof DomainError) {
+    return { status: STATUS_OF[exception.kind], body: { ...exception.extra, ok: false, error: exception.message, code: exception.code } };
+  }
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    const res = exception.getResponse();
+    const raw = typeof res === 'object' && res !== null ? (res as { message?: unknown }).message : res;
+    const message = Array.isArray(raw) ? raw.join('; ') : typeof raw === 'string' ? raw : exception.message;
+    const code = status === 404 ? 'not_found' : status === 400 ? 'validation_failed' : `http_${status}`;
+    return { status, body: { ok: false, error: status === 404 ? 'no such route' : message, code } };
+  }
+  const err = exception as { statusCode?: number; code?: string; message?: string };
+  if (typeof err?.code === 'string' && FASTIFY_CODES[err.code]) {
+    const known = FASTIFY_CODES[err.code];
+    return { status: err.statusCode ?? 400, body: { ok: false, ...known } };
+  }
+  if (typeof err?.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+    return { status: err.statusCode, body: { ok: false, error: 'bad request', code: err.code?.toLowerCase() ?? 'bad_request' } };
+  }
+  return { status: 500, body: { ok: false, error: 'internal error; see the relay log', code: 'internal' } };
+}
+
+@Catch()
+export class ErrorFilter implements ExceptionFilter {
+  constructor(private readonly logger: Logger) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') return;
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const { status, body } = toErrorResponse(exception);
+    if (status >= 500) this.logger.error({ err: scrub(exception) }, 'request failed');
+    if (reply.sent) return;
+    if (status === 429 && typeof body.retry_after === 'number') reply.header('Retry-After', String(body.retry_after));
+    void reply.status(status).header('Cache-Control', 'no-store').send(body);
+  }
+}
+
+/** Errors are logged by name, message and stack only: never a request body or header. */
+function scrub(e: unknown): Record<string, unknown> {
+  if (e instanceof Error) return { name: e.name, message: e.message, stack: e.stack };
+  return { value: typeof e };
+}

@@ -1,0 +1,54 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export const TOKEN_PREFIX_LENGTH = 8;
+
+/**
+ * The per-install key (`<svc_home>/relay/secret.key`, 0600). Tokens and codes enter the log only as
+ * HMAC-SHA-256 digests under it; QR payloads and snapshots are signed with keys derived from it.
+ */
+export class Secrets {
+  private constructor(private readonly key: Buffer) {}
+
+  static load(relayDir: string): Secrets {
+    fs.mkdirSync(relayDir, { recursive: true, mode: 0o700 });
+    const file = path.join(relayDir, 'secret.key');
+    let key: Buffer;
+    try {
+      key = Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64url');
+      if (key.length < 32) throw new Error(`${file} is too short; delete it to make a new one (all sessions end)`);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      key = randomBytes(32);
+      fs.writeFileSync(file, key.toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+    }
+    fs.chmodSync(file, 0o600);
+    return new Secrets(key);
+  }
+
+  /** The digest stored for a token or code. Compare digests, never raw secrets. */
+  digest(secret: string): string {
+    return createHmac('sha256', this.key).update('credential\0').update(secret).digest('base64url');
+  }
+
+  mac(purpose: string, text: string): string {
+    return createHmac('sha256', this.key).update(purpose + '\0').update(text).digest('base64url');
+  }
+
+  /** Constant-time equality of two digests. */
+  static same(a: string, b: string): boolean {
+    const x = Buffer.from(a);
+    const y = Buffer.from(b);
+    return x.length === y.length && timingSafeEqual(x, y);
+  }
+}
+
+/** A session token: 256 random bits, base64url (43 characters). */
+export function newSessionToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function tokenPrefix(token: string): string {
+  return token.slice(0, TOKEN_PREFIX_LENGTH);
+}

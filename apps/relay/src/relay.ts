@@ -1,0 +1,129 @@
+import 'reflect-metadata';
+import { ValidationPipe } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import * as fs from 'node:fs';
+import type { DestinationStream, Logger } from 'pino';
+import { AppModule } from './app.module';
+import { installAuthHook } from './common/auth-hook';
+import { Clock, SystemClock } from './common/clock';
+import { loadConfig, relayDir, type RelayConfig } from './common/config';
+import { EventLog } from './common/event-log';
+import { ErrorFilter } from './common/http-errors';
+import { createLogger, NestPinoLogger } from './common/logger';
+import { Scheduler } from './common/scheduler';
+import { Secrets } from './common/secrets';
+import type { Runtime } from './common/tokens';
+import { relayVersion } from './common/version';
+import { PhoneHub } from './phone-socket/phone-hub.service';
+import { RelayWsAdapter } from './phone-socket/relay-ws-adapter';
+
+export type RelayOptions = {
+  config?: RelayConfig;
+  clock?: Clock;
+  /** Where log lines go (tests capture them to prove no secret is ever logged). */
+  logDestination?: DestinationStream;
+  /** The log can no longer be written; default: log and exit(1), since state ran ahead of the disk. */
+  onFatal?: (err: Error) => void;
+};
+
+export type Relay = {
+  app: NestFastifyApplication;
+  config: RelayConfig;
+  clock: Clock;
+  log: EventLog;
+  logger: Logger;
+  runtime: Runtime;
+  /** `http://127.0.0.1:<port>` (or https), for tests and the CLI. */
+  url: string;
+  port: number;
+  /** Runs every time-driven sweep now and waits for its events. */
+  sweep(): Promise<void>;
+  close(reason?: string): Promise<void>;
+};
+
+/** Opens the log (replaying it), builds the Nest app on Fastify with the phone socket, and listens. */
+export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
+  const config = options.config ?? loadConfig(process.env);
+  const clock = options.clock ?? new SystemClock();
+  const logger = createLogger(config.logLevel, options.logDestination);
+  const secrets = Secrets.load(relayDir(config));
+  const onFatal =
+    options.onFatal ??
+    ((err: Error) => {
+      logger.fatal({ err: err.message }, 'event log failed; stopping so no unrecorded state is served');
+      logger.flush?.();
+      process.exit(1);
+    });
+  const log = await EventLog.open({
+    relayDir: relayDir(config),
+    secrets,
+    clock,
+    logger,
+    segmentBytes: config.segmentBytes,
+    snapshotEvery: config.snapshotEvery,
+    onFatal,
+  });
+  const version = relayVersion();
+  const runtime: Runtime = { port: config.port, startedAt: clock.now(), version, url: '' };
+  await log.run('system', () => [
+    {
+      type: 'relay.started',
+      data: { version, pid: process.pid, host: config.host, port: config.port, tls: config.tls !== null, ...(log.recovered ? { recovered: log.recovered } : {}) },
+    },
+  ]);
+
+  const adapter = new FastifyAdapter({
+    trustProxy: false,
+    bodyLimit: config.bodyLimitBytes,
+    requestTimeout: 60_000,
+    connectionTimeout: 120_000,
+    ...(config.tls ? { https: { cert: fs.readFileSync(config.tls.cert), key: fs.readFileSync(config.tls.key) } } : {}),
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, log, secrets, logger, runtime }), adapter, {
+    logger: new NestPinoLogger(logger),
+  });
+  const instance = app.getHttpAdapter().getInstance();
+  instance.removeContentTypeParser('text/plain');
+  const guard = installAuthHook(instance, { log, secrets, clock, logger, port: () => runtime.port });
+  const hub = app.get(PhoneHub);
+  app.useWebSocketAdapter(new RelayWsAdapter(app, () => (req) => hub.verifyUpgrade(req)));
+  app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true, forbidUnknownValues: true, stopAtFirstError: false }));
+  app.useGlobalFilters(new ErrorFilter(logger));
+  const scheduler = app.get(Scheduler);
+  scheduler.intervalMs = config.sweepIntervalMs;
+
+  await app.listen({ port: config.port, host: config.host });
+  if (guard.unguarded.length > 0) {
+    await app.close();
+    throw new Error(`routes without @Auth(): ${guard.unguarded.join(', ')}`);
+  }
+  const address = instance.server.address();
+  runtime.port = typeof address === 'object' && address ? address.port : config.port;
+  const scheme = config.tls ? 'https' : 'http';
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  runtime.url = `${scheme}://${host}:${runtime.port}`;
+  logger.info({ url: runtime.url, version, lastSeq: log.lastSeq }, 'relay listening');
+
+  let closed = false;
+  return {
+    app,
+    config,
+    clock,
+    log,
+    logger,
+    runtime,
+    url: runtime.url,
+    port: runtime.port,
+    sweep: () => scheduler.sweep(),
+    async close(reason = 'shutdown') {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      await log.run('system', () => [{ type: 'relay.stopping', data: { reason } }]).catch(() => undefined);
+      await log.close();
+      logger.info({ reason }, 'relay stopped');
+      logger.flush?.();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import { Injectable } from '@nestjs/common';
+import { actorOf, expireSessions, hasGrant, revokeSession, shortenSession, type Principal, type Session, type ShortenInput } from '@svc/domain';
+import { Clock } from '../common/clock';
+import { EventLog } from '../common/event-log';
+import { Scheduler } from '../common/scheduler';
+
+const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
+
+/** The wire view of one session (WIRE.md); never more of the token than its 8-character prefix. */
+export type SessionView = ReturnType<SessionsService['view']>;
+
+@Injectable()
+export class SessionsService {
+  constructor(
+    private readonly log: EventLog,
+    private readonly clock: Clock,
+    scheduler: Scheduler,
+  ) {
+    scheduler.register('sessions.expire', (m, now) => expireSessions(m, now));
+  }
+
+  list(caller: Principal) {
+    const now = this.clock.now();
+    return this.log.models.sessions
+      .active(now)
+      .sort((a, b) => b.lastSeen - a.lastSeen)
+      .map((s) => this.view(s, caller));
+  }
+
+  view(s: Session, caller: Principal) {
+    const now = this.clock.now();
+    const grants: Record<string, number | null> = {};
+    for (const [ch, until] of Object.entries(s.grants)) if (hasGrant(s, ch, now)) grants[ch] = epoch(until);
+    return {
+      token_prefix: s.tokenPrefix,
+      device_name: s.deviceName,
+      device_id: s.deviceId,
+      device_model: s.deviceModel,
+      device_platform: s.devicePlatform,
+      created_at: epoch(s.createdAt),
+      last_seen: epoch(s.lastSeen),
+      expires_at: epoch(s.expiresAt),
+      grants,
+      transport_hint: s.transportHint,
+      online: this.log.models.connections.isOnline(s.tokenPrefix),
+      is_current: caller.kind === 'device' && caller.tokenPrefix === s.tokenPrefix,
+    };
+  }
+
+  async revoke(prefix: string, caller: Principal) {
+    const [e] = await this.log.run(actorOf(caller), (m, now) => revokeSession(m, prefix, caller, now));
+    if (e.type !== 'session.revoked') throw new Error('unexpected event');
+    return { ok: true as const, revoked: e.data.tokenPrefix, revoked_self: e.data.self };
+  }
+
+  async shorten(prefix: string, caller: Principal, input: ShortenInput) {
+    const [e] = await this.log.run(actorOf(caller), (m, now) => shortenSession(m, prefix, caller, input, now));
+    if (e.type !== 'session.shortened') throw new Error('unexpected event');
+    const s = this.log.models.sessions.byTokenPrefix(e.data.tokenPrefix)!;
+    const v = this.view(s, caller);
+    return { ok: true as const, token_prefix: v.token_prefix, expires_at: v.expires_at, grants: v.grants };
+  }
+}

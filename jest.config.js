@@ -1,0 +1,15 @@
+/** Three tiers (STYLE.md): unit beside the code, e2e and replay under test/. */
+const swc = ['@swc/jest', { swcrc: true }];
+const common = {
+  transform: { '^.+\\.tsx?$': swc },
+  moduleNameMapper: { '^@svc/events$': '<rootDir>/libs/events/src', '^@svc/domain$': '<rootDir>/libs/domain/src' },
+  testEnvironment: 'node',
+};
+module.exports = {
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/relay/**/*.spec.ts'] },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+    { ...common, displayName: 'replay', testMatch: ['<rootDir>/test/replay/**/*.spec.ts'] },
+  ],
+};

@@ -1,0 +1,30 @@
+/**
+ * What kind of refusal an error is; the web edge maps each kind to one HTTP status and a WebSocket
+ * `system/error` frame. The domain never speaks HTTP.
+ */
+export type ErrorKind =
+  | 'invalid' // 400
+  | 'unauthorized' // 401
+  | 'forbidden' // 403
+  | 'not_found' // 404
+  | 'conflict' // 409
+  | 'gone' // 410
+  | 'too_large' // 413
+  | 'rate_limited' // 429
+  | 'unavailable' // 503
+  | 'upstream' // 502
+  | 'timeout'; // 504
+
+export class DomainError extends Error {
+  constructor(
+    /** Stable machine code, e.g. `sessions.ambiguous_prefix`. */
+    readonly code: string,
+    readonly kind: ErrorKind,
+    message: string,
+    /** Route-specific fields the spec names (`reason`, `error_code`...). Never secrets. */
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}

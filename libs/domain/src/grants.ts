@@ -1,0 +1,66 @@
+import type { GrantDurations, GrantExpiries } from '@svc/events';
+import { DAY } from './durations';
+import { DomainError } from './errors';
+
+/** Every grantable channel (spec 2.3). The desktop grant is named `desktop`. */
+export const CHANNELS = [
+  'chat',
+  'terminal',
+  'bridge',
+  'tui',
+  'voice:config',
+  'voice:stt',
+  'voice:tts',
+  'voice:realtime',
+  'desktop',
+] as const;
+export type GrantChannel = (typeof CHANNELS)[number];
+
+export function isGrantChannel(name: string): name is GrantChannel {
+  return (CHANNELS as readonly string[]).includes(name);
+}
+
+/** WIRE.md defaults, before clamping to the session: null means "as long as the session". */
+export const DEFAULT_GRANT_SECONDS: Readonly<Record<GrantChannel, number | null>> = {
+  chat: null,
+  terminal: 30 * DAY,
+  tui: 30 * DAY,
+  bridge: 7 * DAY,
+  'voice:config': null,
+  'voice:stt': null,
+  'voice:tts': null,
+  'voice:realtime': null,
+  desktop: 7 * DAY,
+};
+
+/**
+ * The grant set a pairing asks for: the defaults, with each channel the operator named set to its own
+ * duration (or removed, when the value is `false`).
+ */
+export function grantDurations(requested: Record<string, number | null | false> | undefined): GrantDurations {
+  const out: GrantDurations = { ...DEFAULT_GRANT_SECONDS };
+  for (const [channel, seconds] of Object.entries(requested ?? {})) {
+    if (!isGrantChannel(channel)) {
+      throw new DomainError('validation.grant_channel', 'invalid', `grants: unknown channel "${channel}" (known: ${CHANNELS.join(', ')})`);
+    }
+    if (seconds === false) delete out[channel];
+    else out[channel] = seconds;
+  }
+  return out;
+}
+
+/** Turns durations into absolute expiries from `now`, each clamped to the session's expiry. */
+export function grantExpiries(durations: GrantDurations, now: Date, sessionExpiresAt: string | null): GrantExpiries {
+  const out: GrantExpiries = {};
+  for (const [channel, seconds] of Object.entries(durations)) {
+    out[channel] = clampIso(seconds === null ? null : new Date(now.getTime() + seconds * 1000).toISOString(), sessionExpiresAt);
+  }
+  return out;
+}
+
+/** The earlier of two expiries, where null is "never". */
+export function clampIso(expiry: string | null, limit: string | null): string | null {
+  if (limit === null) return expiry;
+  if (expiry === null) return limit;
+  return Date.parse(expiry) <= Date.parse(limit) ? expiry : limit;
+}

@@ -1,0 +1,128 @@
+import type { NewEvent, PairingEvent, PairingTerms, RelayEvent } from '@svc/events';
+import { DomainError } from '../errors';
+import { grantExpiries } from '../grants';
+import type { ReadModels } from '../read-models';
+import { clearAllBlocks } from '../rate-limit/rate-limit';
+import { CODE_TTL_SECONDS } from './pairing-code';
+
+type Out = NewEvent<RelayEvent>[];
+
+const expiry = (now: Date, seconds: number): string => new Date(now.getTime() + seconds * 1000).toISOString();
+
+/** A host-made code (register, mint, RELAY_PAIRING_CODE). Usable at once, for 10 minutes, once. */
+export function registerCode(
+  m: ReadModels,
+  cmd: { codeDigest: string; source: 'register' | 'mint' | 'env'; terms: PairingTerms },
+  now: Date,
+): Out {
+  const existing = m.pairing.get(cmd.codeDigest);
+  if (existing && existing.expiresAt > now.getTime()) {
+    throw new DomainError('pairing.code_exists', 'conflict', 'this pairing code is already registered and not yet used');
+  }
+  return [
+    ...(existing ? [{ type: 'pairing.code_expired' as const, data: { codeDigest: existing.codeDigest, requestId: existing.requestId } }] : []),
+    { type: 'pairing.code_registered', data: { codeDigest: cmd.codeDigest, source: cmd.source, expiresAt: expiry(now, CODE_TTL_SECONDS), terms: cmd.terms } },
+    ...clearAllBlocks(m.rateLimit, now, `pairing code registered (${cmd.source})`),
+  ];
+}
+
+export const PUBLIC_REQUESTS_PER_IP = 5;
+export const PUBLIC_REQUEST_WINDOW_SECONDS = 600;
+export const MAX_PENDING_REQUESTS = 20;
+
+/** `POST /pairing`: a pending code that only an operator's approval makes usable. */
+export function requestPairing(
+  m: ReadModels,
+  cmd: { codeDigest: string; requestId: string; ip: string; deviceName: string | null },
+  now: Date,
+): Out {
+  const live = m.pairing.live(now);
+  const pending = live.filter((c) => c.state === 'pending');
+  const fromIp = pending.filter((c) => c.ip === cmd.ip && now.getTime() - c.registeredAt < PUBLIC_REQUEST_WINDOW_SECONDS * 1000);
+  if (fromIp.length >= PUBLIC_REQUESTS_PER_IP) {
+    throw new DomainError('pairing.too_many_requests', 'rate_limited', `at most ${PUBLIC_REQUESTS_PER_IP} pending pairing requests per address; wait for the operator`, {
+      retry_after: PUBLIC_REQUEST_WINDOW_SECONDS,
+    });
+  }
+  if (pending.length >= MAX_PENDING_REQUESTS) {
+    throw new DomainError('pairing.pending_full', 'unavailable', 'too many pairing requests are waiting for approval; try again later');
+  }
+  if (m.pairing.get(cmd.codeDigest)) throw new DomainError('pairing.code_exists', 'conflict', 'code collision; request again');
+  return [{ type: 'pairing.requested', data: { ...cmd, expiresAt: expiry(now, CODE_TTL_SECONDS) } }];
+}
+
+function findPending(m: ReadModels, ref: { requestId?: string; codeDigest?: string }, now: Date) {
+  const code = ref.requestId ? m.pairing.byRequestId(ref.requestId) : ref.codeDigest ? m.pairing.get(ref.codeDigest) : undefined;
+  if (!code || code.expiresAt <= now.getTime()) {
+    throw new DomainError('pairing.not_found', 'not_found', 'no pending pairing request matches (it may have expired)');
+  }
+  if (code.state !== 'pending' || !code.requestId) {
+    throw new DomainError('pairing.not_pending', 'conflict', 'that code is already usable; nothing to approve');
+  }
+  return code as typeof code & { requestId: string };
+}
+
+export function approvePairing(m: ReadModels, ref: { requestId?: string; codeDigest?: string }, terms: PairingTerms, now: Date): Out {
+  const code = findPending(m, ref, now);
+  return [{ type: 'pairing.approved', data: { requestId: code.requestId, codeDigest: code.codeDigest, terms } }];
+}
+
+export function denyPairing(m: ReadModels, ref: { requestId?: string; codeDigest?: string }, now: Date): Out {
+  const code = findPending(m, ref, now);
+  return [{ type: 'pairing.denied', data: { requestId: code.requestId, codeDigest: code.codeDigest } }];
+}
+
+export type DeviceInfo = {
+  deviceId: string;
+  deviceName: string;
+  deviceModel: string | null;
+  devicePlatform: string | null;
+};
+
+export const INVALID_CREDENTIALS = 'Invalid pairing code or session token';
+
+/**
+ * A phone's first `system/auth` with a code: consume it and create the session. Re-pairing with the same
+ * device id replaces that device's older session.
+ */
+export function consumeCode(
+  m: ReadModels,
+  cmd: { codeDigest: string; tokenDigest: string; tokenPrefix: string; device: DeviceInfo; ip: string },
+  now: Date,
+): Out {
+  const code = m.pairing.get(cmd.codeDigest);
+  if (!code || code.expiresAt <= now.getTime()) throw new DomainError('auth.invalid_credentials', 'unauthorized', INVALID_CREDENTIALS);
+  if (code.state === 'pending' || !code.terms) {
+    throw new DomainError('auth.pending_approval', 'unauthorized', 'Pairing request awaiting operator approval');
+  }
+  if (m.sessions.byTokenPrefix(cmd.tokenPrefix)) throw new DomainError('auth.token_collision', 'conflict', 'token prefix collision; retry');
+  const { terms } = code;
+  const expiresAt = terms.sessionTtlSeconds === null ? null : expiry(now, terms.sessionTtlSeconds);
+  const replaced: Out = cmd.device.deviceId
+    ? m.sessions
+        .active(now)
+        .filter((s) => s.deviceId === cmd.device.deviceId)
+        .map((s) => ({ type: 'session.revoked' as const, data: { tokenPrefix: s.tokenPrefix, by: 'system', self: false, reason: 'replaced' as const } }))
+    : [];
+  return [
+    { type: 'pairing.code_consumed', data: { codeDigest: code.codeDigest, tokenPrefix: cmd.tokenPrefix, deviceId: cmd.device.deviceId } },
+    ...replaced,
+    {
+      type: 'session.created',
+      data: {
+        tokenDigest: cmd.tokenDigest,
+        tokenPrefix: cmd.tokenPrefix,
+        ...cmd.device,
+        transportHint: terms.transportHint,
+        expiresAt,
+        grants: grantExpiries(terms.grants, now, expiresAt),
+        ip: cmd.ip,
+      },
+    },
+  ];
+}
+
+/** The sweep: codes whose ten minutes have passed. */
+export function expireCodes(m: ReadModels, now: Date): NewEvent<PairingEvent>[] {
+  return m.pairing.overdue(now).map((c) => ({ type: 'pairing.code_expired', data: { codeDigest: c.codeDigest, requestId: c.requestId } }));
+}

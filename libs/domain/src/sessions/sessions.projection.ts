@@ -1,0 +1,144 @@
+import type { GrantExpiries, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
+
+export type Session = {
+  tokenPrefix: string;
+  tokenDigest: string;
+  deviceId: string;
+  deviceName: string;
+  deviceModel: string | null;
+  devicePlatform: string | null;
+  transportHint: string | null;
+  createdAt: number;
+  lastSeen: number;
+  /** Epoch ms; null never expires. */
+  expiresAt: number | null;
+  /** Channel -> epoch ms (null never). A channel absent here is not granted. */
+  grants: Record<string, number | null>;
+};
+
+type State = { sessions: Session[] };
+
+const toMs = (iso: string | null): number | null => (iso === null ? null : Date.parse(iso));
+
+export function grantsToMs(grants: GrantExpiries): Record<string, number | null> {
+  const out: Record<string, number | null> = {};
+  for (const [k, v] of Object.entries(grants)) out[k] = toMs(v);
+  return out;
+}
+
+/** Paired devices. Revoked and expired sessions leave the model, so their tokens can never match. */
+export class SessionsProjection implements Projection<State> {
+  private readonly byPrefix = new Map<string, Session>();
+  private readonly byDigest = new Map<string, Session>();
+
+  apply(stored: StoredEvent): void {
+    const e = stored as StoredRelayEvent;
+    switch (e.type) {
+      case 'session.created': {
+        const at = Date.parse(e.at);
+        const s: Session = {
+          tokenPrefix: e.data.tokenPrefix,
+          tokenDigest: e.data.tokenDigest,
+          deviceId: e.data.deviceId,
+          deviceName: e.data.deviceName,
+          deviceModel: e.data.deviceModel,
+          devicePlatform: e.data.devicePlatform,
+          transportHint: e.data.transportHint,
+          createdAt: at,
+          lastSeen: at,
+          expiresAt: toMs(e.data.expiresAt),
+          grants: grantsToMs(e.data.grants),
+        };
+        this.byPrefix.set(s.tokenPrefix, s);
+        this.byDigest.set(s.tokenDigest, s);
+        break;
+      }
+      case 'session.shortened': {
+        const s = this.byPrefix.get(e.data.tokenPrefix);
+        if (s) {
+          s.expiresAt = toMs(e.data.expiresAt);
+          s.grants = grantsToMs(e.data.grants);
+        }
+        break;
+      }
+      case 'session.grant_expired': {
+        const s = this.byPrefix.get(e.data.tokenPrefix);
+        if (s) delete s.grants[e.data.channel];
+        break;
+      }
+      case 'session.revoked':
+      case 'session.expired': {
+        const s = this.byPrefix.get(e.data.tokenPrefix);
+        if (s) {
+          this.byPrefix.delete(s.tokenPrefix);
+          this.byDigest.delete(s.tokenDigest);
+        }
+        break;
+      }
+      case 'session.seen':
+      case 'phone.connected': {
+        const s = this.byPrefix.get(e.data.tokenPrefix);
+        if (s) s.lastSeen = Math.max(s.lastSeen, Date.parse(e.at));
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  /** The session a token digest belongs to, if it is still valid at `now`. */
+  byToken(tokenDigest: string, now: Date): Session | undefined {
+    const s = this.byDigest.get(tokenDigest);
+    return s && isLive(s, now) ? s : undefined;
+  }
+
+  byTokenPrefix(prefix: string): Session | undefined {
+    return this.byPrefix.get(prefix);
+  }
+
+  /** Live sessions whose token prefix starts with `prefix`. */
+  matching(prefix: string, now: Date): Session[] {
+    const out: Session[] = [];
+    for (const s of this.byPrefix.values()) if (s.tokenPrefix.startsWith(prefix) && isLive(s, now)) out.push(s);
+    return out;
+  }
+
+  active(now: Date): Session[] {
+    return [...this.byPrefix.values()].filter((s) => isLive(s, now));
+  }
+
+  /** Sessions past their expiry whose `session.expired` event is not written yet. */
+  overdue(now: Date): Session[] {
+    return [...this.byPrefix.values()].filter((s) => !isLive(s, now));
+  }
+
+  count(now: Date): number {
+    let n = 0;
+    for (const s of this.byPrefix.values()) if (isLive(s, now)) n++;
+    return n;
+  }
+
+  snapshot(): State {
+    return { sessions: [...this.byPrefix.values()].map((s) => ({ ...s, grants: { ...s.grants } })) };
+  }
+
+  restore(state: State): void {
+    this.byPrefix.clear();
+    this.byDigest.clear();
+    for (const s of state.sessions) {
+      this.byPrefix.set(s.tokenPrefix, s);
+      this.byDigest.set(s.tokenDigest, s);
+    }
+  }
+}
+
+export function isLive(s: Session, now: Date): boolean {
+  return s.expiresAt === null || s.expiresAt > now.getTime();
+}
+
+/** True when the session holds `channel` and that grant has not expired at `now`. */
+export function hasGrant(s: Session, channel: string, now: Date): boolean {
+  if (!(channel in s.grants)) return false;
+  const until = s.grants[channel];
+  return until === null || until > now.getTime();
+}

@@ -1,0 +1,105 @@
+import type { GrantExpiries, NewEvent, SessionEvent } from '@svc/events';
+import { parseDuration } from '../durations';
+import { DomainError } from '../errors';
+import { isGrantChannel } from '../grants';
+import { actorOf, type Principal } from '../principal';
+import type { ReadModels } from '../read-models';
+import { hasGrant, type Session } from './sessions.projection';
+
+export const MIN_PREFIX = 4;
+
+/** The one live session a token prefix names: 404 on none, 409 when several share it. */
+export function findByPrefix(m: ReadModels, prefix: string, now: Date): Session {
+  if (typeof prefix !== 'string' || prefix.length < MIN_PREFIX) {
+    throw new DomainError('sessions.prefix_too_short', 'invalid', `a token prefix needs at least ${MIN_PREFIX} characters`);
+  }
+  const hits = m.sessions.matching(prefix, now);
+  if (hits.length === 0) throw new DomainError('sessions.not_found', 'not_found', 'no session matches that token prefix');
+  if (hits.length > 1) {
+    throw new DomainError('sessions.ambiguous_prefix', 'conflict', `${hits.length} sessions match that prefix; give more characters`, { matches: hits.length });
+  }
+  return hits[0];
+}
+
+/** Any paired device may revoke any other (single-operator trust model); the operator too. */
+export function revokeSession(m: ReadModels, prefix: string, caller: Principal, now: Date): NewEvent<SessionEvent>[] {
+  const target = findByPrefix(m, prefix, now);
+  const self = caller.kind === 'device' && caller.tokenPrefix === target.tokenPrefix;
+  return [{ type: 'session.revoked', data: { tokenPrefix: target.tokenPrefix, by: actorOf(caller), self, reason: 'revoked' } }];
+}
+
+export type ShortenInput = {
+  /** New lifetime from now in seconds (0: never, which only a never-expiring session may keep). */
+  ttl_seconds?: number;
+  /** Channel -> new duration from now (seconds or `7d`), or false to drop the grant. */
+  grants?: Record<string, unknown>;
+};
+
+const REDUCTION_ONLY =
+  'sessions only shrink here: extending, adding grants, switching to never-expire or changing another device needs a fresh operator-approved pairing';
+
+/**
+ * PATCH: reduction only. The caller may shorten its own lifetime or grants; the operator may shorten any.
+ * Grants are re-clamped to the new lifetime.
+ */
+export function shortenSession(m: ReadModels, prefix: string, caller: Principal, input: ShortenInput, now: Date): NewEvent<SessionEvent>[] {
+  const target = findByPrefix(m, prefix, now);
+  if (caller.kind === 'device' && caller.tokenPrefix !== target.tokenPrefix) {
+    throw new DomainError('reduction_only', 'forbidden', REDUCTION_ONLY);
+  }
+  if (input.ttl_seconds === undefined && input.grants === undefined) {
+    throw new DomainError('validation.empty', 'invalid', 'give ttl_seconds or grants to shorten');
+  }
+  const t = now.getTime();
+  let expiresAt = target.expiresAt;
+  if (input.ttl_seconds !== undefined) {
+    const seconds = parseDuration(input.ttl_seconds, 'ttl_seconds');
+    const wanted = seconds === null ? null : t + seconds * 1000;
+    if (!notLater(wanted, target.expiresAt)) throw new DomainError('reduction_only', 'forbidden', REDUCTION_ONLY);
+    expiresAt = wanted;
+  }
+  const grants: Record<string, number | null> = {};
+  for (const [channel, until] of Object.entries(target.grants)) if (hasGrant(target, channel, now)) grants[channel] = until;
+  for (const [channel, value] of Object.entries(input.grants ?? {})) {
+    if (!isGrantChannel(channel)) throw new DomainError('validation.grant_channel', 'invalid', `grants: unknown channel "${channel}"`);
+    if (!(channel in grants)) throw new DomainError('reduction_only', 'forbidden', REDUCTION_ONLY);
+    if (value === false || value === null) {
+      delete grants[channel];
+      continue;
+    }
+    if (typeof value !== 'number' && typeof value !== 'string') {
+      throw new DomainError('validation.grant', 'invalid', `grants.${channel}: seconds, a duration like 1h, or false`);
+    }
+    const seconds = parseDuration(value, `grants.${channel}`);
+    const wanted = seconds === null ? null : t + seconds * 1000;
+    if (!notLater(wanted, grants[channel])) throw new DomainError('reduction_only', 'forbidden', REDUCTION_ONLY);
+    grants[channel] = wanted;
+  }
+  const out: GrantExpiries = {};
+  for (const [channel, until] of Object.entries(grants)) out[channel] = iso(clampMs(until, expiresAt));
+  return [{ type: 'session.shortened', data: { tokenPrefix: target.tokenPrefix, expiresAt: iso(expiresAt), grants: out } }];
+}
+
+/** The sweep: sessions past their lifetime, and grants past theirs. */
+export function expireSessions(m: ReadModels, now: Date): NewEvent<SessionEvent>[] {
+  const out: NewEvent<SessionEvent>[] = m.sessions.overdue(now).map((s) => ({ type: 'session.expired', data: { tokenPrefix: s.tokenPrefix } }));
+  for (const s of m.sessions.active(now)) {
+    for (const [channel, until] of Object.entries(s.grants)) {
+      if (until !== null && until <= now.getTime()) out.push({ type: 'session.grant_expired', data: { tokenPrefix: s.tokenPrefix, channel } });
+    }
+  }
+  return out;
+}
+
+export const SEEN_EVERY_SECONDS = 60;
+
+/** Last-seen is state, written at most once a minute per session. */
+export function markSeen(m: ReadModels, tokenPrefix: string, ip: string, via: 'http' | 'ws', now: Date): NewEvent<SessionEvent>[] {
+  const s = m.sessions.byTokenPrefix(tokenPrefix);
+  if (!s || now.getTime() - s.lastSeen < SEEN_EVERY_SECONDS * 1000) return [];
+  return [{ type: 'session.seen', data: { tokenPrefix, ip, via } }];
+}
+
+const notLater = (a: number | null, b: number | null): boolean => (b === null ? true : a !== null && a <= b);
+const clampMs = (a: number | null, limit: number | null): number | null => (limit === null ? a : a === null ? limit : Math.min(a, limit));
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

@@ -1,0 +1,46 @@
+import { createHash } from 'node:crypto';
+import type { StoredEvent } from './event';
+
+const HASH_KEY = ',"hash":"';
+const HASH_TAIL_LENGTH = HASH_KEY.length + 64 + 2; // ,"hash":"<64 hex>"}
+
+/**
+ * One record, one line: the JSON of every field but `hash`, with `,"hash":"<sha256 of that JSON>"`
+ * spliced in before the closing brace. Verifying a line needs no JSON parse: cut the tail, hash the rest.
+ */
+export function encodeRecord(fields: Omit<StoredEvent, 'hash'>): { line: string; hash: string } {
+  const core = JSON.stringify({
+    seq: fields.seq,
+    id: fields.id,
+    at: fields.at,
+    type: fields.type,
+    actor: fields.actor,
+    data: fields.data,
+    v: fields.v,
+    prev: fields.prev,
+  });
+  const hash = sha256(core);
+  return { line: core.slice(0, -1) + HASH_KEY + hash + '"}', hash };
+}
+
+export type LineCheck =
+  | { ok: true; seq: number; prev: string; hash: string }
+  | { ok: false; reason: string };
+
+/** Checks one line's own checksum and extracts seq/prev/hash without a full parse. */
+export function checkLine(line: string): LineCheck {
+  if (line.length < HASH_TAIL_LENGTH + 2 || !line.endsWith('"}')) return { ok: false, reason: 'malformed record' };
+  const tailAt = line.length - HASH_TAIL_LENGTH;
+  if (line.slice(tailAt, tailAt + HASH_KEY.length) !== HASH_KEY) return { ok: false, reason: 'missing hash' };
+  const hash = line.slice(tailAt + HASH_KEY.length, line.length - 2);
+  const core = line.slice(0, tailAt) + '}';
+  if (sha256(core) !== hash) return { ok: false, reason: 'checksum mismatch' };
+  const seqMatch = /^\{"seq":(\d+),/.exec(line);
+  const prevAt = line.lastIndexOf('"prev":"', tailAt);
+  if (!seqMatch || prevAt < 0) return { ok: false, reason: 'malformed record' };
+  return { ok: true, seq: Number(seqMatch[1]), prev: line.slice(prevAt + 8, prevAt + 8 + 64), hash };
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}

@@ -1,0 +1,44 @@
+import type { NewEvent, StoredEvent } from './event';
+
+/** Thrown when the log cannot be trusted: an edited, removed or reordered record. */
+export class ChainError extends Error {
+  constructor(
+    readonly seq: number,
+    readonly segment: string,
+    readonly reason: string,
+  ) {
+    super(`event log broken at seq ${seq} (${segment}): ${reason}`);
+    this.name = 'ChainError';
+  }
+}
+
+export type OpenOptions = {
+  /** Replay from this seq on (a snapshot covers the ones before). */
+  fromSeq: number;
+  /** The hash of record `fromSeq - 1`, to link the chain to a snapshot. */
+  expectPrev?: string;
+  onEvent: (event: StoredEvent) => void;
+};
+
+export type OpenResult = {
+  lastSeq: number;
+  lastHash: string;
+  /** Set when a torn last line (an interrupted write) was cut off. */
+  recovered?: { segment: string; droppedBytes: number };
+};
+
+export type Appended = { stored: StoredEvent[]; durable: Promise<void> };
+
+/**
+ * The port the relay writes through. `append` stamps seq and hashes at once (so the next decision sees
+ * them) and resolves `durable` after the record is on disk; durable batches are reported in seq order
+ * through the `onDurable` callback given at construction.
+ */
+export interface EventStore {
+  open(options: OpenOptions): Promise<OpenResult>;
+  append(events: readonly NewEvent[], at: string, defaultActor: string): Appended;
+  readonly lastSeq: number;
+  /** Resolves when everything appended so far is durable. */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,18 @@
+import type { Ev } from '../event';
+
+/** Opens every run. Projections of ephemeral state (connections, media, notifications) reset here. */
+export type RelayStarted = Ev<
+  'relay.started',
+  {
+    version: string;
+    pid: number;
+    host: string;
+    port: number;
+    tls: boolean;
+    /** Present when start-up cut a torn last line off the log. */
+    recovered?: { segment: string; droppedBytes: number };
+  }
+>;
+export type RelayStopping = Ev<'relay.stopping', { reason: string }>;
+
+export type RelayLifecycleEvent = RelayStarted | RelayStopping;

@@ -1,0 +1,286 @@
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { checkLine, encodeRecord } from './chain';
+import { GENESIS_HASH, type NewEvent, type StoredEvent } from './event';
+import { ChainError, type Appended, type EventStore, type OpenOptions, type OpenResult } from './event-store';
+
+const SEGMENT_RE = /^segment-(\d{12})\.jsonl$/;
+const READ_CHUNK = 1 << 20;
+
+export type FileEventStoreOptions = {
+  dir: string;
+  /** Start a new segment once the current one passes this size. */
+  segmentBytes?: number;
+  onDurable: (events: readonly StoredEvent[]) => void;
+  /** Called when the store can no longer write (the relay must stop: state ran ahead of the disk). */
+  onFatal?: (error: Error) => void;
+};
+
+type Pending = { text: string; events: StoredEvent[]; waiters: Array<{ resolve: () => void; reject: (e: Error) => void }> };
+
+export function segmentName(firstSeq: number): string {
+  return `segment-${String(firstSeq).padStart(12, '0')}.jsonl`;
+}
+
+/** Segments of a log directory in seq order. */
+export function listSegments(dir: string): Array<{ file: string; firstSeq: number }> {
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .map((file) => ({ file, m: SEGMENT_RE.exec(file) }))
+    .filter((x): x is { file: string; m: RegExpExecArray } => x.m !== null)
+    .map(({ file, m }) => ({ file, firstSeq: Number(m[1]) }))
+    .sort((a, b) => a.firstSeq - b.firstSeq);
+}
+
+/**
+ * Calls `onLine` for each complete line of a file, streaming in 1 MiB chunks. Returns the byte offset
+ * after the last complete line and the unterminated tail, if any.
+ */
+export function scanLines(file: string, onLine: (line: string, offset: number) => void): { end: number; tail: string } {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(READ_CHUNK);
+    let carry = Buffer.alloc(0);
+    let base = 0; // file offset of carry[0]
+    for (;;) {
+      const n = fs.readSync(fd, buf, 0, READ_CHUNK, null);
+      if (n === 0) break;
+      const chunk = carry.length ? Buffer.concat([carry, buf.subarray(0, n)]) : buf.subarray(0, n);
+      let start = 0;
+      for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
+        onLine(chunk.toString('utf8', start, nl), base + start);
+        start = nl + 1;
+      }
+      carry = Buffer.from(chunk.subarray(start));
+      base += start;
+    }
+    return { end: base, tail: carry.toString('utf8') };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+export class FileEventStore implements EventStore {
+  private fd: number | null = null;
+  private segmentFile = '';
+  private segmentSize = 0;
+  private seq = 0;
+  private hash = GENESIS_HASH;
+  private pending: Pending | null = null;
+  private flushing: Promise<void> | null = null;
+  private failed: Error | null = null;
+  private readonly segmentBytes: number;
+
+  constructor(private readonly options: FileEventStoreOptions) {
+    this.segmentBytes = options.segmentBytes ?? 64 * 1024 * 1024;
+  }
+
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  async open(opts: OpenOptions): Promise<OpenResult> {
+    const { dir } = this.options;
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const scan = scanLog(dir, opts);
+    let recovered: OpenResult['recovered'];
+    if (scan.torn) {
+      fs.truncateSync(path.join(dir, scan.torn.segment), scan.torn.end);
+      recovered = { segment: scan.torn.segment, droppedBytes: scan.torn.bytes };
+    }
+    this.seq = scan.lastSeq;
+    this.hash = scan.lastHash;
+    const last = listSegments(dir).at(-1);
+    this.openSegment(last ? last.file : segmentName(this.seq + 1));
+    return { lastSeq: this.seq, lastHash: this.hash, recovered };
+  }
+
+  append(events: readonly NewEvent[], at: string, defaultActor: string): Appended {
+    if (this.failed) return { stored: [], durable: Promise.reject(this.failed) };
+    if (this.fd === null) throw new Error('event store is not open');
+    const stored: StoredEvent[] = [];
+    let text = '';
+    for (const e of events) {
+      const fields = {
+        seq: this.seq + 1,
+        id: randomUUID(),
+        at,
+        type: e.type,
+        actor: e.actor ?? defaultActor,
+        data: e.data,
+        v: 1 as const,
+        prev: this.hash,
+      };
+      const { line, hash } = encodeRecord(fields);
+      this.seq = fields.seq;
+      this.hash = hash;
+      text += line + '\n';
+      stored.push({ ...fields, hash });
+    }
+    const batch = (this.pending ??= { text: '', events: [], waiters: [] });
+    batch.text += text;
+    batch.events.push(...stored);
+    const durable = new Promise<void>((resolve, reject) => batch.waiters.push({ resolve, reject }));
+    this.flushing ??= this.flushLoop();
+    return { stored, durable };
+  }
+
+  async drain(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.failed) throw this.failed;
+  }
+
+  async close(): Promise<void> {
+    await this.drain().catch(() => undefined);
+    if (this.fd !== null) fs.closeSync(this.fd);
+    this.fd = null;
+  }
+
+  /** One write and one fdatasync per batch; appends that arrive meanwhile form the next batch. */
+  private async flushLoop(): Promise<void> {
+    await new Promise<void>((r) => setImmediate(r));
+    try {
+      while (this.pending) {
+        const batch = this.pending;
+        this.pending = null;
+        try {
+          await writeAll(this.fd!, batch.text);
+          await datasync(this.fd!);
+        } catch (err) {
+          this.fail(err as Error, batch);
+          return;
+        }
+        this.segmentSize += Buffer.byteLength(batch.text);
+        this.options.onDurable(batch.events);
+        for (const w of batch.waiters) w.resolve();
+        if (this.segmentSize >= this.segmentBytes) this.rotate();
+      }
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  private fail(err: Error, batch: Pending): void {
+    this.failed = new Error(`event log write failed: ${err.message}`);
+    for (const w of batch.waiters) w.reject(this.failed);
+    for (const w of this.pending?.waiters ?? []) w.reject(this.failed);
+    this.pending = null;
+    this.options.onFatal?.(this.failed);
+  }
+
+  private openSegment(file: string): void {
+    const full = path.join(this.options.dir, file);
+    const existed = fs.existsSync(full);
+    this.fd = fs.openSync(full, 'a', 0o600);
+    fs.fchmodSync(this.fd, 0o600);
+    this.segmentFile = file;
+    this.segmentSize = fs.fstatSync(this.fd).size;
+    if (!existed) syncDir(this.options.dir);
+  }
+
+  private rotate(): void {
+    fs.closeSync(this.fd!);
+    this.openSegment(segmentName(this.seq + 1));
+  }
+}
+
+function writeAll(fd: number, text: string): Promise<void> {
+  const buf = Buffer.from(text);
+  return new Promise((resolve, reject) => {
+    const step = (off: number): void => {
+      fs.write(fd, buf, off, buf.length - off, null, (err, n) => {
+        if (err) return reject(err);
+        if (off + n < buf.length) return step(off + n);
+        resolve();
+      });
+    };
+    step(0);
+  });
+}
+
+function datasync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+}
+
+function syncDir(dir: string): void {
+  const fd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+export type ScanResult = {
+  lastSeq: number;
+  lastHash: string;
+  /** An unterminated last line: an interrupted write, safe to cut at `end`. */
+  torn?: { segment: string; end: number; bytes: number };
+};
+
+/**
+ * Reads and verifies a log directory without changing it: every line's checksum, consecutive seqs, the
+ * previous-hash links, and (from a snapshot) the link to the snapshot's record. Throws ChainError.
+ */
+export function scanLog(
+  dir: string,
+  opts: Omit<OpenOptions, 'onEvent'> & { onEvent?: OpenOptions['onEvent'] },
+): ScanResult {
+  const segments = listSegments(dir);
+  // Start at the segment holding record fromSeq - 1, so the snapshot's hash can be checked against it.
+  const anchor = Math.max(1, opts.fromSeq - 1);
+  let startIdx = 0;
+  for (let i = 0; i < segments.length; i++) if (segments[i].firstSeq <= anchor) startIdx = i;
+  let expectedSeq = 0;
+  let prev: string | undefined = segments[startIdx]?.firstSeq === 1 ? GENESIS_HASH : undefined;
+  let lastSeq = 0;
+  let lastHash = GENESIS_HASH;
+  let torn: ScanResult['torn'];
+
+  for (let i = startIdx; i < segments.length; i++) {
+    const seg = segments[i];
+    const file = path.join(dir, seg.file);
+    if (!expectedSeq) expectedSeq = seg.firstSeq;
+    const { end, tail } = scanLines(file, (line) => {
+      const check = checkLine(line);
+      if (!check.ok) throw new ChainError(expectedSeq, seg.file, check.reason);
+      if (check.seq !== expectedSeq) throw new ChainError(check.seq, seg.file, `expected seq ${expectedSeq}`);
+      if (prev !== undefined && check.prev !== prev) {
+        throw new ChainError(check.seq, seg.file, 'previous-hash link does not match');
+      }
+      if (opts.expectPrev !== undefined && check.seq === opts.fromSeq - 1 && check.hash !== opts.expectPrev) {
+        throw new ChainError(check.seq, seg.file, 'the snapshot does not match this record');
+      }
+      expectedSeq = check.seq + 1;
+      prev = check.hash;
+      lastSeq = check.seq;
+      lastHash = check.hash;
+      if (opts.onEvent && check.seq >= opts.fromSeq) opts.onEvent(JSON.parse(line) as StoredEvent);
+    });
+    if (tail.length > 0) {
+      if (i !== segments.length - 1) throw new ChainError(expectedSeq, seg.file, 'unterminated record inside the log');
+      torn = { segment: seg.file, end, bytes: Buffer.byteLength(tail) };
+    }
+  }
+  if (opts.fromSeq > 1 && lastSeq < opts.fromSeq - 1) {
+    throw new ChainError(opts.fromSeq - 1, '(snapshot)', `the log ends at seq ${lastSeq}, before the snapshot`);
+  }
+  return { lastSeq, lastHash, torn };
+}
+
+export type VerifyReport =
+  | { ok: true; lastSeq: number; lastHash: string; segments: number; tornTailBytes: number }
+  | { ok: false; seq: number; segment: string; reason: string };
+
+/** What `svc relay events verify` prints: the whole chain from seq 1, or the first bad record. */
+export function verifyLog(dir: string): VerifyReport {
+  try {
+    const r = scanLog(dir, { fromSeq: 1 });
+    return { ok: true, lastSeq: r.lastSeq, lastHash: r.lastHash, segments: listSegments(dir).length, tornTailBytes: r.torn?.bytes ?? 0 };
+  } catch (err) {
+    if (err instanceof ChainError) return { ok: false, seq: err.seq, segment: err.segment, reason: err.reason };
+    throw err;
+  }
+}
