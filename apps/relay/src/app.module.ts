@@ -1,6 +1,7 @@
 import { DynamicModule, Module, type Provider } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { Clock } from './common/clock';
+import { ConsoleModule } from './console/console.module';
 import type { RelayConfig } from './common/config';
 import { EventLog } from './common/event-log';
 import { Scheduler } from './common/scheduler';
@@ -33,7 +34,7 @@ export class CoreModule {
 }
 
 @Module({
-  imports: [PhoneSocketModule],
+  imports: [PhoneSocketModule, ConsoleModule],
   controllers: [HealthController, PairingController, SessionsController],
   providers: [PairingService, SessionsService],
 })

@@ -26,6 +26,10 @@ export type RelayConfig = {
   snapshotEvery: number;
   sweepIntervalMs: number;
   bodyLimitBytes: number;
+  /** RELAY_CONSOLE_DIR: the built console (default: apps/console/dist of this checkout). */
+  consoleDir: string | null;
+  /** SSE comment line on idle console streams, so proxies and browsers keep them open. */
+  consoleHeartbeatMs: number;
 };
 
 export type StartFlags = Partial<{
@@ -86,6 +90,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     snapshotEvery: 50_000,
     sweepIntervalMs: 1_000,
     bodyLimitBytes: 1024 * 1024,
+    consoleDir: env.RELAY_CONSOLE_DIR ? path.resolve(env.RELAY_CONSOLE_DIR) : null,
+    consoleHeartbeatMs: 15_000,
   };
 }
 
