@@ -1,10 +1,12 @@
-import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { requireCode, type Principal } from '@svc/domain';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
+import type { RelayConfig } from '../../common/config';
 import { EventLog } from '../../common/event-log';
 import { Secrets } from '../../common/secrets';
+import { RELAY_CONFIG } from '../../common/tokens';
 import { PairingService } from '../../pairing/pairing.service';
 import { ConsoleFeatures } from '../console-features';
 import { ConsoleApproveDto, ConsoleDenyDto, ConsoleMintDto } from './console.dto';
@@ -27,6 +29,7 @@ export class PairingConsoleController {
     private readonly log: EventLog,
     private readonly clock: Clock,
     private readonly secrets: Secrets,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {
     this.pairing = serviceRef(ref, PairingService);
     features.add({ id: 'pairing', title: 'Pairing', order: 20 });
@@ -54,6 +57,7 @@ export class PairingConsoleController {
     return {
       ok: true,
       server_time: epoch(now.getTime()),
+      tls: this.config.tls !== null,
       pending: codes.filter((c) => c.state === 'pending'),
       ready: codes.filter((c) => c.state === 'ready'),
     };
