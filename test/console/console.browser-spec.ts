@@ -40,25 +40,40 @@ describe('operator console in headless chromium', () => {
     const bar = await page.locator('.topbar').innerText();
     expect(bar).toContain('TLS off');
     expect(bar).toContain(`127.0.0.1:${relay.port}`);
-    await page.screenshot({ path: shot('overview-empty'), fullPage: true });
+    await page.screenshot({ animations: 'disabled', path: shot('overview-empty'), fullPage: true });
     expect(pageErrors).toEqual([]);
   });
 
   it('shows a phone paired by the harness live, without a reload', async () => {
     await nav(page, 'Devices').click();
     await page.getByText('No phones paired yet').first().waitFor();
-    const marker = await page.evaluate(() => ((window as unknown as { marker: number }).marker = Math.random()));
+    const marker = await page.evaluate('window.marker = Math.random()');
     const { prefix } = await pairPhone(relay, { device: { device_name: 'Pixel 9 of Ada', device_id: 'ada-pixel', device_platform: 'android' }, terms: { transport_hint: 'tailscale' } });
     const row = page.locator(`tr[data-prefix="${prefix}"]`);
     await row.waitFor();
     await expectText(row, /Pixel 9 of Ada/);
     await expectText(row, /online/);
     await expectText(row, /Plain \(on tailscale\)/);
-    expect(await page.evaluate(() => (window as unknown as { marker: number }).marker)).toBe(marker);
+    expect(await page.evaluate('window.marker')).toBe(marker);
     await pairPhone(relay, { device: { device_name: 'Work iPhone', device_id: 'work-iphone', device_platform: 'ios' }, terms: { ttl_seconds: 86400, grants: { bridge: false, desktop: false } } });
     await page.locator('tr[data-prefix]').nth(1).waitFor();
     await expectText(page.getByTestId('phones-online'), /2 phones online/);
-    await page.screenshot({ path: shot('devices'), fullPage: true });
+    await page.screenshot({ animations: 'disabled', path: shot('devices'), fullPage: true });
+  });
+
+  it('shortens a session from its dialog (reduction only)', async () => {
+    const row = page.locator('tr[data-prefix]', { hasText: 'Work iPhone' });
+    await row.getByRole('button', { name: 'Shorten Work iPhone' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Session lifetime').selectOption({ label: '1 hour from now' });
+    await dialog.getByLabel('terminal grant').selectOption('remove');
+    await page.screenshot({ animations: 'disabled', path: shot('devices-shorten') });
+    await dialog.getByRole('button', { name: 'Apply' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await expectText(row, /in 1h/);
+    const e = readEvents(relay.home).filter((x) => x.type === 'session.shortened').at(-1)!;
+    expect(e.actor).toBe('operator');
+    expect(Object.keys(e.data.grants as object)).not.toContain('terminal');
   });
 
   it('revokes from the console: the phone socket closes and the event shows in the log view', async () => {
@@ -68,7 +83,7 @@ describe('operator console in headless chromium', () => {
     await row.getByRole('button', { name: 'Revoke Old tablet' }).click();
     const dialog = page.getByRole('dialog');
     await expectText(dialog, /Old tablet/);
-    await page.screenshot({ path: shot('devices-revoke-confirm') });
+    await page.screenshot({ animations: 'disabled', path: shot('devices-revoke-confirm') });
     await page.getByTestId('confirm-revoke').click();
     expect(await withTimeout(phone.closed, 5000)).toBe(CLOSE.revoked);
     await row.waitFor({ state: 'detached' });
@@ -79,12 +94,12 @@ describe('operator console in headless chromium', () => {
     const logRow = page.locator('tr[data-type="session.revoked"]').first();
     await logRow.waitFor();
     await expectText(logRow, new RegExp(`session ${prefix} revoked by operator`));
-    await page.screenshot({ path: shot('events'), fullPage: true });
+    await page.screenshot({ animations: 'disabled', path: shot('events'), fullPage: true });
 
     await logRow.click();
     const json = page.getByTestId('event-json');
     await expectText(json, new RegExp(`"tokenPrefix": "${prefix}"`));
-    await page.screenshot({ path: shot('events-drawer') });
+    await page.screenshot({ animations: 'disabled', path: shot('events-drawer') });
     await page.keyboard.press('Escape');
     await json.waitFor({ state: 'detached' });
   });
@@ -103,7 +118,7 @@ describe('operator console in headless chromium', () => {
     phone.close();
     await expectText(page.getByTestId('pause'), /Resume \(1 new\)/);
     expect(await page.locator('tr[data-type="phone.disconnected"]').count()).toBe(0);
-    await page.screenshot({ path: shot('events-paused') });
+    await page.screenshot({ animations: 'disabled', path: shot('events-paused') });
     await page.getByTestId('pause').click();
     await page.locator('tr[data-type="phone.disconnected"]').waitFor();
   });
@@ -111,7 +126,7 @@ describe('operator console in headless chromium', () => {
   it('mints a code whose QR, read back from a screenshot, decodes to the pairing URL', async () => {
     await nav(page, 'Pairing').click();
     await page.getByText('No pending requests').waitFor();
-    await page.screenshot({ path: shot('pairing-form'), fullPage: true });
+    await page.screenshot({ animations: 'disabled', path: shot('pairing-form'), fullPage: true });
     await page.getByTestId('mint').click();
     const qr = page.getByTestId('pairing-qr');
     await qr.waitFor();
@@ -122,8 +137,8 @@ describe('operator console in headless chromium', () => {
     expect(decoded?.data).toBe(pairingUrl);
     const code = await page.getByTestId('pairing-code').innerText();
     expect(code).toMatch(/^[A-Z0-9]{6}$/);
-    await expectText(page.locator('.status-banner'), /Waiting for the phone… expires in (9:\d\d|10:00)/);
-    await page.screenshot({ path: shot('pairing-minted'), fullPage: true });
+    await expectText(page.locator('.status-banner'), /Waiting for the phone · expires in (9:\d\d|10:00)/);
+    await page.screenshot({ animations: 'disabled', path: shot('pairing-minted'), fullPage: true });
   });
 
   it('approves a pending public pairing request', async () => {
@@ -131,7 +146,7 @@ describe('operator console in headless chromium', () => {
     const req = (await res.json()) as { request_id: string };
     const item = page.locator(`li[data-request="${req.request_id}"]`);
     await item.waitFor();
-    await page.screenshot({ path: shot('pairing-pending'), fullPage: true });
+    await page.screenshot({ animations: 'disabled', path: shot('pairing-pending'), fullPage: true });
     await item.getByRole('button', { name: 'Approve' }).click();
     await item.waitFor({ state: 'detached' });
     const approved = readEvents(relay.home).find((e) => e.type === 'pairing.approved' && e.data.requestId === req.request_id);
@@ -142,29 +157,31 @@ describe('operator console in headless chromium', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(url('devices'));
     await page.locator('tr[data-prefix]').first().waitFor();
-    await page.screenshot({ path: shot('narrow-devices'), fullPage: true });
+    await page.screenshot({ animations: 'disabled', path: shot('narrow-devices'), fullPage: true });
     await page.goto(url());
     await page.getByTestId('overview-stats').waitFor();
-    await page.screenshot({ path: shot('narrow-overview'), fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.screenshot({ animations: 'disabled', path: shot('narrow-overview'), fullPage: true });
+    // Wide: the ticker becomes a rail beside the page.
+    await page.setViewportSize({ width: 1440, height: 900 });
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.goto(url());
     await page.getByTestId('overview-stats').waitFor();
     await page.locator('.ticker .event-item').first().waitFor();
-    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const bg = await page.evaluate('getComputedStyle(document.body).backgroundColor');
     expect(bg).toBe('rgb(12, 16, 22)');
-    await page.screenshot({ path: shot('overview-dark'), fullPage: true });
+    await page.screenshot({ animations: 'disabled', path: shot('overview-dark'), fullPage: true });
     await page.goto(url('pairing'));
     await page.getByTestId('mint').waitFor();
-    await page.screenshot({ path: shot('pairing-dark'), fullPage: true });
+    await page.screenshot({ animations: 'disabled', path: shot('pairing-dark'), fullPage: true });
     await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 1280, height: 800 });
   });
 
   it('is reachable by keyboard: skip link, nav and dialogs', async () => {
     await page.goto(url());
     await page.getByTestId('overview-stats').waitFor();
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    expect(await page.evaluate('document.activeElement?.textContent')).toBe('Skip to content');
     await page.goto(url('devices'));
     const revoke = page.getByRole('button', { name: /^Revoke / }).first();
     await revoke.focus();
@@ -213,7 +230,8 @@ describe('operator console in headless chromium', () => {
       expect(after.sessions.map((s) => s.token_prefix)).toContain(target);
       expect(relay.logs.join('')).not.toContain('"statusCode":500');
       // And the same refusals seen directly: a foreign Host, a proxy header.
-      for (const headers of [{ host: 'attacker.example' }, { 'x-forwarded-for': '198.51.100.7' }, { origin: evilUrl.slice(0, -1) }]) {
+      const refused: Array<Record<string, string>> = [{ host: 'attacker.example' }, { 'x-forwarded-for': '198.51.100.7' }, { origin: evilUrl.slice(0, -1) }];
+      for (const headers of refused) {
         expect(await rawStatus(`${relay.url}/console/`, headers)).toBe(403);
         expect(await rawStatus(`${relay.url}/console/api/overview`, headers)).toBe(403);
       }
@@ -227,7 +245,7 @@ describe('operator console in headless chromium', () => {
     await page.getByTestId('overview-stats').waitFor();
     await relay.close();
     await page.getByTestId('stream-banner').waitFor({ timeout: 10_000 });
-    await page.screenshot({ path: shot('stream-down') });
+    await page.screenshot({ animations: 'disabled', path: shot('stream-down') });
     expect(pageErrors.filter((e) => !/Failed to load resource|ERR_CONNECTION_REFUSED|EventSource/.test(e))).toEqual([]);
   });
 });

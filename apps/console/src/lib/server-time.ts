@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useState, useSyncExternalStore } from 'react';
 
 /**
  * The relay's clock, not the browser's: every API answer carries `server_time` (epoch seconds), and
@@ -6,25 +6,35 @@ import { useEffect, useState } from 'react';
  */
 let offsetMs = 0;
 let known = false;
+const listeners = new Set<() => void>();
 
 export function noteServerTime(serverEpochSeconds: unknown): void {
   if (typeof serverEpochSeconds !== 'number' || !Number.isFinite(serverEpochSeconds)) return;
   const next = serverEpochSeconds * 1000 - Date.now();
   // Seconds are truncated on the wire: only move when the estimate is off by more than that.
-  if (!known || Math.abs(next - offsetMs) > 1500) offsetMs = next;
+  if (known && Math.abs(next - offsetMs) <= 1500) return;
+  offsetMs = next;
   known = true;
+  listeners.forEach((l) => l());
 }
 
 export function serverNow(): number {
   return Date.now() + offsetMs;
 }
 
-/** Re-renders every `intervalMs` with the relay's current time in ms. */
+const subscribe = (l: () => void) => {
+  listeners.add(l);
+  return () => listeners.delete(l);
+};
+
+/** Re-renders every `intervalMs`, and at once when the relay's clock is first learned or jumps. */
 export function useServerNow(intervalMs = 1000): number {
-  const [now, setNow] = useState(serverNow);
+  const offset = useSyncExternalStore(subscribe, () => offsetMs);
+  const [tick, setTick] = useState(0);
   useEffect(() => {
-    const t = setInterval(() => setNow(serverNow()), intervalMs);
+    const t = setInterval(() => setTick((n) => n + 1), intervalMs);
     return () => clearInterval(t);
   }, [intervalMs]);
-  return now;
+  void tick;
+  return Date.now() + offset;
 }

@@ -23,9 +23,8 @@ export function redact(value: unknown, key = ''): unknown {
     if (DIGEST_KEY_RE.test(key)) return value.length > 8 ? `${value.slice(0, 8)}…` : value;
     return value;
   }
-  if (value === null || typeof value !== 'object') {
-    return SECRET_KEY_RE.test(key) && value !== null && value !== undefined ? '[redacted]' : value;
-  }
+  // Numbers and booleans are never secrets (a `code` here is a WebSocket close code).
+  if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => redact(v, key));
   if (SECRET_KEY_RE.test(key)) return '[redacted]';
   const out: Record<string, unknown> = {};

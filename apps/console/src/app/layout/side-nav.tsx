@@ -4,7 +4,7 @@ import { Link } from '@/lib/router';
 export function SideNav({ features, current }: { features: ConsoleFeature[]; current: string }) {
   return (
     <nav className="sidenav" aria-label="Console sections">
-      <ul>
+      <ul className="sidenav-inner">
         {features.map((f) => {
           const active = f.path === '/' ? current === '/' : current === f.path || current.startsWith(`${f.path}/`);
           const Icon = f.icon;

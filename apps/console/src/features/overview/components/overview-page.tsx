@@ -46,7 +46,7 @@ export function OverviewPage() {
               tone={o.phones_online ? 'good' : undefined}
             />
             <Stat
-              label="Pending pairing requests"
+              label="Pending requests"
               value={count(o.pending_pairings)}
               hint={o.pending_pairings ? <Link to="/pairing">Review →</Link> : `${o.ready_codes} code${o.ready_codes === 1 ? '' : 's'} waiting for a phone`}
               tone={o.pending_pairings ? 'warn' : undefined}

@@ -103,7 +103,7 @@ function MintedCode({ minted }: { minted: Minted }) {
             </div>
           ) : (
             <div className="status-banner waiting" role="status">
-              <span className="pulse" aria-hidden /> Waiting for the phone… expires in <Countdown expiresAt={minted.expires_at} total={600} />
+              <span className="pulse" aria-hidden /> Waiting for the phone · expires in <Countdown expiresAt={minted.expires_at} total={600} />
             </div>
           )}
           <div className="code-label muted small">Pairing code (for typing it in by hand)</div>

@@ -7,7 +7,7 @@ const QUIET = 4;
  * The QR drawn as one SVG path in the page (no image request, no inline markup string), dark modules
  * on white in both themes with the standard 4-module quiet zone, so any scanner reads it.
  */
-export function QrCode({ text, size = 320, label }: { text: string; size?: number; label: string }) {
+export function QrCode({ text, size = 264, label }: { text: string; size?: number; label: string }) {
   const { d, n } = useMemo(() => {
     const qr = create(text, { errorCorrectionLevel: 'M' });
     const m = qr.modules;

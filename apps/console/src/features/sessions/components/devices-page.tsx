@@ -56,10 +56,9 @@ export function DevicesPage() {
                 <tr>
                   <th scope="col">Device</th>
                   <th scope="col">Token</th>
-                  <th scope="col">Seen</th>
+                  <th scope="col">Seen · transport</th>
                   <th scope="col">Expires</th>
                   <th scope="col">Grants</th>
-                  <th scope="col">Transport</th>
                   <th scope="col">
                     <span className="sr-only">Actions</span>
                   </th>
@@ -68,7 +67,7 @@ export function DevicesPage() {
               <tbody>
                 {sessions.map((s) => (
                   <tr key={s.token_prefix} id={`session-${s.token_prefix}`} className={focus === s.token_prefix ? 'row-focus' : undefined} data-prefix={s.token_prefix}>
-                    <td data-label="Device">
+                    <td data-label="Device" className="col-device">
                       <div className="device-cell">
                         <Dot on={s.online} label={s.online ? `online${s.connections[0] ? ` from ${s.connections[0].ip}` : ''}` : 'offline'} />
                         <div>
@@ -78,10 +77,13 @@ export function DevicesPage() {
                             {s.device_platform ? ` · ${s.device_platform}` : ''}
                             {s.device_model ? ` · ${s.device_model}` : ''}
                           </div>
+                          <Link to={`/events?device=${s.token_prefix}`} className="small" aria-label={`Events of ${s.device_name}`}>
+                            events
+                          </Link>
                         </div>
                       </div>
                     </td>
-                    <td data-label="Token">
+                    <td data-label="Token" className="nowrap">
                       <span className="mono token" title="token prefix (the full token is never shown)">
                         {s.token_prefix}
                       </span>
@@ -89,24 +91,24 @@ export function DevicesPage() {
                         paired <Ago ms={s.created_at * 1000} />
                       </div>
                     </td>
-                    <td data-label="Seen">
+                    <td data-label="Seen · transport" className="nowrap">
                       {s.online ? <Chip tone="good">online</Chip> : <Ago ms={s.last_seen * 1000} />}
                       {s.online && s.connections[0] ? <div className="muted small mono">{s.connections[0].ip}</div> : null}
+                      <div className={`small ${s.transport.startsWith('Secure') ? 'good-text' : 'muted'}`} title="transport security">
+                        {s.transport}
+                      </div>
                     </td>
-                    <td data-label="Expires">
+                    <td data-label="Expires" className="nowrap">
                       {s.expires_at === null ? (
                         <span className="muted">never</span>
                       ) : (
                         <span title={exact(s.expires_at * 1000)} className={s.expires_at - now / 1000 < 86400 ? 'warn-text' : undefined}>
-                          in {duration(s.expires_at - now / 1000)}
+                          {s.expires_at <= now / 1000 ? 'expired' : `in ${duration(s.expires_at - now / 1000)}`}
                         </span>
                       )}
                     </td>
                     <td data-label="Grants">
                       <GrantChips grants={s.grants} now={now} />
-                    </td>
-                    <td data-label="Transport">
-                      <Chip tone={s.transport.startsWith('Secure') ? 'good' : 'neutral'}>{s.transport}</Chip>
                     </td>
                     <td className="row-actions">
                       <Button size="sm" onClick={() => setShortening(s)} aria-label={`Shorten ${s.device_name}`}>
@@ -115,9 +117,6 @@ export function DevicesPage() {
                       <Button size="sm" variant="danger" onClick={() => setRevoking(s)} aria-label={`Revoke ${s.device_name}`}>
                         Revoke
                       </Button>
-                      <Link to={`/events?device=${s.token_prefix}`} className="btn btn-ghost btn-sm" aria-label={`Events of ${s.device_name}`}>
-                        Events
-                      </Link>
                     </td>
                   </tr>
                 ))}
