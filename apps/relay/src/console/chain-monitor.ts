@@ -61,12 +61,15 @@ export class ChainMonitor {
   private readFrom(file: string): string | null {
     const fd = fs.openSync(file, 'r');
     try {
-      const buf = Buffer.allocUnsafe(CHUNK);
+      // Idle (the usual overview poll): one fstat, nothing read, nothing allocated.
+      const size = fs.fstatSync(fd).size;
+      if (size <= this.offset) return null;
+      const buf = Buffer.allocUnsafe(Math.min(CHUNK, size - this.offset));
       const decoder = new StringDecoder('utf8');
       let carry = '';
       let pos = this.offset;
       for (;;) {
-        const n = fs.readSync(fd, buf, 0, CHUNK, pos);
+        const n = fs.readSync(fd, buf, 0, buf.length, pos);
         if (n === 0) break;
         pos += n;
         const text = carry + decoder.write(buf.subarray(0, n));

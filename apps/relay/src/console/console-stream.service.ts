@@ -15,6 +15,32 @@ const REPLAY_PAGE = 500;
 type Client = { res: ServerResponse; close: () => void };
 
 /**
+ * One serialisation per event, however many consoles watch: the bus hands every subscriber the same
+ * object, so a WeakMap keyed by it shares the redacted SSE frame.
+ */
+const frames = new WeakMap<StoredRelayEvent, string>();
+function frameOf(e: StoredRelayEvent): string {
+  let f = frames.get(e);
+  if (f === undefined) {
+    f = `id: ${e.seq}\ndata: ${JSON.stringify(toConsoleEvent(e))}\n\n`;
+    frames.set(e, f);
+  }
+  return f;
+}
+
+function waitDrainOrClose(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/**
  * The console's live stream (SSE). Subscribes to the bus first and queues what arrives, replays stored
  * events after the client's seq up to what is durable, then drains the queue skipping anything already
  * sent: nothing missed, nothing doubled. Every message's `id` is its seq, so the browser's automatic
@@ -51,8 +77,18 @@ export class ConsoleStream implements BeforeApplicationShutdown {
     let closed = false;
     const queue: StoredRelayEvent[] = [];
 
+    let corked = false;
     const write = (chunk: string): boolean => {
       if (closed) return false;
+      // A group commit publishes its events in one synchronous loop: send them as one write.
+      if (!corked) {
+        corked = true;
+        res.cork();
+        process.nextTick(() => {
+          corked = false;
+          res.uncork();
+        });
+      }
       const ok = res.write(chunk);
       if (res.writableLength > MAX_BUFFERED_BYTES) {
         this.logger.warn({ buffered: res.writableLength }, 'console stream client too slow; closing it (it will resume from its last seq)');
@@ -63,7 +99,7 @@ export class ConsoleStream implements BeforeApplicationShutdown {
     const send = (e: StoredRelayEvent): boolean => {
       if (e.seq <= lastSent) return true;
       lastSent = e.seq;
-      return write(`id: ${e.seq}\ndata: ${JSON.stringify(toConsoleEvent(e))}\n\n`);
+      return write(frameOf(e));
     };
 
     const sub = this.log.bus.events$.subscribe((e) => (replaying ? queue.push(e) : send(e)));
@@ -93,7 +129,7 @@ export class ConsoleStream implements BeforeApplicationShutdown {
         let flowing = true;
         for (const e of page.events) if (e.seq <= head) flowing = send(e) && flowing;
         if (lastSent === before) break;
-        if (!flowing && !closed) await new Promise<void>((r) => res.once('drain', r).once('close', r));
+        if (!flowing && !closed) await waitDrainOrClose(res);
         if (!page.more) break;
       }
     } catch (err) {
