@@ -38,6 +38,7 @@ export class ConsoleModule implements OnModuleInit, OnApplicationBootstrap {
     fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
       if (!isConsoleUrl(req.url)) return;
       for (const [k, v] of Object.entries(CONSOLE_HEADERS)) void reply.header(k, v);
+      if (req.url.startsWith('/console/api/')) void reply.header('cache-control', 'no-store');
       if (SAFE_METHODS.has(req.method) || !req.url.startsWith('/console/api/')) return;
       // CSRF: a cross-site form can post urlencoded, multipart or text/plain, never application/json.
       const type = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
