@@ -118,7 +118,9 @@ async function main() {
   for (const [name, runs] of Object.entries(http)) {
     const rps = median(runs.map((x) => x.rps));
     const bad = runs.reduce((a, x) => a + x.non2xx, 0);
-    console.log(`  ${name.padEnd(9)} ${fmt(rps).padStart(8)} req/s  p50 ${median(runs.map((x) => x.p50))} ms  ratio ${fmt(rps / h, 2)}x${bad ? `  non-2xx ${bad}` : ''}`);
+    console.log(
+      `  ${name.padEnd(9)} ${fmt(rps).padStart(8)} req/s  p50 ${median(runs.map((x) => x.p50))} ms  ratio ${fmt(rps / h, 2)}x${bad ? `  non-2xx ${bad}` : ''}`,
+    );
   }
 
   const N = 4000;
@@ -142,7 +144,9 @@ async function main() {
   }
   console.log(`\nCommand path (${N} appends, 64 in flight, median of ${ROUNDS})`);
   console.log(`  no console (baseline) ${fmt(median(bare)).padStart(8)} events/s`);
-  console.log(`  5 SSE consoles        ${fmt(median(withConsoles)).padStart(8)} events/s  ratio ${fmt(median(withConsoles) / median(bare), 2)}x  (consoles read in a child process)`);
+  console.log(
+    `  5 SSE consoles        ${fmt(median(withConsoles)).padStart(8)} events/s  ratio ${fmt(median(withConsoles) / median(bare), 2)}x  (consoles read in a child process)`,
+  );
   console.log(`  append → SSE delivery p50 ${fmt(median(latencies), 1)} ms (includes the group-commit fsync)`);
 
   const replays = [];

@@ -22,9 +22,16 @@ function newestMtime(dir: string): number {
 export function ensureConsoleBuilt(): void {
   const index = path.join(CONSOLE_DIST, 'index.html');
   const src = path.join(ROOT, 'apps/console');
-  const sources = Math.max(newestMtime(path.join(src, 'src')), fs.statSync(path.join(src, 'index.html')).mtimeMs, fs.statSync(path.join(src, 'vite.config.mts')).mtimeMs);
+  const sources = Math.max(
+    newestMtime(path.join(src, 'src')),
+    fs.statSync(path.join(src, 'index.html')).mtimeMs,
+    fs.statSync(path.join(src, 'vite.config.mts')).mtimeMs,
+  );
   if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= sources) return;
-  execFileSync(path.join(ROOT, 'node_modules/.bin/vite'), ['build', '--config', 'apps/console/vite.config.mts', '--logLevel', 'error'], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(path.join(ROOT, 'node_modules/.bin/vite'), ['build', '--config', 'apps/console/vite.config.mts', '--logLevel', 'error'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
 }
 
 /** Headless Debian chromium with a fresh profile, nothing phoning home. */
@@ -35,7 +42,15 @@ export async function launchBrowser(): Promise<{ context: BrowserContext; close:
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1280, height: 800 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-dev-shm-usage',
+    ],
   });
   context.setDefaultTimeout(8000);
   return {

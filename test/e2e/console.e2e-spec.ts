@@ -77,7 +77,12 @@ describe('console API and stream', () => {
     it('takes commands only as JSON (a cross-site form cannot send JSON) and writes nothing otherwise', async () => {
       const { phone, prefix } = await pairPhone(relay);
       const before = readEvents(relay.home).length;
-      for (const headers of [{ 'content-type': 'application/x-www-form-urlencoded' }, { 'content-type': 'text/plain' }, { 'content-type': 'multipart/form-data; boundary=x' }, {} as Record<string, string>]) {
+      for (const headers of [
+        { 'content-type': 'application/x-www-form-urlencoded' },
+        { 'content-type': 'text/plain' },
+        { 'content-type': 'multipart/form-data; boundary=x' },
+        {} as Record<string, string>,
+      ]) {
         const res = await post(`/sessions/${prefix}/revoke`, 'a=1', headers);
         expect(res.status).toBe(415);
         expect(await res.json()).toMatchObject({ ok: false, code: 'unsupported_media_type' });
@@ -95,7 +100,7 @@ describe('console API and stream', () => {
       const res = await fetch(`${api}/overview`);
       expect(res.status).toBe(200);
       expect(res.headers.get('x-frame-options')).toBe('DENY');
-      const o = await res.json() as Json;
+      const o = (await res.json()) as Json;
       expect(o).toMatchObject({ ok: true, tls: false, listen: { host: '127.0.0.1', port: relay.port } });
       expect(o.version).toMatch(/^\d+\.\d+\.\d+/);
       expect(o.chain).toMatchObject({ state: 'verified', verified_to_seq: relay.log.lastSeq });
@@ -106,7 +111,10 @@ describe('console API and stream', () => {
     });
 
     it('sessions: a paired phone with its prefix (never the token), online state and transport label', async () => {
-      const { phone, token, prefix } = await pairPhone(relay, { device: { device_name: 'Pixel of Ada', device_id: 'ada-1' }, terms: { transport_hint: 'tailscale' } });
+      const { phone, token, prefix } = await pairPhone(relay, {
+        device: { device_name: 'Pixel of Ada', device_id: 'ada-1' },
+        terms: { transport_hint: 'tailscale' },
+      });
       const text = await (await fetch(`${api}/sessions`)).text();
       expect(text).not.toContain(token);
       const s = JSON.parse(text).sessions.find((x: { token_prefix: string }) => x.token_prefix === prefix);
@@ -122,7 +130,9 @@ describe('console API and stream', () => {
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ ok: true, revoked: prefix, revoked_self: false });
       expect(await phone.closed).toBe(CLOSE.revoked);
-      const e = readEvents(relay.home).filter((x) => x.type === 'session.revoked').at(-1)!;
+      const e = readEvents(relay.home)
+        .filter((x) => x.type === 'session.revoked')
+        .at(-1)!;
       expect(e).toMatchObject({ actor: 'operator', data: { tokenPrefix: prefix, by: 'operator' } });
       expect((await post(`/sessions/${prefix}/revoke`)).status).toBe(404);
       expect((await post('/sessions/ab/revoke')).status).toBe(400);
@@ -132,10 +142,12 @@ describe('console API and stream', () => {
       const { phone, prefix } = await pairPhone(relay, { terms: { ttl_seconds: 7 * 86400 } });
       const res = await post(`/sessions/${prefix}/shorten`, { ttl_seconds: 3600, grants: { terminal: false } });
       expect(res.status).toBe(200);
-      const body = await res.json() as Json;
+      const body = (await res.json()) as Json;
       expect(body.expires_at).toBe(Math.floor(relay.clock.now().getTime() / 1000) + 3600);
       expect(body.grants.terminal).toBeUndefined();
-      const e = readEvents(relay.home).filter((x) => x.type === 'session.shortened').at(-1)!;
+      const e = readEvents(relay.home)
+        .filter((x) => x.type === 'session.shortened')
+        .at(-1)!;
       expect(e.actor).toBe('operator');
       const ext = await post(`/sessions/${prefix}/shorten`, { ttl_seconds: 30 * 86400 });
       expect(ext.status).toBe(403);
@@ -146,14 +158,18 @@ describe('console API and stream', () => {
     });
 
     it('pairing: mint returns a code and URL; the list shows codes by reference only; approve and deny pending requests', async () => {
-      const minted = await (await post('/pairing/mint', { ttl_seconds: 86400 })).json() as Json;
+      const minted = (await (await post('/pairing/mint', { ttl_seconds: 86400 })).json()) as Json;
       expect(minted).toMatchObject({ ok: true });
       expect(minted.code).toMatch(/^[A-Z0-9]{6}$/);
       expect(minted.pairing_url).toMatch(/^svc-relay:\/\/pair\?payload=/);
       expect(minted.code_ref).toMatch(/^[A-Za-z0-9_-]{8}$/);
 
-      const r1 = await (await fetch(`${relay.url}/pairing`, { method: 'POST', headers: json, body: JSON.stringify({ device_name: 'Guest tablet' }) })).json() as Json;
-      const r2 = await (await fetch(`${relay.url}/pairing`, { method: 'POST', headers: json, body: JSON.stringify({ device_name: 'Unknown' }) })).json() as Json;
+      const r1 = (await (
+        await fetch(`${relay.url}/pairing`, { method: 'POST', headers: json, body: JSON.stringify({ device_name: 'Guest tablet' }) })
+      ).json()) as Json;
+      const r2 = (await (
+        await fetch(`${relay.url}/pairing`, { method: 'POST', headers: json, body: JSON.stringify({ device_name: 'Unknown' }) })
+      ).json()) as Json;
       const listText = await (await fetch(`${api}/pairing`)).text();
       expect(listText).not.toContain(minted.code);
       expect(listText).not.toContain(r1.code);
@@ -169,7 +185,7 @@ describe('console API and stream', () => {
       const events = readEvents(relay.home);
       expect(events.find((e) => e.type === 'pairing.approved' && e.data.requestId === r1.request_id)?.actor).toBe('operator');
       expect(events.find((e) => e.type === 'pairing.denied' && e.data.requestId === r2.request_id)?.actor).toBe('operator');
-      const after = await (await fetch(`${api}/pairing`)).json() as Json;
+      const after = (await (await fetch(`${api}/pairing`)).json()) as Json;
       expect(after.pending).toHaveLength(0);
     });
   });
@@ -180,22 +196,22 @@ describe('console API and stream', () => {
       await relay.log.drain();
       const all = readEvents(relay.home);
       const head = all.at(-1)!.seq;
-      const desc = await (await fetch(`${api}/events?limit=3`)).json() as Json;
+      const desc = (await (await fetch(`${api}/events?limit=3`)).json()) as Json;
       expect(desc.events.map((e: { seq: number }) => e.seq)).toEqual([head, head - 1, head - 2]);
       expect(desc.next).toEqual({ before: head - 2 });
-      const older = await (await fetch(`${api}/events?limit=3&before=${head - 2}`)).json() as Json;
+      const older = (await (await fetch(`${api}/events?limit=3&before=${head - 2}`)).json()) as Json;
       expect(older.events.map((e: { seq: number }) => e.seq)).toEqual([head - 3, head - 4, head - 5]);
-      const asc = await (await fetch(`${api}/events?after=2&limit=4`)).json() as Json;
+      const asc = (await (await fetch(`${api}/events?after=2&limit=4`)).json()) as Json;
       expect(asc.events.map((e: { seq: number }) => e.seq)).toEqual([3, 4, 5, 6]);
-      const full = await (await fetch(`${api}/events?after=0&limit=1000`)).json() as Json;
+      const full = (await (await fetch(`${api}/events?after=0&limit=1000`)).json()) as Json;
       expect(full.events.map((e: { seq: number }) => e.seq)).toEqual(all.map((e) => e.seq));
 
-      const sessionsOnly = await (await fetch(`${api}/events?type=session.&limit=1000`)).json() as Json;
+      const sessionsOnly = (await (await fetch(`${api}/events?type=session.&limit=1000`)).json()) as Json;
       expect(sessionsOnly.events.length).toBe(all.filter((e) => e.type.startsWith('session.')).length);
-      const mine = await (await fetch(`${api}/events?device=${prefix}&limit=1000`)).json() as Json;
+      const mine = (await (await fetch(`${api}/events?device=${prefix}&limit=1000`)).json()) as Json;
       expect(mine.events.length).toBeGreaterThan(0);
       for (const e of mine.events) expect(JSON.stringify(e)).toContain(prefix);
-      const none = await (await fetch(`${api}/events?since=${encodeURIComponent('2030-01-01T00:00:00Z')}`)).json() as Json;
+      const none = (await (await fetch(`${api}/events?since=${encodeURIComponent('2030-01-01T00:00:00Z')}`)).json()) as Json;
       expect(none.events).toEqual([]);
       expect((await fetch(`${api}/events?after=x`)).status).toBe(400);
       expect((await fetch(`${api}/events?limit=5000`)).status).toBe(400);
@@ -204,9 +220,13 @@ describe('console API and stream', () => {
 
     it('never shows a digest in full, a token or a code', async () => {
       const { phone, token } = await pairPhone(relay);
-      const minted = await (await post('/pairing/mint')).json() as Json;
+      const minted = (await (await post('/pairing/mint')).json()) as Json;
       await relay.log.drain();
-      const digests = readEvents(relay.home).flatMap((e) => Object.entries(e.data).filter(([k]) => /digest$/i.test(k)).map(([, v]) => String(v)));
+      const digests = readEvents(relay.home).flatMap((e) =>
+        Object.entries(e.data)
+          .filter(([k]) => /digest$/i.test(k))
+          .map(([, v]) => String(v)),
+      );
       expect(digests.length).toBeGreaterThan(2);
       const text = (await (await fetch(`${api}/events?limit=1000`)).text()) + (await (await fetch(`${api}/overview`)).text());
       for (const d of digests) expect(text).not.toContain(d);
@@ -244,7 +264,9 @@ describe('console API and stream', () => {
       await relay.log.drain();
       await second.until((c) => c.events().at(-1)!.seq === relay.log.lastSeq);
       const seqs = [...first.events(), ...second.events()].map((e) => e.seq);
-      const expected = readEvents(relay.home).map((e) => e.seq).filter((s) => s > start - 3);
+      const expected = readEvents(relay.home)
+        .map((e) => e.seq)
+        .filter((s) => s > start - 3);
       expect(seqs).toEqual(expected);
       second.close();
     });
@@ -304,7 +326,7 @@ describe('console chain status', () => {
     try {
       await pairPhone(relay).then((p) => p.phone.close());
       await relay.log.drain();
-      const ok = await (await fetch(`${relay.url}/console/api/overview`)).json() as Json;
+      const ok = (await (await fetch(`${relay.url}/console/api/overview`)).json()) as Json;
       expect(ok.chain.state).toBe('verified');
       const dir = path.join(relay.home, 'relay', 'events');
       const file = path.join(dir, fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl'))[0]);
@@ -312,7 +334,7 @@ describe('console chain status', () => {
       lines[2] = lines[2].replace('"actor":"', '"actor":"x');
       fs.writeFileSync(file, lines.join('\n'));
       const res = await fetch(`${relay.url}/console/api/chain/verify`, { method: 'POST', headers: json, body: '{}' });
-      const body = await res.json() as Json;
+      const body = (await res.json()) as Json;
       expect(body.chain).toMatchObject({ state: 'broken', broken_at_seq: 3 });
     } finally {
       await relay.close();

@@ -14,7 +14,19 @@ export function Button({ variant = 'default', size = 'md', busy, className = '',
   );
 }
 
-export function Card({ title, actions, children, className = '', id }: { title?: ReactNode; actions?: ReactNode; children: ReactNode; className?: string; id?: string }) {
+export function Card({
+  title,
+  actions,
+  children,
+  className = '',
+  id,
+}: {
+  title?: ReactNode;
+  actions?: ReactNode;
+  children: ReactNode;
+  className?: string;
+  id?: string;
+}) {
   const headingId = useId();
   return (
     <section className={`card ${className}`} aria-labelledby={title ? headingId : undefined} id={id}>
@@ -89,7 +101,15 @@ export function InlineError({ error }: { error: unknown }) {
   );
 }
 
-export function Chip({ children, tone = 'neutral', title }: { children: ReactNode; tone?: 'neutral' | 'good' | 'warn' | 'bad' | 'info' | 'accent'; title?: string }) {
+export function Chip({
+  children,
+  tone = 'neutral',
+  title,
+}: {
+  children: ReactNode;
+  tone?: 'neutral' | 'good' | 'warn' | 'bad' | 'info' | 'accent';
+  title?: string;
+}) {
   return (
     <span className={`chip chip-${tone}`} title={title}>
       {children}
@@ -131,7 +151,19 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
 }
 
 /** A modal on the native <dialog>: focus is trapped, Escape closes, focus returns to the opener. */
-export function Dialog({ open, title, onClose, children, footer }: { open: boolean; title: string; onClose: () => void; children: ReactNode; footer?: ReactNode }) {
+export function Dialog({
+  open,
+  title,
+  onClose,
+  children,
+  footer,
+}: {
+  open: boolean;
+  title: string;
+  onClose: () => void;
+  children: ReactNode;
+  footer?: ReactNode;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   useEffect(() => {

@@ -26,7 +26,12 @@ export async function apiPost<T>(path: string, body: object = {}): Promise<T> {
 async function request<T>(path: string, init: RequestInit): Promise<T> {
   let res: Response;
   try {
-    res = await fetch(`${API_BASE}${path}`, { ...init, headers: { accept: 'application/json', ...init.headers }, credentials: 'same-origin', cache: 'no-store' });
+    res = await fetch(`${API_BASE}${path}`, {
+      ...init,
+      headers: { accept: 'application/json', ...init.headers },
+      credentials: 'same-origin',
+      cache: 'no-store',
+    });
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err;
     throw new ApiError('the relay did not answer (is it running?)', 0, 'network');

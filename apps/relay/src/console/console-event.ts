@@ -65,7 +65,9 @@ export function matches(e: StoredRelayEvent, f: EventFilter): boolean {
     const prefix = typeof data.tokenPrefix === 'string' ? data.tokenPrefix : null;
     const actorPrefix = e.actor.startsWith('device:') ? e.actor.slice(7) : null;
     const hit =
-      (prefix !== null && prefix.startsWith(d)) || (actorPrefix !== null && actorPrefix.startsWith(d)) || (typeof data.deviceId === 'string' && data.deviceId === d);
+      (prefix !== null && prefix.startsWith(d)) ||
+      (actorPrefix !== null && actorPrefix.startsWith(d)) ||
+      (typeof data.deviceId === 'string' && data.deviceId === d);
     if (!hit) return false;
   }
   return true;

@@ -41,7 +41,10 @@ export class ConsoleModule implements OnModuleInit, OnApplicationBootstrap {
       if (req.url.startsWith('/console/api/')) void reply.header('cache-control', 'no-store');
       if (SAFE_METHODS.has(req.method) || !req.url.startsWith('/console/api/')) return;
       // CSRF: a cross-site form can post urlencoded, multipart or text/plain, never application/json.
-      const type = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+      const type = String(req.headers['content-type'] ?? '')
+        .split(';')[0]
+        .trim()
+        .toLowerCase();
       if (type !== 'application/json') {
         return reply
           .status(415)

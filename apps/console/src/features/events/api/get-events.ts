@@ -43,4 +43,5 @@ export const replayQueryOptions = (from: number, filters: EventFilters) => {
 
 export const useTailEvents = (filters: EventFilters, enabled: boolean) => useInfiniteQuery({ ...tailQueryOptions(filters), enabled });
 
-export const useReplayEvents = (from: number | null, filters: EventFilters) => useInfiniteQuery({ ...replayQueryOptions(from ?? 0, filters), enabled: from !== null });
+export const useReplayEvents = (from: number | null, filters: EventFilters) =>
+  useInfiniteQuery({ ...replayQueryOptions(from ?? 0, filters), enabled: from !== null });

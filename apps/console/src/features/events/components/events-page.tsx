@@ -29,7 +29,12 @@ const RANGES = [
 
 function filtersFrom(params: URLSearchParams): EventFilters {
   const num = (k: string) => (params.get(k) ? Date.parse(params.get(k)!) : null);
-  return { type: params.get('type') ?? '', device: params.get('device') ?? '', since: num('since'), until: num('until') };
+  return {
+    type: params.get('type') ?? '',
+    device: params.get('device') ?? '',
+    since: num('since'),
+    until: num('until'),
+  };
 }
 
 function toSearch(f: EventFilters, from: number | null): string {
@@ -74,7 +79,11 @@ export function EventsPage() {
 
   const applyRange = (v: string) => {
     setRangeChoice(v);
-    setFilters({ ...filters, since: v ? serverNow() - Number(v) * 1000 : null, until: null });
+    setFilters({
+      ...filters,
+      since: v ? serverNow() - Number(v) * 1000 : null,
+      until: null,
+    });
   };
 
   return (
@@ -104,72 +113,96 @@ export function EventsPage() {
         <div className="filters" role="search" aria-label="Filter events">
           <div className="family-chips" role="group" aria-label="Event family">
             {FAMILIES.map((f) => (
-              <button key={f.label} type="button" className={`family-chip ${filters.type === f.value ? 'on' : ''}`} aria-pressed={filters.type === f.value} onClick={() => setFilters({ ...filters, type: f.value })}>
+              <button
+                key={f.label}
+                type="button"
+                className={`family-chip ${filters.type === f.value ? 'on' : ''}`}
+                aria-pressed={filters.type === f.value}
+                onClick={() => setFilters({ ...filters, type: f.value })}
+              >
                 {f.label}
               </button>
             ))}
           </div>
-          <form
-            className="filter-fields"
-            onSubmit={(e) => {
-              e.preventDefault();
-              setFilters({ ...filters, type: typeDraft.trim(), device: deviceDraft.trim() });
-            }}
-          >
-            <label className="field compact">
-              <span>Type</span>
-              <input list="event-types" value={typeDraft} onChange={(e) => setTypeDraft(e.target.value)} placeholder="session. or session.revoked" />
-              <datalist id="event-types">
-                {knownTypes.map((t) => (
-                  <option key={t} value={t} />
-                ))}
-              </datalist>
-            </label>
-            <label className="field compact">
-              <span>Device</span>
-              <input value={deviceDraft} onChange={(e) => setDeviceDraft(e.target.value)} placeholder="token prefix or device id" data-testid="device-filter" />
-            </label>
-            <label className="field compact">
-              <span>Time</span>
-              <select value={rangeChoice} onChange={(e) => applyRange(e.target.value)}>
-                {RANGES.map((r) => (
-                  <option key={r.value} value={r.value}>
-                    {r.label}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <Button type="submit" size="sm">
-              Apply
-            </Button>
-            {hasFilters(filters) ? (
-              <Button
-                size="sm"
-                variant="ghost"
-                onClick={() => {
-                  setRangeChoice('');
-                  setFilters(NO_FILTERS);
-                }}
-              >
-                Clear filters
+          <div className="filter-row">
+            <form
+              className="filter-fields"
+              onSubmit={(e) => {
+                e.preventDefault();
+                setFilters({
+                  ...filters,
+                  type: typeDraft.trim(),
+                  device: deviceDraft.trim(),
+                });
+              }}
+            >
+              <label className="field compact">
+                <span>Type</span>
+                <input list="event-types" value={typeDraft} onChange={(e) => setTypeDraft(e.target.value)} placeholder="session. or session.revoked" />
+                <datalist id="event-types">
+                  {knownTypes.map((t) => (
+                    <option key={t} value={t} />
+                  ))}
+                </datalist>
+              </label>
+              <label className="field compact">
+                <span>Device</span>
+                <input
+                  value={deviceDraft}
+                  onChange={(e) => setDeviceDraft(e.target.value)}
+                  placeholder="token prefix or device id"
+                  data-testid="device-filter"
+                />
+              </label>
+              <label className="field compact">
+                <span>Time</span>
+                <select value={rangeChoice} onChange={(e) => applyRange(e.target.value)}>
+                  {RANGES.map((r) => (
+                    <option key={r.value} value={r.value}>
+                      {r.label}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              <Button type="submit" size="sm">
+                Apply
               </Button>
-            ) : null}
-          </form>
-          <form
-            className="filter-fields replay-form"
-            onSubmit={(e) => {
-              e.preventDefault();
-              if (/^\d+$/.test(seqDraft)) setFilters(filters, Math.max(0, Number(seqDraft) - 1));
-            }}
-          >
-            <label className="field compact">
-              <span>Replay from seq</span>
-              <input inputMode="numeric" pattern="\d*" value={seqDraft} onChange={(e) => setSeqDraft(e.target.value)} placeholder={`1 – ${live.lastSeq ?? ''}`} size={10} />
-            </label>
-            <Button type="submit" size="sm">
-              Replay
-            </Button>
-          </form>
+              {hasFilters(filters) ? (
+                <Button
+                  size="sm"
+                  variant="ghost"
+                  onClick={() => {
+                    setRangeChoice('');
+                    setFilters(NO_FILTERS);
+                  }}
+                >
+                  Clear filters
+                </Button>
+              ) : null}
+            </form>
+            <form
+              className="filter-fields replay-form"
+              onSubmit={(e) => {
+                e.preventDefault();
+                if (/^\d+$/.test(seqDraft)) setFilters(filters, Math.max(0, Number(seqDraft) - 1));
+              }}
+            >
+              <label className="field compact">
+                <span>Replay from seq</span>
+                <input
+                  inputMode="numeric"
+                  pattern="\d*"
+                  value={seqDraft}
+                  onChange={(e) => setSeqDraft(e.target.value)}
+                  placeholder={`1 – ${live.lastSeq ?? ''}`}
+                  size={10}
+                />
+              </label>
+              <Button type="submit" size="sm">
+                Replay
+              </Button>
+            </form>
+          </div>
         </div>
       </Card>
       {pausedAt !== null ? (
@@ -215,7 +248,12 @@ export function EventsPage() {
                     data-type={e.type}
                   >
                     <td>
-                      <button type="button" className="link-btn mono" onClick={(ev) => (ev.stopPropagation(), setSelected(e))} aria-label={`Event ${e.seq} details`}>
+                      <button
+                        type="button"
+                        className="link-btn mono"
+                        onClick={(ev) => (ev.stopPropagation(), setSelected(e))}
+                        aria-label={`Event ${e.seq} details`}
+                      >
                         {e.seq}
                       </button>
                     </td>
@@ -240,7 +278,13 @@ export function EventsPage() {
             </Button>
           </div>
         ) : rows.length > 0 && q.isSuccess ? (
-          <p className="muted small load-more">{from === null ? 'Start of the log.' : 'Caught up with the log: switch back to the live tail to follow it.'}</p>
+          <p className="muted small load-more">
+            {from !== null
+              ? 'Caught up with the log: switch back to the live tail to follow it.'
+              : hasFilters(filters)
+                ? 'No older events match.'
+                : 'Start of the log.'}
+          </p>
         ) : null}
       </Card>
       {selected ? (

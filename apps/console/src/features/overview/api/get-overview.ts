@@ -26,7 +26,6 @@ export const overviewKey = ['overview'] as const;
 
 export const getOverview = ({ signal }: { signal?: AbortSignal } = {}) => apiGet<Overview>('/overview', signal);
 
-export const overviewQueryOptions = () =>
-  queryOptions({ queryKey: overviewKey, queryFn: getOverview, refetchInterval: 10_000, staleTime: 1_000 });
+export const overviewQueryOptions = () => queryOptions({ queryKey: overviewKey, queryFn: getOverview, refetchInterval: 10_000, staleTime: 1_000 });
 
 export const useOverview = () => useQuery(overviewQueryOptions());

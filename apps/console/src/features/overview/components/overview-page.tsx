@@ -52,7 +52,11 @@ export function OverviewPage() {
               tone={o.pending_pairings ? 'warn' : undefined}
             />
             <Stat label="Events / s" value={o.events_per_second.toFixed(1)} hint="durable, last 10 s" />
-            <Stat label="Event log" value={`#${count(o.log.last_seq)}`} hint={`${bytes(o.log.bytes)} in ${o.log.segments} segment${o.log.segments === 1 ? '' : 's'}`} />
+            <Stat
+              label="Event log"
+              value={`#${count(o.log.last_seq)}`}
+              hint={`${bytes(o.log.bytes)} in ${o.log.segments} segment${o.log.segments === 1 ? '' : 's'}`}
+            />
             <Stat
               label="Chain"
               tone={o.chain.state === 'verified' ? 'good' : 'bad'}
@@ -67,7 +71,12 @@ export function OverviewPage() {
               }
             />
             <Stat label="Uptime" value={duration(o.uptime_seconds)} hint={<span title={exact(o.started_at * 1000)}>version {o.version}</span>} />
-            <Stat label="Listening on" value={<span className="mono small-value">{`${o.listen.host}:${o.listen.port}`}</span>} hint={o.tls ? 'TLS on' : 'TLS off (plain ws://)'} tone={o.tls ? 'good' : undefined} />
+            <Stat
+              label="Listening on"
+              value={<span className="mono small-value">{`${o.listen.host}:${o.listen.port}`}</span>}
+              hint={o.tls ? 'TLS on' : 'TLS off (plain ws://)'}
+              tone={o.tls ? 'good' : undefined}
+            />
           </div>
         </>
       ) : null}

@@ -31,8 +31,7 @@ export const useMintCode = () => {
   });
 };
 
-export const useMinted = () =>
-  useQuery<Minted | null>({ queryKey: mintedKey, queryFn: () => null, enabled: false, staleTime: Infinity, gcTime: Infinity });
+export const useMinted = () => useQuery<Minted | null>({ queryKey: mintedKey, queryFn: () => null, enabled: false, staleTime: Infinity, gcTime: Infinity });
 
 export const useClearMinted = () => {
   const qc = useQueryClient();

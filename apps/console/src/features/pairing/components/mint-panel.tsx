@@ -73,7 +73,9 @@ function MintedCode({ minted }: { minted: Minted }) {
   const clear = useClearMinted();
   const now = useServerNow(1000) / 1000;
   const consumed = live.events.find((e) => e.type === 'pairing.code_consumed' && String(e.data.codeDigest ?? '').startsWith(minted.code_ref));
-  const expired = !consumed && (now >= minted.expires_at || live.events.some((e) => e.type === 'pairing.code_expired' && String(e.data.codeDigest ?? '').startsWith(minted.code_ref)));
+  const expired =
+    !consumed &&
+    (now >= minted.expires_at || live.events.some((e) => e.type === 'pairing.code_expired' && String(e.data.codeDigest ?? '').startsWith(minted.code_ref)));
   const preset = GRANT_PRESETS.find((p) => JSON.stringify(p.grants) === JSON.stringify(minted.terms.grants));
 
   return (

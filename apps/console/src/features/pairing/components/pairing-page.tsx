@@ -31,7 +31,9 @@ export function PairingPage() {
           ) : null}
           <Card title="Codes waiting for a phone">
             {q.isPending ? <Skeleton lines={2} /> : null}
-            {q.data && q.data.ready.length === 0 ? <EmptyState title="No unused codes">Codes you mint or approve wait here until a phone uses them.</EmptyState> : null}
+            {q.data && q.data.ready.length === 0 ? (
+              <EmptyState title="No unused codes">Codes you mint or approve wait here until a phone uses them.</EmptyState>
+            ) : null}
             {q.data && q.data.ready.length > 0 ? (
               <ul className="code-list">
                 {q.data.ready.map((c) => (

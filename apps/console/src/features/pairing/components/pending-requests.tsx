@@ -37,7 +37,9 @@ function RequestRow({ row, tls }: { row: PairingCodeRow; tls: boolean }) {
         <div className="muted small">
           from <span className="mono">{row.ip}</span> · asked <Ago ms={row.created_at * 1000} /> · expires in <Countdown expiresAt={row.expires_at} />
         </div>
-        <div className="muted small mono">request {id.slice(0, 8)} · code ref {row.code_ref}</div>
+        <div className="muted small mono">
+          request {id.slice(0, 8)} · code ref {row.code_ref}
+        </div>
       </div>
       <div className="request-actions">
         <select value={ttl} onChange={(e) => setTtl(Number(e.target.value))} aria-label={`Session lifetime for ${row.device_name ?? 'this device'}`}>
@@ -47,7 +49,13 @@ function RequestRow({ row, tls }: { row: PairingCodeRow; tls: boolean }) {
             </option>
           ))}
         </select>
-        <Button variant="primary" size="sm" busy={approve.isPending} disabled={deny.isPending} onClick={() => approve.mutate({ request_id: id, ttl_seconds: ttl })}>
+        <Button
+          variant="primary"
+          size="sm"
+          busy={approve.isPending}
+          disabled={deny.isPending}
+          onClick={() => approve.mutate({ request_id: id, ttl_seconds: ttl })}
+        >
           Approve
         </Button>
         <Button variant="danger" size="sm" busy={deny.isPending} disabled={approve.isPending} onClick={() => deny.mutate({ request_id: id })}>

@@ -13,9 +13,19 @@ export const defaultTtl = (tls: boolean): number => (tls ? 30 : 7) * 86400;
 
 export const GRANT_PRESETS: Array<{ id: string; label: string; hint: string; grants?: Record<string, number | false> }> = [
   { id: 'all', label: 'Everything (defaults)', hint: 'chat and voice for the session; terminal and TUI 30 days; bridge and desktop 7 days' },
-  { id: 'chat', label: 'Chat and voice only', hint: 'no terminal, TUI, bridge or desktop', grants: { terminal: false, tui: false, bridge: false, desktop: false } },
+  {
+    id: 'chat',
+    label: 'Chat and voice only',
+    hint: 'no terminal, TUI, bridge or desktop',
+    grants: { terminal: false, tui: false, bridge: false, desktop: false },
+  },
   { id: 'terminal', label: 'Chat, voice and terminal', hint: 'no device control (bridge) or desktop', grants: { bridge: false, desktop: false } },
-  { id: 'day', label: 'Terminal for one day', hint: 'terminal and TUI for 24 h, no bridge or desktop', grants: { terminal: 86400, tui: 86400, bridge: false, desktop: false } },
+  {
+    id: 'day',
+    label: 'Terminal for one day',
+    hint: 'terminal and TUI for 24 h, no bridge or desktop',
+    grants: { terminal: 86400, tui: 86400, bridge: false, desktop: false },
+  },
 ];
 
 export function ttlLabel(seconds: number | null | undefined): string {

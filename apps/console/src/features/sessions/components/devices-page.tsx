@@ -27,7 +27,9 @@ export function DevicesPage() {
     <>
       <PageHeader
         title="Devices"
-        subtitle={q.data ? `${sessions.length} paired · ${online} online. Rows update live; a revoked device disappears at once.` : 'Paired phones and their sessions.'}
+        subtitle={
+          q.data ? `${sessions.length} paired · ${online} online. Rows update live; a revoked device disappears at once.` : 'Paired phones and their sessions.'
+        }
         actions={
           <Link to="/pairing" className="btn btn-primary btn-md">
             Pair a phone
@@ -66,7 +68,12 @@ export function DevicesPage() {
               </thead>
               <tbody>
                 {sessions.map((s) => (
-                  <tr key={s.token_prefix} id={`session-${s.token_prefix}`} className={focus === s.token_prefix ? 'row-focus' : undefined} data-prefix={s.token_prefix}>
+                  <tr
+                    key={s.token_prefix}
+                    id={`session-${s.token_prefix}`}
+                    className={focus === s.token_prefix ? 'row-focus' : undefined}
+                    data-prefix={s.token_prefix}
+                  >
                     <td data-label="Device" className="col-device">
                       <div className="device-cell">
                         <Dot on={s.online} label={s.online ? `online${s.connections[0] ? ` from ${s.connections[0].ip}` : ''}` : 'offline'} />

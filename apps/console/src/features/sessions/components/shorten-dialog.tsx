@@ -57,9 +57,7 @@ export function ShortenDialog({ session, onClose }: { session: SessionRow | null
     >
       {session ? (
         <div className="form">
-          <p className="muted">
-            Lifetimes and grants only shrink here. Extending one needs a fresh pairing, which the operator approves.
-          </p>
+          <p className="muted">Lifetimes and grants only shrink here. Extending one needs a fresh pairing, which the operator approves.</p>
           <label className="field">
             <span>Session lifetime</span>
             <select value={ttl} onChange={(e) => setTtl(e.target.value)}>
