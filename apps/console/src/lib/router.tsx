@@ -13,13 +13,14 @@ function subscribe(l: () => void): () => void {
 
 const snapshot = (): string => location.pathname + location.search;
 
-export type Location = { path: string; params: URLSearchParams };
+/** `search` is a string, stable across renders: memoise on it, not on `params`. */
+export type Location = { path: string; search: string; params: URLSearchParams };
 
 export function useLocation(): Location {
   const full = useSyncExternalStore(subscribe, snapshot);
   const url = new URL(full, location.origin);
   const path = url.pathname.startsWith(BASE) ? url.pathname.slice(BASE.length) || '/' : '/';
-  return { path: path.length > 1 ? path.replace(/\/$/, '') : path, params: url.searchParams };
+  return { path: path.length > 1 ? path.replace(/\/$/, '') : path, search: url.search, params: url.searchParams };
 }
 
 export function navigate(to: string, opts: { replace?: boolean } = {}): void {

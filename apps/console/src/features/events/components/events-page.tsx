@@ -49,15 +49,17 @@ function toSearch(f: EventFilters, from: number | null): string {
 }
 
 export function EventsPage() {
-  const { params } = useLocation();
-  const filters = useMemo(() => filtersFrom(params), [params]);
+  const { params, search } = useLocation();
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const filters = useMemo(() => filtersFrom(params), [search]);
   const from = params.get('from') !== null && /^\d+$/.test(params.get('from')!) ? Number(params.get('from')) : null;
   const setFilters = useCallback((f: EventFilters, replayFrom: number | null = from) => navigate(toSearch(f, replayFrom), { replace: true }), [from]);
 
   const live = useLive();
   const tail = useTailEvents(filters, from === null);
   const replay = useReplayEvents(from, filters);
-  const [pausedAt, setPausedAt] = useState<number | null>(null);
+  /** Pause freezes the rows on screen (the live store may move on and drop its oldest events). */
+  const [paused, setPaused] = useState<{ at: number; rows: ConsoleEvent[] } | null>(null);
   const [selected, setSelected] = useState<ConsoleEvent | null>(null);
   const [deviceDraft, setDeviceDraft] = useState(filters.device);
   const [typeDraft, setTypeDraft] = useState(filters.type);
@@ -69,13 +71,23 @@ export function EventsPage() {
   const fetched = useMemo(() => tail.data?.pages.flatMap((p) => p.events) ?? [], [tail.data]);
   const newestFetched = fetched[0]?.seq ?? 0;
   const liveMatching = useMemo(() => live.events.filter((e) => e.seq > newestFetched && matchesFilters(e, filters)), [live.events, newestFetched, filters]);
-  const shownLive = pausedAt === null ? liveMatching : liveMatching.filter((e) => e.seq <= pausedAt);
-  const waiting = liveMatching.length - shownLive.length;
+  const liveRows = useMemo(() => [...liveMatching, ...fetched], [liveMatching, fetched]);
+  const waiting = paused ? live.events.filter((e) => e.seq > paused.at && matchesFilters(e, filters)).length : 0;
 
-  const rows: ConsoleEvent[] = from === null ? [...shownLive, ...fetched] : (replay.data?.pages.flatMap((p) => p.events) ?? []);
+  // The live store keeps only the newest 500 events. If more arrived since this page was fetched, the
+  // hole between them is refetched instead of being shown as missing.
+  const fetchedHead = tail.data?.pages[0]?.last_seq;
+  const oldestLive = live.events.at(-1)?.seq;
+  const gap = from === null && fetchedHead !== undefined && oldestLive !== undefined && oldestLive > fetchedHead + 1;
+  useEffect(() => {
+    if (gap && !paused && !tail.isFetching) void tail.refetch();
+  }, [gap, paused, tail]);
+  useEffect(() => setPaused(null), [filters, from]);
+
+  const rows: ConsoleEvent[] = from !== null ? (replay.data?.pages.flatMap((p) => p.events) ?? []) : paused ? paused.rows : liveRows;
   const knownTypes = useMemo(() => [...new Set([...live.events, ...fetched].map((e) => e.type))].sort(), [live.events, fetched]);
   const q = from === null ? tail : replay;
-  const liveSeqs = useMemo(() => new Set(shownLive.map((e) => e.seq)), [shownLive]);
+  const liveSeqs = useMemo(() => new Set(liveMatching.map((e) => e.seq)), [liveMatching]);
 
   const applyRange = (v: string) => {
     setRangeChoice(v);
@@ -93,8 +105,8 @@ export function EventsPage() {
         subtitle={from === null ? 'The event log, newest first, live. Click a row for the full record.' : `Replaying from #${from}, oldest first.`}
         actions={
           from === null ? (
-            <Button onClick={() => setPausedAt(pausedAt === null ? (live.lastSeq ?? 0) : null)} aria-pressed={pausedAt !== null} data-testid="pause">
-              {pausedAt === null ? (
+            <Button onClick={() => setPaused(paused ? null : { at: live.lastSeq ?? 0, rows: liveRows })} aria-pressed={paused !== null} data-testid="pause">
+              {paused === null ? (
                 <>
                   <IconPause /> Pause
                 </>
@@ -205,10 +217,10 @@ export function EventsPage() {
           </div>
         </div>
       </Card>
-      {pausedAt !== null ? (
+      {paused !== null ? (
         <div className="paused-bar" role="status">
-          Paused at #{pausedAt}. {waiting ? `${waiting} new event${waiting === 1 ? '' : 's'} waiting.` : 'No new events yet.'}{' '}
-          <button type="button" className="link-btn" onClick={() => setPausedAt(null)}>
+          Paused at #{paused.at}. {waiting ? `${waiting} new event${waiting === 1 ? '' : 's'} waiting.` : 'No new events yet.'}{' '}
+          <button type="button" className="link-btn" onClick={() => setPaused(null)}>
             Resume
           </button>
         </div>
