@@ -64,9 +64,18 @@ describe('console API and stream', () => {
       }
     });
 
-    it('refuses a non-loopback peer', async () => {
-      const res = await relay.app.getHttpAdapter().getInstance().inject({ method: 'GET', url: '/console/api/overview', remoteAddress: '192.168.1.20' });
-      expect(res.statusCode).toBe(403);
+    it('refuses a non-loopback peer, on every method the console answers', async () => {
+      const fastify = relay.app.getHttpAdapter().getInstance();
+      for (const [method, url] of [
+        ['GET', '/console/api/overview'],
+        ['GET', '/console/'],
+        ['HEAD', '/console/'],
+        ['GET', '/console/api/stream'],
+        ['POST', '/console/api/pairing/mint'],
+      ] as const) {
+        const res = await fastify.inject({ method, url, remoteAddress: '192.168.1.20', headers: { 'content-type': 'application/json' }, ...(method === 'POST' ? { payload: '{}' } : {}) });
+        expect([method, url, res.statusCode]).toEqual([method, url, 403]);
+      }
     });
 
     it('accepts its own origin', async () => {

@@ -102,7 +102,7 @@ export function EventsPage() {
     <>
       <PageHeader
         title="Events"
-        subtitle={from === null ? 'The event log, newest first, live. Click a row for the full record.' : `Replaying from #${from}, oldest first.`}
+        subtitle={from === null ? 'The event log, newest first, live. Click a row for the full record.' : `Replaying from #${from + 1}, oldest first.`}
         actions={
           from === null ? (
             <Button onClick={() => setPaused(paused ? null : { at: live.lastSeq ?? 0, rows: liveRows })} aria-pressed={paused !== null} data-testid="pause">
