@@ -74,11 +74,15 @@ describe('EventHistory over real segment files', () => {
   });
 
   it('keeps the ring contiguous as the bus feeds it', () => {
-    const h = new EventHistory(dir, () => 120, 10);
+    const h = new EventHistory(dir, () => 123, 10);
     h.seed();
     const ev = (seq: number) => ({ seq, type: 'relay.stopping', data: { reason: 'x' } }) as unknown as StoredRelayEvent;
     h.push(ev(120)); // already held: ignored
     expect(seqs(h.newest(2))).toEqual([120, 119]);
+    h.push(ev(121));
+    expect(seqs(h.newest(2))).toEqual([121, 120]);
+    h.push(ev(123)); // a gap: the ring restarts there rather than hold a hole
+    expect(seqs(h.newest(5))).toEqual([123]);
   });
 });
 

@@ -23,32 +23,36 @@ export class EventHistory {
     private readonly capacity = 5000,
   ) {}
 
-  /** Seeds the ring from the end of the newest segment (cheap: one bounded read). */
+  /** Seeds the ring from the last 2 MiB of the log (newest segments first; bounded reads). */
   seed(): void {
-    const last = listSegments(this.dir).at(-1);
-    if (!last) return;
-    const file = path.join(this.dir, last.file);
-    const size = fs.statSync(file).size;
-    const start = Math.max(0, size - TAIL_BYTES);
-    const fd = fs.openSync(file, 'r');
-    let text: string;
-    try {
-      const buf = Buffer.alloc(size - start);
-      fs.readSync(fd, buf, 0, buf.length, start);
-      text = buf.toString('utf8');
-    } finally {
-      fs.closeSync(fd);
-    }
-    const lines = text.split('\n');
-    if (start > 0) lines.shift(); // a partial first line
-    lines.pop(); // empty, or an unterminated tail
     const upTo = this.durableSeq();
-    const events: StoredRelayEvent[] = [];
-    for (const line of lines) {
-      const e = parse(line);
-      if (e && e.seq <= upTo) events.push(e);
+    const segments = listSegments(this.dir);
+    const parts: StoredRelayEvent[][] = [];
+    let budget = TAIL_BYTES;
+    for (let i = segments.length - 1; i >= 0 && budget > 0; i--) {
+      const file = path.join(this.dir, segments[i].file);
+      const size = fs.statSync(file).size;
+      const start = Math.max(0, size - budget);
+      budget -= size - start;
+      if (size === start) continue;
+      const buf = Buffer.alloc(size - start);
+      const fd = fs.openSync(file, 'r');
+      try {
+        fs.readSync(fd, buf, 0, buf.length, start);
+      } finally {
+        fs.closeSync(fd);
+      }
+      const lines = buf.toString('utf8').split('\n');
+      if (start > 0) lines.shift(); // a partial first line
+      lines.pop(); // empty, or an unterminated tail
+      const events: StoredRelayEvent[] = [];
+      for (const line of lines) {
+        const e = parse(line);
+        if (e && e.seq <= upTo) events.push(e);
+      }
+      parts.unshift(events);
     }
-    this.ring = events.slice(-this.capacity);
+    this.ring = parts.flat().slice(-this.capacity);
   }
 
   /** Called for every durable event, in seq order. */
