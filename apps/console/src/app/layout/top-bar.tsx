@@ -18,7 +18,11 @@ export function TopBar() {
         </span>
         <span className="brand-name">svc relay</span>
       </Link>
-      <div className="topbar-facts" aria-label="Relay status">
+      <div
+        className={`topbar-facts ${live.status === 'down' ? 'stale' : ''}`}
+        aria-label="Relay status"
+        title={live.status === 'down' ? 'last known values: the relay is unreachable' : undefined}
+      >
         {o ? (
           <>
             <span className="fact hide-narrow">v{o.version}</span>
