@@ -50,7 +50,7 @@ export class ConsoleApiController {
       ready_codes: codes.filter((c) => c.state === 'ready').length,
       events_per_second: this.log.eventsPerSecond(),
       log: { last_seq: this.log.lastSeq, ...this.state.logSize() },
-      chain: this.state.chain.check(),
+      chain: this.state.chainStatus(),
       console_streams: this.stream.count(),
       features: this.features.list(),
       recent_events: this.state.history.newest(10).map(toConsoleEvent),
@@ -68,8 +68,7 @@ export class ConsoleApiController {
   @Auth('loopback')
   @HttpCode(200)
   verify() {
-    this.state.chain.reset();
-    return { ok: true, chain: this.state.chain.check(true) };
+    return { ok: true, chain: this.state.verifyChain() };
   }
 
   /**

@@ -32,8 +32,16 @@ export function redact(value: unknown, key = ''): unknown {
   return out;
 }
 
+/** Stored events are immutable, so each is redacted once, however often the console shows it. */
+const views = new WeakMap<StoredRelayEvent, ConsoleEvent>();
+
 export function toConsoleEvent(e: StoredRelayEvent): ConsoleEvent {
-  return { seq: e.seq, id: e.id, at: e.at, type: e.type, actor: e.actor, data: redact(e.data), hash: e.hash.slice(0, 12) };
+  let view = views.get(e);
+  if (!view) {
+    view = { seq: e.seq, id: e.id, at: e.at, type: e.type, actor: e.actor, data: redact(e.data), hash: e.hash.slice(0, 12) };
+    views.set(e, view);
+  }
+  return view;
 }
 
 /**
