@@ -1,19 +1,7 @@
 import { bearer, pairPhone, Phone, readEvents, startRelay, type Frame, type TestRelay } from '../support/harness';
-
-type Json = Record<string, any>;
-
-async function call(relay: TestRelay, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${relay.url}${path}`, {
-    method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: (await res.json()) as Json };
-}
+import { call, REMOTE, type Json } from '../support/http';
 
 const post = (relay: TestRelay, body: Json) => call(relay, 'POST', '/phone/message', body);
-/** A request the relay must not treat as loopback: it came through a proxy. */
-const REMOTE = { 'x-forwarded-for': '203.0.113.7' };
 
 async function subscribe(phone: Phone, payload: Json = {}): Promise<Frame> {
   phone.send('proactive', 'proactive.subscribe', payload, 'sub-1');
