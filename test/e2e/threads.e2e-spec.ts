@@ -1,5 +1,8 @@
 import { bearer, pairPhone, Phone, readEvents, startRelay, type Frame, type TestRelay } from '../support/harness';
 import { call, REMOTE, type Json } from '../support/http';
+import { ReadModels } from '@svc/domain';
+import { replayLog } from '@svc/events';
+import * as path from 'node:path';
 
 const post = (relay: TestRelay, body: Json) => call(relay, 'POST', '/phone/message', body);
 
@@ -229,6 +232,14 @@ describe('Phone Threads', () => {
     phone.close();
   });
 
+  it('replaying the log gives the same queue, threads and replies', async () => {
+    await post(relay, { chat_id: 'replay', text: 'still queued' });
+    const replayed = new ReadModels();
+    replayLog(path.join(relay.home, 'relay', 'events'), replayed);
+    expect(replayed.phone.snapshot()).toEqual(relay.log.models.phone.snapshot());
+    expect(replayed.phone.queuedCount()).toBeGreaterThan(0);
+  });
+
   it('message text never reaches the process log', () => {
     const all = relay.logs.join('');
     for (const text of ['hello phone', 'yes please', 'cancel me', 'question?']) expect(all).not.toContain(text);
@@ -252,4 +263,49 @@ describe('Phone Threads switched off', () => {
       await relay.close();
     }
   });
+});
+
+describe('Phone Threads: a flush that fails midway', () => {
+  it('keeps what was not written queued, and the next subscriber gets exactly that, in order', async () => {
+    const relay = await startRelay({ env: { PHONE_ENABLED: '1', PHONE_QUEUE_MAX: '1000' } });
+    try {
+      const N = 300;
+      const filler = 'x'.repeat(32_000);
+      for (let i = 0; i < N; i += 50) {
+        await Promise.all(Array.from({ length: 50 }, (_, j) => post(relay, { chat_id: 'bulk', text: `${i + j} ${filler}`, message_id: `m${i + j}` })));
+      }
+      const order = (await call(relay, 'GET', '/phone/outbound')).body.messages.map((m: Json) => m.message_id) as string[];
+      expect(order).toHaveLength(N);
+
+      const { phone, token } = await pairPhone(relay);
+      // The phone stops reading, so the relay's writes back up; then it drops off mid-flush.
+      phone.send('proactive', 'proactive.subscribe', {}, 's');
+      (phone.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+      let flushed: Json | undefined;
+      for (let i = 0; i < 100 && !flushed; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        if (i === 10) phone.ws.terminate();
+        flushed = readEvents(relay.home).find((e) => e.type === 'phone.backlog_flushed')?.data;
+      }
+      expect(flushed).toMatchObject({ interrupted: true });
+      const sent = flushed!.count as number;
+      expect(sent).toBeGreaterThan(0);
+      expect(sent).toBeLessThan(N);
+      expect(flushed!.remaining).toBe(N - sent);
+
+      const left = (await call(relay, 'GET', '/phone/outbound')).body.messages.map((m: Json) => m.message_id);
+      expect(left).toEqual(order.slice(sent));
+
+      const next = await Phone.connect(relay.url);
+      expect((await next.auth({ session_token: token })).type).toBe('auth.ok');
+      next.send('proactive', 'proactive.subscribe', {}, 's2');
+      const done = await next.type('proactive', 'proactive.backlog.complete', 10_000);
+      expect(done.payload.count).toBe(N - sent);
+      const got = next.frames.filter((f) => f.type === 'phone.message').map((f) => f.payload.message_id);
+      expect(got).toEqual(order.slice(sent));
+      next.close();
+    } finally {
+      await relay.close();
+    }
+  }, 30_000);
 });

@@ -19,6 +19,7 @@ export class ImageActivityProjection implements Projection<{ sessions: SessionAc
       case 'chat.image_activity': {
         const at = Date.parse(e.at);
         let s = this.sessions.get(e.data.sessionId);
+        if (s && s.entries.some((x) => x.seq >= e.seq)) break;
         if (s) this.sessions.delete(e.data.sessionId);
         else s = { sessionId: e.data.sessionId, entries: [], last: at };
         // Re-inserted: the map's order is least recently active first.

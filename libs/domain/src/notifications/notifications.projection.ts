@@ -27,6 +27,7 @@ export class NotificationsProjection implements Projection<{ entries: Notificati
         break;
       case 'notification.posted': {
         const d = e.data;
+        if (this.entries.some((x) => x.entryId === d.entryId)) break;
         // The same key from the same phone is an update: it replaces the older entry.
         if (d.key !== null) this.entries = this.entries.filter((x) => !(x.key === d.key && x.tokenPrefix === d.tokenPrefix));
         this.entries.unshift({ ...d, postedAt: d.postedAt === null ? null : Date.parse(d.postedAt), receivedAt: Date.parse(e.at) });

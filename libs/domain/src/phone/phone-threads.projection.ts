@@ -79,6 +79,7 @@ export class PhoneThreadsProjection implements Projection<State> {
         break;
       case 'phone.message_posted': {
         const d = e.data;
+        if (this.messages.has(d.messageId)) break;
         this.messages.set(d.messageId, {
           messageId: d.messageId,
           chatId: d.chatId,
@@ -119,6 +120,7 @@ export class PhoneThreadsProjection implements Projection<State> {
         break;
       case 'phone.reply_received': {
         const d = e.data;
+        if (this.replies.some((r) => r.seq >= e.seq)) break;
         this.replies.push({ replyId: d.replyId, seq: e.seq, chatId: d.chatId, text: d.text, replyTo: d.replyTo, tokenPrefix: d.tokenPrefix, deviceName: d.deviceName, via: d.via, at });
         if (this.replies.length > REPLIES_KEPT) this.replies.splice(0, this.replies.length - REPLIES_KEPT);
         const t = this.thread(d.chatId, at);
