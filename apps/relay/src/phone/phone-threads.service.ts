@@ -32,6 +32,8 @@ import { CHAT_ID, MAX_TEXT, MESSAGE_ID } from './phone.dto';
 
 const epoch = (ms: number): number => Math.floor(ms / 1000);
 const METADATA_MAX_BYTES = 8 * 1024;
+/** How long one frame may wait for a phone's socket to drain. */
+const WRITE_TIMEOUT_MS = 10_000;
 
 export type PostInput = {
   chatId?: string;
@@ -344,13 +346,23 @@ export class PhoneThreadsService implements OnApplicationShutdown {
     };
   }
 
-  /** Resolves once the frame is handed to the socket (false: the socket is gone). */
+  /**
+   * Resolves once the frame is handed to the socket; false when the socket is gone, or when a phone that
+   * stopped reading keeps it from draining for WRITE_TIMEOUT_MS (the message then stays queued: at least
+   * once, phones de-duplicate by message_id).
+   */
   private write(conn: PhoneConnection, type: string, payload: Record<string, unknown>): Promise<boolean> {
     if (conn.closed || conn.ws.readyState !== conn.ws.OPEN) return Promise.resolve(false);
     return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), WRITE_TIMEOUT_MS);
+      timer.unref();
       try {
-        conn.ws.send(JSON.stringify({ channel: 'proactive', type, id: randomUUID(), payload }), (err) => resolve(!err));
+        conn.ws.send(JSON.stringify({ channel: 'proactive', type, id: randomUUID(), payload }), (err) => {
+          clearTimeout(timer);
+          resolve(!err);
+        });
       } catch {
+        clearTimeout(timer);
         resolve(false);
       }
     });
