@@ -157,7 +157,7 @@ describe('Phone Threads', () => {
     // The subscriber leaves: messages queue again.
     b.phone.close();
     await b.phone.closed;
-    await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && (await call(relay, 'GET', '/phone/outbound')).body.subscribed; i++) await new Promise((r) => setTimeout(r, 20));
     expect((await post(relay, { text: 'nobody home' })).body.queued).toBe(true);
     a.phone.close();
   });
