@@ -246,6 +246,20 @@ describe('Phone Threads', () => {
   });
 });
 
+describe('Phone Threads at shutdown', () => {
+  it('a held long-poll answers at once when the relay stops', async () => {
+    const relay = await startRelay({ env: { PHONE_ENABLED: '1' } });
+    const pending = call(relay, 'GET', '/phone/replies?wait=30');
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = Date.now();
+    await relay.close();
+    const r = await pending;
+    expect(r.status).toBe(200);
+    expect(r.body.replies).toEqual([]);
+    expect(Date.now() - t0).toBeLessThan(5000);
+  });
+});
+
 describe('Phone Threads switched off', () => {
   it('answers 403 while PHONE_ENABLED is not 1, and says so to subscribers', async () => {
     const relay = await startRelay();

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import {
   actorOf,
   cancelMessage,
@@ -51,7 +51,7 @@ export type PostInput = {
  * messages in posting order, backlog first.
  */
 @Injectable()
-export class PhoneThreadsService implements OnApplicationShutdown {
+export class PhoneThreadsService implements OnModuleDestroy {
   private delivery: Promise<unknown> = Promise.resolve();
   /** Sockets that subscribed, by connection id (the projection names the current one). */
   private readonly subscribers = new Map<string, PhoneConnection>();
@@ -72,7 +72,8 @@ export class PhoneThreadsService implements OnApplicationShutdown {
     });
   }
 
-  onApplicationShutdown(): void {
+  /** Before the server closes: held long-polls answer now instead of holding shutdown for their wait. */
+  onModuleDestroy(): void {
     for (const release of [...this.waiters]) release();
   }
 
@@ -115,7 +116,8 @@ export class PhoneThreadsService implements OnApplicationShutdown {
       ),
     );
     const duplicate = stored.length === 0;
-    if (!duplicate) await this.enqueue(() => this.pump(new Set([messageId])));
+    // A retry also pumps: a message an earlier attempt could not write goes out now (as backlog).
+    await this.enqueue(() => this.pump(duplicate ? new Set() : new Set([messageId])));
     const msg = this.log.models.phone.message(messageId);
     if (!msg) throw new DomainError('phone.message_not_found', 'not_found', 'that message_id is no longer known');
     return {
