@@ -105,6 +105,24 @@ describe('Phone Threads', () => {
     expect(expired.map((e) => e.data.messageId)).toContain(r.body.message_id);
   });
 
+  it('a relay that was down past the 24 hours never delivers the stale message', async () => {
+    const { phone, token } = await pairPhone(relay);
+    phone.close();
+    await phone.closed;
+    const stale = (await post(relay, { chat_id: 'down', text: 'too late' })).body.message_id;
+    await relay.close();
+    relay.clock.advanceSeconds(25 * 3600);
+    relay = await relay.restart();
+    const again = await Phone.connect(relay.url);
+    expect((await again.auth({ session_token: token })).type).toBe('auth.ok');
+    again.send('proactive', 'proactive.subscribe', {}, 's');
+    expect((await again.type('proactive', 'proactive.backlog.complete')).payload.count).toBe(0);
+    expect(again.frames.some((f) => f.type === 'phone.message')).toBe(false);
+    expect(readEvents(relay.home).some((e) => e.type === 'phone.message_expired' && e.data.messageId === stale)).toBe(true);
+    again.close();
+    await again.closed;
+  });
+
   it('keeps the queue bounded: the oldest is dropped first, and the drop is an event', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) ids.push((await post(relay, { chat_id: 'bound', text: `m${i}` })).body.message_id);

@@ -307,6 +307,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
   private async pump(live: Set<string>): Promise<void> {
     const conn = this.current();
     if (!conn) return;
+    await this.expireDue();
     const sent: { messageId: string; queued: boolean }[] = [];
     for (const msg of this.log.models.phone.queued()) {
       const queued = !live.has(msg.messageId);
@@ -319,6 +320,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
   /** Subscribe: the backlog in posting order, each marked `queued_delivery`, then `proactive.backlog.complete`. */
   private async flush(conn: PhoneConnection): Promise<void> {
     if (this.log.models.phone.subscriber()?.connId !== conn.id) return;
+    await this.expireDue();
     const sent: { messageId: string; queued: boolean }[] = [];
     let interrupted = false;
     for (const msg of this.log.models.phone.queued()) {
@@ -331,6 +333,11 @@ export class PhoneThreadsService implements OnModuleDestroy {
     const to = { connId: conn.id, tokenPrefix: conn.tokenPrefix! };
     await this.log.run(actorOf(conn.principal!), (m) => recordFlush(m, sent, to, interrupted));
     if (!interrupted) await this.write(conn, 'proactive.backlog.complete', { count: sent.length, ts: epoch(this.clock.now().getTime()) });
+  }
+
+  /** A message past its 24 hours never goes out, even when no sweep ran yet (a relay that was down a day). */
+  private async expireDue(): Promise<void> {
+    await this.log.run('system', (m, now) => expireMessages(m, now));
   }
 
   private framePayload(msg: PhoneMessage, queued: boolean): Record<string, unknown> {
