@@ -202,6 +202,8 @@ export class PhoneThreadsProjection implements Projection<State> {
     if (i >= 0) this.queue.splice(i, 1);
     const t = this.threads.get(m.chatId);
     if (t) t.lastActivity = Math.max(t.lastActivity, at);
+    // Out of the queue and no longer shown in its thread: nothing reads it any more.
+    if (!t || !t.entries.some((x) => x.kind === 'message' && x.id === id)) this.messages.delete(id);
   }
 
   private thread(chatId: string, at: number): Thread {

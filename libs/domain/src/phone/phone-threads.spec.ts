@@ -1,6 +1,7 @@
 import type { NewEvent, RelayEvent, StoredEvent } from '@svc/events';
 import { DomainError } from '../errors';
 import { ReadModels } from '../read-models';
+import { THREAD_ENTRIES_KEPT } from './phone-threads.projection';
 import { cancelMessage, expireMessages, postMessage, PHONE_QUEUE_TTL_SECONDS, recordFlush, subscribe, type PostMessage } from './phone-threads';
 
 const T0 = new Date('2026-03-01T12:00:00.000Z');
@@ -103,6 +104,21 @@ describe('phone threads projection', () => {
     given(m, subscribe(m, { connId: 'y', tokenPrefix: 'p1', deviceName: 'A', sharePhoneStatus: true }));
     given(m, [{ type: 'phone.disconnected', data: { connId: 'y', tokenPrefix: 'p1', code: 1000, reason: '' } }]);
     expect(m.phone.subscriber()).toBeNull();
+  });
+
+  it('keeps the latest 100 entries per thread; a queued message outlives its entry, then is forgotten', () => {
+    const m = new ReadModels();
+    given(m, postMessage(m, msg('old'), 10, T0));
+    const replies = Array.from({ length: THREAD_ENTRIES_KEPT }, (_, i) => ({
+      type: 'phone.reply_received',
+      data: { replyId: `r${i}`, chatId: 'c', text: 't', replyTo: null, tokenPrefix: 'p', deviceName: 'P', via: 'ws' },
+    })) as NewEvent<RelayEvent>[];
+    given(m, replies);
+    expect(m.phone.threadById('c')!.entries).toHaveLength(THREAD_ENTRIES_KEPT);
+    expect(m.phone.message('old')?.state).toBe('queued');
+    given(m, recordFlush(m, [{ messageId: 'old', queued: true }], { connId: 'x', tokenPrefix: 'p' }, false));
+    expect(m.phone.message('old')).toBeUndefined();
+    expect(m.phone.queuedCount()).toBe(0);
   });
 
   it('snapshot and restore round-trip', () => {
