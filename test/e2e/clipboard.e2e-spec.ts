@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { bearer, pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
@@ -15,9 +16,9 @@ function sized(n: number): Buffer {
   return b;
 }
 
-async function latest(relay: TestRelay, headers: Record<string, string> = {}): Promise<{ status: number; type: string | null; bytes: Buffer }> {
+async function latest(relay: TestRelay, headers: Record<string, string> = {}): Promise<{ status: number; type: string | null; sha256: string | null; bytes: Buffer }> {
   const res = await fetch(`${relay.url}/clipboard/inbox/latest`, { headers });
-  return { status: res.status, type: res.headers.get('content-type'), bytes: Buffer.from(await res.arrayBuffer()) };
+  return { status: res.status, type: res.headers.get('content-type'), sha256: res.headers.get('x-clipboard-sha256'), bytes: Buffer.from(await res.arrayBuffer()) };
 }
 
 describe('clipboard inbox', () => {
@@ -55,6 +56,8 @@ describe('clipboard inbox', () => {
     expect(first.status).toBe(200);
     expect(first.type).toBe('image/png');
     expect(first.bytes).toEqual(PNG);
+    expect(first.sha256).toBe(createHash('sha256').update(PNG).digest('hex'));
+    expect(r.body.sha256).toBe(first.sha256);
     expect(fs.existsSync(r.body.path)).toBe(false);
     const second = await latest(relay);
     expect(second.status).toBe(404);

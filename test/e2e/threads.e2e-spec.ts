@@ -138,12 +138,16 @@ describe('Phone Threads', () => {
   it('cancels a queued message (404 unknown, 409 twice) and never delivers it', async () => {
     const a = (await post(relay, { chat_id: 'cx', text: 'cancel me' })).body.message_id;
     await post(relay, { chat_id: 'cx', text: 'keep me' });
+    expect((await call(relay, 'GET', `/phone/outbound/${a}`)).body).toMatchObject({ ok: true, message_id: a, state: 'queued', text: 'cancel me' });
     const del = await call(relay, 'DELETE', `/phone/outbound/${a}`);
     expect(del).toEqual({ status: 200, body: { ok: true, cancelled: a } });
     const twice = await call(relay, 'DELETE', `/phone/outbound/${a}`);
     expect(twice.status).toBe(409);
     expect(twice.body).toMatchObject({ ok: false, code: 'phone.not_queued', state: 'cancelled' });
     expect((await call(relay, 'DELETE', '/phone/outbound/nope')).status).toBe(404);
+    expect((await call(relay, 'GET', `/phone/outbound/${a}`)).body.state).toBe('cancelled');
+    expect((await call(relay, 'GET', '/phone/outbound/nope')).status).toBe(404);
+    expect((await call(relay, 'GET', '/phone/outbound/..%2Fx')).status).toBe(400);
     const { phone } = await pairPhone(relay);
     await subscribe(phone);
     expect((await phone.type('proactive', 'proactive.backlog.complete')).payload.count).toBe(1);

@@ -37,6 +37,7 @@ export class ClipboardController {
       .header('Cache-Control', 'no-store')
       .header('Content-Disposition', `inline; filename="${entry.fileName}"`)
       .header('X-Clipboard-Id', entry.entryId)
+      .header('X-Clipboard-Sha256', entry.sha256)
       .header('X-Clipboard-Staged-At', String(Math.floor(entry.stagedAt / 1000)))
       .send(bytes);
   }

@@ -140,6 +140,12 @@ export class PhoneThreadsService implements OnModuleDestroy {
     return { ok: true as const, ...this.channelInfo(), max: this.config.phoneQueueMax, count: queued.length, messages: queued.map(messageView) };
   }
 
+  message(messageId: string) {
+    const msg = this.log.models.phone.message(messageId);
+    if (!msg) throw new DomainError('phone.message_not_found', 'not_found', 'no message with that message_id');
+    return { ok: true as const, ...messageView(msg), delivered_to: msg.deliveredTo, queued_delivery: msg.queuedDelivery };
+  }
+
   async cancel(messageId: string, caller: Principal) {
     await this.log.run(actorOf(caller), (m) => cancelMessage(m, messageId, actorOf(caller)));
     return { ok: true as const, cancelled: messageId };

@@ -44,6 +44,14 @@ export class PhoneController {
     return this.phone.outbound(q.chat_id);
   }
 
+  /** One message's state, queued or not (while the read model still holds it). */
+  @Get('/outbound/:message_id')
+  @Auth('loopback-or-paired')
+  one(@Param('message_id') id: string) {
+    if (!MESSAGE_ID.test(id)) throw new DomainError('phone.bad_message_id', 'invalid', 'message_id: 1-128 of A-Z a-z 0-9 _ . : -');
+    return this.phone.message(id);
+  }
+
   @Delete('/outbound/:message_id')
   @Auth('loopback-or-paired')
   cancel(@Param('message_id') id: string, @Caller() caller: Principal) {
