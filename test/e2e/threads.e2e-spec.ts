@@ -162,6 +162,9 @@ describe('Phone Threads', () => {
     expect(second.body).toMatchObject({ message_id: 'msg-42', queued: true, duplicate: true });
     expect(first.body.duplicate).toBeUndefined();
     expect((await call(relay, 'GET', '/phone/outbound')).body.count).toBe(1);
+    const reused = await post(relay, { text: 'something else', message_id: 'msg-42' });
+    expect(reused.status).toBe(409);
+    expect(reused.body).toMatchObject({ ok: false, code: 'phone.message_id_reused', state: 'queued' });
   });
 
   it('the latest subscriber wins; the displaced phone is told', async () => {

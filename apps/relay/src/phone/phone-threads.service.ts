@@ -116,6 +116,12 @@ export class PhoneThreadsService implements OnModuleDestroy {
       ),
     );
     const duplicate = stored.length === 0;
+    if (duplicate) {
+      const known = this.log.models.phone.message(messageId);
+      if (known && (known.text !== input.text || known.chatId !== (input.chatId ?? PHONE_CHANNEL_ID))) {
+        throw new DomainError('phone.message_id_reused', 'conflict', 'that message_id was already used for a different message', { state: known.state });
+      }
+    }
     // A retry also pumps: a message an earlier attempt could not write goes out now (as backlog).
     await this.enqueue(() => this.pump(duplicate ? new Set() : new Set([messageId])));
     const msg = this.log.models.phone.message(messageId);
