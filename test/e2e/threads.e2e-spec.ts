@@ -261,8 +261,8 @@ describe('Phone Threads', () => {
     await post(relay, { chat_id: 'replay', text: 'still queued' });
     const replayed = new ReadModels();
     replayLog(path.join(relay.home, 'relay', 'events'), replayed);
-    expect(replayed.phone.snapshot()).toEqual(relay.log.models.phone.snapshot());
-    expect(replayed.phone.queuedCount()).toBeGreaterThan(0);
+    expect(replayed.phoneThreads.snapshot()).toEqual(relay.log.models.phoneThreads.snapshot());
+    expect(replayed.phoneThreads.queuedCount()).toBeGreaterThan(0);
   });
 
   it('message text never reaches the process log', () => {

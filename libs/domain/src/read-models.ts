@@ -18,9 +18,9 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly pairing = new PairingProjection();
   readonly rateLimit = new RateLimitProjection();
   readonly connections = new ConnectionsProjection();
-  readonly phone = new PhoneThreadsProjection();
+  readonly phoneThreads = new PhoneThreadsProjection();
   readonly notifications = new NotificationsProjection();
-  readonly clipboard = new ClipboardProjection();
+  readonly clipboardInbox = new ClipboardProjection();
   readonly imageActivity = new ImageActivityProjection();
   /** The seq of the last event applied. */
   lastSeq = 0;

@@ -55,7 +55,7 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
     scheduler.register('clipboard.stale', (m, now) => discardStale(m, now));
     // A host tool may take the file straight from the directory: that is a read too.
     scheduler.onTick(async () => {
-      const missing = this.log.models.clipboard.all().filter((x) => !fs.existsSync(this.pathOf(x)));
+      const missing = this.log.models.clipboardInbox.all().filter((x) => !fs.existsSync(this.pathOf(x)));
       if (missing.length) await this.log.run('system', (m) => discardEntries(m, missing.map((x) => x.entryId), 'missing'));
     });
   }
@@ -66,7 +66,7 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
       for (const id of gone) this.removeFiles(id);
     });
     // Files no entry owns (a crash between write and event, or an unlink that never ran).
-    const known = new Set(this.log.models.clipboard.all().map((x) => x.entryId));
+    const known = new Set(this.log.models.clipboardInbox.all().map((x) => x.entryId));
     for (const name of this.listOwn()) {
       const id = OWN_FILE.exec(name)![1];
       if (!known.has(id)) this.unlink(name);
@@ -104,7 +104,7 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
       this.unlink(fileName);
       throw err;
     }
-    const entry = this.log.models.clipboard.get(entryId)!;
+    const entry = this.log.models.clipboardInbox.get(entryId)!;
     return { ok: true as const, path: full, size_bytes: bytes.length, id: entryId, format, sha256, stale_at: epoch(entry.staleAt) };
   }
 
@@ -113,7 +113,7 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
     return {
       ok: true as const,
       dir: this.dir,
-      entries: this.log.models.clipboard
+      entries: this.log.models.clipboardInbox
         .all()
         .filter((x) => x.staleAt > now)
         .reverse()
@@ -124,7 +124,7 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
   /** The one-shot read: the newest fresh image's bytes; the file is deleted once the read is recorded. */
   async takeLatest(by: string): Promise<{ entry: ClipboardEntry; bytes: Buffer }> {
     for (;;) {
-      const entry = this.log.models.clipboard.latestFresh(this.clock.now());
+      const entry = this.log.models.clipboardInbox.latestFresh(this.clock.now());
       if (!entry) throw new DomainError('clipboard.empty_inbox', 'not_found', 'no fresh image in the paste inbox (images go stale after 5 minutes)');
       const bytes = this.readOwn(entry);
       if (!bytes) {
@@ -137,7 +137,7 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
   }
 
   async clear(by: string) {
-    const ids = this.log.models.clipboard.all().map((x) => x.entryId);
+    const ids = this.log.models.clipboardInbox.all().map((x) => x.entryId);
     const stored = await this.log.run(by, (m) => discardEntries(m, ids, 'cleared'));
     return { ok: true as const, cleared: stored.length };
   }

@@ -57,7 +57,7 @@ export class ContextService {
 
   /** Null when the subscribed phone turned "share phone status" off. */
   private phoneStatus(): string | null {
-    const phone = this.log.models.phone;
+    const phone = this.log.models.phoneThreads;
     const sub = phone.subscriber();
     if (sub && !sub.sharePhoneStatus) return null;
     const queued = phone.queuedCount();

@@ -78,7 +78,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
   }
 
   channelInfo() {
-    const sub = this.log.models.phone.subscriber();
+    const sub = this.log.models.phoneThreads.subscriber();
     return {
       channel_id: PHONE_CHANNEL_ID,
       home_channel_name: this.config.phoneHomeChannelName,
@@ -117,14 +117,14 @@ export class PhoneThreadsService implements OnModuleDestroy {
     );
     const duplicate = stored.length === 0;
     if (duplicate) {
-      const known = this.log.models.phone.message(messageId);
+      const known = this.log.models.phoneThreads.message(messageId);
       if (known && (known.text !== input.text || known.chatId !== (input.chatId ?? PHONE_CHANNEL_ID))) {
         throw new DomainError('phone.message_id_reused', 'conflict', 'that message_id was already used for a different message', { state: known.state });
       }
     }
     // A retry also pumps: a message an earlier attempt could not write goes out now (as backlog).
     await this.enqueue(() => this.pump(duplicate ? new Set() : new Set([messageId])));
-    const msg = this.log.models.phone.message(messageId);
+    const msg = this.log.models.phoneThreads.message(messageId);
     if (!msg) throw new DomainError('phone.message_not_found', 'not_found', 'that message_id is no longer known');
     return {
       ok: true as const,
@@ -142,12 +142,12 @@ export class PhoneThreadsService implements OnModuleDestroy {
   }
 
   outbound(chatId?: string) {
-    const queued = this.log.models.phone.queued().filter((m) => chatId === undefined || m.chatId === chatId);
+    const queued = this.log.models.phoneThreads.queued().filter((m) => chatId === undefined || m.chatId === chatId);
     return { ok: true as const, ...this.channelInfo(), max: this.config.phoneQueueMax, count: queued.length, messages: queued.map(messageView) };
   }
 
   message(messageId: string) {
-    const msg = this.log.models.phone.message(messageId);
+    const msg = this.log.models.phoneThreads.message(messageId);
     if (!msg) throw new DomainError('phone.message_not_found', 'not_found', 'no message with that message_id');
     return { ok: true as const, ...messageView(msg), delivered_to: msg.deliveredTo, queued_delivery: msg.queuedDelivery };
   }
@@ -163,7 +163,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
   }
 
   threads() {
-    const phone = this.log.models.phone;
+    const phone = this.log.models.phoneThreads;
     return {
       ok: true as const,
       channel_id: PHONE_CHANNEL_ID,
@@ -185,7 +185,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
   }
 
   thread(chatId: string) {
-    const t = this.log.models.phone.threadById(chatId);
+    const t = this.log.models.phoneThreads.threadById(chatId);
     if (!t) throw new DomainError('phone.thread_not_found', 'not_found', 'no thread with that chat_id');
     return {
       ok: true as const,
@@ -200,10 +200,10 @@ export class PhoneThreadsService implements OnModuleDestroy {
 
   private entryView(e: { kind: 'message' | 'reply'; id: string }) {
     if (e.kind === 'message') {
-      const m = this.log.models.phone.message(e.id);
+      const m = this.log.models.phoneThreads.message(e.id);
       return m ? { kind: 'message' as const, ...messageView(m), ts: epoch(m.postedAt) } : null;
     }
-    const r = this.log.models.phone.reply(e.id);
+    const r = this.log.models.phoneThreads.reply(e.id);
     return r ? { kind: 'reply' as const, ...replyView(r) } : null;
   }
 
@@ -231,7 +231,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
     const since = q.since ?? 0;
     const limit = q.limit ?? 100;
     const wait = q.wait ?? 20;
-    let list = this.log.models.phone.repliesAfter(since, q.chatId);
+    let list = this.log.models.phoneThreads.repliesAfter(since, q.chatId);
     if (list.length === 0 && wait > 0) {
       await new Promise<void>((resolve) => {
         let done = false;
@@ -253,7 +253,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
         this.waiters.add(release);
         onAbort(release);
       });
-      list = this.log.models.phone.repliesAfter(since, q.chatId);
+      list = this.log.models.phoneThreads.repliesAfter(since, q.chatId);
     }
     const page = list.slice(0, limit);
     return {
@@ -279,7 +279,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
         const replaced = e.type === 'phone.subscribed' ? e.data.replaced : null;
         const old = replaced ? this.subscribers.get(replaced) : undefined;
         if (old) old.send('proactive', 'proactive.unsubscribed', { reason: 'replaced' });
-        conn.send('proactive', 'proactive.subscribed', { ok: true, ...this.channelInfo(), queued: this.log.models.phone.queuedCount() }, env.id);
+        conn.send('proactive', 'proactive.subscribed', { ok: true, ...this.channelInfo(), queued: this.log.models.phoneThreads.queuedCount() }, env.id);
         await this.enqueue(() => this.flush(conn));
         return;
       }
@@ -310,7 +310,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
 
   /** The subscriber's open socket, if there is one. */
   private current(): PhoneConnection | undefined {
-    const sub = this.log.models.phone.subscriber();
+    const sub = this.log.models.phoneThreads.subscriber();
     const conn = sub ? this.subscribers.get(sub.connId) : undefined;
     return conn && !conn.closed && conn.ws.readyState === conn.ws.OPEN ? conn : undefined;
   }
@@ -321,7 +321,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
     if (!conn) return;
     await this.expireDue();
     const sent: { messageId: string; queued: boolean }[] = [];
-    for (const msg of this.log.models.phone.queued()) {
+    for (const msg of this.log.models.phoneThreads.queued()) {
       const queued = !live.has(msg.messageId);
       if (!(await this.write(conn, 'phone.message', this.framePayload(msg, queued)))) break;
       sent.push({ messageId: msg.messageId, queued });
@@ -331,12 +331,12 @@ export class PhoneThreadsService implements OnModuleDestroy {
 
   /** Subscribe: the backlog in posting order, each marked `queued_delivery`, then `proactive.backlog.complete`. */
   private async flush(conn: PhoneConnection): Promise<void> {
-    if (this.log.models.phone.subscriber()?.connId !== conn.id) return;
+    if (this.log.models.phoneThreads.subscriber()?.connId !== conn.id) return;
     await this.expireDue();
     const sent: { messageId: string; queued: boolean }[] = [];
     let interrupted = false;
-    for (const msg of this.log.models.phone.queued()) {
-      if (this.log.models.phone.subscriber()?.connId !== conn.id || !(await this.write(conn, 'phone.message', this.framePayload(msg, true)))) {
+    for (const msg of this.log.models.phoneThreads.queued()) {
+      if (this.log.models.phoneThreads.subscriber()?.connId !== conn.id || !(await this.write(conn, 'phone.message', this.framePayload(msg, true)))) {
         interrupted = true;
         break;
       }

@@ -59,21 +59,21 @@ export type Stage = { entryId: string; fileName: string; format: ClipboardFormat
 export function stageImage(m: ReadModels, cmd: Stage, now: Date): NewEvent<ClipboardEvent>[] {
   if (cmd.sizeBytes <= 0) throw new DomainError('clipboard.empty', 'invalid', 'the image is empty');
   if (cmd.sizeBytes > CLIPBOARD_MAX_BYTES) throw new DomainError('clipboard.too_large', 'too_large', `the image is larger than ${CLIPBOARD_MAX_BYTES} bytes (25 MB)`);
-  const supersedes = m.clipboard.all().map((x) => x.entryId);
+  const supersedes = m.clipboardInbox.all().map((x) => x.entryId);
   const staleAt = new Date(now.getTime() + CLIPBOARD_STALE_SECONDS * 1000).toISOString();
   return [{ type: 'clipboard.staged', data: { ...cmd, staleAt, supersedes } }];
 }
 
 /** One-shot read of the newest fresh image; 404 when the inbox has none. */
 export function consumeLatest(m: ReadModels, by: string, now: Date): NewEvent<ClipboardEvent>[] {
-  const entry = m.clipboard.latestFresh(now);
+  const entry = m.clipboardInbox.latestFresh(now);
   if (!entry) throw new DomainError('clipboard.empty_inbox', 'not_found', 'no fresh image in the paste inbox (images go stale after 5 minutes)');
   return [{ type: 'clipboard.consumed', data: { entryId: entry.entryId, by } }];
 }
 
 /** One-shot read of a given entry: 404 once it was read, superseded or went stale. */
 export function consumeEntry(m: ReadModels, entryId: string, by: string, now: Date): NewEvent<ClipboardEvent>[] {
-  const entry = m.clipboard.get(entryId);
+  const entry = m.clipboardInbox.get(entryId);
   if (!entry || entry.staleAt <= now.getTime()) {
     throw new DomainError('clipboard.empty_inbox', 'not_found', 'no fresh image in the paste inbox (images go stale after 5 minutes)');
   }
@@ -81,12 +81,12 @@ export function consumeEntry(m: ReadModels, entryId: string, by: string, now: Da
 }
 
 export function discardStale(m: ReadModels, now: Date): NewEvent<ClipboardEvent>[] {
-  return m.clipboard
+  return m.clipboardInbox
     .all()
     .filter((x) => x.staleAt <= now.getTime())
     .map((x) => ({ type: 'clipboard.discarded', data: { entryId: x.entryId, reason: 'stale' } }));
 }
 
 export function discardEntries(m: ReadModels, ids: readonly string[], reason: 'cleared' | 'missing'): NewEvent<ClipboardEvent>[] {
-  return ids.filter((id) => m.clipboard.get(id)).map((entryId) => ({ type: 'clipboard.discarded', data: { entryId, reason } }));
+  return ids.filter((id) => m.clipboardInbox.get(id)).map((entryId) => ({ type: 'clipboard.discarded', data: { entryId, reason } }));
 }

@@ -27,8 +27,8 @@ describe('phone queue rules', () => {
     expect(out.map((e) => e.type)).toEqual(['phone.message_posted', 'phone.message_dropped']);
     expect(out[1].data).toEqual({ messageId: 'a', chatId: 'c', reason: 'queue_full' });
     given(m, out);
-    expect(m.phone.queued().map((q) => q.messageId)).toEqual(['b', 'c']);
-    expect(m.phone.message('a')?.state).toBe('dropped');
+    expect(m.phoneThreads.queued().map((q) => q.messageId)).toEqual(['b', 'c']);
+    expect(m.phoneThreads.message('a')?.state).toBe('dropped');
   });
 
   it('a known message id decides nothing', () => {
@@ -67,7 +67,7 @@ describe('phone queue rules', () => {
     const out = recordFlush(m, [{ messageId: 'a', queued: true }], to, true);
     expect(out[out.length - 1].data).toEqual({ ...to, count: 1, remaining: 2, interrupted: true });
     given(m, out);
-    expect(m.phone.queued().map((q) => q.messageId)).toEqual(['b', 'c']);
+    expect(m.phoneThreads.queued().map((q) => q.messageId)).toEqual(['b', 'c']);
   });
 
   it('the latest subscriber wins and names the one it replaced', () => {
@@ -99,11 +99,11 @@ describe('phone threads projection', () => {
     given(m, postMessage(m, msg('a'), 10, T0));
     given(m, subscribe(m, { connId: 'x', tokenPrefix: 'p1', deviceName: 'A', sharePhoneStatus: true }));
     given(m, [{ type: 'relay.started', data: { version: '0', pid: 1, host: 'h', port: 1, tls: false } }]);
-    expect(m.phone.subscriber()).toBeNull();
-    expect(m.phone.queuedCount()).toBe(1);
+    expect(m.phoneThreads.subscriber()).toBeNull();
+    expect(m.phoneThreads.queuedCount()).toBe(1);
     given(m, subscribe(m, { connId: 'y', tokenPrefix: 'p1', deviceName: 'A', sharePhoneStatus: true }));
     given(m, [{ type: 'phone.disconnected', data: { connId: 'y', tokenPrefix: 'p1', code: 1000, reason: '' } }]);
-    expect(m.phone.subscriber()).toBeNull();
+    expect(m.phoneThreads.subscriber()).toBeNull();
   });
 
   it('keeps the latest 100 entries per thread; a queued message outlives its entry, then is forgotten', () => {
@@ -114,11 +114,11 @@ describe('phone threads projection', () => {
       data: { replyId: `r${i}`, chatId: 'c', text: 't', replyTo: null, tokenPrefix: 'p', deviceName: 'P', via: 'ws' },
     })) as NewEvent<RelayEvent>[];
     given(m, replies);
-    expect(m.phone.threadById('c')!.entries).toHaveLength(THREAD_ENTRIES_KEPT);
-    expect(m.phone.message('old')?.state).toBe('queued');
+    expect(m.phoneThreads.threadById('c')!.entries).toHaveLength(THREAD_ENTRIES_KEPT);
+    expect(m.phoneThreads.message('old')?.state).toBe('queued');
     given(m, recordFlush(m, [{ messageId: 'old', queued: true }], { connId: 'x', tokenPrefix: 'p' }, false));
-    expect(m.phone.message('old')).toBeUndefined();
-    expect(m.phone.queuedCount()).toBe(0);
+    expect(m.phoneThreads.message('old')).toBeUndefined();
+    expect(m.phoneThreads.queuedCount()).toBe(0);
   });
 
   it('snapshot and restore round-trip', () => {
@@ -128,6 +128,6 @@ describe('phone threads projection', () => {
     const copy = new ReadModels();
     copy.restore(structuredClone(m.snapshot()));
     expect(copy.snapshot()).toEqual(m.snapshot());
-    expect(copy.phone.queued().map((q) => q.messageId)).toEqual(['a', 'b']);
+    expect(copy.phoneThreads.queued().map((q) => q.messageId)).toEqual(['a', 'b']);
   });
 });

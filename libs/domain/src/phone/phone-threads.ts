@@ -25,14 +25,14 @@ export type PostMessage = {
  * retry): the caller reads the existing message's state.
  */
 export function postMessage(m: ReadModels, cmd: PostMessage, queueMax: number, now: Date): NewEvent<PhoneThreadsEvent>[] {
-  if (m.phone.message(cmd.messageId)) return [];
+  if (m.phoneThreads.message(cmd.messageId)) return [];
   const out: NewEvent<PhoneThreadsEvent>[] = [
     {
       type: 'phone.message_posted',
       data: { ...cmd, expiresAt: new Date(now.getTime() + PHONE_QUEUE_TTL_SECONDS * 1000).toISOString() },
     },
   ];
-  const queued = m.phone.queued();
+  const queued = m.phoneThreads.queued();
   const overflow = queued.length + 1 - Math.max(1, queueMax);
   for (const old of queued.slice(0, Math.max(0, overflow))) {
     out.push({ type: 'phone.message_dropped', data: { messageId: old.messageId, chatId: old.chatId, reason: 'queue_full' } });
@@ -42,7 +42,7 @@ export function postMessage(m: ReadModels, cmd: PostMessage, queueMax: number, n
 
 /** The sweep: queued messages past their 24 hours. */
 export function expireMessages(m: ReadModels, now: Date): NewEvent<PhoneThreadsEvent>[] {
-  return m.phone
+  return m.phoneThreads
     .queued()
     .filter((q) => q.expiresAt <= now.getTime())
     .map((q) => ({ type: 'phone.message_expired', data: { messageId: q.messageId, chatId: q.chatId } }));
@@ -50,7 +50,7 @@ export function expireMessages(m: ReadModels, now: Date): NewEvent<PhoneThreadsE
 
 /** Cancel one queued message: 404 when unknown, 409 when it already left the queue. */
 export function cancelMessage(m: ReadModels, messageId: string, by: string): NewEvent<PhoneThreadsEvent>[] {
-  const msg = m.phone.message(messageId);
+  const msg = m.phoneThreads.message(messageId);
   if (!msg) throw new DomainError('phone.message_not_found', 'not_found', 'no message with that message_id');
   if (msg.state !== 'queued') {
     throw new DomainError('phone.not_queued', 'conflict', `that message is no longer queued (it was ${msg.state})`, { state: msg.state });
@@ -60,7 +60,7 @@ export function cancelMessage(m: ReadModels, messageId: string, by: string): New
 
 /** Cancel every queued message (of one chat when `chatId` is given). */
 export function cancelQueued(m: ReadModels, chatId: string | undefined, by: string): NewEvent<PhoneThreadsEvent>[] {
-  return m.phone
+  return m.phoneThreads
     .queued()
     .filter((q) => chatId === undefined || q.chatId === chatId)
     .map((q) => ({ type: 'phone.message_cancelled', data: { messageId: q.messageId, chatId: q.chatId, by } }));
@@ -70,13 +70,13 @@ export type Subscribe = { connId: string; tokenPrefix: string; deviceName: strin
 
 /** The latest subscriber wins; the displaced connection is named so it can be told. */
 export function subscribe(m: ReadModels, cmd: Subscribe): NewEvent<PhoneThreadsEvent>[] {
-  const current = m.phone.subscriber();
+  const current = m.phoneThreads.subscriber();
   const replaced = current && current.connId !== cmd.connId ? current.connId : null;
   return [{ type: 'phone.subscribed', data: { ...cmd, replaced } }];
 }
 
 export function unsubscribe(m: ReadModels, connId: string, tokenPrefix: string): NewEvent<PhoneThreadsEvent>[] {
-  if (m.phone.subscriber()?.connId !== connId) return [];
+  if (m.phoneThreads.subscriber()?.connId !== connId) return [];
   return [{ type: 'phone.unsubscribed', data: { connId, tokenPrefix, reason: 'requested' } }];
 }
 
@@ -88,7 +88,7 @@ export function recordDeliveries(
 ): NewEvent<PhoneThreadsEvent>[] {
   const out: NewEvent<PhoneThreadsEvent>[] = [];
   for (const d of deliveries) {
-    const msg = m.phone.message(d.messageId);
+    const msg = m.phoneThreads.message(d.messageId);
     if (msg?.state === 'queued') out.push({ type: 'phone.message_delivered', data: { messageId: d.messageId, chatId: msg.chatId, ...to, queued: d.queued } });
   }
   return out;
@@ -102,7 +102,7 @@ export function recordFlush(
   interrupted: boolean,
 ): NewEvent<PhoneThreadsEvent>[] {
   const delivered = recordDeliveries(m, deliveries, to);
-  const remaining = m.phone.queuedCount() - delivered.length;
+  const remaining = m.phoneThreads.queuedCount() - delivered.length;
   return [...delivered, { type: 'phone.backlog_flushed', data: { ...to, count: deliveries.length, remaining, interrupted } }];
 }
 
