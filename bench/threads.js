@@ -3,7 +3,8 @@
  * Phone Threads costs, each beside its bare baseline in the same run (rounds interleaved):
  *   1. post-to-phone: POST /phone/message to a subscribed phone, until the phone has the frame,
  *      against a system/ping -> pong round trip on the same socket (the socket's own floor);
- *   2. queued post: POST /phone/message with nobody subscribed (one fsynced event), against GET /health;
+ *   2. queued post: POST /phone/message with nobody subscribed (one fsynced event), against GET /health
+ *      (no event) and against POST /pairing/register (also one fsynced event: the log's own floor);
  *   3. backlog flush: N queued messages to a new subscriber until proactive.backlog.complete (per message).
  * Needs the compiled relay: npx tsc -p tsconfig.build.json && npx tsc-alias -p tsconfig.build.json
  * Usage: node bench/threads.js [rounds=400]
@@ -88,10 +89,14 @@ async function main() {
     await done;
     const queued = [];
     const health = [];
+    const register = [];
     for (let i = 0; i < ROUNDS; i++) {
       let t0 = process.hrtime.bigint();
       await (await fetch(url + '/health')).arrayBuffer();
       health.push(ms(t0));
+      t0 = process.hrtime.bigint();
+      await (await json('/pairing/register', { code: 'B' + i.toString(36).toUpperCase().padStart(5, '0') })).arrayBuffer();
+      register.push(ms(t0));
       t0 = process.hrtime.bigint();
       await (await json('/phone/message', { chat_id: 'bench', text: `queued ${i}`, message_id: `q${i}` })).arrayBuffer();
       queued.push(ms(t0));
@@ -112,7 +117,9 @@ async function main() {
       console.log(`${name.padEnd(34)} median ${median(a).toFixed(3)} ms   ${baseName.padEnd(22)} median ${median(b).toFixed(3)} ms   ratio ${(median(a) / median(b)).toFixed(2)}x`);
     console.log(`rounds: ${ROUNDS} (interleaved with the baseline), node ${process.version}, ${os.cpus().length} cores`);
     row('post to subscribed phone', deliver, ping, 'ws ping/pong');
+    row('post to subscribed phone', deliver, register, 'POST /pairing/register');
     row('post, queued (no subscriber)', queued, health, 'GET /health');
+    row('post, queued (no subscriber)', queued, register, 'POST /pairing/register');
     console.log(`backlog flush of ${complete.payload.count} messages: ${flushMs.toFixed(1)} ms (${((flushMs * 1000) / complete.payload.count).toFixed(1)} us per message)`);
     phone.ws.close();
     again.ws.close();
