@@ -58,7 +58,9 @@ describe('notification companion', () => {
 
   it('auth split: loopback without a bearer, a paired bearer from elsewhere', async () => {
     const { phone, token } = await pairPhone(relay);
-    expect((await call(relay, 'GET', '/notifications/recent')).status).toBe(200);
+    const local = await fetch(`${relay.url}/notifications/recent`);
+    expect(local.status).toBe(200);
+    expect(local.headers.get('cache-control')).toBe('no-store');
     const remote = await call(relay, 'GET', '/notifications/recent', undefined, REMOTE);
     expect(remote.status).toBe(401);
     expect(remote.body).toMatchObject({ ok: false, code: 'auth.missing_bearer' });

@@ -1,4 +1,4 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Controller, Get, Header, Query } from '@nestjs/common';
 import { Auth } from '../common/auth';
 import { RecentQueryDto } from './notifications.dto';
 import { NotificationsService } from './notifications.service';
@@ -10,6 +10,7 @@ export class NotificationsController {
   /** Spec 5 rule 5: loopback callers need no bearer; remote callers need a paired one. */
   @Get('/recent')
   @Auth('loopback-or-paired')
+  @Header('Cache-Control', 'no-store')
   recent(@Query() q: RecentQueryDto) {
     return this.notifications.recent(q.limit);
   }

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { DomainError, type Principal } from '@svc/domain';
 import type { FastifyReply } from 'fastify';
 import { Auth, Caller } from '../common/auth';
@@ -40,6 +40,7 @@ export class PhoneController {
 
   @Get('/outbound')
   @Auth('loopback-or-paired')
+  @Header('Cache-Control', 'no-store')
   outbound(@Query() q: ChatFilterDto) {
     return this.phone.outbound(q.chat_id);
   }
@@ -47,6 +48,7 @@ export class PhoneController {
   /** One message's state, queued or not (while the read model still holds it). */
   @Get('/outbound/:message_id')
   @Auth('loopback-or-paired')
+  @Header('Cache-Control', 'no-store')
   one(@Param('message_id') id: string) {
     if (!MESSAGE_ID.test(id)) throw new DomainError('phone.bad_message_id', 'invalid', 'message_id: 1-128 of A-Z a-z 0-9 _ . : -');
     return this.phone.message(id);
@@ -67,12 +69,14 @@ export class PhoneController {
 
   @Get('/threads')
   @Auth('loopback-or-paired')
+  @Header('Cache-Control', 'no-store')
   threads() {
     return this.phone.threads();
   }
 
   @Get('/threads/:chat_id')
   @Auth('loopback-or-paired')
+  @Header('Cache-Control', 'no-store')
   thread(@Param('chat_id') chatId: string) {
     if (!CHAT_ID.test(chatId)) throw new DomainError('phone.bad_chat_id', 'invalid', 'chat_id: 1-256 printable characters');
     return this.phone.thread(chatId);
