@@ -275,7 +275,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
         const [e] = await this.log.run(actorOf(p), (m) =>
           subscribe(m, { connId: conn.id, tokenPrefix: p.tokenPrefix, deviceName: p.deviceName, sharePhoneStatus }),
         );
-        this.subscribers.set(conn.id, conn);
+        if (!conn.closed) this.subscribers.set(conn.id, conn);
         const replaced = e.type === 'phone.subscribed' ? e.data.replaced : null;
         const old = replaced ? this.subscribers.get(replaced) : undefined;
         if (old) old.send('proactive', 'proactive.unsubscribed', { reason: 'replaced' });
