@@ -60,7 +60,8 @@ export class ContextService {
     const phone = this.log.models.phoneThreads;
     const sub = phone.subscriber();
     if (sub && !sub.sharePhoneStatus) return null;
-    const queued = phone.queuedCount();
+    const n = phone.queuedCount();
+    const queued = `${n} message${n === 1 ? '' : 's'}`;
     const home = `Home channel "${this.config.phoneHomeChannelName}" (id phone)`;
     const proactive = this.config.phoneEnabled ? 'proactive messages are on' : 'proactive messages are off (PHONE_ENABLED is not 1)';
     if (sub) return `${home}: ${sub.deviceName} is connected and receives messages now; ${proactive}; ${queued} queued.`;
