@@ -12,6 +12,11 @@ import { PairingService } from './pairing/pairing.service';
 import { PhoneSocketModule } from './phone-socket/phone-socket.module';
 import { SessionsController } from './sessions/sessions.controller';
 import { SessionsService } from './sessions/sessions.service';
+import { ClipboardModule } from './clipboard/clipboard.module';
+import { ContextModule } from './context/context.module';
+import { ImageActivityModule } from './image-activity/image-activity.module';
+import { NotificationsModule } from './notifications/notifications.module';
+import { PhoneModule } from './phone/phone.module';
 
 export type CoreValues = { config: RelayConfig; clock: Clock; log: EventLog; secrets: Secrets; logger: Logger; runtime: Runtime };
 
@@ -33,7 +38,7 @@ export class CoreModule {
 }
 
 @Module({
-  imports: [PhoneSocketModule],
+  imports: [PhoneSocketModule, PhoneModule, NotificationsModule, ClipboardModule, ImageActivityModule, ContextModule],
   controllers: [HealthController, PairingController, SessionsController],
   providers: [PairingService, SessionsService],
 })

@@ -26,6 +26,14 @@ export type RelayConfig = {
   snapshotEvery: number;
   sweepIntervalMs: number;
   bodyLimitBytes: number;
+  /** Phone Threads (spec 2.6): PHONE_ENABLED=1 lets the agent message the phone. */
+  phoneEnabled: boolean;
+  /** PHONE_HOME_CHANNEL_NAME (default `Phone`); the channel id stays `phone`. */
+  phoneHomeChannelName: string;
+  /** PHONE_QUEUE_MAX: queued messages kept while no phone is subscribed (oldest dropped first). */
+  phoneQueueMax: number;
+  /** RELAY_INJECTED_CONTEXT_FILE: the configured blocks of `/context/injected`. */
+  injectedContextFile: string;
 };
 
 export type StartFlags = Partial<{
@@ -86,7 +94,18 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     snapshotEvery: 50_000,
     sweepIntervalMs: 1_000,
     bodyLimitBytes: 1024 * 1024,
+    phoneEnabled: truthy(env.PHONE_ENABLED),
+    phoneHomeChannelName: env.PHONE_HOME_CHANNEL_NAME?.trim().slice(0, 64) || 'Phone',
+    phoneQueueMax: intInRange(env.PHONE_QUEUE_MAX, 'PHONE_QUEUE_MAX', 500, 1, 100_000),
+    injectedContextFile: env.RELAY_INJECTED_CONTEXT_FILE || path.join(svcHome, 'relay', 'injected-context.json'),
   };
+}
+
+function intInRange(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return n;
 }
 
 export function relayDir(config: Pick<RelayConfig, 'svcHome'>): string {
