@@ -12,6 +12,7 @@ import { PairingService } from './pairing/pairing.service';
 import { PhoneSocketModule } from './phone-socket/phone-socket.module';
 import { SessionsController } from './sessions/sessions.controller';
 import { SessionsService } from './sessions/sessions.service';
+import { TerminalModule } from './terminal/terminal.module';
 
 export type CoreValues = { config: RelayConfig; clock: Clock; log: EventLog; secrets: Secrets; logger: Logger; runtime: Runtime };
 
@@ -33,7 +34,7 @@ export class CoreModule {
 }
 
 @Module({
-  imports: [PhoneSocketModule],
+  imports: [PhoneSocketModule, TerminalModule],
   controllers: [HealthController, PairingController, SessionsController],
   providers: [PairingService, SessionsService],
 })

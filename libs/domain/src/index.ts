@@ -12,3 +12,5 @@ export * from './sessions/sessions';
 export * from './rate-limit/rate-limit.projection';
 export * from './rate-limit/rate-limit';
 export * from './connections/connections.projection';
+export * from './terminal/terminal.projection';
+export * from './terminal/terminal';

@@ -3,9 +3,10 @@ import type { PairingEvent } from './events/pairing.events';
 import type { PhoneConnectionEvent } from './events/phone.events';
 import type { RelayLifecycleEvent } from './events/relay.events';
 import type { SessionEvent } from './events/session.events';
+import type { TerminalEvent } from './events/terminal.events';
 
 /** Every state change of the relay. Add a feature's union here; exhaustive switches find the gaps. */
-export type RelayEvent = RelayLifecycleEvent | PairingEvent | SessionEvent | AuthEvent | PhoneConnectionEvent;
+export type RelayEvent = RelayLifecycleEvent | PairingEvent | SessionEvent | AuthEvent | PhoneConnectionEvent | TerminalEvent;
 
 export type RelayEventType = RelayEvent['type'];
 export type EventOf<T extends RelayEventType> = Extract<RelayEvent, { type: T }>;

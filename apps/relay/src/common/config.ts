@@ -26,6 +26,10 @@ export type RelayConfig = {
   snapshotEvery: number;
   sweepIntervalMs: number;
   bodyLimitBytes: number;
+  /** RELAY_TERMINAL_GRACE_SECONDS: how long a detached shell keeps running (default 600). */
+  terminalGraceSeconds: number;
+  /** RELAY_TUI_COMMAND: the TUI gateway command line (split like a shell would; no shell runs it). */
+  tuiCommand: string | null;
 };
 
 export type StartFlags = Partial<{
@@ -86,7 +90,51 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     snapshotEvery: 50_000,
     sweepIntervalMs: 1_000,
     bodyLimitBytes: 1024 * 1024,
+    terminalGraceSeconds: graceSeconds(env.RELAY_TERMINAL_GRACE_SECONDS),
+    tuiCommand: env.RELAY_TUI_COMMAND?.trim() || null,
   };
+}
+
+function graceSeconds(v: string | undefined): number {
+  if (v === undefined || v.trim() === '') return 600;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 7 * 86400) throw new ConfigError(`RELAY_TERMINAL_GRACE_SECONDS must be whole seconds from 0 to 604800, got "${v}"`);
+  return n;
+}
+
+/**
+ * The terminal shell (`--shell`, RELAY_TERMINAL_SHELL, $SHELL) must be an absolute path to an executable
+ * file; checked when the relay starts so a bad value is a clear error, not a phone's failed attach.
+ * Without any of them, the login shell of the relay's user, else /bin/sh.
+ */
+export function resolveTerminalShell(configured: string | null): string {
+  if (configured === null || configured.trim() === '') {
+    let login: string | null = null;
+    try {
+      login = os.userInfo().shell;
+    } catch {
+      login = null;
+    }
+    for (const candidate of [login, '/bin/sh']) if (candidate && path.isAbsolute(candidate) && isExecutableFile(candidate)) return candidate;
+    throw new ConfigError('no terminal shell: set --shell or RELAY_TERMINAL_SHELL to an absolute path of an executable');
+  }
+  if (!path.isAbsolute(configured)) {
+    throw new ConfigError(`terminal shell (--shell / RELAY_TERMINAL_SHELL / $SHELL) must be an absolute path, got "${configured}"`);
+  }
+  if (!isExecutableFile(configured)) {
+    throw new ConfigError(`terminal shell "${configured}" (--shell / RELAY_TERMINAL_SHELL / $SHELL) is not an executable file`);
+  }
+  return configured;
+}
+
+function isExecutableFile(file: string): boolean {
+  try {
+    if (!fs.statSync(file).isFile()) return false;
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function relayDir(config: Pick<RelayConfig, 'svcHome'>): string {
