@@ -129,7 +129,9 @@ export function resolveTerminalShell(configured: string | null): string {
 
 function isExecutableFile(file: string): boolean {
   try {
-    if (!fs.statSync(file).isFile()) return false;
+    const st = fs.statSync(file);
+    // access(X_OK) alone would pass any file for root.
+    if (!st.isFile() || (st.mode & 0o111) === 0) return false;
     fs.accessSync(file, fs.constants.X_OK);
     return true;
   } catch {

@@ -157,7 +157,7 @@ export class ShellProcess {
     if (!conn) return;
     const payload: Record<string, unknown> = { session_name: this.spec.sessionName, data };
     if (replay) payload.replay = true;
-    if (!conn.send('terminal', 'output', payload)) return;
+    if (!conn.send('terminal', 'terminal.output', payload)) return;
     this.bytesOut += bytes;
     if (!this.paused && conn.ws.bufferedAmount > HIGH_WATER) this.pausePty(conn);
   }

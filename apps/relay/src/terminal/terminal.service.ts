@@ -121,7 +121,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
       if (!(err instanceof DomainError)) throw err;
       const extra: Record<string, unknown> = { ...err.extra };
       if (typeof env.payload.session_name === 'string') extra.session_name = env.payload.session_name.slice(0, 64);
-      conn.send('terminal', 'error', { message: err.message, code: err.code, ...extra }, env.id);
+      conn.send('terminal', 'terminal.error', { message: err.message, code: err.code, ...extra }, env.id);
     }
   }
 
