@@ -9,6 +9,8 @@ import { ReplayBuffer } from './replay-buffer';
 /** Output is sent at once when the line is quiet, else at most every 16 ms or per 4 KiB. */
 export const COALESCE_MS = 16;
 export const COALESCE_BYTES = 4 * 1024;
+/** Below this much output per window the line counts as interactive (echo): no waiting at all. */
+export const INTERACTIVE_BYTES = 256;
 /** Back-pressure on the phone socket: pause the pty above HIGH buffered bytes, resume below LOW. */
 export const HIGH_WATER = 1024 * 1024;
 export const LOW_WATER = 256 * 1024;
@@ -57,6 +59,7 @@ export class ShellProcess {
   private readonly replay = new ReplayBuffer(REPLAY_BYTES);
   private pending = '';
   private pendingBytes = 0;
+  private windowSent = 0;
   private windowTimer: NodeJS.Timeout | null = null;
   private drainTimer: NodeJS.Timeout | null = null;
   private reaping: Promise<void> | null = null;
@@ -136,17 +139,19 @@ export class ShellProcess {
     if (!this.conn) return;
     this.pending += text;
     this.pendingBytes += bytes;
-    if (this.windowTimer === null || this.pendingBytes >= COALESCE_BYTES) this.flush();
+    if (this.windowTimer === null || this.pendingBytes >= COALESCE_BYTES || this.windowSent + this.pendingBytes < INTERACTIVE_BYTES) this.flush();
   }
 
   /** Sends what is pending and opens a 16 ms window in which further output is gathered. */
   private flush(): void {
     if (this.pendingBytes > 0 && this.conn) this.sendOutput(this.pending, this.pendingBytes, false);
+    this.windowSent += this.pendingBytes;
     this.pending = '';
     this.pendingBytes = 0;
     if (this.windowTimer === null && !this.gone) {
       this.windowTimer = setTimeout(() => {
         this.windowTimer = null;
+        this.windowSent = 0;
         if (this.pendingBytes > 0) this.flush();
       }, COALESCE_MS);
     }
