@@ -13,6 +13,7 @@ import { PhoneSocketModule } from './phone-socket/phone-socket.module';
 import { SessionsController } from './sessions/sessions.controller';
 import { SessionsService } from './sessions/sessions.service';
 import { TerminalModule } from './terminal/terminal.module';
+import { TuiModule } from './tui/tui.module';
 
 export type CoreValues = { config: RelayConfig; clock: Clock; log: EventLog; secrets: Secrets; logger: Logger; runtime: Runtime };
 
@@ -34,7 +35,7 @@ export class CoreModule {
 }
 
 @Module({
-  imports: [PhoneSocketModule, TerminalModule],
+  imports: [PhoneSocketModule, TerminalModule, TuiModule],
   controllers: [HealthController, PairingController, SessionsController],
   providers: [PairingService, SessionsService],
 })

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { splitCommandLine } from './command-line';
 
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
 export const LOG_LEVELS: readonly LogLevel[] = ['DEBUG', 'INFO', 'WARNING', 'ERROR'];
@@ -100,6 +101,18 @@ function graceSeconds(v: string | undefined): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0 || n > 7 * 86400) throw new ConfigError(`RELAY_TERMINAL_GRACE_SECONDS must be whole seconds from 0 to 604800, got "${v}"`);
   return n;
+}
+
+/** Checks made when the relay starts (issue 3): the terminal shell resolved, the TUI command splittable. */
+export function checkTerminalConfig(config: RelayConfig): RelayConfig {
+  if (config.tuiCommand) {
+    try {
+      if (splitCommandLine(config.tuiCommand).length === 0) throw new Error('it is empty');
+    } catch (err) {
+      throw new ConfigError(`RELAY_TUI_COMMAND cannot be split into words: ${(err as Error).message}`);
+    }
+  }
+  return { ...config, terminalShell: resolveTerminalShell(config.terminalShell) };
 }
 
 /**
