@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ReadModels } from '@svc/domain';
+import { eventsDir, replayLog } from '@svc/events';
 import { createRelay } from '../../apps/relay/src/relay';
 import { loadConfig } from '../../apps/relay/src/common/config';
 import { bearer, pairPhone, Phone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
@@ -282,6 +284,26 @@ describe('terminal channel', () => {
 });
 
 describe('terminal lifecycle', () => {
+  it('replaying the log from seq 1 gives the live terminal projection', async () => {
+    const relay = await startRelay({ config: { terminalShell: SHELL } });
+    const { phone } = await pairPhone(relay);
+    for (const name of ['r1', 'r2', 'r3']) await attach(phone, { session_name: name });
+    phone.send('terminal', 'terminal.detach', { session_name: 'r2' }, 'd');
+    await phone.next((f) => f.id === 'd');
+    phone.send('terminal', 'terminal.kill', { session_name: 'r3' }, 'k');
+    await phone.next((f) => f.id === 'k', 8000);
+    await relay.log.drain();
+    const replayed = new ReadModels();
+    replayLog(eventsDir(relay.home), replayed);
+    expect(replayed.terminal.snapshot()).toEqual(relay.log.models.terminal.snapshot());
+    expect(replayed.terminal.allShells().map((s) => [s.sessionName, s.connId === null])).toEqual([
+      ['r1', false],
+      ['r2', true],
+    ]);
+    phone.close();
+    await relay.close();
+  });
+
   it('a relay shutdown leaves no child process and records every close', async () => {
     const relay = await startRelay({ config: { terminalShell: SHELL } });
     const { phone } = await pairPhone(relay);
