@@ -243,14 +243,16 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     conn.send('terminal', 'terminal.detached', { session_name: name, reason: 'detached', grace_seconds: this.config.terminalGraceSeconds, grace_expires_at: graceUntil }, env.id);
   }
 
-  private async kill(conn: PhoneConnection, env: Envelope): Promise<void> {
+  /** Answered once the shell is gone and recorded; the socket's other frames are not held up meanwhile. */
+  private kill(conn: PhoneConnection, env: Envelope): void {
     const name = sessionNameOf(env.payload.session_name);
     const shell = this.shellOf(conn.tokenPrefix!, name);
     shell.killAskedBy ??= conn;
-    const exit = await shell.kill('killed');
-    await this.recorded(shell.spec.shellId);
-    // The attached socket (if another one) heard of it in onExit; the asker gets its answer here.
-    conn.send('terminal', 'terminal.detached', { session_name: name, reason: exit.reason, exit_code: exit.exitCode, signal: exit.signal }, env.id);
+    void shell.kill('killed').then(async (exit) => {
+      await this.recorded(shell.spec.shellId);
+      // The attached socket (if another one) heard of it in onExit; the asker gets its answer here.
+      conn.send('terminal', 'terminal.detached', { session_name: name, reason: exit.reason, exit_code: exit.exitCode, signal: exit.signal }, env.id);
+    });
   }
 
   private onClose(conn: PhoneConnection): void {

@@ -117,8 +117,8 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
       }
       case 'tui.detach': {
         const t = this.mine(conn);
-        const exit = await this.stop(t, 'detached');
-        conn.send('tui', 'tui.detached', { reason: 'detached', exit_code: exit.exitCode, signal: exit.signal }, env.id);
+        // Up to 2 s for a gateway that ignores SIGTERM: answered when it is gone, other frames go on.
+        void this.stop(t, 'detached').then((exit) => conn.send('tui', 'tui.detached', { reason: 'detached', exit_code: exit.exitCode, signal: exit.signal }, env.id));
         return;
       }
       default:
