@@ -86,8 +86,9 @@ describe('terminal channel', () => {
     expect(list.type).toBe('terminal.sessions');
     expect(list.payload.sessions).toEqual([expect.objectContaining({ session_name: 'work', attached: false, pid: first.payload.pid })]);
 
-    const again = await attach(phone, { session_name: 'work' });
-    expect(again.payload).toMatchObject({ reattach: true, pid: first.payload.pid });
+    phone.send('terminal', 'terminal.attach', { session_name: 'work' }, 'again');
+    const again = await phone.next((f) => f.id === 'again');
+    expect(again.payload).toMatchObject({ reattach: true, pid: first.payload.pid, cols: 80, rows: 24 });
     const replay = await phone.next((f) => f.type === 'terminal.output' && f.payload.replay === true);
     expect(replay.payload.data).toContain('mark-42');
 
@@ -98,8 +99,8 @@ describe('terminal channel', () => {
     const phone2 = await Phone.connect(relay.url);
     await phone2.auth({ session_token: token });
     const screen2 = new Screen(phone2);
-    const third = await attach(phone2, { session_name: 'work' });
-    expect(third.payload).toMatchObject({ reattach: true, pid: first.payload.pid });
+    const third = await attach(phone2, { session_name: 'work', cols: 120, rows: 40 });
+    expect(third.payload).toMatchObject({ reattach: true, pid: first.payload.pid, cols: 120, rows: 40 });
     await screen2.waitFor(/mark-42/, 'work');
     phone2.send('terminal', 'terminal.input', { session_name: 'work', data: 'echo still-$((1+2))\r' });
     await screen2.waitFor(/still-3/, 'work');

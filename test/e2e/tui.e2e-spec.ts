@@ -116,6 +116,29 @@ describe('tui channel', () => {
     expect(sessionLeftovers(pid)).toEqual([]);
   });
 
+  it('a gateway flooding a slow phone is paused, and nothing is lost', async () => {
+    const { phone } = await pairPhone(relay);
+    await attach(phone);
+    let ticks = 0;
+    phone.ws.on('message', (raw) => {
+      if (raw.toString().includes('"gateway.tick"')) ticks++;
+    });
+    const socket = (phone.ws as unknown as { _socket: import('node:net').Socket })._socket;
+    socket.pause();
+    phone.send('tui', 'tui.rpc.request', { id: 'f', method: 'flood', params: { count: 20000, size: 1000 } });
+    const svc = relay.app.get(TuiService);
+    await eventually(() => svc.running().some((t) => t.paused), 10_000, 'stdout paused');
+    await new Promise((r) => setTimeout(r, 300));
+    const mine = svc.running().find((t) => t.paused)!;
+    expect(mine.buffered).toBeLessThan(2 * 1024 * 1024);
+    socket.resume();
+    await eventually(() => ticks === 20000, 15_000, 'all ticks');
+    phone.frames.length = 0;
+    phone.send('tui', 'tui.detach', {}, 'd');
+    await phone.next((f) => f.id === 'd');
+    phone.close();
+  });
+
   it('refuses bad frames with tui.error and needs the tui grant', async () => {
     const { phone } = await pairPhone(relay);
     phone.send('tui', 'tui.rpc.request', { id: 1, method: 'ping' }, 'early');

@@ -191,9 +191,10 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     const prefix = conn.tokenPrefix!;
     const actor = `device:${prefix}`;
     const name = sessionNameOf(env.payload.session_name);
-    const size = termSize(env.payload, { cols: 80, rows: 24 });
     const existing = this.log.models.terminal.shellByName(prefix, name);
     const live = existing && this.live.get(existing.shellId);
+    // A re-attach without a size keeps the shell's current one.
+    const size = termSize(env.payload, live ? { cols: live.cols, rows: live.rows } : { cols: 80, rows: 24 });
     if (existing && live && !live.closeReason) {
       await this.log.run(actor, (m) => reattachShell(m, existing.shellId, conn.id));
       const previous = live.conn;

@@ -73,8 +73,8 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
   }
 
   /** TUI gateways running now (tests). */
-  running(): Array<{ tuiId: string; pid: number; connId: string }> {
-    return [...this.byConn.values()].map((t) => ({ tuiId: t.tuiId, pid: t.pid, connId: t.conn.id }));
+  running(): Array<{ tuiId: string; pid: number; connId: string; paused: boolean; buffered: number }> {
+    return [...this.byConn.values()].map((t) => ({ tuiId: t.tuiId, pid: t.pid, connId: t.conn.id, paused: t.paused, buffered: t.conn.ws.bufferedAmount }));
   }
 
   onModuleDestroy(): void {

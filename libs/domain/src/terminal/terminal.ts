@@ -78,7 +78,7 @@ export function reattachShell(m: ReadModels, shellId: string, connId: string): N
 export function detachShell(
   m: ReadModels,
   shellId: string,
-  reason: 'detach' | 'disconnected' | 'attached_elsewhere',
+  reason: 'detach' | 'disconnected',
   graceSeconds: number,
   now: Date,
 ): NewEvent<TerminalEvent>[] {

@@ -34,7 +34,7 @@ export type TerminalOpened = Ev<
 /** A detached shell keeps running until `graceUntil` (ISO), then the sweep ends it. */
 export type TerminalDetached = Ev<
   'terminal.detached',
-  { shellId: string; tokenPrefix: string; reason: 'detach' | 'disconnected' | 'attached_elsewhere'; graceUntil: string }
+  { shellId: string; tokenPrefix: string; reason: 'detach' | 'disconnected'; graceUntil: string }
 >;
 export type TerminalReattached = Ev<'terminal.reattached', { shellId: string; tokenPrefix: string; connId: string }>;
 export type TerminalClosed = Ev<
