@@ -35,7 +35,7 @@ describe('terminal channel', () => {
     const done = await phone.next((f) => f.id === 'k1');
     expect(done.payload).toMatchObject({ session_name: 'main', reason: 'killed' });
     const opened = readEvents(relay.home).find((e) => e.type === 'terminal.opened' && e.data.pid === pid);
-    expect(opened).toMatchObject({ actor: `device:${prefix}`, data: { tokenPrefix: prefix, sessionName: 'main', shell: SHELL } });
+    expect(opened).toMatchObject({ actor: `device:${prefix}`, data: { tokenPrefix: prefix, deviceId: expect.stringMatching(/^dev-/), sessionName: 'main', shell: SHELL } });
     phone.close();
   });
 

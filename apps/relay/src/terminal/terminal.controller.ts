@@ -22,6 +22,7 @@ export class TerminalController {
         shell_id: s.shellId,
         session_name: s.sessionName,
         token_prefix: s.tokenPrefix,
+        device_id: s.deviceId,
         pid: s.pid,
         shell: s.shell,
         cols: live.get(s.shellId)?.cols ?? s.cols,

@@ -214,7 +214,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     }
     try {
       await this.log.run(actor, (m) =>
-        openShell(m, { shellId: shell.spec.shellId, sessionName: name, tokenPrefix: prefix, connId: conn.id, pid: shell.pid, shell: shell.spec.shell, ...size }),
+        openShell(m, { shellId: shell.spec.shellId, sessionName: name, tokenPrefix: prefix, deviceId: conn.principal!.deviceId, connId: conn.id, pid: shell.pid, shell: shell.spec.shell, ...size }),
       );
     } catch (err) {
       void shell.kill('killed');

@@ -4,6 +4,7 @@ export type OpenShell = {
   shellId: string;
   sessionName: string;
   tokenPrefix: string;
+  deviceId: string;
   pid: number;
   shell: string;
   /** Size at open; resizes are not events. */
@@ -42,6 +43,7 @@ export class TerminalProjection implements Projection<State> {
           shellId: d.shellId,
           sessionName: d.sessionName,
           tokenPrefix: d.tokenPrefix,
+          deviceId: d.deviceId,
           pid: d.pid,
           shell: d.shell,
           cols: d.cols,

@@ -28,7 +28,7 @@ function withSession(prefix = 'AAAAAAAA'): ReadModels {
   return m;
 }
 
-const input = (shellId: string, sessionName: string, prefix = 'AAAAAAAA') => ({ shellId, sessionName, tokenPrefix: prefix, connId: 'c1', pid: 100 + seq, shell: '/bin/sh', cols: 80, rows: 24 });
+const input = (shellId: string, sessionName: string, prefix = 'AAAAAAAA') => ({ shellId, sessionName, tokenPrefix: prefix, deviceId: 'dev', connId: 'c1', pid: 100 + seq, shell: '/bin/sh', cols: 80, rows: 24 });
 const applyAll = (m: ReadModels, events: ReadonlyArray<{ type: string; data: object }>) => events.forEach((e) => m.apply(stored(e.type, e.data)));
 
 describe('terminal rules', () => {

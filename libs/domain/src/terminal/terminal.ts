@@ -54,6 +54,7 @@ export type OpenShellInput = {
   shellId: string;
   sessionName: string;
   tokenPrefix: string;
+  deviceId: string;
   connId: string;
   pid: number;
   shell: string;

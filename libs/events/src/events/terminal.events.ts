@@ -24,6 +24,7 @@ export type TerminalOpened = Ev<
     shellId: string;
     sessionName: string;
     tokenPrefix: string;
+    deviceId: string;
     connId: string;
     pid: number;
     shell: string;
