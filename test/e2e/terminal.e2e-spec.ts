@@ -5,7 +5,7 @@ import { eventsDir, replayLog } from '@svc/events';
 import { createRelay } from '../../apps/relay/src/relay';
 import { loadConfig } from '../../apps/relay/src/common/config';
 import { bearer, pairPhone, Phone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
-import { eventually, ownZombies, Screen, sessionLeftovers } from '../support/terminal-screen';
+import { eventually, leftoversAfter, Screen, sessionLeftovers } from '../support/terminal-screen';
 
 const SHELL = '/bin/bash';
 jest.setTimeout(20_000);
@@ -127,8 +127,7 @@ describe('terminal channel', () => {
     await eventually(() => readEvents(relay.home).some((e) => e.type === 'terminal.closed' && e.data.pid === pid), 5000, 'terminal.closed');
     const closed = readEvents(relay.home).find((e) => e.type === 'terminal.closed' && e.data.pid === pid)!;
     expect(closed.data).toMatchObject({ reason: 'grace_expired', sessionName: 'g' });
-    expect(sessionLeftovers(pid)).toEqual([]);
-    expect(ownZombies()).toEqual([]);
+    expect(await leftoversAfter(pid)).toEqual({ session: [], zombies: [] });
     phone.close();
   });
 
@@ -143,8 +142,7 @@ describe('terminal channel', () => {
     phone.send('terminal', 'terminal.kill', {}, 'k');
     const done = await phone.next((f) => f.id === 'k', 8000);
     expect(done.payload).toMatchObject({ reason: 'killed' });
-    expect(sessionLeftovers(pid)).toEqual([]);
-    expect(ownZombies()).toEqual([]);
+    expect(await leftoversAfter(pid)).toEqual({ session: [], zombies: [] });
     const closed = readEvents(relay.home).find((e) => e.type === 'terminal.closed' && e.data.pid === pid);
     expect(closed?.data).toMatchObject({ reason: 'killed', sessionName: 'main' });
     phone.close();
@@ -181,8 +179,7 @@ describe('terminal channel', () => {
     expect(readEvents(relay.home).find((e) => e.type === 'terminal.closed' && e.data.pid === pid)?.data).toMatchObject({ reason: 'revoked', tokenPrefix: prefix });
     // A loop that forks as fast as its children die can leave its last child to init (which reaps it on
     // a real host); what must never remain is a live process, or a zombie of the relay's own.
-    expect(sessionLeftovers(pid).filter((p) => !p.stat.startsWith('Z'))).toEqual([]);
-    expect(ownZombies()).toEqual([]);
+    expect(await leftoversAfter(pid, { liveOnly: true })).toEqual({ session: [], zombies: [] });
   });
 
   it('dropping the terminal grant (PATCH) closes the shell but keeps the socket', async () => {
@@ -200,7 +197,7 @@ describe('terminal channel', () => {
     expect(res.status).toBe(200);
     const det = await phone.next((f) => f.type === 'terminal.detached', 5000);
     expect(det.payload).toMatchObject({ session_name: 'main', reason: 'grant_removed' });
-    expect(sessionLeftovers(pid)).toEqual([]);
+    expect((await leftoversAfter(pid)).session).toEqual([]);
     const refused = await attach(phone);
     expect(refused).toMatchObject({ channel: 'system', type: 'error', payload: { code: 'grant_required', channel: 'terminal' } });
     phone.close();
@@ -217,7 +214,7 @@ describe('terminal channel', () => {
     await relay.sweep();
     const det = await phone.next((f) => f.type === 'terminal.detached', 5000);
     expect(det.payload).toMatchObject({ reason: 'grant_expired' });
-    expect(sessionLeftovers(pid)).toEqual([]);
+    expect((await leftoversAfter(pid)).session).toEqual([]);
     phone.close();
   });
 
@@ -319,8 +316,7 @@ describe('terminal lifecycle', () => {
     phone.send('terminal', 'terminal.detach', { session_name: 'b' }, 'd');
     await phone.next((f) => f.id === 'd');
     await relay.close();
-    for (const pid of pids) expect(sessionLeftovers(pid)).toEqual([]);
-    expect(ownZombies()).toEqual([]);
+    for (const pid of pids) expect(await leftoversAfter(pid)).toEqual({ session: [], zombies: [] });
     const closed = readEvents(relay.home).filter((e) => e.type === 'terminal.closed');
     expect(closed.map((e) => e.data.pid).sort()).toEqual([...pids].sort());
     expect(closed.every((e) => e.data.reason === 'shutdown')).toBe(true);

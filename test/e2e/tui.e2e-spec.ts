@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { TuiService } from '../../apps/relay/src/tui/tui.service';
 import { bearer, pairPhone, readEvents, startRelay, type TestRelay, type Phone } from '../support/harness';
-import { eventually, ownZombies, sessionLeftovers } from '../support/terminal-screen';
+import { eventually, leftoversAfter, sessionLeftovers } from '../support/terminal-screen';
 
 jest.setTimeout(20_000);
 
@@ -80,8 +80,7 @@ describe('tui channel', () => {
       expect(det.payload).toMatchObject({ reason: 'detached', signal: 9 });
       expect(took).toBeGreaterThanOrEqual(1900);
       expect(took).toBeLessThan(5000);
-      expect(sessionLeftovers(pid)).toEqual([]);
-      expect(ownZombies()).toEqual([]);
+      expect(await leftoversAfter(pid)).toEqual({ session: [], zombies: [] });
       const stopped = readEvents(r2.home).find((e) => e.type === 'tui.stopped' && e.data.pid === pid);
       expect(stopped?.data).toMatchObject({ reason: 'detached', signal: 9 });
       phone.close();
@@ -103,7 +102,7 @@ describe('tui channel', () => {
     phone.close();
     await eventually(() => readEvents(relay.home).some((e) => e.type === 'tui.stopped' && e.data.pid === pid2), 5000, 'tui.stopped');
     expect(readEvents(relay.home).find((e) => e.type === 'tui.stopped' && e.data.pid === pid2)?.data).toMatchObject({ reason: 'disconnected' });
-    expect(sessionLeftovers(pid2)).toEqual([]);
+    expect((await leftoversAfter(pid2)).session).toEqual([]);
   });
 
   it('revoking the session stops its gateway', async () => {
@@ -113,7 +112,7 @@ describe('tui channel', () => {
     await fetch(`${relay.url}/sessions/${prefix}`, { method: 'DELETE', headers: bearer(token) });
     await eventually(() => readEvents(relay.home).some((e) => e.type === 'tui.stopped' && e.data.pid === pid), 5000, 'tui.stopped');
     expect(readEvents(relay.home).find((e) => e.type === 'tui.stopped' && e.data.pid === pid)?.data).toMatchObject({ reason: 'revoked' });
-    expect(sessionLeftovers(pid)).toEqual([]);
+    expect((await leftoversAfter(pid)).session).toEqual([]);
   });
 
   it('a gateway flooding a slow phone is paused, and nothing is lost', async () => {
@@ -163,7 +162,7 @@ describe('tui channel', () => {
     const pid = ok.payload.pid as number;
     expect(r3.app.get(TuiService).running()).toHaveLength(1);
     await r3.close();
-    expect(sessionLeftovers(pid)).toEqual([]);
+    expect((await leftoversAfter(pid)).session).toEqual([]);
     expect(readEvents(r3.home).find((e) => e.type === 'tui.stopped' && e.data.pid === pid)?.data).toMatchObject({ reason: 'shutdown' });
   });
 });

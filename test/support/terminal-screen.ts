@@ -77,3 +77,21 @@ export async function eventually(check: () => boolean, timeoutMs = 5000, what = 
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/**
+ * Waits briefly (a child that just exited is a zombie until its parent's waitpid runs), then returns
+ * what is still there: processes left in `sid`'s session (all, or only live ones) and zombies of ours.
+ */
+export async function leftoversAfter(sid: number, opts: { liveOnly?: boolean } = {}): Promise<{ session: Proc[]; zombies: Proc[] }> {
+  const look = () => ({
+    session: sessionLeftovers(sid).filter((p) => !opts.liveOnly || !p.stat.startsWith('Z')),
+    zombies: ownZombies(),
+  });
+  const until = Date.now() + 2000;
+  let seen = look();
+  while ((seen.session.length > 0 || seen.zombies.length > 0) && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 25));
+    seen = look();
+  }
+  return seen;
+}
