@@ -17,6 +17,8 @@ import { ContextModule } from './context/context.module';
 import { ImageActivityModule } from './image-activity/image-activity.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { PhoneModule } from './phone/phone.module';
+import { TerminalModule } from './terminal/terminal.module';
+import { TuiModule } from './tui/tui.module';
 
 export type CoreValues = { config: RelayConfig; clock: Clock; log: EventLog; secrets: Secrets; logger: Logger; runtime: Runtime };
 
@@ -38,7 +40,16 @@ export class CoreModule {
 }
 
 @Module({
-  imports: [PhoneSocketModule, PhoneModule, NotificationsModule, ClipboardModule, ImageActivityModule, ContextModule],
+  imports: [
+    PhoneSocketModule,
+    PhoneModule,
+    NotificationsModule,
+    ClipboardModule,
+    ImageActivityModule,
+    ContextModule,
+    TerminalModule,
+    TuiModule,
+  ],
   controllers: [HealthController, PairingController, SessionsController],
   providers: [PairingService, SessionsService],
 })

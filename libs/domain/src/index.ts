@@ -20,3 +20,5 @@ export * from './clipboard/clipboard.projection';
 export * from './clipboard/clipboard';
 export * from './image-activity/image-activity.projection';
 export * from './image-activity/image-activity';
+export * from './terminal/terminal.projection';
+export * from './terminal/terminal';

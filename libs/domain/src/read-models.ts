@@ -7,6 +7,7 @@ import { PhoneThreadsProjection } from './phone/phone-threads.projection';
 import { NotificationsProjection } from './notifications/notifications.projection';
 import { ClipboardProjection } from './clipboard/clipboard.projection';
 import { ImageActivityProjection } from './image-activity/image-activity.projection';
+import { TerminalProjection } from './terminal/terminal.projection';
 
 /**
  * Every read model of the relay. The relay keeps two instances: the decision state (holds events still
@@ -22,6 +23,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly notifications = new NotificationsProjection();
   readonly clipboardInbox = new ClipboardProjection();
   readonly imageActivity = new ImageActivityProjection();
+  readonly terminal = new TerminalProjection();
   /** The seq of the last event applied. */
   lastSeq = 0;
 

@@ -6,6 +6,7 @@ export * from './events/phone.events';
 export * from './events/relay.events';
 export * from './events/session.events';
 export * from './events/threads.events';
+export * from './events/terminal.events';
 export * from './chain';
 export * from './bus';
 export * from './event-store';
