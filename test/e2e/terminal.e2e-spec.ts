@@ -294,7 +294,8 @@ describe('terminal lifecycle', () => {
     const replayed = new ReadModels();
     replayLog(eventsDir(relay.home), replayed);
     expect(replayed.terminal.snapshot()).toEqual(relay.log.models.terminal.snapshot());
-    expect(replayed.terminal.allShells().map((s) => [s.sessionName, s.connId === null])).toEqual([
+    const shells = replayed.terminal.allShells().map((s) => [s.sessionName, s.connId === null]);
+    expect(shells.sort()).toEqual([
       ['r1', false],
       ['r2', true],
     ]);
