@@ -13,6 +13,13 @@ import { PairingService } from './pairing/pairing.service';
 import { PhoneSocketModule } from './phone-socket/phone-socket.module';
 import { SessionsController } from './sessions/sessions.controller';
 import { SessionsService } from './sessions/sessions.service';
+import { ClipboardModule } from './clipboard/clipboard.module';
+import { ContextModule } from './context/context.module';
+import { ImageActivityModule } from './image-activity/image-activity.module';
+import { NotificationsModule } from './notifications/notifications.module';
+import { PhoneModule } from './phone/phone.module';
+import { TerminalModule } from './terminal/terminal.module';
+import { TuiModule } from './tui/tui.module';
 
 export type CoreValues = { config: RelayConfig; clock: Clock; log: EventLog; secrets: Secrets; logger: Logger; runtime: Runtime };
 
@@ -34,7 +41,17 @@ export class CoreModule {
 }
 
 @Module({
-  imports: [PhoneSocketModule, ConsoleModule],
+  imports: [
+    PhoneSocketModule,
+    PhoneModule,
+    NotificationsModule,
+    ClipboardModule,
+    ImageActivityModule,
+    ContextModule,
+    TerminalModule,
+    TuiModule,
+    ConsoleModule,
+  ],
   controllers: [HealthController, PairingController, SessionsController],
   providers: [PairingService, SessionsService],
 })

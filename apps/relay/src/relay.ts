@@ -7,7 +7,7 @@ import type { DestinationStream, Logger } from 'pino';
 import { AppModule } from './app.module';
 import { installAuthHook } from './common/auth-hook';
 import { Clock, SystemClock } from './common/clock';
-import { loadConfig, relayDir, type RelayConfig } from './common/config';
+import { checkTerminalConfig, loadConfig, relayDir, type RelayConfig } from './common/config';
 import { EventLog } from './common/event-log';
 import { ErrorFilter } from './common/http-errors';
 import { createLogger, NestPinoLogger } from './common/logger';
@@ -44,7 +44,7 @@ export type Relay = {
 
 /** Opens the log (replaying it), builds the Nest app on Fastify with the phone socket, and listens. */
 export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
-  const config = options.config ?? loadConfig(process.env);
+  const config: RelayConfig = checkTerminalConfig(options.config ?? loadConfig(process.env));
   const clock = options.clock ?? new SystemClock();
   const logger = createLogger(config.logLevel, options.logDestination);
   const secrets = Secrets.load(relayDir(config));

@@ -3,6 +3,11 @@ import { ConnectionsProjection } from './connections/connections.projection';
 import { PairingProjection } from './pairing/pairing.projection';
 import { RateLimitProjection } from './rate-limit/rate-limit.projection';
 import { SessionsProjection } from './sessions/sessions.projection';
+import { PhoneThreadsProjection } from './phone/phone-threads.projection';
+import { NotificationsProjection } from './notifications/notifications.projection';
+import { ClipboardProjection } from './clipboard/clipboard.projection';
+import { ImageActivityProjection } from './image-activity/image-activity.projection';
+import { TerminalProjection } from './terminal/terminal.projection';
 
 /**
  * Every read model of the relay. The relay keeps two instances: the decision state (holds events still
@@ -14,6 +19,11 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly pairing = new PairingProjection();
   readonly rateLimit = new RateLimitProjection();
   readonly connections = new ConnectionsProjection();
+  readonly phoneThreads = new PhoneThreadsProjection();
+  readonly notifications = new NotificationsProjection();
+  readonly clipboardInbox = new ClipboardProjection();
+  readonly imageActivity = new ImageActivityProjection();
+  readonly terminal = new TerminalProjection();
   /** The seq of the last event applied. */
   lastSeq = 0;
 

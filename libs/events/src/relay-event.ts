@@ -3,9 +3,21 @@ import type { PairingEvent } from './events/pairing.events';
 import type { PhoneConnectionEvent } from './events/phone.events';
 import type { RelayLifecycleEvent } from './events/relay.events';
 import type { SessionEvent } from './events/session.events';
+import type { ClipboardEvent, ImageActivityEvent, NotificationEvent, PhoneThreadsEvent } from './events/threads.events';
+import type { TerminalEvent } from './events/terminal.events';
 
-/** Every state change of the relay. Add a feature's union here; exhaustive switches find the gaps. */
-export type RelayEvent = RelayLifecycleEvent | PairingEvent | SessionEvent | AuthEvent | PhoneConnectionEvent;
+/** Every state change of the relay. Add a feature's union here (one line each); exhaustive switches find the gaps. */
+export type RelayEvent =
+  | RelayLifecycleEvent
+  | PairingEvent
+  | SessionEvent
+  | AuthEvent
+  | PhoneConnectionEvent
+  | PhoneThreadsEvent
+  | NotificationEvent
+  | ClipboardEvent
+  | ImageActivityEvent
+  | TerminalEvent;
 
 export type RelayEventType = RelayEvent['type'];
 export type EventOf<T extends RelayEventType> = Extract<RelayEvent, { type: T }>;

@@ -41,6 +41,7 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
   instance.addHook('onRoute', (route) => {
     const cfg = route.config as Partial<RouteAuth> | undefined;
     if (!cfg?.auth && route.method !== 'HEAD') unguarded.push(`${String(route.method)} ${route.url}`);
+    if (typeof cfg?.bodyLimit === 'number') route.bodyLimit = cfg.bodyLimit;
   });
   instance.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
     const req = request as AuthedRequest;

@@ -9,11 +9,15 @@ import type { FastifyRequest } from 'fastify';
  */
 export type AuthClass = 'public' | 'loopback' | 'paired' | 'loopback-or-paired';
 
-export type RouteAuth = { auth: AuthClass; grant?: string };
+export type RouteAuth = { auth: AuthClass; grant?: string; bodyLimit?: number };
 
-/** `@Auth('paired', 'chat')`: checked in a Fastify onRequest hook, before the body is even read. */
-export function Auth(auth: AuthClass, grant?: string): MethodDecorator & ClassDecorator {
-  return applyDecorators(RouteConfig({ auth, grant } satisfies RouteAuth));
+/**
+ * `@Auth('paired', 'chat')`: checked in a Fastify onRequest hook, before the body is even read.
+ * `options.bodyLimit` raises (or lowers) this route's body limit above the global one; Fastify applies
+ * it per route, and only after auth passed is a byte of the body read.
+ */
+export function Auth(auth: AuthClass, grant?: string, options: { bodyLimit?: number } = {}): MethodDecorator & ClassDecorator {
+  return applyDecorators(RouteConfig({ auth, grant, ...options } satisfies RouteAuth));
 }
 
 export type AuthedRequest = FastifyRequest & { principal?: Principal; peerIp?: string };

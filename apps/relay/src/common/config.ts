@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { splitCommandLine } from './command-line';
 
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
 export const LOG_LEVELS: readonly LogLevel[] = ['DEBUG', 'INFO', 'WARNING', 'ERROR'];
@@ -26,6 +27,18 @@ export type RelayConfig = {
   snapshotEvery: number;
   sweepIntervalMs: number;
   bodyLimitBytes: number;
+  /** Phone Threads (spec 2.6): PHONE_ENABLED=1 lets the agent message the phone. */
+  phoneEnabled: boolean;
+  /** PHONE_HOME_CHANNEL_NAME (default `Phone`); the channel id stays `phone`. */
+  phoneHomeChannelName: string;
+  /** PHONE_QUEUE_MAX: queued messages kept while no phone is subscribed (oldest dropped first). */
+  phoneQueueMax: number;
+  /** RELAY_INJECTED_CONTEXT_FILE: the configured blocks of `/context/injected`. */
+  injectedContextFile: string;
+  /** RELAY_TERMINAL_GRACE_SECONDS: how long a detached shell keeps running (default 600). */
+  terminalGraceSeconds: number;
+  /** RELAY_TUI_COMMAND: the TUI gateway command line (split like a shell would; no shell runs it). */
+  tuiCommand: string | null;
   /** RELAY_CONSOLE_DIR: the built console (default: apps/console/dist of this checkout). */
   consoleDir: string | null;
   /** SSE comment line on idle console streams, so proxies and browsers keep them open. */
@@ -90,9 +103,71 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     snapshotEvery: 50_000,
     sweepIntervalMs: 1_000,
     bodyLimitBytes: 1024 * 1024,
+    phoneEnabled: truthy(env.PHONE_ENABLED),
+    phoneHomeChannelName: env.PHONE_HOME_CHANNEL_NAME?.trim().slice(0, 64) || 'Phone',
+    phoneQueueMax: intInRange(env.PHONE_QUEUE_MAX, 'PHONE_QUEUE_MAX', 500, 1, 100_000),
+    injectedContextFile: env.RELAY_INJECTED_CONTEXT_FILE || path.join(svcHome, 'relay', 'injected-context.json'),
+    terminalGraceSeconds: intInRange(env.RELAY_TERMINAL_GRACE_SECONDS, 'RELAY_TERMINAL_GRACE_SECONDS', 600, 0, 7 * 86400),
+    tuiCommand: env.RELAY_TUI_COMMAND?.trim() || null,
     consoleDir: env.RELAY_CONSOLE_DIR ? path.resolve(env.RELAY_CONSOLE_DIR) : null,
     consoleHeartbeatMs: 15_000,
   };
+}
+
+function intInRange(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return n;
+}
+
+/** Checks made when the relay starts (issue 3): the terminal shell resolved, the TUI command splittable. */
+export function checkTerminalConfig(config: RelayConfig): RelayConfig {
+  if (config.tuiCommand) {
+    try {
+      if (splitCommandLine(config.tuiCommand).length === 0) throw new Error('it is empty');
+    } catch (err) {
+      throw new ConfigError(`RELAY_TUI_COMMAND cannot be split into words: ${(err as Error).message}`);
+    }
+  }
+  return { ...config, terminalShell: resolveTerminalShell(config.terminalShell) };
+}
+
+/**
+ * The terminal shell (`--shell`, RELAY_TERMINAL_SHELL, $SHELL) must be an absolute path to an executable
+ * file; checked when the relay starts so a bad value is a clear error, not a phone's failed attach.
+ * Without any of them, the login shell of the relay's user, else /bin/sh.
+ */
+export function resolveTerminalShell(configured: string | null): string {
+  if (configured === null || configured.trim() === '') {
+    let login: string | null = null;
+    try {
+      login = os.userInfo().shell;
+    } catch {
+      login = null;
+    }
+    for (const candidate of [login, '/bin/sh']) if (candidate && path.isAbsolute(candidate) && isExecutableFile(candidate)) return candidate;
+    throw new ConfigError('no terminal shell: set --shell or RELAY_TERMINAL_SHELL to an absolute path of an executable');
+  }
+  if (!path.isAbsolute(configured)) {
+    throw new ConfigError(`terminal shell (--shell / RELAY_TERMINAL_SHELL / $SHELL) must be an absolute path, got "${configured}"`);
+  }
+  if (!isExecutableFile(configured)) {
+    throw new ConfigError(`terminal shell "${configured}" (--shell / RELAY_TERMINAL_SHELL / $SHELL) is not an executable file`);
+  }
+  return configured;
+}
+
+function isExecutableFile(file: string): boolean {
+  try {
+    const st = fs.statSync(file);
+    // access(X_OK) alone would pass any file for root.
+    if (!st.isFile() || (st.mode & 0o111) === 0) return false;
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function relayDir(config: Pick<RelayConfig, 'svcHome'>): string {

@@ -39,7 +39,7 @@ export function toErrorResponse(exception: unknown): { status: number; body: Err
     const res = exception.getResponse();
     const raw = typeof res === 'object' && res !== null ? (res as { message?: unknown }).message : res;
     const message = Array.isArray(raw) ? raw.join('; ') : typeof raw === 'string' ? raw : exception.message;
-    const code = status === 404 ? 'not_found' : status === 400 ? 'validation_failed' : `http_${status}`;
+    const code = status === 404 ? 'not_found' : status === 400 ? 'validation_failed' : status === 413 ? 'body_too_large' : `http_${status}`;
     return { status, body: { ok: false, error: status === 404 ? 'no such route' : message, code } };
   }
   const err = exception as { statusCode?: number; code?: string; message?: string };

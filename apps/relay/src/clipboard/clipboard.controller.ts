@@ -1,0 +1,50 @@
+import { Body, Controller, Delete, Get, Header, HttpCode, Post, Res } from '@nestjs/common';
+import { CLIPBOARD_CONTENT_TYPE, DomainError, type Principal } from '@svc/domain';
+import type { FastifyReply } from 'fastify';
+import { Auth, Caller } from '../common/auth';
+import { CLIPBOARD_BODY_LIMIT, ClipboardService, type StageInput } from './clipboard.service';
+
+@Controller('/clipboard')
+export class ClipboardController {
+  constructor(private readonly clipboard: ClipboardService) {}
+
+  /** A phone stages an image (WIRE.md). Its own body limit: base64 of 25 MB. */
+  @Post('/inbox')
+  @HttpCode(201)
+  @Auth('paired', undefined, { bodyLimit: CLIPBOARD_BODY_LIMIT })
+  stage(@Body() body: StageInput, @Caller() caller: Principal) {
+    if (caller.kind !== 'device') throw new DomainError('clipboard.needs_device', 'forbidden', 'images are staged by a paired phone');
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new DomainError('clipboard.bad_body', 'invalid', 'send a JSON object {format, bytes_base64, filename_hint?}');
+    return this.clipboard.stage(body, caller);
+  }
+
+  /** What is waiting (host tools and the operator). */
+  @Get('/inbox')
+  @Auth('loopback')
+  @Header('Cache-Control', 'no-store')
+  list() {
+    return this.clipboard.list();
+  }
+
+  /** The host tool's one-shot read: the newest fresh image's bytes, then it is gone. */
+  @Get('/inbox/latest')
+  @Auth('loopback')
+  async latest(@Res() reply: FastifyReply) {
+    const { entry, bytes } = await this.clipboard.takeLatest('operator');
+    void reply
+      .status(200)
+      .header('Content-Type', CLIPBOARD_CONTENT_TYPE[entry.format])
+      .header('Cache-Control', 'no-store')
+      .header('Content-Disposition', `inline; filename="${entry.fileName}"`)
+      .header('X-Clipboard-Id', entry.entryId)
+      .header('X-Clipboard-Sha256', entry.sha256)
+      .header('X-Clipboard-Staged-At', String(Math.floor(entry.stagedAt / 1000)))
+      .send(bytes);
+  }
+
+  @Delete('/inbox')
+  @Auth('loopback')
+  clear() {
+    return this.clipboard.clear('operator');
+  }
+}

@@ -1,0 +1,58 @@
+import { Injectable } from '@nestjs/common';
+import { actorOf, NOTIFICATIONS_KEPT, postNotification, removeNotification, type NotificationEntry } from '@svc/domain';
+import { randomUUID } from 'node:crypto';
+import { EventLog } from '../common/event-log';
+import { ChannelRouter } from '../phone-socket/channel-router';
+import type { Envelope } from '../phone-socket/envelope';
+import type { PhoneConnection } from '../phone-socket/phone-connection';
+
+const epoch = (ms: number): number => Math.floor(ms / 1000);
+
+/** The notification companion: phones push entries on `notifications`; the list keeps the latest 100. */
+@Injectable()
+export class NotificationsService {
+  constructor(
+    private readonly log: EventLog,
+    router: ChannelRouter,
+  ) {
+    router.register('notifications', { onFrame: (conn, env) => this.onFrame(conn, env) });
+  }
+
+  private async onFrame(conn: PhoneConnection, env: Envelope): Promise<void> {
+    const p = conn.principal!;
+    switch (env.type) {
+      case 'notification.posted': {
+        const entryId = randomUUID();
+        await this.log.run(actorOf(p), (m) => postNotification(m, { entryId, tokenPrefix: p.tokenPrefix, deviceName: p.deviceName, payload: env.payload }));
+        // Acknowledged only when the phone asked (sent an id): older phones expect no answer.
+        if (env.id) conn.send('notifications', 'notification.ok', { id: entryId }, env.id);
+        return;
+      }
+      case 'notification.removed':
+        await this.log.run(actorOf(p), (m) => removeNotification(m, p.tokenPrefix, env.payload));
+        return;
+      default:
+        // WIRE.md: unknown notification types are ignored (newer phones may send more).
+        return;
+    }
+  }
+
+  recent(limit?: number) {
+    const entries = this.log.models.notifications.recent(limit ?? NOTIFICATIONS_KEPT);
+    return { ok: true as const, count: entries.length, cap: NOTIFICATIONS_KEPT, notifications: entries.map(view) };
+  }
+}
+
+function view(x: NotificationEntry) {
+  return {
+    id: x.entryId,
+    package_name: x.packageName,
+    title: x.title,
+    text: x.text,
+    posted_at: x.postedAt === null ? null : epoch(x.postedAt),
+    received_at: epoch(x.receivedAt),
+    key: x.key,
+    device_name: x.deviceName,
+    token_prefix: x.tokenPrefix,
+  };
+}

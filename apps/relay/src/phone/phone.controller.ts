@@ -1,0 +1,84 @@
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { DomainError, type Principal } from '@svc/domain';
+import type { FastifyReply } from 'fastify';
+import { Auth, Caller } from '../common/auth';
+import { ChatFilterDto, CHAT_ID, MESSAGE_ID, PostMessageDto, PostReplyDto, RepliesQueryDto } from './phone.dto';
+import { PhoneThreadsService } from './phone-threads.service';
+
+/**
+ * Phone Threads over HTTP. Auth classes (spec 4.6, decided in docs/PROTOCOL.md): "platform" is the host
+ * process on loopback; the operator on loopback may always inspect and cancel what a phone may.
+ */
+@Controller('/phone')
+export class PhoneController {
+  constructor(private readonly phone: PhoneThreadsService) {}
+
+  @Post('/message')
+  @HttpCode(200)
+  @Auth('loopback-or-paired')
+  post(@Body() b: PostMessageDto, @Caller() caller: Principal) {
+    return this.phone.post(
+      { chatId: b.chat_id, text: b.text, title: b.title, surfacing: b.surfacing, replyTo: b.reply_to, metadata: b.metadata, messageId: b.message_id },
+      caller,
+    );
+  }
+
+  @Get('/replies')
+  @Auth('loopback-or-paired')
+  replies(@Query() q: RepliesQueryDto, @Res({ passthrough: true }) reply: FastifyReply) {
+    reply.header('Cache-Control', 'no-store');
+    return this.phone.replies({ since: q.since, wait: q.wait, limit: q.limit, chatId: q.chat_id }, (release) => reply.raw.once('close', release));
+  }
+
+  @Post('/replies')
+  @HttpCode(201)
+  @Auth('paired')
+  reply(@Body() b: PostReplyDto, @Caller() caller: Principal) {
+    if (caller.kind !== 'device') throw new DomainError('phone.reply_needs_device', 'forbidden', 'replies come from a paired phone');
+    return this.phone.reply({ chatId: b.chat_id, text: b.text, replyTo: b.reply_to }, caller, 'http');
+  }
+
+  @Get('/outbound')
+  @Auth('loopback-or-paired')
+  @Header('Cache-Control', 'no-store')
+  outbound(@Query() q: ChatFilterDto) {
+    return this.phone.outbound(q.chat_id);
+  }
+
+  /** One message's state, queued or not (while the read model still holds it). */
+  @Get('/outbound/:message_id')
+  @Auth('loopback-or-paired')
+  @Header('Cache-Control', 'no-store')
+  one(@Param('message_id') id: string) {
+    if (!MESSAGE_ID.test(id)) throw new DomainError('phone.bad_message_id', 'invalid', 'message_id: 1-128 of A-Z a-z 0-9 _ . : -');
+    return this.phone.message(id);
+  }
+
+  @Delete('/outbound/:message_id')
+  @Auth('loopback-or-paired')
+  cancel(@Param('message_id') id: string, @Caller() caller: Principal) {
+    if (!MESSAGE_ID.test(id)) throw new DomainError('phone.bad_message_id', 'invalid', 'message_id: 1-128 of A-Z a-z 0-9 _ . : -');
+    return this.phone.cancel(id, caller);
+  }
+
+  @Delete('/outbound')
+  @Auth('loopback-or-paired')
+  cancelAll(@Query() q: ChatFilterDto, @Caller() caller: Principal) {
+    return this.phone.cancelAll(q.chat_id, caller);
+  }
+
+  @Get('/threads')
+  @Auth('loopback-or-paired')
+  @Header('Cache-Control', 'no-store')
+  threads() {
+    return this.phone.threads();
+  }
+
+  @Get('/threads/:chat_id')
+  @Auth('loopback-or-paired')
+  @Header('Cache-Control', 'no-store')
+  thread(@Param('chat_id') chatId: string) {
+    if (!CHAT_ID.test(chatId)) throw new DomainError('phone.bad_chat_id', 'invalid', 'chat_id: 1-256 printable characters');
+    return this.phone.thread(chatId);
+  }
+}

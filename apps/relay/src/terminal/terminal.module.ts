@@ -1,0 +1,7 @@
+import { Module } from '@nestjs/common';
+import { TerminalController } from './terminal.controller';
+import { TerminalService } from './terminal.service';
+
+/** The `terminal` channel (remote shells) and the operator's view of them. */
+@Module({ controllers: [TerminalController], providers: [TerminalService], exports: [TerminalService] })
+export class TerminalModule {}

@@ -1,0 +1,287 @@
+import { BeforeApplicationShutdown, Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import {
+  assertCanOpenShell,
+  closeShell,
+  detachShell,
+  DomainError,
+  hasGrant,
+  openShell,
+  reattachShell,
+  sessionNameOf,
+  termSize,
+  type OpenShell,
+} from '@svc/domain';
+import type { TerminalCloseReason } from '@svc/events';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { merge, type Subscription } from 'rxjs';
+import { Clock } from '../common/clock';
+import type { RelayConfig } from '../common/config';
+import { EventLog } from '../common/event-log';
+import { Scheduler } from '../common/scheduler';
+import { LOGGER, RELAY_CONFIG } from '../common/tokens';
+import { ChannelRouter } from '../phone-socket/channel-router';
+import type { Envelope } from '../phone-socket/envelope';
+import type { PhoneConnection } from '../phone-socket/phone-connection';
+import { ShellProcess } from './shell-process';
+
+/** A single `terminal.input` frame carries at most this much (a paste, not a file transfer). */
+export const MAX_INPUT_CHARS = 64 * 1024;
+const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
+
+/** The `terminal` channel (WIRE.md): real shells on node-pty for phones holding the `terminal` grant. */
+@Injectable()
+export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdown {
+  private readonly live = new Map<string, ShellProcess>();
+  private readonly subs: Subscription[] = [];
+  private stopping = false;
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly clock: Clock,
+    router: ChannelRouter,
+    scheduler: Scheduler,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    router.register('terminal', { onFrame: (conn, env) => this.onFrame(conn, env), onClose: (conn) => this.onClose(conn) });
+    scheduler.onTick(() => this.endExpiredGrace());
+    this.subs.push(
+      merge(
+        log.bus.ofType('session.revoked', 'session.expired'),
+        log.bus.ofType('session.grant_expired', 'session.shortened'),
+      ).subscribe((e) => {
+        const prefix = e.data.tokenPrefix;
+        let reason: TerminalCloseReason | null = null;
+        if (e.type === 'session.revoked') reason = 'revoked';
+        else if (e.type === 'session.expired') reason = 'session_expired';
+        else if (e.type === 'session.grant_expired') reason = e.data.channel === 'terminal' ? 'grant_expired' : null;
+        else {
+          const s = log.models.sessions.byTokenPrefix(prefix);
+          reason = s && hasGrant(s, 'terminal', clock.now()) ? null : 'grant_removed';
+        }
+        if (reason) this.killAll((s) => s.spec.tokenPrefix === prefix, reason);
+      }),
+    );
+  }
+
+  /** Shells this relay runs right now (tests and the operator view). */
+  shells(): ShellProcess[] {
+    return [...this.live.values()];
+  }
+
+  onModuleDestroy(): void {
+    for (const s of this.subs) s.unsubscribe();
+  }
+
+  /** Every shell ends, and its end is recorded, before the log closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    await this.killAll(() => true, 'shutdown');
+  }
+
+  /** The operator ends a shell (loopback route). */
+  async killByOperator(shellId: string): Promise<{ exitCode: number | null; signal: number | null }> {
+    const shell = this.live.get(shellId);
+    if (!shell) throw new DomainError('terminal.not_found', 'not_found', 'no open shell has that id');
+    const exit = await shell.kill('killed');
+    await this.recorded(shellId);
+    return { exitCode: exit.exitCode, signal: exit.signal };
+  }
+
+  private readonly closing = new Map<string, Promise<void>>();
+
+  private recorded(shellId: string): Promise<void> {
+    return this.closing.get(shellId) ?? Promise.resolve();
+  }
+
+  private async killAll(match: (s: ShellProcess) => boolean, reason: TerminalCloseReason): Promise<void> {
+    const targets = this.shells().filter(match);
+    await Promise.all(
+      targets.map(async (s) => {
+        await s.kill(reason);
+        await this.recorded(s.spec.shellId);
+      }),
+    );
+  }
+
+  private async endExpiredGrace(): Promise<void> {
+    const expired = this.log.models.terminal.graceExpired(this.clock.now());
+    for (const s of expired) {
+      const shell = this.live.get(s.shellId);
+      if (shell) void shell.kill('grace_expired');
+      else await this.log.run('system', (m) => closeShell(m, s.shellId, 'grace_expired', { exitCode: null, signal: null }));
+    }
+  }
+
+  private async onFrame(conn: PhoneConnection, env: Envelope): Promise<void> {
+    try {
+      await this.handle(conn, env);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      const extra: Record<string, unknown> = { ...err.extra };
+      if (typeof env.payload.session_name === 'string') extra.session_name = env.payload.session_name.slice(0, 64);
+      conn.send('terminal', 'terminal.error', { message: err.message, code: err.code, ...extra }, env.id);
+    }
+  }
+
+  private handle(conn: PhoneConnection, env: Envelope): Promise<void> | void {
+    const prefix = conn.tokenPrefix!;
+    const p = env.payload;
+    const type = env.type.startsWith('terminal.') ? env.type : `terminal.${env.type}`;
+    switch (type) {
+      case 'terminal.attach':
+        return this.attach(conn, env);
+      case 'terminal.input': {
+        const shell = this.attachedHere(conn, sessionNameOf(p.session_name));
+        if (typeof p.data !== 'string') throw new DomainError('terminal.bad_input', 'invalid', 'data: a string is required');
+        if (p.data.length > MAX_INPUT_CHARS) throw new DomainError('terminal.input_too_large', 'too_large', `data: at most ${MAX_INPUT_CHARS} characters per frame`);
+        shell.write(p.data);
+        return;
+      }
+      case 'terminal.resize': {
+        const shell = this.attachedHere(conn, sessionNameOf(p.session_name));
+        const size = termSize(p, null);
+        shell.resize(size.cols, size.rows);
+        return;
+      }
+      case 'terminal.detach':
+        return this.detach(conn, env);
+      case 'terminal.kill':
+        return this.kill(conn, env);
+      case 'terminal.list':
+        conn.send('terminal', 'terminal.sessions', { sessions: this.list(prefix) }, env.id);
+        return;
+      default:
+        throw new DomainError('terminal.unknown_type', 'invalid', `unknown terminal message "${env.type}"`);
+    }
+  }
+
+  private list(prefix: string): Array<Record<string, unknown>> {
+    return this.log.models.terminal.shellsOf(prefix).map((s: OpenShell) => {
+      const live = this.live.get(s.shellId);
+      return {
+        session_name: s.sessionName,
+        pid: s.pid,
+        shell: s.shell,
+        cols: live?.cols ?? s.cols,
+        rows: live?.rows ?? s.rows,
+        attached: s.connId !== null,
+        created_at: epoch(s.openedAt),
+        detached_at: epoch(s.detachedAt),
+        grace_expires_at: epoch(s.graceUntil),
+      };
+    });
+  }
+
+  private shellOf(prefix: string, name: string): ShellProcess {
+    const s = this.log.models.terminal.shellByName(prefix, name);
+    const shell = s && this.live.get(s.shellId);
+    if (!shell || shell.closeReason) throw new DomainError('terminal.not_found', 'not_found', `no open shell named "${name}"; send terminal.attach first`);
+    return shell;
+  }
+
+  private attachedHere(conn: PhoneConnection, name: string): ShellProcess {
+    const shell = this.shellOf(conn.tokenPrefix!, name);
+    if (shell.conn !== conn) throw new DomainError('terminal.not_attached', 'conflict', `shell "${name}" is not attached to this connection; send terminal.attach`);
+    return shell;
+  }
+
+  private async attach(conn: PhoneConnection, env: Envelope): Promise<void> {
+    const prefix = conn.tokenPrefix!;
+    const actor = `device:${prefix}`;
+    const name = sessionNameOf(env.payload.session_name);
+    const existing = this.log.models.terminal.shellByName(prefix, name);
+    const live = existing && this.live.get(existing.shellId);
+    // A re-attach without a size keeps the shell's current one.
+    const size = termSize(env.payload, live ? { cols: live.cols, rows: live.rows } : { cols: 80, rows: 24 });
+    if (existing && live && !live.closeReason) {
+      await this.log.run(actor, (m) => reattachShell(m, existing.shellId, conn.id));
+      const previous = live.conn;
+      if (previous && previous !== conn) previous.send('terminal', 'terminal.detached', { session_name: name, reason: 'attached_elsewhere' });
+      live.resize(size.cols, size.rows);
+      conn.send('terminal', 'terminal.attached', this.attachedPayload(live, true), env.id);
+      live.attach(conn, true);
+      return;
+    }
+    assertCanOpenShell(this.log.models, prefix, name);
+    let shell: ShellProcess;
+    try {
+      shell = new ShellProcess({ shellId: randomUUID(), sessionName: name, tokenPrefix: prefix, shell: this.config.terminalShell!, ...size });
+    } catch (err) {
+      this.logger.error({ tokenPrefix: prefix, err: (err as Error).message }, 'shell did not start');
+      throw new DomainError('terminal.spawn_failed', 'unavailable', 'the shell could not be started on the host');
+    }
+    try {
+      await this.log.run(actor, (m) =>
+        openShell(m, { shellId: shell.spec.shellId, sessionName: name, tokenPrefix: prefix, deviceId: conn.principal!.deviceId, connId: conn.id, pid: shell.pid, shell: shell.spec.shell, ...size }),
+      );
+    } catch (err) {
+      void shell.kill('killed');
+      throw err;
+    }
+    this.live.set(shell.spec.shellId, shell);
+    this.closing.set(shell.spec.shellId, shell.exited.then((exit) => this.onExit(shell, exit.reason, exit.exitCode, exit.signal)));
+    this.logger.info({ shellId: shell.spec.shellId, pid: shell.pid, tokenPrefix: prefix, sessionName: name }, 'shell opened');
+    if (conn.closed) {
+      await this.log.run('system', (m) => detachShell(m, shell.spec.shellId, 'disconnected', this.config.terminalGraceSeconds, this.clock.now()));
+      return;
+    }
+    conn.send('terminal', 'terminal.attached', this.attachedPayload(shell, false), env.id);
+    shell.attach(conn, false);
+  }
+
+  private attachedPayload(shell: ShellProcess, reattach: boolean): Record<string, unknown> {
+    return { session_name: shell.spec.sessionName, pid: shell.pid, shell: shell.spec.shell, cols: shell.cols, rows: shell.rows, reattach };
+  }
+
+  private async detach(conn: PhoneConnection, env: Envelope): Promise<void> {
+    const name = sessionNameOf(env.payload.session_name);
+    const shell = this.attachedHere(conn, name);
+    const [e] = await this.log.run(`device:${conn.tokenPrefix}`, (m, now) => detachShell(m, shell.spec.shellId, 'detach', this.config.terminalGraceSeconds, now));
+    shell.detach();
+    const graceUntil = e?.type === 'terminal.detached' ? epoch(Date.parse(e.data.graceUntil)) : null;
+    conn.send('terminal', 'terminal.detached', { session_name: name, reason: 'detached', grace_seconds: this.config.terminalGraceSeconds, grace_expires_at: graceUntil }, env.id);
+  }
+
+  /** Answered once the shell is gone and recorded; the socket's other frames are not held up meanwhile. */
+  private kill(conn: PhoneConnection, env: Envelope): void {
+    const name = sessionNameOf(env.payload.session_name);
+    const shell = this.shellOf(conn.tokenPrefix!, name);
+    shell.killAskedBy ??= conn;
+    void shell.kill('killed').then(async (exit) => {
+      await this.recorded(shell.spec.shellId);
+      // The attached socket (if another one) heard of it in onExit; the asker gets its answer here.
+      conn.send('terminal', 'terminal.detached', { session_name: name, reason: exit.reason, exit_code: exit.exitCode, signal: exit.signal }, env.id);
+    });
+  }
+
+  private onClose(conn: PhoneConnection): void {
+    if (this.stopping) return;
+    for (const shell of this.live.values()) {
+      if (shell.conn !== conn) continue;
+      shell.detach();
+      if (shell.closeReason) continue;
+      this.log
+        .run('system', (m, now) => detachShell(m, shell.spec.shellId, 'disconnected', this.config.terminalGraceSeconds, now))
+        .catch((err: Error) => this.logger.warn({ shellId: shell.spec.shellId, err: err.message }, 'detach not recorded'));
+    }
+  }
+
+  private async onExit(shell: ShellProcess, reason: TerminalCloseReason, exitCode: number | null, signal: number | null): Promise<void> {
+    const id = shell.spec.shellId;
+    try {
+      await this.log.run('system', (m) => closeShell(m, id, reason, { exitCode, signal }));
+    } catch (err) {
+      this.logger.error({ shellId: id, err: (err as Error).message }, 'shell close not recorded');
+    }
+    this.live.delete(id);
+    this.closing.delete(id);
+    this.logger.info({ shellId: id, pid: shell.pid, tokenPrefix: shell.spec.tokenPrefix, reason, exitCode, signal }, 'shell closed');
+    const conn = shell.conn;
+    shell.detach();
+    if (conn && !conn.closed && conn !== shell.killAskedBy) {
+      conn.send('terminal', 'terminal.detached', { session_name: shell.spec.sessionName, reason, exit_code: exitCode, signal });
+    }
+  }
+}

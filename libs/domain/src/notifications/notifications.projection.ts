@@ -1,0 +1,60 @@
+import type { Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
+
+export type NotificationEntry = {
+  entryId: string;
+  tokenPrefix: string;
+  deviceName: string;
+  packageName: string;
+  title: string | null;
+  text: string | null;
+  postedAt: number | null;
+  receivedAt: number;
+  key: string | null;
+};
+
+/** Spec 2.5 / 8: the companion list keeps the latest 100 entries. */
+export const NOTIFICATIONS_KEPT = 100;
+
+/** Recent phone notifications, newest first. Ephemeral: `relay.started` clears it (spec 2.5). */
+export class NotificationsProjection implements Projection<{ entries: NotificationEntry[] }> {
+  private entries: NotificationEntry[] = [];
+
+  apply(stored: StoredEvent): void {
+    const e = stored as StoredRelayEvent;
+    switch (e.type) {
+      case 'relay.started':
+        this.entries = [];
+        break;
+      case 'notification.posted': {
+        const d = e.data;
+        if (this.entries.some((x) => x.entryId === d.entryId)) break;
+        // The same key from the same phone is an update: it replaces the older entry.
+        if (d.key !== null) this.entries = this.entries.filter((x) => !(x.key === d.key && x.tokenPrefix === d.tokenPrefix));
+        this.entries.unshift({ ...d, postedAt: d.postedAt === null ? null : Date.parse(d.postedAt), receivedAt: Date.parse(e.at) });
+        if (this.entries.length > NOTIFICATIONS_KEPT) this.entries.length = NOTIFICATIONS_KEPT;
+        break;
+      }
+      case 'notification.removed':
+        this.entries = this.entries.filter((x) => !(x.key === e.data.key && x.tokenPrefix === e.data.tokenPrefix));
+        break;
+      default:
+        break;
+    }
+  }
+
+  recent(limit = NOTIFICATIONS_KEPT): NotificationEntry[] {
+    return this.entries.slice(0, limit);
+  }
+
+  count(): number {
+    return this.entries.length;
+  }
+
+  snapshot(): { entries: NotificationEntry[] } {
+    return { entries: this.entries.map((x) => ({ ...x })) };
+  }
+
+  restore(state: { entries: NotificationEntry[] }): void {
+    this.entries = [...state.entries];
+  }
+}

@@ -1,0 +1,62 @@
+import type { NewEvent, RelayEvent, StoredEvent } from '@svc/events';
+import { reportImageActivity } from '../image-activity/image-activity';
+import { ReadModels } from '../read-models';
+import { NOTIFICATIONS_KEPT } from './notifications.projection';
+import { postNotification, removeNotification } from './notifications';
+
+let seq = 0;
+function given(m: ReadModels, events: readonly NewEvent<RelayEvent>[], at = '2026-03-01T12:00:00.000Z'): StoredEvent[] {
+  return events.map((e) => {
+    const stored = { seq: ++seq, id: `e${seq}`, at, type: e.type, actor: 'device:p', data: e.data, v: 1, prev: '', hash: '' } as unknown as StoredEvent;
+    m.apply(stored);
+    return stored;
+  });
+}
+const started = { type: 'relay.started', data: { version: '0', pid: 1, host: 'h', port: 1, tls: false } } as NewEvent<RelayEvent>;
+
+describe('notification companion rules', () => {
+  it('keeps the newest 100; a restart clears the list; the same event twice is harmless', () => {
+    const m = new ReadModels();
+    const stored: StoredEvent[] = [];
+    for (let i = 0; i < 120; i++) {
+      stored.push(...given(m, postNotification(m, { entryId: `n${i}`, tokenPrefix: 'p', deviceName: 'P', payload: { package_name: 'a', title: `t${i}` } })));
+    }
+    expect(m.notifications.count()).toBe(NOTIFICATIONS_KEPT);
+    expect(m.notifications.recent(2).map((x) => x.title)).toEqual(['t119', 't118']);
+    const twice = new ReadModels();
+    for (const e of stored) {
+      twice.apply(e);
+      twice.apply(e);
+    }
+    expect(twice.notifications.snapshot()).toEqual(m.notifications.snapshot());
+    given(m, [started]);
+    expect(m.notifications.count()).toBe(0);
+  });
+
+  it('validates fields and accepts posted_at in seconds or milliseconds', () => {
+    const m = new ReadModels();
+    const post = (payload: Record<string, unknown>) => postNotification(m, { entryId: 'x', tokenPrefix: 'p', deviceName: 'P', payload });
+    expect(() => post({})).toThrow(expect.objectContaining({ code: 'notifications.bad_field' }));
+    expect(() => post({ package_name: 'a', title: 5 })).toThrow(expect.objectContaining({ extra: { field: 'title' } }));
+    expect(post({ package_name: 'a', posted_at: 1772366400 })[0].data).toMatchObject({ postedAt: '2026-03-01T12:00:00.000Z' });
+    expect(post({ package_name: 'a', posted_at: 1772366400123 })[0].data).toMatchObject({ postedAt: '2026-03-01T12:00:00.123Z' });
+    expect(post({ package_name: 'a', text: 'y'.repeat(10_000) })[0].data).toMatchObject({ text: 'y'.repeat(4000) });
+    expect(removeNotification(m, 'p', { key: 'unknown' })).toEqual([]);
+  });
+});
+
+describe('image activity rules', () => {
+  it('a finished call takes no more reports', () => {
+    const m = new ReadModels();
+    const r = (status: 'started' | 'progress' | 'completed' | 'failed', extra = {}) =>
+      reportImageActivity(m, { sessionId: 's', callId: 'c', status, progress: null, errorCode: null, ...extra });
+    given(m, r('started'));
+    expect(() => r('started')).toThrow(expect.objectContaining({ code: 'image_activity.already_started', kind: 'conflict' }));
+    given(m, r('progress', { progress: 10 }));
+    given(m, r('completed'));
+    expect(() => r('progress', { progress: 20 })).toThrow(expect.objectContaining({ code: 'image_activity.call_finished' }));
+    expect(() => r('failed', { errorCode: 'x' })).toThrow(expect.objectContaining({ code: 'image_activity.call_finished' }));
+    given(m, [started]);
+    expect(m.imageActivity.forSession('s', null)).toEqual([]);
+  });
+});

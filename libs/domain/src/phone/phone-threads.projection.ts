@@ -1,0 +1,239 @@
+import type { Projection, StoredEvent, StoredRelayEvent, Surfacing } from '@svc/events';
+
+export type MessageState = 'queued' | 'delivered' | 'dropped' | 'expired' | 'cancelled';
+
+export type PhoneMessage = {
+  messageId: string;
+  chatId: string;
+  text: string;
+  title: string | null;
+  surfacing: Surfacing | null;
+  replyTo: string | null;
+  metadata: Record<string, unknown> | null;
+  by: string;
+  postedAt: number;
+  expiresAt: number;
+  state: MessageState;
+  stateAt: number;
+  /** Set once delivered: the session it went to, and whether it came from the backlog. */
+  deliveredTo: string | null;
+  queuedDelivery: boolean;
+};
+
+export type PhoneReply = {
+  replyId: string;
+  /** The reply event's seq: a cursor that only grows, across restarts. */
+  seq: number;
+  chatId: string;
+  text: string;
+  replyTo: string | null;
+  tokenPrefix: string;
+  deviceName: string;
+  via: 'ws' | 'http';
+  at: number;
+};
+
+export type Subscriber = { connId: string; tokenPrefix: string; deviceName: string; sharePhoneStatus: boolean; since: number };
+
+export type ThreadEntry = { kind: 'message' | 'reply'; id: string };
+export type Thread = { chatId: string; entries: ThreadEntry[]; messages: number; replies: number; lastActivity: number; title: string | null };
+
+/** Retention of the read model (the log keeps everything). */
+export const THREAD_ENTRIES_KEPT = 100;
+export const THREADS_KEPT = 200;
+export const REPLIES_KEPT = 500;
+
+type State = { messages: PhoneMessage[]; queue: string[]; replies: PhoneReply[]; threads: Thread[]; subscriber: Subscriber | null };
+
+/**
+ * The phone queue, conversation state per chat and the replies feed. The queue and threads survive a
+ * restart (a projection of the log); the subscriber is a socket, so it resets at `relay.started`.
+ */
+export class PhoneThreadsProjection implements Projection<State> {
+  private readonly messages = new Map<string, PhoneMessage>();
+  /** Queued message ids in posting order (the flush order). */
+  private queue: string[] = [];
+  private replies: PhoneReply[] = [];
+  private readonly threads = new Map<string, Thread>();
+  private sub: Subscriber | null = null;
+
+  apply(stored: StoredEvent): void {
+    const e = stored as StoredRelayEvent;
+    const at = Date.parse(e.at);
+    switch (e.type) {
+      case 'relay.started':
+        this.sub = null;
+        break;
+      case 'phone.disconnected':
+        if (this.sub?.connId === e.data.connId) this.sub = null;
+        break;
+      case 'session.revoked':
+      case 'session.expired':
+        if (this.sub?.tokenPrefix === e.data.tokenPrefix) this.sub = null;
+        break;
+      case 'phone.subscribed':
+        this.sub = { connId: e.data.connId, tokenPrefix: e.data.tokenPrefix, deviceName: e.data.deviceName, sharePhoneStatus: e.data.sharePhoneStatus, since: at };
+        break;
+      case 'phone.unsubscribed':
+        if (this.sub?.connId === e.data.connId) this.sub = null;
+        break;
+      case 'phone.message_posted': {
+        const d = e.data;
+        if (this.messages.has(d.messageId)) break;
+        this.messages.set(d.messageId, {
+          messageId: d.messageId,
+          chatId: d.chatId,
+          text: d.text,
+          title: d.title,
+          surfacing: d.surfacing,
+          replyTo: d.replyTo,
+          metadata: d.metadata,
+          by: e.actor,
+          postedAt: at,
+          expiresAt: Date.parse(d.expiresAt),
+          state: 'queued',
+          stateAt: at,
+          deliveredTo: null,
+          queuedDelivery: false,
+        });
+        this.queue.push(d.messageId);
+        const t = this.thread(d.chatId, at);
+        t.messages++;
+        if (d.title) t.title = d.title;
+        this.addEntry(t, { kind: 'message', id: d.messageId });
+        break;
+      }
+      case 'phone.message_delivered':
+        this.settle(e.data.messageId, 'delivered', at, (m) => {
+          m.deliveredTo = e.data.tokenPrefix;
+          m.queuedDelivery = e.data.queued;
+        });
+        break;
+      case 'phone.message_dropped':
+        this.settle(e.data.messageId, 'dropped', at);
+        break;
+      case 'phone.message_expired':
+        this.settle(e.data.messageId, 'expired', at);
+        break;
+      case 'phone.message_cancelled':
+        this.settle(e.data.messageId, 'cancelled', at);
+        break;
+      case 'phone.reply_received': {
+        const d = e.data;
+        if (this.replies.some((r) => r.seq >= e.seq)) break;
+        this.replies.push({ replyId: d.replyId, seq: e.seq, chatId: d.chatId, text: d.text, replyTo: d.replyTo, tokenPrefix: d.tokenPrefix, deviceName: d.deviceName, via: d.via, at });
+        if (this.replies.length > REPLIES_KEPT) this.replies.splice(0, this.replies.length - REPLIES_KEPT);
+        const t = this.thread(d.chatId, at);
+        t.replies++;
+        this.addEntry(t, { kind: 'reply', id: d.replyId });
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  message(id: string): PhoneMessage | undefined {
+    return this.messages.get(id);
+  }
+
+  /** Queued messages, oldest first (the order a flush delivers them). */
+  queued(): PhoneMessage[] {
+    return this.queue.map((id) => this.messages.get(id)!);
+  }
+
+  queuedCount(): number {
+    return this.queue.length;
+  }
+
+  subscriber(): Subscriber | null {
+    return this.sub;
+  }
+
+  /** Replies with a cursor past `afterSeq`, oldest first. */
+  repliesAfter(afterSeq: number, chatId?: string): PhoneReply[] {
+    return this.replies.filter((r) => r.seq > afterSeq && (chatId === undefined || r.chatId === chatId));
+  }
+
+  reply(id: string): PhoneReply | undefined {
+    return this.replies.find((r) => r.replyId === id);
+  }
+
+  lastReplySeq(): number {
+    return this.replies.length ? this.replies[this.replies.length - 1].seq : 0;
+  }
+
+  /** Threads, most recent activity first. */
+  threadList(): Thread[] {
+    return [...this.threads.values()].sort((a, b) => b.lastActivity - a.lastActivity);
+  }
+
+  threadById(chatId: string): Thread | undefined {
+    return this.threads.get(chatId);
+  }
+
+  snapshot(): State {
+    return {
+      messages: [...this.messages.values()].map((m) => ({ ...m })),
+      queue: [...this.queue],
+      replies: this.replies.map((r) => ({ ...r })),
+      threads: [...this.threads.values()].map((t) => ({ ...t, entries: t.entries.map((x) => ({ ...x })) })),
+      subscriber: this.sub ? { ...this.sub } : null,
+    };
+  }
+
+  restore(state: State): void {
+    this.messages.clear();
+    this.threads.clear();
+    for (const m of state.messages) this.messages.set(m.messageId, m);
+    this.queue = [...state.queue];
+    this.replies = [...state.replies];
+    for (const t of state.threads) this.threads.set(t.chatId, t);
+    this.sub = state.subscriber;
+  }
+
+  private settle(id: string, state: MessageState, at: number, also?: (m: PhoneMessage) => void): void {
+    const m = this.messages.get(id);
+    if (!m || m.state !== 'queued') return;
+    m.state = state;
+    m.stateAt = at;
+    also?.(m);
+    const i = this.queue.indexOf(id);
+    if (i >= 0) this.queue.splice(i, 1);
+    const t = this.threads.get(m.chatId);
+    if (t) t.lastActivity = Math.max(t.lastActivity, at);
+    // Out of the queue and no longer shown in its thread: nothing reads it any more.
+    if (!t || !t.entries.some((x) => x.kind === 'message' && x.id === id)) this.messages.delete(id);
+  }
+
+  private thread(chatId: string, at: number): Thread {
+    let t = this.threads.get(chatId);
+    if (!t) {
+      t = { chatId, entries: [], messages: 0, replies: 0, lastActivity: at, title: null };
+      this.threads.set(chatId, t);
+      if (this.threads.size > THREADS_KEPT) this.evictThread();
+    }
+    t.lastActivity = Math.max(t.lastActivity, at);
+    return t;
+  }
+
+  private addEntry(t: Thread, entry: ThreadEntry): void {
+    t.entries.push(entry);
+    while (t.entries.length > THREAD_ENTRIES_KEPT) this.forget(t.entries.shift()!);
+  }
+
+  /** The quietest thread leaves the read model (its queued messages stay queued). */
+  private evictThread(): void {
+    let oldest: Thread | undefined;
+    for (const t of this.threads.values()) if (!oldest || t.lastActivity < oldest.lastActivity) oldest = t;
+    if (!oldest) return;
+    this.threads.delete(oldest.chatId);
+    for (const entry of oldest.entries) this.forget(entry);
+  }
+
+  private forget(entry: ThreadEntry): void {
+    if (entry.kind !== 'message') return;
+    const m = this.messages.get(entry.id);
+    if (m && m.state !== 'queued') this.messages.delete(entry.id);
+  }
+}

@@ -1,0 +1,133 @@
+import type { NewEvent, RelayEvent, StoredEvent } from '@svc/events';
+import { DomainError } from '../errors';
+import { ReadModels } from '../read-models';
+import { THREAD_ENTRIES_KEPT } from './phone-threads.projection';
+import { cancelMessage, expireMessages, postMessage, PHONE_QUEUE_TTL_SECONDS, recordFlush, subscribe, type PostMessage } from './phone-threads';
+
+const T0 = new Date('2026-03-01T12:00:00.000Z');
+let seq = 0;
+
+/** Applies decided events as the log would (stamped with seq and time). */
+function given(m: ReadModels, events: readonly NewEvent<RelayEvent>[], at = T0, actor = 'operator'): StoredEvent[] {
+  return events.map((e) => {
+    const stored = { seq: ++seq, id: `e${seq}`, at: at.toISOString(), type: e.type, actor, data: e.data, v: 1, prev: '', hash: '' } as unknown as StoredEvent;
+    m.apply(stored);
+    return stored;
+  });
+}
+
+const msg = (id: string, chatId = 'c'): PostMessage => ({ messageId: id, chatId, text: `text ${id}`, title: null, surfacing: null, replyTo: null, metadata: null });
+
+describe('phone queue rules', () => {
+  it('queues every message and drops the oldest past the bound', () => {
+    const m = new ReadModels();
+    given(m, postMessage(m, msg('a'), 2, T0));
+    given(m, postMessage(m, msg('b'), 2, T0));
+    const out = postMessage(m, msg('c'), 2, T0);
+    expect(out.map((e) => e.type)).toEqual(['phone.message_posted', 'phone.message_dropped']);
+    expect(out[1].data).toEqual({ messageId: 'a', chatId: 'c', reason: 'queue_full' });
+    given(m, out);
+    expect(m.phoneThreads.queued().map((q) => q.messageId)).toEqual(['b', 'c']);
+    expect(m.phoneThreads.message('a')?.state).toBe('dropped');
+  });
+
+  it('a known message id decides nothing', () => {
+    const m = new ReadModels();
+    given(m, postMessage(m, msg('a'), 10, T0));
+    expect(postMessage(m, msg('a'), 10, T0)).toEqual([]);
+  });
+
+  it('expires exactly at 24 hours', () => {
+    const m = new ReadModels();
+    given(m, postMessage(m, msg('a'), 10, T0));
+    const at = (s: number) => new Date(T0.getTime() + s * 1000);
+    expect(expireMessages(m, at(PHONE_QUEUE_TTL_SECONDS - 1))).toEqual([]);
+    expect(expireMessages(m, at(PHONE_QUEUE_TTL_SECONDS)).map((e) => e.type)).toEqual(['phone.message_expired']);
+  });
+
+  it('cancel: 404 unknown, 409 when no longer queued', () => {
+    const m = new ReadModels();
+    given(m, postMessage(m, msg('a'), 10, T0));
+    expect(() => cancelMessage(m, 'zz', 'operator')).toThrow(expect.objectContaining({ code: 'phone.message_not_found', kind: 'not_found' }));
+    given(m, cancelMessage(m, 'a', 'operator'));
+    let err: unknown;
+    try {
+      cancelMessage(m, 'a', 'operator');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ kind: 'conflict', extra: { state: 'cancelled' } });
+  });
+
+  it('an interrupted flush leaves the rest queued, in order', () => {
+    const m = new ReadModels();
+    for (const id of ['a', 'b', 'c']) given(m, postMessage(m, msg(id), 10, T0));
+    const to = { connId: 'conn1', tokenPrefix: 'abcd1234' };
+    const out = recordFlush(m, [{ messageId: 'a', queued: true }], to, true);
+    expect(out[out.length - 1].data).toEqual({ ...to, count: 1, remaining: 2, interrupted: true });
+    given(m, out);
+    expect(m.phoneThreads.queued().map((q) => q.messageId)).toEqual(['b', 'c']);
+  });
+
+  it('the latest subscriber wins and names the one it replaced', () => {
+    const m = new ReadModels();
+    given(m, subscribe(m, { connId: 'x', tokenPrefix: 'p1', deviceName: 'A', sharePhoneStatus: true }));
+    const out = subscribe(m, { connId: 'y', tokenPrefix: 'p2', deviceName: 'B', sharePhoneStatus: true });
+    expect(out[0].data).toMatchObject({ connId: 'y', replaced: 'x' });
+  });
+});
+
+describe('phone threads projection', () => {
+  it('the same event twice gives the same read model', () => {
+    const once = new ReadModels();
+    const twice = new ReadModels();
+    const events = [
+      ...postMessage(once, msg('a'), 10, T0),
+      { type: 'phone.reply_received', data: { replyId: 'r', chatId: 'c', text: 'hi', replyTo: null, tokenPrefix: 'p', deviceName: 'P', via: 'ws' } },
+    ] as NewEvent<RelayEvent>[];
+    const stored = given(once, events);
+    for (const e of stored) {
+      twice.apply(e);
+      twice.apply(e);
+    }
+    expect(twice.snapshot()).toEqual(once.snapshot());
+  });
+
+  it('the queue survives relay.started; the subscriber does not; a disconnect clears it too', () => {
+    const m = new ReadModels();
+    given(m, postMessage(m, msg('a'), 10, T0));
+    given(m, subscribe(m, { connId: 'x', tokenPrefix: 'p1', deviceName: 'A', sharePhoneStatus: true }));
+    given(m, [{ type: 'relay.started', data: { version: '0', pid: 1, host: 'h', port: 1, tls: false } }]);
+    expect(m.phoneThreads.subscriber()).toBeNull();
+    expect(m.phoneThreads.queuedCount()).toBe(1);
+    given(m, subscribe(m, { connId: 'y', tokenPrefix: 'p1', deviceName: 'A', sharePhoneStatus: true }));
+    given(m, [{ type: 'phone.disconnected', data: { connId: 'y', tokenPrefix: 'p1', code: 1000, reason: '' } }]);
+    expect(m.phoneThreads.subscriber()).toBeNull();
+  });
+
+  it('keeps the latest 100 entries per thread; a queued message outlives its entry, then is forgotten', () => {
+    const m = new ReadModels();
+    given(m, postMessage(m, msg('old'), 10, T0));
+    const replies = Array.from({ length: THREAD_ENTRIES_KEPT }, (_, i) => ({
+      type: 'phone.reply_received',
+      data: { replyId: `r${i}`, chatId: 'c', text: 't', replyTo: null, tokenPrefix: 'p', deviceName: 'P', via: 'ws' },
+    })) as NewEvent<RelayEvent>[];
+    given(m, replies);
+    expect(m.phoneThreads.threadById('c')!.entries).toHaveLength(THREAD_ENTRIES_KEPT);
+    expect(m.phoneThreads.message('old')?.state).toBe('queued');
+    given(m, recordFlush(m, [{ messageId: 'old', queued: true }], { connId: 'x', tokenPrefix: 'p' }, false));
+    expect(m.phoneThreads.message('old')).toBeUndefined();
+    expect(m.phoneThreads.queuedCount()).toBe(0);
+  });
+
+  it('snapshot and restore round-trip', () => {
+    const m = new ReadModels();
+    given(m, postMessage(m, msg('a'), 10, T0));
+    given(m, postMessage(m, msg('b', 'other'), 10, T0));
+    const copy = new ReadModels();
+    copy.restore(structuredClone(m.snapshot()));
+    expect(copy.snapshot()).toEqual(m.snapshot());
+    expect(copy.phoneThreads.queued().map((q) => q.messageId)).toEqual(['a', 'b']);
+  });
+});

@@ -1,0 +1,55 @@
+import type { Ev } from '../event';
+
+/**
+ * Remote shells (terminal channel) and TUI gateway processes (tui channel). Both are ephemeral: they
+ * reset at `relay.started` (no child survives a relay restart). Input and output never enter an event.
+ */
+
+/** Why a shell or TUI process ended. */
+export type TerminalCloseReason =
+  | 'exited' // the process ended on its own
+  | 'killed' // terminal.kill from the phone, or the operator
+  | 'grace_expired' // detached longer than the grace period
+  | 'revoked' // the session was revoked (or replaced by a re-pairing)
+  | 'session_expired'
+  | 'grant_expired' // the channel's grant ran out
+  | 'grant_removed' // a PATCH dropped or shortened the grant to now
+  | 'detached' // tui.detach (a TUI does not outlive its attachment)
+  | 'disconnected' // the phone socket closed (TUI only)
+  | 'shutdown'; // the relay is stopping
+
+export type TerminalOpened = Ev<
+  'terminal.opened',
+  {
+    shellId: string;
+    sessionName: string;
+    tokenPrefix: string;
+    deviceId: string;
+    connId: string;
+    pid: number;
+    shell: string;
+    cols: number;
+    rows: number;
+  }
+>;
+/** A detached shell keeps running until `graceUntil` (ISO), then the sweep ends it. */
+export type TerminalDetached = Ev<
+  'terminal.detached',
+  { shellId: string; tokenPrefix: string; reason: 'detach' | 'disconnected'; graceUntil: string }
+>;
+export type TerminalReattached = Ev<'terminal.reattached', { shellId: string; tokenPrefix: string; connId: string }>;
+export type TerminalClosed = Ev<
+  'terminal.closed',
+  { shellId: string; sessionName: string; tokenPrefix: string; pid: number; reason: TerminalCloseReason; exitCode: number | null; signal: number | null }
+>;
+
+export type TuiStarted = Ev<
+  'tui.started',
+  { tuiId: string; tokenPrefix: string; connId: string; pid: number; program: string; cols: number; rows: number }
+>;
+export type TuiStopped = Ev<
+  'tui.stopped',
+  { tuiId: string; tokenPrefix: string; pid: number; reason: TerminalCloseReason; exitCode: number | null; signal: number | null }
+>;
+
+export type TerminalEvent = TerminalOpened | TerminalDetached | TerminalReattached | TerminalClosed | TuiStarted | TuiStopped;

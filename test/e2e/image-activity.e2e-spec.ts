@@ -1,0 +1,96 @@
+import { bearer, pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
+import { call, REMOTE, type Json } from '../support/http';
+
+describe('/chat/image-activity', () => {
+  let relay: TestRelay;
+  let token: string;
+  const feed = (body: Json, headers: Record<string, string> = {}) => call(relay, 'POST', '/chat/image-activity', body, headers);
+  const read = (query: string, t = token) => call(relay, 'GET', `/chat/image-activity${query}`, undefined, bearer(t));
+
+  beforeAll(async () => {
+    relay = await startRelay();
+    const p = await pairPhone(relay);
+    p.phone.close();
+    token = p.token;
+  });
+  afterAll(() => relay.close());
+
+  it('reports one session\'s lifecycle, in order, never carrying prompts or text', async () => {
+    const started = await feed({ session_id: 's1', call_id: 'call-1', status: 'started', prompt: 'a secret prompt', text: 'tool output' });
+    expect(started.status).toBe(201);
+    relay.clock.advance(1500);
+    expect((await feed({ session_id: 's1', call_id: 'call-1', status: 'progress', progress: 40 })).status).toBe(201);
+    expect((await feed({ session_id: 'other', call_id: 'call-9', status: 'started' })).status).toBe(201);
+    relay.clock.advance(1500);
+    expect((await feed({ session_id: 's1', call_id: 'call-1', status: 'completed', result: { url: 'x' } })).status).toBe(201);
+
+    const r = await read('?session_id=s1');
+    expect(r.status).toBe(200);
+    expect(r.body.session_id).toBe('s1');
+    expect(r.body.activity.map((a: Json) => [a.call_id, a.status, a.progress])).toEqual([
+      ['call-1', 'started', null],
+      ['call-1', 'progress', 40],
+      ['call-1', 'completed', null],
+    ]);
+    const t0 = r.body.activity[0].ts as number;
+    expect(t0).toBe(Date.parse('2026-03-01T12:00:00.000Z') / 1000);
+    expect(r.body.cursor).toBe(r.body.activity[2].ts);
+    const since = await read(`?session_id=s1&since=${t0}`);
+    expect(since.body.activity.map((a: Json) => a.status)).toEqual(['progress', 'completed']);
+    expect((await read(`?session_id=s1&since=${r.body.cursor}`)).body.activity).toEqual([]);
+    expect((await read('?session_id=never-seen')).body.activity).toEqual([]);
+
+    const stored = JSON.stringify(readEvents(relay.home).filter((e) => e.type === 'chat.image_activity'));
+    expect(stored).not.toContain('secret prompt');
+    expect(stored).not.toContain('tool output');
+    expect(JSON.stringify(r.body)).not.toContain('secret prompt');
+  });
+
+  it('a finished call takes no more reports; failures carry a code, not a message', async () => {
+    expect((await feed({ session_id: 's2', call_id: 'c', status: 'started' })).status).toBe(201);
+    expect((await feed({ session_id: 's2', call_id: 'c', status: 'started' })).status).toBe(409);
+    expect((await feed({ session_id: 's2', call_id: 'c', status: 'failed', error_code: 'content_policy' })).status).toBe(201);
+    const late = await feed({ session_id: 's2', call_id: 'c', status: 'progress', progress: 90 });
+    expect(late.status).toBe(409);
+    expect(late.body).toMatchObject({ ok: false, code: 'image_activity.call_finished', status: 'failed' });
+    expect((await feed({ session_id: 's2', call_id: 'd', status: 'failed', error_code: 'The model said: no!' })).status).toBe(400);
+    expect((await feed({ session_id: 's2', call_id: 'd', status: 'done' })).status).toBe(400);
+    expect((await feed({ session_id: 's2', call_id: 'd', status: 'progress', progress: 101 })).status).toBe(400);
+    expect((await feed({ session_id: '../s2', call_id: 'd', status: 'started' })).status).toBe(400);
+    expect((await feed({ session_id: 's2', call_id: 'd', status: 'started', progress: 5 })).body.code).toBe('image_activity.progress_without_progress');
+    expect((await read('?session_id=s2')).body.activity.map((a: Json) => [a.status, a.error_code])).toEqual([
+      ['started', null],
+      ['failed', 'content_policy'],
+    ]);
+  });
+
+  it('400 on a bad session_id or since', async () => {
+    for (const q of ['', '?session_id=', '?session_id=../x', `?session_id=${'a'.repeat(129)}`, '?session_id=s1&since=abc', '?session_id=s1&since=-1', '?session_id=a&session_id=b', '?session_id=s1&since=1e3']) {
+      const r = await read(q);
+      expect([q, r.status]).toEqual([q, 400]);
+      expect(r.body.ok).toBe(false);
+    }
+  });
+
+  it('needs a paired bearer with an active chat grant; the feed is loopback only', async () => {
+    const noChat = await pairPhone(relay, { terms: { grants: { chat: false } } });
+    const r = await read('?session_id=s1', noChat.token);
+    expect(r.status).toBe(403);
+    expect(r.body).toMatchObject({ ok: false, code: 'auth.grant_required', channel: 'chat' });
+    const shortChat = await pairPhone(relay, { terms: { grants: { chat: 60 } } });
+    expect((await read('?session_id=s1', shortChat.token)).status).toBe(200);
+    relay.clock.advanceSeconds(61);
+    await relay.sweep();
+    expect((await read('?session_id=s1', shortChat.token)).status).toBe(403);
+    expect((await call(relay, 'GET', '/chat/image-activity?session_id=s1')).status).toBe(401);
+    expect((await feed({ session_id: 's3', call_id: 'c', status: 'started' }, REMOTE)).status).toBe(403);
+    expect((await feed({ session_id: 's3', call_id: 'c', status: 'started' }, { ...REMOTE, ...bearer(token) })).status).toBe(403);
+    noChat.phone.close();
+    shortChat.phone.close();
+  });
+
+  it('is ephemeral: a restart clears it', async () => {
+    relay = await relay.restart();
+    expect((await read('?session_id=s1')).body.activity).toEqual([]);
+  });
+});
