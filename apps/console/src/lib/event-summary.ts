@@ -65,6 +65,48 @@ export function summary(e: ConsoleEvent): string {
       return `${str(d.ip)} blocked until ${str(d.until).slice(11, 19)} (${str(d.kind)} failures)`;
     case 'ratelimit.cleared':
       return d.ip ? `rate-limit block on ${str(d.ip)} cleared` : `all rate-limit blocks cleared (${str(d.reason)})`;
+    case 'terminal.opened':
+      return `${str(d.tokenPrefix)} opened shell ${str(d.sessionName)} (${str(d.shell)}, pid ${str(d.pid)}, ${str(d.cols)}×${str(d.rows)})`;
+    case 'terminal.reattached':
+      return `${str(d.tokenPrefix)} re-attached shell ${short(d.shellId)}`;
+    case 'terminal.detached':
+      return `shell ${short(d.shellId)} detached (${str(d.reason)}), kept until ${str(d.graceUntil).slice(11, 19)}`;
+    case 'terminal.closed':
+      return `shell ${str(d.sessionName)} of ${str(d.tokenPrefix)} closed (${str(d.reason)}${d.exitCode !== null && d.exitCode !== undefined ? `, exit ${str(d.exitCode)}` : ''})`;
+    case 'tui.started':
+      return `${str(d.tokenPrefix)} started ${str(d.program)} (pid ${str(d.pid)})`;
+    case 'tui.stopped':
+      return `TUI of ${str(d.tokenPrefix)} stopped (${str(d.reason)})`;
+    case 'phone.message_posted':
+      return `message for ${str(d.chatId)}${d.title ? `: ${str(d.title)}` : ''} queued (${clip(d.text)})`;
+    case 'phone.message_delivered':
+      return `message ${short(d.messageId)} delivered to ${str(d.tokenPrefix)}${d.queued ? ' from the queue' : ''}`;
+    case 'phone.message_dropped':
+      return `message ${short(d.messageId)} dropped (${str(d.reason)})`;
+    case 'phone.message_expired':
+      return `message ${short(d.messageId)} expired undelivered`;
+    case 'phone.message_cancelled':
+      return `message ${short(d.messageId)} cancelled by ${actorLabel(str(d.by))}`;
+    case 'phone.subscribed':
+      return `${str(d.deviceName)} (${str(d.tokenPrefix)}) subscribed to Threads`;
+    case 'phone.unsubscribed':
+      return `${str(d.tokenPrefix)} unsubscribed from Threads`;
+    case 'phone.backlog_flushed':
+      return `${str(d.count)} queued message${d.count === 1 ? '' : 's'} sent to ${str(d.tokenPrefix)}${d.interrupted ? ' (interrupted)' : ''}`;
+    case 'phone.reply_received':
+      return `${str(d.deviceName)} replied in ${str(d.chatId)} (${clip(d.text)})`;
+    case 'notification.posted':
+      return `${str(d.deviceName)}: notification from ${str(d.packageName)}${d.title ? ` “${clip(d.title)}”` : ''}`;
+    case 'notification.removed':
+      return `notification removed on ${str(d.tokenPrefix)}`;
+    case 'clipboard.staged':
+      return `${str(d.tokenPrefix)} staged ${str(d.fileName)} (${str(d.format)}, ${str(d.sizeBytes)} B) in the paste inbox`;
+    case 'clipboard.consumed':
+      return `paste inbox entry ${short(d.entryId)} read by ${str(d.by)}`;
+    case 'clipboard.discarded':
+      return `paste inbox entry ${short(d.entryId)} discarded (${str(d.reason)})`;
+    case 'chat.image_activity':
+      return `image activity ${str(d.status)}${typeof d.progress === 'number' ? ` ${Math.round(d.progress * 100)}%` : ''}${d.errorCode ? ` (${str(d.errorCode)})` : ''}`;
     default: {
       const text = JSON.stringify(e.data);
       return text.length > 120 ? `${text.slice(0, 117)}…` : text;
@@ -74,6 +116,11 @@ export function summary(e: ConsoleEvent): string {
 
 function ref(v: unknown): string {
   return str(v).replace('…', '');
+}
+
+function clip(v: unknown, n = 60): string {
+  const t = str(v).replace(/\s+/g, ' ');
+  return t.length > n ? `${t.slice(0, n - 1)}…` : t;
 }
 
 function short(v: unknown): string {

@@ -22,6 +22,10 @@ describe('console event redaction', () => {
     });
   });
 
+  it('keeps a notification key (not a credential)', () => {
+    expect(redact({ tokenPrefix: 'abcdefgh', key: '0|com.chat|42|null|10123' })).toEqual({ tokenPrefix: 'abcdefgh', key: '0|com.chat|42|null|10123' });
+  });
+
   it('keeps numbers (a close `code`) and leaves the stored event untouched', () => {
     const e = ev('phone.disconnected', { tokenPrefix: 'abcdefgh', code: 4403, reason: 'session revoked' });
     const c = toConsoleEvent(e);

@@ -14,7 +14,9 @@ const FAMILIES = [
   { label: 'All', value: '' },
   { label: 'Sessions', value: 'session.' },
   { label: 'Pairing', value: 'pairing.' },
-  { label: 'Phones', value: 'phone.' },
+  { label: 'Phones & Threads', value: 'phone.' },
+  { label: 'Terminal', value: 'terminal.,tui.' },
+  { label: 'Notifications', value: 'notification.,clipboard.,chat.' },
   { label: 'Auth', value: 'auth.,ratelimit.' },
   { label: 'Relay', value: 'relay.' },
 ];
