@@ -12,3 +12,8 @@ export * from './sessions/sessions';
 export * from './rate-limit/rate-limit.projection';
 export * from './rate-limit/rate-limit';
 export * from './connections/connections.projection';
+export * from './bridge/device-control-routes';
+export * from './bridge/safety';
+export * from './bridge/redact';
+export * from './bridge/bridge.projection';
+export * from './bridge/bridge';

@@ -1,11 +1,12 @@
 import type { AuthEvent } from './events/auth.events';
+import type { BridgeEvent } from './events/bridge.events';
 import type { PairingEvent } from './events/pairing.events';
 import type { PhoneConnectionEvent } from './events/phone.events';
 import type { RelayLifecycleEvent } from './events/relay.events';
 import type { SessionEvent } from './events/session.events';
 
 /** Every state change of the relay. Add a feature's union here; exhaustive switches find the gaps. */
-export type RelayEvent = RelayLifecycleEvent | PairingEvent | SessionEvent | AuthEvent | PhoneConnectionEvent;
+export type RelayEvent = RelayLifecycleEvent | PairingEvent | SessionEvent | AuthEvent | PhoneConnectionEvent | BridgeEvent;
 
 export type RelayEventType = RelayEvent['type'];
 export type EventOf<T extends RelayEventType> = Extract<RelayEvent, { type: T }>;
