@@ -38,5 +38,5 @@ export async function op(relay: TestRelay, method: 'GET' | 'POST', path: string,
     headers: body !== undefined ? { 'content-type': 'application/json' } : {},
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
 }

@@ -158,12 +158,12 @@ export class BridgeProjection implements Projection<State> {
       this.safetyRing.push({ seq, at, decision: d.decision, tokenPrefix: d.tokenPrefix, requestId: d.requestId, path: d.path, reason: d.reason, ...(d.package ? { package: d.package } : {}), ...(d.verb ? { verb: d.verb } : {}), ...(d.idleMinutes !== undefined ? { idleMinutes: d.idleMinutes } : {}) });
       if (this.safetyRing.length > SAFETY_RING) this.safetyRing.splice(0, this.safetyRing.length - SAFETY_RING);
     }
-    if (d.requestId && d.path && d.method) {
-      let a = this.activityById.get(d.requestId);
-      if (!a) {
-        a = { requestId: d.requestId, tokenPrefix: d.tokenPrefix, method: d.method, path: d.path, shape: {}, at, outcome: 'pending', status: null, latencyMs: null, safety: d.decision };
-        this.pushActivity(a);
-      }
+    let a = d.requestId ? this.activityById.get(d.requestId) : undefined;
+    if (!a && d.requestId && d.path && d.method) {
+      a = { requestId: d.requestId, tokenPrefix: d.tokenPrefix, method: d.method, path: d.path, shape: {}, at, outcome: 'pending', status: null, latencyMs: null, safety: d.decision };
+      this.pushActivity(a);
+    }
+    if (a) {
       a.safety = d.decision;
       switch (d.decision) {
         case 'sideload_only':
