@@ -76,7 +76,7 @@ export class BridgeOperatorController {
   @Auth('loopback')
   @HttpCode(200)
   async selectActive(@Body() body: SelectActiveDto) {
-    const d = await this.bridge.selectActive(body.device);
+    const d = await this.bridge.selectActive((body.device_id ?? body.device)!);
     return { ok: true, active: d.tokenPrefix, device: this.deviceView(d) };
   }
 

@@ -8,7 +8,6 @@ import {
   IsIn,
   IsInt,
   IsNumber,
-  IsObject,
   IsOptional,
   IsString,
   Length,
@@ -340,7 +339,13 @@ export class SendMmsDto extends SelectorBody {
   package?: string;
 }
 
+/** `device` (device id, token prefix or name) or `device_id`. */
 export class SelectActiveDto {
-  @IsString() @Length(1, 128)
-  device!: string;
+  @ValidateIf((o: SelectActiveDto) => o.device_id === undefined)
+  @IsString({ message: 'give device (device id, token prefix or name) or device_id' })
+  @Length(1, 128)
+  device?: string;
+
+  @IsOptional() @IsString() @Length(1, 128)
+  device_id?: string;
 }
