@@ -164,8 +164,9 @@ export function destructiveVerbs(path: string, body: Readonly<Record<string, unk
   if (routeVerb) out.push(routeVerb.toLowerCase());
   const text = destructiveText(path, body);
   if (text) {
-    const words = new Set(text.toLowerCase().split(/[^\p{L}\p{N}_]+/u).filter(Boolean));
-    for (const v of settings.destructiveVerbs) if (words.has(v.toLowerCase()) && !out.includes(v.toLowerCase())) out.push(v.toLowerCase());
+    const verbs = new Set(settings.destructiveVerbs.map((v) => v.toLowerCase()));
+    // In reading order, so the phone asks about the first destructive word the user sees.
+    for (const w of text.toLowerCase().split(/[^\p{L}\p{N}_]+/u)) if (verbs.has(w) && !out.includes(w)) out.push(w);
   }
   return out;
 }
