@@ -190,3 +190,32 @@ describe('Device Control routes through the phone simulator', () => {
     expect(decision).toMatchObject({ type: 'bridge.safety_decided', data: { requestId: firstSent.data.requestId } });
   });
 });
+
+describe('svc phone-sim', () => {
+  it('pairs with --code, reports status, answers, and logs what it receives (the token never printed)', async () => {
+    const { runPhoneSim } = await import('../../apps/relay/src/cli/phone-sim');
+    const { registerCode, nextCode } = await import('../support/harness');
+    const relay = await startRelay();
+    try {
+      const code = nextCode();
+      await registerCode(relay, code);
+      const lines: string[] = [];
+      const tokenFile = path.join(relay.home, 'sim-token');
+      const run = runPhoneSim(['--relay', relay.url.replace('http', 'ws'), '--code', code, '--confirm', 'deny', '--name', 'CLI sim', '--save-token', tokenFile], (l) => lines.push(l));
+      const { until } = await import('../support/bridge');
+      await until(() => relay.log.models.bridge.allDevices().length === 1);
+      const token = fs.readFileSync(tokenFile, 'utf8').trim();
+      expect((fs.statSync(tokenFile).mode & 0o777).toString(8)).toBe('600');
+      expect((await dc(relay, token, 'GET', '/current_app')).body).toMatchObject({ package: 'com.android.launcher3' });
+      expect((await dc(relay, token, 'POST', '/tap_text', { text: 'Send' })).status).toBe(403);
+      expect(lines.join('\n')).toMatch(/← GET \/current_app/);
+      expect(lines.join('\n')).toMatch(/confirm\? send on \/tap_text → deny/);
+      expect(lines.join('\n')).not.toContain(token);
+      await fetch(`${relay.url}/sessions/${token.slice(0, 8)}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+      expect(await run).toBe(1);
+      expect(await runPhoneSim(['--relay', relay.url], () => undefined)).toBe(2);
+    } finally {
+      await relay.close();
+    }
+  });
+});
