@@ -198,24 +198,18 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       return this.fail(pending, 'bad_response', new DomainError('bridge.bad_response', 'upstream', 'the phone answered with an invalid status'));
     }
     const raw = p.result;
-    let body: Record<string, unknown> = raw === undefined ? {} : typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : { value: raw };
+    const body: Record<string, unknown> = raw === undefined ? {} : typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : { value: raw };
+    let png: ReturnType<typeof decodePng> | null = null;
     if (pending.path === '/screenshot' && status < 300) {
-      const png = decodePng(body);
+      png = decodePng(body);
       if (typeof png === 'string') return this.fail(pending, 'bad_response', new DomainError('bridge.bad_screenshot', 'upstream', png));
-      this.settle(pending);
-      await this.answered(pending, status);
-      try {
-        body = await this.storeScreenshot(pending, png, body);
-      } catch (err) {
-        pending.reject(err as Error);
-        return;
-      }
-      pending.resolve({ status, body });
-      return;
     }
     this.settle(pending);
-    await this.answered(pending, status);
-    pending.resolve({ status, body });
+    // Not awaited: frames of one socket are handled in order, and the next response must not wait for
+    // this one's fsync. The log keeps the order; the caller is answered once the event is durable.
+    void this.answered(pending, status)
+      .then(async () => pending.resolve({ status, body: png && typeof png !== 'string' ? await this.storeScreenshot(pending, png, body) : body }))
+      .catch((err: Error) => pending.reject(err));
   }
 
   private async onConfirmResult(conn: PhoneConnection, env: Envelope): Promise<void> {
