@@ -194,15 +194,15 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       return;
     }
     const status = p.status === undefined ? 200 : p.status;
-    if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
-      return this.fail(pending, 'bad_response', new DomainError('bridge.bad_response', 'upstream', 'the phone answered with an invalid status'));
+    if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) {
+      return void this.fail(pending, 'bad_response', new DomainError('bridge.bad_response', 'upstream', 'the phone answered with an invalid status'));
     }
     const raw = p.result;
     const body: Record<string, unknown> = raw === undefined ? {} : typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : { value: raw };
     let png: ReturnType<typeof decodePng> | null = null;
     if (pending.path === '/screenshot' && status < 300) {
       png = decodePng(body);
-      if (typeof png === 'string') return this.fail(pending, 'bad_response', new DomainError('bridge.bad_screenshot', 'upstream', png));
+      if (typeof png === 'string') return void this.fail(pending, 'bad_response', new DomainError('bridge.bad_screenshot', 'upstream', png));
     }
     this.settle(pending);
     // Not awaited: frames of one socket are handled in order, and the next response must not wait for

@@ -242,7 +242,8 @@ export class PhoneSim {
   async answer(cmd: SimCommand): Promise<SimAnswer> {
     const b = cmd.body ?? {};
     const ok = (result: Record<string, unknown> = {}): SimAnswer => ({ status: 200, result: { ok: true, ...result } });
-    const nodes = this.screenNodes();
+    let cached: ScreenNode[] | null = null;
+    const screenNodes = (): ScreenNode[] => (cached ??= this.screenNodes());
     switch (cmd.path) {
       case '/ping':
         return ok({ pong: true, ts: Date.now() / 1000 });
@@ -259,7 +260,7 @@ export class PhoneSim {
         return ok({ hash, changed: hash !== b.previous_hash });
       }
       case '/find_nodes': {
-        const hits = nodes.filter(
+        const hits = screenNodes().filter(
           (n) =>
             (b.text === undefined || (n.text ?? '').toLowerCase().includes(String(b.text).toLowerCase())) &&
             (b.class_name === undefined || n.className === b.class_name) &&
@@ -269,7 +270,7 @@ export class PhoneSim {
         return ok({ nodes: hits, count: hits.length });
       }
       case '/describe_node': {
-        const n = nodes.find((x) => x.nodeId === String(b.nodeId));
+        const n = screenNodes().find((x) => x.nodeId === String(b.nodeId));
         return n ? ok({ node: { ...n, packageName: this.state.currentApp, childCount: 0, drawingOrder: 1 } }) : { status: 404, result: { ok: false, error: `no node ${String(b.nodeId)}` } };
       }
       case '/screenshot': {
@@ -283,6 +284,7 @@ export class PhoneSim {
         return ok(b.nodeId !== undefined ? { tapped: { nodeId: b.nodeId } } : { tapped: { x: b.x, y: b.y } });
       case '/tap_text': {
         const text = String(b.text).toLowerCase();
+        const nodes = screenNodes();
         const n = nodes.find((x) => (x.text ?? '').toLowerCase() === text) ?? (b.exact ? undefined : nodes.find((x) => (x.text ?? '').toLowerCase().includes(text)));
         if (!n) return { status: 404, result: { ok: false, error: 'no node with that text on screen' } };
         this.event('view_clicked', n.text);
@@ -304,7 +306,7 @@ export class PhoneSim {
         return ok({ key: b.key });
       case '/wait': {
         const ms = Math.min(Number(b.timeoutMs) || 0, this.opts.maxWaitMs ?? 15_000);
-        const present = typeof b.text === 'string' && nodes.some((n) => (n.text ?? '').includes(String(b.text)));
+        const present = typeof b.text === 'string' && screenNodes().some((n) => (n.text ?? '').includes(String(b.text)));
         if (!present) await new Promise((r) => setTimeout(r, ms));
         return ok({ found: present, waited_ms: present ? 0 : ms });
       }
