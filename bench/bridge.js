@@ -87,14 +87,13 @@ async function serveRelay() {
   if (reg.status !== 201) throw new Error(`register: ${reg.status}`);
   const sim = await new PhoneSim({ relayUrl: relay.url, code, deviceId: 'bench-phone' }).start();
   while (!relay.log.models.bridge.device(sim.tokenPrefix)) await new Promise((r) => setTimeout(r, 5));
-  process.on('disconnect', () => fs.rmSync(home, { recursive: true, force: true }));
-  return { port: relay.port, token: sim.token };
+  return { port: relay.port, token: sim.token, cleanup: () => fs.rmSync(home, { recursive: true, force: true }) };
 }
 
 if (process.argv.includes('--serve')) {
   const kind = arg('serve');
   (async () => {
-    const info = await { ws: serveWs, proxy: serveProxy, relay: serveRelay }[kind]();
+    const { cleanup, ...info } = await { ws: serveWs, proxy: serveProxy, relay: serveRelay }[kind]();
     let cpu0 = null;
     process.on('message', (m) => {
       if (m === 'cpu-start') cpu0 = process.cpuUsage();
@@ -102,7 +101,10 @@ if (process.argv.includes('--serve')) {
         const c = process.cpuUsage(cpu0);
         process.send({ cpuUs: c.user + c.system });
       }
-      if (m === 'exit') process.exit(0);
+      if (m === 'exit') {
+        cleanup?.();
+        process.exit(0);
+      }
     });
     process.send({ ready: true, ...info });
   })().catch((err) => {
