@@ -6,6 +6,7 @@ import { EventLog } from './common/event-log';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from './common/tokens';
+import { BridgeModule } from './bridge/bridge.module';
 import { HealthController } from './health/health.controller';
 import { PairingController } from './pairing/pairing.controller';
 import { PairingService } from './pairing/pairing.service';
@@ -49,6 +50,7 @@ export class CoreModule {
     ContextModule,
     TerminalModule,
     TuiModule,
+    BridgeModule,
   ],
   controllers: [HealthController, PairingController, SessionsController],
   providers: [PairingService, SessionsService],
