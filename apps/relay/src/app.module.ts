@@ -7,6 +7,7 @@ import { EventLog } from './common/event-log';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from './common/tokens';
+import { BridgeModule } from './bridge/bridge.module';
 import { HealthController } from './health/health.controller';
 import { PairingController } from './pairing/pairing.controller';
 import { PairingService } from './pairing/pairing.service';
@@ -50,6 +51,7 @@ export class CoreModule {
     ContextModule,
     TerminalModule,
     TuiModule,
+    BridgeModule,
     ConsoleModule,
   ],
   controllers: [HealthController, PairingController, SessionsController],

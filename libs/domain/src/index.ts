@@ -22,3 +22,8 @@ export * from './image-activity/image-activity.projection';
 export * from './image-activity/image-activity';
 export * from './terminal/terminal.projection';
 export * from './terminal/terminal';
+export * from './bridge/device-control-routes';
+export * from './bridge/safety';
+export * from './bridge/redact';
+export * from './bridge/bridge.projection';
+export * from './bridge/bridge';

@@ -1,4 +1,5 @@
 import type { Projection, StoredEvent } from '@svc/events';
+import { BridgeProjection } from './bridge/bridge.projection';
 import { ConnectionsProjection } from './connections/connections.projection';
 import { PairingProjection } from './pairing/pairing.projection';
 import { RateLimitProjection } from './rate-limit/rate-limit.projection';
@@ -24,6 +25,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly clipboardInbox = new ClipboardProjection();
   readonly imageActivity = new ImageActivityProjection();
   readonly terminal = new TerminalProjection();
+  readonly bridge = new BridgeProjection();
   /** The seq of the last event applied. */
   lastSeq = 0;
 

@@ -7,6 +7,7 @@ export * from './events/relay.events';
 export * from './events/session.events';
 export * from './events/threads.events';
 export * from './events/terminal.events';
+export * from './events/bridge.events';
 export * from './chain';
 export * from './bus';
 export * from './event-store';

@@ -1,4 +1,5 @@
 import type { AuthEvent } from './events/auth.events';
+import type { BridgeEvent } from './events/bridge.events';
 import type { PairingEvent } from './events/pairing.events';
 import type { PhoneConnectionEvent } from './events/phone.events';
 import type { RelayLifecycleEvent } from './events/relay.events';
@@ -17,7 +18,8 @@ export type RelayEvent =
   | NotificationEvent
   | ClipboardEvent
   | ImageActivityEvent
-  | TerminalEvent;
+  | TerminalEvent
+  | BridgeEvent;
 
 export type RelayEventType = RelayEvent['type'];
 export type EventOf<T extends RelayEventType> = Extract<RelayEvent, { type: T }>;

@@ -39,11 +39,46 @@ export type RelayConfig = {
   terminalGraceSeconds: number;
   /** RELAY_TUI_COMMAND: the TUI gateway command line (split like a shell would; no shell runs it). */
   tuiCommand: string | null;
+  /** Device Control (bridge): timings and the safety blocklist (WIRE.md defaults). */
+  bridge: BridgeConfig;
   /** RELAY_CONSOLE_DIR: the built console (default: apps/console/dist of this checkout). */
   consoleDir: string | null;
   /** SSE comment line on idle console streams, so proxies and browsers keep them open. */
   consoleHeartbeatMs: number;
 };
+
+export type BridgeConfig = {
+  /** RELAY_BRIDGE_COMMAND_TIMEOUT_MS: a silent phone gets 504 after this (real timer). */
+  commandTimeoutMs: number;
+  /** RELAY_BRIDGE_CONFIRM_TIMEOUT_SECONDS: silence on a destructive-verb confirmation is a denial. */
+  confirmTimeoutSeconds: number;
+  /** RELAY_BRIDGE_AUTO_DISABLE_MINUTES: used when the phone does not report its own (0: off). */
+  autoDisableMinutes: number;
+  /** RELAY_BRIDGE_BLOCKLIST (comma-separated, `vendor.*` allowed) extends the default list. */
+  blocklist: string[];
+  /** RELAY_BRIDGE_DESTRUCTIVE_VERBS (comma-separated) extends the default verbs. */
+  extraDestructiveVerbs: string[];
+};
+
+const csv = (v: string | undefined): string[] => (v ? v.split(',').map((x) => x.trim()).filter(Boolean) : []);
+
+function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min || n > max) throw new ConfigError(`${name} must be a number from ${min} to ${max}, got "${raw}"`);
+  return n;
+}
+
+export function loadBridgeConfig(env: NodeJS.ProcessEnv): BridgeConfig {
+  return {
+    commandTimeoutMs: positiveNumber(env, 'RELAY_BRIDGE_COMMAND_TIMEOUT_MS', 30_000, 100, 600_000),
+    confirmTimeoutSeconds: positiveNumber(env, 'RELAY_BRIDGE_CONFIRM_TIMEOUT_SECONDS', 30, 1, 600),
+    autoDisableMinutes: positiveNumber(env, 'RELAY_BRIDGE_AUTO_DISABLE_MINUTES', 30, 0, 1440),
+    blocklist: csv(env.RELAY_BRIDGE_BLOCKLIST),
+    extraDestructiveVerbs: csv(env.RELAY_BRIDGE_DESTRUCTIVE_VERBS).map((v) => v.toLowerCase()),
+  };
+}
 
 export type StartFlags = Partial<{
   host: string;
@@ -109,6 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     injectedContextFile: env.RELAY_INJECTED_CONTEXT_FILE || path.join(svcHome, 'relay', 'injected-context.json'),
     terminalGraceSeconds: intInRange(env.RELAY_TERMINAL_GRACE_SECONDS, 'RELAY_TERMINAL_GRACE_SECONDS', 600, 0, 7 * 86400),
     tuiCommand: env.RELAY_TUI_COMMAND?.trim() || null,
+    bridge: loadBridgeConfig(env),
     consoleDir: env.RELAY_CONSOLE_DIR ? path.resolve(env.RELAY_CONSOLE_DIR) : null,
     consoleHeartbeatMs: 15_000,
   };

@@ -1,0 +1,414 @@
+import { Inject, Injectable, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
+import {
+  actorOf,
+  autoDisableDue,
+  AUTO_DISABLE_MAX_MINUTES,
+  cancelConfirmations,
+  canonicalPath,
+  DEFAULT_SAFETY_SETTINGS,
+  DomainError,
+  expireConfirmations,
+  pickDevice,
+  planCommand,
+  reportStatus,
+  resolveConfirmation,
+  selectActive,
+  type BridgeDevice,
+  type Principal,
+  type SafetySettings,
+  type SafetyVerdict,
+} from '@svc/domain';
+import type { BridgeFailure, SafetyDecisionKind } from '@svc/events';
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { Subscription } from 'rxjs';
+import { Clock } from '../common/clock';
+import type { RelayConfig } from '../common/config';
+import { EventLog } from '../common/event-log';
+import { MEDIA_REGISTRAR, type MediaRegistrar } from '../common/media-registrar';
+import { Scheduler } from '../common/scheduler';
+import { LOGGER, RELAY_CONFIG } from '../common/tokens';
+import { ChannelRouter } from '../phone-socket/channel-router';
+import type { Envelope } from '../phone-socket/envelope';
+import type { PhoneConnection } from '../phone-socket/phone-connection';
+import { PhoneHub } from '../phone-socket/phone-hub.service';
+
+export type CommandReply = { status: number; body: Record<string, unknown> };
+
+type Pending = {
+  requestId: string;
+  connId: string;
+  tokenPrefix: string;
+  path: string;
+  started: number;
+  timer: NodeJS.Timeout;
+  resolve: (r: CommandReply) => void;
+  reject: (e: Error) => void;
+};
+
+type ConfirmWaiter = { connId: string; tokenPrefix: string; resolve: (decision: SafetyDecisionKind) => void };
+
+const CONFIRM_OUTCOMES = new Set<SafetyDecisionKind>(['confirmation_allowed', 'confirmation_denied', 'confirmation_timed_out', 'confirmation_cancelled']);
+const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const MAX_SCREENSHOT_BYTES = 12 * 1024 * 1024;
+
+/**
+ * The bridge channel and the Device Control proxy: resolves the phone, runs the safety pipeline (every
+ * decision an event), forwards `bridge.command`, correlates `bridge.response` by request id and socket.
+ */
+@Injectable()
+export class BridgeService implements OnModuleInit, OnApplicationShutdown {
+  private readonly pending = new Map<string, Pending>();
+  private readonly confirmWaiters = new Map<string, ConfirmWaiter>();
+  private readonly subs: Subscription[] = [];
+  readonly settings: SafetySettings;
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly clock: Clock,
+    private readonly hub: PhoneHub,
+    router: ChannelRouter,
+    scheduler: Scheduler,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Optional() @Inject(MEDIA_REGISTRAR) private readonly media?: MediaRegistrar,
+  ) {
+    const b = config.bridge;
+    this.settings = {
+      blocklist: [...DEFAULT_SAFETY_SETTINGS.blocklist, ...b.blocklist],
+      destructiveVerbs: [...new Set([...DEFAULT_SAFETY_SETTINGS.destructiveVerbs, ...b.extraDestructiveVerbs])],
+      routeVerbs: DEFAULT_SAFETY_SETTINGS.routeVerbs,
+    };
+    router.register('bridge', { onFrame: (c, e) => this.onFrame(c, e), onClose: (c) => this.onClose(c) });
+    scheduler.register('bridge.confirmations', (m, now) => expireConfirmations(m, now));
+    scheduler.register('bridge.auto_disable', (m, now) => autoDisableDue(m, now));
+  }
+
+  onModuleInit(): void {
+    this.subs.push(
+      this.log.bus.ofType('bridge.safety_decided').subscribe((e) => {
+        const d = e.data;
+        if (d.requestId && CONFIRM_OUTCOMES.has(d.decision)) {
+          const w = this.confirmWaiters.get(d.requestId);
+          if (w) {
+            this.confirmWaiters.delete(d.requestId);
+            w.resolve(d.decision);
+          }
+        }
+        if (d.decision === 'auto_disabled') {
+          const dev = this.log.models.bridge.device(d.tokenPrefix);
+          const conn = dev && this.connOf(dev);
+          conn?.send('bridge', 'bridge.master_disabled', { reason: 'auto_disable', idle_minutes: d.idleMinutes ?? null, message: d.reason });
+        }
+      }),
+    );
+  }
+
+  onApplicationShutdown(): void {
+    for (const s of this.subs) s.unsubscribe();
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(new DomainError('bridge.relay_stopping', 'unavailable', 'the relay is stopping'));
+    }
+    this.pending.clear();
+  }
+
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  // ---- phone side ------------------------------------------------------------------------------
+
+  private async onFrame(conn: PhoneConnection, env: Envelope): Promise<void> {
+    switch (env.type) {
+      case 'bridge.status':
+      case 'status':
+        return this.onStatus(conn, env);
+      case 'bridge.response':
+      case 'response':
+        return this.onResponse(conn, env);
+      case 'bridge.confirm.result':
+      case 'confirm.result':
+        return this.onConfirmResult(conn, env);
+      default:
+        conn.error(`unknown bridge message "${env.type}"`, 'unknown_type', { channel: 'bridge' }, env.id);
+    }
+  }
+
+  private async onStatus(conn: PhoneConnection, env: Envelope): Promise<void> {
+    const p = env.payload;
+    const bad = (field: string, what: string) => conn.error(`bridge.status: ${field} must be ${what}`, 'bad_frame', { channel: 'bridge' }, env.id);
+    const optBool = (k: string): boolean | null | undefined => (p[k] === undefined || p[k] === null ? null : typeof p[k] === 'boolean' ? (p[k] as boolean) : undefined);
+    const fields: Record<string, boolean | null | undefined> = {};
+    for (const k of ['screen_on', 'accessibility_enabled', 'master_enabled', 'device_control_supported']) {
+      fields[k] = optBool(k);
+      if (fields[k] === undefined) return bad(k, 'a boolean');
+    }
+    const battery = p.battery === undefined || p.battery === null ? null : typeof p.battery === 'number' && p.battery >= 0 && p.battery <= 100 ? Math.round(p.battery) : undefined;
+    if (battery === undefined) return bad('battery', 'a number 0-100');
+    const currentApp = p.current_app === undefined || p.current_app === null || p.current_app === '' ? null : typeof p.current_app === 'string' && p.current_app.length <= 255 ? p.current_app : undefined;
+    if (currentApp === undefined) return bad('current_app', 'a package id string');
+    const trusted = p.trusted_destructive_verbs ?? [];
+    if (!Array.isArray(trusted) || trusted.length > 64 || !trusted.every((v) => typeof v === 'string' && v.length > 0 && v.length <= 64)) {
+      return bad('trusted_destructive_verbs', 'an array of at most 64 verb strings');
+    }
+    const minutes = p.auto_disable_minutes === undefined || p.auto_disable_minutes === null ? null : p.auto_disable_minutes;
+    if (minutes !== null && (typeof minutes !== 'number' || !Number.isFinite(minutes) || minutes < 0 || minutes > AUTO_DISABLE_MAX_MINUTES)) {
+      return bad('auto_disable_minutes', `a number 0-${AUTO_DISABLE_MAX_MINUTES} (0: never)`);
+    }
+    const principal = conn.principal!;
+    await this.log.run(`device:${principal.tokenPrefix}`, (m, now) =>
+      reportStatus(
+        m,
+        {
+          tokenPrefix: principal.tokenPrefix,
+          connId: conn.id,
+          deviceId: principal.deviceId,
+          deviceName: principal.deviceName,
+          screenOn: fields.screen_on ?? null,
+          battery,
+          currentApp,
+          accessibilityEnabled: fields.accessibility_enabled ?? null,
+          // A phone that does not say is treated as switched off: Device Control is opt-in.
+          masterEnabled: fields.master_enabled === true,
+          deviceControlSupported: fields.device_control_supported === true,
+          trustedVerbs: trusted as string[],
+          autoDisableMinutes: minutes as number | null,
+        },
+        this.config.bridge.autoDisableMinutes,
+        now,
+      ),
+    );
+  }
+
+  private async onResponse(conn: PhoneConnection, env: Envelope): Promise<void> {
+    const p = env.payload;
+    const id = typeof p.request_id === 'string' ? p.request_id : null;
+    const pending = id ? this.pending.get(id) : undefined;
+    // Only the socket the command went to may answer it; anything else is ignored (and said so).
+    if (!pending || pending.connId !== conn.id) {
+      this.logger.debug({ conn: conn.id }, 'bridge.response for no command in flight on this socket: ignored');
+      return;
+    }
+    const status = p.status === undefined ? 200 : p.status;
+    if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) {
+      return void this.fail(pending, 'bad_response', new DomainError('bridge.bad_response', 'upstream', 'the phone answered with an invalid status'));
+    }
+    const raw = p.result;
+    const body: Record<string, unknown> = raw === undefined ? {} : typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : { value: raw };
+    let png: ReturnType<typeof decodePng> | null = null;
+    if (pending.path === '/screenshot' && status < 300) {
+      png = decodePng(body);
+      if (typeof png === 'string') return void this.fail(pending, 'bad_response', new DomainError('bridge.bad_screenshot', 'upstream', png));
+    }
+    this.settle(pending);
+    // Not awaited: frames of one socket are handled in order, and the next response must not wait for
+    // this one's fsync. The log keeps the order; the caller is answered once the event is durable.
+    void this.answered(pending, status)
+      .then(async () => pending.resolve({ status, body: png && typeof png !== 'string' ? await this.storeScreenshot(pending, png, body) : body }))
+      .catch((err: Error) => pending.reject(err));
+  }
+
+  private async onConfirmResult(conn: PhoneConnection, env: Envelope): Promise<void> {
+    const p = env.payload;
+    if (typeof p.request_id !== 'string' || typeof p.allow !== 'boolean') {
+      return conn.error('bridge.confirm.result needs request_id (string) and allow (boolean)', 'bad_frame', { channel: 'bridge' }, env.id);
+    }
+    const w = this.confirmWaiters.get(p.request_id);
+    if (!w || w.connId !== conn.id) return;
+    await this.log.run(`device:${w.tokenPrefix}`, (m) => resolveConfirmation(m, { requestId: p.request_id as string, tokenPrefix: w.tokenPrefix, allow: p.allow as boolean }));
+  }
+
+  private onClose(conn: PhoneConnection): void {
+    const prefix = conn.principal?.tokenPrefix;
+    if (!prefix) return;
+    const revoked = !this.log.models.sessions.byTokenPrefix(prefix);
+    for (const p of [...this.pending.values()]) {
+      if (p.connId !== conn.id) continue;
+      const reason: BridgeFailure = revoked ? 'session_revoked' : 'phone_gone';
+      void this.fail(
+        p,
+        reason,
+        new DomainError('bridge.phone_gone', 'upstream', revoked ? "the phone's session was revoked while the command was in flight" : 'the phone disconnected before answering'),
+      );
+    }
+    const waiting = [...this.confirmWaiters.entries()].filter(([, w]) => w.connId === conn.id).map(([id]) => id);
+    if (waiting.length > 0) {
+      this.log.run(`device:${prefix}`, (m) => cancelConfirmations(m, prefix, waiting)).catch((err: Error) => this.logger.warn({ err: err.message }, 'confirmation cancel not recorded'));
+    }
+  }
+
+  // ---- HTTP side -------------------------------------------------------------------------------
+
+  /** One Device Control call, from validated input to the phone's answer (or a clear refusal). */
+  async command(caller: Principal, method: 'GET' | 'POST', rawPath: string, query: object, body: object): Promise<CommandReply> {
+    const path = canonicalPath(rawPath);
+    const params = withoutSelectors(query);
+    const payload = withoutSelectors(body);
+    const selector = pickSelector(query) ?? pickSelector(body);
+    const actor = actorOf(caller);
+    const device = pickDevice(this.log.models, { selector, callerPrefix: caller.kind === 'device' ? caller.tokenPrefix : null }, this.clock.now());
+    if (!this.connOf(device)) throw new DomainError('bridge.no_device', 'unavailable', `the phone "${device.deviceName}" is not connected`);
+    if (path === '/screenshot' && !this.media) throw mediaUnavailable();
+    if (path === '/share_media' || path === '/send_mms') await this.registerAttachments(payload, actor);
+
+    const requestId = randomUUID();
+    const cmd = { requestId, tokenPrefix: device.tokenPrefix, method, path, body: payload, params, confirmTimeoutSeconds: this.config.bridge.confirmTimeoutSeconds };
+    const holder: { verdict?: SafetyVerdict } = {};
+    await this.log.run(actor, (m, now) => planCommand(m, cmd, this.settings, now, holder));
+    let verdict = holder.verdict!;
+    if (verdict.kind === 'confirm') {
+      const outcome = await this.askPhone(device, requestId, path, verdict);
+      if (outcome === 'confirmation_cancelled') throw new DomainError('bridge.phone_gone', 'upstream', 'the phone disconnected before answering the confirmation');
+      if (outcome !== 'confirmation_allowed') throw confirmationDenied();
+      await this.log.run(actor, (m, now) => planCommand(m, { ...cmd, confirmed: true }, this.settings, now, holder));
+      verdict = holder.verdict!;
+    }
+    if (verdict.kind === 'deny') throw refusal(verdict);
+    if (verdict.kind === 'confirm') throw confirmationDenied();
+    return this.send(device, requestId, method, path, params, payload);
+  }
+
+  private askPhone(device: BridgeDevice, requestId: string, path: string, verdict: Extract<SafetyVerdict, { kind: 'confirm' }>): Promise<SafetyDecisionKind> {
+    return new Promise((resolve) => {
+      const conn = this.connOf(device);
+      this.confirmWaiters.set(requestId, { connId: device.connId, tokenPrefix: device.tokenPrefix, resolve });
+      // The phone may already be gone; its close handler cannot see a waiter set after it ran.
+      if (!conn || !conn.send('bridge', 'bridge.confirm', { request_id: requestId, verb: verdict.verb, path, text: verdict.text })) {
+        this.log.run(`device:${device.tokenPrefix}`, (m) => cancelConfirmations(m, device.tokenPrefix, [requestId])).catch(() => undefined);
+      }
+    });
+  }
+
+  private send(device: BridgeDevice, requestId: string, method: string, path: string, params: Record<string, unknown>, body: Record<string, unknown>): Promise<CommandReply> {
+    return new Promise<CommandReply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const p = this.pending.get(requestId);
+        if (p) void this.fail(p, 'timeout', new DomainError('bridge.timeout', 'timeout', `the phone did not answer within ${Math.round(this.config.bridge.commandTimeoutMs / 100) / 10} s`));
+      }, this.config.bridge.commandTimeoutMs);
+      const pending: Pending = { requestId, connId: device.connId, tokenPrefix: device.tokenPrefix, path, started: performance.now(), timer, resolve, reject };
+      this.pending.set(requestId, pending);
+      const conn = this.connOf(device);
+      if (!conn || !conn.send('bridge', 'bridge.command', { request_id: requestId, method, path, params, body })) {
+        void this.fail(pending, 'phone_gone', new DomainError('bridge.phone_gone', 'upstream', 'the phone disconnected before the command could be sent'));
+      }
+    });
+  }
+
+  private settle(p: Pending): boolean {
+    if (!this.pending.delete(p.requestId)) return false;
+    clearTimeout(p.timer);
+    return true;
+  }
+
+  private async answered(p: Pending, status: number): Promise<void> {
+    const latencyMs = Math.round((performance.now() - p.started) * 1000) / 1000;
+    await this.log.run(`device:${p.tokenPrefix}`, () => [{ type: 'bridge.command_answered', data: { requestId: p.requestId, tokenPrefix: p.tokenPrefix, path: p.path, status, latencyMs } }]);
+  }
+
+  /** Records the failure, then (once durable) fails the HTTP call. */
+  private async fail(p: Pending, reason: BridgeFailure, err: DomainError): Promise<void> {
+    if (!this.settle(p)) return;
+    const latencyMs = Math.round((performance.now() - p.started) * 1000) / 1000;
+    try {
+      await this.log.run(`device:${p.tokenPrefix}`, () => [{ type: 'bridge.command_failed', data: { requestId: p.requestId, tokenPrefix: p.tokenPrefix, path: p.path, reason, latencyMs } }]);
+    } catch (e) {
+      this.logger.warn({ err: (e as Error).message }, 'bridge failure not recorded');
+    }
+    p.reject(err);
+  }
+
+  private connOf(device: BridgeDevice): PhoneConnection | undefined {
+    return this.hub.byPrefix(device.tokenPrefix).find((c) => c.id === device.connId && !c.closed);
+  }
+
+  private async registerAttachments(body: Record<string, unknown>, actor: string): Promise<void> {
+    const list = body.attachments;
+    if (!Array.isArray(list)) return;
+    const out: Array<Record<string, unknown>> = [];
+    for (const a of list as Array<Record<string, unknown>>) {
+      if (typeof a.path !== 'string') {
+        out.push({ media_token: a.media_token, ...(a.content_type ? { content_type: a.content_type } : {}), ...(a.file_name ? { file_name: a.file_name } : {}) });
+        continue;
+      }
+      if (!this.media) throw mediaUnavailable();
+      const reg = await this.media.registerPath(
+        { path: a.path, ...(typeof a.content_type === 'string' ? { contentType: a.content_type } : {}), ...(typeof a.file_name === 'string' ? { fileName: a.file_name } : {}) },
+        actor,
+      );
+      out.push({ media_token: reg.token, ...(a.content_type ? { content_type: a.content_type } : {}), file_name: typeof a.file_name === 'string' ? a.file_name : path.basename(a.path) });
+    }
+    body.attachments = out;
+  }
+
+  private async storeScreenshot(p: Pending, png: { bytes: Buffer; width: number; height: number }, result: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (!this.media) throw mediaUnavailable();
+    const dir = this.media.ownedDir();
+    const file = path.join(dir, `screenshot-${p.requestId}.png`);
+    await fs.promises.writeFile(file, png.bytes, { mode: 0o600, flag: 'wx' });
+    const stamp = this.clock.now().toISOString().replace(/[:.]/g, '-');
+    try {
+      const reg = await this.media.registerOwned({ path: file, contentType: 'image/png', fileName: `screenshot-${stamp}.png`, sensitive: true }, `device:${p.tokenPrefix}`);
+      const extra = Object.fromEntries(Object.entries(result).filter(([k]) => !['png_base64', 'image_base64', 'data', 'base64'].includes(k)));
+      return { ...extra, ok: true, token: reg.token, media_token: reg.token, expires_at: reg.expiresAt, content_type: 'image/png', width: png.width, height: png.height, size_bytes: png.bytes.length };
+    } catch (err) {
+      await fs.promises.rm(file, { force: true });
+      throw err;
+    }
+  }
+
+  // ---- operator side ---------------------------------------------------------------------------
+
+  async selectActive(selector: string): Promise<BridgeDevice> {
+    const [e] = await this.log.run('operator', (m, now) => selectActive(m, selector, 'operator', now));
+    return this.log.models.bridge.device(e.type === 'bridge.active_selected' ? e.data.tokenPrefix : '')!;
+  }
+
+  isOnline(device: BridgeDevice): boolean {
+    return !!this.connOf(device);
+  }
+}
+
+function pickSelector(o: object): string | null {
+  const r = o as Record<string, unknown>;
+  const v = r.device_id ?? r.device;
+  return typeof v === 'string' && v.length > 0 ? v : null;
+}
+
+function withoutSelectors(o: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o ?? {})) if (k !== 'device' && k !== 'device_id' && v !== undefined) out[k] = v;
+  return out;
+}
+
+function mediaUnavailable(): DomainError {
+  return new DomainError('media.unavailable', 'unavailable', 'the media registry is not available on this relay');
+}
+
+function confirmationDenied(): DomainError {
+  return new DomainError('bridge.confirmation_denied', 'forbidden', 'user denied destructive action', { reason: 'confirmation_denied_or_timeout' });
+}
+
+function refusal(v: Extract<SafetyVerdict, { kind: 'deny' }>): DomainError {
+  switch (v.decision) {
+    case 'sideload_only':
+      return new DomainError('bridge.sideload_only', 'forbidden', 'Device Control needs the sideload build of the app on the phone', { error_code: 'device_control_sideload_only' });
+    case 'master_off':
+      return new DomainError('bridge.master_disabled', 'forbidden', 'Device Control is switched off on the phone', { reason: 'master_disabled' });
+    case 'blocked_package':
+      return new DomainError('bridge.blocked_package', 'forbidden', `blocked package ${v.package}`, { package: v.package, reason: 'blocked_package' });
+  }
+}
+
+/** The phone's screenshot, checked: base64 of a real PNG, bounded in size. */
+function decodePng(result: Record<string, unknown>): { bytes: Buffer; width: number; height: number } | string {
+  const b64 = [result.png_base64, result.image_base64, result.base64, result.data].find((v) => typeof v === 'string') as string | undefined;
+  if (!b64) return 'the phone sent no screenshot (png_base64)';
+  if (b64.length > (MAX_SCREENSHOT_BYTES * 4) / 3 + 4) return 'the screenshot is larger than the relay accepts';
+  const bytes = Buffer.from(b64, 'base64');
+  if (bytes.length < 33 || !bytes.subarray(0, 8).equals(PNG_MAGIC) || bytes.toString('ascii', 12, 16) !== 'IHDR') return 'the phone sent something that is not a PNG';
+  return { bytes, width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+}

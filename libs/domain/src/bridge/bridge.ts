@@ -1,0 +1,231 @@
+import type { BridgeEvent, NewEvent } from '@svc/events';
+import { DomainError } from '../errors';
+import type { ReadModels } from '../read-models';
+import { hasGrant, isLive } from '../sessions/sessions.projection';
+import type { BridgeDevice } from './bridge.projection';
+import { canonicalPath } from './device-control-routes';
+import { commandShape } from './redact';
+import { destructiveVerbs, evaluateSafety, type SafetySettings, type SafetyVerdict } from './safety';
+
+type Out = NewEvent<BridgeEvent>[];
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export const AUTO_DISABLE_MAX_MINUTES = 24 * 60;
+
+/** A `bridge.status` payload after validation (wire names mapped). */
+export type BridgeStatusInput = {
+  tokenPrefix: string;
+  connId: string;
+  deviceId: string;
+  deviceName: string;
+  screenOn: boolean | null;
+  battery: number | null;
+  currentApp: string | null;
+  accessibilityEnabled: boolean | null;
+  masterEnabled: boolean;
+  deviceControlSupported: boolean;
+  trustedVerbs: string[];
+  /** null: the phone did not say; the relay's default applies. */
+  autoDisableMinutes: number | null;
+};
+
+/**
+ * Records a phone's status when it differs from what the relay knows. Turning the master toggle on
+ * (or a first report with it on) starts the auto-disable clock; an unchanged toggle keeps the deadline.
+ */
+export function reportStatus(m: ReadModels, s: BridgeStatusInput, defaultAutoDisableMinutes: number, now: Date): Out {
+  const prev = m.bridge.device(s.tokenPrefix);
+  const minutes = s.autoDisableMinutes ?? defaultAutoDisableMinutes;
+  let autoDisableAt: number | null = null;
+  if (s.masterEnabled && minutes > 0) {
+    const kept = prev && prev.masterEnabled && prev.autoDisableMinutes === minutes ? prev.autoDisableAt : null;
+    autoDisableAt = kept ?? now.getTime() + minutes * 60_000;
+  }
+  const data = {
+    tokenPrefix: s.tokenPrefix,
+    connId: s.connId,
+    deviceId: s.deviceId,
+    deviceName: s.deviceName,
+    screenOn: s.screenOn,
+    battery: s.battery,
+    currentApp: s.currentApp,
+    accessibilityEnabled: s.accessibilityEnabled,
+    masterEnabled: s.masterEnabled,
+    deviceControlSupported: s.deviceControlSupported,
+    trustedVerbs: [...new Set(s.trustedVerbs.map((v) => v.toLowerCase()))].sort(),
+    autoDisableMinutes: minutes,
+    autoDisableAt: iso(autoDisableAt),
+  };
+  if (prev && sameStatus(prev, data)) return [];
+  return [{ type: 'bridge.status_reported', data }];
+}
+
+function sameStatus(d: BridgeDevice, n: Extract<BridgeEvent, { type: 'bridge.status_reported' }>['data']): boolean {
+  return (
+    d.connId === n.connId &&
+    d.deviceName === n.deviceName &&
+    d.screenOn === n.screenOn &&
+    d.battery === n.battery &&
+    d.currentApp === n.currentApp &&
+    d.accessibilityEnabled === n.accessibilityEnabled &&
+    d.masterEnabled === n.masterEnabled &&
+    d.deviceControlSupported === n.deviceControlSupported &&
+    d.autoDisableMinutes === n.autoDisableMinutes &&
+    d.trustedVerbs.join(',') === n.trustedVerbs.join(',') &&
+    iso(d.autoDisableAt) === n.autoDisableAt
+  );
+}
+
+/** Which phone a call means: `device`/`device_id` selector, else the active one, else the caller's own, else the only one. */
+export function pickDevice(m: ReadModels, opts: { selector?: string | null; callerPrefix?: string | null }, now: Date): BridgeDevice {
+  const devices = m.bridge.allDevices().filter((d) => bridgeAllowed(m, d.tokenPrefix, now));
+  const selector = opts.selector?.trim();
+  if (selector) {
+    const hits = devices.filter((d) => matches(selector, d.deviceId, d.tokenPrefix, d.deviceName));
+    if (hits.length === 1) return hits[0];
+    if (hits.length > 1) {
+      throw new DomainError('bridge.device_ambiguous', 'conflict', `${hits.length} phones match "${selector}"; use a device_id or a longer token prefix`, { matches: hits.length });
+    }
+    const known = m.sessions.active(now).some((s) => matches(selector, s.deviceId, s.tokenPrefix, s.deviceName));
+    if (known) throw new DomainError('bridge.device_offline', 'unavailable', `the phone "${selector}" is paired but not connected to the bridge`);
+    throw new DomainError('bridge.device_not_found', 'not_found', `no paired phone matches "${selector}" (device_id, token prefix or device name)`);
+  }
+  if (m.bridge.active) {
+    const active = devices.find((d) => d.tokenPrefix === m.bridge.active);
+    if (active) return active;
+    throw new DomainError('bridge.device_offline', 'unavailable', `the active bridge device (${m.bridge.active}) is not connected; select another with POST /bridge/select-active or name one with ?device=`);
+  }
+  const own = opts.callerPrefix ? devices.find((d) => d.tokenPrefix === opts.callerPrefix) : undefined;
+  if (own) return own;
+  if (devices.length === 1) return devices[0];
+  if (devices.length === 0) throw new DomainError('bridge.no_device', 'unavailable', 'no phone is connected to the bridge');
+  throw new DomainError('bridge.device_ambiguous', 'conflict', `${devices.length} phones are connected; name one with ?device=<device_id> or select one with POST /bridge/select-active`, { matches: devices.length });
+}
+
+function matches(selector: string, deviceId: string, tokenPrefix: string, deviceName: string): boolean {
+  return deviceId === selector || (selector.length >= 4 && tokenPrefix.startsWith(selector)) || deviceName.toLowerCase() === selector.toLowerCase();
+}
+
+function bridgeAllowed(m: ReadModels, prefix: string, now: Date): boolean {
+  const s = m.sessions.byTokenPrefix(prefix);
+  return !!s && isLive(s, now) && hasGrant(s, 'bridge', now);
+}
+
+export function selectActive(m: ReadModels, selector: string, by: string, now: Date): Out {
+  const d = pickDevice(m, { selector }, now);
+  return [{ type: 'bridge.active_selected', data: { tokenPrefix: d.tokenPrefix, deviceId: d.deviceId, by } }];
+}
+
+export type CommandInput = {
+  requestId: string;
+  tokenPrefix: string;
+  method: string;
+  path: string;
+  body: Readonly<Record<string, unknown>>;
+  params: Readonly<Record<string, unknown>>;
+  /** The phone's user already allowed this command's destructive verbs. */
+  confirmed?: boolean;
+  confirmTimeoutSeconds: number;
+};
+
+/**
+ * The safety pipeline against the phone's last status, as events: a refusal, a confirmation request,
+ * or the decision plus `bridge.command_sent` (with the pushed-back auto-disable deadline).
+ */
+export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySettings, now: Date, out: { verdict?: SafetyVerdict } = {}): Out {
+  const d = m.bridge.device(c.tokenPrefix);
+  if (!d) throw new DomainError('bridge.phone_gone', 'upstream', 'the phone left the bridge before the command could be sent');
+  const path = canonicalPath(c.path);
+  const base = { tokenPrefix: d.tokenPrefix, requestId: c.requestId, method: c.method, path };
+  const phone = {
+    masterEnabled: d.masterEnabled,
+    deviceControlSupported: d.deviceControlSupported,
+    currentApp: d.currentApp,
+    trustedVerbs: c.confirmed ? [...d.trustedVerbs, ...destructiveVerbs(path, c.body, settings)] : d.trustedVerbs,
+    autoDisableMinutes: d.autoDisableMinutes,
+  };
+  const verdict = evaluateSafety({ path, body: c.body, phone, settings, now });
+  out.verdict = verdict;
+  switch (verdict.kind) {
+    case 'deny':
+      return [{ type: 'bridge.safety_decided', data: { ...base, decision: verdict.decision, reason: verdict.reason, ...(verdict.package ? { package: verdict.package } : {}) } }];
+    case 'confirm':
+      return [
+        {
+          type: 'bridge.safety_decided',
+          data: { ...base, decision: 'confirmation_requested', reason: verdict.reason, verb: verdict.verb, deadline: new Date(now.getTime() + c.confirmTimeoutSeconds * 1000).toISOString() },
+        },
+      ];
+    case 'allow': {
+      const sent: NewEvent<BridgeEvent> = {
+        type: 'bridge.command_sent',
+        data: { requestId: c.requestId, tokenPrefix: d.tokenPrefix, connId: d.connId, method: c.method, path, shape: commandShape(c.body, c.params), autoDisableAt: iso(verdict.autoDisableAt?.getTime() ?? null) },
+      };
+      if (c.confirmed && verdict.decision === 'trusted_verb') return [sent];
+      return [{ type: 'bridge.safety_decided', data: { ...base, decision: verdict.decision, reason: verdict.reason, ...(verdict.verb ? { verb: verdict.verb } : {}) } }, sent];
+    }
+  }
+}
+
+/** The phone's answer to `bridge.confirm`; a late or foreign answer changes nothing. */
+export function resolveConfirmation(m: ReadModels, r: { requestId: string; tokenPrefix: string; allow: boolean }): Out {
+  const p = m.bridge.pendingConfirmation(r.requestId);
+  if (!p || p.tokenPrefix !== r.tokenPrefix) return [];
+  return [
+    {
+      type: 'bridge.safety_decided',
+      data: {
+        decision: r.allow ? 'confirmation_allowed' : 'confirmation_denied',
+        tokenPrefix: p.tokenPrefix,
+        requestId: p.requestId,
+        method: null,
+        path: p.path,
+        verb: p.verb,
+        reason: r.allow ? `the phone's user allowed "${p.verb}"` : `the phone's user denied "${p.verb}"`,
+      },
+    },
+  ];
+}
+
+/** Silence past the deadline is a denial. */
+export function expireConfirmations(m: ReadModels, now: Date): Out {
+  return m.bridge
+    .pendingConfirmations()
+    .filter((p) => p.deadline <= now.getTime())
+    .map((p) => ({
+      type: 'bridge.safety_decided' as const,
+      data: { decision: 'confirmation_timed_out' as const, tokenPrefix: p.tokenPrefix, requestId: p.requestId, method: null, path: p.path, verb: p.verb, reason: `no answer to the confirmation of "${p.verb}" before the deadline` },
+    }));
+}
+
+/** The phone left while its user was being asked. */
+export function cancelConfirmations(m: ReadModels, tokenPrefix: string, requestIds: readonly string[]): Out {
+  return requestIds
+    .map((id) => m.bridge.pendingConfirmation(id))
+    .filter((p): p is NonNullable<typeof p> => !!p && p.tokenPrefix === tokenPrefix)
+    .map((p) => ({
+      type: 'bridge.safety_decided' as const,
+      data: { decision: 'confirmation_cancelled' as const, tokenPrefix: p.tokenPrefix, requestId: p.requestId, method: null, path: p.path, verb: p.verb, reason: 'the phone disconnected before answering the confirmation' },
+    }));
+}
+
+/** Device Control left idle past its deadline is switched off. */
+export function autoDisableDue(m: ReadModels, now: Date): Out {
+  return m.bridge
+    .allDevices()
+    .filter((d) => d.masterEnabled && d.autoDisableAt !== null && d.autoDisableAt <= now.getTime())
+    .map((d) => ({
+      type: 'bridge.safety_decided' as const,
+      data: {
+        decision: 'auto_disabled' as const,
+        tokenPrefix: d.tokenPrefix,
+        requestId: null,
+        method: null,
+        path: null,
+        idleMinutes: d.autoDisableMinutes,
+        reason: `no Device Control command for ${d.autoDisableMinutes} min: the relay switched Device Control off`,
+      },
+    }));
+}
+
+

@@ -1,0 +1,101 @@
+import type { Ev } from '../event';
+
+/**
+ * Bridge (Device Control) events. Bodies are never recorded: a command is logged as its route and
+ * `shape` (field -> type, plus the few fields that carry no user content, like coordinates or a
+ * package id). Texts typed, SMS bodies, clipboard contents and contact queries never enter the log.
+ */
+
+/** What a phone last said about itself on the bridge channel (only written when something changed). */
+export type BridgeStatusReported = Ev<
+  'bridge.status_reported',
+  {
+    tokenPrefix: string;
+    connId: string;
+    deviceId: string;
+    deviceName: string;
+    screenOn: boolean | null;
+    battery: number | null;
+    currentApp: string | null;
+    accessibilityEnabled: boolean | null;
+    masterEnabled: boolean;
+    deviceControlSupported: boolean;
+    trustedVerbs: string[];
+    autoDisableMinutes: number;
+    /** ISO; null while the master toggle is off or auto-disable is off (0 minutes). */
+    autoDisableAt: string | null;
+  }
+>;
+
+/** The operator chose which phone Device Control drives when a call names none. */
+export type BridgeActiveSelected = Ev<'bridge.active_selected', { tokenPrefix: string; deviceId: string; by: string }>;
+
+/** Scalar leaves of a body/query reduced to their type, except fields that carry no user content. */
+export type CommandShape = Record<string, string | number | boolean | null>;
+
+export type BridgeCommandSent = Ev<
+  'bridge.command_sent',
+  {
+    requestId: string;
+    tokenPrefix: string;
+    connId: string;
+    method: string;
+    path: string;
+    shape: CommandShape;
+    /** The pushed-back auto-disable deadline (ISO), or null when this route does not reschedule it. */
+    autoDisableAt: string | null;
+  }
+>;
+
+export type BridgeCommandAnswered = Ev<
+  'bridge.command_answered',
+  { requestId: string; tokenPrefix: string; path: string; status: number; latencyMs: number }
+>;
+
+export type BridgeFailure = 'timeout' | 'phone_gone' | 'session_revoked' | 'bad_response';
+export type BridgeCommandFailed = Ev<
+  'bridge.command_failed',
+  { requestId: string; tokenPrefix: string; path: string; reason: BridgeFailure; latencyMs: number }
+>;
+
+export type SafetyDecisionKind =
+  | 'allow'
+  | 'exempt'
+  | 'trusted_verb'
+  | 'sideload_only'
+  | 'master_off'
+  | 'blocked_package'
+  | 'confirmation_requested'
+  | 'confirmation_allowed'
+  | 'confirmation_denied'
+  | 'confirmation_timed_out'
+  | 'confirmation_cancelled'
+  | 'auto_disabled';
+
+/** One step of the safety pipeline, in words an auditor can read. */
+export type BridgeSafetyDecided = Ev<
+  'bridge.safety_decided',
+  {
+    decision: SafetyDecisionKind;
+    tokenPrefix: string;
+    /** null for decisions not tied to one command (auto-disable). */
+    requestId: string | null;
+    method: string | null;
+    path: string | null;
+    reason: string;
+    package?: string;
+    verb?: string;
+    /** confirmation_requested: when silence becomes a denial (ISO). */
+    deadline?: string;
+    /** auto_disabled: the idle minutes that elapsed. */
+    idleMinutes?: number;
+  }
+>;
+
+export type BridgeEvent =
+  | BridgeStatusReported
+  | BridgeActiveSelected
+  | BridgeCommandSent
+  | BridgeCommandAnswered
+  | BridgeCommandFailed
+  | BridgeSafetyDecided;
