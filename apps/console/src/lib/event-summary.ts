@@ -105,6 +105,18 @@ export function summary(e: ConsoleEvent): string {
       return `paste inbox entry ${short(d.entryId)} read by ${str(d.by)}`;
     case 'clipboard.discarded':
       return `paste inbox entry ${short(d.entryId)} discarded (${str(d.reason)})`;
+    case 'bridge.status_reported':
+      return `${str(d.deviceName)} reports Device Control ${d.masterEnabled ? 'on' : 'off'}${d.currentApp ? `, in ${str(d.currentApp)}` : ''}${typeof d.battery === 'number' ? `, battery ${str(d.battery)}%` : ''}`;
+    case 'bridge.active_selected':
+      return `${str(d.deviceId)} (${str(d.tokenPrefix)}) selected as the active bridge device by ${actorLabel(str(d.by))}`;
+    case 'bridge.command_sent':
+      return `${str(d.method)} ${str(d.path)} sent to ${str(d.tokenPrefix)}`;
+    case 'bridge.command_answered':
+      return `${str(d.path)} answered ${str(d.status)} in ${str(d.latencyMs)} ms`;
+    case 'bridge.command_failed':
+      return `${str(d.path)} failed: ${str(d.reason).replace('_', ' ')} after ${str(d.latencyMs)} ms`;
+    case 'bridge.safety_decided':
+      return `safety: ${str(d.decision).replace(/_/g, ' ')}${d.path ? ` on ${str(d.path)}` : ''}: ${str(d.reason)}`;
     case 'chat.image_activity':
       return `image activity ${str(d.status)}${typeof d.progress === 'number' ? ` ${Math.round(d.progress * 100)}%` : ''}${d.errorCode ? ` (${str(d.errorCode)})` : ''}`;
     default: {

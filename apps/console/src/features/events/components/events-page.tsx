@@ -16,6 +16,7 @@ const FAMILIES = [
   { label: 'Pairing', value: 'pairing.' },
   { label: 'Phones & Threads', value: 'phone.' },
   { label: 'Terminal', value: 'terminal.,tui.' },
+  { label: 'Bridge', value: 'bridge.' },
   { label: 'Notifications', value: 'notification.,clipboard.,chat.' },
   { label: 'Auth', value: 'auth.,ratelimit.' },
   { label: 'Relay', value: 'relay.' },
