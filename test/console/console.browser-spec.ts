@@ -5,6 +5,7 @@ import { PNG } from 'pngjs';
 import type { BrowserContext, Page } from 'playwright-core';
 import { CLOSE } from '../../apps/relay/src/phone-socket/envelope';
 import { pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
+import { dc, startSim } from '../support/bridge';
 import { ensureConsoleBuilt, launchBrowser, shot } from './browser';
 
 jest.setTimeout(60_000);
@@ -167,6 +168,31 @@ describe('operator console in headless chromium', () => {
     await item.waitFor({ state: 'detached' });
     const approved = readEvents(relay.home).find((e) => e.type === 'pairing.approved' && e.data.requestId === req.request_id);
     expect(approved?.actor).toBe('operator');
+  });
+
+  it('shows bridge phones, their commands and the safety decisions; makes another phone active', async () => {
+    const a = await startSim(relay, { deviceName: 'Bridge Pixel' });
+    const b = await startSim(relay, { deviceName: 'Bridge Tablet' });
+    try {
+      expect((await dc(relay, a.token!, 'GET', '/ping')).status).toBe(200);
+      expect((await dc(relay, a.token!, 'POST', '/open_app', { package: 'com.paypal.android.p2pmobile' })).status).toBe(403);
+      await nav(page, 'Bridge').click();
+      await page.locator(`[data-testid="bridge-devices"] tr[data-prefix="${b.tokenPrefix}"]`).waitFor();
+      await expectText(page.getByTestId('bridge-activity'), /GET \/ping 200/);
+      await expectText(page.locator('.safety-list'), /blocked package.*com\.paypal\.android\.p2pmobile/);
+      await page.screenshot({ animations: 'disabled', path: shot('bridge'), fullPage: true });
+      const row = page.locator(`[data-testid="bridge-devices"] tr[data-prefix="${b.tokenPrefix}"]`);
+      await row.getByRole('button', { name: 'Make active' }).click();
+      await expectText(row, /active/);
+      await row.getByRole('button', { name: 'Make active' }).waitFor({ state: 'detached' });
+      const sel = readEvents(relay.home)
+        .filter((e) => e.type === 'bridge.active_selected')
+        .at(-1)!;
+      expect(sel).toMatchObject({ actor: 'operator', data: { tokenPrefix: b.tokenPrefix } });
+    } finally {
+      a.stop();
+      b.stop();
+    }
   });
 
   it('is usable on a narrow window and in the dark theme', async () => {

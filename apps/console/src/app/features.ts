@@ -1,3 +1,4 @@
+import { bridgeFeature } from '@/features/bridge';
 import { eventsFeature } from '@/features/events';
 import { overviewFeature } from '@/features/overview';
 import { pairingFeature } from '@/features/pairing';
@@ -8,4 +9,4 @@ import type { ConsoleFeature } from '@/lib/feature';
  * Every page this build knows, in nav order. Adding one (bridge, media, threads, terminal) is a folder
  * under features/ and a line here; it shows only when the relay reports the same id.
  */
-export const FEATURES: ConsoleFeature[] = [overviewFeature, sessionsFeature, pairingFeature, eventsFeature];
+export const FEATURES: ConsoleFeature[] = [overviewFeature, sessionsFeature, pairingFeature, bridgeFeature, eventsFeature];

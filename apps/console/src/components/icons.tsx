@@ -89,3 +89,8 @@ export const IconRefresh = (p: P) => (
     <path d="M20 11a8 8 0 1 0-2.3 5.7M20 4v7h-7" />
   </svg>
 );
+export const IconBridge = (p: P) => (
+  <svg {...base(p)}>
+    <path d="M3 17h18M5 17V9M19 17V9M5 9c2.5 3 11.5 3 14 0M9 17v-5M15 17v-5" />
+  </svg>
+);

@@ -11,6 +11,7 @@ import { ConsoleState } from './console-state.service';
 import { CONSOLE_HEADERS, findConsoleDir } from './console-static';
 import { ConsoleStaticController } from './console-static.controller';
 import { ConsoleStream } from './console-stream.service';
+import { BridgeConsoleController } from './features/bridge.console.controller';
 import { PairingConsoleController } from './features/pairing.console.controller';
 import { SessionsConsoleController } from './features/sessions.console.controller';
 
@@ -22,7 +23,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * (see features/) that registers itself with ConsoleFeatures.
  */
 @Module({
-  controllers: [ConsoleApiController, SessionsConsoleController, PairingConsoleController, ConsoleStaticController],
+  controllers: [ConsoleApiController, SessionsConsoleController, PairingConsoleController, BridgeConsoleController, ConsoleStaticController],
   providers: [ConsoleFeatures, ConsoleState, ConsoleStream],
 })
 export class ConsoleModule implements OnModuleInit, OnApplicationBootstrap {
