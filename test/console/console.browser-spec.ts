@@ -20,7 +20,7 @@ describe('operator console in headless chromium', () => {
   beforeAll(async () => {
     ensureConsoleBuilt();
     // A fixed port, so the last test can restart the relay under the page's feet.
-    relay = await startRelay({ env: { RELAY_PORT: String(await freePort()) } });
+    relay = await startRelay({ env: { RELAY_PORT: String(await freePort()), PHONE_ENABLED: '1' } });
     browser = await launchBrowser();
     context = browser.context;
     page = await context.newPage();
@@ -193,6 +193,30 @@ describe('operator console in headless chromium', () => {
       a.stop();
       b.stop();
     }
+  });
+
+  it('shows Threads (queued messages) and Terminal (open shells)', async () => {
+    const posted = await fetch(`${relay.url}/phone/message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ chat_id: 'ops', title: 'Nightly backup', text: 'Backup finished: 12 GB in 4 min.' }),
+    });
+    expect(posted.status).toBeLessThan(300);
+    await nav(page, 'Threads').click();
+    await page.getByText('Nightly backup').first().waitFor();
+    await page.getByText('no phone subscribed').waitFor();
+    await page.screenshot({ animations: 'disabled', path: shot('threads'), fullPage: true });
+
+    const { phone } = await pairPhone(relay, { device: { device_name: 'Shell phone', device_id: 'shell-phone' } });
+    phone.send('terminal', 'terminal.attach', { cols: 100, rows: 30 });
+    await phone.type('terminal', 'terminal.attached', 5000);
+    await nav(page, 'Terminal').click();
+    const shells = page.getByTestId('terminal-shells');
+    await shells.waitFor();
+    await expectText(shells, /attached/);
+    await page.screenshot({ animations: 'disabled', path: shot('terminal'), fullPage: true });
+    phone.close();
+    await expectText(shells, /detached/);
   });
 
   it('is usable on a narrow window and in the dark theme', async () => {

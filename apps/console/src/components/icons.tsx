@@ -94,3 +94,14 @@ export const IconBridge = (p: P) => (
     <path d="M3 17h18M5 17V9M19 17V9M5 9c2.5 3 11.5 3 14 0M9 17v-5M15 17v-5" />
   </svg>
 );
+export const IconThreads = (p: P) => (
+  <svg {...base(p)}>
+    <path d="M4 5h16v10H9l-5 4z" />
+  </svg>
+);
+export const IconTerminal = (p: P) => (
+  <svg {...base(p)}>
+    <rect x="3" y="4" width="18" height="16" rx="2" />
+    <path d="M7 9l3 3-3 3M13 15h4" />
+  </svg>
+);

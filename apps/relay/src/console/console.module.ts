@@ -14,6 +14,8 @@ import { ConsoleStream } from './console-stream.service';
 import { BridgeConsoleController } from './features/bridge.console.controller';
 import { PairingConsoleController } from './features/pairing.console.controller';
 import { SessionsConsoleController } from './features/sessions.console.controller';
+import { TerminalConsoleController } from './features/terminal.console.controller';
+import { ThreadsConsoleController } from './features/threads.console.controller';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -23,7 +25,15 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * (see features/) that registers itself with ConsoleFeatures.
  */
 @Module({
-  controllers: [ConsoleApiController, SessionsConsoleController, PairingConsoleController, BridgeConsoleController, ConsoleStaticController],
+  controllers: [
+    ConsoleApiController,
+    SessionsConsoleController,
+    PairingConsoleController,
+    BridgeConsoleController,
+    ThreadsConsoleController,
+    TerminalConsoleController,
+    ConsoleStaticController,
+  ],
   providers: [ConsoleFeatures, ConsoleState, ConsoleStream],
 })
 export class ConsoleModule implements OnModuleInit, OnApplicationBootstrap {
