@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { Secrets } from '../../apps/relay/src/common/secrets';
 import { canonicalJson, decodePairingUrl, type QrPayload } from '../../apps/relay/src/pairing/qr-payload';
-import { bearer, nextCode, Phone, pairPhone, readEvents, registerCode, startRelay, type TestRelay } from '../support/harness';
+import { bearer, json, nextCode, Phone, pairPhone, readEvents, registerCode, startRelay, type TestRelay } from '../support/harness';
 
 const DAY = 86_400;
 
@@ -23,7 +23,7 @@ describe('pairing', () => {
       const code = nextCode();
       const res = await registerCode(relay, code);
       expect(res.status).toBe(201);
-      expect(await res.json()).toEqual({ ok: true, code, expires_at: now() + 600 });
+      expect(await json(res)).toEqual({ ok: true, code, expires_at: now() + 600 });
 
       const phone = await Phone.connect(relay.url);
       const ok = await phone.auth({ pairing_code: code, device_name: 'Pixel', device_id: 'dev-1', device_model: 'Pixel 9', device_platform: 'android' });
@@ -44,7 +44,7 @@ describe('pairing', () => {
         'voice:realtime': now() + 30 * DAY,
       });
 
-      const list = await (await fetch(`${relay.url}/sessions`, { headers: bearer(p.session_token as string) })).json();
+      const list = await json(await fetch(`${relay.url}/sessions`, { headers: bearer(p.session_token as string) }));
       expect(list.sessions).toEqual([
         expect.objectContaining({ token_prefix: (p.session_token as string).slice(0, 8), device_name: 'Pixel', device_id: 'dev-1', is_current: true }),
       ]);
@@ -72,7 +72,7 @@ describe('pairing', () => {
       const g = ok.payload.grants as Record<string, number | null>;
       expect(g.chat).toBeNull();
       expect(g.terminal).toBe(now() + 30 * DAY);
-      const list = await (await fetch(`${relay.url}/sessions`, { headers: bearer(token) })).json();
+      const list = await json(await fetch(`${relay.url}/sessions`, { headers: bearer(token) }));
       expect(list.sessions[0].expires_at).toBeNull();
     });
 
@@ -94,7 +94,7 @@ describe('pairing', () => {
       expect((await registerCode(relay, code)).status).toBe(201);
       const again = await registerCode(relay, code, { ttl_seconds: 60 });
       expect(again.status).toBe(409);
-      expect(await again.json()).toMatchObject({ ok: false, code: 'pairing.code_exists' });
+      expect(await json(again)).toMatchObject({ ok: false, code: 'pairing.code_exists' });
       const { ok } = await pairWith(code);
       expect(ok.payload.expires_at).toBe(now() + 30 * DAY);
     });
@@ -163,7 +163,7 @@ describe('pairing', () => {
       expect(revoked.payload).toMatchObject({ reason: 'replaced', revoked_self: false });
       expect(await a.phone.closed).toBe(4403);
       expect((await fetch(`${relay.url}/sessions`, { headers: bearer(a.token) })).status).toBe(401);
-      const list = await (await fetch(`${relay.url}/sessions`, { headers: bearer(b.token) })).json();
+      const list = await json(await fetch(`${relay.url}/sessions`, { headers: bearer(b.token) }));
       expect(list.sessions.map((s: { token_prefix: string }) => s.token_prefix)).toEqual([b.prefix]);
       b.phone.close();
     });
@@ -171,7 +171,7 @@ describe('pairing', () => {
     it('an empty device_id does not replace anyone', async () => {
       const a = await pairPhone(relay, { device: { device_id: '' } });
       const b = await pairPhone(relay, { device: { device_id: '' } });
-      const list = await (await fetch(`${relay.url}/sessions`, { headers: bearer(b.token) })).json();
+      const list = await json(await fetch(`${relay.url}/sessions`, { headers: bearer(b.token) }));
       expect(list.sessions).toHaveLength(2);
       a.phone.close();
       b.phone.close();
@@ -182,7 +182,7 @@ describe('pairing', () => {
     it('returns a signed QR payload whose sig verifies, and a svc-relay:// URL that carries it', async () => {
       const res = await post('/pairing/mint', { ttl_seconds: 7 * DAY, grants: { terminal: '1d', bridge: '1h' }, dashboard_url: 'http://127.0.0.1:9119' });
       expect(res.status).toBe(201);
-      const body = await res.json();
+      const body = await json(res);
       expect(body).toMatchObject({
         ok: true,
         code: expect.stringMatching(/^[A-Z0-9]{6}$/),
@@ -212,7 +212,7 @@ describe('pairing', () => {
     it('with no body mints a default code (30 days)', async () => {
       const res = await fetch(`${relay.url}/pairing/mint`, { method: 'POST' });
       expect(res.status).toBe(201);
-      const body = await res.json();
+      const body = await json(res);
       expect(body.qr_payload.relay.ttl_seconds).toBeUndefined();
       expect((await pairWith(body.code)).ok.payload.expires_at).toBe(now() + 30 * DAY);
     });
@@ -220,9 +220,9 @@ describe('pairing', () => {
     it('carries the API server credentials when the API server is on, and the request key wins', async () => {
       await relay.close();
       relay = await startRelay({ env: { API_SERVER_KEY: 'configured-key-123', API_SERVER_PORT: '8642' } });
-      const a = await (await post('/pairing/mint', {})).json();
+      const a = await json(await post('/pairing/mint', {}));
       expect(a.qr_payload.api).toEqual({ url: 'http://127.0.0.1:8642', key: 'configured-key-123' });
-      const b = await (await post('/pairing/mint', { api_key: 'from-request-456' })).json();
+      const b = await json(await post('/pairing/mint', { api_key: 'from-request-456' }));
       expect(b.qr_payload.api.key).toBe('from-request-456');
       // The key never reaches the log lines or the event log.
       await relay.log.drain();
@@ -235,7 +235,7 @@ describe('pairing', () => {
 
     it('every minted code is distinct', async () => {
       const codes = new Set<string>();
-      for (let i = 0; i < 20; i++) codes.add((await (await post('/pairing/mint', {})).json()).code);
+      for (let i = 0; i < 20; i++) codes.add((await json(await post('/pairing/mint', {}))).code);
       expect(codes.size).toBe(20);
     });
   });
@@ -255,7 +255,7 @@ describe('pairing', () => {
       expect(fail).toMatchObject({ type: 'auth.fail', payload: { code: 'pending_approval' } });
       expect(await early.closed).toBe(4401);
 
-      const pending = await (await fetch(`${relay.url}/pairing/pending`)).json();
+      const pending = await json(await fetch(`${relay.url}/pairing/pending`));
       expect(pending.codes).toEqual([
         expect.objectContaining({ request_id: req.request_id, state: 'pending', source: 'public', ip: '10.1.1.1', device_name: 'Kitchen tablet' }),
       ]);
@@ -263,7 +263,7 @@ describe('pairing', () => {
 
       const approve = await post('/pairing/approve', { request_id: req.request_id, ttl_seconds: DAY, grants: { terminal: false } });
       expect(approve.status).toBe(200);
-      expect(await approve.json()).toEqual({ ok: true, request_id: req.request_id, status: 'approved' });
+      expect(await json(approve)).toEqual({ ok: true, request_id: req.request_id, status: 'approved' });
 
       const { ok } = await pairWith(req.code);
       expect(ok.payload.expires_at).toBe(now() + DAY);
@@ -277,18 +277,18 @@ describe('pairing', () => {
       expect((await post('/pairing/approve', { code: req.code })).status).toBe(200);
       const again = await post('/pairing/approve', { code: req.code });
       expect(again.status).toBe(409);
-      expect(await again.json()).toMatchObject({ ok: false, code: 'pairing.not_pending' });
+      expect(await json(again)).toMatchObject({ ok: false, code: 'pairing.not_pending' });
     });
 
     it('a denied request never works', async () => {
       const req = JSON.parse((await publicRequest('10.1.1.3')).body);
       const deny = await post('/pairing/deny', { request_id: req.request_id });
       expect(deny.status).toBe(200);
-      expect(await deny.json()).toEqual({ ok: true, request_id: req.request_id, status: 'denied' });
+      expect(await json(deny)).toEqual({ ok: true, request_id: req.request_id, status: 'denied' });
       const phone = await Phone.connect(relay.url);
       expect(await phone.auth({ pairing_code: req.code })).toMatchObject({ type: 'auth.fail', payload: { code: 'invalid_credentials' } });
       expect((await post('/pairing/approve', { request_id: req.request_id })).status).toBe(404);
-      expect((await fetch(`${relay.url}/pairing/pending`).then((r) => r.json())).codes).toEqual([]);
+      expect((await fetch(`${relay.url}/pairing/pending`).then(json)).codes).toEqual([]);
     });
 
     it('an unapproved request expires after ten minutes and cannot be approved after', async () => {
@@ -297,7 +297,7 @@ describe('pairing', () => {
       await relay.sweep();
       const res = await post('/pairing/approve', { request_id: req.request_id });
       expect(res.status).toBe(404);
-      expect(await res.json()).toMatchObject({ code: 'pairing.not_found' });
+      expect(await json(res)).toMatchObject({ code: 'pairing.not_found' });
       const expired = readEvents(relay.home).filter((e) => e.type === 'pairing.code_expired');
       expect(expired).toEqual([expect.objectContaining({ data: expect.objectContaining({ requestId: req.request_id }) })]);
     });

@@ -1,7 +1,7 @@
 import { DomainError } from '@svc/domain';
 import WebSocket from 'ws';
 import { ChannelRouter } from '../../apps/relay/src/phone-socket/channel-router';
-import { bearer, pairPhone, Phone, readEvents, startRelay, type Frame, type TestRelay } from '../support/harness';
+import { bearer, json, pairPhone, Phone, readEvents, startRelay, type Frame, type TestRelay } from '../support/harness';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -228,11 +228,11 @@ describe('phone socket', () => {
     it('connect and disconnect are events, and /health counts clients', async () => {
       await settle(() => relay.log.models.connections.count() === 0); // earlier tests' sockets are closing
       const { phone, prefix } = await pairPhone(relay);
-      expect((await (await fetch(`${relay.url}/health`)).json()).clients).toBe(1);
+      expect((await json(await fetch(`${relay.url}/health`))).clients).toBe(1);
       phone.close();
       await phone.closed;
       await settle(() => !relay.log.models.connections.isOnline(prefix));
-      expect((await (await fetch(`${relay.url}/health`)).json()).clients).toBe(0);
+      expect((await json(await fetch(`${relay.url}/health`))).clients).toBe(0);
       const evs = readEvents(relay.home).filter((e) => e.data.tokenPrefix === prefix && e.type.startsWith('phone.'));
       expect(evs.map((e) => e.type)).toEqual(['phone.connected', 'phone.disconnected']);
       expect(evs[1].data).toMatchObject({ code: 1005 });
@@ -248,10 +248,10 @@ describe('phone socket', () => {
     });
 
     it('a raw ws client with no frames at all holds no session and counts as no client', async () => {
-      const base = (await (await fetch(`${relay.url}/health`)).json()).clients as number;
+      await settle(() => relay.log.models.connections.count() === 0);
       const ws = new WebSocket(relay.url.replace('http', 'ws') + '/ws');
       await new Promise((r) => ws.once('open', r));
-      expect((await (await fetch(`${relay.url}/health`)).json()).clients).toBe(base);
+      expect((await json(await fetch(`${relay.url}/health`))).clients).toBe(0);
       ws.close();
     });
   });

@@ -3,7 +3,7 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { InjectOptions } from 'fastify';
-import { bearer, nextCode, Phone, pairPhone, registerCode, startRelay, type TestRelay } from '../support/harness';
+import { bearer, json, nextCode, Phone, pairPhone, registerCode, startRelay, type TestRelay } from '../support/harness';
 
 /**
  * The edges of the spine: who may call what (loopback, proxy headers, Host, Origin), what a malformed
@@ -125,7 +125,7 @@ describe('security', () => {
         body: JSON.stringify({ code: nextCode() }),
       });
       expect(res.status).toBe(403);
-      expect(await res.json()).toMatchObject({ ok: false, code: 'auth.loopback_only' });
+      expect(await json(res)).toMatchObject({ ok: false, code: 'auth.loopback_only' });
     });
   });
 
@@ -163,14 +163,14 @@ describe('security', () => {
   });
 
   describe('bad input: clean 4xx and no event', () => {
-    const json = { 'content-type': 'application/json' };
+    const JSON_TYPE = { 'content-type': 'application/json' };
     const BAD: Array<[string, InjectOptions, number, string | RegExp]> = [
-      ['bad JSON', { method: 'POST', url: '/pairing/register', headers: json, payload: '{"code":' }, 400, 'bad_json'],
-      ['empty JSON body', { method: 'POST', url: '/pairing/register', headers: json, payload: '' }, 400, /bad_json|validation/],
-      ['JSON null', { method: 'POST', url: '/pairing/register', headers: json, payload: 'null' }, 400, /validation/],
-      ['JSON array', { method: 'POST', url: '/pairing/register', headers: json, payload: '[{"code":"ABCDEF"}]' }, 400, /validation/],
-      ['JSON string', { method: 'POST', url: '/pairing/register', headers: json, payload: '"ABCDEF"' }, 400, /validation/],
-      ['JSON number', { method: 'POST', url: '/pairing/register', headers: json, payload: '42' }, 400, /validation/],
+      ['bad JSON', { method: 'POST', url: '/pairing/register', headers: JSON_TYPE, payload: '{"code":' }, 400, 'bad_json'],
+      ['empty JSON body', { method: 'POST', url: '/pairing/register', headers: JSON_TYPE, payload: '' }, 400, /bad_json|validation/],
+      ['JSON null', { method: 'POST', url: '/pairing/register', headers: JSON_TYPE, payload: 'null' }, 400, /validation/],
+      ['JSON array', { method: 'POST', url: '/pairing/register', headers: JSON_TYPE, payload: '[{"code":"ABCDEF"}]' }, 400, /validation/],
+      ['JSON string', { method: 'POST', url: '/pairing/register', headers: JSON_TYPE, payload: '"ABCDEF"' }, 400, /validation/],
+      ['JSON number', { method: 'POST', url: '/pairing/register', headers: JSON_TYPE, payload: '42' }, 400, /validation/],
       ['no body', { method: 'POST', url: '/pairing/register' }, 400, /validation/],
       ['code a number', { method: 'POST', url: '/pairing/register', payload: { code: 123456 } }, 400, /validation/],
       ['code too short', { method: 'POST', url: '/pairing/register', payload: { code: 'ABC' } }, 400, /validation/],
@@ -189,8 +189,8 @@ describe('security', () => {
       ['mint dashboard_url not a URL', { method: 'POST', url: '/pairing/mint', payload: { dashboard_url: 'javascript:alert(1)' } }, 400, /validation/],
       ['mint relay_url http', { method: 'POST', url: '/pairing/mint', payload: { relay_url: 'http://x' } }, 400, /validation/],
       ['approve without a reference', { method: 'POST', url: '/pairing/approve', payload: {} }, 400, 'validation.missing_ref'],
-      ['approve JSON null', { method: 'POST', url: '/pairing/approve', headers: json, payload: 'null' }, 400, /validation/],
-      ['approve JSON array', { method: 'POST', url: '/pairing/approve', headers: json, payload: '[]' }, 400, /validation/],
+      ['approve JSON null', { method: 'POST', url: '/pairing/approve', headers: JSON_TYPE, payload: 'null' }, 400, /validation/],
+      ['approve JSON array', { method: 'POST', url: '/pairing/approve', headers: JSON_TYPE, payload: '[]' }, 400, /validation/],
       ['approve bad request_id', { method: 'POST', url: '/pairing/approve', payload: { request_id: 'x' } }, 400, /validation/],
       ['approve unknown code', { method: 'POST', url: '/pairing/approve', payload: { code: 'ZZZZZZ' } }, 404, 'pairing.not_found'],
       ['deny quiet a string', { method: 'POST', url: '/pairing/deny', payload: { code: 'ZZZZZZ', quiet: 'yes' } }, 400, /validation/],
@@ -228,7 +228,7 @@ describe('security', () => {
         }),
       );
       expect(res.status).toBe(413);
-      expect(await res.json()).toMatchObject({ ok: false, code: 'body_too_large' });
+      expect(await json(res)).toMatchObject({ ok: false, code: 'body_too_large' });
     });
 
     it('PATCH /sessions with bad bodies: 400 and no event', async () => {

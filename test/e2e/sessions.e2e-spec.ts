@@ -2,7 +2,7 @@ import { consumeCode } from '@svc/domain';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Secrets } from '../../apps/relay/src/common/secrets';
-import { bearer, nextCode, Phone, pairPhone, readEvents, registerCode, startRelay, type TestRelay } from '../support/harness';
+import { bearer, json, nextCode, Phone, pairPhone, readEvents, registerCode, startRelay, type TestRelay } from '../support/harness';
 
 const DAY = 86_400;
 type SessionJson = {
@@ -23,7 +23,7 @@ describe('sessions', () => {
   const list = async (token: string): Promise<SessionJson[]> => {
     const res = await fetch(`${relay.url}/sessions`, { headers: bearer(token) });
     expect(res.status).toBe(200);
-    return ((await res.json()) as { sessions: SessionJson[] }).sessions;
+    return ((await json(res)) as { sessions: SessionJson[] }).sessions;
   };
   const del = (token: string, prefix: string) => fetch(`${relay.url}/sessions/${prefix}`, { method: 'DELETE', headers: bearer(token) });
   const patch = (token: string, prefix: string, body: unknown) =>
@@ -108,10 +108,10 @@ describe('sessions', () => {
     it('/health counts sessions and connected clients', async () => {
       const a = await pairPhone(relay);
       const b = await pairPhone(relay);
-      expect(await (await fetch(`${relay.url}/health`)).json()).toMatchObject({ sessions: 2, clients: 2 });
+      expect(await json(await fetch(`${relay.url}/health`))).toMatchObject({ sessions: 2, clients: 2 });
       a.phone.close();
       await a.phone.closed;
-      await waitFor(async () => (await (await fetch(`${relay.url}/health`)).json()).clients === 1);
+      await waitFor(async () => (await json(await fetch(`${relay.url}/health`))).clients === 1);
       b.phone.close();
     });
   });
@@ -122,14 +122,14 @@ describe('sessions', () => {
       const b = await pairPhone(relay, { device: { device_id: 'b' } });
       const res = await del(a.token, b.prefix.slice(0, 4));
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ ok: true, revoked: b.prefix, revoked_self: false });
+      expect(await json(res)).toEqual({ ok: true, revoked: b.prefix, revoked_self: false });
       const notice = await b.phone.type('system', 'session.revoked', 1000);
       expect(notice.payload).toEqual({ reason: 'revoked', revoked_self: false });
       expect(await b.phone.closed).toBe(4403);
 
       const r = await fetch(`${relay.url}/sessions`, { headers: bearer(b.token) });
       expect(r.status).toBe(401);
-      expect(await r.json()).toMatchObject({ ok: false, code: 'auth.invalid_token' });
+      expect(await json(r)).toMatchObject({ ok: false, code: 'auth.invalid_token' });
       const again = await Phone.connect(relay.url);
       expect((await again.auth({ session_token: b.token })).type).toBe('auth.fail');
       expect((await list(a.token)).map((s) => s.token_prefix)).toEqual([a.prefix]);
@@ -141,7 +141,7 @@ describe('sessions', () => {
     it('revokes itself with revoked_self: true and its own socket is closed', async () => {
       const a = await pairPhone(relay);
       const res = await del(a.token, a.prefix);
-      expect(await res.json()).toEqual({ ok: true, revoked: a.prefix, revoked_self: true });
+      expect(await json(res)).toEqual({ ok: true, revoked: a.prefix, revoked_self: true });
       expect((await a.phone.type('system', 'session.revoked')).payload).toEqual({ reason: 'revoked', revoked_self: true });
       expect(await a.phone.closed).toBe(4403);
       expect((await fetch(`${relay.url}/sessions`, { headers: bearer(a.token) })).status).toBe(401);
@@ -165,17 +165,17 @@ describe('sessions', () => {
       const before = relay.log.lastSeq;
       const none = await del(me.token, me.prefix.startsWith('zzzz') ? 'yyyy' : 'zzzz');
       expect(none.status).toBe(404);
-      expect(await none.json()).toMatchObject({ ok: false, code: 'sessions.not_found' });
+      expect(await json(none)).toMatchObject({ ok: false, code: 'sessions.not_found' });
       const amb = await del(me.token, 'abcd');
       expect(amb.status).toBe(409);
-      expect(await amb.json()).toMatchObject({ ok: false, code: 'sessions.ambiguous_prefix', matches: 2 });
+      expect(await json(amb)).toMatchObject({ ok: false, code: 'sessions.ambiguous_prefix', matches: 2 });
       expect((await del(me.token, 'abc')).status).toBe(400);
       await relay.log.drain();
       expect(relay.log.lastSeq).toBe(before);
       // One more character settles it.
       const one = await del(me.token, 'abcd1');
       expect(one.status).toBe(200);
-      expect(await one.json()).toMatchObject({ revoked: 'abcd1111' });
+      expect(await json(one)).toMatchObject({ revoked: 'abcd1111' });
       expect((await fetch(`${relay.url}/sessions`, { headers: bearer('abcd1111' + 'x'.repeat(35)) })).status).toBe(401);
       expect((await fetch(`${relay.url}/sessions`, { headers: bearer('abcd2222' + 'y'.repeat(35)) })).status).toBe(200);
       me.phone.close();
@@ -201,7 +201,7 @@ describe('sessions', () => {
       const a = await pairPhone(relay);
       const res = await patch(a.token, a.prefix, { ttl_seconds: 3600 });
       expect(res.status).toBe(200);
-      const body = await res.json();
+      const body = await json(res);
       expect(body).toMatchObject({ ok: true, token_prefix: a.prefix, expires_at: now() + 3600 });
       for (const v of Object.values(body.grants as Record<string, number>)) expect(v).toBe(now() + 3600);
       const [s] = await list(a.token);
@@ -214,7 +214,7 @@ describe('sessions', () => {
       const a = await pairPhone(relay);
       const res = await patch(a.token, a.prefix.slice(0, 5), { grants: { terminal: '1h', bridge: false } });
       expect(res.status).toBe(200);
-      const body = await res.json();
+      const body = await json(res);
       expect(body.grants.terminal).toBe(now() + 3600);
       expect(body.grants.bridge).toBeUndefined();
       expect(body.grants.chat).toBe(now() + 30 * DAY);
@@ -233,7 +233,7 @@ describe('sessions', () => {
       const before = relay.log.lastSeq;
       const res = await patch(a.token, a.prefix, body);
       expect(res.status).toBe(403);
-      expect(await res.json()).toMatchObject({ ok: false, code: 'reduction_only' });
+      expect(await json(res)).toMatchObject({ ok: false, code: 'reduction_only' });
       await relay.log.drain();
       expect(relay.log.lastSeq).toBe(before);
       a.phone.close();
@@ -244,7 +244,7 @@ describe('sessions', () => {
       const b = await pairPhone(relay);
       const res = await patch(a.token, b.prefix, { ttl_seconds: 60 });
       expect(res.status).toBe(403);
-      expect(await res.json()).toMatchObject({ code: 'reduction_only' });
+      expect(await json(res)).toMatchObject({ code: 'reduction_only' });
       a.phone.close();
       b.phone.close();
     });
@@ -253,7 +253,7 @@ describe('sessions', () => {
       const a = await pairPhone(relay, { terms: { ttl_seconds: 0 } });
       expect((await patch(a.token, a.prefix, { ttl_seconds: 0 })).status).toBe(200);
       const res = await patch(a.token, a.prefix, { ttl_seconds: 7 * DAY });
-      expect((await res.json()).expires_at).toBe(now() + 7 * DAY);
+      expect((await json(res)).expires_at).toBe(now() + 7 * DAY);
       expect((await patch(a.token, a.prefix, { ttl_seconds: 0 })).status).toBe(403);
       a.phone.close();
     });

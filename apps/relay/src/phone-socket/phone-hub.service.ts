@@ -78,9 +78,14 @@ export class PhoneHub implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** The handshake gate (before the 101): rate-limited IPs, foreign Origins, too many idle sockets. */
-  verifyUpgrade(req: IncomingMessage): { ok: true } | { ok: false; status: number; message: string } {
+  verifyUpgrade(req: IncomingMessage): { ok: true } | { ok: false; status: number; message: string; headers?: Record<string, string> } {
     const ip = normalizeIp(req.socket.remoteAddress);
-    if (this.log.models.rateLimit.blockedUntil(ip, this.clock.now()) !== null) return { ok: false, status: 429, message: 'Too Many Requests' };
+    const now = this.clock.now();
+    const blockedUntil = this.log.models.rateLimit.blockedUntil(ip, now);
+    if (blockedUntil !== null) {
+      const retryAfter = String(Math.ceil((blockedUntil - now.getTime()) / 1000));
+      return { ok: false, status: 429, message: 'Too Many Requests', headers: { 'Retry-After': retryAfter } };
+    }
     const origin = req.headers.origin;
     if (origin !== undefined && !sameOrigin(origin, req.headers.host)) return { ok: false, status: 403, message: 'Forbidden origin' };
     if (this.unauthenticated >= this.config.maxUnauthenticatedSockets) return { ok: false, status: 503, message: 'Too many pending connections' };
