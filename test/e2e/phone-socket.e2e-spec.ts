@@ -1,5 +1,6 @@
 import { DomainError } from '@svc/domain';
 import WebSocket from 'ws';
+import { ManualClock } from '../../apps/relay/src/common/clock';
 import { ChannelRouter } from '../../apps/relay/src/phone-socket/channel-router';
 import { bearer, json, pairPhone, Phone, readEvents, startRelay, type Frame, type TestRelay } from '../support/harness';
 
@@ -253,6 +254,28 @@ describe('phone socket', () => {
       await new Promise((r) => ws.once('open', r));
       expect((await json(await fetch(`${relay.url}/health`))).clients).toBe(0);
       ws.close();
+    });
+  });
+
+  describe('a session past its lifetime before the sweep ran', () => {
+    /** A clock whose advance does not trigger the sweep, so the gap between expiry and sweep is visible. */
+    class QuietClock extends ManualClock {
+      override onAdvance(): void {}
+    }
+    it('is refused on every channel (also those without a grant) and the socket closed', async () => {
+      const quiet = await startRelay({ clock: new QuietClock('2026-03-01T12:00:00.000Z') });
+      try {
+        const { phone, token } = await pairPhone(quiet, { terms: { ttl_seconds: 60 } });
+        phone.send('system', 'ping', {}, 'before');
+        expect((await phone.next((f) => f.id === 'before')).type).toBe('pong');
+        quiet.clock.advanceSeconds(60);
+        phone.send('notifications', 'notification.posted', { title: 'x' }, 'late');
+        expect((await phone.type('system', 'session.revoked')).payload).toMatchObject({ reason: 'expired' });
+        expect(await phone.closed).toBe(4403);
+        expect((await fetch(`${quiet.url}/sessions`, { headers: bearer(token) })).status).toBe(401);
+      } finally {
+        await quiet.close();
+      }
     });
   });
 });

@@ -4,6 +4,7 @@ import {
   DomainError,
   hasGrant,
   INVALID_CREDENTIALS,
+  isLive,
   normalizeCode,
   recordAuthFailure,
   assertNotBlocked,
@@ -163,8 +164,13 @@ export class PhoneHub implements OnModuleInit, OnApplicationShutdown {
     }
     const session = this.log.models.sessions.byTokenPrefix(conn.principal!.tokenPrefix);
     const now = this.clock.now();
+    // Past its lifetime but not yet swept: the session is over now, whatever the channel's grant says.
+    if (!session || !isLive(session, now)) {
+      conn.send('system', 'session.revoked', { reason: 'expired', revoked_self: false });
+      return conn.close(CLOSE.revoked, 'session expired');
+    }
     const grant = CHANNEL_GRANT[env.channel];
-    if (!session || (grant && !hasGrant(session, grant, now))) {
+    if (grant && !hasGrant(session, grant, now)) {
       return conn.error(`the "${grant}" grant is missing or expired`, 'grant_required', { channel: env.channel }, env.id);
     }
     const handler = this.router.get(env.channel);
