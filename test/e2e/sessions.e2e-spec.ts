@@ -59,7 +59,7 @@ describe('sessions', () => {
   describe('GET /sessions', () => {
     it('lists every active session with the wire fields, is_current for the caller, newest last_seen first', async () => {
       const a = await pairPhone(relay, { device: { device_name: 'A', device_id: 'a' }, terms: { transport_hint: 'lan' } });
-      relay.clock.advanceSeconds(120);
+      relay.clock.advanceSeconds(30); // under a minute, so A's own request below does not move its last_seen
       const b = await pairPhone(relay, { device: { device_name: 'B', device_id: 'b' } });
       const seen = await list(a.token);
       expect(seen.map((s) => s.device_name)).toEqual(['B', 'A']);
@@ -69,10 +69,10 @@ describe('sessions', () => {
         device_id: 'a',
         device_model: null,
         device_platform: null,
-        created_at: now() - 120,
-        last_seen: expect.any(Number),
-        expires_at: now() - 120 + 30 * DAY,
-        grants: expect.objectContaining({ chat: now() - 120 + 30 * DAY, bridge: now() - 120 + 7 * DAY }),
+        created_at: now() - 30,
+        last_seen: now() - 30,
+        expires_at: now() - 30 + 30 * DAY,
+        grants: expect.objectContaining({ chat: now() - 30 + 30 * DAY, bridge: now() - 30 + 7 * DAY }),
         transport_hint: 'lan',
         online: true,
         is_current: true,
@@ -101,6 +101,25 @@ describe('sessions', () => {
       expect(sessions[0].last_seen).toBe(now());
       const seenEvents = readEvents(relay.home).filter((e) => e.type === 'session.seen');
       expect(seenEvents.length).toBeGreaterThanOrEqual(1);
+      a.phone.close();
+      b.phone.close();
+    });
+
+    it('a phone that talks over its socket is seen too', async () => {
+      const a = await pairPhone(relay, { device: { device_id: 'a' } });
+      const b = await pairPhone(relay, { device: { device_id: 'b' } });
+      relay.clock.advanceSeconds(600);
+      a.phone.send('system', 'ping', {}, 'p');
+      await a.phone.next((f) => f.id === 'p');
+      await relay.log.drain();
+      const sessions = await list(b.token);
+      expect(sessions.find((s) => s.token_prefix === a.prefix)!.last_seen).toBe(now());
+      expect(readEvents(relay.home).filter((e) => e.type === 'session.seen' && e.data.via === 'ws')).toHaveLength(1);
+      // Throttled: more frames within the minute write nothing more.
+      for (let i = 0; i < 5; i++) a.phone.send('system', 'ping', {}, `q${i}`);
+      await a.phone.next((f) => f.id === 'q4');
+      await relay.log.drain();
+      expect(readEvents(relay.home).filter((e) => e.type === 'session.seen' && e.data.via === 'ws')).toHaveLength(1);
       a.phone.close();
       b.phone.close();
     });

@@ -5,6 +5,7 @@ import {
   hasGrant,
   INVALID_CREDENTIALS,
   isLive,
+  markSeen,
   normalizeCode,
   recordAuthFailure,
   assertNotBlocked,
@@ -139,8 +140,17 @@ export class PhoneHub implements OnModuleInit, OnApplicationShutdown {
       if (env.channel !== 'system' || env.type !== 'auth') return this.failAuth(conn, 'first frame must be system/auth');
       return this.authenticate(conn, env);
     }
+    this.touch(conn);
     if (env.channel === 'system') return this.onSystem(conn, env);
     return this.dispatch(conn, env);
+  }
+
+  /** A phone that talks over its socket is seen (written at most once a minute per session). */
+  private touch(conn: PhoneConnection): void {
+    const prefix = conn.principal!.tokenPrefix;
+    this.log.run(`device:${prefix}`, (m, now) => markSeen(m, prefix, conn.ip, 'ws', now)).catch((err: Error) => {
+      this.logger.warn({ err: err.message }, 'last-seen not recorded');
+    });
   }
 
   private onSystem(conn: PhoneConnection, env: Envelope): void {
