@@ -257,6 +257,42 @@ describe('phone socket', () => {
     });
   });
 
+  describe('keepalive', () => {
+    it('drops a socket that stops answering protocol pings, records the disconnect, keeps a live one', async () => {
+      const r = await startRelay({ config: { pingIntervalMs: 100 } });
+      try {
+        const live = await pairPhone(r, { device: { device_id: 'live' } });
+        const code = `K${String(Date.now()).slice(-5)}`;
+        expect((await r.app.inject({ method: 'POST', url: '/pairing/register', payload: { code } })).statusCode).toBe(201);
+        // A phone whose network vanished: its socket never answers a ping (no autoPong), nor sends anything.
+        const dead = new WebSocket(r.url.replace('http', 'ws') + '/ws', { autoPong: false });
+        await new Promise((res) => dead.once('open', res));
+        const okFrame = new Promise<Frame>((res) => dead.once('message', (d) => res(JSON.parse(d.toString()) as Frame)));
+        dead.send(JSON.stringify({ channel: 'system', type: 'auth', id: 'a', payload: { pairing_code: code, device_id: 'dead' } }));
+        const ok = await okFrame;
+        expect(ok.type).toBe('auth.ok');
+        const deadPrefix = String(ok.payload.token_prefix);
+        const closed = await new Promise<number>((res, rej) => {
+          const t = setTimeout(() => {
+            dead.terminate();
+            rej(new Error('the relay kept a dead socket open'));
+          }, 2000);
+          dead.once('close', (c) => (clearTimeout(t), res(c)));
+        });
+        expect(closed).toBe(1006);
+        await settle(() => !r.log.models.connections.isOnline(deadPrefix));
+        expect(r.log.models.connections.isOnline(live.prefix)).toBe(true);
+        live.phone.send('system', 'ping', {}, 'still');
+        expect((await live.phone.next((f) => f.id === 'still')).type).toBe('pong');
+        const list = await json(await fetch(`${r.url}/sessions`, { headers: bearer(live.token) }));
+        expect(list.sessions.find((s: { token_prefix: string }) => s.token_prefix === deadPrefix).online).toBe(false);
+        live.phone.close();
+      } finally {
+        await r.close();
+      }
+    });
+  });
+
   describe('a session past its lifetime before the sweep ran', () => {
     /** A clock whose advance does not trigger the sweep, so the gap between expiry and sweep is visible. */
     class QuietClock extends ManualClock {

@@ -56,8 +56,19 @@ export class PhoneHub implements OnModuleInit, OnApplicationShutdown {
       }
     });
     this.pingTimer = setInterval(() => {
-      for (const c of this.conns) if (c.ws.readyState === c.ws.OPEN) c.ws.ping();
-    }, 30_000);
+      for (const c of this.conns) {
+        if (c.ws.readyState !== c.ws.OPEN) continue;
+        // No pong since the last ping: the phone vanished without a FIN (sleep, lost network). Drop it so
+        // `clients`, `online` and its handlers' state do not wait hours for TCP to notice.
+        if (!c.alive) {
+          c.closed = true;
+          c.ws.terminate();
+          continue;
+        }
+        c.alive = false;
+        c.ws.ping();
+      }
+    }, this.config.pingIntervalMs);
     this.pingTimer.unref();
   }
 
@@ -105,7 +116,9 @@ export class PhoneHub implements OnModuleInit, OnApplicationShutdown {
         conn.close(CLOSE.authTimeout, 'auth timeout');
       }
     }, this.config.authTimeoutMs);
+    ws.on('pong', () => (conn.alive = true));
     ws.on('message', (data: RawData, isBinary: boolean) => {
+      conn.alive = true;
       conn.queue = conn.queue.then(() => this.onMessage(conn, data, isBinary)).catch((err: Error) => {
         this.logger.error({ conn: conn.id, err: err.message }, 'phone frame handler failed');
         conn.error('internal error handling that frame', 'internal');
