@@ -213,6 +213,11 @@ describe('security', () => {
       expectErrorBody(res, 415, 'unsupported_media_type');
     });
 
+    it('a GET carrying a Content-Type header is not refused (there is no body to guard)', async () => {
+      const res = await inject({ method: 'GET', url: '/pairing/pending', headers: { 'content-type': 'text/plain' } });
+      expect(res.statusCode).toBe(200);
+    });
+
     it('an oversize body is refused with 413 before it is parsed', async () => {
       const big = JSON.stringify({ code: 'BIGBIG', pad: 'x'.repeat(relay.config.bodyLimitBytes + 10) });
       const res = await noEvent(() => inject({ method: 'POST', url: '/pairing/register', headers: { 'content-type': 'application/json' }, payload: big }));

@@ -80,7 +80,7 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
  */
 function assertJsonBody(req: FastifyRequest): void {
   const type = req.headers['content-type'];
-  if (type === undefined) return;
+  if (type === undefined || req.method === 'GET' || req.method === 'HEAD') return;
   if (!/^application\/json\s*(?:;|$)/i.test(type)) {
     throw new DomainError('unsupported_media_type', 'unsupported', 'send the body as application/json');
   }
