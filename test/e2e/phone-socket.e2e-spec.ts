@@ -293,6 +293,32 @@ describe('phone socket', () => {
     });
   });
 
+  describe('channel cleanup', () => {
+    it('a channel whose onClose throws skips neither the other channels nor the disconnect record', async () => {
+      const r = await startRelay();
+      try {
+        const router = r.app.get(ChannelRouter);
+        const closedSeen: string[] = [];
+        router.register('desktop', {
+          onFrame: () => undefined,
+          onClose: () => {
+            throw new Error('cleanup bug');
+          },
+        });
+        router.register('tui', { onFrame: () => undefined, onClose: (conn) => void closedSeen.push(conn.id) });
+        const { phone, prefix } = await pairPhone(r);
+        phone.close();
+        await phone.closed;
+        await settle(() => !r.log.models.connections.isOnline(prefix));
+        expect(closedSeen).toHaveLength(1);
+        expect(r.logs.some((l) => l.includes('channel onClose failed'))).toBe(true);
+        expect((await fetch(`${r.url}/health`)).status).toBe(200);
+      } finally {
+        await r.close();
+      }
+    });
+  });
+
   describe('a session past its lifetime before the sweep ran', () => {
     /** A clock whose advance does not trigger the sweep, so the gap between expiry and sweep is visible. */
     class QuietClock extends ManualClock {

@@ -133,7 +133,15 @@ export class PhoneHub implements OnModuleInit, OnApplicationShutdown {
         this.unauthenticated--;
         return;
       }
-      for (const h of this.router.all()) h.onClose?.(conn);
+      // One channel's failing cleanup must neither skip the others nor the disconnect record (and a
+      // throw here would escape the socket's close event and take the process down).
+      for (const h of this.router.all()) {
+        try {
+          h.onClose?.(conn);
+        } catch (err) {
+          this.logger.error({ conn: conn.id, err: (err as Error).message }, 'channel onClose failed');
+        }
+      }
       const prefix = conn.principal.tokenPrefix;
       this.log
         .run(`device:${prefix}`, () => [{ type: 'phone.disconnected', data: { connId: conn.id, tokenPrefix: prefix, code, reason: reason.toString().slice(0, 120) } }])
