@@ -182,5 +182,8 @@ describe('sessions rules', () => {
     expect(g.models.sessions.byTokenPrefix('abcd1111')!.lastSeen).toBe(ms(at(T0, 60)));
     expect(g.when((m, now) => markSeen(m, 'abcd1111', '1.2.3.4', 'http', now), at(T0, 100))).toEqual([]);
     expect(g.when((m, now) => markSeen(m, 'gone0000', '1.2.3.4', 'http', now), at(T0, 1000))).toEqual([]);
+    // A session past its lifetime (not yet swept) is not "seen".
+    const h = withSessions(['abcd1111'], { ttl: 120 });
+    expect(h.when((m, now) => markSeen(m, 'abcd1111', '1.2.3.4', 'ws', now), at(T0, 120))).toEqual([]);
   });
 });
