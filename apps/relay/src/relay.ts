@@ -9,7 +9,7 @@ import { installAuthHook } from './common/auth-hook';
 import { Clock, SystemClock } from './common/clock';
 import { checkTerminalConfig, loadConfig, relayDir, type RelayConfig } from './common/config';
 import { EventLog } from './common/event-log';
-import { ErrorFilter } from './common/http-errors';
+import { ErrorFilter, frameworkErrors } from './common/http-errors';
 import { createLogger, NestPinoLogger } from './common/logger';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
@@ -78,6 +78,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: 60_000,
     connectionTimeout: 120_000,
+    frameworkErrors,
     ...(config.tls ? { https: { cert: fs.readFileSync(config.tls.cert), key: fs.readFileSync(config.tls.key) } } : {}),
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, log, secrets, logger, runtime }), adapter, {
@@ -93,6 +94,9 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   const scheduler = app.get(Scheduler);
   scheduler.intervalMs = config.sweepIntervalMs;
 
+  await app.init();
+  // Nest adds a form parser at init; the relay's bodies are JSON (or multipart where a route registers it).
+  if (instance.hasContentTypeParser('application/x-www-form-urlencoded')) instance.removeContentTypeParser('application/x-www-form-urlencoded');
   await app.listen({ port: config.port, host: config.host });
   if (guard.unguarded.length > 0) {
     await app.close();
