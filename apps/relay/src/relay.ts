@@ -3,6 +3,7 @@ import { ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as fs from 'node:fs';
+import { config as rxjsConfig } from 'rxjs';
 import type { DestinationStream, Logger } from 'pino';
 import { AppModule } from './app.module';
 import { installAuthHook } from './common/auth-hook';
@@ -47,6 +48,8 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   const config: RelayConfig = checkTerminalConfig(options.config ?? loadConfig(process.env));
   const clock = options.clock ?? new SystemClock();
   const logger = createLogger(config.logLevel, options.logDestination);
+  // A bus subscriber that throws must not take the relay down (rxjs would rethrow it on a timer).
+  rxjsConfig.onUnhandledError = (err: unknown) => logger.error({ err: err instanceof Error ? err.message : String(err) }, 'event bus subscriber failed');
   const secrets = Secrets.load(relayDir(config));
   const onFatal =
     options.onFatal ??
