@@ -65,7 +65,7 @@ export default tseslint.config(
     languageOptions: { sourceType: 'module' },
   },
   {
-    files: ['bin/**'],
+    files: ['bin/svc'],
     extends: [tseslint.configs.recommended, tseslint.configs.disableTypeChecked],
     languageOptions: { sourceType: 'commonjs' },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
