@@ -39,11 +39,23 @@ describe('svc CLI: help and usage', () => {
       expect(r.stdout).toContain('svc relay');
     }
     for (const [args, words] of [
-      [['relay', 'start', '--help'], ['--no-ssl', '--allow-insecure-api-key', 'RELAY_PORT']],
-      [['help', 'relay', 'pair'], ['--ttl', '--grants']],
-      [['relay', 'events', 'replay', '-h'], ['--log', '--json']],
+      [
+        ['relay', 'start', '--help'],
+        ['--no-ssl', '--allow-insecure-api-key', 'RELAY_PORT'],
+      ],
+      [
+        ['help', 'relay', 'pair'],
+        ['--ttl', '--grants'],
+      ],
+      [
+        ['relay', 'events', 'replay', '-h'],
+        ['--log', '--json'],
+      ],
       [['help', 'relay', 'events', 'verify'], ['first bad record']],
-      [['relay', 'events', 'tail', '--help'], ['--follow', '--type', '--limit']],
+      [
+        ['relay', 'events', 'tail', '--help'],
+        ['--follow', '--type', '--limit'],
+      ],
     ] as const) {
       const r = await svc([...args]);
       expect(r.code).toBe(0);
@@ -252,9 +264,18 @@ describe('svc relay events', () => {
 
 describe('pretty log lines', () => {
   it('turns pino JSON into one readable line and passes anything else through', () => {
-    const raw = JSON.stringify({ level: 40, time: '2026-03-01T12:00:01.234Z', svc: 'relay', segment: 'segment-000000000001.jsonl', droppedBytes: 17, msg: 'event log: cut a torn last line' });
+    const raw = JSON.stringify({
+      level: 40,
+      time: '2026-03-01T12:00:01.234Z',
+      svc: 'relay',
+      segment: 'segment-000000000001.jsonl',
+      droppedBytes: 17,
+      msg: 'event log: cut a torn last line',
+    });
     expect(formatLine(raw)).toBe('12:00:01.234 WARN  event log: cut a torn last line segment=segment-000000000001.jsonl droppedBytes=17');
-    expect(formatLine(JSON.stringify({ level: 30, time: '2026-03-01T12:00:01.234Z', msg: 'x', note: 'two words' }))).toBe('12:00:01.234 INFO  x note="two words"');
+    expect(formatLine(JSON.stringify({ level: 30, time: '2026-03-01T12:00:01.234Z', msg: 'x', note: 'two words' }))).toBe(
+      '12:00:01.234 INFO  x note="two words"',
+    );
     expect(formatLine('not json')).toBe('not json');
   });
 });
