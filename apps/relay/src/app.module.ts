@@ -6,7 +6,6 @@ import { EventLog } from './common/event-log';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from './common/tokens';
-import { HealthController } from './health/health.controller';
 import { PairingController } from './pairing/pairing.controller';
 import { PairingService } from './pairing/pairing.service';
 import { PhoneSocketModule } from './phone-socket/phone-socket.module';
@@ -34,7 +33,7 @@ export class CoreModule {
 
 @Module({
   imports: [PhoneSocketModule],
-  controllers: [HealthController, PairingController, SessionsController],
+  controllers: [PairingController, SessionsController],
   providers: [PairingService, SessionsService],
 })
 export class AppModule {
