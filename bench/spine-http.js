@@ -8,7 +8,7 @@ const WebSocket = require('ws');
 const { parseArgs } = require('node:util');
 const { median, startChild, fmt, report, verdict } = require('./_lib');
 
-const { values } = parseArgs({ options: { duration: { type: 'string', default: '3' }, rounds: { type: 'string', default: '3' } } });
+const { values } = parseArgs({ options: { duration: { type: 'string', default: '2' }, rounds: { type: 'string', default: '3' } } });
 const DURATION = Number(values.duration);
 const ROUNDS = Number(values.rounds);
 const CONNECTIONS = 50;
