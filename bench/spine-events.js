@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { randomBytes } = require('node:crypto');
 const { parseArgs } = require('node:util');
-const { dist, median, tempDir, fmt, report, verdict } = require('./_lib');
+const { dist, median, tempDir, fmt, report } = require('./_lib');
 
 const { EventLog } = dist('apps/relay/src/common/event-log.js');
 const { Secrets, newSessionToken, tokenPrefix } = dist('apps/relay/src/common/secrets.js');
