@@ -100,7 +100,9 @@ describe('crash: SIGKILL during a burst of pairings', () => {
     const second = await startRelayProcess(home, { RELAY_LOG_LEVEL: 'WARNING' });
     try {
       expect(second.stderr()).toContain(`cut a torn last line of ${torn.length} bytes`);
-      expect(second.stdout()).toContain('cut a torn last line'); // and the log says so
+      // ...and so does the log (pino writes stdout asynchronously: give the line a moment to arrive).
+      for (let i = 0; i < 100 && !second.stdout().includes('cut a torn last line'); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(second.stdout()).toContain('cut a torn last line');
       const started = readEvents(home).filter((e) => e.type === 'relay.started');
       expect(started).toHaveLength(2);
       expect(started[1].data.recovered).toEqual({ segment, droppedBytes: torn.length });

@@ -77,12 +77,15 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
 /** `bin/svc`: the real process, with SIGINT/SIGTERM turned into a clean stop of long-running commands. */
 export function run(argv: string[] = process.argv.slice(2)): void {
   const stop = new AbortController();
+  // A command that reads io.signal (start, tail --follow) stops itself cleanly on the first signal;
+  // any other command (or a second signal) just exits.
+  let graceful = false;
   let signals = 0;
   const onSignal = (name: NodeJS.Signals) => {
     signals++;
-    if (signals > 1) {
-      process.stderr.write(`svc: second ${name}, exiting now\n`);
-      process.exit(130);
+    if (!graceful || signals > 1) {
+      if (graceful) process.stderr.write(`svc: second ${name}, exiting now\n`);
+      process.exit(name === 'SIGTERM' ? 143 : 130);
     }
     stop.abort(name);
   };
@@ -91,7 +94,16 @@ export function run(argv: string[] = process.argv.slice(2)): void {
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit(0); // `svc relay events tail | head` closed the pipe
   });
-  void main(argv, { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: stop.signal }).then((code) => {
+  const io: CliIo = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    get signal() {
+      graceful = true;
+      return stop.signal;
+    },
+  };
+  void main(argv, io).then((code) => {
     process.exitCode = code;
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

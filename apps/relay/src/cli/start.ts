@@ -94,6 +94,7 @@ export type StartHooks = { onListening?: (url: string) => void };
 /** `svc relay start`: runs until io.signal aborts (SIGINT/SIGTERM), then closes cleanly. */
 export async function startCommand(args: string[], io: CliIo): Promise<number> {
   const flags = parseStartFlags(args);
+  const signal = io.signal; // from here on, SIGINT/SIGTERM stop the relay cleanly (even during start-up)
   let config: RelayConfig;
   try {
     config = loadConfig(io.env, flags);
@@ -145,9 +146,9 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
   }
 
   const signalName = await new Promise<string>((resolve) => {
-    if (!io.signal) return;
-    if (io.signal.aborted) return resolve(String(io.signal.reason ?? 'shutdown'));
-    io.signal.addEventListener('abort', () => resolve(String(io.signal?.reason ?? 'shutdown')), { once: true });
+    if (!signal) return;
+    if (signal.aborted) return resolve(String(signal.reason ?? 'shutdown'));
+    signal.addEventListener('abort', () => resolve(String(signal.reason ?? 'shutdown')), { once: true });
   });
   line(io.stderr, `stopping (${signalName})...`);
   await relay.close(signalName);
