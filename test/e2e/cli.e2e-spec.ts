@@ -1,5 +1,6 @@
 import { ReadModels } from '@svc/domain';
 import { replayLog } from '@svc/events';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { main } from '../../apps/relay/src/cli/main';
@@ -140,6 +141,62 @@ describe('svc relay pair', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('no relay answers at http://127.0.0.1:1/health');
     expect(r.stderr).toContain('RELAY_PORT');
+  });
+});
+
+describe('svc relay pair over TLS (RELAY_SSL_CERT/RELAY_SSL_KEY)', () => {
+  /** A throwaway self-signed certificate for 127.0.0.1 (openssl is on Debian; .ci/run installs it). */
+  function selfSigned(dir: string, name: string): { cert: string; key: string } {
+    const cert = path.join(dir, `${name}.crt`);
+    const key = path.join(dir, `${name}.key`);
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=svc relay test',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'pipe' },
+    );
+    return { cert, key };
+  }
+
+  it('dials https with the relay certificate as the only trust anchor; a different certificate is refused', async () => {
+    const dir = tempHome();
+    const real = selfSigned(dir, 'relay');
+    const other = selfSigned(dir, 'other');
+    const relay = await startRelay({ env: { RELAY_SSL_CERT: real.cert, RELAY_SSL_KEY: real.key } });
+    try {
+      expect(relay.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      const env = { SVC_HOME: relay.home, RELAY_HOST: '0.0.0.0', RELAY_PORT: String(relay.port), RELAY_SSL_CERT: real.cert, RELAY_SSL_KEY: real.key };
+      const ok = await svc(['relay', 'pair', '--json'], env);
+      expect(ok.code).toBe(0);
+      const mint = JSON.parse(ok.stdout) as { relay_url: string; pairing_url: string };
+      expect(mint.relay_url).toMatch(/^wss:\/\//);
+      expect(decodePairingUrl(mint.pairing_url).relay.url).toBe(mint.relay_url);
+
+      const pinned = await svc(['relay', 'pair'], { ...env, RELAY_SSL_CERT: other.cert, RELAY_SSL_KEY: other.key });
+      expect(pinned.code).toBe(1);
+      expect(pinned.stderr).toContain(`no relay answers at https://127.0.0.1:${relay.port}/health`);
+      expect(pinned.stderr).toMatch(/certificate/i); // refused for the right reason: not the pinned certificate
+      expect(pinned.stdout).toBe('');
+    } finally {
+      await relay.close();
+    }
   });
 });
 
