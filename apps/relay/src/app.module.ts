@@ -7,7 +7,6 @@ import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from './common/tokens';
 import { BridgeModule } from './bridge/bridge.module';
-import { HealthController } from './health/health.controller';
 import { PairingController } from './pairing/pairing.controller';
 import { PairingService } from './pairing/pairing.service';
 import { PhoneSocketModule } from './phone-socket/phone-socket.module';
@@ -52,7 +51,7 @@ export class CoreModule {
     TuiModule,
     BridgeModule,
   ],
-  controllers: [HealthController, PairingController, SessionsController],
+  controllers: [PairingController, SessionsController],
   providers: [PairingService, SessionsService],
 })
 export class AppModule {

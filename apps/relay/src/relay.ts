@@ -12,6 +12,7 @@ import { checkTerminalConfig, loadConfig, relayDir, type RelayConfig } from './c
 import { EventLog } from './common/event-log';
 import { ErrorFilter, frameworkErrors } from './common/http-errors';
 import { createLogger, NestPinoLogger } from './common/logger';
+import { installHealthRoute } from './health/health.route';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
 import type { Runtime } from './common/tokens';
@@ -90,6 +91,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   const instance = app.getHttpAdapter().getInstance();
   instance.removeContentTypeParser('text/plain');
   const guard = installAuthHook(instance, { log, secrets, clock, logger, port: () => runtime.port });
+  installHealthRoute(instance, { log, clock, runtime });
   const hub = app.get(PhoneHub);
   app.useWebSocketAdapter(new RelayWsAdapter(app, () => (req) => hub.verifyUpgrade(req)));
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true, forbidUnknownValues: true, stopAtFirstError: false }));

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import {
   consumeCode,
   DomainError,
@@ -31,7 +31,7 @@ const epoch = (ms: number | null): number | null => (ms === null ? null : Math.f
 
 /** Every phone socket: first-frame auth, keepalive, channel routing with grant checks, revocation. */
 @Injectable()
-export class PhoneHub implements OnModuleInit, OnApplicationShutdown {
+export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
   private readonly conns = new Set<PhoneConnection>();
   private unauthenticated = 0;
   private sub: Subscription | null = null;
@@ -72,7 +72,8 @@ export class PhoneHub implements OnModuleInit, OnApplicationShutdown {
     this.pingTimer.unref();
   }
 
-  onApplicationShutdown(): void {
+  /** Before Nest disposes the ws server (which would cut sockets with 1006), say goodbye with 1001. */
+  beforeApplicationShutdown(): void {
     this.sub?.unsubscribe();
     if (this.pingTimer) clearInterval(this.pingTimer);
     for (const c of this.conns) c.close(CLOSE.shutdown, 'relay stopping');
