@@ -8,11 +8,20 @@ Usage:
   svc relay events replay          rebuild state from the event log and print a summary
   svc relay events verify          check every record's checksum and the hash chain
   svc relay events tail            print the newest events (--follow to keep watching)
+  svc phone-sim [options]          a simulated sideload phone for Device Control (demo, tests)
   svc help [command]               help for a command (also: <command> --help)
   svc --version                    print the relay's version
 
 Exit status: 0 ok, 1 the command failed, 2 usage error.
 Data lives under $SVC_HOME (default ~/.svc): relay/events, relay/snapshots, relay/secret.key.`,
+
+  'phone-sim': `Usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 | --token <session token>)
+         [--confirm allow|deny|ignore] [--name NAME] [--device-id ID] [--master on|off]
+         [--no-device-control] [--current-app PACKAGE] [--trust send,pay] [--auto-disable MINUTES]
+         [--save-token FILE] [--quiet]
+
+A simulated sideload phone for the bridge: pairs, reports bridge.status, answers every Device Control
+route with plausible data, answers destructive-verb confirmations by --confirm, and logs what it receives.`,
 
   relay: `Usage: svc relay <command>
 
