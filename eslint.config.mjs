@@ -30,6 +30,11 @@ export default tseslint.config(
     },
   },
   {
+    // Tests read loosely typed JSON bodies; `any` there is a convenience, not a design.
+    files: ['test/**/*.ts', '**/*.spec.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
     // libs/domain is pure: no framework, no rxjs, no Node I/O; events are imported as types only.
     files: ['libs/domain/**/*.ts'],
     ignores: ['**/*.spec.ts'],

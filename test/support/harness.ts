@@ -152,7 +152,7 @@ export function readEvents(home: string): Array<{ seq: number; type: string; act
 }
 
 /** A response body as JSON, loosely typed for assertions. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 export async function json(res: Response): Promise<any> {
   return res.json();
 }
