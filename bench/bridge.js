@@ -1,4 +1,4 @@
-/* eslint-disable */
+ 
 // Device Control round trip: GET /ping through the relay and the phone simulator, against bare
 // baselines measured side by side in the same run (alternating, several rounds):
 //   - bare ws echo:        a ws client sends a bridge.command frame, a ws server echoes a response

@@ -1,4 +1,4 @@
-/* eslint-disable */
+ 
 // Terminal throughput and keystroke echo latency: the relay (compiled, from dist/) against a bare
 // node-pty + ws server, side by side in the same run.
 //   npx tsc -p tsconfig.build.json && npx tsc-alias -p tsconfig.build.json && node bench/terminal.js

@@ -35,7 +35,12 @@ describe('event filters: browser and relay agree', () => {
 
   it.each(filters.map((f) => [JSON.stringify(f), f] as const))('%s', (_name, f) => {
     for (const e of events) {
-      const relay = matches(e, { types: parseTypes(f.type), device: f.device || undefined, since: f.since ?? undefined, until: f.until ?? undefined });
+      const relay = matches(e, {
+        types: parseTypes(f.type),
+        device: f.device || undefined,
+        since: f.since ?? undefined,
+        until: f.until ?? undefined,
+      });
       expect([e.type, matchesFilters(toConsoleEvent(e) as never, f)]).toEqual([e.type, relay]);
     }
   });

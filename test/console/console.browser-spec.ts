@@ -271,7 +271,12 @@ describe('operator console in headless chromium', () => {
         async ({ api, target }) => {
           const out: string[] = [];
           // A simple cross-site POST (no preflight): the relay sees the foreign Origin and refuses it.
-          await fetch(`${api}/sessions/${target}/revoke`, { method: 'POST', mode: 'no-cors', headers: { 'content-type': 'text/plain' }, body: '{}' }).then(
+          await fetch(`${api}/sessions/${target}/revoke`, {
+            method: 'POST',
+            mode: 'no-cors',
+            headers: { 'content-type': 'text/plain' },
+            body: '{}',
+          }).then(
             () => out.push('sent'),
             () => out.push('blocked'),
           );
@@ -296,7 +301,11 @@ describe('operator console in headless chromium', () => {
       expect(after.sessions.map((s) => s.token_prefix)).toContain(target);
       expect(relay.logs.join('')).not.toContain('"statusCode":500');
       // And the same refusals seen directly: a foreign Host, a proxy header.
-      const refused: Array<Record<string, string>> = [{ host: 'attacker.example' }, { 'x-forwarded-for': '198.51.100.7' }, { origin: evilUrl.slice(0, -1) }];
+      const refused: Array<Record<string, string>> = [
+        { host: 'attacker.example' },
+        { 'x-forwarded-for': '198.51.100.7' },
+        { origin: evilUrl.slice(0, -1) },
+      ];
       for (const headers of refused) {
         expect(await rawStatus(`${relay.url}/console/`, headers)).toBe(403);
         expect(await rawStatus(`${relay.url}/console/api/overview`, headers)).toBe(403);

@@ -10,13 +10,15 @@ import { SseClient } from '../support/sse';
 function fakeBuild(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-build-'));
   fs.mkdirSync(path.join(dir, 'assets'));
-  fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>svc relay</title><script type="module" src="/console/assets/app-1a2b3c.js"></script>');
+  fs.writeFileSync(
+    path.join(dir, 'index.html'),
+    '<!doctype html><title>svc relay</title><script type="module" src="/console/assets/app-1a2b3c.js"></script>',
+  );
   fs.writeFileSync(path.join(dir, 'assets', 'app-1a2b3c.js'), 'console.log(1)');
   fs.writeFileSync(path.join(os.tmpdir(), 'svc-console-outside.txt'), 'outside');
   return dir;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 const json = { 'content-type': 'application/json' };
 
@@ -73,7 +75,13 @@ describe('console API and stream', () => {
         ['GET', '/console/api/stream'],
         ['POST', '/console/api/pairing/mint'],
       ] as const) {
-        const res = await fastify.inject({ method, url, remoteAddress: '192.168.1.20', headers: { 'content-type': 'application/json' }, ...(method === 'POST' ? { payload: '{}' } : {}) });
+        const res = await fastify.inject({
+          method,
+          url,
+          remoteAddress: '192.168.1.20',
+          headers: { 'content-type': 'application/json' },
+          ...(method === 'POST' ? { payload: '{}' } : {}),
+        });
         expect([method, url, res.statusCode]).toEqual([method, url, 403]);
       }
     });
@@ -185,7 +193,10 @@ describe('console API and stream', () => {
       const list = JSON.parse(listText);
       expect(list.ready.map((c: { code_ref: string }) => c.code_ref)).toContain(minted.code_ref);
       expect(list.pending.map((c: { request_id: string }) => c.request_id).sort()).toEqual([r1.request_id, r2.request_id].sort());
-      expect(list.pending.find((c: { request_id: string }) => c.request_id === r1.request_id)).toMatchObject({ device_name: 'Guest tablet', ip: '127.0.0.1' });
+      expect(list.pending.find((c: { request_id: string }) => c.request_id === r1.request_id)).toMatchObject({
+        device_name: 'Guest tablet',
+        ip: '127.0.0.1',
+      });
 
       expect((await post('/pairing/approve', { request_id: r1.request_id, ttl_seconds: 86400 })).status).toBe(200);
       expect((await post('/pairing/deny', { request_id: r2.request_id })).status).toBe(200);

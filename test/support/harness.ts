@@ -150,3 +150,9 @@ export function readEvents(home: string): Array<{ seq: number; type: string; act
     .sort()
     .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)));
 }
+
+/** A response body as JSON, loosely typed for assertions. */
+ 
+export async function json(res: Response): Promise<any> {
+  return res.json();
+}

@@ -8,7 +8,6 @@ import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from './common/tokens';
 import { BridgeModule } from './bridge/bridge.module';
-import { HealthController } from './health/health.controller';
 import { PairingController } from './pairing/pairing.controller';
 import { PairingService } from './pairing/pairing.service';
 import { PhoneSocketModule } from './phone-socket/phone-socket.module';
@@ -54,7 +53,7 @@ export class CoreModule {
     BridgeModule,
     ConsoleModule,
   ],
-  controllers: [HealthController, PairingController, SessionsController],
+  controllers: [PairingController, SessionsController],
   providers: [PairingService, SessionsService],
 })
 export class AppModule {

@@ -3,14 +3,16 @@ import { ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as fs from 'node:fs';
+import { config as rxjsConfig } from 'rxjs';
 import type { DestinationStream, Logger } from 'pino';
 import { AppModule } from './app.module';
 import { installAuthHook } from './common/auth-hook';
 import { Clock, SystemClock } from './common/clock';
 import { checkTerminalConfig, loadConfig, relayDir, type RelayConfig } from './common/config';
 import { EventLog } from './common/event-log';
-import { ErrorFilter } from './common/http-errors';
+import { ErrorFilter, frameworkErrors } from './common/http-errors';
 import { createLogger, NestPinoLogger } from './common/logger';
+import { installHealthRoute } from './health/health.route';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
 import type { Runtime } from './common/tokens';
@@ -47,6 +49,8 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   const config: RelayConfig = checkTerminalConfig(options.config ?? loadConfig(process.env));
   const clock = options.clock ?? new SystemClock();
   const logger = createLogger(config.logLevel, options.logDestination);
+  // A bus subscriber that throws must not take the relay down (rxjs would rethrow it on a timer).
+  rxjsConfig.onUnhandledError = (err: unknown) => logger.error({ err: err instanceof Error ? err.message : String(err) }, 'event bus subscriber failed');
   const secrets = Secrets.load(relayDir(config));
   const onFatal =
     options.onFatal ??
@@ -78,6 +82,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: 60_000,
     connectionTimeout: 120_000,
+    frameworkErrors,
     ...(config.tls ? { https: { cert: fs.readFileSync(config.tls.cert), key: fs.readFileSync(config.tls.key) } } : {}),
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, log, secrets, logger, runtime }), adapter, {
@@ -86,6 +91,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   const instance = app.getHttpAdapter().getInstance();
   instance.removeContentTypeParser('text/plain');
   const guard = installAuthHook(instance, { log, secrets, clock, logger, port: () => runtime.port });
+  installHealthRoute(instance, { log, clock, runtime });
   const hub = app.get(PhoneHub);
   app.useWebSocketAdapter(new RelayWsAdapter(app, () => (req) => hub.verifyUpgrade(req)));
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true, forbidUnknownValues: true, stopAtFirstError: false }));
@@ -93,6 +99,9 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   const scheduler = app.get(Scheduler);
   scheduler.intervalMs = config.sweepIntervalMs;
 
+  await app.init();
+  // Nest adds a form parser at init; the relay's bodies are JSON (or multipart where a route registers it).
+  if (instance.hasContentTypeParser('application/x-www-form-urlencoded')) instance.removeContentTypeParser('application/x-www-form-urlencoded');
   await app.listen({ port: config.port, host: config.host });
   if (guard.unguarded.length > 0) {
     await app.close();

@@ -10,6 +10,7 @@ export type ErrorKind =
   | 'conflict' // 409
   | 'gone' // 410
   | 'too_large' // 413
+  | 'unsupported' // 415
   | 'rate_limited' // 429
   | 'unavailable' // 503
   | 'upstream' // 502

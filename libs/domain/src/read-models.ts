@@ -29,8 +29,11 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   /** The seq of the last event applied. */
   lastSeq = 0;
 
+  // Found once (lazily, after every field initializer ran); a private field is not an own enumerable entry.
+  #parts: Array<[string, Projection]> | null = null;
+
   private parts(): Array<[string, Projection]> {
-    return Object.entries(this).filter((entry): entry is [string, Projection] => isProjection(entry[1]));
+    return (this.#parts ??= Object.entries(this).filter((entry): entry is [string, Projection] => isProjection(entry[1])));
   }
 
   apply(event: StoredEvent): void {

@@ -11,4 +11,12 @@ import type { ConsoleFeature } from '@/lib/feature';
  * Every page this build knows, in nav order. Adding one (bridge, media, threads, terminal) is a folder
  * under features/ and a line here; it shows only when the relay reports the same id.
  */
-export const FEATURES: ConsoleFeature[] = [overviewFeature, sessionsFeature, pairingFeature, bridgeFeature, threadsFeature, terminalFeature, eventsFeature];
+export const FEATURES: ConsoleFeature[] = [
+  overviewFeature,
+  sessionsFeature,
+  pairingFeature,
+  bridgeFeature,
+  threadsFeature,
+  terminalFeature,
+  eventsFeature,
+];

@@ -3,11 +3,21 @@ import { exact, relative } from '@/lib/format';
 import { useServerNow } from '@/lib/server-time';
 import { IconCopy, IconX } from './icons';
 
-type ButtonProps = ButtonHTMLAttributes<HTMLButtonElement> & { variant?: 'primary' | 'danger' | 'ghost' | 'default'; size?: 'sm' | 'md'; busy?: boolean };
+type ButtonProps = ButtonHTMLAttributes<HTMLButtonElement> & {
+  variant?: 'primary' | 'danger' | 'ghost' | 'default';
+  size?: 'sm' | 'md';
+  busy?: boolean;
+};
 
 export function Button({ variant = 'default', size = 'md', busy, className = '', children, disabled, ...rest }: ButtonProps) {
   return (
-    <button type="button" className={`btn btn-${variant} btn-${size} ${className}`} disabled={disabled || busy} aria-busy={busy || undefined} {...rest}>
+    <button
+      type="button"
+      className={`btn btn-${variant} btn-${size} ${className}`}
+      disabled={disabled || busy}
+      aria-busy={busy || undefined}
+      {...rest}
+    >
       {busy ? <span className="spinner" aria-hidden /> : null}
       {children}
     </button>

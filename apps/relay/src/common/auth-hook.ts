@@ -55,11 +55,13 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
       case 'loopback': {
         const verdict = checkLoopback(req.raw.socket.remoteAddress, req.headers, deps.port());
         if (!verdict.ok) throw new DomainError('auth.loopback_only', 'forbidden', verdict.reason);
+        assertJsonBody(req);
         req.principal = { kind: 'operator' };
         return;
       }
       case 'loopback-or-paired':
         if (checkLoopback(req.raw.socket.remoteAddress, req.headers, deps.port()).ok) {
+          assertJsonBody(req);
           req.principal = { kind: 'operator' };
           return;
         }
@@ -71,4 +73,16 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
     }
   });
   return { unguarded };
+}
+
+/**
+ * ARCHITECTURE.md: loopback routes take bodies only as JSON. A browser can send text/plain, form and
+ * multipart bodies cross-site without a preflight; JSON it cannot.
+ */
+function assertJsonBody(req: FastifyRequest): void {
+  const type = req.headers['content-type'];
+  if (type === undefined || req.method === 'GET' || req.method === 'HEAD') return;
+  if (!/^application\/json\s*(?:;|$)/i.test(type)) {
+    throw new DomainError('unsupported_media_type', 'unsupported', 'send the body as application/json');
+  }
 }

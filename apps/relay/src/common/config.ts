@@ -22,6 +22,8 @@ export type RelayConfig = {
   apiServer: { enabled: boolean; url: string; key: string | null };
   /** Tunables with safe defaults; tests shrink them. */
   authTimeoutMs: number;
+  /** Protocol pings to every phone socket; one missed pong and the socket is dropped as dead. */
+  pingIntervalMs: number;
   maxUnauthenticatedSockets: number;
   segmentBytes: number;
   snapshotEvery: number;
@@ -133,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
       key: env.API_SERVER_KEY || null,
     },
     authTimeoutMs: 30_000,
+    pingIntervalMs: 30_000,
     maxUnauthenticatedSockets: 64,
     segmentBytes: 64 * 1024 * 1024,
     snapshotEvery: 50_000,

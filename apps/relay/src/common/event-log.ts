@@ -51,6 +51,7 @@ export class EventLog {
   static async open(opts: EventLogOptions): Promise<EventLog> {
     const dir = path.join(opts.relayDir, 'events');
     const snapshots = new SnapshotStore(path.join(opts.relayDir, 'snapshots'), (t) => opts.secrets.mac('snapshot', t));
+    // eslint-disable-next-line prefer-const -- assigned once below; the store's callback needs the binding first
     let log!: EventLog;
     const store = new FileEventStore({
       dir,

@@ -11,6 +11,7 @@ export const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
   conflict: 409,
   gone: 410,
   too_large: 413,
+  unsupported: 415,
   rate_limited: 429,
   unavailable: 503,
   upstream: 502,
@@ -27,7 +28,19 @@ const FASTIFY_CODES: Record<string, { code: string; error: string }> = {
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'bad_json', error: 'the body is not valid JSON' },
   FST_ERR_CTP_EMPTY_TYPE: { code: 'unsupported_media_type', error: 'the Content-Type header is empty' },
   FST_ERR_CTP_INVALID_TYPE: { code: 'unsupported_media_type', error: 'the Content-Type header is invalid' },
+  FST_ERR_BAD_URL: { code: 'bad_url', error: 'the URL is not valid (bad percent-encoding)' },
+  FST_ERR_MAX_PARAM_LENGTH: { code: 'uri_too_long', error: 'a path segment of the URL is too long' },
 };
+
+function fastifyErrorByStatus(status: number, message: string): { code: string; error: string } | undefined {
+  if (status === 400 && /json/i.test(message)) {
+    return /empty/i.test(message) ? FASTIFY_CODES.FST_ERR_CTP_EMPTY_JSON_BODY : FASTIFY_CODES.FST_ERR_CTP_INVALID_JSON_BODY;
+  }
+  if (status === 413) return FASTIFY_CODES.FST_ERR_CTP_BODY_TOO_LARGE;
+  if (status === 415) return FASTIFY_CODES.FST_ERR_CTP_INVALID_MEDIA_TYPE;
+  if (status === 414) return FASTIFY_CODES.FST_ERR_MAX_PARAM_LENGTH;
+  return undefined;
+}
 
 /** Turns anything thrown into the one error shape `{ok: false, error, code}` with the right status. */
 export function toErrorResponse(exception: unknown): { status: number; body: ErrorBody } {
@@ -37,6 +50,12 @@ export function toErrorResponse(exception: unknown): { status: number; body: Err
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     const res = exception.getResponse();
+    // Nest turns Fastify's own errors (body parsing, limits) into an HttpException holding only the
+    // message and status; name them by status so clients get the same codes as FASTIFY_CODES.
+    if (typeof res === 'string') {
+      const known = fastifyErrorByStatus(status, res);
+      if (known) return { status, body: { ok: false, ...known } };
+    }
     const raw = typeof res === 'object' && res !== null ? (res as { message?: unknown }).message : res;
     const message = Array.isArray(raw) ? raw.join('; ') : typeof raw === 'string' ? raw : exception.message;
     const code = status === 404 ? 'not_found' : status === 400 ? 'validation_failed' : status === 413 ? 'body_too_large' : `http_${status}`;
@@ -72,4 +91,13 @@ export class ErrorFilter implements ExceptionFilter {
 function scrub(e: unknown): Record<string, unknown> {
   if (e instanceof Error) return { name: e.name, message: e.message, stack: e.stack };
   return { value: typeof e };
+}
+
+/**
+ * Fastify answers some URL errors before any route or Nest filter runs, echoing the path; this gives
+ * them the relay's error shape instead (`frameworkErrors`).
+ */
+export function frameworkErrors(error: Error, _req: unknown, reply: FastifyReply): void {
+  const { status, body } = toErrorResponse(error);
+  void reply.status(status).header('Cache-Control', 'no-store').send(body);
 }

@@ -88,7 +88,8 @@ export class ConsoleApiController {
       since: timeParam(q.since, 'since'),
       until: timeParam(q.until, 'until'),
     };
-    if (filter.device !== undefined && filter.device.length > 64) throw new DomainError('validation.device', 'invalid', 'device: at most 64 characters');
+    if (filter.device !== undefined && filter.device.length > 64)
+      throw new DomainError('validation.device', 'invalid', 'device: at most 64 characters');
     const page = after !== undefined ? this.state.history.after(after, limit, filter) : this.state.history.before(before, limit, filter);
     const seqs = page.events.map((e) => e.seq);
     return {
@@ -109,7 +110,8 @@ export class ConsoleApiController {
   @Header('Cache-Control', 'no-store')
   async streamEvents(@Req() req: FastifyRequest, @Res() reply: FastifyReply, @Query('after') afterQ?: string): Promise<void> {
     const header = req.headers['last-event-id'];
-    const from = intParam(typeof header === 'string' && header !== '' ? header : undefined, 'Last-Event-ID', 0) ?? intParam(afterQ, 'after', 0) ?? null;
+    const from =
+      intParam(typeof header === 'string' && header !== '' ? header : undefined, 'Last-Event-ID', 0) ?? intParam(afterQ, 'after', 0) ?? null;
     reply.hijack();
     await this.stream.open(reply.raw, from);
   }

@@ -2,7 +2,17 @@ import type { StoredRelayEvent } from '@svc/events';
 import { matches, parseTypes, redact, toConsoleEvent } from './console-event';
 
 const ev = (type: string, data: Record<string, unknown>, actor = 'system'): StoredRelayEvent =>
-  ({ seq: 7, id: 'id-7', at: '2026-03-01T12:00:00.000Z', type, actor, data, v: 1, prev: '0'.repeat(64), hash: 'a'.repeat(64) }) as unknown as StoredRelayEvent;
+  ({
+    seq: 7,
+    id: 'id-7',
+    at: '2026-03-01T12:00:00.000Z',
+    type,
+    actor,
+    data,
+    v: 1,
+    prev: '0'.repeat(64),
+    hash: 'a'.repeat(64),
+  }) as unknown as StoredRelayEvent;
 
 describe('console event redaction', () => {
   it('cuts digests to 8 characters and withholds secret-named strings, at any depth', () => {
@@ -23,7 +33,10 @@ describe('console event redaction', () => {
   });
 
   it('keeps a notification key (not a credential)', () => {
-    expect(redact({ tokenPrefix: 'abcdefgh', key: '0|com.chat|42|null|10123' })).toEqual({ tokenPrefix: 'abcdefgh', key: '0|com.chat|42|null|10123' });
+    expect(redact({ tokenPrefix: 'abcdefgh', key: '0|com.chat|42|null|10123' })).toEqual({
+      tokenPrefix: 'abcdefgh',
+      key: '0|com.chat|42|null|10123',
+    });
   });
 
   it('keeps numbers (a close `code`) and leaves the stored event untouched', () => {

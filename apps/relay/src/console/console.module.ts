@@ -73,7 +73,10 @@ export class ConsoleModule implements OnModuleInit, OnApplicationBootstrap {
       const loopbackReachable = ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(this.config.host);
       const host = this.config.host === '::1' ? '[::1]' : '127.0.0.1';
       if (!loopbackReachable) {
-        this.logger.warn({ host: this.config.host }, 'console unreachable: it answers only on loopback, and the relay listens on a non-loopback address');
+        this.logger.warn(
+          { host: this.config.host },
+          'console unreachable: it answers only on loopback, and the relay listens on a non-loopback address',
+        );
       } else if (!findConsoleDir(this.config.consoleDir)) {
         this.logger.warn(`console not built (run npm run build:console); it will be at ${scheme}://${host}:${port}/console/`);
       } else {

@@ -13,7 +13,11 @@ async function writeLog(n: number): Promise<{ dir: string; durable: StoredRelayE
   await store.open({ fromSeq: 1, onEvent: () => undefined });
   for (let i = 1; i <= n; i++) {
     const prefix = `dev${String(i % 3).padStart(5, '0')}`;
-    await store.append([{ type: i % 2 ? 'session.seen' : 'phone.connected', data: { tokenPrefix: prefix, ip: '127.0.0.1', via: 'ws', n: i } }], new Date(Date.UTC(2026, 2, 1, 12, 0, i)).toISOString(), 'system').durable;
+    await store.append(
+      [{ type: i % 2 ? 'session.seen' : 'phone.connected', data: { tokenPrefix: prefix, ip: '127.0.0.1', via: 'ws', n: i } }],
+      new Date(Date.UTC(2026, 2, 1, 12, 0, i)).toISOString(),
+      'system',
+    ).durable;
   }
   await store.close();
   return { dir, durable };
@@ -68,9 +72,7 @@ describe('EventHistory over real segment files', () => {
     h.seed();
     const page = h.before(undefined, 1000, { types: ['phone.'], device: 'dev00001' });
     expect(page.more).toBe(false);
-    expect(seqs(page.events)).toEqual(
-      Array.from({ length: 120 }, (_, i) => 120 - i).filter((s) => s % 2 === 0 && s % 3 === 1),
-    );
+    expect(seqs(page.events)).toEqual(Array.from({ length: 120 }, (_, i) => 120 - i).filter((s) => s % 2 === 0 && s % 3 === 1));
   });
 
   it('keeps the ring contiguous as the bus feeds it', () => {

@@ -9,6 +9,8 @@ export class PhoneConnection {
   /** Frames are handled one after another, in arrival order. */
   queue: Promise<void> = Promise.resolve();
   closed = false;
+  /** Cleared when a protocol ping goes out, set by the pong (or any frame): a dead peer misses one. */
+  alive = true;
 
   constructor(
     readonly ws: WebSocket,

@@ -1,9 +1,11 @@
-import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import {
   consumeCode,
   DomainError,
   hasGrant,
   INVALID_CREDENTIALS,
+  isLive,
+  markSeen,
   normalizeCode,
   recordAuthFailure,
   assertNotBlocked,
@@ -29,7 +31,7 @@ const epoch = (ms: number | null): number | null => (ms === null ? null : Math.f
 
 /** Every phone socket: first-frame auth, keepalive, channel routing with grant checks, revocation. */
 @Injectable()
-export class PhoneHub implements OnModuleInit, OnApplicationShutdown {
+export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
   private readonly conns = new Set<PhoneConnection>();
   private unauthenticated = 0;
   private sub: Subscription | null = null;
@@ -54,12 +56,24 @@ export class PhoneHub implements OnModuleInit, OnApplicationShutdown {
       }
     });
     this.pingTimer = setInterval(() => {
-      for (const c of this.conns) if (c.ws.readyState === c.ws.OPEN) c.ws.ping();
-    }, 30_000);
+      for (const c of this.conns) {
+        if (c.ws.readyState !== c.ws.OPEN) continue;
+        // No pong since the last ping: the phone vanished without a FIN (sleep, lost network). Drop it so
+        // `clients`, `online` and its handlers' state do not wait hours for TCP to notice.
+        if (!c.alive) {
+          c.closed = true;
+          c.ws.terminate();
+          continue;
+        }
+        c.alive = false;
+        c.ws.ping();
+      }
+    }, this.config.pingIntervalMs);
     this.pingTimer.unref();
   }
 
-  onApplicationShutdown(): void {
+  /** Before Nest disposes the ws server (which would cut sockets with 1006), say goodbye with 1001. */
+  beforeApplicationShutdown(): void {
     this.sub?.unsubscribe();
     if (this.pingTimer) clearInterval(this.pingTimer);
     for (const c of this.conns) c.close(CLOSE.shutdown, 'relay stopping');
@@ -78,9 +92,14 @@ export class PhoneHub implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** The handshake gate (before the 101): rate-limited IPs, foreign Origins, too many idle sockets. */
-  verifyUpgrade(req: IncomingMessage): { ok: true } | { ok: false; status: number; message: string } {
+  verifyUpgrade(req: IncomingMessage): { ok: true } | { ok: false; status: number; message: string; headers?: Record<string, string> } {
     const ip = normalizeIp(req.socket.remoteAddress);
-    if (this.log.models.rateLimit.blockedUntil(ip, this.clock.now()) !== null) return { ok: false, status: 429, message: 'Too Many Requests' };
+    const now = this.clock.now();
+    const blockedUntil = this.log.models.rateLimit.blockedUntil(ip, now);
+    if (blockedUntil !== null) {
+      const retryAfter = String(Math.ceil((blockedUntil - now.getTime()) / 1000));
+      return { ok: false, status: 429, message: 'Too Many Requests', headers: { 'Retry-After': retryAfter } };
+    }
     const origin = req.headers.origin;
     if (origin !== undefined && !sameOrigin(origin, req.headers.host)) return { ok: false, status: 403, message: 'Forbidden origin' };
     if (this.unauthenticated >= this.config.maxUnauthenticatedSockets) return { ok: false, status: 503, message: 'Too many pending connections' };
@@ -98,7 +117,9 @@ export class PhoneHub implements OnModuleInit, OnApplicationShutdown {
         conn.close(CLOSE.authTimeout, 'auth timeout');
       }
     }, this.config.authTimeoutMs);
+    ws.on('pong', () => (conn.alive = true));
     ws.on('message', (data: RawData, isBinary: boolean) => {
+      conn.alive = true;
       conn.queue = conn.queue.then(() => this.onMessage(conn, data, isBinary)).catch((err: Error) => {
         this.logger.error({ conn: conn.id, err: err.message }, 'phone frame handler failed');
         conn.error('internal error handling that frame', 'internal');
@@ -113,7 +134,15 @@ export class PhoneHub implements OnModuleInit, OnApplicationShutdown {
         this.unauthenticated--;
         return;
       }
-      for (const h of this.router.all()) h.onClose?.(conn);
+      // One channel's failing cleanup must neither skip the others nor the disconnect record (and a
+      // throw here would escape the socket's close event and take the process down).
+      for (const h of this.router.all()) {
+        try {
+          h.onClose?.(conn);
+        } catch (err) {
+          this.logger.error({ conn: conn.id, err: (err as Error).message }, 'channel onClose failed');
+        }
+      }
       const prefix = conn.principal.tokenPrefix;
       this.log
         .run(`device:${prefix}`, () => [{ type: 'phone.disconnected', data: { connId: conn.id, tokenPrefix: prefix, code, reason: reason.toString().slice(0, 120) } }])
@@ -133,8 +162,17 @@ export class PhoneHub implements OnModuleInit, OnApplicationShutdown {
       if (env.channel !== 'system' || env.type !== 'auth') return this.failAuth(conn, 'first frame must be system/auth');
       return this.authenticate(conn, env);
     }
+    this.touch(conn);
     if (env.channel === 'system') return this.onSystem(conn, env);
     return this.dispatch(conn, env);
+  }
+
+  /** A phone that talks over its socket is seen (written at most once a minute per session). */
+  private touch(conn: PhoneConnection): void {
+    const prefix = conn.principal!.tokenPrefix;
+    this.log.run(`device:${prefix}`, (m, now) => markSeen(m, prefix, conn.ip, 'ws', now)).catch((err: Error) => {
+      this.logger.warn({ err: err.message }, 'last-seen not recorded');
+    });
   }
 
   private onSystem(conn: PhoneConnection, env: Envelope): void {
@@ -158,8 +196,13 @@ export class PhoneHub implements OnModuleInit, OnApplicationShutdown {
     }
     const session = this.log.models.sessions.byTokenPrefix(conn.principal!.tokenPrefix);
     const now = this.clock.now();
+    // Past its lifetime but not yet swept: the session is over now, whatever the channel's grant says.
+    if (!session || !isLive(session, now)) {
+      conn.send('system', 'session.revoked', { reason: 'expired', revoked_self: false });
+      return conn.close(CLOSE.revoked, 'session expired');
+    }
     const grant = CHANNEL_GRANT[env.channel];
-    if (!session || (grant && !hasGrant(session, grant, now))) {
+    if (grant && !hasGrant(session, grant, now)) {
       return conn.error(`the "${grant}" grant is missing or expired`, 'grant_required', { channel: env.channel }, env.id);
     }
     const handler = this.router.get(env.channel);

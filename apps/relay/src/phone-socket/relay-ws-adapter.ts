@@ -2,7 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { WsAdapter } from '@nestjs/platform-ws';
 import type { IncomingMessage } from 'node:http';
 
-export type UpgradeGate = (req: IncomingMessage) => { ok: true } | { ok: false; status: number; message: string };
+export type UpgradeGate = (req: IncomingMessage) => { ok: true } | { ok: false; status: number; message: string; headers?: Record<string, string> };
 
 /**
  * WsAdapter with the relay's handshake gate (a real 403/429/503 before the 101), no per-message
@@ -23,10 +23,10 @@ export class RelayWsAdapter extends WsAdapter {
       ...options,
       perMessageDeflate: false,
       maxPayload: this.maxPayload,
-      verifyClient: (info: { req: IncomingMessage }, cb: (ok: boolean, status?: number, message?: string) => void) => {
+      verifyClient: (info: { req: IncomingMessage }, cb: (ok: boolean, status?: number, message?: string, headers?: Record<string, string>) => void) => {
         const verdict = this.gate()(info.req);
         if (verdict.ok) cb(true);
-        else cb(false, verdict.status, verdict.message);
+        else cb(false, verdict.status, verdict.message, verdict.headers);
       },
     } as never);
   }

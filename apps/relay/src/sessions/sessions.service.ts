@@ -20,17 +20,18 @@ export class SessionsService {
   }
 
   list(caller: Principal) {
+    // One clock read and one pass over the open sockets per request, not per session (docs/BENCHMARKS.md).
     const now = this.clock.now();
+    const online = new Set(this.log.models.connections.all().map((c) => c.tokenPrefix));
     return this.log.models.sessions
       .active(now)
       .sort((a, b) => b.lastSeen - a.lastSeen)
-      .map((s) => this.view(s, caller));
+      .map((s) => this.view(s, caller, now, online));
   }
 
-  view(s: Session, caller: Principal) {
-    const now = this.clock.now();
+  view(s: Session, caller: Principal, now = this.clock.now(), online?: ReadonlySet<string>) {
     const grants: Record<string, number | null> = {};
-    for (const [ch, until] of Object.entries(s.grants)) if (hasGrant(s, ch, now)) grants[ch] = epoch(until);
+    for (const ch in s.grants) if (hasGrant(s, ch, now)) grants[ch] = epoch(s.grants[ch]);
     return {
       token_prefix: s.tokenPrefix,
       device_name: s.deviceName,
@@ -42,7 +43,7 @@ export class SessionsService {
       expires_at: epoch(s.expiresAt),
       grants,
       transport_hint: s.transportHint,
-      online: this.log.models.connections.isOnline(s.tokenPrefix),
+      online: online ? online.has(s.tokenPrefix) : this.log.models.connections.isOnline(s.tokenPrefix),
       is_current: caller.kind === 'device' && caller.tokenPrefix === s.tokenPrefix,
     };
   }

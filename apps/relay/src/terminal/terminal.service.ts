@@ -60,7 +60,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
           const s = log.models.sessions.byTokenPrefix(prefix);
           reason = s && hasGrant(s, 'terminal', clock.now()) ? null : 'grant_removed';
         }
-        if (reason) this.killAll((s) => s.spec.tokenPrefix === prefix, reason);
+        if (reason) void this.killAll((s) => s.spec.tokenPrefix === prefix, reason);
       }),
     );
   }

@@ -2,7 +2,7 @@ import type { NewEvent, PairingEvent, PairingTerms, RelayEvent } from '@svc/even
 import { DomainError } from '../errors';
 import { grantExpiries } from '../grants';
 import type { ReadModels } from '../read-models';
-import { clearAllBlocks } from '../rate-limit/rate-limit';
+import { assertNotBlocked, clearAllBlocks } from '../rate-limit/rate-limit';
 import { CODE_TTL_SECONDS } from './pairing-code';
 
 type Out = NewEvent<RelayEvent>[];
@@ -36,6 +36,8 @@ export function requestPairing(
   cmd: { codeDigest: string; requestId: string; ip: string; deviceName: string | null },
   now: Date,
 ): Out {
+  // A blocked address is refused here too (WIRE.md: blocked IPs get 429 on pairing).
+  assertNotBlocked(m.rateLimit, cmd.ip, now);
   const live = m.pairing.live(now);
   const pending = live.filter((c) => c.state === 'pending');
   const fromIp = pending.filter((c) => c.ip === cmd.ip && now.getTime() - c.registeredAt < PUBLIC_REQUEST_WINDOW_SECONDS * 1000);

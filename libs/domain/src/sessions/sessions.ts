@@ -4,7 +4,7 @@ import { DomainError } from '../errors';
 import { isGrantChannel } from '../grants';
 import { actorOf, type Principal } from '../principal';
 import type { ReadModels } from '../read-models';
-import { hasGrant, type Session } from './sessions.projection';
+import { hasGrant, isLive, type Session } from './sessions.projection';
 
 export const MIN_PREFIX = 4;
 
@@ -96,7 +96,7 @@ export const SEEN_EVERY_SECONDS = 60;
 /** Last-seen is state, written at most once a minute per session. */
 export function markSeen(m: ReadModels, tokenPrefix: string, ip: string, via: 'http' | 'ws', now: Date): NewEvent<SessionEvent>[] {
   const s = m.sessions.byTokenPrefix(tokenPrefix);
-  if (!s || now.getTime() - s.lastSeen < SEEN_EVERY_SECONDS * 1000) return [];
+  if (!s || !isLive(s, now) || now.getTime() - s.lastSeen < SEEN_EVERY_SECONDS * 1000) return [];
   return [{ type: 'session.seen', data: { tokenPrefix, ip, via } }];
 }
 

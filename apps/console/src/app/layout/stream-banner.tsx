@@ -13,8 +13,8 @@ export function StreamBanner() {
   if (live.status !== 'down' || live.downSince === null || now - live.downSince < 2000) return null;
   return (
     <div className="stream-banner" role="alert" data-testid="stream-banner">
-      <strong>Live updates paused:</strong> the relay's event stream is unreachable ({Math.round((now - live.downSince) / 1000)} s). Reconnecting; nothing will
-      be missed when it is back.
+      <strong>Live updates paused:</strong> the relay's event stream is unreachable ({Math.round((now - live.downSince) / 1000)} s). Reconnecting;
+      nothing will be missed when it is back.
     </div>
   );
 }

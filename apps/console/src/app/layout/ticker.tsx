@@ -21,7 +21,11 @@ export function Ticker() {
               all events →
             </Link>
           </div>
-          {live.events.length ? <EventList events={live.events.slice(0, 30)} dense /> : <p className="muted small">Events appear here as they happen.</p>}
+          {live.events.length ? (
+            <EventList events={live.events.slice(0, 30)} dense />
+          ) : (
+            <p className="muted small">Events appear here as they happen.</p>
+          )}
         </div>
       </aside>
       <div className="ticker-strip" aria-label="Latest event">

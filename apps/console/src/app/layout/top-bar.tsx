@@ -38,7 +38,8 @@ export function TopBar() {
               </span>
             )}
             <span className="fact" data-testid="phones-online">
-              <span className={`dot ${o.phones_online ? 'dot-on' : 'dot-off'}`} aria-hidden /> {o.phones_online} phone{o.phones_online === 1 ? '' : 's'} online
+              <span className={`dot ${o.phones_online ? 'dot-on' : 'dot-off'}`} aria-hidden /> {o.phones_online} phone
+              {o.phones_online === 1 ? '' : 's'} online
             </span>
             <span className="fact hide-narrow">{o.events_per_second.toFixed(1)} ev/s</span>
           </>
@@ -47,7 +48,10 @@ export function TopBar() {
         )}
       </div>
       <div className="topbar-end">
-        <span className={`stream-pill stream-${live.status}`} title={live.status === 'live' ? `live from #${live.lastSeq ?? 0}` : 'event stream not connected'}>
+        <span
+          className={`stream-pill stream-${live.status}`}
+          title={live.status === 'live' ? `live from #${live.lastSeq ?? 0}` : 'event stream not connected'}
+        >
           <span className="dot" aria-hidden /> {live.status === 'live' ? 'live' : live.status === 'connecting' ? 'connecting' : 'offline'}
         </span>
         <button type="button" className="icon-btn" onClick={cycleTheme} aria-label={`Theme: ${theme}. Switch theme`} title={`Theme: ${theme}`}>

@@ -37,7 +37,9 @@ export class TerminalConsoleController {
         attached: s.connId !== null,
         grace_until: epoch(s.graceUntil),
       })),
-      tuis: t.allTuis().map((u) => ({ tui_id: u.tuiId, token_prefix: u.tokenPrefix, pid: u.pid, program: u.program, started_at: epoch(u.startedAt) })),
+      tuis: t
+        .allTuis()
+        .map((u) => ({ tui_id: u.tuiId, token_prefix: u.tokenPrefix, pid: u.pid, program: u.program, started_at: epoch(u.startedAt) })),
     };
   }
 }

@@ -121,7 +121,11 @@ export function BridgePage() {
                         </td>
                         <td className="row-actions">
                           {d.active ? null : (
-                            <Button size="sm" busy={select.isPending && select.variables === d.token_prefix} onClick={() => select.mutate(d.token_prefix)}>
+                            <Button
+                              size="sm"
+                              busy={select.isPending && select.variables === d.token_prefix}
+                              onClick={() => select.mutate(d.token_prefix)}
+                            >
                               Make active
                             </Button>
                           )}

@@ -5,7 +5,15 @@ import { Link } from '@/lib/router';
 import { serverNow } from '@/lib/server-time';
 import type { ConsoleEvent } from '@/lib/types';
 
-export function EventDrawer({ event, onClose, onFilterDevice }: { event: ConsoleEvent; onClose: () => void; onFilterDevice: (prefix: string) => void }) {
+export function EventDrawer({
+  event,
+  onClose,
+  onFilterDevice,
+}: {
+  event: ConsoleEvent;
+  onClose: () => void;
+  onFilterDevice: (prefix: string) => void;
+}) {
   const device = deviceOf(event);
   const at = Date.parse(event.at);
   return (

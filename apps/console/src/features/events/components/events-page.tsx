@@ -73,7 +73,10 @@ export function EventsPage() {
 
   const fetched = useMemo(() => tail.data?.pages.flatMap((p) => p.events) ?? [], [tail.data]);
   const newestFetched = fetched[0]?.seq ?? 0;
-  const liveMatching = useMemo(() => live.events.filter((e) => e.seq > newestFetched && matchesFilters(e, filters)), [live.events, newestFetched, filters]);
+  const liveMatching = useMemo(
+    () => live.events.filter((e) => e.seq > newestFetched && matchesFilters(e, filters)),
+    [live.events, newestFetched, filters],
+  );
   const liveRows = useMemo(() => [...liveMatching, ...fetched], [liveMatching, fetched]);
   const waiting = paused ? live.events.filter((e) => e.seq > paused.at && matchesFilters(e, filters)).length : 0;
 
@@ -105,10 +108,16 @@ export function EventsPage() {
     <>
       <PageHeader
         title="Events"
-        subtitle={from === null ? 'The event log, newest first, live. Click a row for the full record.' : `Replaying from #${from + 1}, oldest first.`}
+        subtitle={
+          from === null ? 'The event log, newest first, live. Click a row for the full record.' : `Replaying from #${from + 1}, oldest first.`
+        }
         actions={
           from === null ? (
-            <Button onClick={() => setPaused(paused ? null : { at: live.lastSeq ?? 0, rows: liveRows })} aria-pressed={paused !== null} data-testid="pause">
+            <Button
+              onClick={() => setPaused(paused ? null : { at: live.lastSeq ?? 0, rows: liveRows })}
+              aria-pressed={paused !== null}
+              data-testid="pause"
+            >
               {paused === null ? (
                 <>
                   <IconPause /> Pause
@@ -153,7 +162,12 @@ export function EventsPage() {
             >
               <label className="field compact">
                 <span>Type</span>
-                <input list="event-types" value={typeDraft} onChange={(e) => setTypeDraft(e.target.value)} placeholder="session. or session.revoked" />
+                <input
+                  list="event-types"
+                  value={typeDraft}
+                  onChange={(e) => setTypeDraft(e.target.value)}
+                  placeholder="session. or session.revoked"
+                />
                 <datalist id="event-types">
                   {knownTypes.map((t) => (
                     <option key={t} value={t} />

@@ -48,7 +48,13 @@ export function OverviewPage() {
             <Stat
               label="Pending requests"
               value={count(o.pending_pairings)}
-              hint={o.pending_pairings ? <Link to="/pairing">Review →</Link> : `${o.ready_codes} code${o.ready_codes === 1 ? '' : 's'} waiting for a phone`}
+              hint={
+                o.pending_pairings ? (
+                  <Link to="/pairing">Review →</Link>
+                ) : (
+                  `${o.ready_codes} code${o.ready_codes === 1 ? '' : 's'} waiting for a phone`
+                )
+              }
               tone={o.pending_pairings ? 'warn' : undefined}
             />
             <Stat label="Events / s" value={o.events_per_second.toFixed(1)} hint="durable, last 10 s" />

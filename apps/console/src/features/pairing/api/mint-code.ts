@@ -18,7 +18,10 @@ export type Minted = {
 /** Kept in the query cache (not component state) so the QR survives a visit to another page. */
 export const mintedKey = ['pairing-minted'] as const;
 
-export const mintCode = async (input: MintInput): Promise<Minted> => ({ ...(await apiPost<Omit<Minted, 'terms'>>('/pairing/mint', input)), terms: input });
+export const mintCode = async (input: MintInput): Promise<Minted> => ({
+  ...(await apiPost<Omit<Minted, 'terms'>>('/pairing/mint', input)),
+  terms: input,
+});
 
 export const useMintCode = () => {
   const qc = useQueryClient();
@@ -31,7 +34,8 @@ export const useMintCode = () => {
   });
 };
 
-export const useMinted = () => useQuery<Minted | null>({ queryKey: mintedKey, queryFn: () => null, enabled: false, staleTime: Infinity, gcTime: Infinity });
+export const useMinted = () =>
+  useQuery<Minted | null>({ queryKey: mintedKey, queryFn: () => null, enabled: false, staleTime: Infinity, gcTime: Infinity });
 
 export const useClearMinted = () => {
   const qc = useQueryClient();

@@ -26,7 +26,11 @@ function MintForm({ tls }: { tls: boolean }) {
         className="form"
         onSubmit={(e) => {
           e.preventDefault();
-          mint.mutate({ ttl_seconds: ttl, ...(chosen.grants ? { grants: chosen.grants } : {}), ...(hint.trim() ? { transport_hint: hint.trim() } : {}) });
+          mint.mutate({
+            ttl_seconds: ttl,
+            ...(chosen.grants ? { grants: chosen.grants } : {}),
+            ...(hint.trim() ? { transport_hint: hint.trim() } : {}),
+          });
         }}
       >
         <fieldset className="field">
@@ -54,7 +58,13 @@ function MintForm({ tls }: { tls: boolean }) {
         </label>
         <label className="field">
           <span>Transport label (optional)</span>
-          <input value={hint} onChange={(e) => setHint(e.target.value)} placeholder="e.g. tailscale, lan" maxLength={32} pattern="[A-Za-z0-9_.:\-]{1,32}" />
+          <input
+            value={hint}
+            onChange={(e) => setHint(e.target.value)}
+            placeholder="e.g. tailscale, lan"
+            maxLength={32}
+            pattern="[A-Za-z0-9_.:\-]{1,32}"
+          />
         </label>
         <div className="form-actions">
           <Button type="submit" variant="primary" busy={mint.isPending} data-testid="mint">
@@ -75,7 +85,8 @@ function MintedCode({ minted }: { minted: Minted }) {
   const consumed = live.events.find((e) => e.type === 'pairing.code_consumed' && String(e.data.codeDigest ?? '').startsWith(minted.code_ref));
   const expired =
     !consumed &&
-    (now >= minted.expires_at || live.events.some((e) => e.type === 'pairing.code_expired' && String(e.data.codeDigest ?? '').startsWith(minted.code_ref)));
+    (now >= minted.expires_at ||
+      live.events.some((e) => e.type === 'pairing.code_expired' && String(e.data.codeDigest ?? '').startsWith(minted.code_ref)));
   const preset = GRANT_PRESETS.find((p) => JSON.stringify(p.grants) === JSON.stringify(minted.terms.grants));
 
   return (
@@ -96,7 +107,8 @@ function MintedCode({ minted }: { minted: Minted }) {
         <div className="minted-info">
           {consumed ? (
             <div className="status-banner good" role="status">
-              Paired: <strong>{String(consumed.data.deviceId)}</strong> now holds session <span className="mono">{String(consumed.data.tokenPrefix)}</span>.{' '}
+              Paired: <strong>{String(consumed.data.deviceId)}</strong> now holds session{' '}
+              <span className="mono">{String(consumed.data.tokenPrefix)}</span>.{' '}
               <Link to={`/devices?focus=${String(consumed.data.tokenPrefix)}`}>See the device →</Link>
             </div>
           ) : expired ? (

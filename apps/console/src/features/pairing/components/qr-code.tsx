@@ -27,7 +27,16 @@ export function QrCode({ text, size = 264, label }: { text: string; size?: numbe
     return { d: path, n: m.size + QUIET * 2 };
   }, [text]);
   return (
-    <svg className="qr" width={size} height={size} viewBox={`0 0 ${n} ${n}`} role="img" aria-label={label} shapeRendering="crispEdges" data-testid="pairing-qr">
+    <svg
+      className="qr"
+      width={size}
+      height={size}
+      viewBox={`0 0 ${n} ${n}`}
+      role="img"
+      aria-label={label}
+      shapeRendering="crispEdges"
+      data-testid="pairing-qr"
+    >
       <rect width={n} height={n} fill="#ffffff" />
       <path d={d} fill="#000000" />
     </svg>

@@ -20,7 +20,8 @@ export type SessionRow = {
 
 export const sessionsKey = ['sessions'] as const;
 
-export const getSessions = ({ signal }: { signal?: AbortSignal } = {}) => apiGet<{ sessions: SessionRow[]; server_time: number }>('/sessions', signal);
+export const getSessions = ({ signal }: { signal?: AbortSignal } = {}) =>
+  apiGet<{ sessions: SessionRow[]; server_time: number }>('/sessions', signal);
 
 export const sessionsQueryOptions = () => queryOptions({ queryKey: sessionsKey, queryFn: getSessions, refetchInterval: 30_000 });
 

@@ -28,7 +28,9 @@ export function DevicesPage() {
       <PageHeader
         title="Devices"
         subtitle={
-          q.data ? `${sessions.length} paired · ${online} online. Rows update live; a revoked device disappears at once.` : 'Paired phones and their sessions.'
+          q.data
+            ? `${sessions.length} paired · ${online} online. Rows update live; a revoked device disappears at once.`
+            : 'Paired phones and their sessions.'
         }
         actions={
           <Link to="/pairing" className="btn btn-primary btn-md">

@@ -30,8 +30,8 @@ export function RevokeDialog({ session, onClose }: { session: SessionRow | null;
       {session ? (
         <>
           <p>
-            <strong>{session.device_name}</strong> <span className="mono muted">({session.token_prefix})</span> loses access at once: its sockets are closed and
-            its token stops working. To use the relay again it must pair with a new code.
+            <strong>{session.device_name}</strong> <span className="mono muted">({session.token_prefix})</span> loses access at once: its sockets are
+            closed and its token stops working. To use the relay again it must pair with a new code.
           </p>
           <InlineError error={revoke.error} />
         </>

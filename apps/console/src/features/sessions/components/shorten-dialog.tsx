@@ -76,7 +76,11 @@ export function ShortenDialog({ session, onClose }: { session: SessionRow | null
               .map(([ch, until]) => (
                 <label className="grant-row" key={ch}>
                   <span className="mono">{ch}</span>
-                  <select value={grants[ch] ?? 'keep'} onChange={(e) => setGrants((g) => ({ ...g, [ch]: e.target.value }))} aria-label={`${ch} grant`}>
+                  <select
+                    value={grants[ch] ?? 'keep'}
+                    onChange={(e) => setGrants((g) => ({ ...g, [ch]: e.target.value }))}
+                    aria-label={`${ch} grant`}
+                  >
                     <option value="keep">Keep ({until === null ? 'as long as the session' : `${duration(until - nowS)} left`})</option>
                     {shorterThan(until, nowS).map((c) => (
                       <option key={c.seconds} value={c.seconds}>

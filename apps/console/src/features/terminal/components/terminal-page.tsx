@@ -8,7 +8,10 @@ export function TerminalPage() {
   const t = q.data;
   return (
     <>
-      <PageHeader title="Terminal" subtitle="Shells and TUI processes that phones hold open on this host. What is typed and shown in them is never recorded." />
+      <PageHeader
+        title="Terminal"
+        subtitle="Shells and TUI processes that phones hold open on this host. What is typed and shown in them is never recorded."
+      />
       {q.isError ? <ErrorState what="terminal state" error={q.error} onRetry={() => void q.refetch()} /> : null}
       {q.isPending ? <Skeleton lines={4} height={20} /> : null}
       {t ? (

@@ -8,7 +8,10 @@ export function ThreadsPage() {
   const t = q.data;
   return (
     <>
-      <PageHeader title="Threads" subtitle="Messages the agent sends to the phone, what waits in the 24-hour queue, and the phone's recent notifications." />
+      <PageHeader
+        title="Threads"
+        subtitle="Messages the agent sends to the phone, what waits in the 24-hour queue, and the phone's recent notifications."
+      />
       {q.isError ? <ErrorState what="Threads" error={q.error} onRetry={() => void q.refetch()} /> : null}
       {q.isPending ? <Skeleton lines={6} height={20} /> : null}
       {t ? (
@@ -16,8 +19,9 @@ export function ThreadsPage() {
           <div className="callout-plain">
             {t.subscriber ? (
               <>
-                <Chip tone="good">subscribed</Chip> <strong>{t.subscriber.device_name}</strong> <span className="mono muted">{t.subscriber.token_prefix}</span>{' '}
-                receives messages as they are posted (since <Ago ms={ms(t.subscriber.since)} />
+                <Chip tone="good">subscribed</Chip> <strong>{t.subscriber.device_name}</strong>{' '}
+                <span className="mono muted">{t.subscriber.token_prefix}</span> receives messages as they are posted (since{' '}
+                <Ago ms={ms(t.subscriber.since)} />
                 ).
               </>
             ) : (

@@ -1,0 +1,319 @@
+import { ReadModels, type Session } from '@svc/domain';
+import { ChainError, checkLine, listSegments, replayLog, scanLines, verifyLog, type StoredEvent } from '@svc/events';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { CliError, colours, EXIT, line, UsageError, type CliIo } from './io';
+import { resolveLogDir } from './log-dir';
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+const short = (ms: number | null): string => (ms === null ? 'never' : new Date(ms).toISOString().slice(0, 16).replace('T', ' ') + 'Z');
+
+function parse<T extends Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>>(
+  command: string,
+  args: string[],
+  options: T,
+) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    throw new UsageError((err as Error).message, command);
+  }
+}
+
+function chainFailure(err: unknown): never {
+  if (err instanceof ChainError) {
+    throw new CliError(`event log broken at seq ${err.seq} (${err.segment}): ${err.reason}\nrun "svc relay events verify" for the report`);
+  }
+  throw err;
+}
+
+// ---------------------------------------------------------------------------------------------- replay
+
+export type ReplayReport = {
+  dir: string;
+  segments: number;
+  events: number;
+  lastSeq: number;
+  lastHash: string;
+  tornTailBytes: number;
+  at: string;
+  countsByType: Record<string, number>;
+  sessions: Array<{
+    token_prefix: string;
+    device_name: string;
+    device_id: string;
+    created_at: string | null;
+    last_seen: string | null;
+    expires_at: string | null;
+    grants: Record<string, string | null>;
+  }>;
+  sessionsPastExpiry: number;
+  pairingCodes: { ready: number; pending: number };
+  rateLimitBlocks: Array<{ ip: string; kind: string; until: string | null }>;
+};
+
+export function replayReport(dir: string, at: Date): ReplayReport {
+  const models = new ReadModels();
+  let summary;
+  try {
+    summary = replayLog(dir, models);
+  } catch (err) {
+    chainFailure(err);
+  }
+  const view = (s: Session) => {
+    const grants: Record<string, string | null> = {};
+    for (const [ch, until] of Object.entries(s.grants)) if (until === null || until > at.getTime()) grants[ch] = iso(until);
+    return {
+      token_prefix: s.tokenPrefix,
+      device_name: s.deviceName,
+      device_id: s.deviceId,
+      created_at: iso(s.createdAt),
+      last_seen: iso(s.lastSeen),
+      expires_at: iso(s.expiresAt),
+      grants,
+    };
+  };
+  const live = models.pairing.live(at);
+  return {
+    dir,
+    segments: listSegments(dir).length,
+    events: summary.events,
+    lastSeq: summary.lastSeq,
+    lastHash: summary.lastHash,
+    tornTailBytes: summary.tornTailBytes,
+    at: at.toISOString(),
+    countsByType: Object.fromEntries(Object.entries(summary.countsByType).sort(([a], [b]) => a.localeCompare(b))),
+    sessions: models.sessions
+      .active(at)
+      .sort((a, b) => b.lastSeen - a.lastSeen)
+      .map(view),
+    sessionsPastExpiry: models.sessions.overdue(at).length,
+    pairingCodes: { ready: live.filter((c) => c.state === 'ready').length, pending: live.filter((c) => c.state === 'pending').length },
+    rateLimitBlocks: models.rateLimit.activeBlocks(at).map((b) => ({ ip: b.ip, kind: b.kind, until: iso(b.until) })),
+  };
+}
+
+export function replayCommand(args: string[], io: CliIo): number {
+  const v = parse('relay events replay', args, { log: { type: 'string' }, at: { type: 'string' }, json: { type: 'boolean' } });
+  const at = v.at === undefined ? new Date() : new Date(v.at);
+  if (Number.isNaN(at.getTime())) throw new UsageError(`--at ${v.at}: not an ISO time like 2026-03-01T12:00:00Z`, 'relay events replay');
+  const r = replayReport(resolveLogDir(io.env, v.log), at);
+  if (v.json) {
+    line(io.stdout, JSON.stringify(r, null, 2));
+    return EXIT.ok;
+  }
+  const c = colours(io.stdout, io.env);
+  const out = (s = '') => line(io.stdout, s);
+  out(`${c.bold('event log')}   ${r.dir} (${r.segments} segment${r.segments === 1 ? '' : 's'})`);
+  out(`${c.bold('records')}     ${r.events} replayed, last seq ${r.lastSeq}, chain ${c.green('ok')}`);
+  out(`${c.bold('last hash')}   ${r.lastHash}`);
+  if (r.tornTailBytes > 0)
+    out(`${c.yellow('torn tail')}   ${r.tornTailBytes} bytes of an interrupted write after seq ${r.lastSeq} (the relay cuts it at its next start)`);
+  out();
+  out(
+    c.bold(`sessions active at ${r.at}: ${r.sessions.length}`) +
+      (r.sessionsPastExpiry ? c.dim(`  (+${r.sessionsPastExpiry} past expiry, not yet swept)`) : ''),
+  );
+  if (r.sessions.length > 0) {
+    const rows = r.sessions.map((s) => [
+      s.token_prefix,
+      s.device_name,
+      short(s.created_at === null ? null : Date.parse(s.created_at)),
+      short(s.expires_at === null ? null : Date.parse(s.expires_at)),
+      Object.entries(s.grants)
+        .map(([ch, until]) => `${ch}${until === s.expires_at ? '' : `<${short(until === null ? null : Date.parse(until))}`}`)
+        .join(' ') || '(none)',
+    ]);
+    for (const row of table([['PREFIX', 'DEVICE', 'CREATED', 'EXPIRES', 'GRANTS (until the session ends unless <time)'], ...rows])) out('  ' + row);
+  }
+  out();
+  out(`${c.bold('pairing codes')} live: ${r.pairingCodes.ready} usable, ${r.pairingCodes.pending} awaiting approval`);
+  out(
+    `${c.bold('rate-limit blocks')} ${r.rateLimitBlocks.length}` +
+      (r.rateLimitBlocks.length ? ': ' + r.rateLimitBlocks.map((b) => `${b.ip} (${b.kind}) until ${b.until}`).join(', ') : ''),
+  );
+  out();
+  out(c.bold('events by type'));
+  const width = Math.max(0, ...Object.keys(r.countsByType).map((k) => k.length));
+  for (const [type, n] of Object.entries(r.countsByType)) out(`  ${type.padEnd(width)}  ${String(n).padStart(8)}`);
+  return EXIT.ok;
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  '));
+}
+
+// ---------------------------------------------------------------------------------------------- verify
+
+export function verifyCommand(args: string[], io: CliIo): number {
+  const v = parse('relay events verify', args, { log: { type: 'string' }, json: { type: 'boolean' } });
+  const dir = resolveLogDir(io.env, v.log);
+  const report = verifyLog(dir);
+  if (v.json) {
+    line(io.stdout, JSON.stringify({ dir, ...report }, null, 2));
+    return report.ok ? EXIT.ok : EXIT.failed;
+  }
+  const c = colours(io.stdout, io.env);
+  if (report.ok) {
+    line(
+      io.stdout,
+      `${c.green('ok')}  ${dir}: ${report.lastSeq} records in ${report.segments} segment${report.segments === 1 ? '' : 's'}, chain intact`,
+    );
+    line(io.stdout, `    last seq ${report.lastSeq}, last hash ${report.lastHash}`);
+    if (report.tornTailBytes > 0) {
+      line(
+        io.stdout,
+        `${c.yellow('note')} a torn last line of ${report.tornTailBytes} bytes follows seq ${report.lastSeq} (an interrupted write; the relay cuts it at its next start)`,
+      );
+    }
+    return EXIT.ok;
+  }
+  const e = colours(io.stderr, io.env);
+  line(io.stderr, `${e.red('BROKEN')}  ${dir}`);
+  line(io.stderr, `first bad record: seq ${report.seq} in ${report.segment}: ${report.reason}`);
+  line(io.stderr, 'every record from there on is unproven; restore the log from a backup or keep this copy as evidence');
+  return EXIT.failed;
+}
+
+// ---------------------------------------------------------------------------------------------- tail
+
+const TYPE_RE = /"type":"([^"\\]*)"/;
+
+/** `session` and `session.` match every `session.*` type; anything else matches exactly. */
+export function typeMatcher(specs: string[]): (type: string) => boolean {
+  const wanted = specs
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (wanted.length === 0) return () => true;
+  return (type) => wanted.some((w) => type === w || type.startsWith(w.endsWith('.') ? w : w + '.'));
+}
+
+export async function tailCommand(args: string[], io: CliIo): Promise<number> {
+  const v = parse('relay events tail', args, {
+    follow: { type: 'boolean', short: 'f' },
+    type: { type: 'string', multiple: true },
+    limit: { type: 'string', short: 'n' },
+    log: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  const limit = v.limit === undefined ? 20 : Number(v.limit);
+  if (!Number.isInteger(limit) || limit < 0) throw new UsageError(`--limit ${v.limit}: a whole number >= 0`, 'relay events tail');
+  const dir = resolveLogDir(io.env, v.log);
+  const matches = typeMatcher(v.type ?? []);
+  const print = printer(io, Boolean(v.json));
+
+  // The newest `limit` matching records (all of them with --limit 0), oldest first.
+  const ring: string[] = [];
+  const pos = { segment: '', offset: 0 };
+  for (const seg of listSegments(dir)) {
+    const { end } = scanLines(path.join(dir, seg.file), (text) => {
+      const type = TYPE_RE.exec(text)?.[1];
+      if (type === undefined || !matches(type)) return;
+      if (limit === 0) return print(text);
+      ring.push(text);
+      if (ring.length > limit) ring.shift();
+    });
+    pos.segment = seg.file;
+    pos.offset = end;
+  }
+  for (const text of ring) print(text);
+  if (!v.follow) return EXIT.ok;
+
+  await follow(dir, pos, io.signal, (text) => {
+    const type = TYPE_RE.exec(text)?.[1];
+    if (type !== undefined && matches(type)) print(text);
+  });
+  return EXIT.ok;
+}
+
+function printer(io: CliIo, json: boolean): (text: string) => void {
+  const c = colours(io.stdout, io.env);
+  return (text) => {
+    const check = checkLine(text);
+    if (!check.ok) line(io.stderr, `warning: a record fails its checksum (${check.reason}); run "svc relay events verify"`);
+    if (json) return line(io.stdout, text);
+    let e: StoredEvent;
+    try {
+      e = JSON.parse(text) as StoredEvent;
+    } catch {
+      return line(io.stdout, c.red(`(unparseable record) ${text.slice(0, 200)}`));
+    }
+    line(io.stdout, `${c.dim(`#${e.seq}`)} ${c.dim(e.at)} ${c.cyan(e.type)} ${c.magenta(e.actor)} ${JSON.stringify(shortDigests(e.data))}`);
+  };
+}
+
+/** Digests are long and mean nothing to a reader; their first 8 characters still correlate records. */
+function shortDigests(data: object): object {
+  const out: Record<string, unknown> = {};
+  for (const [k, val] of Object.entries(data)) out[k] = /Digest$/.test(k) && typeof val === 'string' ? val.slice(0, 8) + '…' : val;
+  return out;
+}
+
+/** Polls the log (woken early by fs.watch) and hands over every complete new line, across segment rotation. */
+async function follow(
+  dir: string,
+  pos: { segment: string; offset: number },
+  signal: AbortSignal | undefined,
+  onLine: (text: string) => void,
+): Promise<void> {
+  let wake: (() => void) | null = null;
+  let watcher: fs.FSWatcher | null = null;
+  try {
+    watcher = fs.watch(dir, () => wake?.());
+  } catch {
+    // polling alone still works
+  }
+  const stopped = new Promise<void>((resolve) => {
+    if (!signal) return;
+    if (signal.aborted) resolve();
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  try {
+    while (!signal?.aborted) {
+      const segments = listSegments(dir);
+      if (!pos.segment && segments.length > 0) pos = { segment: segments[0].file, offset: 0 };
+      if (pos.segment) {
+        const file = path.join(dir, pos.segment);
+        const complete = readNew(file, pos, onLine);
+        const next = segments.find((s) => s.file > pos.segment);
+        if (complete && next) {
+          pos = { segment: next.file, offset: 0 };
+          continue;
+        }
+      }
+      await Promise.race([stopped, new Promise<void>((resolve) => ((wake = resolve), setTimeout(resolve, 250)))]);
+      wake = null;
+    }
+  } finally {
+    watcher?.close();
+  }
+}
+
+/** Reads complete lines after `pos.offset`; returns true when nothing partial is left in the file. */
+function readNew(file: string, pos: { offset: number }, onLine: (text: string) => void): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return true;
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    if (size < pos.offset) pos.offset = size; // a torn tail was cut at restart: it was never a whole line
+    if (size === pos.offset) return true;
+    const buf = Buffer.alloc(size - pos.offset);
+    fs.readSync(fd, buf, 0, buf.length, pos.offset);
+    let start = 0;
+    for (let nl = buf.indexOf(10); nl !== -1; nl = buf.indexOf(10, start)) {
+      onLine(buf.toString('utf8', start, nl));
+      start = nl + 1;
+    }
+    pos.offset += start;
+    return start === buf.length;
+  } finally {
+    fs.closeSync(fd);
+  }
+}

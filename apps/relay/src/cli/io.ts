@@ -1,0 +1,55 @@
+/** Where a command reads its environment and writes its output; `processIo()` in production, buffers in tests. */
+export type Out = { write(text: string): unknown; isTTY?: boolean };
+
+export type CliIo = {
+  stdout: Out;
+  stderr: Out;
+  env: NodeJS.ProcessEnv;
+  /** Long-running commands (`start`, `events tail --follow`) stop when this aborts (SIGINT/SIGTERM in production). */
+  signal?: AbortSignal;
+};
+
+/** Exit statuses: 0 ok, 1 the command failed (bad config, broken log, no relay...), 2 usage error. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+/** A wrong command line: the caller prints the usage of `command` on stderr and exits 2. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly command: string,
+  ) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** A failure with a message meant for the operator (no stack trace): printed on stderr, exit 1. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.failed,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+export function line(out: Out, text = ''): void {
+  out.write(text + '\n');
+}
+
+/** ANSI colour only on a terminal (and never when NO_COLOR is set). */
+export function colours(out: Out, env: NodeJS.ProcessEnv) {
+  const on = Boolean(out.isTTY) && !env.NO_COLOR;
+  const wrap = (code: string) => (s: string) => (on ? `\x1b[${code}m${s}\x1b[0m` : s);
+  return {
+    dim: wrap('2'),
+    bold: wrap('1'),
+    red: wrap('31'),
+    green: wrap('32'),
+    yellow: wrap('33'),
+    blue: wrap('34'),
+    magenta: wrap('35'),
+    cyan: wrap('36'),
+  };
+}

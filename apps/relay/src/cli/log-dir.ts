@@ -1,0 +1,25 @@
+import { eventsDir, listSegments } from '@svc/events';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { svcHomeFrom } from '../common/config';
+import { CliError } from './io';
+
+/**
+ * The event log directory a command reads: `--log PATH` (the events directory itself, or a relay or
+ * svc home directory holding one), else `<SVC_HOME or ~/.svc>/relay/events`.
+ */
+export function resolveLogDir(env: NodeJS.ProcessEnv, given: string | undefined): string {
+  if (given === undefined) {
+    const dir = eventsDir(svcHomeFrom(env));
+    if (!fs.existsSync(dir)) throw new CliError(`no event log at ${dir} (the relay has not run with this SVC_HOME; give --log PATH)`);
+    return dir;
+  }
+  const base = path.resolve(given);
+  if (!fs.existsSync(base)) throw new CliError(`--log ${given}: no such directory`);
+  if (!fs.statSync(base).isDirectory())
+    throw new CliError(`--log ${given}: give the event log directory (the one holding segment-*.jsonl files), not a file`);
+  for (const dir of [base, path.join(base, 'events'), path.join(base, 'relay', 'events')]) {
+    if (fs.existsSync(dir) && listSegments(dir).length > 0) return dir;
+  }
+  throw new CliError(`--log ${given}: no event log segments (segment-*.jsonl) there`);
+}

@@ -1,0 +1,197 @@
+import { CHANNELS, DomainError, formatDuration, isGrantChannel, parseDuration } from '@svc/domain';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { parseArgs } from 'node:util';
+import * as QRCode from 'qrcode';
+import { CliError, colours, EXIT, line, UsageError, type CliIo } from './io';
+
+const COMMAND = 'relay pair';
+
+export type PairRequest = { ttl_seconds?: number; grants?: Record<string, string | false>; dashboard_url?: string };
+
+/** `--ttl 7d --grants terminal=1d,bridge=off` → the body of `POST /pairing/mint`. */
+export function pairRequest(opts: { ttl?: string; grants?: string; dashboardUrl?: string }): PairRequest {
+  const body: PairRequest = {};
+  try {
+    if (opts.ttl !== undefined) body.ttl_seconds = parseDuration(opts.ttl, '--ttl') ?? 0;
+    if (opts.grants !== undefined) {
+      const grants: Record<string, string | false> = {};
+      for (const pair of opts.grants
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)) {
+        const m = /^([a-z:]+)=(.+)$/i.exec(pair);
+        if (!m) throw new UsageError(`--grants: "${pair}" is not <channel>=<duration>`, COMMAND);
+        const [, channel, value] = m;
+        if (!isGrantChannel(channel)) throw new UsageError(`--grants: unknown channel "${channel}" (channels: ${CHANNELS.join(', ')})`, COMMAND);
+        if (channel in grants) throw new UsageError(`--grants: "${channel}" given twice`, COMMAND);
+        if (value === 'off' || value === 'none') grants[channel] = false;
+        else {
+          parseDuration(value, `--grants ${channel}`);
+          grants[channel] = value;
+        }
+      }
+      if (Object.keys(grants).length === 0) throw new UsageError('--grants: give at least one <channel>=<duration>', COMMAND);
+      body.grants = grants;
+    }
+  } catch (err) {
+    if (err instanceof DomainError) throw new UsageError(err.message, COMMAND);
+    throw err;
+  }
+  if (opts.dashboardUrl !== undefined) {
+    let ok = false;
+    try {
+      ok = ['http:', 'https:'].includes(new URL(opts.dashboardUrl).protocol);
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw new UsageError(`--dashboard-url ${opts.dashboardUrl}: an http(s) URL`, COMMAND);
+    body.dashboard_url = opts.dashboardUrl;
+  }
+  return body;
+}
+
+export type RelayEndpoint = { url: string; ca?: Buffer };
+
+/** Spec 4.13: the pair command dials the relay named by RELAY_HOST/RELAY_PORT (0.0.0.0 → 127.0.0.1). */
+export function relayEndpoint(env: NodeJS.ProcessEnv): RelayEndpoint {
+  let host = env.RELAY_HOST || '127.0.0.1';
+  if (host === '0.0.0.0' || host === '::' || host === '[::]') host = '127.0.0.1';
+  if (host.includes(':') && !host.startsWith('[')) host = `[${host}]`;
+  const port = env.RELAY_PORT || '8767';
+  if (!/^\d{1,5}$/.test(port) || Number(port) > 65535) throw new CliError(`RELAY_PORT must be a port number, got "${port}"`);
+  const tls = Boolean(env.RELAY_SSL_CERT && env.RELAY_SSL_KEY);
+  if (!tls) return { url: `http://${host}:${port}` };
+  let ca: Buffer;
+  try {
+    ca = fs.readFileSync(env.RELAY_SSL_CERT!);
+  } catch (err) {
+    throw new CliError(`RELAY_SSL_CERT ${env.RELAY_SSL_CERT}: ${(err as Error).message}`);
+  }
+  return { url: `https://${host}:${port}`, ca };
+}
+
+type Answer = { status: number; body: unknown };
+
+/** A JSON request to the local relay. Over TLS the relay's own certificate is the only trusted CA. */
+export function requestJson(endpoint: RelayEndpoint, method: string, route: string, body?: unknown, timeoutMs = 5000): Promise<Answer> {
+  const url = new URL(route, endpoint.url);
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  const mod = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = mod.request(
+      url,
+      {
+        method,
+        headers: { accept: 'application/json', ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) },
+        timeout: timeoutMs,
+        ...(endpoint.ca ? { ca: endpoint.ca, checkServerIdentity: () => undefined } : {}),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // not JSON: keep the text
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+type MintAnswer = { ok: true; code: string; pairing_url: string; expires_at: number; relay_url: string; qr_payload: Record<string, unknown> };
+
+export async function pairCommand(args: string[], io: CliIo): Promise<number> {
+  let v;
+  try {
+    v = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        ttl: { type: 'string' },
+        grants: { type: 'string' },
+        'dashboard-url': { type: 'string' },
+        json: { type: 'boolean' },
+        'no-qr': { type: 'boolean' },
+      },
+    }).values;
+  } catch (err) {
+    throw new UsageError((err as Error).message, COMMAND);
+  }
+  const body = pairRequest({ ttl: v.ttl, grants: v.grants, dashboardUrl: v['dashboard-url'] });
+  const endpoint = relayEndpoint(io.env);
+
+  try {
+    const health = await requestJson(endpoint, 'GET', '/health');
+    if (health.status !== 200 || (health.body as { status?: string })?.status !== 'ok') throw new Error(`GET /health answered ${health.status}`);
+  } catch (err) {
+    throw new CliError(
+      `no relay answers at ${endpoint.url}/health (${(err as Error).message}).\n` +
+        'Start one with "svc relay start"; a relay on another host or port needs the same RELAY_HOST and RELAY_PORT here.',
+    );
+  }
+  let answer: Answer;
+  try {
+    answer = await requestJson(endpoint, 'POST', '/pairing/mint', body);
+  } catch (err) {
+    throw new CliError(`the relay at ${endpoint.url} did not answer POST /pairing/mint: ${(err as Error).message}`);
+  }
+  if (answer.status !== 201) {
+    const e = answer.body as { error?: string; code?: string };
+    const why = typeof e === 'object' && e && e.error ? `${e.error} (${e.code})` : `HTTP ${answer.status}`;
+    const hint =
+      answer.status === 403
+        ? '\nminting is a loopback route: run this on the relay host, against a relay bound to 0.0.0.0 or 127.0.0.1 (RELAY_HOST).'
+        : '';
+    throw new CliError(`the relay refused to mint a code: ${why}${hint}`);
+  }
+  const mint = answer.body as MintAnswer;
+  if (v.json) {
+    line(io.stdout, JSON.stringify(mint, null, 2));
+    return EXIT.ok;
+  }
+
+  const c = colours(io.stdout, io.env);
+  const out = (s = '') => line(io.stdout, s);
+  if (!v['no-qr']) {
+    // ANSI blocks on a terminal; plain UTF-8 half blocks when redirected (no escape codes in a file).
+    const qr = await QRCode.toString(
+      mint.pairing_url,
+      io.stdout.isTTY ? { type: 'terminal', small: true, errorCorrectionLevel: 'L' } : { type: 'utf8', errorCorrectionLevel: 'L' },
+    );
+    out('Scan with the svc app to pair this phone:');
+    out();
+    out(qr.replace(/\n+$/, ''));
+    out();
+  }
+  const expires = new Date(mint.expires_at * 1000);
+  const minutes = Math.max(0, Math.round((expires.getTime() - Date.now()) / 60_000));
+  out(`  ${c.bold('code')}      ${c.bold(mint.code)}   ${c.dim('(type it in the app if the camera cannot scan)')}`);
+  out(`  ${c.bold('relay')}     ${mint.relay_url}`);
+  out(`  ${c.bold('expires')}   ${expires.toISOString().replace('.000Z', 'Z')} (in ${minutes} min; one use)`);
+  out(
+    `  ${c.bold('session')}   ${body.ttl_seconds === undefined ? '30d (default)' : formatDuration(body.ttl_seconds === 0 ? null : body.ttl_seconds)}`,
+  );
+  out(
+    `  ${c.bold('grants')}    ` +
+      (body.grants
+        ? Object.entries(body.grants)
+            .map(([ch, d]) => `${ch}=${d === false ? 'off' : d}`)
+            .join(', ') + c.dim(' (other channels: defaults)')
+        : 'defaults (chat, voice: session; terminal, tui: 30d; bridge, desktop: 7d; all clamped to the session)'),
+  );
+  out(`  ${c.bold('url')}       ${mint.pairing_url}`);
+  return EXIT.ok;
+}

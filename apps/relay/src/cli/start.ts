@@ -1,0 +1,157 @@
+import { ChainError } from '@svc/events';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, relayDir, type RelayConfig, type StartFlags } from '../common/config';
+import { createRelay } from '../relay';
+import { CliError, colours, EXIT, line, UsageError, type CliIo } from './io';
+import { prettyDestination } from './pretty-log';
+
+const COMMAND = 'relay start';
+
+export function parseStartFlags(args: string[]): StartFlags {
+  let v;
+  try {
+    v = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        'no-ssl': { type: 'boolean' },
+        shell: { type: 'string' },
+        'webapi-url': { type: 'string' },
+        'log-level': { type: 'string' },
+        config: { type: 'string' },
+        'allow-insecure-api-key': { type: 'boolean' },
+      },
+    }).values;
+  } catch (err) {
+    throw new UsageError((err as Error).message, COMMAND);
+  }
+  const flags: StartFlags = {};
+  if (v.host !== undefined) {
+    if (!/^[A-Za-z0-9.:\-[\]%]+$/.test(v.host)) throw new UsageError(`--host ${v.host}: not a host name or IP address`, COMMAND);
+    flags.host = v.host.replace(/^\[(.*)\]$/, '$1');
+  }
+  if (v.port !== undefined) {
+    const port = Number(v.port);
+    if (!/^\d+$/.test(v.port) || port > 65535) throw new UsageError(`--port ${v.port}: a port number 0-65535`, COMMAND);
+    flags.port = port;
+  }
+  if (v['no-ssl']) flags.noSsl = true;
+  if (v.shell !== undefined) {
+    if (!path.isAbsolute(v.shell)) throw new UsageError(`--shell ${v.shell}: give the shell's absolute path`, COMMAND);
+    flags.shell = v.shell;
+  }
+  if (v['webapi-url'] !== undefined) {
+    if (!isHttpUrl(v['webapi-url'])) throw new UsageError(`--webapi-url ${v['webapi-url']}: an http:// or https:// URL`, COMMAND);
+    flags.webapiUrl = v['webapi-url'];
+  }
+  if (v['log-level'] !== undefined) flags.logLevel = v['log-level'];
+  if (v.config !== undefined) flags.config = path.resolve(v.config);
+  if (v['allow-insecure-api-key']) flags.allowInsecureApiKey = true;
+  return flags;
+}
+
+function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** Fails early, before the log is opened, when the port is taken (the common mistake: a relay already runs). */
+function assertPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, host, port)));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
+function listenError(err: NodeJS.ErrnoException, host: string, port: number): Error {
+  switch (err.code) {
+    case 'EADDRINUSE':
+      return new CliError(
+        `port ${port} on ${host} is already in use (is a relay already running? "svc relay pair" talks to it); stop it or pick --port`,
+      );
+    case 'EACCES':
+      return new CliError(`not allowed to listen on port ${port} (ports below 1024 need privileges); pick --port`);
+    case 'EADDRNOTAVAIL':
+      return new CliError(`--host ${host} is not an address of this machine`);
+    default:
+      return err;
+  }
+}
+
+export type StartHooks = { onListening?: (url: string) => void };
+
+/** `svc relay start`: runs until io.signal aborts (SIGINT/SIGTERM), then closes cleanly. */
+export async function startCommand(args: string[], io: CliIo): Promise<number> {
+  const flags = parseStartFlags(args);
+  const signal = io.signal; // from here on, SIGINT/SIGTERM stop the relay cleanly (even during start-up)
+  let config: RelayConfig;
+  try {
+    config = loadConfig(io.env, flags);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(`configuration: ${err.message}`);
+    throw err;
+  }
+  const format = (io.env.RELAY_LOG_FORMAT ?? '').toLowerCase();
+  if (format !== '' && format !== 'json' && format !== 'pretty')
+    throw new CliError(`configuration: RELAY_LOG_FORMAT must be json or pretty, got "${io.env.RELAY_LOG_FORMAT}"`);
+  const pretty = format === 'pretty' || (format === '' && Boolean(io.stdout.isTTY));
+  const err = colours(io.stderr, io.env);
+
+  await assertPortFree(config.host, config.port);
+  let relay;
+  try {
+    relay = await createRelay({
+      config,
+      logDestination: pretty ? prettyDestination(io.stdout, Boolean(io.stdout.isTTY) && !io.env.NO_COLOR) : undefined,
+    });
+  } catch (e) {
+    if (e instanceof ChainError) {
+      throw new CliError(
+        `the event log is broken at seq ${e.seq} (${e.segment}): ${e.reason}\n` +
+          `the relay refuses to start on a log it cannot prove; inspect it with "svc relay events verify --log ${path.join(relayDir(config), 'events')}"`,
+      );
+    }
+    if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE' || (e as NodeJS.ErrnoException).code === 'EACCES')
+      throw listenError(e as NodeJS.ErrnoException, config.host, config.port);
+    throw new CliError(`could not start: ${(e as Error).message}`);
+  }
+
+  const bound = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const scheme = config.tls ? 'https' : 'http';
+  line(
+    io.stderr,
+    `${err.green('svc relay')} ${relay.runtime.version} listening on ${scheme}://${bound}:${relay.port}` +
+      (relay.url.includes(bound) ? '' : ` (this host: ${relay.url})`),
+  );
+  line(
+    io.stderr,
+    `event log ${path.join(relayDir(config), 'events')} (last seq ${relay.log.lastSeq}${relay.log.recovered ? `, cut a torn last line of ${relay.log.recovered.droppedBytes} bytes` : ''})`,
+  );
+  if (!config.tls) line(io.stderr, err.dim('plain HTTP/ws: phones must opt in to a plain connection; set RELAY_SSL_CERT and RELAY_SSL_KEY for TLS'));
+  if (io.stderr.isTTY || io.stdout.isTTY) {
+    const envHint = config.port !== 8767 || config.host !== '0.0.0.0' ? `RELAY_HOST=${config.host} RELAY_PORT=${relay.port} ` : '';
+    line(io.stderr, `Pair a phone: run "${envHint}svc relay pair" in another terminal on this machine, then scan the QR code.`);
+    line(io.stderr, err.dim('Ctrl-C stops the relay.'));
+  }
+
+  const signalName = await new Promise<string>((resolve) => {
+    if (!signal) return;
+    if (signal.aborted) return resolve(String(signal.reason ?? 'shutdown'));
+    signal.addEventListener('abort', () => resolve(String(signal.reason ?? 'shutdown')), { once: true });
+  });
+  line(io.stderr, `stopping (${signalName})...`);
+  await relay.close(signalName);
+  line(io.stderr, 'stopped');
+  return EXIT.ok;
+}

@@ -1,0 +1,125 @@
+/** Help texts. Each command's text is what `svc help <command>` and `<command> --help` print. */
+export const HELP: Readonly<Record<string, string>> = {
+  '': `svc: operator commands for the svc relay
+
+Usage:
+  svc relay start [options]        run the relay (HTTP + phone WebSocket on one port)
+  svc relay pair [options]         mint a pairing code on the running relay and show its QR
+  svc relay events replay          rebuild state from the event log and print a summary
+  svc relay events verify          check every record's checksum and the hash chain
+  svc relay events tail            print the newest events (--follow to keep watching)
+  svc phone-sim [options]          a simulated sideload phone for Device Control (demo, tests)
+  svc help [command]               help for a command (also: <command> --help)
+  svc --version                    print the relay's version
+
+Exit status: 0 ok, 1 the command failed, 2 usage error.
+Data lives under $SVC_HOME (default ~/.svc): relay/events, relay/snapshots, relay/secret.key.`,
+
+  'phone-sim': `Usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 | --token <session token>)
+         [--confirm allow|deny|ignore] [--name NAME] [--device-id ID] [--master on|off]
+         [--no-device-control] [--current-app PACKAGE] [--trust send,pay] [--auto-disable MINUTES]
+         [--save-token FILE] [--quiet]
+
+A simulated sideload phone for the bridge: pairs, reports bridge.status, answers every Device Control
+route with plausible data, answers destructive-verb confirmations by --confirm, and logs what it receives.`,
+
+  relay: `Usage: svc relay <command>
+
+Commands:
+  start                 run the relay
+  pair                  mint a pairing code on the running relay and show its QR
+  events replay|verify|tail
+                        audit the event log
+
+Run "svc help relay <command>" for a command's options.`,
+
+  'relay start': `Usage: svc relay start [options]
+
+Runs the relay in the foreground until SIGINT or SIGTERM (then it closes phone sockets, writes
+relay.stopping and flushes the log).
+
+Options (each wins over its environment variable, which wins over the default):
+  --host HOST                  bind address (RELAY_HOST, default 0.0.0.0)
+  --port PORT                  listen port, 0 for any free port (RELAY_PORT, default 8767)
+  --no-ssl                     serve plain HTTP/ws even if RELAY_SSL_CERT/RELAY_SSL_KEY are set
+  --shell PATH                 absolute path of the terminal shell (RELAY_TERMINAL_SHELL, default $SHELL)
+  --webapi-url URL             API server URL (RELAY_WEBAPI_URL, default http://localhost:8642)
+  --log-level LEVEL            DEBUG, INFO, WARNING or ERROR (RELAY_LOG_LEVEL, default INFO)
+  --config PATH                service config file (RELAY_SVC_CONFIG, default <svc_home>/config.yaml)
+  --allow-insecure-api-key     dev only: accept the API key over plain HTTP from the LAN
+                               (RELAY_ALLOW_INSECURE_API_BEARER=1)
+  -h, --help                   show this help
+
+Logs are JSON lines on stdout; on a terminal they are printed as readable lines instead
+(RELAY_LOG_FORMAT=json|pretty forces one). Start-up messages go to stderr.
+Exit status 1 on a bad configuration, a broken event log or a port already in use.`,
+
+  'relay pair': `Usage: svc relay pair [options]
+
+Mints a one-shot pairing code on the relay running on this machine (POST /pairing/mint on
+loopback), prints its QR code, the svc-relay:// URL and when the code expires (10 minutes).
+The relay is found through RELAY_HOST and RELAY_PORT (0.0.0.0 is dialled as 127.0.0.1), over
+HTTPS when RELAY_SSL_CERT and RELAY_SSL_KEY are set.
+
+Options:
+  --ttl DURATION        session lifetime: 90s, 30m, 12h, 7d, 2w, 1y or never (default 30d)
+  --grants LIST         per-channel grants, e.g. terminal=1d,bridge=1h; a channel may be "never"
+                        (as long as the session) or "off" (not granted). Unnamed channels keep
+                        their defaults (chat and voice: session; terminal, tui: 30d; bridge, desktop: 7d).
+                        Channels: chat, terminal, bridge, tui, voice:config, voice:stt, voice:tts,
+                        voice:realtime, desktop
+  --dashboard-url URL   put the dashboard origin into the QR payload
+  --json                print the relay's answer as JSON instead of the QR
+  --no-qr               do not draw the QR (code, URL and expiry only)
+  -h, --help            show this help`,
+
+  'relay events': `Usage: svc relay events <replay|verify|tail> [options]
+
+  replay    rebuild every read model from the log (from seq 1, verifying the chain) and summarise
+  verify    check every record's checksum, the seq order and the previous-hash links
+  tail      print the newest events, optionally following new ones
+
+Run "svc help relay events <command>" for options.`,
+
+  'relay events replay': `Usage: svc relay events replay [--log PATH] [--at TIME] [--json]
+
+Rebuilds state from the event log exactly as the relay does at start (every projection, from seq 1,
+checking the hash chain; snapshots are not trusted) and prints: sessions with their grants, live
+pairing codes, rate-limit blocks, event counts per type, the last seq and hash. Read-only: a torn
+last line is reported, not cut.
+
+Options:
+  --log PATH     event log directory (default <SVC_HOME or ~/.svc>/relay/events)
+  --at TIME      judge expiry at this ISO time instead of now
+  --json         print the summary as JSON
+  -h, --help     show this help`,
+
+  'relay events verify': `Usage: svc relay events verify [--log PATH] [--json]
+
+Checks every record of the log: its own checksum, consecutive seqs, and that each record names the
+hash of the one before (the chain). Exits 1 and names the first bad record when anything was edited,
+removed or reordered. A torn last line (an interrupted write) is reported but is not a break: the
+relay cuts it at its next start.
+
+Options:
+  --log PATH     event log directory (default <SVC_HOME or ~/.svc>/relay/events)
+  --json         print the report as JSON
+  -h, --help     show this help`,
+
+  'relay events tail': `Usage: svc relay events tail [--follow] [--type T]... [--limit N] [--log PATH] [--json]
+
+Prints the newest events, oldest first.
+
+Options:
+  -f, --follow   keep watching the log and print events as they are written (Ctrl-C stops)
+  --type T       only events of this type; "session" or "session." matches every session.* type;
+                 repeat the option or separate types with commas
+  -n, --limit N  how many events to print first (default 20; 0 prints them all)
+  --log PATH     event log directory (default <SVC_HOME or ~/.svc>/relay/events)
+  --json         print the stored records (one JSON line each)
+  -h, --help     show this help`,
+};
+
+export function helpFor(command: string): string {
+  return HELP[command] ?? HELP[''];
+}

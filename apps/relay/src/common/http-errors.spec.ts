@@ -1,0 +1,54 @@
+import { BadRequestException, HttpException, NotFoundException } from '@nestjs/common';
+import { DomainError, type ErrorKind } from '@svc/domain';
+import { STATUS_OF, toErrorResponse } from './http-errors';
+
+describe('error bodies', () => {
+  it('maps every DomainError kind to its status with {ok: false, error, code} and the extra fields', () => {
+    const expected: Record<ErrorKind, number> = {
+      invalid: 400,
+      unauthorized: 401,
+      forbidden: 403,
+      not_found: 404,
+      conflict: 409,
+      gone: 410,
+      too_large: 413,
+      unsupported: 415,
+      rate_limited: 429,
+      unavailable: 503,
+      upstream: 502,
+      timeout: 504,
+    };
+    expect(STATUS_OF).toEqual(expected);
+    const r = toErrorResponse(new DomainError('x.y', 'rate_limited', 'slow down', { retry_after: 5 }));
+    expect(r).toEqual({ status: 429, body: { ok: false, error: 'slow down', code: 'x.y', retry_after: 5 } });
+  });
+
+  it('extra fields cannot overwrite ok, error or code', () => {
+    const r = toErrorResponse(new DomainError('x.y', 'invalid', 'msg', { ok: true, code: 'other', error: 'other' }));
+    expect(r.body).toMatchObject({ ok: false, code: 'x.y', error: 'msg' });
+  });
+
+  it('validation failures join their messages', () => {
+    const r = toErrorResponse(new BadRequestException({ message: ['a must be x', 'b must be y'], error: 'Bad Request', statusCode: 400 }));
+    expect(r).toEqual({ status: 400, body: { ok: false, error: 'a must be x; b must be y', code: 'validation_failed' } });
+  });
+
+  it.each<[number, string, string]>([
+    [400, "Body is not valid JSON but content-type is set to 'application/json'", 'bad_json'],
+    [400, "Body cannot be empty when content-type is set to 'application/json'", 'bad_json'],
+    [413, 'Request body is too large', 'body_too_large'],
+    [415, 'Unsupported Media Type', 'unsupported_media_type'],
+    [414, "'/x' is exceeding the max param length", 'uri_too_long'],
+  ])('Fastify’s own %i errors (as Nest wraps them) get stable codes', (status, message, code) => {
+    const r = toErrorResponse(new HttpException(message, status));
+    expect(r.status).toBe(status);
+    expect(r.body).toMatchObject({ ok: false, code });
+    expect(r.body.error).not.toContain('/x');
+  });
+
+  it('unknown routes are a plain 404; anything unexpected is a 500 that says nothing about itself', () => {
+    expect(toErrorResponse(new NotFoundException('Cannot GET /secret?token=abc'))).toEqual({ status: 404, body: { ok: false, error: 'no such route', code: 'not_found' } });
+    const r = toErrorResponse(new Error('database password is hunter2'));
+    expect(r).toEqual({ status: 500, body: { ok: false, error: 'internal error; see the relay log', code: 'internal' } });
+  });
+});

@@ -1,0 +1,47 @@
+import { checkLoopback, hasProxyHeader, isLoopbackHost, isLoopbackPeer, isOwnLoopbackOrigin, normalizeIp } from './net';
+
+const H = (extra: Record<string, string> = {}) => ({ host: '127.0.0.1:8767', ...extra });
+
+describe('loopback rules (ARCHITECTURE.md)', () => {
+  it.each(['127.0.0.1', '::1', '::ffff:127.0.0.1'])('peer %s is loopback', (peer) => {
+    expect(isLoopbackPeer(peer)).toBe(true);
+    expect(checkLoopback(peer, H(), 8767)).toEqual({ ok: true });
+  });
+
+  it.each([undefined, '127.0.0.2', '10.0.0.9', '::ffff:10.0.0.9', '0.0.0.0', '::', 'fe80::1', 'localhost'])('peer %p is not', (peer) => {
+    expect(isLoopbackPeer(peer)).toBe(false);
+    expect(checkLoopback(peer, H(), 8767)).toMatchObject({ ok: false, reason: expect.stringContaining('loopback') });
+  });
+
+  it.each(['x-forwarded-for', 'forwarded', 'x-real-ip', 'x-forwarded-host', 'x-forwarded-proto'])('a %s header turns loopback away', (h) => {
+    expect(hasProxyHeader({ [h]: '' })).toBe(true);
+    expect(checkLoopback('127.0.0.1', H({ [h]: '1.2.3.4' }), 8767)).toMatchObject({ ok: false, reason: expect.stringContaining('proxied') });
+  });
+
+  it.each(['127.0.0.1', '127.0.0.1:1', 'localhost', 'LOCALHOST:8767', '[::1]', '[::1]:8767'])('Host %s is a loopback host', (host) => {
+    expect(isLoopbackHost(host)).toBe(true);
+  });
+
+  it.each([undefined, '', 'evil.com', 'localhost.evil.com', '127.0.0.1.nip.io', '127.0.0.2', '::1', '[::1]x', 'localhost:99999999', '0x7f000001'])('Host %p is not', (host) => {
+    expect(isLoopbackHost(host)).toBe(false);
+    expect(checkLoopback('127.0.0.1', host === undefined ? {} : { host }, 8767).ok).toBe(false);
+  });
+
+  it('an Origin must be absent or the relay’s own loopback origin on its port', () => {
+    expect(isOwnLoopbackOrigin(undefined, 8767)).toBe(true);
+    expect(isOwnLoopbackOrigin('http://127.0.0.1:8767', 8767)).toBe(true);
+    expect(isOwnLoopbackOrigin('http://localhost:8767', 8767)).toBe(true);
+    expect(isOwnLoopbackOrigin('https://[::1]:8767', 8767)).toBe(true);
+    expect(isOwnLoopbackOrigin('http://127.0.0.1', 80)).toBe(true);
+    for (const bad of ['http://127.0.0.1:9119', 'http://evil.com:8767', 'null', 'file:///', 'chrome-extension://abc', 'ws://127.0.0.1:8767', 'not a url']) {
+      expect({ bad, ok: isOwnLoopbackOrigin(bad, 8767) }).toEqual({ bad, ok: false });
+    }
+    expect(checkLoopback('127.0.0.1', H({ origin: 'http://evil.com' }), 8767)).toMatchObject({ ok: false, reason: expect.stringContaining('cross-origin') });
+  });
+
+  it('normalizeIp shows IPv4-mapped IPv6 as IPv4', () => {
+    expect(normalizeIp('::ffff:10.1.2.3')).toBe('10.1.2.3');
+    expect(normalizeIp('::1')).toBe('::1');
+    expect(normalizeIp(undefined)).toBe('unknown');
+  });
+});

@@ -1,0 +1,146 @@
+'use strict';
+// Issue 2: durable events per second through EventLog.run (the relay's command loop: decide against the
+// read models, append with group commit, fdatasync, apply, publish) under concurrent pair/revoke
+// commands, against a raw append + fdatasync baseline that replays exactly the same batches (the same
+// write sizes in the same order, one fdatasync per batch) on the same disk.
+//   node bench/spine-events.js [--seconds 3] [--clients 256] [--rounds 2]
+const fs = require('node:fs');
+const path = require('node:path');
+const { randomBytes } = require('node:crypto');
+const { parseArgs } = require('node:util');
+const { dist, median, tempDir, fmt, report } = require('./_lib');
+
+const { EventLog } = dist('apps/relay/src/common/event-log.js');
+const { Secrets, newSessionToken, tokenPrefix } = dist('apps/relay/src/common/secrets.js');
+const { SystemClock } = dist('apps/relay/src/common/clock.js');
+const domain = dist('libs/domain/src/index.js');
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '2' },
+    clients: { type: 'string', default: '1,16,256' },
+    rounds: { type: 'string', default: '2' },
+    'cpu-only': { type: 'boolean', default: false },
+  },
+});
+const SECONDS = Number(values.seconds);
+const LEVELS = values.clients.split(',').map(Number);
+const ROUNDS = Number(values.rounds);
+// --cpu-only: fdatasync answers at once, so the figure is the relay's CPU cost per event, not the disk's.
+const CPU_ONLY = values['cpu-only'];
+
+// Count what the store does: every batch is one fs.write (or a few, for a short write) then one fdatasync.
+const io = { writes: [], syncs: 0, on: false };
+const realWrite = fs.write;
+const realSync = fs.fdatasync;
+fs.write = function (fd, buf, off, len, ...rest) {
+  if (io.on) io.writes.push(len);
+  return realWrite.call(fs, fd, buf, off, len, ...rest);
+};
+fs.fdatasync = function (fd, cb) {
+  if (io.on) io.syncs++;
+  if (CPU_ONLY) return setImmediate(cb, null);
+  return realSync.call(fs, fd, cb);
+};
+
+const silent = { info() {}, warn() {}, error() {}, debug() {}, fatal() {} };
+const terms = domain.pairingTerms({});
+const device = { deviceId: '', deviceName: 'bench', deviceModel: null, devicePlatform: null };
+const CODE = () => domain.codeFromBytes(randomBytes(16));
+
+async function relayRound(CLIENTS) {
+  const dir = tempDir('svc-bench-events-');
+  const secrets = Secrets.load(dir);
+  const log = await EventLog.open({
+    relayDir: dir,
+    secrets,
+    clock: new SystemClock(),
+    logger: silent,
+    segmentBytes: 64 << 20,
+    snapshotEvery: 50_000,
+    onFatal: (e) => {
+      throw e;
+    },
+  });
+  io.writes = [];
+  io.syncs = 0;
+  io.on = true;
+  const start = process.hrtime.bigint();
+  const stopAt = Date.now() + SECONDS * 1000;
+  let commands = 0;
+  const client = async () => {
+    while (Date.now() < stopAt) {
+      const codeDigest = secrets.digest(CODE());
+      await log.run('operator', (m, now) => domain.registerCode(m, { codeDigest, source: 'register', terms }, now));
+      const token = newSessionToken();
+      const prefix = tokenPrefix(token);
+      await log.run('public:127.0.0.1', (m, now) =>
+        domain.consumeCode(m, { codeDigest, tokenDigest: secrets.digest(token), tokenPrefix: prefix, device, ip: '127.0.0.1' }, now),
+      );
+      const caller = { kind: 'device', tokenPrefix: prefix, deviceId: '', deviceName: 'bench' };
+      await log.run(`device:${prefix}`, (m, now) => domain.revokeSession(m, prefix, caller, now));
+      commands += 3;
+    }
+  };
+  await Promise.all(Array.from({ length: CLIENTS }, client));
+  await log.drain();
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  io.on = false;
+  const events = log.lastSeq; // every durable event of this round (the log starts empty)
+  await log.close();
+  const bytes = fs.readdirSync(path.join(dir, 'events')).reduce((n, f) => n + fs.statSync(path.join(dir, 'events', f)).size, 0);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { events, seconds, eps: events / seconds, commands, writes: [...io.writes], syncs: io.syncs, bytes };
+}
+
+/** The same batches, raw: write each batch's bytes, fdatasync, next. Nothing else. */
+async function baselineRound(writes, events) {
+  const dir = tempDir('svc-bench-raw-');
+  const fd = fs.openSync(path.join(dir, 'raw.jsonl'), 'a', 0o600);
+  const maxLen = Math.max(...writes);
+  const buf = Buffer.alloc(maxLen, 'x');
+  const start = process.hrtime.bigint();
+  for (const len of writes) {
+    await new Promise((resolve, reject) => realWrite.call(fs, fd, buf, 0, len, null, (err) => (err ? reject(err) : resolve())));
+    await new Promise((resolve, reject) => realSync.call(fs, fd, (err) => (err ? reject(err) : resolve())));
+  }
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  fs.closeSync(fd);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { seconds, eps: events / seconds };
+}
+
+(async () => {
+  const rows = [['clients', 'svc relay events/s (median)', 'raw, same batches', 'ratio', 'events/batch', 'rounds (relay / raw)']];
+  const results = [];
+  for (const clients of LEVELS) {
+    const relay = [];
+    const raw = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const r = await relayRound(clients);
+      relay.push(r);
+      raw.push(CPU_ONLY ? { eps: NaN } : await baselineRound(r.writes, r.events));
+    }
+    const eps = median(relay.map((r) => r.eps));
+    const rawEps = median(raw.map((r) => r.eps));
+    const perBatch = median(relay.map((r) => r.events / r.syncs));
+    const ratio = eps / rawEps;
+    results.push({ clients, eps, rawEps, ratio, eventsPerBatch: perBatch, cpuUsPerEvent: CPU_ONLY ? 1e6 / eps : undefined });
+    rows.push([
+      clients,
+      fmt(eps) + (eps >= 5000 ? ' (>= 5,000 ok)' : ' (< 5,000)'),
+      CPU_ONLY ? '-' : fmt(rawEps),
+      CPU_ONLY ? '-' : `${ratio.toFixed(2)} ${ratio >= 0.8 ? 'ok' : 'MISSED'} (>= 0.8)`,
+      perBatch.toFixed(1),
+      relay.map((r) => fmt(r.eps)).join(' / ') + (CPU_ONLY ? '' : '  |  ' + raw.map((r) => fmt(r.eps)).join(' / ')),
+    ]);
+  }
+  report(
+    `durable events/s: concurrent pair/revoke through EventLog.run, ${SECONDS} s x ${ROUNDS} rounds per level${CPU_ONLY ? ' (--cpu-only: fdatasync stubbed)' : ''}`,
+    rows,
+  );
+  console.log(`\nRESULT ${JSON.stringify(results)}`);
+})().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

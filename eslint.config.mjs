@@ -1,0 +1,78 @@
+// ESLint 10 flat config: typescript-eslint with type information for the TypeScript sources.
+// Formatting is Prettier's job (`prettier --check`), so no stylistic rules here.
+import { builtinModules } from 'node:module';
+import tseslint from 'typescript-eslint';
+
+const nodeBuiltins = [...new Set(builtinModules.map((m) => m.replace(/^node:/, '')))];
+
+export default tseslint.config(
+  {
+    ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-results/**', 'apps/console/**', '**/*.d.ts'],
+  },
+  {
+    files: ['**/*.ts'],
+    extends: [tseslint.configs.recommended],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      // A promise nobody awaits loses its error: the relay must never drop an event write silently.
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],
+      '@typescript-eslint/await-thenable': 'error',
+      // A switch over an event union must name every case or say `default:` on purpose (projections
+      // handle a subset of events; the `default` is their explicit "ignore the rest").
+      '@typescript-eslint/switch-exhaustiveness-check': [
+        'error',
+        { considerDefaultExhaustiveForUnions: true, allowDefaultCaseForExhaustiveSwitch: true },
+      ],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
+    // Tests read loosely typed JSON bodies; `any` there is a convenience, not a design.
+    files: ['test/**/*.ts', '**/*.spec.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // libs/domain is pure: no framework, no rxjs, no Node I/O; events are imported as types only.
+    files: ['libs/domain/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: '@svc/events', allowTypeImports: true, message: 'libs/domain may import @svc/events only with `import type`.' },
+            { name: 'rxjs', message: 'libs/domain is pure: no rxjs (subscribe in apps/relay).' },
+            ...nodeBuiltins.map((name) => ({ name, message: 'libs/domain is pure: no Node built-ins (pass values in from apps/relay).' })),
+          ],
+          patterns: [
+            { group: ['@nestjs/*'], message: 'libs/domain is pure: no Nest.' },
+            { group: ['rxjs/*'], message: 'libs/domain is pure: no rxjs.' },
+            { group: ['node:*'], message: 'libs/domain is pure: no Node built-ins (pass values in from apps/relay).' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
+    extends: [tseslint.configs.recommended, tseslint.configs.disableTypeChecked],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: {
+      '@typescript-eslint/no-require-imports': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
+    files: ['**/*.mjs'],
+    languageOptions: { sourceType: 'module' },
+  },
+  {
+    files: ['bin/svc'],
+    extends: [tseslint.configs.recommended, tseslint.configs.disableTypeChecked],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+);

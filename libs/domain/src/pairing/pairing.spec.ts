@@ -1,0 +1,108 @@
+import { at, Given } from '../../../../test/support/given';
+import { DAY } from '../durations';
+import { grantDurations } from '../grants';
+import { recordAuthFailure } from '../rate-limit/rate-limit';
+import { approvePairing, consumeCode, denyPairing, expireCodes, MAX_PENDING_REQUESTS, registerCode, requestPairing } from './pairing';
+
+const T0 = new Date('2026-03-01T00:00:00.000Z');
+const TERMS = { sessionTtlSeconds: 30 * DAY, grants: grantDurations(undefined), transportHint: null };
+const device = (id: string) => ({ deviceId: id, deviceName: id, deviceModel: null, devicePlatform: null });
+
+describe('pairing rules', () => {
+  const register = (g: Given, digest: string, now = T0) => g.when((m, t) => registerCode(m, { codeDigest: digest, source: 'register', terms: TERMS }, t), now);
+  const consume = (g: Given, digest: string, prefix: string, now = T0, deviceId = `d-${prefix}`) =>
+    g.when((m, t) => consumeCode(m, { codeDigest: digest, tokenDigest: `t-${prefix}`, tokenPrefix: prefix, device: device(deviceId), ip: '1.2.3.4' }, t), now);
+
+  it('a registered code lives 10 minutes and is consumed once into a session with clamped grants', () => {
+    const g = new Given();
+    expect(register(g, 'c1')[0].data).toMatchObject({ codeDigest: 'c1', expiresAt: at(T0, 600).toISOString() });
+    const out = consume(g, 'c1', 'pppp0001', at(T0, 599));
+    expect(out.map((e) => e.type)).toEqual(['pairing.code_consumed', 'session.created']);
+    expect(out[1].data).toMatchObject({ tokenPrefix: 'pppp0001', expiresAt: at(T0, 599 + 30 * DAY).toISOString() });
+    expect(() => consume(g, 'c1', 'pppp0002', at(T0, 599))).toThrow(expect.objectContaining({ code: 'auth.invalid_credentials', kind: 'unauthorized' }));
+  });
+
+  it('an expired code fails at its expiry, before and after the sweep', () => {
+    const g = new Given();
+    register(g, 'c1');
+    expect(() => consume(g, 'c1', 'pppp0001', at(T0, 600))).toThrow(expect.objectContaining({ kind: 'unauthorized' }));
+    expect(g.when(expireCodes, at(T0, 599))).toEqual([]);
+    expect(g.when(expireCodes, at(T0, 600)).map((e) => e.type)).toEqual(['pairing.code_expired']);
+    expect(g.when(expireCodes, at(T0, 700))).toEqual([]);
+  });
+
+  it('a live code cannot be registered twice (409); an expired one can, after its expiry is written', () => {
+    const g = new Given();
+    register(g, 'c1');
+    expect(() => register(g, 'c1', at(T0, 599))).toThrow(expect.objectContaining({ code: 'pairing.code_exists', kind: 'conflict' }));
+    const out = register(g, 'c1', at(T0, 600));
+    expect(out.map((e) => e.type)).toEqual(['pairing.code_expired', 'pairing.code_registered']);
+  });
+
+  it('registering clears all rate-limit blocks in the same decision', () => {
+    const g = new Given();
+    for (let i = 0; i < 5; i++) g.when((m, t) => recordAuthFailure(m.rateLimit, { ip: 'x', kind: 'token', via: 'http', reason: 'r' }, t), T0);
+    expect(register(g, 'c1').map((e) => e.type)).toEqual(['pairing.code_registered', 'ratelimit.cleared']);
+  });
+
+  it('re-pairing with the same device id revokes the older session; an empty id replaces nobody', () => {
+    const g = new Given();
+    register(g, 'c1');
+    register(g, 'c2');
+    register(g, 'c3');
+    register(g, 'c4');
+    consume(g, 'c1', 'pppp0001', T0, 'phone');
+    const out = consume(g, 'c2', 'pppp0002', T0, 'phone');
+    expect(out.map((e) => [e.type, (e.data as { tokenPrefix?: string }).tokenPrefix])).toEqual([
+      ['pairing.code_consumed', 'pppp0002'],
+      ['session.revoked', 'pppp0001'],
+      ['session.created', 'pppp0002'],
+    ]);
+    consume(g, 'c3', 'pppp0003', T0, '');
+    consume(g, 'c4', 'pppp0004', T0, '');
+    expect(g.models.sessions.count(T0)).toBe(3);
+  });
+
+  it('refuses a token-prefix collision instead of overwriting a session', () => {
+    const g = new Given();
+    register(g, 'c1');
+    register(g, 'c2');
+    consume(g, 'c1', 'pppp0001');
+    expect(() => consume(g, 'c2', 'pppp0001')).toThrow(expect.objectContaining({ code: 'auth.token_collision' }));
+  });
+
+  describe('public requests', () => {
+    const request = (g: Given, ip: string, n: number, now = T0) =>
+      g.when((m, t) => requestPairing(m, { codeDigest: `pub-${ip}-${n}`, requestId: `00000000-0000-0000-0000-${String(n).padStart(12, '0')}`, ip, deviceName: null }, t), now);
+
+    it('stays pending (auth refused with pending_approval) until approved; approval carries the terms', () => {
+      const g = new Given();
+      request(g, 'ip', 1);
+      expect(() => consume(g, 'pub-ip-1', 'pppp0001')).toThrow(expect.objectContaining({ code: 'auth.pending_approval' }));
+      g.when((m, t) => approvePairing(m, { codeDigest: 'pub-ip-1' }, { ...TERMS, sessionTtlSeconds: DAY }, t), T0);
+      expect(consume(g, 'pub-ip-1', 'pppp0001')[1].data).toMatchObject({ expiresAt: at(T0, DAY).toISOString() });
+    });
+
+    it('approve and deny need a live pending request (404 unknown/expired, 409 not pending)', () => {
+      const g = new Given();
+      request(g, 'ip', 1);
+      register(g, 'host');
+      expect(() => g.when((m, t) => approvePairing(m, { codeDigest: 'nope' }, TERMS, t), T0)).toThrow(expect.objectContaining({ kind: 'not_found' }));
+      expect(() => g.when((m, t) => approvePairing(m, { codeDigest: 'host' }, TERMS, t), T0)).toThrow(expect.objectContaining({ code: 'pairing.not_pending', kind: 'conflict' }));
+      expect(() => g.when((m, t) => denyPairing(m, { requestId: '00000000-0000-0000-0000-000000000001' }, t), at(T0, 600))).toThrow(expect.objectContaining({ kind: 'not_found' }));
+      g.when((m, t) => denyPairing(m, { requestId: '00000000-0000-0000-0000-000000000001' }, t), T0);
+      expect(() => consume(g, 'pub-ip-1', 'pppp0001')).toThrow(expect.objectContaining({ code: 'auth.invalid_credentials' }));
+    });
+
+    it('at most 5 pending per address and 20 in all; a blocked address is refused', () => {
+      const g = new Given();
+      for (let i = 0; i < 5; i++) request(g, 'a', i);
+      expect(() => request(g, 'a', 5)).toThrow(expect.objectContaining({ code: 'pairing.too_many_requests', kind: 'rate_limited' }));
+      for (let i = 0; i < MAX_PENDING_REQUESTS - 5; i++) request(g, `ip${i}`, 100 + i);
+      expect(() => request(g, 'fresh', 999)).toThrow(expect.objectContaining({ code: 'pairing.pending_full', kind: 'unavailable' }));
+      const h = new Given();
+      for (let i = 0; i < 10; i++) h.when((m, t) => recordAuthFailure(m.rateLimit, { ip: 'bad', kind: 'code', via: 'ws', reason: 'r' }, t), T0);
+      expect(() => request(h, 'bad', 1)).toThrow(expect.objectContaining({ code: 'auth.rate_limited', kind: 'rate_limited' }));
+    });
+  });
+});

@@ -1,0 +1,117 @@
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { bearer, Phone, readEvents, tempHome } from '../support/harness';
+import { ensureBuilt, spawnSvc, startRelayProcess } from '../support/dist';
+
+jest.setTimeout(60_000);
+
+beforeAll(() => ensureBuilt(), 120_000);
+
+describe('bin/svc relay start (a real process)', () => {
+  it('prints the listening URL, serves, and on SIGTERM stops cleanly with relay.stopping written (exit 0)', async () => {
+    const home = tempHome();
+    const relay = await startRelayProcess(home, { RELAY_PAIRING_CODE: 'ENV123' });
+    expect(relay.stderr()).toContain(`event log ${path.join(home, 'relay', 'events')}`);
+    expect(relay.stderr()).not.toContain('Pair a phone'); // not a terminal
+    const health = await (await fetch(`${relay.url}/health`)).json();
+    expect(health).toMatchObject({ status: 'ok', sessions: 0 });
+
+    // RELAY_PAIRING_CODE works, and neither the code nor the token reaches the log output.
+    const phone = await Phone.connect(relay.url);
+    const ok = await phone.auth({ pairing_code: 'ENV123', device_name: 'p', device_id: 'd1' });
+    expect(ok.type).toBe('auth.ok');
+    const token = ok.payload.session_token as string;
+    expect((await fetch(`${relay.url}/sessions`, { headers: bearer(token) })).status).toBe(200);
+
+    relay.child.kill('SIGTERM');
+    expect(await relay.exited).toEqual({ code: 0, signal: null });
+    expect(await phone.closed).toBe(1001);
+    expect(relay.stderr()).toContain('stopping (SIGTERM)');
+    const events = readEvents(home);
+    expect(events.at(-1)).toMatchObject({ type: 'relay.stopping', data: { reason: 'SIGTERM' } });
+    const out = relay.stdout() + relay.stderr();
+    expect(out).not.toContain('ENV123');
+    expect(out).not.toContain(token);
+    // Not a terminal: the logs are JSON lines.
+    for (const l of relay.stdout().split('\n').filter(Boolean)) expect(() => JSON.parse(l)).not.toThrow();
+  });
+
+  it('RELAY_LOG_FORMAT=pretty prints readable log lines', async () => {
+    const relay = await startRelayProcess(tempHome(), { RELAY_LOG_FORMAT: 'pretty' });
+    relay.child.kill('SIGINT');
+    expect((await relay.exited).code).toBe(0);
+    expect(relay.stdout()).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}relay listening url=http:\/\/127\.0\.0\.1:\d+ /m);
+    expect(relay.stdout()).not.toContain('{"level"');
+  });
+
+  it('refuses a port in use with a clear message (exit 1) and writes nothing', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    const port = (blocker.address() as net.AddressInfo).port;
+    const home = tempHome();
+    const p = spawnSvc(['relay', 'start', '--port', String(port), '--host', '127.0.0.1'], { SVC_HOME: home });
+    const { code } = await p.exited;
+    blocker.close();
+    expect(code).toBe(1);
+    expect(p.stderr()).toContain(`port ${port} on 127.0.0.1 is already in use`);
+    expect(fs.existsSync(path.join(home, 'relay', 'events'))).toBe(false);
+  });
+
+  it('bad configuration: a clear error and exit 1, no stack trace', async () => {
+    const cases: Array<[NodeJS.ProcessEnv, string]> = [
+      [{ RELAY_LOG_LEVEL: 'LOUD' }, 'log-level must be one of DEBUG, INFO, WARNING, ERROR'],
+      [{ RELAY_PORT: 'eighty' }, 'RELAY_PORT/--port must be 0-65535'],
+      [{ RELAY_SSL_CERT: '/nonexistent/cert.pem', RELAY_SSL_KEY: '/nonexistent/key.pem' }, 'TLS file not found'],
+      [{ RELAY_SSL_CERT: '/nonexistent/cert.pem' }, 'TLS needs both RELAY_SSL_CERT and RELAY_SSL_KEY'],
+      [{ RELAY_LOG_FORMAT: 'xml' }, 'RELAY_LOG_FORMAT must be json or pretty'],
+    ];
+    await Promise.all(
+      cases.map(async ([env, message]) => {
+        const home = tempHome();
+        const p = spawnSvc(['relay', 'start'], { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', ...env });
+        expect((await p.exited).code).toBe(1);
+        expect(p.stderr()).toContain('svc relay start: configuration: ');
+        expect(p.stderr()).toContain(message);
+        expect(p.stderr()).not.toContain('    at '); // no stack trace for an operator's mistake
+        expect(fs.existsSync(path.join(home, 'relay', 'events'))).toBe(false);
+      }),
+    );
+  });
+
+  it('refuses to start on a log broken in the middle, naming the record (exit 1)', async () => {
+    const home = tempHome();
+    const first = await startRelayProcess(home);
+    first.child.kill('SIGTERM');
+    await first.exited;
+    const second = await startRelayProcess(home);
+    second.child.kill('SIGTERM');
+    await second.exited;
+    const dir = path.join(home, 'relay', 'events');
+    fs.rmSync(path.join(home, 'relay', 'snapshots'), { recursive: true, force: true });
+    const file = path.join(dir, fs.readdirSync(dir)[0]);
+    const text = fs.readFileSync(file, 'utf8').split('\n');
+    text[1] = text[1].replace('"system"', '"sistem"'); // seq 2 edited
+    fs.writeFileSync(file, text.join('\n'));
+
+    const p = spawnSvc(['relay', 'start'], { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0' });
+    expect((await p.exited).code).toBe(1);
+    expect(p.stderr()).toContain('the event log is broken at seq 2 (segment-000000000001.jsonl): checksum mismatch');
+    expect(p.stderr()).toContain('svc relay events verify --log');
+
+    const verify = spawnSvc(['relay', 'events', 'verify'], { SVC_HOME: home });
+    expect((await verify.exited).code).toBe(1);
+    expect(verify.stderr()).toContain('first bad record: seq 2');
+  });
+
+  it('unknown commands print usage on stderr and exit 2; a bare `svc` too', async () => {
+    await Promise.all(
+      [['relay', 'frobnicate'], [], ['relay', 'start', '--nope']].map(async (args) => {
+        const p = spawnSvc(args, { SVC_HOME: tempHome() });
+        expect((await p.exited).code).toBe(2);
+        expect(p.stderr()).toContain('Usage:');
+        expect(p.stdout()).toBe('');
+      }),
+    );
+  });
+});

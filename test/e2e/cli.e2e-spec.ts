@@ -1,0 +1,338 @@
+import { ReadModels } from '@svc/domain';
+import { replayLog } from '@svc/events';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { main } from '../../apps/relay/src/cli/main';
+import { formatLine } from '../../apps/relay/src/cli/pretty-log';
+import { decodePairingUrl } from '../../apps/relay/src/pairing/qr-payload';
+import { bearer, pairPhone, Phone, registerCode, startRelay, tempHome, type TestRelay } from '../support/harness';
+
+type Run = { code: number; stdout: string; stderr: string };
+
+/** Runs the CLI in-process against real files and a real relay, capturing what it prints. */
+async function svc(args: string[], env: NodeJS.ProcessEnv = {}, signal?: AbortSignal, tty = false): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, {
+    stdout: { write: (s: string) => (stdout += s), isTTY: tty },
+    stderr: { write: (s: string) => (stderr += s), isTTY: false },
+    env: { PATH: process.env.PATH, ...env },
+    signal,
+  });
+  return { code, stdout, stderr };
+}
+
+const lines = (s: string) => s.split('\n').filter(Boolean);
+const untilTrue = async (check: () => boolean, ms = 3000) => {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe('svc CLI: help and usage', () => {
+  it('prints help for every command on stdout with exit 0', async () => {
+    for (const args of [['--help'], ['help'], ['-h'], ['help', 'relay'], ['relay', '--help']]) {
+      const r = await svc(args);
+      expect(r).toMatchObject({ code: 0, stderr: '' });
+      expect(r.stdout).toContain('svc relay');
+    }
+    for (const [args, words] of [
+      [
+        ['relay', 'start', '--help'],
+        ['--no-ssl', '--allow-insecure-api-key', 'RELAY_PORT'],
+      ],
+      [
+        ['help', 'relay', 'pair'],
+        ['--ttl', '--grants'],
+      ],
+      [
+        ['relay', 'events', 'replay', '-h'],
+        ['--log', '--json'],
+      ],
+      [['help', 'relay', 'events', 'verify'], ['first bad record']],
+      [
+        ['relay', 'events', 'tail', '--help'],
+        ['--follow', '--type', '--limit'],
+      ],
+    ] as const) {
+      const r = await svc([...args]);
+      expect(r.code).toBe(0);
+      for (const w of words) expect(r.stdout).toContain(w);
+    }
+    const v = await svc(['--version']);
+    expect(v.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it.each([
+    [[], 'a command is required'],
+    [['relay'], '"svc relay" needs a command'],
+    [['bogus'], 'unknown command "bogus"'],
+    [['relay', 'bogus'], 'unknown command "relay bogus"'],
+    [['relay', 'events', 'rewrite'], 'unknown command "relay events rewrite"'],
+    [['relay', 'start', '--bogus'], "Unknown option '--bogus'"],
+    [['relay', 'start', '--port', '99999'], '--port 99999'],
+    [['relay', 'start', '--shell', 'bash'], 'absolute path'],
+    [['relay', 'start', 'extra'], 'extra'],
+    [['relay', 'pair', '--ttl', 'soon'], 'not a duration'],
+    [['relay', 'pair', '--grants', 'telepathy=1d'], 'unknown channel "telepathy"'],
+    [['relay', 'pair', '--grants', 'terminal'], 'not <channel>=<duration>'],
+    [['relay', 'events', 'tail', '--limit', '-3'], '--limit'],
+    [['relay', 'events', 'replay', '--at', 'yesterday'], '--at yesterday'],
+    [['help', 'relay', 'nope'], 'no help for "relay nope"'],
+  ])('svc %j: usage on stderr, exit 2', async (args, message) => {
+    const r = await svc(args as string[], { SVC_HOME: tempHome() });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(message);
+    expect(r.stderr).toContain('Usage:');
+  });
+});
+
+describe('svc relay pair', () => {
+  let relay: TestRelay;
+  let env: NodeJS.ProcessEnv;
+  beforeAll(async () => {
+    relay = await startRelay();
+    env = { SVC_HOME: relay.home, RELAY_HOST: '127.0.0.1', RELAY_PORT: String(relay.port) };
+  });
+  afterAll(() => relay.close());
+
+  it('mints a code on the running relay; the QR URL pairs a phone with the grants asked for', async () => {
+    const r = await svc(['relay', 'pair', '--ttl', '7d', '--grants', 'terminal=1d,bridge=off', '--json'], env);
+    expect(r.code).toBe(0);
+    const mint = JSON.parse(r.stdout) as { code: string; pairing_url: string; expires_at: number };
+    const payload = decodePairingUrl(mint.pairing_url);
+    expect(payload.relay.code).toBe(mint.code);
+    expect(payload.relay.ttl_seconds).toBe(7 * 86400);
+    const now = relay.clock.now().getTime() / 1000;
+    expect(mint.expires_at).toBe(now + 600);
+
+    const phone = await Phone.connect(relay.url);
+    const ok = await phone.auth({ pairing_code: mint.code, device_name: 'CLI phone', device_id: 'cli-1' });
+    expect(ok.type).toBe('auth.ok');
+    expect(ok.payload.expires_at).toBe(now + 7 * 86400);
+    const grants = ok.payload.grants as Record<string, number | null>;
+    expect(grants.terminal).toBe(now + 86400);
+    expect(grants).not.toHaveProperty('bridge');
+    expect(grants.chat).toBe(now + 7 * 86400);
+    phone.close();
+  });
+
+  it('prints the QR, the code, the svc-relay:// URL and the expiry for the operator (never into the relay log)', async () => {
+    const r = await svc(['relay', 'pair'], { ...env, RELAY_HOST: '0.0.0.0' });
+    expect(r.code).toBe(0);
+    const code = /code\s+([A-Z0-9]{6})/.exec(r.stdout)?.[1];
+    expect(code).toBeDefined();
+    expect(r.stdout).toMatch(/[▀▄█]{10}/);
+    expect(r.stdout).toContain('svc-relay://pair?payload=');
+    expect(r.stdout).toMatch(/expires\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in \d+ min; one use\)/);
+    expect(r.stdout).not.toContain('\x1b['); // not a terminal: no escape codes
+    expect(relay.logs.join('')).not.toContain(code!);
+    const events = fs.readFileSync(path.join(relay.home, 'relay', 'events', fs.readdirSync(path.join(relay.home, 'relay', 'events'))[0]), 'utf8');
+    expect(events).not.toContain(`"${code}"`);
+  });
+
+  it('says clearly when no relay answers /health, and names RELAY_HOST/RELAY_PORT', async () => {
+    const r = await svc(['relay', 'pair'], { ...env, RELAY_PORT: '1' });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('no relay answers at http://127.0.0.1:1/health');
+    expect(r.stderr).toContain('RELAY_PORT');
+  });
+});
+
+describe('svc relay pair over TLS (RELAY_SSL_CERT/RELAY_SSL_KEY)', () => {
+  /** A throwaway self-signed certificate for 127.0.0.1 (openssl is on Debian; .ci/run installs it). */
+  function selfSigned(dir: string, name: string): { cert: string; key: string } {
+    const cert = path.join(dir, `${name}.crt`);
+    const key = path.join(dir, `${name}.key`);
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=svc relay test',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'pipe' },
+    );
+    return { cert, key };
+  }
+
+  it('dials https with the relay certificate as the only trust anchor; a different certificate is refused', async () => {
+    const dir = tempHome();
+    const real = selfSigned(dir, 'relay');
+    const other = selfSigned(dir, 'other');
+    const relay = await startRelay({ env: { RELAY_SSL_CERT: real.cert, RELAY_SSL_KEY: real.key } });
+    try {
+      expect(relay.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      const env = { SVC_HOME: relay.home, RELAY_HOST: '0.0.0.0', RELAY_PORT: String(relay.port), RELAY_SSL_CERT: real.cert, RELAY_SSL_KEY: real.key };
+      const ok = await svc(['relay', 'pair', '--json'], env);
+      expect(ok.code).toBe(0);
+      const mint = JSON.parse(ok.stdout) as { relay_url: string; pairing_url: string };
+      expect(mint.relay_url).toMatch(/^wss:\/\//);
+      expect(decodePairingUrl(mint.pairing_url).relay.url).toBe(mint.relay_url);
+
+      const pinned = await svc(['relay', 'pair'], { ...env, RELAY_SSL_CERT: other.cert, RELAY_SSL_KEY: other.key });
+      expect(pinned.code).toBe(1);
+      expect(pinned.stderr).toContain(`no relay answers at https://127.0.0.1:${relay.port}/health`);
+      expect(pinned.stderr).toMatch(/certificate/i); // refused for the right reason: not the pinned certificate
+      expect(pinned.stdout).toBe('');
+    } finally {
+      await relay.close();
+    }
+  });
+});
+
+describe('svc relay events', () => {
+  let relay: TestRelay;
+  let env: NodeJS.ProcessEnv;
+  let prefix: string;
+  let token: string;
+  beforeAll(async () => {
+    relay = await startRelay();
+    env = { SVC_HOME: relay.home };
+    const a = await pairPhone(relay, { terms: { ttl_seconds: 86400, grants: { terminal: '1h', bridge: false } } });
+    const b = await pairPhone(relay);
+    prefix = a.prefix;
+    token = b.token;
+    const del = await fetch(`${relay.url}/sessions/${b.prefix}`, { method: 'DELETE', headers: bearer(a.token) });
+    expect(del.status).toBe(200);
+    a.phone.close();
+    b.phone.close();
+    await relay.log.drain();
+  });
+  afterAll(() => relay.close());
+
+  it('replay rebuilds the same state the relay holds and summarises it (text and --json)', async () => {
+    const at = relay.clock.now().toISOString();
+    const r = await svc(['relay', 'events', 'replay', '--json', '--at', at], env);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    const models = new ReadModels();
+    const summary = replayLog(path.join(relay.home, 'relay', 'events'), models);
+    expect(report.lastSeq).toBe(relay.log.lastSeq);
+    expect(report.lastHash).toBe(relay.log.lastHash);
+    expect(report.countsByType).toEqual(summary.countsByType);
+    expect(report.countsByType['session.revoked']).toBe(1);
+    expect(report.sessions.map((s: { token_prefix: string }) => s.token_prefix)).toEqual([prefix]);
+    expect(report.sessions[0].grants.terminal).toBe(new Date(relay.clock.now().getTime() + 3600_000).toISOString());
+    expect(report.sessions[0].grants).not.toHaveProperty('bridge');
+    expect(JSON.stringify(report)).not.toContain(token);
+
+    const text = await svc(['relay', 'events', 'replay', '--at', at], env);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`last seq ${relay.log.lastSeq}, chain ok`);
+    expect(text.stdout).toContain(`sessions active at ${at}: 1`);
+    expect(text.stdout).toMatch(new RegExp(`${prefix}\\s+Test phone`));
+    expect(text.stdout).toMatch(/session\.created\s+2/);
+  });
+
+  it('verify passes an intact log, and names the first bad record of an edited copy (exit 1)', async () => {
+    const ok = await svc(['relay', 'events', 'verify'], env);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain(`${relay.log.lastSeq} records in 1 segment, chain intact`);
+
+    const copy = tempHome();
+    const src = path.join(relay.home, 'relay', 'events');
+    for (const f of fs.readdirSync(src)) fs.copyFileSync(path.join(src, f), path.join(copy, f));
+    const file = path.join(copy, fs.readdirSync(copy)[0]);
+    const text = fs.readFileSync(file, 'utf8').split('\n');
+    text[3] = text[3].replace('"actor":"', '"actor":"X'); // seq 4 edited, its checksum no longer matches
+    fs.writeFileSync(file, text.join('\n'));
+    const bad = await svc(['relay', 'events', 'verify', '--log', copy], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('first bad record: seq 4 in segment-000000000001.jsonl: checksum mismatch');
+    const json = await svc(['relay', 'events', 'verify', '--log', copy, '--json'], env);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, seq: 4, reason: 'checksum mismatch' });
+    const replay = await svc(['relay', 'events', 'replay', '--log', copy], env);
+    expect(replay.code).toBe(1);
+    expect(replay.stderr).toContain('event log broken at seq 4');
+  });
+
+  it('accepts --log as the events dir, the relay dir or the svc home; says so when there is no log', async () => {
+    for (const dir of [path.join(relay.home, 'relay', 'events'), path.join(relay.home, 'relay'), relay.home]) {
+      const r = await svc(['relay', 'events', 'verify', '--log', dir], { SVC_HOME: '/nonexistent' });
+      expect(r.code).toBe(0);
+    }
+    const none = await svc(['relay', 'events', 'verify'], { SVC_HOME: tempHome() });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no event log at');
+    const file = await svc(['relay', 'events', 'tail', '--log', path.join(relay.home, 'relay', 'secret.key')], env);
+    expect(file.code).toBe(1);
+    expect(file.stderr).toContain('not a file');
+  });
+
+  it('tail prints the newest N, filters by type prefix, and --json prints the stored records', async () => {
+    const all = lines((await svc(['relay', 'events', 'tail', '--limit', '0', '--json'], env)).stdout).map((l) => JSON.parse(l));
+    expect(all.map((e) => e.seq)).toEqual(Array.from({ length: relay.log.lastSeq }, (_, i) => i + 1));
+
+    const last3 = lines((await svc(['relay', 'events', 'tail', '-n', '3'], env)).stdout);
+    expect(last3).toHaveLength(3);
+    expect(last3[2]).toMatch(new RegExp(`^#${relay.log.lastSeq} `));
+
+    for (const type of ['session', 'session.']) {
+      const only = lines((await svc(['relay', 'events', 'tail', '--type', type, '--limit', '0', '--json'], env)).stdout).map((l) => JSON.parse(l));
+      expect(only.length).toBe(all.filter((e) => e.type.startsWith('session.')).length);
+      expect(only.every((e) => e.type.startsWith('session.'))).toBe(true);
+    }
+    const two = lines((await svc(['relay', 'events', 'tail', '--type', 'session.revoked,relay.started', '--limit', '0', '--json'], env)).stdout);
+    expect(two.map((l) => JSON.parse(l).type).sort()).toEqual(['relay.started', 'session.revoked']);
+    const text = (await svc(['relay', 'events', 'tail', '--type', 'session.created'], env)).stdout;
+    expect(text).toMatch(/"tokenDigest":"[A-Za-z0-9_-]{8}…"/); // digests shortened for reading
+  });
+
+  it('tail --follow prints events as the relay writes them, until stopped', async () => {
+    const stop = new AbortController();
+    let out = '';
+    const done = main(['relay', 'events', 'tail', '--follow', '--type', 'pairing', '--limit', '1'], {
+      stdout: { write: (s: string) => (out += s) },
+      stderr: { write: () => true },
+      env,
+      signal: stop.signal,
+    });
+    await untilTrue(() => lines(out).length === 1);
+    const res = await registerCode(relay, 'FOLLOW');
+    expect(res.status).toBe(201);
+    await untilTrue(() => lines(out).length === 2);
+    expect(lines(out)[1]).toContain('pairing.code_registered');
+    expect(out).not.toContain('FOLLOW');
+    stop.abort('SIGINT');
+    await expect(done).resolves.toBe(0);
+  });
+});
+
+describe('pretty log lines', () => {
+  it('turns pino JSON into one readable line and passes anything else through', () => {
+    const raw = JSON.stringify({
+      level: 40,
+      time: '2026-03-01T12:00:01.234Z',
+      svc: 'relay',
+      segment: 'segment-000000000001.jsonl',
+      droppedBytes: 17,
+      msg: 'event log: cut a torn last line',
+    });
+    expect(formatLine(raw)).toBe('12:00:01.234 WARN  event log: cut a torn last line segment=segment-000000000001.jsonl droppedBytes=17');
+    expect(formatLine(JSON.stringify({ level: 30, time: '2026-03-01T12:00:01.234Z', msg: 'x', note: 'two words' }))).toBe(
+      '12:00:01.234 INFO  x note="two words"',
+    );
+    expect(formatLine('not json')).toBe('not json');
+  });
+});

@@ -1,0 +1,93 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+export const BIN = path.join(ROOT, 'bin', 'svc');
+const STAMP = path.join(ROOT, 'dist', 'apps', 'relay', 'src', 'cli', 'main.js');
+const SOURCES = [path.join(ROOT, 'apps', 'relay', 'src'), path.join(ROOT, 'libs')];
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(full));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) newest = Math.max(newest, fs.statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Tests that spawn `bin/svc` need dist/. `npm test` builds first; a single file run from an editor
+ * builds here when a source is newer than the build (serialised by a lock directory).
+ */
+export function ensureBuilt(): void {
+  const stale = () => !fs.existsSync(STAMP) || fs.statSync(STAMP).mtimeMs < Math.max(...SOURCES.map(newestSource));
+  if (!stale()) return;
+  const lock = path.join(ROOT, 'dist.build-lock');
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      break;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${lock} held for 2 minutes; remove it if no build runs`);
+      execFileSync('sleep', ['0.2']);
+    }
+  }
+  try {
+    if (!stale()) return;
+    const tsc = path.join(ROOT, 'node_modules', '.bin', 'tsc');
+    const alias = path.join(ROOT, 'node_modules', '.bin', 'tsc-alias');
+    execFileSync(tsc, ['-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
+    execFileSync(alias, ['-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+export type SvcProcess = {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+};
+
+/** Runs `bin/svc <args>` as a real process (stdin closed, output captured). */
+export function spawnSvc(args: string[], env: NodeJS.ProcessEnv): SvcProcess {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+/** Waits until `pick` finds something in the process's stderr, or fails with what it printed. */
+export async function waitForOutput<T>(p: SvcProcess, pick: (stderr: string) => T | null | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let exited = false;
+  void p.exited.then(() => (exited = true));
+  for (;;) {
+    const hit = pick(p.stderr());
+    if (hit) return hit;
+    if (exited || Date.now() > deadline) {
+      throw new Error(`svc did not print what was expected (exited: ${exited})\nstderr:\n${p.stderr()}\nstdout:\n${p.stdout().slice(-2000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Starts `svc relay start` on an ephemeral loopback port and resolves with its base URL. */
+export async function startRelayProcess(home: string, env: NodeJS.ProcessEnv = {}): Promise<SvcProcess & { url: string }> {
+  const p = spawnSvc(['relay', 'start'], { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_LOG_LEVEL: 'INFO', ...env });
+  const url = await waitForOutput(p, (s) => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(s)?.[1]);
+  return { ...p, url };
+}
