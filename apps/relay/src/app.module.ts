@@ -7,6 +7,7 @@ import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from './common/tokens';
 import { HealthController } from './health/health.controller';
+import { MediaModule } from './media/media.module';
 import { PairingController } from './pairing/pairing.controller';
 import { PairingService } from './pairing/pairing.service';
 import { PhoneSocketModule } from './phone-socket/phone-socket.module';
@@ -33,7 +34,7 @@ export class CoreModule {
 }
 
 @Module({
-  imports: [PhoneSocketModule],
+  imports: [PhoneSocketModule, MediaModule],
   controllers: [HealthController, PairingController, SessionsController],
   providers: [PairingService, SessionsService],
 })

@@ -12,3 +12,7 @@ export * from './sessions/sessions';
 export * from './rate-limit/rate-limit.projection';
 export * from './rate-limit/rate-limit';
 export * from './connections/connections.projection';
+export * from './media/media.projection';
+export * from './media/media';
+export * from './media/media-policy';
+export * from './media/chat-markers';

@@ -3,6 +3,7 @@ import { ConnectionsProjection } from './connections/connections.projection';
 import { PairingProjection } from './pairing/pairing.projection';
 import { RateLimitProjection } from './rate-limit/rate-limit.projection';
 import { SessionsProjection } from './sessions/sessions.projection';
+import { MediaProjection } from './media/media.projection';
 
 /**
  * Every read model of the relay. The relay keeps two instances: the decision state (holds events still
@@ -14,6 +15,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly pairing = new PairingProjection();
   readonly rateLimit = new RateLimitProjection();
   readonly connections = new ConnectionsProjection();
+  readonly media = new MediaProjection();
   /** The seq of the last event applied. */
   lastSeq = 0;
 

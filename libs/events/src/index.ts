@@ -5,6 +5,7 @@ export * from './events/pairing.events';
 export * from './events/phone.events';
 export * from './events/relay.events';
 export * from './events/session.events';
+export * from './events/media.events';
 export * from './chain';
 export * from './bus';
 export * from './event-store';

@@ -3,9 +3,11 @@ import type { PairingEvent } from './events/pairing.events';
 import type { PhoneConnectionEvent } from './events/phone.events';
 import type { RelayLifecycleEvent } from './events/relay.events';
 import type { SessionEvent } from './events/session.events';
+import type { MediaEvent } from './events/media.events';
 
 /** Every state change of the relay. Add a feature's union here; exhaustive switches find the gaps. */
-export type RelayEvent = RelayLifecycleEvent | PairingEvent | SessionEvent | AuthEvent | PhoneConnectionEvent;
+export type RelayEvent = RelayLifecycleEvent | PairingEvent | SessionEvent | AuthEvent | PhoneConnectionEvent
+  | MediaEvent;
 
 export type RelayEventType = RelayEvent['type'];
 export type EventOf<T extends RelayEventType> = Extract<RelayEvent, { type: T }>;
