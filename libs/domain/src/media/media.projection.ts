@@ -60,7 +60,8 @@ export class MediaProjection implements Projection<State> {
       }
       case 'media.fetched': {
         const m = e.data.tokenDigest === null ? undefined : this.byDigest.get(e.data.tokenDigest);
-        if (m) {
+        // `usedSeq` doubles as a guard: the same fetch applied twice is counted once.
+        if (m && e.seq > m.usedSeq) {
           m.fetchCount++;
           m.lastFetchedAt = Date.parse(e.at);
           m.usedSeq = e.seq;
