@@ -6,6 +6,10 @@ import * as path from 'node:path';
 import { MEDIA_REGISTRAR, type MediaRegistrar } from '../../apps/relay/src/common/media-registrar';
 import { bearer, pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
 
+/** Response bodies are read as loosely typed JSON; the assertions check their shape. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
 /** The registry's lifecycle: TTL and LRU over the injected clock, owned files, restart, replay. */
 describe('media registry', () => {
   let dir: string;
@@ -22,14 +26,14 @@ describe('media registry', () => {
   const register = async (relay: TestRelay, p: string): Promise<string> => {
     const res = await fetch(`${relay.url}/media/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ path: p, content_type: 'text/plain' }) });
     if (res.status !== 200) throw new Error(`register ${res.status}`);
-    return (await res.json()).token;
+    return (await res.json() as Json).token;
   };
   const upload = async (relay: TestRelay, token: string, content: string): Promise<{ token: string; path: string }> => {
     const form = new FormData();
     form.append('file', new Blob([content]), 'up.txt');
     const res = await fetch(`${relay.url}/media/upload`, { method: 'POST', headers: bearer(token), body: form });
     if (res.status !== 200) throw new Error(`upload ${res.status} ${await res.text()}`);
-    const body = await res.json();
+    const body = await res.json() as Json;
     const ev = readEvents(relay.home).filter((e) => e.type === 'media.uploaded').at(-1)!;
     return { token: body.token, path: ev.data.path as string };
   };
@@ -60,7 +64,7 @@ describe('media registry', () => {
       await relay.sweep();
       expect(await status(relay, token, t)).toBe(404);
       expect(readEvents(relay.home).filter((e) => e.type === 'media.expired')).toEqual([expect.objectContaining({ actor: 'system', data: expect.objectContaining({ tokenPrefix: t.slice(0, 8), ownedPath: null }) })]);
-      expect((await (await fetch(`${relay.url}/media/inspect`)).json()).count).toBe(0);
+      expect((await (await fetch(`${relay.url}/media/inspect`)).json() as Json).count).toBe(0);
       expect(fs.existsSync(path.join(dir, 'ttl.txt'))).toBe(true);
     });
 
@@ -90,7 +94,7 @@ describe('media registry', () => {
       const e = await register(relay, write('e.txt'));
       expect(await status(relay, token, a)).toBe(404);
       expect(await status(relay, token, e)).toBe(200);
-      expect((await (await fetch(`${relay.url}/media/inspect`)).json()).count).toBe(3);
+      expect((await (await fetch(`${relay.url}/media/inspect`)).json() as Json).count).toBe(3);
     });
 
     it('an owned file named by two tokens is deleted only when the last one retires', async () => {
@@ -153,7 +157,7 @@ describe('media registry', () => {
       const b = write('Screen Shot 1.png', 'shot');
       const text = `Here: MEDIA:${a}. And MEDIA:"${b}" plus MEDIA:/etc/passwd and MEDIA:svc-relay://AAAAAAAAAAAAAAAAAAAAAA`;
       const res = await fetch(`${relay.url}/media/markers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text }) });
-      const body = await res.json();
+      const body = await res.json() as Json;
       expect(res.status).toBe(200);
       expect(body.registered).toHaveLength(2);
       const [ta, tb] = body.registered.map((r: { token: string }) => r.token);
@@ -189,7 +193,7 @@ describe('media registry', () => {
         expect(retired(relay, stray)).toEqual([expect.objectContaining({ data: expect.objectContaining({ reason: 'restart', deleted: true }) })]);
         const stopping = events.findIndex((e) => e.type === 'relay.stopping');
         expect(events.findIndex((e) => e.type === 'media.retired' && e.data.path === up.path)).toBeLessThan(stopping);
-        expect((await (await fetch(`${relay.url}/media/inspect`)).json()).count).toBe(0);
+        expect((await (await fetch(`${relay.url}/media/inspect`)).json() as Json).count).toBe(0);
         // The session survived the restart: only media is ephemeral.
         const fresh = await register(relay, hostFile);
         expect(await status(relay, token, fresh)).toBe(200);

@@ -5,6 +5,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { bearer, pairPhone, readEvents, startRelay, type Phone, type TestRelay } from '../support/harness';
 
+/** Response bodies are read as loosely typed JSON; the assertions check their shape. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
 /** Spec 4.4 routes and every status of the spec's error table for them, over a real relay. */
 describe('media routes', () => {
   const CAP = 1024 * 1024; // RELAY_MEDIA_MAX_SIZE_MB=1
@@ -29,7 +33,7 @@ describe('media routes', () => {
   };
   const registered = async (p: string, extra: Record<string, unknown> = {}): Promise<string> => {
     const res = await register({ path: p, content_type: 'text/plain', ...extra });
-    const body = await res.json();
+    const body = await res.json() as Json;
     if (res.status !== 200) throw new Error(`register ${res.status} ${JSON.stringify(body)}`);
     return body.token;
   };
@@ -49,7 +53,7 @@ describe('media routes', () => {
     it('returns an opaque 128-bit token that names no path', async () => {
       const p = write('hello.txt', 'hello world');
       const res = await register({ path: p, content_type: 'text/plain', file_name: 'hello.txt' });
-      const body = await res.json();
+      const body = await res.json() as Json;
       expect(res.status).toBe(200);
       expect(body).toEqual({ ok: true, token: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), expires_at: expect.any(Number), sensitive: false });
       expect(JSON.stringify(body)).not.toContain(dir);
@@ -66,7 +70,7 @@ describe('media routes', () => {
       [{ path: '/tmp/x', sensitive: 1 }, 'sensitive must be true or false'],
     ])('400 names the field and why: %j', async (body, message) => {
       const res = await register(body);
-      const out = await res.json();
+      const out = await res.json() as Json;
       expect(res.status).toBe(400);
       expect(out.ok).toBe(false);
       expect(out.error).toContain(message);
@@ -76,33 +80,33 @@ describe('media routes', () => {
       const p = write('not-owned.txt', 'x');
       const res = await register({ path: p, content_type: 'text/plain', owned_file: true });
       expect(res.status).toBe(400);
-      expect(await res.json()).toMatchObject({ code: 'media.not_owned', error: expect.stringContaining('owned_file') });
+      expect(await res.json() as Json).toMatchObject({ code: 'media.not_owned', error: expect.stringContaining('owned_file') });
       expect(fs.existsSync(p)).toBe(true);
     });
 
     it('403 for a non-loopback caller (a proxied request is not loopback)', async () => {
       const res = await register({ path: write('p.txt', 'x') }, { 'x-forwarded-for': '203.0.113.9' });
       expect(res.status).toBe(403);
-      expect(await res.json()).toMatchObject({ ok: false, code: 'auth.loopback_only' });
+      expect(await res.json() as Json).toMatchObject({ ok: false, code: 'auth.loopback_only' });
     });
 
     it('applies the file checks: 404 missing, 403 system path, directory, FIFO, over the cap', async () => {
       expect((await register({ path: path.join(dir, 'nope.txt') })).status).toBe(404);
       const sys = await register({ path: '/etc/hostname' });
       expect(sys.status).toBe(403);
-      expect(await sys.json()).toMatchObject({ code: 'media.denied_path' });
+      expect(await sys.json() as Json).toMatchObject({ code: 'media.denied_path' });
       const d = path.join(dir, 'a-dir');
       fs.mkdirSync(d);
-      expect(await (await register({ path: d })).json()).toMatchObject({ code: 'media.not_regular' });
+      expect(await (await register({ path: d })).json() as Json).toMatchObject({ code: 'media.not_regular' });
       const fifo = path.join(dir, 'fifo');
       execFileSync('mkfifo', [fifo]);
       const res = await register({ path: fifo });
       expect(res.status).toBe(403);
-      expect(await res.json()).toMatchObject({ code: 'media.not_regular', error: expect.stringContaining('FIFO') });
+      expect(await res.json() as Json).toMatchObject({ code: 'media.not_regular', error: expect.stringContaining('FIFO') });
       const big = write('big.bin', Buffer.alloc(CAP + 1));
       const tooBig = await register({ path: big });
       expect(tooBig.status).toBe(403);
-      expect(await tooBig.json()).toMatchObject({ code: 'media.too_large', max_size: CAP });
+      expect(await tooBig.json() as Json).toMatchObject({ code: 'media.too_large', max_size: CAP });
     });
 
     it('refuses the relay\'s own secrets and event log', async () => {
@@ -124,14 +128,14 @@ describe('media routes', () => {
       expect((await fetch(`${relay.url}/media/${t}`)).status).toBe(401);
       const bad = await fetch(`${relay.url}/media/${t}`, { headers: bearer('x'.repeat(43)) });
       expect(bad.status).toBe(401);
-      expect(await bad.json()).toMatchObject({ ok: false, code: 'auth.invalid_token' });
+      expect(await bad.json() as Json).toMatchObject({ ok: false, code: 'auth.invalid_token' });
       expect((await fetch(`${relay.url}/media/AAAAAAAAAAAAAAAAAAAAAA`)).status).toBe(401);
     });
 
     it('404 for unknown and malformed tokens', async () => {
       const res = await get('AAAAAAAAAAAAAAAAAAAAAA');
       expect(res.status).toBe(404);
-      expect(await res.json()).toMatchObject({ ok: false, code: 'media.not_found' });
+      expect(await res.json() as Json).toMatchObject({ ok: false, code: 'media.not_found' });
       expect((await get('short')).status).toBe(404);
       expect((await get('%2e%2e%2fetc%2fpasswd')).status).toBe(404);
     });
@@ -184,7 +188,7 @@ describe('media routes', () => {
       const past = await get(t, { range: `bytes=${content.length}-` });
       expect(past.status).toBe(416);
       expect(past.headers.get('content-range')).toBe(`bytes */${content.length}`);
-      expect(await past.json()).toMatchObject({ ok: false, code: 'media.range_not_satisfiable' });
+      expect(await past.json() as Json).toMatchObject({ ok: false, code: 'media.range_not_satisfiable' });
       const multi = await get(t, { range: 'bytes=0-1,4-5' });
       expect(multi.status).toBe(200);
       expect(await multi.text()).toBe(content);
@@ -222,7 +226,7 @@ describe('media routes', () => {
       fs.appendFileSync(p, Buffer.alloc(CAP));
       const res = await get(t2);
       expect(res.status).toBe(403);
-      expect(await res.json()).toMatchObject({ code: 'media.too_large' });
+      expect(await res.json() as Json).toMatchObject({ code: 'media.too_large' });
     });
 
     it('refuses a registered file swapped for a symlink after registration', async () => {
@@ -232,7 +236,7 @@ describe('media routes', () => {
       fs.symlinkSync('/etc/hostname', p);
       const res = await get(t2);
       expect(res.status).toBe(403);
-      const body = await res.json();
+      const body = await res.json() as Json;
       expect(body).toMatchObject({ code: 'media.file_changed' });
       expect(JSON.stringify(body)).not.toContain('/etc');
     });
@@ -252,7 +256,7 @@ describe('media routes', () => {
       fs.rmSync(p);
       fs.writeFileSync(p + '.new', 'two');
       fs.renameSync(p + '.new', p);
-      expect(await (await get(t2)).json()).toMatchObject({ code: 'media.file_changed' });
+      expect(await (await get(t2)).json() as Json).toMatchObject({ code: 'media.file_changed' });
     });
 
     it('404 when the registered file was deleted', async () => {
@@ -261,7 +265,7 @@ describe('media routes', () => {
       fs.rmSync(p);
       const res = await get(t2);
       expect(res.status).toBe(404);
-      expect(await res.json()).toMatchObject({ code: 'media.file_missing' });
+      expect(await res.json() as Json).toMatchObject({ code: 'media.file_missing' });
     });
   });
 
@@ -270,7 +274,7 @@ describe('media routes', () => {
       const t = await registered(write('secret.png', 'pixels'), { content_type: 'image/png' });
       const res = await fetch(`${relay.url}/media/${t}/sensitive`, { method: 'POST' });
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ ok: true, token_prefix: t.slice(0, 8), sensitive: true });
+      expect(await res.json() as Json).toEqual({ ok: true, token_prefix: t.slice(0, 8), sensitive: true });
       const got = await get(t);
       expect(got.headers.get('x-media-sensitive')).toBe('1');
       expect(got.headers.get('cache-control')).toBe('no-store');
@@ -302,7 +306,7 @@ describe('media routes', () => {
       relay.clock.advanceSeconds(30);
       const res = await fetch(`${relay.url}/media/inspect`);
       expect(res.status).toBe(200);
-      const body = await res.json();
+      const body = await res.json() as Json;
       const entry = body.entries.find((e: { token_prefix: string }) => e.token_prefix === t.slice(0, 8));
       expect(entry).toMatchObject({
         path: fs.realpathSync(p),
@@ -318,7 +322,7 @@ describe('media routes', () => {
       });
       expect(body.limits).toMatchObject({ max_size_bytes: CAP, ttl_seconds: 86_400, lru_cap: 500, strict_sandbox: false });
       expect(JSON.stringify(body)).not.toContain(t);
-      const one = await (await fetch(`${relay.url}/media/inspect?token=${t}`)).json();
+      const one = await (await fetch(`${relay.url}/media/inspect?token=${t}`)).json() as Json;
       expect(one.entries).toHaveLength(1);
     });
 
@@ -331,7 +335,7 @@ describe('media routes', () => {
     it('400 without path, 401 without bearer', async () => {
       const res = await fetch(`${relay.url}/media/by-path`, { headers: bearer(token) });
       expect(res.status).toBe(400);
-      expect(await res.json()).toMatchObject({ code: 'media.path_required', error: expect.stringContaining('path') });
+      expect(await res.json() as Json).toMatchObject({ code: 'media.path_required', error: expect.stringContaining('path') });
       expect((await fetch(`${relay.url}/media/by-path?path=/tmp/x`)).status).toBe(401);
       expect((await byPath('relative.txt')).status).toBe(400);
     });
@@ -354,7 +358,7 @@ describe('media routes', () => {
     it('404 for a missing file', async () => {
       const res = await byPath(path.join(dir, 'missing.txt'));
       expect(res.status).toBe(404);
-      expect(await res.json()).toMatchObject({ code: 'media.file_missing' });
+      expect(await res.json() as Json).toMatchObject({ code: 'media.file_missing' });
     });
 
     it.each(['/etc/passwd', '/proc/self/environ', '/sys/kernel/hostname', '/dev/null', '/var/log', '/boot'])('403 for system path %s', async (p) => {
@@ -377,17 +381,17 @@ describe('media routes', () => {
       fs.symlinkSync('/etc/passwd', link);
       const res = await byPath(link);
       expect(res.status).toBe(403);
-      expect(await res.json()).toMatchObject({ code: 'media.denied_path' });
+      expect(await res.json() as Json).toMatchObject({ code: 'media.denied_path' });
     });
 
     it('403 for a directory and a FIFO (without blocking), and for a file over the cap', async () => {
-      expect(await (await byPath(dir)).json()).toMatchObject({ code: 'media.not_regular' });
+      expect(await (await byPath(dir)).json() as Json).toMatchObject({ code: 'media.not_regular' });
       const fifo = path.join(dir, 'bp-fifo');
       execFileSync('mkfifo', [fifo]);
       const res = await byPath(fifo);
       expect(res.status).toBe(403);
       const big = write('bp-big.bin', Buffer.alloc(CAP + 1));
-      expect(await (await byPath(big)).json()).toMatchObject({ code: 'media.too_large' });
+      expect(await (await byPath(big)).json() as Json).toMatchObject({ code: 'media.too_large' });
     });
 
     it('403 for the relay\'s secrets; its workspace is served', async () => {
@@ -433,7 +437,7 @@ describe('media routes', () => {
         headers: bearer(token),
         body: multipart([{ name: 'file', value: bytes, filename: 'photo.png', type: 'image/png' }]),
       });
-      const body = await res.json();
+      const body = await res.json() as Json;
       expect(res.status).toBe(200);
       expect(body).toMatchObject({ ok: true, token: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), size: bytes.length, content_type: 'image/png', file_name: 'photo.png', sensitive: false });
       const got = await get(body.token);
@@ -454,7 +458,7 @@ describe('media routes', () => {
           { name: 'file', value: 'm4a', filename: '../../etc/voice.m4a' },
         ]),
       });
-      const body = await res.json();
+      const body = await res.json() as Json;
       expect(body).toMatchObject({ content_type: 'audio/mp4', file_name: 'voice.m4a', sensitive: true });
       expect((await get(body.token)).headers.get('x-media-sensitive')).toBe('1');
     });
@@ -467,7 +471,7 @@ describe('media routes', () => {
         body: multipart([{ name: 'file', value: Buffer.alloc(CAP + 10), filename: 'huge.bin' }]),
       });
       expect(res.status).toBe(413);
-      expect(await res.json()).toMatchObject({ ok: false, code: 'media.upload_too_large', max_size: CAP });
+      expect(await res.json() as Json).toMatchObject({ ok: false, code: 'media.upload_too_large', max_size: CAP });
       expect(ownedFiles()).toEqual(before);
     });
 
@@ -478,13 +482,13 @@ describe('media routes', () => {
         body: multipart([{ name: 'file', value: Buffer.alloc(CAP, 7), filename: 'exact.bin' }]),
       });
       expect(res.status).toBe(200);
-      expect((await res.json()).size).toBe(CAP);
+      expect((await res.json() as Json).size).toBe(CAP);
     });
 
     it('400 for a multipart body without a file field, or with the file in another field', async () => {
       const none = await fetch(`${relay.url}/media/upload`, { method: 'POST', headers: bearer(token), body: multipart([{ name: 'note', value: 'x' }]) });
       expect(none.status).toBe(400);
-      expect(await none.json()).toMatchObject({ code: 'media.bad_upload' });
+      expect(await none.json() as Json).toMatchObject({ code: 'media.bad_upload' });
       const other = await fetch(`${relay.url}/media/upload`, { method: 'POST', headers: bearer(token), body: multipart([{ name: 'attachment', value: 'x', filename: 'a.txt' }]) });
       expect(other.status).toBe(400);
     });
@@ -510,7 +514,7 @@ describe('media routes', () => {
     it('takes the JSON base64 form, bigger than the global 1 MiB body limit, under the same cap', async () => {
       const bytes = Buffer.alloc(CAP - 100, 3);
       const res = await fetch(`${relay.url}/media/upload`, json({ file_name: 'big.bin', content_type: 'application/octet-stream', content: bytes.toString('base64') }, bearer(token)));
-      const body = await res.json();
+      const body = await res.json() as Json;
       expect(res.status).toBe(200);
       expect(body).toMatchObject({ size: bytes.length, file_name: 'big.bin' });
       expect(Buffer.from(await (await get(body.token)).arrayBuffer()).equals(bytes)).toBe(true);
@@ -520,13 +524,13 @@ describe('media routes', () => {
     it('JSON form: 413 past the cap, 400 for bad base64 or a missing content', async () => {
       const over = await fetch(`${relay.url}/media/upload`, json({ file_name: 'x', content: Buffer.alloc(CAP + 1).toString('base64') }, bearer(token)));
       expect(over.status).toBe(413);
-      expect(await over.json()).toMatchObject({ code: 'media.upload_too_large' });
+      expect(await over.json() as Json).toMatchObject({ code: 'media.upload_too_large' });
       const bad = await fetch(`${relay.url}/media/upload`, json({ file_name: 'x', content: 'not base64!' }, bearer(token)));
       expect(bad.status).toBe(400);
-      expect(await bad.json()).toMatchObject({ error: expect.stringContaining('base64') });
+      expect(await bad.json() as Json).toMatchObject({ error: expect.stringContaining('base64') });
       const missing = await fetch(`${relay.url}/media/upload`, json({ file_name: 'x' }, bearer(token)));
       expect(missing.status).toBe(400);
-      expect(await missing.json()).toMatchObject({ error: expect.stringContaining('content') });
+      expect(await missing.json() as Json).toMatchObject({ error: expect.stringContaining('content') });
     });
 
     it('a JSON body past the route limit is refused with 413 before it is parsed', async () => {
