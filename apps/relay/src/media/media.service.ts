@@ -124,7 +124,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, OnA
     source: 'register' | 'registrar' = 'registrar',
   ): Promise<RegisteredMedia> {
     const real = await realPathOf(file.path);
-    if (path.dirname(real) !== this.owned) {
+    if (path.dirname(real) !== this.owned || this.inFlight.has(real)) {
       throw new DomainError(
         'media.not_owned',
         'invalid',
