@@ -12,7 +12,7 @@
  * Needs the compiled relay:
  *   npx tsc -p tsconfig.build.json && npx tsc-alias -p tsconfig.build.json
  * Run:
- *   node bench/media.js            # 1 GiB file, 5 rounds
+ *   node bench/media.js            # 1 GiB file, 4 rounds (about 100 s)
  *   MEDIA_BENCH_MB=256 MEDIA_BENCH_ROUNDS=2 node bench/media.js
  */
 const { spawn, fork } = require('node:child_process');
@@ -26,7 +26,7 @@ const ROOT = path.resolve(__dirname, '..');
 const RELAY_JS = path.join(ROOT, 'dist/apps/relay/src/relay.js');
 const CONFIG_JS = path.join(ROOT, 'dist/apps/relay/src/common/config.js');
 const SIZE_MB = Number(process.env.MEDIA_BENCH_MB || 1024);
-const ROUNDS = Number(process.env.MEDIA_BENCH_ROUNDS || 5);
+const ROUNDS = Number(process.env.MEDIA_BENCH_ROUNDS || 4);
 const CONCURRENCY = [1, 8];
 
 const role = process.argv[2];
