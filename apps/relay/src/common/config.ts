@@ -40,6 +40,8 @@ export type MediaConfig = {
   strictSandbox: boolean;
   /** SVC_WORKSPACE, default `<svc_home>/workspace`. */
   workspace: string;
+  /** The relay user's home (HOME, else the OS's idea of it): its credential folders are never served. */
+  home: string;
 };
 
 export type StartFlags = Partial<{
@@ -124,6 +126,7 @@ function loadMediaConfig(env: NodeJS.ProcessEnv, svcHome: string): MediaConfig {
     allowedRoots: roots.map((r) => path.resolve(r)),
     strictSandbox: env.RELAY_MEDIA_STRICT_SANDBOX?.trim() === '1',
     workspace: path.resolve(workspace),
+    home: path.resolve(env.HOME?.trim() || os.homedir()),
   };
 }
 

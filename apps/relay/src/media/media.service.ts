@@ -79,7 +79,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, OnA
     fs.mkdirSync(this.owned, { recursive: true, mode: 0o700 });
     fs.chmodSync(this.owned, 0o700);
     this.owned = fs.realpathSync(this.owned);
-    this.policy = policyContext({ svcHome: config.svcHome, workspace: media.workspace, allowedRoots: media.allowedRoots, strictSandbox: media.strictSandbox });
+    this.policy = policyContext({ home: media.home, svcHome: config.svcHome, workspace: media.workspace, allowedRoots: media.allowedRoots, strictSandbox: media.strictSandbox });
     scheduler.register('media.expire', (m, now) => expireMedia(m, now));
     this.subscription = log.bus.ofType('media.expired', 'media.evicted').subscribe((e) => {
       if (e.data.ownedPath !== null) void this.release(e.data.ownedPath);
