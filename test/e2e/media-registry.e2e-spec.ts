@@ -1,6 +1,7 @@
 import { ReadModels } from '@svc/domain';
 import { eventsDir, replayLog } from '@svc/events';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MEDIA_REGISTRAR, type MediaRegistrar } from '../../apps/relay/src/common/media-registrar';
@@ -166,6 +167,61 @@ describe('media registry', () => {
       const got = await fetch(`${relay.url}/media/${tb}`, { headers: bearer(token) });
       expect(await got.text()).toBe('shot');
       expect(got.headers.get('content-disposition')).toBe('inline; filename="Screen Shot 1.png"');
+    });
+  });
+
+  describe('transfers', () => {
+    let relay: TestRelay;
+    let token: string;
+    let big: string;
+    let t: string;
+    beforeEach(async () => {
+      relay = await startRelay();
+      const paired = await pairPhone(relay);
+      paired.phone.close();
+      token = paired.token;
+      big = write('big-transfer.bin', '');
+      fs.writeFileSync(big, Buffer.alloc(48 * 1024 * 1024, 7));
+      t = await register(relay, big);
+    });
+    afterEach(() => relay.close());
+
+    /** Descriptors of this process (the relay runs in it) open on the big file. */
+    const openFiles = () =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`) === fs.realpathSync(big);
+        } catch {
+          return false;
+        }
+      }).length;
+    /** Starts a download, reads its first chunk, and hands back the request (the client's socket). */
+    const startDownload = () =>
+      new Promise<http.ClientRequest>((resolve, reject) => {
+        const req = http.get(`${relay.url}/media/${t}`, { headers: bearer(token) }, (res) => res.once('data', () => (res.pause(), resolve(req))));
+        req.on('error', reject);
+      });
+
+    it('a client that disconnects mid-download leaves no open file behind, and the next fetch works', async () => {
+      const req = await startDownload();
+      expect(openFiles()).toBe(1);
+      req.on('error', () => undefined);
+      req.destroy();
+      await waitFor(() => openFiles() === 0);
+      const again = await fetch(`${relay.url}/media/${t}`, { headers: { ...bearer(token), range: 'bytes=-4' } });
+      expect(again.status).toBe(206);
+      expect(Buffer.from(await again.arrayBuffer())).toEqual(Buffer.alloc(4, 7));
+      expect(openFiles()).toBe(0);
+    });
+
+    it('a client that stalls mid-download does not hold up an orderly shutdown', async () => {
+      const req = await startDownload(); // paused: the relay's writes stop being taken
+      req.on('error', () => undefined);
+      const started = Date.now();
+      await relay.close();
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(openFiles()).toBe(0);
+      req.destroy();
     });
   });
 

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import {
   checkMediaPath,
   DomainError,
@@ -24,7 +24,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { OutgoingHttpHeaders } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
@@ -57,13 +57,15 @@ export type FileMeta = { contentType: string; fileName: string | null; sensitive
  * start for files an earlier run left behind.
  */
 @Injectable()
-export class MediaService implements MediaRegistrar, OnApplicationBootstrap, OnApplicationShutdown {
+export class MediaService implements MediaRegistrar, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   readonly limits: MediaLimits;
   readonly policy: MediaPolicyContext;
   private readonly owned: string;
   private readonly subscription: Subscription;
   /** Upload temp files being written (removed on abort, and at shutdown). */
   private readonly inFlight = new Set<string>();
+  /** Responses still streaming a file (a stalled client must not hold up an orderly shutdown). */
+  private readonly transfers = new Set<ServerResponse>();
 
   constructor(
     private readonly log: EventLog,
@@ -103,6 +105,11 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, OnA
       if (this.log.models.media.holders(p) > 0 || this.inFlight.has(p)) continue;
       await this.deleteAndRecord(p, 'restart');
     }
+  }
+
+  /** Before the server closes (it waits for open requests): cut transfers still in progress. */
+  beforeApplicationShutdown(): void {
+    for (const res of this.transfers) res.destroy();
   }
 
   /** Orderly shutdown: owned files and unfinished uploads are removed. */
@@ -387,8 +394,13 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, OnA
       // The body bypasses Fastify's stream handling: pumpFile reuses its buffers (see there).
       reply.hijack();
       reply.raw.writeHead(status, reply.getHeaders() as OutgoingHttpHeaders);
-      const complete = await pumpFile(opened.handle, start, end, reply.raw, STREAM_CHUNK);
-      if (!complete) this.logger.debug({ status, start, end }, 'media: transfer ended early (client gone)');
+      this.transfers.add(reply.raw);
+      try {
+        const complete = await pumpFile(opened.handle, start, end, reply.raw, STREAM_CHUNK);
+        if (!complete) this.logger.debug({ status, start, end }, 'media: transfer ended early (client gone)');
+      } finally {
+        this.transfers.delete(reply.raw);
+      }
     } finally {
       await opened.handle.close().catch(() => undefined);
     }
