@@ -7,6 +7,7 @@ import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from './common/tokens';
 import { BridgeModule } from './bridge/bridge.module';
+import { MediaModule } from './media/media.module';
 import { PairingController } from './pairing/pairing.controller';
 import { PairingService } from './pairing/pairing.service';
 import { PhoneSocketModule } from './phone-socket/phone-socket.module';
@@ -50,6 +51,7 @@ export class CoreModule {
     TerminalModule,
     TuiModule,
     BridgeModule,
+    MediaModule,
   ],
   controllers: [PairingController, SessionsController],
   providers: [PairingService, SessionsService],
