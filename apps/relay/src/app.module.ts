@@ -8,6 +8,7 @@ import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from './common/tokens';
 import { BridgeModule } from './bridge/bridge.module';
+import { MediaModule } from './media/media.module';
 import { PairingController } from './pairing/pairing.controller';
 import { PairingService } from './pairing/pairing.service';
 import { PhoneSocketModule } from './phone-socket/phone-socket.module';
@@ -51,6 +52,7 @@ export class CoreModule {
     TerminalModule,
     TuiModule,
     BridgeModule,
+    MediaModule,
     ConsoleModule,
   ],
   controllers: [PairingController, SessionsController],

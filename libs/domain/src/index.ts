@@ -27,3 +27,7 @@ export * from './bridge/safety';
 export * from './bridge/redact';
 export * from './bridge/bridge.projection';
 export * from './bridge/bridge';
+export * from './media/media.projection';
+export * from './media/media';
+export * from './media/media-policy';
+export * from './media/chat-markers';

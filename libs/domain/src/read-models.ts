@@ -9,6 +9,7 @@ import { NotificationsProjection } from './notifications/notifications.projectio
 import { ClipboardProjection } from './clipboard/clipboard.projection';
 import { ImageActivityProjection } from './image-activity/image-activity.projection';
 import { TerminalProjection } from './terminal/terminal.projection';
+import { MediaProjection } from './media/media.projection';
 
 /**
  * Every read model of the relay. The relay keeps two instances: the decision state (holds events still
@@ -26,6 +27,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly imageActivity = new ImageActivityProjection();
   readonly terminal = new TerminalProjection();
   readonly bridge = new BridgeProjection();
+  readonly media = new MediaProjection();
   /** The seq of the last event applied. */
   lastSeq = 0;
 

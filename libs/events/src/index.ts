@@ -8,6 +8,7 @@ export * from './events/session.events';
 export * from './events/threads.events';
 export * from './events/terminal.events';
 export * from './events/bridge.events';
+export * from './events/media.events';
 export * from './chain';
 export * from './bus';
 export * from './event-store';

@@ -6,6 +6,7 @@ import type { RelayLifecycleEvent } from './events/relay.events';
 import type { SessionEvent } from './events/session.events';
 import type { ClipboardEvent, ImageActivityEvent, NotificationEvent, PhoneThreadsEvent } from './events/threads.events';
 import type { TerminalEvent } from './events/terminal.events';
+import type { MediaEvent } from './events/media.events';
 
 /** Every state change of the relay. Add a feature's union here (one line each); exhaustive switches find the gaps. */
 export type RelayEvent =
@@ -19,7 +20,8 @@ export type RelayEvent =
   | ClipboardEvent
   | ImageActivityEvent
   | TerminalEvent
-  | BridgeEvent;
+  | BridgeEvent
+  | MediaEvent;
 
 export type RelayEventType = RelayEvent['type'];
 export type EventOf<T extends RelayEventType> = Extract<RelayEvent, { type: T }>;

@@ -43,10 +43,26 @@ export type RelayConfig = {
   tuiCommand: string | null;
   /** Device Control (bridge): timings and the safety blocklist (WIRE.md defaults). */
   bridge: BridgeConfig;
+  /** RELAY_MEDIA_* and SVC_WORKSPACE (spec 4.13). */
+  media: MediaConfig;
   /** RELAY_CONSOLE_DIR: the built console (default: apps/console/dist of this checkout). */
   consoleDir: string | null;
   /** SSE comment line on idle console streams, so proxies and browsers keep them open. */
   consoleHeartbeatMs: number;
+};
+
+export type MediaConfig = {
+  /** RELAY_MEDIA_MAX_SIZE_MB (MiB, fractions allowed) in bytes. */
+  maxSizeBytes: number;
+  ttlSeconds: number;
+  lruCap: number;
+  /** Absolute roots from RELAY_MEDIA_ALLOWED_ROOTS (path.delimiter separated). */
+  allowedRoots: string[];
+  strictSandbox: boolean;
+  /** SVC_WORKSPACE, default `<svc_home>/workspace`. */
+  workspace: string;
+  /** The relay user's home (HOME, else the OS's idea of it): its credential folders are never served. */
+  home: string;
 };
 
 export type BridgeConfig = {
@@ -148,8 +164,33 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     terminalGraceSeconds: intInRange(env.RELAY_TERMINAL_GRACE_SECONDS, 'RELAY_TERMINAL_GRACE_SECONDS', 600, 0, 7 * 86400),
     tuiCommand: env.RELAY_TUI_COMMAND?.trim() || null,
     bridge: loadBridgeConfig(env),
+    media: loadMediaConfig(env, svcHome),
     consoleDir: env.RELAY_CONSOLE_DIR ? path.resolve(env.RELAY_CONSOLE_DIR) : null,
     consoleHeartbeatMs: 15_000,
+  };
+}
+
+function loadMediaConfig(env: NodeJS.ProcessEnv, svcHome: string): MediaConfig {
+  const num = (name: string, fallback: number, ok: (n: number) => boolean, rule: string): number => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || !ok(n)) throw new ConfigError(`${name} must be ${rule}, got "${raw}"`);
+    return n;
+  };
+  const maxMb = num('RELAY_MEDIA_MAX_SIZE_MB', 100, (n) => n > 0 && n <= 1024 * 1024, 'a positive number of MiB');
+  const roots = (env.RELAY_MEDIA_ALLOWED_ROOTS ?? '').split(path.delimiter).map((r) => r.trim()).filter(Boolean);
+  for (const r of roots) if (!path.isAbsolute(r)) throw new ConfigError(`RELAY_MEDIA_ALLOWED_ROOTS entries must be absolute paths, got "${r}"`);
+  const workspace = env.SVC_WORKSPACE?.trim() || path.join(svcHome, 'workspace');
+  if (!path.isAbsolute(workspace)) throw new ConfigError(`SVC_WORKSPACE must be an absolute path, got "${workspace}"`);
+  return {
+    maxSizeBytes: Math.floor(maxMb * 1024 * 1024),
+    ttlSeconds: num('RELAY_MEDIA_TTL_SECONDS', 86_400, (n) => Number.isInteger(n) && n > 0 && n <= 315_360_000, 'a whole number of seconds > 0'),
+    lruCap: num('RELAY_MEDIA_LRU_CAP', 500, (n) => Number.isInteger(n) && n > 0 && n <= 1_000_000, 'a whole number > 0'),
+    allowedRoots: roots.map((r) => path.resolve(r)),
+    strictSandbox: env.RELAY_MEDIA_STRICT_SANDBOX?.trim() === '1',
+    workspace: path.resolve(workspace),
+    home: path.resolve(env.HOME?.trim() || os.homedir()),
   };
 }
 

@@ -49,6 +49,8 @@ function waitDrainOrClose(res: ServerResponse): Promise<void> {
 @Injectable()
 export class ConsoleStream implements BeforeApplicationShutdown {
   private readonly clients = new Set<Client>();
+  /** Set once shutdown begins: a stream opened after that would keep the HTTP server from closing. */
+  private closing = false;
 
   constructor(
     private readonly log: EventLog,
@@ -63,6 +65,11 @@ export class ConsoleStream implements BeforeApplicationShutdown {
 
   /** `from`: the last seq the client holds (null: start live, from now). */
   async open(res: ServerResponse, from: number | null): Promise<void> {
+    if (this.closing) {
+      res.writeHead(503, { 'content-type': 'application/json', 'cache-control': 'no-store', connection: 'close' });
+      res.end(JSON.stringify({ ok: false, error: 'the relay is stopping', code: 'unavailable' }));
+      return;
+    }
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
@@ -142,6 +149,7 @@ export class ConsoleStream implements BeforeApplicationShutdown {
   }
 
   beforeApplicationShutdown(): void {
+    this.closing = true;
     for (const c of [...this.clients]) c.close();
   }
 }

@@ -1,0 +1,49 @@
+import { ConfigError, loadConfig } from '../common/config';
+
+/** RELAY_MEDIA_* and SVC_WORKSPACE (spec 4.13). */
+describe('media configuration', () => {
+  const base = { SVC_HOME: '/srv/svc' };
+
+  it('defaults: 100 MiB, one day, 500 entries, no extra roots, sandbox off, workspace under svc_home', () => {
+    expect(loadConfig({ ...base, HOME: '/home/ada' }).media).toEqual({
+      maxSizeBytes: 100 * 1024 * 1024,
+      ttlSeconds: 86_400,
+      lruCap: 500,
+      allowedRoots: [],
+      strictSandbox: false,
+      workspace: '/srv/svc/workspace',
+      home: '/home/ada',
+    });
+  });
+
+  it('reads every variable', () => {
+    const m = loadConfig({
+      ...base,
+      RELAY_MEDIA_MAX_SIZE_MB: '0.5',
+      RELAY_MEDIA_TTL_SECONDS: '60',
+      RELAY_MEDIA_LRU_CAP: '3',
+      RELAY_MEDIA_ALLOWED_ROOTS: '/a:/b/c/',
+      RELAY_MEDIA_STRICT_SANDBOX: '1',
+      SVC_WORKSPACE: '/work/space',
+    }).media;
+    expect(m).toMatchObject({ maxSizeBytes: 524_288, ttlSeconds: 60, lruCap: 3, allowedRoots: ['/a', '/b/c'], strictSandbox: true, workspace: '/work/space' });
+  });
+
+  it('only the value 1 turns the strict sandbox on', () => {
+    expect(loadConfig({ ...base, RELAY_MEDIA_STRICT_SANDBOX: '0' }).media.strictSandbox).toBe(false);
+    expect(loadConfig({ ...base, RELAY_MEDIA_STRICT_SANDBOX: 'yes' }).media.strictSandbox).toBe(false);
+  });
+
+  it.each([
+    ['RELAY_MEDIA_MAX_SIZE_MB', '0'],
+    ['RELAY_MEDIA_MAX_SIZE_MB', 'lots'],
+    ['RELAY_MEDIA_TTL_SECONDS', '1.5'],
+    ['RELAY_MEDIA_TTL_SECONDS', '-1'],
+    ['RELAY_MEDIA_LRU_CAP', '0'],
+    ['RELAY_MEDIA_ALLOWED_ROOTS', 'relative/dir'],
+    ['SVC_WORKSPACE', 'relative'],
+  ])('refuses %s=%s with a message naming it', (name, value) => {
+    expect(() => loadConfig({ ...base, [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, [name]: value })).toThrow(name);
+  });
+});

@@ -1,0 +1,63 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { actorOf, type Principal } from '@svc/domain';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Auth, Caller } from '../common/auth';
+import { rewriteMediaMarkers } from './chat-markers';
+import { MarkersDto, RegisterMediaDto } from './media.dto';
+import { MediaService } from './media.service';
+
+/** Spec 4.4. Static paths (`inspect`, `by-path`, `register`, `upload`) win over `/:token` in the router. */
+@Controller('/media')
+export class MediaController {
+  constructor(private readonly media: MediaService) {}
+
+  @Post('/register')
+  @Auth('loopback')
+  @HttpCode(200)
+  async register(@Body() body: RegisterMediaDto, @Caller() caller: Principal) {
+    const r = await this.media.register(body, actorOf(caller));
+    return { ok: true, token: r.token, expires_at: r.expiresAt, sensitive: r.sensitive };
+  }
+
+  /** Both forms (WIRE.md), by Content-Type: multipart `file`, or JSON with base64 `content`. */
+  @Post('/upload')
+  @Auth('paired')
+  @HttpCode(200)
+  upload(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Caller() caller: Principal) {
+    return req.isMultipart() ? this.media.uploadMultipart(req, reply, actorOf(caller)) : this.media.uploadJson(req.body, actorOf(caller));
+  }
+
+  @Get('/inspect')
+  @Auth('loopback')
+  inspect(@Query('token') token?: string) {
+    return this.media.inspect(token);
+  }
+
+  @Get('/by-path')
+  @Auth('paired')
+  byPath(@Query('path') path: unknown, @Query('content_type') contentType: unknown, @Req() req: FastifyRequest, @Res() reply: FastifyReply, @Caller() caller: Principal) {
+    return this.media.fetchByPath(path, contentType, req, reply, actorOf(caller));
+  }
+
+  /** The chat marker helper over HTTP: `MEDIA:<absolute path>` becomes `MEDIA:svc-relay://<token>`. */
+  @Post('/markers')
+  @Auth('loopback')
+  @HttpCode(200)
+  async markers(@Body() body: MarkersDto, @Caller() caller: Principal) {
+    const r = await rewriteMediaMarkers(body.text, this.media, actorOf(caller));
+    return { ok: true, text: r.text, registered: r.registered, failed: r.failed };
+  }
+
+  @Post('/:token/sensitive')
+  @Auth('loopback')
+  @HttpCode(200)
+  sensitive(@Param('token') token: string, @Caller() caller: Principal) {
+    return this.media.markSensitive(token, actorOf(caller));
+  }
+
+  @Get('/:token')
+  @Auth('paired')
+  fetch(@Param('token') token: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply, @Caller() caller: Principal) {
+    return this.media.fetchToken(token, req, reply, actorOf(caller));
+  }
+}
