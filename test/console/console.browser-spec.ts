@@ -1,5 +1,8 @@
+import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import jsQR from 'jsqr';
 import { PNG } from 'pngjs';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -217,6 +220,23 @@ describe('operator console in headless chromium', () => {
     await page.screenshot({ animations: 'disabled', path: shot('terminal'), fullPage: true });
     phone.close();
     await expectText(shells, /detached/);
+  });
+
+  it('lists registered media with type, size, expiry and fetches', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-media-'));
+    const file = path.join(dir, 'build-report.txt');
+    fs.writeFileSync(file, 'all green\n'.repeat(100));
+    const res = await fetch(`${relay.url}/media/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ path: file, content_type: 'text/plain', sensitive: true }),
+    });
+    expect(res.status).toBe(200);
+    await nav(page, 'Media').click();
+    const table = page.getByTestId('media-table');
+    await expectText(table, /build-report\.txt sensitive/);
+    await expectText(table, /text\/plain/);
+    await page.screenshot({ animations: 'disabled', path: shot('media'), fullPage: true });
   });
 
   it('is usable on a narrow window and in the dark theme', async () => {

@@ -122,7 +122,16 @@ describe('console API and stream', () => {
       expect(o.version).toMatch(/^\d+\.\d+\.\d+/);
       expect(o.chain).toMatchObject({ state: 'verified', verified_to_seq: relay.log.lastSeq });
       expect(o.log.bytes).toBeGreaterThan(0);
-      expect(o.features.map((f: { id: string }) => f.id)).toEqual(['overview', 'sessions', 'pairing', 'bridge', 'threads', 'terminal', 'events']);
+      expect(o.features.map((f: { id: string }) => f.id)).toEqual([
+        'overview',
+        'sessions',
+        'pairing',
+        'bridge',
+        'media',
+        'threads',
+        'terminal',
+        'events',
+      ]);
       expect(o.recent_events.length).toBeGreaterThan(0);
       expect(o.recent_events[0].seq).toBe(relay.log.lastSeq);
     });

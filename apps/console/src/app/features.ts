@@ -1,5 +1,6 @@
 import { bridgeFeature } from '@/features/bridge';
 import { eventsFeature } from '@/features/events';
+import { mediaFeature } from '@/features/media';
 import { overviewFeature } from '@/features/overview';
 import { pairingFeature } from '@/features/pairing';
 import { sessionsFeature } from '@/features/sessions';
@@ -16,6 +17,7 @@ export const FEATURES: ConsoleFeature[] = [
   sessionsFeature,
   pairingFeature,
   bridgeFeature,
+  mediaFeature,
   threadsFeature,
   terminalFeature,
   eventsFeature,

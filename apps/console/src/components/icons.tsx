@@ -105,3 +105,10 @@ export const IconTerminal = (p: P) => (
     <path d="M7 9l3 3-3 3M13 15h4" />
   </svg>
 );
+export const IconMedia = (p: P) => (
+  <svg {...base(p)}>
+    <rect x="3" y="4" width="18" height="16" rx="2" />
+    <circle cx="9" cy="10" r="2" />
+    <path d="M21 16l-5-5-9 9" />
+  </svg>
+);

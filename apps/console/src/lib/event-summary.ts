@@ -117,6 +117,21 @@ export function summary(e: ConsoleEvent): string {
       return `${str(d.path)} failed: ${str(d.reason).replace('_', ' ')} after ${str(d.latencyMs)} ms`;
     case 'bridge.safety_decided':
       return `safety: ${str(d.decision).replace(/_/g, ' ')}${d.path ? ` on ${str(d.path)}` : ''}: ${str(d.reason)}`;
+    case 'media.registered':
+    case 'media.uploaded':
+      return `${str(d.fileName) || str(d.path).split(/[\\/]/).pop() || 'a file'} (${str(d.contentType)}, ${str(d.size)} B) ${e.type === 'media.uploaded' ? 'uploaded' : 'registered'} as ${str(d.tokenPrefix)}${d.sensitive ? ', sensitive' : ''}`;
+    case 'media.fetched':
+      return `${d.via === 'token' ? `media ${str(d.tokenPrefix)}` : 'a file by path'} served (${str(d.status)}, ${str(Number(d.end) - Number(d.start) + 1)} B)`;
+    case 'media.marked_sensitive':
+      return `media ${str(d.tokenPrefix)} marked sensitive`;
+    case 'media.refused':
+      return `by-path fetch refused: ${str(d.reason)}`;
+    case 'media.expired':
+      return `media ${str(d.tokenPrefix)} expired`;
+    case 'media.evicted':
+      return `media ${str(d.tokenPrefix)} evicted (registry cap ${str(d.cap)})`;
+    case 'media.retired':
+      return `owned file ${d.deleted ? 'deleted' : 'kept'} (${str(d.reason)})`;
     case 'chat.image_activity':
       return `image activity ${str(d.status)}${typeof d.progress === 'number' ? ` ${Math.round(d.progress * 100)}%` : ''}${d.errorCode ? ` (${str(d.errorCode)})` : ''}`;
     default: {

@@ -12,6 +12,7 @@ import { CONSOLE_HEADERS, findConsoleDir } from './console-static';
 import { ConsoleStaticController } from './console-static.controller';
 import { ConsoleStream } from './console-stream.service';
 import { BridgeConsoleController } from './features/bridge.console.controller';
+import { MediaConsoleController } from './features/media.console.controller';
 import { PairingConsoleController } from './features/pairing.console.controller';
 import { SessionsConsoleController } from './features/sessions.console.controller';
 import { TerminalConsoleController } from './features/terminal.console.controller';
@@ -30,6 +31,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
     SessionsConsoleController,
     PairingConsoleController,
     BridgeConsoleController,
+    MediaConsoleController,
     ThreadsConsoleController,
     TerminalConsoleController,
     ConsoleStaticController,

@@ -17,6 +17,7 @@ const FAMILIES = [
   { label: 'Phones & Threads', value: 'phone.' },
   { label: 'Terminal', value: 'terminal.,tui.' },
   { label: 'Bridge', value: 'bridge.' },
+  { label: 'Media', value: 'media.' },
   { label: 'Notifications', value: 'notification.,clipboard.,chat.' },
   { label: 'Auth', value: 'auth.,ratelimit.' },
   { label: 'Relay', value: 'relay.' },
