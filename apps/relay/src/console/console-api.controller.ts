@@ -52,6 +52,23 @@ export class ConsoleApiController {
       log: { last_seq: this.log.lastSeq, ...this.state.logSize() },
       chain: this.state.chainStatus(),
       console_streams: this.stream.count(),
+      bridge: {
+        devices: m.bridge.allDevices().length,
+        commands_total: m.bridge.totalCommands,
+        stopped_by_safety: [
+          'blocked_package',
+          'confirmation_denied',
+          'confirmation_timed_out',
+          'master_off',
+          'sideload_only',
+          'auto_disabled',
+        ].reduce((n, k) => n + (m.bridge.decisionCounts()[k] ?? 0), 0),
+      },
+      media: (() => {
+        const live = m.media.live(now);
+        return { entries: live.length, bytes: live.reduce((n, e) => n + e.size, 0) };
+      })(),
+      threads: { queued: m.phoneThreads.queuedCount(), subscribed: m.phoneThreads.subscriber() !== null },
       features: this.features.list(),
       recent_events: this.state.history.newest(10).map(toConsoleEvent),
     };

@@ -18,6 +18,9 @@ export type Overview = {
   log: { last_seq: number; bytes: number; segments: number };
   chain: ChainStatus;
   console_streams: number;
+  bridge?: { devices: number; commands_total: number; stopped_by_safety: number };
+  media?: { entries: number; bytes: number };
+  threads?: { queued: number; subscribed: boolean };
   features: Array<{ id: string; title: string; order: number }>;
   recent_events: ConsoleEvent[];
 };

@@ -76,6 +76,29 @@ export function OverviewPage() {
                 </>
               }
             />
+            {o.bridge ? (
+              <Stat
+                label="Bridge commands"
+                value={count(o.bridge.commands_total)}
+                hint={
+                  <Link to="/bridge">
+                    {o.bridge.stopped_by_safety} stopped by safety · {o.bridge.devices} phone{o.bridge.devices === 1 ? '' : 's'} →
+                  </Link>
+                }
+                tone={o.bridge.stopped_by_safety ? 'warn' : undefined}
+              />
+            ) : null}
+            {o.media ? (
+              <Stat label="Media" value={count(o.media.entries)} hint={<Link to="/media">{bytes(o.media.bytes)} registered →</Link>} />
+            ) : null}
+            {o.threads ? (
+              <Stat
+                label="Queued for the phone"
+                value={count(o.threads.queued)}
+                hint={<Link to="/threads">{o.threads.subscribed ? 'a phone is subscribed' : 'no phone subscribed'} →</Link>}
+                tone={o.threads.queued && !o.threads.subscribed ? 'warn' : undefined}
+              />
+            ) : null}
             <Stat label="Uptime" value={duration(o.uptime_seconds)} hint={<span title={exact(o.started_at * 1000)}>version {o.version}</span>} />
             <Stat
               label="Listening on"
