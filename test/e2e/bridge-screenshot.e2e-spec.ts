@@ -1,17 +1,12 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { bearer, readEvents, startRelay, type TestRelay } from '../support/harness';
 import { dc, startSim } from '../support/bridge';
 import type { PhoneSim } from '../../apps/relay/src/phone-sim/phone-sim';
 
-/**
- * `/screenshot` and path attachments need the media registry (MEDIA_REGISTRAR). These tests run once
- * the media module (apps/relay/src/media/) is merged; until then bridge-routes covers the 503.
- */
-const MEDIA_PRESENT = fs.existsSync(path.join(__dirname, '../../apps/relay/src/media'));
-const describeIfMedia = MEDIA_PRESENT ? describe : describe.skip;
-
-describeIfMedia('Device Control with the media registry', () => {
+/** `/screenshot` and path attachments through the real media registry (MEDIA_REGISTRAR). */
+describe('Device Control with the media registry', () => {
   let relay: TestRelay;
   let sim: PhoneSim;
   beforeAll(async () => {
@@ -45,7 +40,8 @@ describeIfMedia('Device Control with the media registry', () => {
   });
 
   it('/share_media registers a host path so the phone only sees a token', async () => {
-    const file = path.join(relay.home, 'share.txt');
+    // Outside <svc_home>: the media policy never serves the relay's own home (secrets, event log).
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-share-')), 'share.txt');
     fs.writeFileSync(file, 'hello');
     let seen: Record<string, unknown> | null = null;
     sim.handlers['/share_media'] = (cmd) => ((seen = cmd.body), { status: 200, result: { ok: true } });
@@ -57,8 +53,3 @@ describeIfMedia('Device Control with the media registry', () => {
   });
 });
 
-if (!MEDIA_PRESENT) {
-  it('media module not merged yet: /screenshot e2e skipped (bridge-routes checks the 503)', () => {
-    expect(MEDIA_PRESENT).toBe(false);
-  });
-}
