@@ -11,5 +11,7 @@ module.exports = {
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/relay/**/*.spec.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
     { ...common, displayName: 'replay', testMatch: ['<rootDir>/test/replay/**/*.spec.ts'] },
+    // The console: its browser-side libraries, and the built app in headless chromium (npm run test:console).
+    { ...common, displayName: 'console', testMatch: ['<rootDir>/test/console/**/*.spec.ts', '<rootDir>/test/console/**/*.browser-spec.ts'] },
   ],
 };

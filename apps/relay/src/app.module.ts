@@ -1,6 +1,7 @@
 import { DynamicModule, Module, type Provider } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { Clock } from './common/clock';
+import { ConsoleModule } from './console/console.module';
 import type { RelayConfig } from './common/config';
 import { EventLog } from './common/event-log';
 import { Scheduler } from './common/scheduler';
@@ -52,6 +53,7 @@ export class CoreModule {
     TuiModule,
     BridgeModule,
     MediaModule,
+    ConsoleModule,
   ],
   controllers: [PairingController, SessionsController],
   providers: [PairingService, SessionsService],

@@ -45,6 +45,10 @@ export type RelayConfig = {
   bridge: BridgeConfig;
   /** RELAY_MEDIA_* and SVC_WORKSPACE (spec 4.13). */
   media: MediaConfig;
+  /** RELAY_CONSOLE_DIR: the built console (default: apps/console/dist of this checkout). */
+  consoleDir: string | null;
+  /** SSE comment line on idle console streams, so proxies and browsers keep them open. */
+  consoleHeartbeatMs: number;
 };
 
 export type MediaConfig = {
@@ -161,6 +165,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     tuiCommand: env.RELAY_TUI_COMMAND?.trim() || null,
     bridge: loadBridgeConfig(env),
     media: loadMediaConfig(env, svcHome),
+    consoleDir: env.RELAY_CONSOLE_DIR ? path.resolve(env.RELAY_CONSOLE_DIR) : null,
+    consoleHeartbeatMs: 15_000,
   };
 }
 

@@ -1,0 +1,24 @@
+import { bridgeFeature } from '@/features/bridge';
+import { eventsFeature } from '@/features/events';
+import { mediaFeature } from '@/features/media';
+import { overviewFeature } from '@/features/overview';
+import { pairingFeature } from '@/features/pairing';
+import { sessionsFeature } from '@/features/sessions';
+import { terminalFeature } from '@/features/terminal';
+import { threadsFeature } from '@/features/threads';
+import type { ConsoleFeature } from '@/lib/feature';
+
+/**
+ * Every page this build knows, in nav order. Adding one (bridge, media, threads, terminal) is a folder
+ * under features/ and a line here; it shows only when the relay reports the same id.
+ */
+export const FEATURES: ConsoleFeature[] = [
+  overviewFeature,
+  sessionsFeature,
+  pairingFeature,
+  bridgeFeature,
+  mediaFeature,
+  threadsFeature,
+  terminalFeature,
+  eventsFeature,
+];

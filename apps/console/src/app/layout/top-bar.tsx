@@ -1,0 +1,63 @@
+import { useOverview } from '@/features/overview/api/get-overview';
+import { IconMoon, IconSun, IconSystem } from '@/components/icons';
+import { useLive } from '@/lib/live-context';
+import { Link } from '@/lib/router';
+import { useTheme } from '@/lib/theme';
+
+/** Always there: version, listen address, TLS, chain status, phones online, events per second. */
+export function TopBar() {
+  const o = useOverview().data;
+  const live = useLive();
+  const [theme, cycleTheme] = useTheme();
+  const ThemeIcon = theme === 'light' ? IconSun : theme === 'dark' ? IconMoon : IconSystem;
+  return (
+    <header className="topbar">
+      <Link to="/" className="brand" aria-label="svc relay console, overview">
+        <span className="brand-mark" aria-hidden>
+          s
+        </span>
+        <span className="brand-name">svc relay</span>
+      </Link>
+      <div
+        className={`topbar-facts ${live.status === 'down' ? 'stale' : ''}`}
+        aria-label="Relay status"
+        title={live.status === 'down' ? 'last known values: the relay is unreachable' : undefined}
+      >
+        {o ? (
+          <>
+            <span className="fact hide-narrow">v{o.version}</span>
+            <span className="fact mono hide-narrow">{`${o.listen.host}:${o.listen.port}`}</span>
+            <span className={`fact ${o.tls ? 'good' : 'muted'}`}>{o.tls ? 'TLS on' : 'TLS off'}</span>
+            {o.chain.state === 'verified' ? (
+              <span className="fact good" title={`every record up to #${o.chain.verified_to_seq} checked`} data-testid="chain-status">
+                chain ✓ #{o.chain.verified_to_seq}
+              </span>
+            ) : (
+              <span className="fact bad" title={o.chain.reason} data-testid="chain-status">
+                chain broken at #{o.chain.broken_at_seq}
+              </span>
+            )}
+            <span className="fact" data-testid="phones-online">
+              <span className={`dot ${o.phones_online ? 'dot-on' : 'dot-off'}`} aria-hidden /> {o.phones_online} phone
+              {o.phones_online === 1 ? '' : 's'} online
+            </span>
+            <span className="fact hide-narrow">{o.events_per_second.toFixed(1)} ev/s</span>
+          </>
+        ) : (
+          <span className="fact muted">connecting…</span>
+        )}
+      </div>
+      <div className="topbar-end">
+        <span
+          className={`stream-pill stream-${live.status}`}
+          title={live.status === 'live' ? `live from #${live.lastSeq ?? 0}` : 'event stream not connected'}
+        >
+          <span className="dot" aria-hidden /> {live.status === 'live' ? 'live' : live.status === 'connecting' ? 'connecting' : 'offline'}
+        </span>
+        <button type="button" className="icon-btn" onClick={cycleTheme} aria-label={`Theme: ${theme}. Switch theme`} title={`Theme: ${theme}`}>
+          <ThemeIcon />
+        </button>
+      </div>
+    </header>
+  );
+}

@@ -1,0 +1,10 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { apiPost } from '@/lib/api-client';
+import { bridgeKey } from './get-bridge';
+
+export const selectActive = (device: string) => apiPost<{ ok: true; active: string }>('/bridge/select-active', { device });
+
+export const useSelectActive = () => {
+  const qc = useQueryClient();
+  return useMutation({ mutationFn: selectActive, onSettled: () => qc.invalidateQueries({ queryKey: bridgeKey }) });
+};

@@ -1,0 +1,223 @@
+import { useState } from 'react';
+import { Ago, Button, Card, Chip, Dot, EmptyState, ErrorState, InlineError, PageHeader, Skeleton, Stat } from '@/components/ui';
+import { exact, timeOfDay } from '@/lib/format';
+import { useBridge, type BridgeActivityRow, type SafetyRow } from '../api/get-bridge';
+import { useSelectActive } from '../api/select-active';
+
+const DECISION_FILTERS: Array<{ label: string; match: string[] }> = [
+  { label: 'All', match: [] },
+  { label: 'Blocked package', match: ['blocked_package'] },
+  { label: 'Confirmation asked', match: ['confirmation_requested'] },
+  { label: 'Allowed', match: ['confirmation_allowed', 'trusted_verb'] },
+  { label: 'Denied / timed out', match: ['confirmation_denied', 'confirmation_timed_out', 'confirmation_cancelled'] },
+  { label: 'Auto-disable', match: ['auto_disabled'] },
+  { label: 'Toggle off', match: ['master_off', 'sideload_only'] },
+];
+
+const words = (s: string) => s.replace(/_/g, ' ');
+const iso = (epochS: number) => new Date(epochS * 1000).toISOString();
+
+function decisionTone(d: string): 'good' | 'warn' | 'bad' | 'neutral' {
+  if (d === 'confirmation_allowed' || d === 'trusted_verb' || d === 'allow' || d === 'exempt') return 'good';
+  if (d === 'confirmation_requested') return 'warn';
+  return 'bad';
+}
+
+function outcomeChip(a: BridgeActivityRow) {
+  if (a.outcome === 'answered') return <Chip tone={a.status !== null && a.status < 400 ? 'good' : 'warn'}>{a.status}</Chip>;
+  if (a.outcome === 'pending' || a.outcome === 'awaiting_confirmation') return <Chip tone="info">{words(a.outcome)}</Chip>;
+  return <Chip tone="bad">{words(a.outcome)}</Chip>;
+}
+
+export function BridgePage() {
+  const q = useBridge();
+  const select = useSelectActive();
+  const [filter, setFilter] = useState(0);
+  const b = q.data;
+  const shownSafety: SafetyRow[] = b
+    ? b.safety.filter((s) => DECISION_FILTERS[filter].match.length === 0 || DECISION_FILTERS[filter].match.includes(s.decision))
+    : [];
+
+  return (
+    <>
+      <PageHeader title="Bridge" subtitle="Phones offering Device Control, what was asked of them, and what the safety pipeline decided." />
+      {q.isError ? <ErrorState what="the bridge" error={q.error} onRetry={() => void q.refetch()} /> : null}
+      {q.isPending ? <Skeleton lines={6} height={22} /> : null}
+      {b ? (
+        <>
+          <div className="stat-grid">
+            <Stat label="Bridge phones" value={b.devices.length} hint={b.active ? `active: ${b.active}` : 'none active'} />
+            <Stat label="Commands" value={b.commands_total} hint={`${b.in_flight} in flight`} />
+            <Stat
+              label="Awaiting confirmation"
+              value={b.pending_confirmations.length}
+              tone={b.pending_confirmations.length ? 'warn' : undefined}
+              hint="destructive verbs the phone must allow"
+            />
+            <Stat
+              label="Blocked or denied"
+              value={(b.decisions.blocked_package ?? 0) + (b.decisions.confirmation_denied ?? 0) + (b.decisions.confirmation_timed_out ?? 0)}
+              hint="by the safety pipeline, since start"
+            />
+          </div>
+          <Card title="Devices">
+            {b.devices.length === 0 ? (
+              <EmptyState title="No phone on the bridge">
+                A paired phone with the bridge grant appears here when its app reports its Device Control status.
+              </EmptyState>
+            ) : (
+              <div className="table-wrap">
+                <table className="table responsive" data-testid="bridge-devices">
+                  <thead>
+                    <tr>
+                      <th scope="col">Device</th>
+                      <th scope="col">Device Control</th>
+                      <th scope="col">Now</th>
+                      <th scope="col">Last command</th>
+                      <th scope="col">
+                        <span className="sr-only">Actions</span>
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {b.devices.map((d) => (
+                      <tr key={d.token_prefix} data-prefix={d.token_prefix}>
+                        <td data-label="Device" className="col-device">
+                          <div className="device-cell">
+                            <Dot on={d.online} label={d.online ? 'on the bridge' : 'gone'} />
+                            <div>
+                              <div className="strong">
+                                {d.device_name} {d.active ? <Chip tone="accent">active</Chip> : null}
+                              </div>
+                              <div className="muted mono small">
+                                {d.device_id} · {d.token_prefix}
+                              </div>
+                            </div>
+                          </div>
+                        </td>
+                        <td data-label="Device Control">
+                          {!d.device_control_supported ? (
+                            <Chip tone="bad">sideload build only</Chip>
+                          ) : d.master_enabled ? (
+                            <Chip tone="good">on</Chip>
+                          ) : (
+                            <Chip tone="warn">off on the phone</Chip>
+                          )}
+                          {d.auto_disable_at ? (
+                            <div className="muted small" title={exact(d.auto_disable_at * 1000)}>
+                              auto-off <Ago ms={d.auto_disable_at * 1000} />
+                            </div>
+                          ) : null}
+                        </td>
+                        <td data-label="Now">
+                          <div>{d.current_app ?? <span className="muted">unknown app</span>}</div>
+                          <div className="muted small">
+                            {d.screen_on === null ? '' : d.screen_on ? 'screen on' : 'screen off'}
+                            {d.battery !== null ? ` · battery ${d.battery}%` : ''}
+                          </div>
+                        </td>
+                        <td data-label="Last command">
+                          <Ago ms={d.last_command_at === null ? null : d.last_command_at * 1000} never="none yet" />
+                        </td>
+                        <td className="row-actions">
+                          {d.active ? null : (
+                            <Button
+                              size="sm"
+                              busy={select.isPending && select.variables === d.token_prefix}
+                              onClick={() => select.mutate(d.token_prefix)}
+                            >
+                              Make active
+                            </Button>
+                          )}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+            <InlineError error={select.error} />
+          </Card>
+          <Card title="Commands">
+            {b.activity.length === 0 ? (
+              <EmptyState title="No commands yet">
+                Device Control calls from the agent (through /bridge routes) show here with their outcome and latency.
+              </EmptyState>
+            ) : (
+              <div className="table-wrap">
+                <table className="table events-table" data-testid="bridge-activity">
+                  <thead>
+                    <tr>
+                      <th scope="col">Time (UTC)</th>
+                      <th scope="col">Device</th>
+                      <th scope="col">Route</th>
+                      <th scope="col">Result</th>
+                      <th scope="col">Latency</th>
+                      <th scope="col" className="col-opt">
+                        Safety
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {b.activity.map((a) => (
+                      <tr key={a.request_id}>
+                        <td className="mono nowrap">{timeOfDay(iso(a.at))}</td>
+                        <td className="mono">{a.token_prefix}</td>
+                        <td className="mono">
+                          {a.method} {a.path}
+                        </td>
+                        <td>{outcomeChip(a)}</td>
+                        <td className="nowrap">
+                          {a.latency_ms === null ? '–' : `${a.latency_ms < 10 ? a.latency_ms.toFixed(1) : Math.round(a.latency_ms)} ms`}
+                        </td>
+                        <td className="col-opt">{a.safety ? <Chip tone={decisionTone(a.safety)}>{words(a.safety)}</Chip> : null}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          </Card>
+          <Card title="Safety decisions">
+            <div className="family-chips" role="group" aria-label="Decision filter">
+              {DECISION_FILTERS.map((f, i) => (
+                <button
+                  key={f.label}
+                  type="button"
+                  className={`family-chip ${filter === i ? 'on' : ''}`}
+                  aria-pressed={filter === i}
+                  onClick={() => setFilter(i)}
+                >
+                  {f.label}
+                </button>
+              ))}
+            </div>
+            {shownSafety.length === 0 ? (
+              <EmptyState title={filter === 0 ? 'No safety decisions yet' : 'None of this kind'}>
+                Blocked packages, destructive-verb confirmations and auto-disable show here with their reason.
+              </EmptyState>
+            ) : (
+              <ol className="event-list safety-list">
+                {shownSafety.map((s) => (
+                  <li key={s.seq} className="event-item">
+                    <span className="event-time mono" title={exact(s.at * 1000)}>
+                      {timeOfDay(iso(s.at))}
+                    </span>
+                    <Chip tone={decisionTone(s.decision)}>{words(s.decision)}</Chip>
+                    <span className="event-text">
+                      {s.reason}
+                      {s.path ? <span className="muted mono"> · {s.path}</span> : null}
+                      {s.package ? <span className="muted mono"> · {s.package}</span> : null}
+                      {s.verb ? <span className="muted"> · “{s.verb}”</span> : null}
+                      <span className="muted mono"> · {s.token_prefix}</span>
+                    </span>
+                  </li>
+                ))}
+              </ol>
+            )}
+          </Card>
+        </>
+      ) : null}
+    </>
+  );
+}

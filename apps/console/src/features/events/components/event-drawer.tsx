@@ -1,0 +1,65 @@
+import { Button, CopyButton, Drawer } from '@/components/ui';
+import { actorLabel, deviceOf, family, summary } from '@/lib/event-summary';
+import { exact, relative } from '@/lib/format';
+import { Link } from '@/lib/router';
+import { serverNow } from '@/lib/server-time';
+import type { ConsoleEvent } from '@/lib/types';
+
+export function EventDrawer({
+  event,
+  onClose,
+  onFilterDevice,
+}: {
+  event: ConsoleEvent;
+  onClose: () => void;
+  onFilterDevice: (prefix: string) => void;
+}) {
+  const device = deviceOf(event);
+  const at = Date.parse(event.at);
+  return (
+    <Drawer
+      onClose={onClose}
+      title={
+        <>
+          <span className={`type-tag fam-${family(event.type)}`}>{event.type}</span> <span className="mono muted">#{event.seq}</span>
+        </>
+      }
+    >
+      <p className="drawer-summary">{summary(event)}</p>
+      <dl className="facts">
+        <dt>Seq</dt>
+        <dd className="mono">{event.seq}</dd>
+        <dt>Time</dt>
+        <dd>
+          {exact(at)} <span className="muted">({relative(at, serverNow())})</span>
+        </dd>
+        <dt>Actor</dt>
+        <dd>{actorLabel(event.actor)}</dd>
+        <dt>Event id</dt>
+        <dd className="mono small">{event.id}</dd>
+        <dt>Chain hash</dt>
+        <dd className="mono small" title="first 12 hex characters of this record's SHA-256">
+          {event.hash}…
+        </dd>
+      </dl>
+      {device ? (
+        <div className="drawer-links">
+          <Link to={`/devices?focus=${device}`} className="btn btn-sm btn-default">
+            Open device {device}
+          </Link>
+          <Button size="sm" variant="ghost" onClick={() => onFilterDevice(device)}>
+            Only this device's events
+          </Button>
+        </div>
+      ) : null}
+      <div className="json-head">
+        <h3>Data</h3>
+        <CopyButton text={JSON.stringify(event, null, 2)} label="Copy as JSON" />
+      </div>
+      <pre className="json" data-testid="event-json">
+        {JSON.stringify(event.data, null, 2)}
+      </pre>
+      <p className="muted small">Digests are cut to 8 characters and secrets are never recorded; the full record is in the relay's log file.</p>
+    </Drawer>
+  );
+}

@@ -1,0 +1,11 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { apiPost } from '@/lib/api-client';
+import { pairingKey } from './get-pairing';
+
+export const approveRequest = (input: { request_id: string; ttl_seconds?: number }) =>
+  apiPost<{ ok: true; request_id: string; status: 'approved' }>('/pairing/approve', input);
+
+export const useApproveRequest = () => {
+  const qc = useQueryClient();
+  return useMutation({ mutationFn: approveRequest, onSettled: () => qc.invalidateQueries({ queryKey: pairingKey }) });
+};

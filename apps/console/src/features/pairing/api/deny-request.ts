@@ -1,0 +1,10 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { apiPost } from '@/lib/api-client';
+import { pairingKey } from './get-pairing';
+
+export const denyRequest = (input: { request_id: string }) => apiPost<{ ok: true; request_id: string; status: 'denied' }>('/pairing/deny', input);
+
+export const useDenyRequest = () => {
+  const qc = useQueryClient();
+  return useMutation({ mutationFn: denyRequest, onSettled: () => qc.invalidateQueries({ queryKey: pairingKey }) });
+};

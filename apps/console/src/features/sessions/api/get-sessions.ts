@@ -1,0 +1,28 @@
+import { queryOptions, useQuery } from '@tanstack/react-query';
+import { apiGet } from '@/lib/api-client';
+
+export type SessionRow = {
+  token_prefix: string;
+  device_name: string;
+  device_id: string;
+  device_model: string | null;
+  device_platform: string | null;
+  created_at: number;
+  last_seen: number;
+  expires_at: number | null;
+  /** channel → epoch seconds (null: as long as the session). */
+  grants: Record<string, number | null>;
+  transport_hint: string | null;
+  transport: string;
+  online: boolean;
+  connections: Array<{ ip: string; path: string; since: number }>;
+};
+
+export const sessionsKey = ['sessions'] as const;
+
+export const getSessions = ({ signal }: { signal?: AbortSignal } = {}) =>
+  apiGet<{ sessions: SessionRow[]; server_time: number }>('/sessions', signal);
+
+export const sessionsQueryOptions = () => queryOptions({ queryKey: sessionsKey, queryFn: getSessions, refetchInterval: 30_000 });
+
+export const useSessions = () => useQuery(sessionsQueryOptions());

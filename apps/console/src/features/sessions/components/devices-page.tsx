@@ -1,0 +1,141 @@
+import { useEffect, useState } from 'react';
+import { Ago, Button, Card, Chip, Dot, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
+import { duration, exact } from '@/lib/format';
+import { Link, useLocation } from '@/lib/router';
+import { useServerNow } from '@/lib/server-time';
+import { useSessions, type SessionRow } from '../api/get-sessions';
+import { GrantChips } from './grant-chips';
+import { RevokeDialog } from './revoke-dialog';
+import { ShortenDialog } from './shorten-dialog';
+
+export function DevicesPage() {
+  const q = useSessions();
+  const now = useServerNow(5000);
+  const { params } = useLocation();
+  const focus = params.get('focus');
+  const [revoking, setRevoking] = useState<SessionRow | null>(null);
+  const [shortening, setShortening] = useState<SessionRow | null>(null);
+
+  useEffect(() => {
+    if (focus && q.data) document.getElementById(`session-${focus}`)?.scrollIntoView({ block: 'center' });
+  }, [focus, q.data]);
+
+  const sessions = q.data?.sessions ?? [];
+  const online = sessions.filter((s) => s.online).length;
+
+  return (
+    <>
+      <PageHeader
+        title="Devices"
+        subtitle={
+          q.data
+            ? `${sessions.length} paired · ${online} online. Rows update live; a revoked device disappears at once.`
+            : 'Paired phones and their sessions.'
+        }
+        actions={
+          <Link to="/pairing" className="btn btn-primary btn-md">
+            Pair a phone
+          </Link>
+        }
+      />
+      <Card>
+        {q.isPending ? <Skeleton lines={4} height={28} /> : null}
+        {q.isError ? <ErrorState what="sessions" error={q.error} onRetry={() => void q.refetch()} /> : null}
+        {q.isSuccess && sessions.length === 0 ? (
+          <EmptyState
+            title="No phones paired yet"
+            action={
+              <Link to="/pairing" className="btn btn-primary btn-md">
+                Pair a phone
+              </Link>
+            }
+          >
+            Mint a pairing code and scan its QR with the app; the phone shows up here the moment it connects.
+          </EmptyState>
+        ) : null}
+        {sessions.length > 0 ? (
+          <div className="table-wrap">
+            <table className="table responsive" data-testid="sessions-table">
+              <thead>
+                <tr>
+                  <th scope="col">Device</th>
+                  <th scope="col">Token</th>
+                  <th scope="col">Seen · transport</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">Grants</th>
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {sessions.map((s) => (
+                  <tr
+                    key={s.token_prefix}
+                    id={`session-${s.token_prefix}`}
+                    className={focus === s.token_prefix ? 'row-focus' : undefined}
+                    data-prefix={s.token_prefix}
+                  >
+                    <td data-label="Device" className="col-device">
+                      <div className="device-cell">
+                        <Dot on={s.online} label={s.online ? `online${s.connections[0] ? ` from ${s.connections[0].ip}` : ''}` : 'offline'} />
+                        <div>
+                          <div className="strong">{s.device_name}</div>
+                          <div className="muted mono small" title="device id">
+                            {s.device_id}
+                            {s.device_platform ? ` · ${s.device_platform}` : ''}
+                            {s.device_model ? ` · ${s.device_model}` : ''}
+                          </div>
+                          <Link to={`/events?device=${s.token_prefix}`} className="small" aria-label={`Events of ${s.device_name}`}>
+                            events
+                          </Link>
+                        </div>
+                      </div>
+                    </td>
+                    <td data-label="Token" className="nowrap">
+                      <span className="mono token" title="token prefix (the full token is never shown)">
+                        {s.token_prefix}
+                      </span>
+                      <div className="muted small">
+                        paired <Ago ms={s.created_at * 1000} />
+                      </div>
+                    </td>
+                    <td data-label="Seen · transport" className="nowrap">
+                      {s.online ? <Chip tone="good">online</Chip> : <Ago ms={s.last_seen * 1000} />}
+                      {s.online && s.connections[0] ? <div className="muted small mono">{s.connections[0].ip}</div> : null}
+                      <div className={`small ${s.transport.startsWith('Secure') ? 'good-text' : 'muted'}`} title="transport security">
+                        {s.transport}
+                      </div>
+                    </td>
+                    <td data-label="Expires" className="nowrap">
+                      {s.expires_at === null ? (
+                        <span className="muted">never</span>
+                      ) : (
+                        <span title={exact(s.expires_at * 1000)} className={s.expires_at - now / 1000 < 86400 ? 'warn-text' : undefined}>
+                          {s.expires_at <= now / 1000 ? 'expired' : `in ${duration(s.expires_at - now / 1000)}`}
+                        </span>
+                      )}
+                    </td>
+                    <td data-label="Grants">
+                      <GrantChips grants={s.grants} now={now} />
+                    </td>
+                    <td className="row-actions">
+                      <Button size="sm" onClick={() => setShortening(s)} aria-label={`Shorten ${s.device_name}`}>
+                        Shorten
+                      </Button>
+                      <Button size="sm" variant="danger" onClick={() => setRevoking(s)} aria-label={`Revoke ${s.device_name}`}>
+                        Revoke
+                      </Button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : null}
+      </Card>
+      <RevokeDialog session={revoking} onClose={() => setRevoking(null)} />
+      <ShortenDialog session={shortening} onClose={() => setShortening(null)} />
+    </>
+  );
+}

@@ -1,0 +1,13 @@
+import { IconTerminal } from '@/components/icons';
+import type { ConsoleFeature } from '@/lib/feature';
+import { terminalKey } from './api/get-terminal';
+import { TerminalPage } from './components/terminal-page';
+
+export const terminalFeature: ConsoleFeature = {
+  id: 'terminal',
+  path: '/terminal',
+  title: 'Terminal',
+  icon: IconTerminal,
+  Page: TerminalPage,
+  invalidate: [{ on: ['terminal.', 'tui.', 'relay.started'], queryKey: terminalKey }],
+};

@@ -1,0 +1,31 @@
+import { IconThreads } from '@/components/icons';
+import type { ConsoleFeature } from '@/lib/feature';
+import { threadsKey } from './api/get-threads';
+import { ThreadsPage } from './components/threads-page';
+
+export const threadsFeature: ConsoleFeature = {
+  id: 'threads',
+  path: '/threads',
+  title: 'Threads',
+  icon: IconThreads,
+  Page: ThreadsPage,
+  invalidate: [
+    {
+      on: [
+        'phone.message_posted',
+        'phone.message_delivered',
+        'phone.message_dropped',
+        'phone.message_expired',
+        'phone.message_cancelled',
+        'phone.subscribed',
+        'phone.unsubscribed',
+        'phone.reply_received',
+        'phone.backlog_flushed',
+        'phone.disconnected',
+        'notification.',
+        'relay.started',
+      ],
+      queryKey: threadsKey,
+    },
+  ],
+};

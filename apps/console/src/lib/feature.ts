@@ -1,0 +1,22 @@
+import type { ComponentType, ReactNode } from 'react';
+
+/**
+ * One console page. A feature folder exports one of these from its index.ts; app/features.ts lists
+ * them. The nav shows a page only when the relay reports its id (its `/console/api/<id>` exists).
+ */
+export type ConsoleFeature = {
+  id: string;
+  /** Client route under /console. */
+  path: string;
+  title: string;
+  icon: ComponentType;
+  Page: ComponentType;
+  /** Query key roots to refetch when an event of one of these types (or `prefix.`) arrives. */
+  invalidate: Array<{ on: string[]; queryKey: readonly unknown[] }>;
+  /** Optional count badge in the nav (e.g. pending pairing requests). */
+  Badge?: () => ReactNode;
+};
+
+export function typeMatches(type: string, patterns: string[]): boolean {
+  return patterns.some((p) => p === '*' || (p.endsWith('.') ? type.startsWith(p) : type === p));
+}

@@ -1,0 +1,151 @@
+import { Controller, Get, Header, HttpCode, Inject, Post, Query, Req, Res } from '@nestjs/common';
+import { DomainError } from '@svc/domain';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Auth } from '../common/auth';
+import { Clock } from '../common/clock';
+import type { RelayConfig } from '../common/config';
+import { EventLog } from '../common/event-log';
+import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import { isFiltered, parseTypes, toConsoleEvent, type EventFilter } from './console-event';
+import { ConsoleFeatures } from './console-features';
+import { ConsoleState } from './console-state.service';
+import { ConsoleStream } from './console-stream.service';
+
+const epoch = (d: Date | number): number => Math.floor((typeof d === 'number' ? d : d.getTime()) / 1000);
+
+/** The console's own routes: overview, the event log (paged), its live stream and chain checks. */
+@Controller('/console/api')
+export class ConsoleApiController {
+  constructor(
+    private readonly log: EventLog,
+    private readonly clock: Clock,
+    private readonly state: ConsoleState,
+    private readonly stream: ConsoleStream,
+    private readonly features: ConsoleFeatures,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @Inject(RUNTIME) private readonly runtime: Runtime,
+  ) {
+    features.add({ id: 'overview', title: 'Overview', order: 0 });
+    features.add({ id: 'events', title: 'Events', order: 100 });
+  }
+
+  @Get('/overview')
+  @Auth('loopback')
+  overview() {
+    const now = this.clock.now();
+    const m = this.log.models;
+    const codes = m.pairing.live(now);
+    return {
+      ok: true,
+      server_time: epoch(now),
+      version: this.runtime.version,
+      started_at: epoch(this.runtime.startedAt),
+      uptime_seconds: Math.max(0, epoch(now) - epoch(this.runtime.startedAt)),
+      listen: { host: this.config.host, port: this.runtime.port, url: this.runtime.url },
+      tls: this.config.tls !== null,
+      phones_online: new Set(m.connections.all().map((c) => c.tokenPrefix)).size,
+      sockets_online: m.connections.count(),
+      sessions: m.sessions.count(now),
+      pending_pairings: codes.filter((c) => c.state === 'pending').length,
+      ready_codes: codes.filter((c) => c.state === 'ready').length,
+      events_per_second: this.log.eventsPerSecond(),
+      log: { last_seq: this.log.lastSeq, ...this.state.logSize() },
+      chain: this.state.chainStatus(),
+      console_streams: this.stream.count(),
+      bridge: {
+        devices: m.bridge.allDevices().length,
+        commands_total: m.bridge.totalCommands,
+        stopped_by_safety: [
+          'blocked_package',
+          'confirmation_denied',
+          'confirmation_timed_out',
+          'master_off',
+          'sideload_only',
+          'auto_disabled',
+        ].reduce((n, k) => n + (m.bridge.decisionCounts()[k] ?? 0), 0),
+      },
+      media: (() => {
+        const live = m.media.live(now);
+        return { entries: live.length, bytes: live.reduce((n, e) => n + e.size, 0) };
+      })(),
+      threads: { queued: m.phoneThreads.queuedCount(), subscribed: m.phoneThreads.subscriber() !== null },
+      features: this.features.list(),
+      recent_events: this.state.history.newest(10).map(toConsoleEvent),
+    };
+  }
+
+  @Get('/features')
+  @Auth('loopback')
+  list() {
+    return { ok: true, features: this.features.list() };
+  }
+
+  /** Re-reads the whole chain from seq 1 (the overview's check is incremental). */
+  @Post('/chain/verify')
+  @Auth('loopback')
+  @HttpCode(200)
+  verify() {
+    return { ok: true, chain: this.state.verifyChain() };
+  }
+
+  /**
+   * `after=SEQ`: oldest first from there (a replay); otherwise newest first, `before=SEQ` to page back.
+   * Filters: `type` (comma list, `session.` prefixes), `device`, `since`/`until` (epoch s or ISO).
+   */
+  @Get('/events')
+  @Auth('loopback')
+  events(@Query() q: Record<string, string | undefined>) {
+    const limit = intParam(q.limit, 'limit', 1, 1000) ?? 100;
+    const after = intParam(q.after, 'after', 0);
+    const before = intParam(q.before, 'before', 1);
+    if (after !== undefined && before !== undefined) throw new DomainError('validation.events_cursor', 'invalid', 'give after or before, not both');
+    const filter: EventFilter = {
+      types: parseTypes(q.type),
+      device: q.device?.trim() || undefined,
+      since: timeParam(q.since, 'since'),
+      until: timeParam(q.until, 'until'),
+    };
+    if (filter.device !== undefined && filter.device.length > 64)
+      throw new DomainError('validation.device', 'invalid', 'device: at most 64 characters');
+    const page = after !== undefined ? this.state.history.after(after, limit, filter) : this.state.history.before(before, limit, filter);
+    const seqs = page.events.map((e) => e.seq);
+    return {
+      ok: true,
+      order: after !== undefined ? 'asc' : 'desc',
+      events: page.events.map(toConsoleEvent),
+      more: page.more,
+      next: page.more ? (after !== undefined ? { after: Math.max(...seqs) } : { before: Math.min(...seqs) }) : null,
+      last_seq: this.log.lastSeq,
+      filtered: isFiltered(filter),
+      server_time: epoch(this.clock.now()),
+    };
+  }
+
+  /** SSE of stored events after `Last-Event-ID` (the browser's reconnect) or `?after=`. */
+  @Get('/stream')
+  @Auth('loopback')
+  @Header('Cache-Control', 'no-store')
+  async streamEvents(@Req() req: FastifyRequest, @Res() reply: FastifyReply, @Query('after') afterQ?: string): Promise<void> {
+    const header = req.headers['last-event-id'];
+    const from =
+      intParam(typeof header === 'string' && header !== '' ? header : undefined, 'Last-Event-ID', 0) ?? intParam(afterQ, 'after', 0) ?? null;
+    reply.hijack();
+    await this.stream.open(reply.raw, from);
+  }
+}
+
+function intParam(raw: string | undefined, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\d{1,15}$/.test(raw)) throw new DomainError('validation.query', 'invalid', `${name} must be a whole number`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new DomainError('validation.query', 'invalid', `${name} must be between ${min} and ${max}`);
+  return n;
+}
+
+function timeParam(raw: string | undefined, name: string): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (/^\d{1,12}$/.test(raw)) return Number(raw) * 1000;
+  const t = Date.parse(raw);
+  if (Number.isNaN(t)) throw new DomainError('validation.query', 'invalid', `${name}: epoch seconds or an ISO time`);
+  return t;
+}

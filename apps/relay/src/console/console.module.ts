@@ -1,0 +1,93 @@
+import { Inject, Module, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { RelayConfig } from '../common/config';
+import { LOGGER, RELAY_CONFIG } from '../common/tokens';
+import { ConsoleApiController } from './console-api.controller';
+import { ConsoleFeatures } from './console-features';
+import { ConsoleState } from './console-state.service';
+import { CONSOLE_HEADERS, findConsoleDir } from './console-static';
+import { ConsoleStaticController } from './console-static.controller';
+import { ConsoleStream } from './console-stream.service';
+import { BridgeConsoleController } from './features/bridge.console.controller';
+import { MediaConsoleController } from './features/media.console.controller';
+import { PairingConsoleController } from './features/pairing.console.controller';
+import { SessionsConsoleController } from './features/sessions.console.controller';
+import { TerminalConsoleController } from './features/terminal.console.controller';
+import { ThreadsConsoleController } from './features/threads.console.controller';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The operator console: the built app at `/console/`, its read models at `/console/api/<feature>`,
+ * commands under the same prefix, and the live event stream. A feature page adds one controller here
+ * (see features/) that registers itself with ConsoleFeatures.
+ */
+@Module({
+  controllers: [
+    ConsoleApiController,
+    SessionsConsoleController,
+    PairingConsoleController,
+    BridgeConsoleController,
+    MediaConsoleController,
+    ThreadsConsoleController,
+    TerminalConsoleController,
+    ConsoleStaticController,
+  ],
+  providers: [ConsoleFeatures, ConsoleState, ConsoleStream],
+})
+export class ConsoleModule implements OnModuleInit, OnApplicationBootstrap {
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onModuleInit(): void {
+    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
+    // Runs after the auth hook (installed before init), so a foreign caller gets 403 first.
+    fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+      if (!isConsoleUrl(req.url)) return;
+      for (const [k, v] of Object.entries(CONSOLE_HEADERS)) void reply.header(k, v);
+      if (req.url.startsWith('/console/api/')) void reply.header('cache-control', 'no-store');
+      if (SAFE_METHODS.has(req.method) || !req.url.startsWith('/console/api/')) return;
+      // CSRF: a cross-site form can post urlencoded, multipart or text/plain, never application/json.
+      const type = String(req.headers['content-type'] ?? '')
+        .split(';')[0]
+        .trim()
+        .toLowerCase();
+      if (type !== 'application/json') {
+        return reply
+          .status(415)
+          .header('cache-control', 'no-store')
+          .send({ ok: false, error: 'console commands take a JSON body (Content-Type: application/json)', code: 'unsupported_media_type' });
+      }
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    const server = this.adapterHost.httpAdapter.getHttpServer() as import('node:http').Server;
+    server.once('listening', () => {
+      const { port } = server.address() as AddressInfo;
+      const scheme = this.config.tls ? 'https' : 'http';
+      const loopbackReachable = ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(this.config.host);
+      const host = this.config.host === '::1' ? '[::1]' : '127.0.0.1';
+      if (!loopbackReachable) {
+        this.logger.warn(
+          { host: this.config.host },
+          'console unreachable: it answers only on loopback, and the relay listens on a non-loopback address',
+        );
+      } else if (!findConsoleDir(this.config.consoleDir)) {
+        this.logger.warn(`console not built (run npm run build:console); it will be at ${scheme}://${host}:${port}/console/`);
+      } else {
+        this.logger.info({ url: `${scheme}://${host}:${port}/console/` }, `console at ${scheme}://${host}:${port}/console/`);
+      }
+    });
+  }
+}
+
+function isConsoleUrl(url: string): boolean {
+  return url === '/console' || url.startsWith('/console/') || url.startsWith('/console?');
+}

@@ -1,0 +1,47 @@
+import { Controller, Get } from '@nestjs/common';
+import * as path from 'node:path';
+import { Auth } from '../../common/auth';
+import { Clock } from '../../common/clock';
+import { EventLog } from '../../common/event-log';
+import { ConsoleFeatures } from '../console-features';
+
+const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
+
+/** Media page: the registry (spec 2.4) by token prefix; the host path is shown to the operator only. */
+@Controller('/console/api/media')
+export class MediaConsoleController {
+  constructor(
+    features: ConsoleFeatures,
+    private readonly log: EventLog,
+    private readonly clock: Clock,
+  ) {
+    features.add({ id: 'media', title: 'Media', order: 35 });
+  }
+
+  @Get()
+  @Auth('loopback')
+  view() {
+    const now = this.clock.now();
+    const entries = this.log.models.media.live(now).sort((a, b) => b.registeredAt - a.registeredAt);
+    return {
+      ok: true,
+      server_time: epoch(now.getTime()),
+      count: entries.length,
+      bytes: entries.reduce((n, e) => n + e.size, 0),
+      entries: entries.map((e) => ({
+        token_prefix: e.tokenPrefix,
+        name: e.fileName ?? path.basename(e.path),
+        path: e.path,
+        content_type: e.contentType,
+        size: e.size,
+        sensitive: e.sensitive,
+        owned: e.owned,
+        source: e.source,
+        registered_at: epoch(e.registeredAt),
+        expires_at: epoch(e.expiresAt),
+        fetch_count: e.fetchCount,
+        last_fetched_at: epoch(e.lastFetchedAt),
+      })),
+    };
+  }
+}

@@ -1,0 +1,89 @@
+import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { requireCode, type Principal } from '@svc/domain';
+import { Auth } from '../../common/auth';
+import { Clock } from '../../common/clock';
+import type { RelayConfig } from '../../common/config';
+import { EventLog } from '../../common/event-log';
+import { Secrets } from '../../common/secrets';
+import { RELAY_CONFIG } from '../../common/tokens';
+import { PairingService } from '../../pairing/pairing.service';
+import { ConsoleFeatures } from '../console-features';
+import { ConsoleApproveDto, ConsoleDenyDto, ConsoleMintDto } from './console.dto';
+import { serviceRef } from './service-ref';
+
+const OPERATOR: Principal = { kind: 'operator' };
+const epoch = (ms: number): number => Math.floor(ms / 1000);
+
+/**
+ * Pairing page: live codes and pending public requests (never a code itself, only the first 8
+ * characters of its digest as a reference), and mint / approve / deny through PairingService.
+ */
+@Controller('/console/api/pairing')
+export class PairingConsoleController {
+  private readonly pairing: () => PairingService;
+
+  constructor(
+    ref: ModuleRef,
+    features: ConsoleFeatures,
+    private readonly log: EventLog,
+    private readonly clock: Clock,
+    private readonly secrets: Secrets,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+  ) {
+    this.pairing = serviceRef(ref, PairingService);
+    features.add({ id: 'pairing', title: 'Pairing', order: 20 });
+  }
+
+  @Get()
+  @Auth('loopback')
+  list() {
+    const now = this.clock.now();
+    const codes = this.log.models.pairing
+      .live(now)
+      .sort((a, b) => b.registeredAt - a.registeredAt)
+      .map((c) => ({
+        code_ref: c.codeDigest.slice(0, 8),
+        request_id: c.requestId,
+        state: c.state,
+        source: c.source,
+        created_at: epoch(c.registeredAt),
+        expires_at: epoch(c.expiresAt),
+        ip: c.ip,
+        device_name: c.deviceName,
+        session_ttl_seconds: c.terms?.sessionTtlSeconds ?? null,
+        grants: c.terms ? Object.keys(c.terms.grants) : null,
+      }));
+    return {
+      ok: true,
+      server_time: epoch(now.getTime()),
+      tls: this.config.tls !== null,
+      pending: codes.filter((c) => c.state === 'pending'),
+      ready: codes.filter((c) => c.state === 'ready'),
+    };
+  }
+
+  /** Same as `POST /pairing/mint`, plus `code_ref` so the page can tell when this code is used. */
+  @Post('/mint')
+  @Auth('loopback')
+  @HttpCode(201)
+  async mint(@Body() body: ConsoleMintDto) {
+    const minted = await this.pairing().mint(body);
+    return { ...minted, code_ref: this.secrets.digest(requireCode(minted.code)).slice(0, 8) };
+  }
+
+  @Post('/approve')
+  @Auth('loopback')
+  @HttpCode(200)
+  approve(@Body() body: ConsoleApproveDto) {
+    const { request_id, ...terms } = body;
+    return this.pairing().approve({ request_id }, terms, OPERATOR);
+  }
+
+  @Post('/deny')
+  @Auth('loopback')
+  @HttpCode(200)
+  deny(@Body() body: ConsoleDenyDto) {
+    return this.pairing().deny({ request_id: body.request_id }, OPERATOR);
+  }
+}

@@ -1,0 +1,68 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+
+const ROOT = path.resolve(__dirname, '../..');
+export const CONSOLE_DIST = path.join(ROOT, 'apps/console/dist');
+export const SHOTS = path.join(ROOT, 'test-results/console');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds the console once if the build is missing or older than its sources. */
+export function ensureConsoleBuilt(): void {
+  const index = path.join(CONSOLE_DIST, 'index.html');
+  const src = path.join(ROOT, 'apps/console');
+  const sources = Math.max(
+    newestMtime(path.join(src, 'src')),
+    fs.statSync(path.join(src, 'index.html')).mtimeMs,
+    fs.statSync(path.join(src, 'vite.config.mts')).mtimeMs,
+  );
+  if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= sources) return;
+  execFileSync(path.join(ROOT, 'node_modules/.bin/vite'), ['build', '--config', 'apps/console/vite.config.mts', '--logLevel', 'error'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+}
+
+/** Headless Debian chromium with a fresh profile, nothing phoning home. */
+export async function launchBrowser(): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-dev-shm-usage',
+    ],
+  });
+  context.setDefaultTimeout(8000);
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      fs.rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+export function shot(name: string): string {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  return path.join(SHOTS, `${name}.png`);
+}
