@@ -1,4 +1,3 @@
- 
 // Device Control round trip: GET /ping through the relay and the phone simulator, against bare
 // baselines measured side by side in the same run (alternating, several rounds):
 //   - bare ws echo:        a ws client sends a bridge.command frame, a ws server echoes a response
@@ -37,7 +36,14 @@ async function serveWs() {
   wss.on('connection', (ws) =>
     ws.on('message', (d) => {
       const m = JSON.parse(d.toString());
-      ws.send(JSON.stringify({ channel: 'bridge', type: 'bridge.response', id: m.id, payload: { request_id: m.payload.request_id, status: 200, result: { ok: true, pong: true } } }));
+      ws.send(
+        JSON.stringify({
+          channel: 'bridge',
+          type: 'bridge.response',
+          id: m.id,
+          payload: { request_id: m.payload.request_id, status: 200, result: { ok: true, pong: true } },
+        }),
+      );
     }),
   );
   return { port: wss.address().port };
@@ -50,7 +56,14 @@ async function serveProxy() {
   const phone = new WebSocket(`ws://127.0.0.1:${wss.address().port}`, { perMessageDeflate: false });
   phone.on('message', (d) => {
     const m = JSON.parse(d.toString());
-    phone.send(JSON.stringify({ channel: 'bridge', type: 'bridge.response', id: m.id, payload: { request_id: m.payload.request_id, status: 200, result: { ok: true, pong: true, ts: Date.now() / 1000 } } }));
+    phone.send(
+      JSON.stringify({
+        channel: 'bridge',
+        type: 'bridge.response',
+        id: m.id,
+        payload: { request_id: m.payload.request_id, status: 200, result: { ok: true, pong: true, ts: Date.now() / 1000 } },
+      }),
+    );
   });
   const sock = await phoneReady;
   const waiting = new Map();
@@ -67,7 +80,14 @@ async function serveProxy() {
       res.writeHead(p.status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(p.result));
     });
-    sock.send(JSON.stringify({ channel: 'bridge', type: 'bridge.command', id, payload: { request_id: id, method: req.method, path: req.url, params: {}, body: {} } }));
+    sock.send(
+      JSON.stringify({
+        channel: 'bridge',
+        type: 'bridge.command',
+        id,
+        payload: { request_id: id, method: req.method, path: req.url, params: {}, body: {} },
+      }),
+    );
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   return { port: server.address().port };
@@ -83,7 +103,11 @@ async function serveRelay() {
   const config = loadConfig({ SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_LOG_LEVEL: 'ERROR' });
   const relay = await createRelay({ config, logDestination: new Writable({ write: (_c, _e, cb) => cb() }) });
   const code = 'BENCH1';
-  const reg = await fetch(`${relay.url}/pairing/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) });
+  const reg = await fetch(`${relay.url}/pairing/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ code }),
+  });
   if (reg.status !== 201) throw new Error(`register: ${reg.status}`);
   const sim = await new PhoneSim({ relayUrl: relay.url, code, deviceId: 'bench-phone' }).start();
   while (!relay.log.models.bridge.device(sim.tokenPrefix)) await new Promise((r) => setTimeout(r, 5));
@@ -164,7 +188,14 @@ async function wsClient(port) {
     new Promise((resolve) => {
       const id = String(++n);
       waiting.set(id, resolve);
-      ws.send(JSON.stringify({ channel: 'bridge', type: 'bridge.command', id, payload: { request_id: id, method: 'GET', path: '/ping', params: {}, body: {} } }));
+      ws.send(
+        JSON.stringify({
+          channel: 'bridge',
+          type: 'bridge.command',
+          id,
+          payload: { request_id: id, method: 'GET', path: '/ping', params: {}, body: {} },
+        }),
+      );
     });
   return { call, close: () => ws.close() };
 }
@@ -234,19 +265,27 @@ async function measure(kind) {
       const r = await measure(kind);
       for (const k of ['p50', 'p99', 'rps', 'cpu']) rows[kind][k].push(r[k]);
       rows[kind].errors += r.errors;
-      process.stderr.write(`round ${round} ${kind}: p50 ${r.p50.toFixed(3)} ms, p99 ${r.p99.toFixed(3)} ms, ${r.rps.toFixed(0)} cmd/s, ${r.cpu.toFixed(0)} µs server CPU/cmd, errors ${r.errors}\n`);
+      process.stderr.write(
+        `round ${round} ${kind}: p50 ${r.p50.toFixed(3)} ms, p99 ${r.p99.toFixed(3)} ms, ${r.rps.toFixed(0)} cmd/s, ${r.cpu.toFixed(0)} µs server CPU/cmd, errors ${r.errors}\n`,
+      );
     }
   }
   const m = (kind, k) => median(rows[kind][k]);
   console.log(`\nevent log in ${arg('log-dir', os.tmpdir())}`);
-  console.log(`GET /ping, medians of ${ROUNDS} rounds; ${SEQ} sequential calls; ${SECONDS} s at ${INFLIGHT} in flight; node ${process.version}, ${os.cpus().length} cores, load avg ${os.loadavg()[0].toFixed(1)}`);
+  console.log(
+    `GET /ping, medians of ${ROUNDS} rounds; ${SEQ} sequential calls; ${SECONDS} s at ${INFLIGHT} in flight; node ${process.version}, ${os.cpus().length} cores, load avg ${os.loadavg()[0].toFixed(1)}`,
+  );
   console.log('subject                      p50 ms   p99 ms   cmd/s @64   server CPU µs/cmd   errors');
   for (const [kind, label] of Object.entries(labels)) {
-    console.log(`${label.padEnd(27)} ${m(kind, 'p50').toFixed(3).padStart(7)}  ${m(kind, 'p99').toFixed(3).padStart(7)}  ${m(kind, 'rps').toFixed(0).padStart(9)}   ${m(kind, 'cpu').toFixed(0).padStart(17)}   ${String(rows[kind].errors).padStart(6)}`);
+    console.log(
+      `${label.padEnd(27)} ${m(kind, 'p50').toFixed(3).padStart(7)}  ${m(kind, 'p99').toFixed(3).padStart(7)}  ${m(kind, 'rps').toFixed(0).padStart(9)}   ${m(kind, 'cpu').toFixed(0).padStart(17)}   ${String(rows[kind].errors).padStart(6)}`,
+    );
   }
   console.log(`\np50 ratio relay / bare ws echo:    ${(m('relay', 'p50') / m('ws', 'p50')).toFixed(2)}x  (target <= 1.5x)`);
   console.log(`p50 ratio relay / bare http proxy: ${(m('relay', 'p50') / m('proxy', 'p50')).toFixed(2)}x`);
-  console.log(`throughput relay: ${m('relay', 'rps').toFixed(0)} cmd/s at 64 in flight (target >= 5000/s); ${(m('relay', 'rps') / m('proxy', 'rps')).toFixed(2)}x the bare http proxy`);
+  console.log(
+    `throughput relay: ${m('relay', 'rps').toFixed(0)} cmd/s at 64 in flight (target >= 5000/s); ${(m('relay', 'rps') / m('proxy', 'rps')).toFixed(2)}x the bare http proxy`,
+  );
   console.log(`bench time ${((Date.now() - started) / 1000).toFixed(1)} s`);
   agent.destroy();
 })().catch((err) => {

@@ -32,10 +32,11 @@ const CONCURRENCY = [1, 8];
 const role = process.argv[2];
 if (role === '--relay') relayChild();
 else if (role === '--bare') bareChild();
-else main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+else
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
 
 // ---- children -------------------------------------------------------------------------------
 
@@ -46,12 +47,20 @@ async function relayChild() {
   const env = { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_LOG_LEVEL: 'ERROR', RELAY_MEDIA_MAX_SIZE_MB: String(SIZE_MB + 16) };
   const relay = await createRelay({ config: loadConfig(env) });
   const code = 'BENCH1';
-  let res = await fetch(`${relay.url}/pairing/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) });
+  let res = await fetch(`${relay.url}/pairing/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ code }),
+  });
   if (res.status !== 201) throw new Error(`pairing/register ${res.status}`);
   const WebSocket = require('ws');
   const ws = new WebSocket(relay.url.replace(/^http/, 'ws') + '/ws');
   const bearer = await new Promise((resolve, reject) => {
-    ws.on('open', () => ws.send(JSON.stringify({ channel: 'system', type: 'auth', id: 'a', payload: { pairing_code: code, device_name: 'bench', device_id: 'bench' } })));
+    ws.on('open', () =>
+      ws.send(
+        JSON.stringify({ channel: 'system', type: 'auth', id: 'a', payload: { pairing_code: code, device_name: 'bench', device_id: 'bench' } }),
+      ),
+    );
     ws.on('message', (d) => {
       const f = JSON.parse(d.toString());
       if (f.type === 'auth.ok') resolve(f.payload.session_token);
@@ -212,19 +221,30 @@ async function download(target, n) {
   const slice = Math.floor(total / n);
   const started = process.hrtime.bigint();
   const sizes = await Promise.all(
-    Array.from({ length: n }, (_, k) =>
-      new Promise((resolve, reject) => {
-        const range = n === 1 ? [] : ['-r', `${k * slice}-${k === n - 1 ? total - 1 : (k + 1) * slice - 1}`];
-        const args = ['-s', '-o', '/dev/null', '-w', '%{http_code} %{size_download}', ...range, ...target.headers.flatMap((h) => ['-H', h]), target.url];
-        const p = spawn('curl', args);
-        let out = '';
-        p.stdout.on('data', (d) => (out += d));
-        p.on('close', (code) => {
-          const [status, bytes] = out.trim().split(' ');
-          if (code !== 0 || status !== (n === 1 ? '200' : '206')) reject(new Error(`${target.name}: curl exit ${code}, HTTP ${status}`));
-          else resolve(Number(bytes));
-        });
-      }),
+    Array.from(
+      { length: n },
+      (_, k) =>
+        new Promise((resolve, reject) => {
+          const range = n === 1 ? [] : ['-r', `${k * slice}-${k === n - 1 ? total - 1 : (k + 1) * slice - 1}`];
+          const args = [
+            '-s',
+            '-o',
+            '/dev/null',
+            '-w',
+            '%{http_code} %{size_download}',
+            ...range,
+            ...target.headers.flatMap((h) => ['-H', h]),
+            target.url,
+          ];
+          const p = spawn('curl', args);
+          let out = '';
+          p.stdout.on('data', (d) => (out += d));
+          p.on('close', (code) => {
+            const [status, bytes] = out.trim().split(' ');
+            if (code !== 0 || status !== (n === 1 ? '200' : '206')) reject(new Error(`${target.name}: curl exit ${code}, HTTP ${status}`));
+            else resolve(Number(bytes));
+          });
+        }),
     ),
   );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -238,7 +258,9 @@ function report(results, rss, elapsed, pid) {
     const s = [...xs].sort((a, b) => a - b);
     return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   };
-  console.log(`\nmedia bench: ${SIZE_MB} MiB file, ${ROUNDS} rounds per cell, curl clients, node ${process.version}, ${os.cpus().length} cores (shared)`);
+  console.log(
+    `\nmedia bench: ${SIZE_MB} MiB file, ${ROUNDS} rounds per cell, curl clients, node ${process.version}, ${os.cpus().length} cores (shared)`,
+  );
   for (const c of CONCURRENCY) {
     const cell = results[c];
     const m = Object.fromEntries(Object.entries(cell).map(([k, v]) => [k, median(v)]));
@@ -247,13 +269,16 @@ function report(results, rss, elapsed, pid) {
     const bestName = bareNames.reduce((a, b) => (m[a] >= m[b] ? a : b));
     const bestBare = m[bestName];
     console.log(`\n${c} client${c > 1 ? 's' : ''} (median GB/s, rounds in brackets)`);
-    for (const [k, v] of Object.entries(m)) console.log(`  ${k.padEnd(27)} ${v.toFixed(2).padStart(6)}   [${cell[k].map((x) => x.toFixed(2)).join(', ')}]`);
+    for (const [k, v] of Object.entries(m))
+      console.log(`  ${k.padEnd(27)} ${v.toFixed(2).padStart(6)}   [${cell[k].map((x) => x.toFixed(2)).join(', ')}]`);
     console.log(`  relay / nginx              ${(relay / m['nginx sendfile']).toFixed(2)}   (target >= 0.8)`);
     console.log(`  relay / best bare node     ${(relay / bestBare).toFixed(2)}   (target >= 0.9; best: ${bestName})`);
     console.log(`  bare 1 MiB / bare 64 KiB   ${(m['bare node hwm 1 MiB'] / m['bare node hwm 64 KiB']).toFixed(2)}`);
   }
   const max = Math.max(...rss.samples);
-  console.log(`\nrelay RSS (pid ${pid}): before ${rss.before.toFixed(0)} MiB, during transfers max ${max.toFixed(0)} MiB, median ${median(rss.samples).toFixed(0)} MiB (${rss.samples.length} samples)`);
+  console.log(
+    `\nrelay RSS (pid ${pid}): before ${rss.before.toFixed(0)} MiB, during transfers max ${max.toFixed(0)} MiB, median ${median(rss.samples).toFixed(0)} MiB (${rss.samples.length} samples)`,
+  );
   console.log(`measured in ${elapsed.toFixed(0)} s`);
 }
 

@@ -68,7 +68,11 @@ async function relayServer() {
   const config = { ...loadConfig({ SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_LOG_LEVEL: 'ERROR' }) };
   const relay = await createRelay({ config, logDestination: pino.destination('/dev/null') });
   const code = 'BENCH1';
-  const res = await fetch(`${relay.url}/pairing/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) });
+  const res = await fetch(`${relay.url}/pairing/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ code }),
+  });
   if (res.status !== 201) throw new Error(`register: ${res.status}`);
   return {
     url: relay.url.replace('http', 'ws') + '/ws',

@@ -1,4 +1,3 @@
- 
 // Terminal throughput and keystroke echo latency: the relay (compiled, from dist/) against a bare
 // node-pty + ws server, side by side in the same run.
 //   npx tsc -p tsconfig.build.json && npx tsc-alias -p tsconfig.build.json && node bench/terminal.js
@@ -65,7 +64,11 @@ class Client {
 
 async function relayClient(relay) {
   const code = 'B' + String(Math.floor(Math.random() * 1e5)).padStart(5, '0');
-  const res = await fetch(`${relay.url}/pairing/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) });
+  const res = await fetch(`${relay.url}/pairing/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ code }),
+  });
   if (res.status !== 201) throw new Error(`register ${res.status}`);
   const ws = new WebSocket(relay.url.replace(/^http/, 'ws') + '/ws', { perMessageDeflate: false });
   await new Promise((r, j) => ws.once('open', r).once('error', j));
@@ -82,7 +85,13 @@ async function bareServer() {
   const server = http.createServer();
   const wss = new WebSocket.Server({ server, perMessageDeflate: false });
   wss.on('connection', (ws) => {
-    const term = pty.spawn(SHELL, [], { name: 'xterm-256color', cols: 80, rows: 24, cwd: os.homedir(), env: { ...process.env, TERM: 'xterm-256color' } });
+    const term = pty.spawn(SHELL, [], {
+      name: 'xterm-256color',
+      cols: 80,
+      rows: 24,
+      cwd: os.homedir(),
+      env: { ...process.env, TERM: 'xterm-256color' },
+    });
     term.onData((d) => ws.send(d));
     ws.on('message', (m) => term.write(m.toString()));
     ws.on('close', () => term.kill('SIGKILL'));
@@ -147,7 +156,16 @@ async function main() {
   const rates = { relay: [], bare: [] };
   for (let i = 0; i < RUNS; i++) {
     // Alternate who goes first so drift on a shared machine hits both.
-    const order = i % 2 === 0 ? [['bare', bc], ['relay', rc]] : [['relay', rc], ['bare', bc]];
+    const order =
+      i % 2 === 0
+        ? [
+            ['bare', bc],
+            ['relay', rc],
+          ]
+        : [
+            ['relay', rc],
+            ['bare', bc],
+          ];
     for (const [k, c] of order) rates[k].push(await throughput(c));
   }
   const lat = { bare: await latency(bc), relay: await latency(rc) };

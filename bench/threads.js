@@ -114,13 +114,17 @@ async function main() {
     const flushMs = ms(t0);
 
     const row = (name, a, b, baseName) =>
-      console.log(`${name.padEnd(34)} median ${median(a).toFixed(3)} ms   ${baseName.padEnd(22)} median ${median(b).toFixed(3)} ms   ratio ${(median(a) / median(b)).toFixed(2)}x`);
+      console.log(
+        `${name.padEnd(34)} median ${median(a).toFixed(3)} ms   ${baseName.padEnd(22)} median ${median(b).toFixed(3)} ms   ratio ${(median(a) / median(b)).toFixed(2)}x`,
+      );
     console.log(`rounds: ${ROUNDS} (interleaved with the baseline), node ${process.version}, ${os.cpus().length} cores`);
     row('post to subscribed phone', deliver, ping, 'ws ping/pong');
     row('post to subscribed phone', deliver, register, 'POST /pairing/register');
     row('post, queued (no subscriber)', queued, health, 'GET /health');
     row('post, queued (no subscriber)', queued, register, 'POST /pairing/register');
-    console.log(`backlog flush of ${complete.payload.count} messages: ${flushMs.toFixed(1)} ms (${((flushMs * 1000) / complete.payload.count).toFixed(1)} us per message)`);
+    console.log(
+      `backlog flush of ${complete.payload.count} messages: ${flushMs.toFixed(1)} ms (${((flushMs * 1000) / complete.payload.count).toFixed(1)} us per message)`,
+    );
     phone.ws.close();
     again.ws.close();
   } finally {

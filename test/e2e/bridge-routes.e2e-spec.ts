@@ -28,13 +28,27 @@ describe('Device Control routes through the phone simulator', () => {
     ['setup', 'POST', '/setup', {}, 200, { ok: true, message: 'Device Control is ready' }],
     ['setup without a body', 'POST', '/setup', undefined, 200, { ok: true }],
     ['current_app', 'GET', '/current_app', undefined, 200, { package: 'com.google.android.apps.messaging' }],
-    ['screen', 'GET', '/screen?include_bounds=true', undefined, 200, { packageName: 'com.google.android.apps.messaging', truncated: false, nodeCount: 6 }],
+    [
+      'screen',
+      'GET',
+      '/screen?include_bounds=true',
+      undefined,
+      200,
+      { packageName: 'com.google.android.apps.messaging', truncated: false, nodeCount: 6 },
+    ],
     ['screen_hash', 'GET', '/screen_hash', undefined, 200, { ok: true }],
     ['diff_screen', 'POST', '/diff_screen', { previous_hash: 'deadbeefdeadbeef' }, 200, { ok: true, changed: true }],
     ['find_nodes', 'POST', '/find_nodes', { text: 'send', clickable: true }, 200, { ok: true, count: 1 }],
     ['describe_node', 'POST', '/describe_node', { nodeId: '3' }, 200, { ok: true, node: expect.objectContaining({ text: 'Send' }) }],
     ['describe_node (phone 404 passes through)', 'POST', '/describe_node', { nodeId: 'nope' }, 404, { ok: false, error: 'no node nope' }],
-    ['get_apps', 'GET', '/get_apps', undefined, 200, { ok: true, apps: expect.arrayContaining([expect.objectContaining({ package: 'com.android.chrome' })]) }],
+    [
+      'get_apps',
+      'GET',
+      '/get_apps',
+      undefined,
+      200,
+      { ok: true, apps: expect.arrayContaining([expect.objectContaining({ package: 'com.android.chrome' })]) },
+    ],
     ['apps (alias)', 'GET', '/apps', undefined, 200, { ok: true, apps: expect.any(Array) }, '/get_apps'],
     ['tap by coordinates', 'POST', '/tap', { x: 540, y: 1200 }, 200, { ok: true, tapped: { x: 540, y: 1200 } }],
     ['tap by node id', 'POST', '/tap', { nodeId: '4', x: 1, y: 1 }, 200, { ok: true, tapped: { nodeId: '4' } }],
@@ -50,15 +64,43 @@ describe('Device Control routes through the phone simulator', () => {
     ['clipboard set', 'POST', '/clipboard', { text: 'copied words' }, 200, { ok: true, set: true }],
     ['clipboard get', 'GET', '/clipboard', undefined, 200, { ok: true, text: 'copied words' }],
     ['media', 'POST', '/media', { action: 'pause' }, 200, { ok: true, action: 'pause' }],
-    ['send_intent', 'POST', '/send_intent', { action: 'android.intent.action.VIEW', data: 'https://example.org', extras: { a: 1 } }, 200, { ok: true, delivered: true }],
+    [
+      'send_intent',
+      'POST',
+      '/send_intent',
+      { action: 'android.intent.action.VIEW', data: 'https://example.org', extras: { a: 1 } },
+      200,
+      { ok: true, delivered: true },
+    ],
     ['broadcast', 'POST', '/broadcast', { action: 'com.example.PING' }, 200, { ok: true, delivered: true }],
     ['events/stream', 'POST', '/events/stream', { enabled: true }, 200, { ok: true, enabled: true }],
     ['events', 'GET', '/events?limit=10&since=0', undefined, 200, { ok: true, streaming: true, events: expect.any(Array) }],
     ['location', 'GET', '/location', undefined, 200, { ok: true, provider: 'fused' }],
-    ['search_contacts', 'POST', '/search_contacts', { query: 'ada', limit: 5 }, 200, { ok: true, contacts: [expect.objectContaining({ name: 'Ada Lovelace' })] }],
-    ['share_media (media token)', 'POST', '/share_media', { attachments: [{ media_token: 'abcdefgh12345678' }], text: 'look' }, 200, { ok: true, status: 'shared', attachments: 1 }],
+    [
+      'search_contacts',
+      'POST',
+      '/search_contacts',
+      { query: 'ada', limit: 5 },
+      200,
+      { ok: true, contacts: [expect.objectContaining({ name: 'Ada Lovelace' })] },
+    ],
+    [
+      'share_media (media token)',
+      'POST',
+      '/share_media',
+      { attachments: [{ media_token: 'abcdefgh12345678' }], text: 'look' },
+      200,
+      { ok: true, status: 'shared', attachments: 1 },
+    ],
     ['share_media (text only)', 'POST', '/share_media', { text: 'just words' }, 200, { ok: true, status: 'shared' }],
-    ['send_mms (media token)', 'POST', '/send_mms', { to: '+1 202 555 0142', body: 'pic', attachments: [{ media_token: 'abcdefgh12345678' }] }, 200, { ok: true, status: 'handed_off' }],
+    [
+      'send_mms (media token)',
+      'POST',
+      '/send_mms',
+      { to: '+1 202 555 0142', body: 'pic', attachments: [{ media_token: 'abcdefgh12345678' }] },
+      200,
+      { ok: true, status: 'handed_off' },
+    ],
     ['open_app', 'POST', '/open_app', { package: 'com.android.chrome' }, 200, { ok: true, package: 'com.android.chrome', launched: true }],
     ['return_to_svc', 'POST', '/return_to_svc', {}, 200, { ok: true, foreground: 'com.svc.app' }],
     ['return_to_hermes (alias)', 'POST', '/return_to_hermes', undefined, 200, { ok: true }, '/return_to_svc'],
@@ -77,9 +119,18 @@ describe('Device Control routes through the phone simulator', () => {
   it('destructive routes (call, send_sms) go through after the phone confirms', async () => {
     const asked = sim.received.filter((f) => f.type === 'bridge.confirm').length;
     expect((await dc(relay, token, 'POST', '/call', { number: '+44 20 7946 0018' })).body).toMatchObject({ ok: true, status: 'dialing' });
-    expect((await dc(relay, token, 'POST', '/send_sms', { to: '+44 20 7946 0018', body: 'on my way' })).body).toMatchObject({ ok: true, status: 'sent' });
-    const confirms = sim.received.filter((f) => f.type === 'bridge.confirm').slice(asked).map((f) => f.payload);
-    expect(confirms).toEqual([expect.objectContaining({ verb: 'call', path: '/call' }), expect.objectContaining({ verb: 'send_sms', path: '/send_sms' })]);
+    expect((await dc(relay, token, 'POST', '/send_sms', { to: '+44 20 7946 0018', body: 'on my way' })).body).toMatchObject({
+      ok: true,
+      status: 'sent',
+    });
+    const confirms = sim.received
+      .filter((f) => f.type === 'bridge.confirm')
+      .slice(asked)
+      .map((f) => f.payload);
+    expect(confirms).toEqual([
+      expect.objectContaining({ verb: 'call', path: '/call' }),
+      expect.objectContaining({ verb: 'send_sms', path: '/send_sms' }),
+    ]);
   });
 
   it('forwards the body without the device selector, and the query as params', async () => {
@@ -165,12 +216,21 @@ describe('Device Control routes through the phone simulator', () => {
     await dc(relay, token, 'POST', '/clipboard', { text: 'clipboard-secret-42' });
     await dc(relay, token, 'POST', '/search_contacts', { query: 'zelda-query' });
     await dc(relay, token, 'POST', '/send_sms', { to: '+1 202 555 0100', body: 'sms-body-secret' });
-    const raw = fs.readdirSync(path.join(relay.home, 'relay', 'events')).map((f) => fs.readFileSync(path.join(relay.home, 'relay', 'events', f), 'utf8')).join('');
-    for (const secret of ['my secret diary entry', 'clipboard-secret-42', 'zelda-query', 'sms-body-secret', '555 0100', token]) expect(raw).not.toContain(secret);
-    for (const secret of ['my secret diary entry', 'clipboard-secret-42', 'zelda-query', 'sms-body-secret', token]) expect(relay.logs.join('')).not.toContain(secret);
-    const typed = readEvents(relay.home).filter((e) => e.type === 'bridge.command_sent' && e.data.path === '/type').pop()!;
+    const raw = fs
+      .readdirSync(path.join(relay.home, 'relay', 'events'))
+      .map((f) => fs.readFileSync(path.join(relay.home, 'relay', 'events', f), 'utf8'))
+      .join('');
+    for (const secret of ['my secret diary entry', 'clipboard-secret-42', 'zelda-query', 'sms-body-secret', '555 0100', token])
+      expect(raw).not.toContain(secret);
+    for (const secret of ['my secret diary entry', 'clipboard-secret-42', 'zelda-query', 'sms-body-secret', token])
+      expect(relay.logs.join('')).not.toContain(secret);
+    const typed = readEvents(relay.home)
+      .filter((e) => e.type === 'bridge.command_sent' && e.data.path === '/type')
+      .pop()!;
     expect(typed.data.shape).toEqual({ text: 'string' });
-    const sms = readEvents(relay.home).filter((e) => e.type === 'bridge.command_sent' && e.data.path === '/send_sms').pop()!;
+    const sms = readEvents(relay.home)
+      .filter((e) => e.type === 'bridge.command_sent' && e.data.path === '/send_sms')
+      .pop()!;
     expect(sms.data.shape).toEqual({ to: 'string', body: 'string' });
   });
 
@@ -201,7 +261,10 @@ describe('svc phone-sim', () => {
       await registerCode(relay, code);
       const lines: string[] = [];
       const tokenFile = path.join(relay.home, 'sim-token');
-      const run = runPhoneSim(['--relay', relay.url.replace('http', 'ws'), '--code', code, '--confirm', 'deny', '--name', 'CLI sim', '--save-token', tokenFile], (l) => lines.push(l));
+      const run = runPhoneSim(
+        ['--relay', relay.url.replace('http', 'ws'), '--code', code, '--confirm', 'deny', '--name', 'CLI sim', '--save-token', tokenFile],
+        (l) => lines.push(l),
+      );
       const { until } = await import('../support/bridge');
       await until(() => relay.log.models.bridge.allDevices().length === 1);
       const token = fs.readFileSync(tokenFile, 'utf8').trim();

@@ -73,10 +73,22 @@ describe('Device Control routing, correlation and failures', () => {
     expect(devices.body).toMatchObject({ ok: true, active: b.tokenPrefix });
     expect(devices.body.devices).toHaveLength(2);
     expect(devices.body.devices[0]).toEqual(
-      expect.objectContaining({ token_prefix: expect.any(String), device_name: 'Twin', online: true, master_enabled: true, device_control_supported: true, battery: 87 }),
+      expect.objectContaining({
+        token_prefix: expect.any(String),
+        device_name: 'Twin',
+        online: true,
+        master_enabled: true,
+        device_control_supported: true,
+        battery: 87,
+      }),
     );
     const status = await op(relay, 'GET', '/bridge/status');
-    expect(status.body).toMatchObject({ ok: true, device: { device_id: 'pixel-b' }, bridge: { connected: true, devices: 2, active: b.tokenPrefix }, safety: { master_enabled: true } });
+    expect(status.body).toMatchObject({
+      ok: true,
+      device: { device_id: 'pixel-b' },
+      bridge: { connected: true, devices: 2, active: b.tokenPrefix },
+      safety: { master_enabled: true },
+    });
     expect(readEvents(relay.home).filter((e) => e.type === 'bridge.active_selected')).toEqual([
       expect.objectContaining({ actor: 'operator', data: { tokenPrefix: b.tokenPrefix, deviceId: 'pixel-b', by: 'operator' } }),
     ]);
@@ -184,7 +196,10 @@ describe('Device Control routing, correlation and failures', () => {
     expect(count()).toBe(n + 1);
     const bad = await pairPhone(relay);
     bad.phone.send('bridge', 'bridge.status', { master_enabled: 'yes' });
-    expect((await bad.phone.type('system', 'error')).payload).toMatchObject({ code: 'bad_frame', message: expect.stringContaining('master_enabled') });
+    expect((await bad.phone.type('system', 'error')).payload).toMatchObject({
+      code: 'bad_frame',
+      message: expect.stringContaining('master_enabled'),
+    });
     bad.phone.send('bridge', 'bridge.response', { request_id: 'nothing-in-flight', status: 200 });
     bad.phone.send('bridge', 'bridge.bogus', {});
     expect((await bad.phone.type('system', 'error')).payload).toMatchObject({ code: 'unknown_type' });

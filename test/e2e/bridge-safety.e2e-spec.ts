@@ -18,7 +18,10 @@ describe('Device Control safety pipeline', () => {
     sims.push(s);
     return s;
   };
-  const decisions = (s: PhoneSim) => readEvents(relay.home).filter((e) => e.type === 'bridge.safety_decided' && e.data.tokenPrefix === s.tokenPrefix).map((e) => e.data);
+  const decisions = (s: PhoneSim) =>
+    readEvents(relay.home)
+      .filter((e) => e.type === 'bridge.safety_decided' && e.data.tokenPrefix === s.tokenPrefix)
+      .map((e) => e.data);
   const sent = (s: PhoneSim) => readEvents(relay.home).filter((e) => e.type === 'bridge.command_sent' && e.data.tokenPrefix === s.tokenPrefix);
   const commands = (s: PhoneSim) => s.received.filter((f) => f.type === 'bridge.command').map((f) => f.payload.path);
 
@@ -53,23 +56,30 @@ describe('Device Control safety pipeline', () => {
       expect(r.status).toBe(403);
       expect(r.body).toMatchObject({ ok: false, error: `blocked package ${pkg}`, code: 'bridge.blocked_package', package: pkg });
     }
-    const intent = await dc(relay, s.token!, 'POST', '/send_intent', { action: 'android.intent.action.MAIN', component: 'com.paypal.android.p2pmobile/.Main' });
+    const intent = await dc(relay, s.token!, 'POST', '/send_intent', {
+      action: 'android.intent.action.MAIN',
+      component: 'com.paypal.android.p2pmobile/.Main',
+    });
     expect(intent.body).toMatchObject({ error: 'blocked package com.paypal.android.p2pmobile' });
     expect((await dc(relay, s.token!, 'POST', '/open_app', { package: 'com.android.chrome' })).status).toBe(200);
     expect(commands(s)).toEqual(['/open_app']);
-    expect(decisions(s).filter((x) => x.decision === 'blocked_package').map((x) => x.package)).toEqual([
-      'com.chase.sig.android',
-      'com.example.bank.mobile',
-      'org.example.vault',
-      'com.paypal.android.p2pmobile',
-    ]);
+    expect(
+      decisions(s)
+        .filter((x) => x.decision === 'blocked_package')
+        .map((x) => x.package),
+    ).toEqual(['com.chase.sig.android', 'com.example.bank.mobile', 'org.example.vault', 'com.paypal.android.p2pmobile']);
   });
 
   it('blocklisted foreground app: screen reads and acts refused, leaving it is allowed', async () => {
     const s = await sim();
     s.reportStatus({ currentApp: 'com.x8bit.bitwarden' });
     await until(() => relay.log.models.bridge.device(s.tokenPrefix!)?.currentApp === 'com.x8bit.bitwarden');
-    for (const [m, p, b] of [['GET', '/screen'], ['POST', '/tap', { x: 5, y: 5 }], ['GET', '/clipboard'], ['POST', '/type', { text: 'x' }]] as const) {
+    for (const [m, p, b] of [
+      ['GET', '/screen'],
+      ['POST', '/tap', { x: 5, y: 5 }],
+      ['GET', '/clipboard'],
+      ['POST', '/type', { text: 'x' }],
+    ] as const) {
       const r = await dc(relay, s.token!, m, p, b);
       expect(r.status).toBe(403);
       expect(r.body.error).toBe('blocked package com.x8bit.bitwarden');
@@ -99,7 +109,12 @@ describe('Device Control safety pipeline', () => {
     const s = await sim({ confirm: 'deny' });
     const r = await dc(relay, s.token!, 'POST', '/tap_text', { text: 'Confirm purchase' });
     expect(r.status).toBe(403);
-    expect(r.body).toEqual({ ok: false, error: 'user denied destructive action', code: 'bridge.confirmation_denied', reason: 'confirmation_denied_or_timeout' });
+    expect(r.body).toEqual({
+      ok: false,
+      error: 'user denied destructive action',
+      code: 'bridge.confirmation_denied',
+      reason: 'confirmation_denied_or_timeout',
+    });
     expect(commands(s)).toEqual([]);
     expect(decisions(s).map((x) => x.decision)).toEqual(['confirmation_requested', 'confirmation_denied']);
     expect(sent(s)).toHaveLength(0);
@@ -178,7 +193,17 @@ describe('Device Control safety pipeline', () => {
     const r = await op(relay, 'GET', '/bridge/activity?limit=200');
     expect(r.status).toBe(200);
     const kinds = new Set(r.body.safety.map((x: { decision: string }) => x.decision));
-    for (const k of ['master_off', 'sideload_only', 'blocked_package', 'confirmation_requested', 'confirmation_allowed', 'confirmation_denied', 'confirmation_timed_out', 'trusted_verb', 'auto_disabled']) {
+    for (const k of [
+      'master_off',
+      'sideload_only',
+      'blocked_package',
+      'confirmation_requested',
+      'confirmation_allowed',
+      'confirmation_denied',
+      'confirmation_timed_out',
+      'trusted_verb',
+      'auto_disabled',
+    ]) {
       expect(kinds.has(k)).toBe(true);
     }
     const refused = r.body.activity.find((a: { safety: string }) => a.safety === 'confirmation_denied');

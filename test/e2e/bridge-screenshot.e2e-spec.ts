@@ -52,4 +52,3 @@ describe('Device Control with the media registry', () => {
     expect(JSON.stringify(readEvents(relay.home).filter((e) => e.type.startsWith('bridge.')))).not.toContain(file);
   });
 });
-

@@ -16,9 +16,17 @@ function sized(n: number): Buffer {
   return b;
 }
 
-async function latest(relay: TestRelay, headers: Record<string, string> = {}): Promise<{ status: number; type: string | null; sha256: string | null; bytes: Buffer }> {
+async function latest(
+  relay: TestRelay,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; type: string | null; sha256: string | null; bytes: Buffer }> {
   const res = await fetch(`${relay.url}/clipboard/inbox/latest`, { headers });
-  return { status: res.status, type: res.headers.get('content-type'), sha256: res.headers.get('x-clipboard-sha256'), bytes: Buffer.from(await res.arrayBuffer()) };
+  return {
+    status: res.status,
+    type: res.headers.get('content-type'),
+    sha256: res.headers.get('x-clipboard-sha256'),
+    bytes: Buffer.from(await res.arrayBuffer()),
+  };
 }
 
 describe('clipboard inbox', () => {
@@ -67,7 +75,13 @@ describe('clipboard inbox', () => {
   });
 
   it('accepts every format by its signature and refuses a mismatch, bad base64, empty bytes, an unknown format', async () => {
-    for (const [format, bytes] of [['png', PNG], ['jpeg', JPEG], ['jpg', JPEG], ['gif', GIF], ['webp', WEBP]] as const) {
+    for (const [format, bytes] of [
+      ['png', PNG],
+      ['jpeg', JPEG],
+      ['jpg', JPEG],
+      ['gif', GIF],
+      ['webp', WEBP],
+    ] as const) {
       const r = await stage({ format, bytes_base64: bytes.toString('base64') });
       expect([format, r.status]).toEqual([format, 201]);
     }
@@ -89,7 +103,16 @@ describe('clipboard inbox', () => {
 
   it('no filename_hint puts a file outside the inbox', async () => {
     const inbox = path.join(relay.home, 'inbox');
-    for (const hint of ['../../../../tmp/evil.png', '/etc/passwd', '..\\..\\windows\\x.png', '..', '.hidden', 'a/../../b', '\0bad', 'x'.repeat(255)]) {
+    for (const hint of [
+      '../../../../tmp/evil.png',
+      '/etc/passwd',
+      '..\\..\\windows\\x.png',
+      '..',
+      '.hidden',
+      'a/../../b',
+      '\0bad',
+      'x'.repeat(255),
+    ]) {
       const r = await stage({ format: 'png', bytes_base64: PNG.toString('base64'), filename_hint: hint });
       expect(r.status).toBe(201);
       expect(path.dirname(r.body.path)).toBe(inbox);
@@ -114,14 +137,18 @@ describe('clipboard inbox', () => {
     await relay.sweep();
     expect(fs.existsSync(c.body.path)).toBe(false);
     expect((await latest(relay)).status).toBe(404);
-    expect(readEvents(relay.home).some((e) => e.type === 'clipboard.discarded' && e.data.entryId === c.body.id && e.data.reason === 'stale')).toBe(true);
+    expect(readEvents(relay.home).some((e) => e.type === 'clipboard.discarded' && e.data.entryId === c.body.id && e.data.reason === 'stale')).toBe(
+      true,
+    );
   });
 
   it('a host tool that takes the file itself counts as the read', async () => {
     const r = await stage({ format: 'png', bytes_base64: PNG.toString('base64') });
     fs.unlinkSync(r.body.path);
     expect((await latest(relay)).status).toBe(404);
-    expect(readEvents(relay.home).some((e) => e.type === 'clipboard.discarded' && e.data.entryId === r.body.id && e.data.reason === 'missing')).toBe(true);
+    expect(readEvents(relay.home).some((e) => e.type === 'clipboard.discarded' && e.data.entryId === r.body.id && e.data.reason === 'missing')).toBe(
+      true,
+    );
   });
 
   it('takes up to 25 MB on this route (the global limit is 1 MiB) and refuses more with 413', async () => {

@@ -27,7 +27,10 @@ describe('/context/injected', () => {
   });
 
   it('shows configured blocks, bounded in count and length', async () => {
-    const blocks = [{ name: 'house rules', text: 'Be brief.' }, { name: 'long', text: 'x'.repeat(5000) }];
+    const blocks = [
+      { name: 'house rules', text: 'Be brief.' },
+      { name: 'long', text: 'x'.repeat(5000) },
+    ];
     for (let i = 0; i < 10; i++) blocks.push({ name: `b${i}`, text: `block ${i}` });
     fs.writeFileSync(file, JSON.stringify({ blocks }));
     const r = await get();

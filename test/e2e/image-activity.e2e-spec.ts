@@ -15,7 +15,7 @@ describe('/chat/image-activity', () => {
   });
   afterAll(() => relay.close());
 
-  it('reports one session\'s lifecycle, in order, never carrying prompts or text', async () => {
+  it("reports one session's lifecycle, in order, never carrying prompts or text", async () => {
     const started = await feed({ session_id: 's1', call_id: 'call-1', status: 'started', prompt: 'a secret prompt', text: 'tool output' });
     expect(started.status).toBe(201);
     relay.clock.advance(1500);
@@ -57,7 +57,9 @@ describe('/chat/image-activity', () => {
     expect((await feed({ session_id: 's2', call_id: 'd', status: 'done' })).status).toBe(400);
     expect((await feed({ session_id: 's2', call_id: 'd', status: 'progress', progress: 101 })).status).toBe(400);
     expect((await feed({ session_id: '../s2', call_id: 'd', status: 'started' })).status).toBe(400);
-    expect((await feed({ session_id: 's2', call_id: 'd', status: 'started', progress: 5 })).body.code).toBe('image_activity.progress_without_progress');
+    expect((await feed({ session_id: 's2', call_id: 'd', status: 'started', progress: 5 })).body.code).toBe(
+      'image_activity.progress_without_progress',
+    );
     expect((await read('?session_id=s2')).body.activity.map((a: Json) => [a.status, a.error_code])).toEqual([
       ['started', null],
       ['failed', 'content_policy'],
@@ -65,7 +67,16 @@ describe('/chat/image-activity', () => {
   });
 
   it('400 on a bad session_id or since', async () => {
-    for (const q of ['', '?session_id=', '?session_id=../x', `?session_id=${'a'.repeat(129)}`, '?session_id=s1&since=abc', '?session_id=s1&since=-1', '?session_id=a&session_id=b', '?session_id=s1&since=1e3']) {
+    for (const q of [
+      '',
+      '?session_id=',
+      '?session_id=../x',
+      `?session_id=${'a'.repeat(129)}`,
+      '?session_id=s1&since=abc',
+      '?session_id=s1&since=-1',
+      '?session_id=a&session_id=b',
+      '?session_id=s1&since=1e3',
+    ]) {
       const r = await read(q);
       expect([q, r.status]).toEqual([q, 400]);
       expect(r.body.ok).toBe(false);

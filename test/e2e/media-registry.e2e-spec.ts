@@ -25,17 +25,23 @@ describe('media registry', () => {
     return p;
   };
   const register = async (relay: TestRelay, p: string): Promise<string> => {
-    const res = await fetch(`${relay.url}/media/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ path: p, content_type: 'text/plain' }) });
+    const res = await fetch(`${relay.url}/media/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ path: p, content_type: 'text/plain' }),
+    });
     if (res.status !== 200) throw new Error(`register ${res.status}`);
-    return (await res.json() as Json).token;
+    return ((await res.json()) as Json).token;
   };
   const upload = async (relay: TestRelay, token: string, content: string): Promise<{ token: string; path: string }> => {
     const form = new FormData();
     form.append('file', new Blob([content]), 'up.txt');
     const res = await fetch(`${relay.url}/media/upload`, { method: 'POST', headers: bearer(token), body: form });
     if (res.status !== 200) throw new Error(`upload ${res.status} ${await res.text()}`);
-    const body = await res.json() as Json;
-    const ev = readEvents(relay.home).filter((e) => e.type === 'media.uploaded').at(-1)!;
+    const body = (await res.json()) as Json;
+    const ev = readEvents(relay.home)
+      .filter((e) => e.type === 'media.uploaded')
+      .at(-1)!;
     return { token: body.token, path: ev.data.path as string };
   };
   const status = async (relay: TestRelay, token: string, media: string): Promise<number> => {
@@ -64,8 +70,10 @@ describe('media registry', () => {
       relay.clock.advanceSeconds(1);
       await relay.sweep();
       expect(await status(relay, token, t)).toBe(404);
-      expect(readEvents(relay.home).filter((e) => e.type === 'media.expired')).toEqual([expect.objectContaining({ actor: 'system', data: expect.objectContaining({ tokenPrefix: t.slice(0, 8), ownedPath: null }) })]);
-      expect((await (await fetch(`${relay.url}/media/inspect`)).json() as Json).count).toBe(0);
+      expect(readEvents(relay.home).filter((e) => e.type === 'media.expired')).toEqual([
+        expect.objectContaining({ actor: 'system', data: expect.objectContaining({ tokenPrefix: t.slice(0, 8), ownedPath: null }) }),
+      ]);
+      expect(((await (await fetch(`${relay.url}/media/inspect`)).json()) as Json).count).toBe(0);
       expect(fs.existsSync(path.join(dir, 'ttl.txt'))).toBe(true);
     });
 
@@ -95,7 +103,7 @@ describe('media registry', () => {
       const e = await register(relay, write('e.txt'));
       expect(await status(relay, token, a)).toBe(404);
       expect(await status(relay, token, e)).toBe(200);
-      expect((await (await fetch(`${relay.url}/media/inspect`)).json() as Json).count).toBe(3);
+      expect(((await (await fetch(`${relay.url}/media/inspect`)).json()) as Json).count).toBe(3);
     });
 
     it('an owned file named by two tokens is deleted only when the last one retires', async () => {
@@ -137,18 +145,25 @@ describe('media registry', () => {
       expect(fs.statSync(owned).mode & 0o777).toBe(0o700);
       const p = path.join(owned, 'attachment.bin');
       fs.writeFileSync(p, 'attachment');
-      const r = await registrar.registerOwned({ path: p, contentType: 'application/octet-stream', fileName: 'attachment.bin', sensitive: true }, 'system');
+      const r = await registrar.registerOwned(
+        { path: p, contentType: 'application/octet-stream', fileName: 'attachment.bin', sensitive: true },
+        'system',
+      );
       expect(r.expiresAt).toBe(Math.floor(relay.clock.now().getTime() / 1000) + 86_400);
       const res = await fetch(`${relay.url}/media/${r.token}`, { headers: bearer(token) });
       expect(await res.text()).toBe('attachment');
       expect(res.headers.get('x-media-sensitive')).toBe('1');
-      const ev = readEvents(relay.home).filter((e) => e.type === 'media.registered').at(-1)!;
+      const ev = readEvents(relay.home)
+        .filter((e) => e.type === 'media.registered')
+        .at(-1)!;
       expect(ev.data).toMatchObject({ owned: true, source: 'registrar', sensitive: true });
     });
 
     it('registerPath applies the media policy; registerOwned only takes files from ownedDir', async () => {
       await expect(registrar.registerPath({ path: '/etc/passwd' }, 'system')).rejects.toMatchObject({ code: 'media.denied_path', kind: 'forbidden' });
-      await expect(registrar.registerOwned({ path: write('outside.txt'), contentType: 'text/plain', fileName: 'o' }, 'system')).rejects.toMatchObject({ code: 'media.not_owned' });
+      await expect(registrar.registerOwned({ path: write('outside.txt'), contentType: 'text/plain', fileName: 'o' }, 'system')).rejects.toMatchObject(
+        { code: 'media.not_owned' },
+      );
       const r = await registrar.registerPath({ path: write('shared.txt', 'shared') }, 'system');
       expect(await (await fetch(`${relay.url}/media/${r.token}`, { headers: bearer(token) })).text()).toBe('shared');
     });
@@ -157,12 +172,18 @@ describe('media registry', () => {
       const a = write('chart.png', 'chart');
       const b = write('Screen Shot 1.png', 'shot');
       const text = `Here: MEDIA:${a}. And MEDIA:"${b}" plus MEDIA:/etc/passwd and MEDIA:svc-relay://AAAAAAAAAAAAAAAAAAAAAA`;
-      const res = await fetch(`${relay.url}/media/markers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text }) });
-      const body = await res.json() as Json;
+      const res = await fetch(`${relay.url}/media/markers`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text }),
+      });
+      const body = (await res.json()) as Json;
       expect(res.status).toBe(200);
       expect(body.registered).toHaveLength(2);
       const [ta, tb] = body.registered.map((r: { token: string }) => r.token);
-      expect(body.text).toBe(`Here: MEDIA:svc-relay://${ta}. And MEDIA:svc-relay://${tb} plus MEDIA:/etc/passwd and MEDIA:svc-relay://AAAAAAAAAAAAAAAAAAAAAA`);
+      expect(body.text).toBe(
+        `Here: MEDIA:svc-relay://${ta}. And MEDIA:svc-relay://${tb} plus MEDIA:/etc/passwd and MEDIA:svc-relay://AAAAAAAAAAAAAAAAAAAAAA`,
+      );
       expect(body.failed).toEqual([{ path: '/etc/passwd', code: 'media.denied_path', error: expect.any(String) }]);
       const got = await fetch(`${relay.url}/media/${tb}`, { headers: bearer(token) });
       expect(await got.text()).toBe('shot');
@@ -249,7 +270,7 @@ describe('media registry', () => {
         expect(retired(relay, stray)).toEqual([expect.objectContaining({ data: expect.objectContaining({ reason: 'restart', deleted: true }) })]);
         const stopping = events.findIndex((e) => e.type === 'relay.stopping');
         expect(events.findIndex((e) => e.type === 'media.retired' && e.data.path === up.path)).toBeLessThan(stopping);
-        expect((await (await fetch(`${relay.url}/media/inspect`)).json() as Json).count).toBe(0);
+        expect(((await (await fetch(`${relay.url}/media/inspect`)).json()) as Json).count).toBe(0);
         // The session survived the restart: only media is ephemeral.
         const fresh = await register(relay, hostFile);
         expect(await status(relay, token, fresh)).toBe(200);

@@ -23,7 +23,8 @@ describe('media routes', () => {
     body: JSON.stringify(body),
   });
   const register = (body: Record<string, unknown>, headers: Record<string, string> = {}) => fetch(`${relay.url}/media/register`, json(body, headers));
-  const get = (mediaToken: string, headers: Record<string, string> = {}) => fetch(`${relay.url}/media/${mediaToken}`, { headers: { ...bearer(token), ...headers } });
+  const get = (mediaToken: string, headers: Record<string, string> = {}) =>
+    fetch(`${relay.url}/media/${mediaToken}`, { headers: { ...bearer(token), ...headers } });
   const byPath = (p: string, extra = '') => fetch(`${relay.url}/media/by-path?path=${encodeURIComponent(p)}${extra}`, { headers: bearer(token) });
   const write = (name: string, content: string | Buffer) => {
     const p = path.join(dir, name);
@@ -33,7 +34,7 @@ describe('media routes', () => {
   };
   const registered = async (p: string, extra: Record<string, unknown> = {}): Promise<string> => {
     const res = await register({ path: p, content_type: 'text/plain', ...extra });
-    const body = await res.json() as Json;
+    const body = (await res.json()) as Json;
     if (res.status !== 200) throw new Error(`register ${res.status} ${JSON.stringify(body)}`);
     return body.token;
   };
@@ -53,7 +54,7 @@ describe('media routes', () => {
     it('returns an opaque 128-bit token that names no path', async () => {
       const p = write('hello.txt', 'hello world');
       const res = await register({ path: p, content_type: 'text/plain', file_name: 'hello.txt' });
-      const body = await res.json() as Json;
+      const body = (await res.json()) as Json;
       expect(res.status).toBe(200);
       expect(body).toEqual({ ok: true, token: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), expires_at: expect.any(Number), sensitive: false });
       expect(JSON.stringify(body)).not.toContain(dir);
@@ -70,47 +71,50 @@ describe('media routes', () => {
       [{ path: '/tmp/x', sensitive: 1 }, 'sensitive must be true or false'],
     ])('400 names the field and why: %j', async (body, message) => {
       const res = await register(body);
-      const out = await res.json() as Json;
+      const out = (await res.json()) as Json;
       expect(res.status).toBe(400);
       expect(out.ok).toBe(false);
       expect(out.error).toContain(message);
     });
 
-    it('400 for owned_file outside the relay\'s own media directory', async () => {
+    it("400 for owned_file outside the relay's own media directory", async () => {
       const p = write('not-owned.txt', 'x');
       const res = await register({ path: p, content_type: 'text/plain', owned_file: true });
       expect(res.status).toBe(400);
-      expect(await res.json() as Json).toMatchObject({ code: 'media.not_owned', error: expect.stringContaining('owned_file') });
+      expect((await res.json()) as Json).toMatchObject({ code: 'media.not_owned', error: expect.stringContaining('owned_file') });
       expect(fs.existsSync(p)).toBe(true);
     });
 
     it('403 for a non-loopback caller (a proxied request is not loopback)', async () => {
       const res = await register({ path: write('p.txt', 'x') }, { 'x-forwarded-for': '203.0.113.9' });
       expect(res.status).toBe(403);
-      expect(await res.json() as Json).toMatchObject({ ok: false, code: 'auth.loopback_only' });
+      expect((await res.json()) as Json).toMatchObject({ ok: false, code: 'auth.loopback_only' });
     });
 
     it('applies the file checks: 404 missing, 403 system path, directory, FIFO, over the cap', async () => {
       expect((await register({ path: path.join(dir, 'nope.txt') })).status).toBe(404);
       const sys = await register({ path: '/etc/hostname' });
       expect(sys.status).toBe(403);
-      expect(await sys.json() as Json).toMatchObject({ code: 'media.denied_path' });
+      expect((await sys.json()) as Json).toMatchObject({ code: 'media.denied_path' });
       const d = path.join(dir, 'a-dir');
       fs.mkdirSync(d);
-      expect(await (await register({ path: d })).json() as Json).toMatchObject({ code: 'media.not_regular' });
+      expect((await (await register({ path: d })).json()) as Json).toMatchObject({ code: 'media.not_regular' });
       const fifo = path.join(dir, 'fifo');
       execFileSync('mkfifo', [fifo]);
       const res = await register({ path: fifo });
       expect(res.status).toBe(403);
-      expect(await res.json() as Json).toMatchObject({ code: 'media.not_regular', error: expect.stringContaining('FIFO') });
+      expect((await res.json()) as Json).toMatchObject({ code: 'media.not_regular', error: expect.stringContaining('FIFO') });
       const big = write('big.bin', Buffer.alloc(CAP + 1));
       const tooBig = await register({ path: big });
       expect(tooBig.status).toBe(403);
-      expect(await tooBig.json() as Json).toMatchObject({ code: 'media.too_large', max_size: CAP });
+      expect((await tooBig.json()) as Json).toMatchObject({ code: 'media.too_large', max_size: CAP });
     });
 
-    it('refuses the relay\'s own secrets and event log', async () => {
-      for (const p of [path.join(relay.home, 'relay', 'secret.key'), ...fs.readdirSync(path.join(relay.home, 'relay', 'events')).map((f) => path.join(relay.home, 'relay', 'events', f))]) {
+    it("refuses the relay's own secrets and event log", async () => {
+      for (const p of [
+        path.join(relay.home, 'relay', 'secret.key'),
+        ...fs.readdirSync(path.join(relay.home, 'relay', 'events')).map((f) => path.join(relay.home, 'relay', 'events', f)),
+      ]) {
         const res = await register({ path: p });
         expect(res.status).toBe(403);
       }
@@ -128,14 +132,14 @@ describe('media routes', () => {
       expect((await fetch(`${relay.url}/media/${t}`)).status).toBe(401);
       const bad = await fetch(`${relay.url}/media/${t}`, { headers: bearer('x'.repeat(43)) });
       expect(bad.status).toBe(401);
-      expect(await bad.json() as Json).toMatchObject({ ok: false, code: 'auth.invalid_token' });
+      expect((await bad.json()) as Json).toMatchObject({ ok: false, code: 'auth.invalid_token' });
       expect((await fetch(`${relay.url}/media/AAAAAAAAAAAAAAAAAAAAAA`)).status).toBe(401);
     });
 
     it('404 for unknown and malformed tokens', async () => {
       const res = await get('AAAAAAAAAAAAAAAAAAAAAA');
       expect(res.status).toBe(404);
-      expect(await res.json() as Json).toMatchObject({ ok: false, code: 'media.not_found' });
+      expect((await res.json()) as Json).toMatchObject({ ok: false, code: 'media.not_found' });
       expect((await get('short')).status).toBe(404);
       expect((await get('%2e%2e%2fetc%2fpasswd')).status).toBe(404);
     });
@@ -146,7 +150,9 @@ describe('media routes', () => {
       expect(await res.text()).toBe(content);
       expect(res.headers.get('content-type')).toBe('text/plain');
       expect(res.headers.get('content-length')).toBe(String(content.length));
-      expect(res.headers.get('content-disposition')).toBe(`inline; filename="F_chse & _Hunde_.txt"; filename*=UTF-8''F%C3%BCchse%20%26%20%22Hunde%22.txt`);
+      expect(res.headers.get('content-disposition')).toBe(
+        `inline; filename="F_chse & _Hunde_.txt"; filename*=UTF-8''F%C3%BCchse%20%26%20%22Hunde%22.txt`,
+      );
       expect(res.headers.get('accept-ranges')).toBe('bytes');
       expect(res.headers.get('etag')).toMatch(/^"[a-z0-9.]+-[a-z0-9]+-[a-z0-9]+"$/);
       expect(new Date(res.headers.get('last-modified')!).getTime()).toBeGreaterThan(0);
@@ -188,7 +194,7 @@ describe('media routes', () => {
       const past = await get(t, { range: `bytes=${content.length}-` });
       expect(past.status).toBe(416);
       expect(past.headers.get('content-range')).toBe(`bytes */${content.length}`);
-      expect(await past.json() as Json).toMatchObject({ ok: false, code: 'media.range_not_satisfiable' });
+      expect((await past.json()) as Json).toMatchObject({ ok: false, code: 'media.range_not_satisfiable' });
       const multi = await get(t, { range: 'bytes=0-1,4-5' });
       expect(multi.status).toBe(200);
       expect(await multi.text()).toBe(content);
@@ -217,7 +223,10 @@ describe('media routes', () => {
       await (await get(t, { range: 'bytes=4-8' })).text();
       const fetched = readEvents(relay.home).filter((e) => e.type === 'media.fetched');
       expect(fetched).toHaveLength(before + 1);
-      expect(fetched.at(-1)).toMatchObject({ data: { via: 'token', status: 206, start: 4, end: 8, size: content.length }, actor: expect.stringMatching(/^device:/) });
+      expect(fetched.at(-1)).toMatchObject({
+        data: { via: 'token', status: 206, start: 4, end: 8, size: content.length },
+        actor: expect.stringMatching(/^device:/),
+      });
     });
 
     it('refuses a file grown past the cap after registration', async () => {
@@ -226,7 +235,7 @@ describe('media routes', () => {
       fs.appendFileSync(p, Buffer.alloc(CAP));
       const res = await get(t2);
       expect(res.status).toBe(403);
-      expect(await res.json() as Json).toMatchObject({ code: 'media.too_large' });
+      expect((await res.json()) as Json).toMatchObject({ code: 'media.too_large' });
     });
 
     it('refuses a registered file swapped for a symlink after registration', async () => {
@@ -236,7 +245,7 @@ describe('media routes', () => {
       fs.symlinkSync('/etc/hostname', p);
       const res = await get(t2);
       expect(res.status).toBe(403);
-      const body = await res.json() as Json;
+      const body = (await res.json()) as Json;
       expect(body).toMatchObject({ code: 'media.file_changed' });
       expect(JSON.stringify(body)).not.toContain('/etc');
     });
@@ -256,7 +265,7 @@ describe('media routes', () => {
       fs.rmSync(p);
       fs.writeFileSync(p + '.new', 'two');
       fs.renameSync(p + '.new', p);
-      expect(await (await get(t2)).json() as Json).toMatchObject({ code: 'media.file_changed' });
+      expect((await (await get(t2)).json()) as Json).toMatchObject({ code: 'media.file_changed' });
     });
 
     it('404 when the registered file was deleted', async () => {
@@ -265,7 +274,7 @@ describe('media routes', () => {
       fs.rmSync(p);
       const res = await get(t2);
       expect(res.status).toBe(404);
-      expect(await res.json() as Json).toMatchObject({ code: 'media.file_missing' });
+      expect((await res.json()) as Json).toMatchObject({ code: 'media.file_missing' });
     });
   });
 
@@ -274,7 +283,7 @@ describe('media routes', () => {
       const t = await registered(write('secret.png', 'pixels'), { content_type: 'image/png' });
       const res = await fetch(`${relay.url}/media/${t}/sensitive`, { method: 'POST' });
       expect(res.status).toBe(200);
-      expect(await res.json() as Json).toEqual({ ok: true, token_prefix: t.slice(0, 8), sensitive: true });
+      expect((await res.json()) as Json).toEqual({ ok: true, token_prefix: t.slice(0, 8), sensitive: true });
       const got = await get(t);
       expect(got.headers.get('x-media-sensitive')).toBe('1');
       expect(got.headers.get('cache-control')).toBe('no-store');
@@ -292,7 +301,10 @@ describe('media routes', () => {
     it('404 unknown token, 403 from a phone', async () => {
       expect((await fetch(`${relay.url}/media/AAAAAAAAAAAAAAAAAAAAAA/sensitive`, { method: 'POST' })).status).toBe(404);
       const t = await registered(write('s3.txt', 'x'));
-      const res = await fetch(`${relay.url}/media/${t}/sensitive`, { method: 'POST', headers: { ...bearer(token), 'x-forwarded-for': '198.51.100.7' } });
+      const res = await fetch(`${relay.url}/media/${t}/sensitive`, {
+        method: 'POST',
+        headers: { ...bearer(token), 'x-forwarded-for': '198.51.100.7' },
+      });
       expect(res.status).toBe(403);
     });
   });
@@ -306,7 +318,7 @@ describe('media routes', () => {
       relay.clock.advanceSeconds(30);
       const res = await fetch(`${relay.url}/media/inspect`);
       expect(res.status).toBe(200);
-      const body = await res.json() as Json;
+      const body = (await res.json()) as Json;
       const entry = body.entries.find((e: { token_prefix: string }) => e.token_prefix === t.slice(0, 8));
       expect(entry).toMatchObject({
         path: fs.realpathSync(p),
@@ -322,7 +334,7 @@ describe('media routes', () => {
       });
       expect(body.limits).toMatchObject({ max_size_bytes: CAP, ttl_seconds: 86_400, lru_cap: 500, strict_sandbox: false });
       expect(JSON.stringify(body)).not.toContain(t);
-      const one = await (await fetch(`${relay.url}/media/inspect?token=${t}`)).json() as Json;
+      const one = (await (await fetch(`${relay.url}/media/inspect?token=${t}`)).json()) as Json;
       expect(one.entries).toHaveLength(1);
     });
 
@@ -335,7 +347,7 @@ describe('media routes', () => {
     it('400 without path, 401 without bearer', async () => {
       const res = await fetch(`${relay.url}/media/by-path`, { headers: bearer(token) });
       expect(res.status).toBe(400);
-      expect(await res.json() as Json).toMatchObject({ code: 'media.path_required', error: expect.stringContaining('path') });
+      expect((await res.json()) as Json).toMatchObject({ code: 'media.path_required', error: expect.stringContaining('path') });
       expect((await fetch(`${relay.url}/media/by-path?path=/tmp/x`)).status).toBe(401);
       expect((await byPath('relative.txt')).status).toBe(400);
     });
@@ -358,7 +370,7 @@ describe('media routes', () => {
     it('404 for a missing file', async () => {
       const res = await byPath(path.join(dir, 'missing.txt'));
       expect(res.status).toBe(404);
-      expect(await res.json() as Json).toMatchObject({ code: 'media.file_missing' });
+      expect((await res.json()) as Json).toMatchObject({ code: 'media.file_missing' });
     });
 
     it.each(['/etc/passwd', '/proc/self/environ', '/sys/kernel/hostname', '/dev/null', '/var/log', '/boot'])('403 for system path %s', async (p) => {
@@ -381,20 +393,20 @@ describe('media routes', () => {
       fs.symlinkSync('/etc/passwd', link);
       const res = await byPath(link);
       expect(res.status).toBe(403);
-      expect(await res.json() as Json).toMatchObject({ code: 'media.denied_path' });
+      expect((await res.json()) as Json).toMatchObject({ code: 'media.denied_path' });
     });
 
     it('403 for a directory and a FIFO (without blocking), and for a file over the cap', async () => {
-      expect(await (await byPath(dir)).json() as Json).toMatchObject({ code: 'media.not_regular' });
+      expect((await (await byPath(dir)).json()) as Json).toMatchObject({ code: 'media.not_regular' });
       const fifo = path.join(dir, 'bp-fifo');
       execFileSync('mkfifo', [fifo]);
       const res = await byPath(fifo);
       expect(res.status).toBe(403);
       const big = write('bp-big.bin', Buffer.alloc(CAP + 1));
-      expect(await (await byPath(big)).json() as Json).toMatchObject({ code: 'media.too_large' });
+      expect((await (await byPath(big)).json()) as Json).toMatchObject({ code: 'media.too_large' });
     });
 
-    it('403 for the relay\'s secrets; its workspace is served', async () => {
+    it("403 for the relay's secrets; its workspace is served", async () => {
       expect((await byPath(path.join(relay.home, 'relay', 'secret.key'))).status).toBe(403);
       const ws = path.join(relay.home, 'workspace', 'notes.md');
       fs.mkdirSync(path.dirname(ws), { recursive: true });
@@ -414,7 +426,10 @@ describe('media routes', () => {
     it('records refusals and fetches as events, with the device as actor', async () => {
       await (await byPath('/etc/shadow')).text();
       const events = readEvents(relay.home);
-      expect(events.filter((e) => e.type === 'media.refused').at(-1)).toMatchObject({ data: { path: '/etc/shadow', code: 'media.denied_path' }, actor: expect.stringMatching(/^device:/) });
+      expect(events.filter((e) => e.type === 'media.refused').at(-1)).toMatchObject({
+        data: { path: '/etc/shadow', code: 'media.denied_path' },
+        actor: expect.stringMatching(/^device:/),
+      });
       expect(events.some((e) => e.type === 'media.fetched' && e.data.via === 'by-path')).toBe(true);
     });
   });
@@ -437,13 +452,22 @@ describe('media routes', () => {
         headers: bearer(token),
         body: multipart([{ name: 'file', value: bytes, filename: 'photo.png', type: 'image/png' }]),
       });
-      const body = await res.json() as Json;
+      const body = (await res.json()) as Json;
       expect(res.status).toBe(200);
-      expect(body).toMatchObject({ ok: true, token: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), size: bytes.length, content_type: 'image/png', file_name: 'photo.png', sensitive: false });
+      expect(body).toMatchObject({
+        ok: true,
+        token: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+        size: bytes.length,
+        content_type: 'image/png',
+        file_name: 'photo.png',
+        sensitive: false,
+      });
       const got = await get(body.token);
       expect(Buffer.from(await got.arrayBuffer()).equals(bytes)).toBe(true);
       expect(got.headers.get('content-type')).toBe('image/png');
-      const ev = readEvents(relay.home).filter((e) => e.type === 'media.uploaded').at(-1)!;
+      const ev = readEvents(relay.home)
+        .filter((e) => e.type === 'media.uploaded')
+        .at(-1)!;
       expect(ev.data).toMatchObject({ via: 'multipart', owned: true, size: bytes.length });
       expect(fs.existsSync(ev.data.path as string)).toBe(true);
     });
@@ -458,7 +482,7 @@ describe('media routes', () => {
           { name: 'file', value: 'm4a', filename: '../../etc/voice.m4a' },
         ]),
       });
-      const body = await res.json() as Json;
+      const body = (await res.json()) as Json;
       expect(body).toMatchObject({ content_type: 'audio/mp4', file_name: 'voice.m4a', sensitive: true });
       expect((await get(body.token)).headers.get('x-media-sensitive')).toBe('1');
     });
@@ -471,7 +495,7 @@ describe('media routes', () => {
         body: multipart([{ name: 'file', value: Buffer.alloc(CAP + 10), filename: 'huge.bin' }]),
       });
       expect(res.status).toBe(413);
-      expect(await res.json() as Json).toMatchObject({ ok: false, code: 'media.upload_too_large', max_size: CAP });
+      expect((await res.json()) as Json).toMatchObject({ ok: false, code: 'media.upload_too_large', max_size: CAP });
       expect(ownedFiles()).toEqual(before);
     });
 
@@ -482,14 +506,22 @@ describe('media routes', () => {
         body: multipart([{ name: 'file', value: Buffer.alloc(CAP, 7), filename: 'exact.bin' }]),
       });
       expect(res.status).toBe(200);
-      expect((await res.json() as Json).size).toBe(CAP);
+      expect(((await res.json()) as Json).size).toBe(CAP);
     });
 
     it('400 for a multipart body without a file field, or with the file in another field', async () => {
-      const none = await fetch(`${relay.url}/media/upload`, { method: 'POST', headers: bearer(token), body: multipart([{ name: 'note', value: 'x' }]) });
+      const none = await fetch(`${relay.url}/media/upload`, {
+        method: 'POST',
+        headers: bearer(token),
+        body: multipart([{ name: 'note', value: 'x' }]),
+      });
       expect(none.status).toBe(400);
-      expect(await none.json() as Json).toMatchObject({ code: 'media.bad_upload' });
-      const other = await fetch(`${relay.url}/media/upload`, { method: 'POST', headers: bearer(token), body: multipart([{ name: 'attachment', value: 'x', filename: 'a.txt' }]) });
+      expect((await none.json()) as Json).toMatchObject({ code: 'media.bad_upload' });
+      const other = await fetch(`${relay.url}/media/upload`, {
+        method: 'POST',
+        headers: bearer(token),
+        body: multipart([{ name: 'attachment', value: 'x', filename: 'a.txt' }]),
+      });
       expect(other.status).toBe(400);
     });
 
@@ -513,24 +545,34 @@ describe('media routes', () => {
 
     it('takes the JSON base64 form, bigger than the global 1 MiB body limit, under the same cap', async () => {
       const bytes = Buffer.alloc(CAP - 100, 3);
-      const res = await fetch(`${relay.url}/media/upload`, json({ file_name: 'big.bin', content_type: 'application/octet-stream', content: bytes.toString('base64') }, bearer(token)));
-      const body = await res.json() as Json;
+      const res = await fetch(
+        `${relay.url}/media/upload`,
+        json({ file_name: 'big.bin', content_type: 'application/octet-stream', content: bytes.toString('base64') }, bearer(token)),
+      );
+      const body = (await res.json()) as Json;
       expect(res.status).toBe(200);
       expect(body).toMatchObject({ size: bytes.length, file_name: 'big.bin' });
       expect(Buffer.from(await (await get(body.token)).arrayBuffer()).equals(bytes)).toBe(true);
-      expect(readEvents(relay.home).filter((e) => e.type === 'media.uploaded').at(-1)!.data).toMatchObject({ via: 'json' });
+      expect(
+        readEvents(relay.home)
+          .filter((e) => e.type === 'media.uploaded')
+          .at(-1)!.data,
+      ).toMatchObject({ via: 'json' });
     });
 
     it('JSON form: 413 past the cap, 400 for bad base64 or a missing content', async () => {
-      const over = await fetch(`${relay.url}/media/upload`, json({ file_name: 'x', content: Buffer.alloc(CAP + 1).toString('base64') }, bearer(token)));
+      const over = await fetch(
+        `${relay.url}/media/upload`,
+        json({ file_name: 'x', content: Buffer.alloc(CAP + 1).toString('base64') }, bearer(token)),
+      );
       expect(over.status).toBe(413);
-      expect(await over.json() as Json).toMatchObject({ code: 'media.upload_too_large' });
+      expect((await over.json()) as Json).toMatchObject({ code: 'media.upload_too_large' });
       const bad = await fetch(`${relay.url}/media/upload`, json({ file_name: 'x', content: 'not base64!' }, bearer(token)));
       expect(bad.status).toBe(400);
-      expect(await bad.json() as Json).toMatchObject({ error: expect.stringContaining('base64') });
+      expect((await bad.json()) as Json).toMatchObject({ error: expect.stringContaining('base64') });
       const missing = await fetch(`${relay.url}/media/upload`, json({ file_name: 'x' }, bearer(token)));
       expect(missing.status).toBe(400);
-      expect(await missing.json() as Json).toMatchObject({ error: expect.stringContaining('content') });
+      expect((await missing.json()) as Json).toMatchObject({ error: expect.stringContaining('content') });
     });
 
     it('a JSON body past the route limit is refused with 413 before it is parsed', async () => {
@@ -540,7 +582,11 @@ describe('media routes', () => {
 
     it('401 without a bearer; other content types are refused', async () => {
       expect((await fetch(`${relay.url}/media/upload`, json({ content: 'AA==' }))).status).toBe(401);
-      const text = await fetch(`${relay.url}/media/upload`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'text/plain' }, body: 'hello' });
+      const text = await fetch(`${relay.url}/media/upload`, {
+        method: 'POST',
+        headers: { ...bearer(token), 'content-type': 'text/plain' },
+        body: 'hello',
+      });
       expect(text.status).toBe(415);
     });
 
@@ -554,7 +600,10 @@ describe('media routes', () => {
     const t = await registered(write('leak.txt', 'x'));
     await (await get(t)).text();
     const logDir = path.join(relay.home, 'relay', 'events');
-    const all = fs.readdirSync(logDir).map((f) => fs.readFileSync(path.join(logDir, f), 'utf8')).join('');
+    const all = fs
+      .readdirSync(logDir)
+      .map((f) => fs.readFileSync(path.join(logDir, f), 'utf8'))
+      .join('');
     expect(all).not.toContain(t);
     expect(relay.logs.join('')).not.toContain(t);
     expect(all).toContain(t.slice(0, 8));

@@ -12,14 +12,26 @@ describe('notification companion', () => {
     // No grant is needed on the notifications channel: this phone holds none at all but chat's default is removed.
     const { phone } = await pairPhone(relay, { terms: { grants: { chat: false, terminal: false, tui: false, bridge: false, desktop: false } } });
     for (let i = 0; i < 105; i++) {
-      phone.send('notifications', 'notification.posted', { package_name: 'com.example.mail', title: `t${i}`, text: `body ${i}`, posted_at: 1772366400 + i, key: `k${i}` }, `n${i}`);
+      phone.send(
+        'notifications',
+        'notification.posted',
+        { package_name: 'com.example.mail', title: `t${i}`, text: `body ${i}`, posted_at: 1772366400 + i, key: `k${i}` },
+        `n${i}`,
+      );
     }
     for (let i = 0; i < 105; i++) await phone.next((f) => f.type === 'notification.ok' && f.id === `n${i}`);
     const all = await call(relay, 'GET', '/notifications/recent');
     expect(all.status).toBe(200);
     expect(all.body.count).toBe(100);
     expect(all.body.notifications).toHaveLength(100);
-    expect(all.body.notifications[0]).toMatchObject({ package_name: 'com.example.mail', title: 't104', text: 'body 104', posted_at: 1772366504, key: 'k104', device_name: 'Test phone' });
+    expect(all.body.notifications[0]).toMatchObject({
+      package_name: 'com.example.mail',
+      title: 't104',
+      text: 'body 104',
+      posted_at: 1772366504,
+      key: 'k104',
+      device_name: 'Test phone',
+    });
     expect(all.body.notifications[99].title).toBe('t5');
     const five = await call(relay, 'GET', '/notifications/recent?limit=5');
     expect(five.body.notifications.map((n: Json) => n.title)).toEqual(['t104', 't103', 't102', 't101', 't100']);
@@ -64,7 +76,9 @@ describe('notification companion', () => {
     const remote = await call(relay, 'GET', '/notifications/recent', undefined, REMOTE);
     expect(remote.status).toBe(401);
     expect(remote.body).toMatchObject({ ok: false, code: 'auth.missing_bearer' });
-    expect((await call(relay, 'GET', '/notifications/recent', undefined, { ...REMOTE, authorization: 'Bearer not-a-real-token-at-all' })).status).toBe(401);
+    expect(
+      (await call(relay, 'GET', '/notifications/recent', undefined, { ...REMOTE, authorization: 'Bearer not-a-real-token-at-all' })).status,
+    ).toBe(401);
     expect((await call(relay, 'GET', '/notifications/recent', undefined, { ...REMOTE, ...bearer(token) })).status).toBe(200);
     phone.close();
   });

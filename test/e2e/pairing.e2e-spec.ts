@@ -26,7 +26,13 @@ describe('pairing', () => {
       expect(await json(res)).toEqual({ ok: true, code, expires_at: now() + 600 });
 
       const phone = await Phone.connect(relay.url);
-      const ok = await phone.auth({ pairing_code: code, device_name: 'Pixel', device_id: 'dev-1', device_model: 'Pixel 9', device_platform: 'android' });
+      const ok = await phone.auth({
+        pairing_code: code,
+        device_name: 'Pixel',
+        device_id: 'dev-1',
+        device_model: 'Pixel 9',
+        device_platform: 'android',
+      });
       expect(ok).toMatchObject({ channel: 'system', type: 'auth.ok', id: 'auth-1' });
       const p = ok.payload;
       expect(p.session_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -46,7 +52,12 @@ describe('pairing', () => {
 
       const list = await json(await fetch(`${relay.url}/sessions`, { headers: bearer(p.session_token as string) }));
       expect(list.sessions).toEqual([
-        expect.objectContaining({ token_prefix: (p.session_token as string).slice(0, 8), device_name: 'Pixel', device_id: 'dev-1', is_current: true }),
+        expect.objectContaining({
+          token_prefix: (p.session_token as string).slice(0, 8),
+          device_name: 'Pixel',
+          device_id: 'dev-1',
+          is_current: true,
+        }),
       ]);
 
       const types = readEvents(relay.home).map((e) => e.type);
@@ -180,7 +191,11 @@ describe('pairing', () => {
 
   describe('POST /pairing/mint', () => {
     it('returns a signed QR payload whose sig verifies, and a svc-relay:// URL that carries it', async () => {
-      const res = await post('/pairing/mint', { ttl_seconds: 7 * DAY, grants: { terminal: '1d', bridge: '1h' }, dashboard_url: 'http://127.0.0.1:9119' });
+      const res = await post('/pairing/mint', {
+        ttl_seconds: 7 * DAY,
+        grants: { terminal: '1d', bridge: '1h' },
+        dashboard_url: 'http://127.0.0.1:9119',
+      });
       expect(res.status).toBe(201);
       const body = await json(res);
       expect(body).toMatchObject({
@@ -192,7 +207,11 @@ describe('pairing', () => {
         pairing_url: expect.stringMatching(/^svc-relay:\/\/pair\?payload=[A-Za-z0-9_-]+$/),
       });
       const payload = body.qr_payload as QrPayload;
-      expect(payload).toMatchObject({ svc: 1, relay: { url: body.relay_url, code: body.code, ttl_seconds: 7 * DAY }, dashboard_url: 'http://127.0.0.1:9119' });
+      expect(payload).toMatchObject({
+        svc: 1,
+        relay: { url: body.relay_url, code: body.code, ttl_seconds: 7 * DAY },
+        dashboard_url: 'http://127.0.0.1:9119',
+      });
       expect(payload.relay.grants).toMatchObject({ terminal: DAY, bridge: 3600 });
       expect(payload.api).toBeUndefined(); // no API server configured
       expect(decodePairingUrl(body.pairing_url)).toEqual(payload);
@@ -248,7 +267,13 @@ describe('pairing', () => {
       const res = await publicRequest('10.1.1.1', { device_name: 'Kitchen tablet' });
       expect(res.statusCode).toBe(201);
       const req = JSON.parse(res.body);
-      expect(req).toMatchObject({ ok: true, code: expect.stringMatching(/^[A-Z0-9]{6}$/), request_id: expect.any(String), status: 'pending', expires_at: now() + 600 });
+      expect(req).toMatchObject({
+        ok: true,
+        code: expect.stringMatching(/^[A-Z0-9]{6}$/),
+        request_id: expect.any(String),
+        status: 'pending',
+        expires_at: now() + 600,
+      });
 
       const early = await Phone.connect(relay.url);
       const fail = await early.auth({ pairing_code: req.code });

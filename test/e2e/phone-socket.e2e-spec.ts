@@ -33,7 +33,11 @@ describe('phone socket', () => {
       phone.close();
       const again = await Phone.connect(relay.url, { path: p });
       const res = await again.auth({ session_token: token, device_name: 'ignored on reconnect' });
-      expect(res).toMatchObject({ type: 'auth.ok', id: 'auth-1', payload: { session_token: token, token_prefix: prefix, expires_at: ok.payload.expires_at } });
+      expect(res).toMatchObject({
+        type: 'auth.ok',
+        id: 'auth-1',
+        payload: { session_token: token, token_prefix: prefix, expires_at: ok.payload.expires_at },
+      });
       again.close();
     });
 
@@ -49,7 +53,11 @@ describe('phone socket', () => {
       ['a JSON array', (p) => p.sendRaw('[1,2]'), 'frame must be a JSON object {channel, type, id, payload}'],
       ['a binary frame', (p) => p.sendRaw(Buffer.from([1, 2, 3])), 'first frame must be a system/auth JSON envelope'],
       ['auth without a credential', (p) => p.send('system', 'auth', { device_name: 'x' }), 'system/auth needs pairing_code or session_token'],
-      ['a non-object payload', (p) => p.sendRaw(JSON.stringify({ channel: 'system', type: 'auth', payload: 'T00001' })), 'payload: must be an object'],
+      [
+        'a non-object payload',
+        (p) => p.sendRaw(JSON.stringify({ channel: 'system', type: 'auth', payload: 'T00001' })),
+        'payload: must be an object',
+      ],
       ['device_name of the wrong type', (p) => p.send('system', 'auth', { pairing_code: 'ABCDEF', device_name: 5 }), 'device_name must be a string'],
     ])('%s: auth.fail and close 4401', async (_label, act, reason) => {
       const p = await Phone.connect(relay.url);
@@ -77,7 +85,11 @@ describe('phone socket', () => {
       expect(failures.length).toBe(before + 1);
       expect(failures.at(-1)).toMatchObject({ data: { ip: '127.0.0.1', via: 'ws', kind: 'session_token' in payload ? 'token' : 'code' } });
       // Unblock for the tests after this one (a successful register clears blocks).
-      await fetch(`${relay.url}/pairing/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: `CLR${Math.floor(Math.random() * 900 + 100)}` }) });
+      await fetch(`${relay.url}/pairing/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ code: `CLR${Math.floor(Math.random() * 900 + 100)}` }),
+      });
     });
 
     it('a first frame over 16 KiB is refused with close 1009 before it is parsed', async () => {
@@ -148,7 +160,11 @@ describe('phone socket', () => {
 
     it('routes a frame to its channel handler when the grant is held, with payload defaulting to {}', async () => {
       phone.send('chat', 'hello', { text: 'hi' }, 'c-1');
-      expect(await phone.next((f) => f.id === 'c-1')).toMatchObject({ channel: 'chat', type: 'echo', payload: { got: { text: 'hi' }, device: 'socket-tests' } });
+      expect(await phone.next((f) => f.id === 'c-1')).toMatchObject({
+        channel: 'chat',
+        type: 'echo',
+        payload: { got: { text: 'hi' }, device: 'socket-tests' },
+      });
       phone.sendRaw(JSON.stringify({ channel: 'chat', type: 'bare', id: 'c-2' }));
       expect((await phone.next((f) => f.id === 'c-2')).payload).toMatchObject({ got: {} });
     });

@@ -37,7 +37,9 @@ describe('rate limiting', () => {
       await badCode();
       await relay.log.drain();
       const blocked = readEvents(relay.home).filter((e) => e.type === 'ratelimit.blocked');
-      expect(blocked).toEqual([expect.objectContaining({ data: { ip: '127.0.0.1', kind: 'code', until: new Date(relay.clock.now().getTime() + 120_000).toISOString() } })]);
+      expect(blocked).toEqual([
+        expect.objectContaining({ data: { ip: '127.0.0.1', kind: 'code', until: new Date(relay.clock.now().getTime() + 120_000).toISOString() } }),
+      ]);
       expect(await upgradeStatus()).toBe(429);
     });
 
@@ -90,7 +92,9 @@ describe('rate limiting', () => {
       expect(await upgradeStatus()).toBe(429);
       const code = nextCode();
       expect((await registerCode(relay, code)).status).toBe(201);
-      expect(readEvents(relay.home).filter((e) => e.type === 'ratelimit.cleared')).toEqual([expect.objectContaining({ data: expect.objectContaining({ ip: null }) })]);
+      expect(readEvents(relay.home).filter((e) => e.type === 'ratelimit.cleared')).toEqual([
+        expect.objectContaining({ data: expect.objectContaining({ ip: null }) }),
+      ]);
       expect(await upgradeStatus()).toBe(101);
       expect((await badToken('10.4.4.4')).statusCode).toBe(401);
       const p = await Phone.connect(relay.url);
@@ -158,7 +162,8 @@ describe('rate limiting', () => {
     });
 
     it('a missing bearer is not a failed credential and never blocks', async () => {
-      for (let i = 0; i < 20; i++) expect((await relay.app.inject({ method: 'GET', url: '/sessions', remoteAddress: '10.7.7.7' })).statusCode).toBe(401);
+      for (let i = 0; i < 20; i++)
+        expect((await relay.app.inject({ method: 'GET', url: '/sessions', remoteAddress: '10.7.7.7' })).statusCode).toBe(401);
       expect(readEvents(relay.home).filter((e) => e.type === 'auth.failed')).toHaveLength(0);
     });
   });

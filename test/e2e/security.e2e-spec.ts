@@ -181,12 +181,37 @@ describe('security', () => {
       ['ttl_seconds huge', { method: 'POST', url: '/pairing/register', payload: { code: 'BADTTL', ttl_seconds: 1e12 } }, 400, /validation/],
       ['grants an array', { method: 'POST', url: '/pairing/register', payload: { code: 'BADGRT', grants: ['chat'] } }, 400, /validation/],
       ['grants a string', { method: 'POST', url: '/pairing/register', payload: { code: 'BADGRT', grants: 'chat=1d' } }, 400, /validation/],
-      ['grants unknown channel', { method: 'POST', url: '/pairing/register', payload: { code: 'BADGRT', grants: { shell: '1d' } } }, 400, 'validation.grant_channel'],
-      ['grant value an object', { method: 'POST', url: '/pairing/register', payload: { code: 'BADGRT', grants: { chat: { d: 1 } } } }, 400, 'validation.grant'],
-      ['grant value gibberish', { method: 'POST', url: '/pairing/register', payload: { code: 'BADGRT', grants: { chat: 'soon' } } }, 400, 'validation.duration'],
+      [
+        'grants unknown channel',
+        { method: 'POST', url: '/pairing/register', payload: { code: 'BADGRT', grants: { shell: '1d' } } },
+        400,
+        'validation.grant_channel',
+      ],
+      [
+        'grant value an object',
+        { method: 'POST', url: '/pairing/register', payload: { code: 'BADGRT', grants: { chat: { d: 1 } } } },
+        400,
+        'validation.grant',
+      ],
+      [
+        'grant value gibberish',
+        { method: 'POST', url: '/pairing/register', payload: { code: 'BADGRT', grants: { chat: 'soon' } } },
+        400,
+        'validation.duration',
+      ],
       ['transport_hint a number', { method: 'POST', url: '/pairing/register', payload: { code: 'BADHNT', transport_hint: 5 } }, 400, /validation/],
-      ['transport_hint with spaces', { method: 'POST', url: '/pairing/register', payload: { code: 'BADHNT', transport_hint: 'a b' } }, 400, 'validation.transport_hint'],
-      ['mint dashboard_url not a URL', { method: 'POST', url: '/pairing/mint', payload: { dashboard_url: 'javascript:alert(1)' } }, 400, /validation/],
+      [
+        'transport_hint with spaces',
+        { method: 'POST', url: '/pairing/register', payload: { code: 'BADHNT', transport_hint: 'a b' } },
+        400,
+        'validation.transport_hint',
+      ],
+      [
+        'mint dashboard_url not a URL',
+        { method: 'POST', url: '/pairing/mint', payload: { dashboard_url: 'javascript:alert(1)' } },
+        400,
+        /validation/,
+      ],
       ['mint relay_url http', { method: 'POST', url: '/pairing/mint', payload: { relay_url: 'http://x' } }, 400, /validation/],
       ['approve without a reference', { method: 'POST', url: '/pairing/approve', payload: {} }, 400, 'validation.missing_ref'],
       ['approve JSON null', { method: 'POST', url: '/pairing/approve', headers: JSON_TYPE, payload: 'null' }, 400, /validation/],
@@ -195,8 +220,18 @@ describe('security', () => {
       ['approve unknown code', { method: 'POST', url: '/pairing/approve', payload: { code: 'ZZZZZZ' } }, 404, 'pairing.not_found'],
       ['deny quiet a string', { method: 'POST', url: '/pairing/deny', payload: { code: 'ZZZZZZ', quiet: 'yes' } }, 400, /validation/],
       ['public pairing array', { method: 'POST', url: '/pairing', remoteAddress: '10.0.0.77', payload: [1] as never }, 400, /validation/],
-      ['public pairing device_name a number', { method: 'POST', url: '/pairing', remoteAddress: '10.0.0.77', payload: { device_name: 7 } }, 400, /validation/],
-      ['public pairing device_name too long', { method: 'POST', url: '/pairing', remoteAddress: '10.0.0.77', payload: { device_name: 'x'.repeat(65) } }, 400, /validation/],
+      [
+        'public pairing device_name a number',
+        { method: 'POST', url: '/pairing', remoteAddress: '10.0.0.77', payload: { device_name: 7 } },
+        400,
+        /validation/,
+      ],
+      [
+        'public pairing device_name too long',
+        { method: 'POST', url: '/pairing', remoteAddress: '10.0.0.77', payload: { device_name: 'x'.repeat(65) } },
+        400,
+        /validation/,
+      ],
     ];
     it.each(BAD)('%s', async (_label, req, status, code) => {
       const res = await noEvent(() => inject(req));
@@ -220,7 +255,9 @@ describe('security', () => {
 
     it('an oversize body is refused with 413 before it is parsed', async () => {
       const big = JSON.stringify({ code: 'BIGBIG', pad: 'x'.repeat(relay.config.bodyLimitBytes + 10) });
-      const res = await noEvent(() => inject({ method: 'POST', url: '/pairing/register', headers: { 'content-type': 'application/json' }, payload: big }));
+      const res = await noEvent(() =>
+        inject({ method: 'POST', url: '/pairing/register', headers: { 'content-type': 'application/json' }, payload: big }),
+      );
       expectErrorBody(res, 413, 'body_too_large');
     });
 
@@ -248,7 +285,12 @@ describe('security', () => {
       ];
       for (const [payload, code] of cases) {
         const res = await noEvent(() =>
-          inject({ method: 'PATCH', url: `/sessions/${prefix}`, headers: { ...bearer(token), 'content-type': 'application/json' }, payload: JSON.stringify(payload) }),
+          inject({
+            method: 'PATCH',
+            url: `/sessions/${prefix}`,
+            headers: { ...bearer(token), 'content-type': 'application/json' },
+            payload: JSON.stringify(payload),
+          }),
         );
         expectErrorBody(res, 400, code);
       }
@@ -259,8 +301,16 @@ describe('security', () => {
     });
 
     it('DELETE /sessions with a short or odd prefix: 4xx and no event', async () => {
-      expectErrorBody(await noEvent(() => inject({ method: 'DELETE', url: '/sessions/abc', headers: bearer(token) })), 400, 'sessions.prefix_too_short');
-      expectErrorBody(await noEvent(() => inject({ method: 'DELETE', url: '/sessions/%25%25%25%25', headers: bearer(token) })), 404, 'sessions.not_found');
+      expectErrorBody(
+        await noEvent(() => inject({ method: 'DELETE', url: '/sessions/abc', headers: bearer(token) })),
+        400,
+        'sessions.prefix_too_short',
+      );
+      expectErrorBody(
+        await noEvent(() => inject({ method: 'DELETE', url: '/sessions/%25%25%25%25', headers: bearer(token) })),
+        404,
+        'sessions.not_found',
+      );
       const long = await noEvent(() => inject({ method: 'DELETE', url: `/sessions/${'z'.repeat(300)}`, headers: bearer(token) }));
       expectErrorBody(long, 414, 'uri_too_long');
       expect(long.body).not.toContain('zzzz');
@@ -371,16 +421,19 @@ describe('security', () => {
 function request(url: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(url, { method, headers: { ...headers, ...(data ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(data)) } : {}) } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = http.request(
+      url,
+      { method, headers: { ...headers, ...(data ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(data)) } : {}) } },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on('error', reject);
     req.end(data);
   });
 }
-
 
 function walk(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];

@@ -27,7 +27,11 @@ describe('sessions', () => {
   };
   const del = (token: string, prefix: string) => fetch(`${relay.url}/sessions/${prefix}`, { method: 'DELETE', headers: bearer(token) });
   const patch = (token: string, prefix: string, body: unknown) =>
-    fetch(`${relay.url}/sessions/${prefix}`, { method: 'PATCH', headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${relay.url}/sessions/${prefix}`, {
+      method: 'PATCH',
+      headers: { ...bearer(token), 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   /** A session with a chosen token, created through the real command path (prefix collisions need it). */
   async function sessionWithToken(token: string, deviceId: string): Promise<void> {
@@ -305,7 +309,9 @@ describe('sessions', () => {
       expect((await a.phone.type('system', 'session.revoked')).payload).toMatchObject({ reason: 'expired' });
       expect(await a.phone.closed).toBe(4403);
       expect((await fetch(`${relay.url}/sessions`, { headers: bearer(a.token) })).status).toBe(401);
-      expect(readEvents(relay.home).filter((e) => e.type === 'session.expired')).toEqual([expect.objectContaining({ data: { tokenPrefix: a.prefix } })]);
+      expect(readEvents(relay.home).filter((e) => e.type === 'session.expired')).toEqual([
+        expect.objectContaining({ data: { tokenPrefix: a.prefix } }),
+      ]);
       expect((await list(keep.token)).map((s) => s.token_prefix)).toEqual([keep.prefix]);
       keep.phone.close();
     });

@@ -51,7 +51,9 @@ describe('terminal flood', () => {
     const socket = (ws as unknown as { _socket: import('node:net').Socket })._socket;
     const rssBefore = process.memoryUsage().rss;
     socket.pause(); // the phone stops reading
-    ws.send(JSON.stringify({ channel: 'terminal', type: 'terminal.input', payload: { data: `$'\\x79es' | head -c ${FLOOD_BYTES}; echo FLOOD-DONE\r` } }));
+    ws.send(
+      JSON.stringify({ channel: 'terminal', type: 'terminal.input', payload: { data: `$'\\x79es' | head -c ${FLOOD_BYTES}; echo FLOOD-DONE\r` } }),
+    );
     const shell = relay.app.get(TerminalService).shells()[0];
     await eventually(() => shell.paused, 10_000, 'the pty to pause');
     let peakBuffered = 0;

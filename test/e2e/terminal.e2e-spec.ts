@@ -26,7 +26,11 @@ describe('terminal channel', () => {
     const { phone, prefix } = await pairPhone(relay);
     const screen = new Screen(phone);
     const ok = await attach(phone);
-    expect(ok).toMatchObject({ channel: 'terminal', type: 'terminal.attached', payload: { session_name: 'main', shell: SHELL, cols: 80, rows: 24, reattach: false } });
+    expect(ok).toMatchObject({
+      channel: 'terminal',
+      type: 'terminal.attached',
+      payload: { session_name: 'main', shell: SHELL, cols: 80, rows: 24, reattach: false },
+    });
     const pid = ok.payload.pid as number;
     expect(pid).toBeGreaterThan(1);
     phone.send('terminal', 'terminal.input', { data: 'echo hi-$((40+2)) $TERM\r' });
@@ -35,7 +39,10 @@ describe('terminal channel', () => {
     const done = await phone.next((f) => f.id === 'k1');
     expect(done.payload).toMatchObject({ session_name: 'main', reason: 'killed' });
     const opened = readEvents(relay.home).find((e) => e.type === 'terminal.opened' && e.data.pid === pid);
-    expect(opened).toMatchObject({ actor: `device:${prefix}`, data: { tokenPrefix: prefix, deviceId: expect.stringMatching(/^dev-/), sessionName: 'main', shell: SHELL } });
+    expect(opened).toMatchObject({
+      actor: `device:${prefix}`,
+      data: { tokenPrefix: prefix, deviceId: expect.stringMatching(/^dev-/), sessionName: 'main', shell: SHELL },
+    });
     phone.close();
   });
 
@@ -157,7 +164,13 @@ describe('terminal channel', () => {
     // Another device is not affected by this one's shells.
     const other = await pairPhone(relay);
     expect((await attach(other.phone, { session_name: 's5' })).type).toBe('terminal.attached');
-    for (const [p, name] of [[phone, 's1'], [phone, 's2'], [phone, 's3'], [phone, 's4'], [other.phone, 's5']] as const) {
+    for (const [p, name] of [
+      [phone, 's1'],
+      [phone, 's2'],
+      [phone, 's3'],
+      [phone, 's4'],
+      [other.phone, 's5'],
+    ] as const) {
       p.send('terminal', 'terminal.kill', { session_name: name }, `k-${name}`);
       await p.next((f) => f.id === `k-${name}`, 8000);
     }
@@ -176,7 +189,10 @@ describe('terminal channel', () => {
     expect(res.status).toBe(200);
     await phone.closed;
     await eventually(() => readEvents(relay.home).some((e) => e.type === 'terminal.closed' && e.data.pid === pid), 5000, 'terminal.closed');
-    expect(readEvents(relay.home).find((e) => e.type === 'terminal.closed' && e.data.pid === pid)?.data).toMatchObject({ reason: 'revoked', tokenPrefix: prefix });
+    expect(readEvents(relay.home).find((e) => e.type === 'terminal.closed' && e.data.pid === pid)?.data).toMatchObject({
+      reason: 'revoked',
+      tokenPrefix: prefix,
+    });
     // A loop that forks as fast as its children die can leave its last child to init (which reaps it on
     // a real host); what must never remain is a live process, or a zombie of the relay's own.
     expect(await leftoversAfter(pid, { liveOnly: true })).toEqual({ session: [], zombies: [] });

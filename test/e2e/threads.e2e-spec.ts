@@ -34,7 +34,14 @@ describe('Phone Threads', () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ ok: true, delivered: true, queued: false, chat_id: 'c1', channel_id: 'phone', home_channel_name: 'Pocket' });
     const f = await phone.type('proactive', 'phone.message');
-    expect(f.payload).toMatchObject({ message_id: r.body.message_id, chat_id: 'c1', text: 'hello phone', title: 'Agent', surfacing: 'inbox', metadata: { k: 1 } });
+    expect(f.payload).toMatchObject({
+      message_id: r.body.message_id,
+      chat_id: 'c1',
+      text: 'hello phone',
+      title: 'Agent',
+      surfacing: 'inbox',
+      metadata: { k: 1 },
+    });
     expect(f.payload.queued_delivery).toBeUndefined();
     const delivered = readEvents(relay.home).filter((e) => e.type === 'phone.message_delivered' && e.data.messageId === r.body.message_id);
     expect(delivered).toHaveLength(1);
@@ -77,7 +84,11 @@ describe('Phone Threads', () => {
     expect((await again.auth({ session_token: token })).type).toBe('auth.ok');
     const sub = await subscribe(again, { share_phone_status: true, a_field_from_the_future: 1 });
     expect(sub.payload.queued).toBe(3);
-    const got = [await again.type('proactive', 'phone.message'), await again.type('proactive', 'phone.message'), await again.type('proactive', 'phone.message')];
+    const got = [
+      await again.type('proactive', 'phone.message'),
+      await again.type('proactive', 'phone.message'),
+      await again.type('proactive', 'phone.message'),
+    ];
     expect(got.map((f) => f.payload.text)).toEqual(['one', 'two', 'three']);
     expect(got.every((f) => f.payload.queued_delivery === true)).toBe(true);
     const done = await again.type('proactive', 'proactive.backlog.complete');
@@ -311,7 +322,9 @@ describe('Phone Threads: a flush that fails midway', () => {
       const N = 300;
       const filler = 'x'.repeat(32_000);
       for (let i = 0; i < N; i += 50) {
-        await Promise.all(Array.from({ length: 50 }, (_, j) => post(relay, { chat_id: 'bulk', text: `${i + j} ${filler}`, message_id: `m${i + j}` })));
+        await Promise.all(
+          Array.from({ length: 50 }, (_, j) => post(relay, { chat_id: 'bulk', text: `${i + j} ${filler}`, message_id: `m${i + j}` })),
+        );
       }
       const order = (await call(relay, 'GET', '/phone/outbound')).body.messages.map((m: Json) => m.message_id) as string[];
       expect(order).toHaveLength(N);

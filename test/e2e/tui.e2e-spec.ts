@@ -26,7 +26,13 @@ describe('tui channel', () => {
     expect(ok).toMatchObject({ channel: 'tui', type: 'tui.attached', payload: { server_version: expect.any(String) } });
     const pid = ok.payload.pid as number;
     const ready = await phone.next((f) => f.type === 'tui.rpc.event' && f.payload.method === 'gateway.ready');
-    expect(ready.payload.params).toEqual({ argv: ['--noise', '--label', 'two words'], cols: 100, rows: 40, profile: 'work', resume_session_id: 'sess-42' });
+    expect(ready.payload.params).toEqual({
+      argv: ['--noise', '--label', 'two words'],
+      cols: 100,
+      rows: 40,
+      profile: 'work',
+      resume_session_id: 'sess-42',
+    });
     phone.send('tui', 'tui.rpc.request', { jsonrpc: '2.0', id: 7, method: 'echo', params: { text: 'héllo €' } });
     const res = await phone.type('tui', 'tui.rpc.response');
     expect(res.payload).toEqual({ jsonrpc: '2.0', id: 7, result: { text: 'héllo €' } });
@@ -179,6 +185,8 @@ describe('tui without a configured command', () => {
   });
 
   it('a command that cannot be split is a clear error at start', async () => {
-    await expect(startRelay({ config: { terminalShell: '/bin/sh', tuiCommand: "node 'unterminated" } })).rejects.toThrow(/RELAY_TUI_COMMAND cannot be split/);
+    await expect(startRelay({ config: { terminalShell: '/bin/sh', tuiCommand: "node 'unterminated" } })).rejects.toThrow(
+      /RELAY_TUI_COMMAND cannot be split/,
+    );
   });
 });

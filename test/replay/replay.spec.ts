@@ -12,12 +12,19 @@ async function busyRun(relay: TestRelay): Promise<void> {
   const b = await pairPhone(relay, { device: { device_id: 'b' } });
   const c = await pairPhone(relay, { device: { device_id: 'c' }, terms: { ttl_seconds: 0 } });
   const patch = (token: string, prefix: string, body: unknown) =>
-    fetch(`${relay.url}/sessions/${prefix}`, { method: 'PATCH', headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${relay.url}/sessions/${prefix}`, {
+      method: 'PATCH',
+      headers: { ...bearer(token), 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   expect((await patch(a.token, a.prefix, { ttl_seconds: 2 * DAY, grants: { terminal: '12h' } })).status).toBe(200);
   expect((await fetch(`${relay.url}/sessions/${b.prefix}`, { method: 'DELETE', headers: bearer(a.token) })).status).toBe(200);
   // Failures and a block from another address, then a public request approved and one denied.
-  for (let i = 0; i < 5; i++) await relay.app.inject({ method: 'GET', url: '/sessions', remoteAddress: '10.9.0.1', headers: { authorization: `Bearer ${'X'.repeat(43)}` } });
-  const pub1 = JSON.parse((await relay.app.inject({ method: 'POST', url: '/pairing', remoteAddress: '10.9.0.2', payload: { device_name: 'p1' } })).body);
+  for (let i = 0; i < 5; i++)
+    await relay.app.inject({ method: 'GET', url: '/sessions', remoteAddress: '10.9.0.1', headers: { authorization: `Bearer ${'X'.repeat(43)}` } });
+  const pub1 = JSON.parse(
+    (await relay.app.inject({ method: 'POST', url: '/pairing', remoteAddress: '10.9.0.2', payload: { device_name: 'p1' } })).body,
+  );
   const pub2 = JSON.parse((await relay.app.inject({ method: 'POST', url: '/pairing', remoteAddress: '10.9.0.2', payload: {} })).body);
   await relay.app.inject({ method: 'POST', url: '/pairing/approve', payload: { request_id: pub1.request_id, ttl_seconds: DAY } });
   await relay.app.inject({ method: 'POST', url: '/pairing/deny', payload: { request_id: pub2.request_id } });
@@ -78,7 +85,13 @@ describe('replay', () => {
     expect(replayed.snapshot()).toEqual(live);
     expect(summary.lastSeq).toBe(relay.log.lastSeq);
     expect(summary.events).toBe(relay.log.lastSeq);
-    expect(summary.countsByType).toMatchObject({ 'session.created': 6, 'session.revoked': 2, 'session.shortened': 1, 'session.expired': 1, 'ratelimit.blocked': 1 });
+    expect(summary.countsByType).toMatchObject({
+      'session.created': 6,
+      'session.revoked': 2,
+      'session.shortened': 1,
+      'session.expired': 1,
+      'ratelimit.blocked': 1,
+    });
     // Sanity: the run left real state behind, so the comparison above is not of two empty models.
     expect(relay.log.models.sessions.active(relay.clock.now()).length).toBe(3);
   });
@@ -130,17 +143,33 @@ describe('replay', () => {
     const goodSize = fs.statSync(file).size;
     const lastSeq = readStored(home).at(-1)!.seq;
     // Half of a real record, as a crash in the middle of a write leaves it.
-    const { line } = encodeRecord({ seq: lastSeq + 1, id: 'x', at: clock.now().toISOString(), type: 'session.revoked', actor: 'system', data: {}, v: 1, prev: 'f'.repeat(64) });
+    const { line } = encodeRecord({
+      seq: lastSeq + 1,
+      id: 'x',
+      at: clock.now().toISOString(),
+      type: 'session.revoked',
+      actor: 'system',
+      data: {},
+      v: 1,
+      prev: 'f'.repeat(64),
+    });
     fs.appendFileSync(file, line.slice(0, 40));
     expect(verifyLog(eventsDir(home))).toMatchObject({ ok: true, tornTailBytes: 40 });
 
     relay = await startRelay({ home, clock });
-    const started = readStored(home).filter((e) => e.type === 'relay.started').at(-1)!;
+    const started = readStored(home)
+      .filter((e) => e.type === 'relay.started')
+      .at(-1)!;
     expect(started.data).toMatchObject({ recovered: { segment: path.basename(file), droppedBytes: 40 } });
     expect(started.seq).toBe(lastSeq + 1);
     const warning = relay.logs.map((l) => JSON.parse(l) as { level: number; msg: string }).find((l) => l.level === 40 && /torn/.test(l.msg));
     expect(warning).toBeDefined();
-    expect(fs.readFileSync(file, 'utf8').slice(goodSize).startsWith('{"seq":' + (lastSeq + 1))).toBe(true);
+    expect(
+      fs
+        .readFileSync(file, 'utf8')
+        .slice(goodSize)
+        .startsWith('{"seq":' + (lastSeq + 1)),
+    ).toBe(true);
     expect(verifyLog(eventsDir(home))).toMatchObject({ ok: true, tornTailBytes: 0 });
     // Nothing acknowledged was lost.
     expect((await fetch(`${relay.url}/sessions`, { headers: bearer(token) })).status).toBe(200);

@@ -13,7 +13,17 @@ export class Given {
   /** Applies an event as if the store had written it at `at`. */
   event(e: NewEvent<RelayEvent>, at: Date, actor = 'system'): StoredRelayEvent {
     this.seq++;
-    const stored = { seq: this.seq, id: `e${this.seq}`, at: at.toISOString(), type: e.type, actor: e.actor ?? actor, data: e.data, v: 1, prev: '', hash: '' } as StoredEvent;
+    const stored = {
+      seq: this.seq,
+      id: `e${this.seq}`,
+      at: at.toISOString(),
+      type: e.type,
+      actor: e.actor ?? actor,
+      data: e.data,
+      v: 1,
+      prev: '',
+      hash: '',
+    } as StoredEvent;
     this.models.apply(stored);
     this.log.push(stored as StoredRelayEvent);
     return stored as StoredRelayEvent;

@@ -62,7 +62,9 @@ export class Phone {
     const ws = new WebSocket(url.replace(/^http/, 'ws') + (opts.path ?? '/ws'), { headers: opts.headers });
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(new Phone(ws)));
-      ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })));
+      ws.once('unexpected-response', (_req, res) =>
+        reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })),
+      );
       ws.once('error', reject);
     });
   }
@@ -148,11 +150,17 @@ export function readEvents(home: string): Array<{ seq: number; type: string; act
     .readdirSync(dir)
     .filter((f) => f.endsWith('.jsonl'))
     .sort()
-    .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)));
+    .flatMap((f) =>
+      fs
+        .readFileSync(path.join(dir, f), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+    );
 }
 
 /** A response body as JSON, loosely typed for assertions. */
- 
+
 export async function json(res: Response): Promise<any> {
   return res.json();
 }

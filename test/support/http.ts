@@ -3,7 +3,13 @@ import type { Relay } from '../../apps/relay/src/relay';
 export type Json = Record<string, any>;
 
 /** A JSON request to the relay (from 127.0.0.1: loopback unless a proxy header says otherwise). */
-export async function call(relay: Relay, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Json }> {
+export async function call(
+  relay: Relay,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Json }> {
   const res = await fetch(`${relay.url}${path}`, {
     method,
     headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },

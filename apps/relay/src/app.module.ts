@@ -37,7 +37,12 @@ export class CoreModule {
       { provide: RUNTIME, useValue: v.runtime },
       Scheduler,
     ];
-    return { module: CoreModule, global: true, providers, exports: providers.map((p) => (typeof p === 'function' ? p : (p as { provide: unknown }).provide)) as never };
+    return {
+      module: CoreModule,
+      global: true,
+      providers,
+      exports: providers.map((p) => (typeof p === 'function' ? p : (p as { provide: unknown }).provide)) as never,
+    };
   }
 }
 

@@ -50,7 +50,8 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   const clock = options.clock ?? new SystemClock();
   const logger = createLogger(config.logLevel, options.logDestination);
   // A bus subscriber that throws must not take the relay down (rxjs would rethrow it on a timer).
-  rxjsConfig.onUnhandledError = (err: unknown) => logger.error({ err: err instanceof Error ? err.message : String(err) }, 'event bus subscriber failed');
+  rxjsConfig.onUnhandledError = (err: unknown) =>
+    logger.error({ err: err instanceof Error ? err.message : String(err) }, 'event bus subscriber failed');
   const secrets = Secrets.load(relayDir(config));
   const onFatal =
     options.onFatal ??
@@ -73,7 +74,14 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   await log.run('system', () => [
     {
       type: 'relay.started',
-      data: { version, pid: process.pid, host: config.host, port: config.port, tls: config.tls !== null, ...(log.recovered ? { recovered: log.recovered } : {}) },
+      data: {
+        version,
+        pid: process.pid,
+        host: config.host,
+        port: config.port,
+        tls: config.tls !== null,
+        ...(log.recovered ? { recovered: log.recovered } : {}),
+      },
     },
   ]);
 

@@ -21,10 +21,13 @@ describe('durations', () => {
     expect(parseDuration(input)).toBe(seconds);
   });
 
-  it.each(['', '7 d', '-1', '1.5h', '7days', 'forever', '1e3', 'd', '99999999999'])('refuses %p with validation.duration naming the field', (input) => {
-    expect(() => parseDuration(input, 'grants.terminal')).toThrow(DomainError);
-    expect(() => parseDuration(input, 'grants.terminal')).toThrow(/^grants\.terminal: /);
-  });
+  it.each(['', '7 d', '-1', '1.5h', '7days', 'forever', '1e3', 'd', '99999999999'])(
+    'refuses %p with validation.duration naming the field',
+    (input) => {
+      expect(() => parseDuration(input, 'grants.terminal')).toThrow(DomainError);
+      expect(() => parseDuration(input, 'grants.terminal')).toThrow(/^grants\.terminal: /);
+    },
+  );
 
   it.each([-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, MAX_FINITE_SECONDS + 1])('refuses the number %p', (n) => {
     expect(() => parseDuration(n, 'ttl_seconds')).toThrow(expect.objectContaining({ code: 'validation.duration', kind: 'invalid' }));

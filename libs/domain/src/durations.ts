@@ -33,7 +33,12 @@ function checkSeconds(seconds: number, field: string): number | null {
 /** The wire form of a duration: `ttl_seconds` where 0 means never. */
 export function formatDuration(seconds: number | null): string {
   if (seconds === null) return 'never';
-  for (const [unit, size] of [['y', 31_536_000], ['d', DAY], ['h', 3600], ['m', 60]] as const) {
+  for (const [unit, size] of [
+    ['y', 31_536_000],
+    ['d', DAY],
+    ['h', 3600],
+    ['m', 60],
+  ] as const) {
     if (seconds % size === 0) return `${seconds / size}${unit}`;
   }
   return `${seconds}s`;

@@ -69,7 +69,9 @@ describe('grants', () => {
     });
 
     it('grant values: seconds, durations, never/null, false/off/none', () => {
-      const t = pairingTerms({ grants: { terminal: '1d', bridge: 3600, chat: 'never', tui: null, desktop: false, 'voice:stt': 'off', 'voice:tts': 'none' } });
+      const t = pairingTerms({
+        grants: { terminal: '1d', bridge: 3600, chat: 'never', tui: null, desktop: false, 'voice:stt': 'off', 'voice:tts': 'none' },
+      });
       expect(t.grants).toMatchObject({ terminal: DAY, bridge: 3600, chat: null, tui: null });
       for (const gone of ['desktop', 'voice:stt', 'voice:tts']) expect(gone in t.grants).toBe(false);
     });

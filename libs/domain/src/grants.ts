@@ -3,17 +3,7 @@ import { DAY } from './durations';
 import { DomainError } from './errors';
 
 /** Every grantable channel (spec 2.3). The desktop grant is named `desktop`. */
-export const CHANNELS = [
-  'chat',
-  'terminal',
-  'bridge',
-  'tui',
-  'voice:config',
-  'voice:stt',
-  'voice:tts',
-  'voice:realtime',
-  'desktop',
-] as const;
+export const CHANNELS = ['chat', 'terminal', 'bridge', 'tui', 'voice:config', 'voice:stt', 'voice:tts', 'voice:realtime', 'desktop'] as const;
 export type GrantChannel = (typeof CHANNELS)[number];
 
 export function isGrantChannel(name: string): name is GrantChannel {

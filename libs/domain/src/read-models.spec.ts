@@ -11,14 +11,37 @@ const TERMS = { sessionTtlSeconds: 30 * DAY, grants: grantDurations(undefined), 
 function script(): Array<[NewEvent<RelayEvent>, Date]> {
   const created = (prefix: string, deviceId: string): NewEvent<RelayEvent> => ({
     type: 'session.created',
-    data: { tokenDigest: `d-${prefix}`, tokenPrefix: prefix, deviceId, deviceName: deviceId, deviceModel: null, devicePlatform: 'android', transportHint: 'lan', expiresAt: at(T0, 30 * DAY).toISOString(), grants: { chat: at(T0, 30 * DAY).toISOString(), bridge: at(T0, 3600).toISOString() }, ip: '10.0.0.1' },
+    data: {
+      tokenDigest: `d-${prefix}`,
+      tokenPrefix: prefix,
+      deviceId,
+      deviceName: deviceId,
+      deviceModel: null,
+      devicePlatform: 'android',
+      transportHint: 'lan',
+      expiresAt: at(T0, 30 * DAY).toISOString(),
+      grants: { chat: at(T0, 30 * DAY).toISOString(), bridge: at(T0, 3600).toISOString() },
+      ip: '10.0.0.1',
+    },
   });
   return [
     [{ type: 'relay.started', data: { version: '0', pid: 1, host: '127.0.0.1', port: 1, tls: false } }, T0],
     [{ type: 'pairing.code_registered', data: { codeDigest: 'c1', source: 'register', expiresAt: at(T0, 600).toISOString(), terms: TERMS } }, T0],
     [{ type: 'pairing.code_registered', data: { codeDigest: 'c2', source: 'mint', expiresAt: at(T0, 600).toISOString(), terms: TERMS } }, T0],
-    [{ type: 'pairing.requested', data: { requestId: 'r1', codeDigest: 'p1', expiresAt: at(T0, 600).toISOString(), ip: '10.0.0.2', deviceName: null } }, T0],
-    [{ type: 'pairing.requested', data: { requestId: 'r2', codeDigest: 'p2', expiresAt: at(T0, 600).toISOString(), ip: '10.0.0.2', deviceName: 'x' } }, T0],
+    [
+      {
+        type: 'pairing.requested',
+        data: { requestId: 'r1', codeDigest: 'p1', expiresAt: at(T0, 600).toISOString(), ip: '10.0.0.2', deviceName: null },
+      },
+      T0,
+    ],
+    [
+      {
+        type: 'pairing.requested',
+        data: { requestId: 'r2', codeDigest: 'p2', expiresAt: at(T0, 600).toISOString(), ip: '10.0.0.2', deviceName: 'x' },
+      },
+      T0,
+    ],
     [{ type: 'pairing.approved', data: { requestId: 'r1', codeDigest: 'p1', terms: TERMS } }, at(T0, 5)],
     [{ type: 'pairing.denied', data: { requestId: 'r2', codeDigest: 'p2' } }, at(T0, 5)],
     [{ type: 'pairing.code_consumed', data: { codeDigest: 'c1', tokenPrefix: 'aaaa1111', deviceId: 'a' } }, at(T0, 10)],
@@ -28,7 +51,13 @@ function script(): Array<[NewEvent<RelayEvent>, Date]> {
     [{ type: 'phone.connected', data: { connId: 'k1', tokenPrefix: 'aaaa1111', deviceId: 'a', ip: '10.0.0.1', path: '/ws' } }, at(T0, 12)],
     [{ type: 'phone.connected', data: { connId: 'k2', tokenPrefix: 'bbbb2222', deviceId: 'b', ip: '10.0.0.1', path: '/' } }, at(T0, 12)],
     [{ type: 'session.seen', data: { tokenPrefix: 'aaaa1111', ip: '10.0.0.1', via: 'http' } }, at(T0, 100)],
-    [{ type: 'session.shortened', data: { tokenPrefix: 'aaaa1111', expiresAt: at(T0, DAY).toISOString(), grants: { chat: at(T0, DAY).toISOString() } } }, at(T0, 120)],
+    [
+      {
+        type: 'session.shortened',
+        data: { tokenPrefix: 'aaaa1111', expiresAt: at(T0, DAY).toISOString(), grants: { chat: at(T0, DAY).toISOString() } },
+      },
+      at(T0, 120),
+    ],
     [{ type: 'auth.failed', data: { ip: '10.0.0.9', kind: 'token', via: 'http', reason: 'r' } }, at(T0, 130)],
     [{ type: 'ratelimit.blocked', data: { ip: '10.0.0.9', kind: 'token', until: at(T0, 430).toISOString() } }, at(T0, 130)],
     [{ type: 'auth.failed', data: { ip: '10.0.0.8', kind: 'code', via: 'ws', reason: 'r' } }, at(T0, 131)],
@@ -63,7 +92,17 @@ describe('ReadModels', () => {
     expect(b.snapshot()).toEqual(a.models.snapshot());
     expect(b.sessions.byToken('d-aaaa1111', at(T0, 3800))?.tokenPrefix).toBe('aaaa1111');
     // Both advance alike from here.
-    const next = { seq: 999, id: 'n', at: at(T0, 4000).toISOString(), type: 'session.revoked', actor: 'system', data: { tokenPrefix: 'aaaa1111', by: 'operator', self: false, reason: 'revoked' }, v: 1, prev: '', hash: '' } as StoredEvent;
+    const next = {
+      seq: 999,
+      id: 'n',
+      at: at(T0, 4000).toISOString(),
+      type: 'session.revoked',
+      actor: 'system',
+      data: { tokenPrefix: 'aaaa1111', by: 'operator', self: false, reason: 'revoked' },
+      v: 1,
+      prev: '',
+      hash: '',
+    } as StoredEvent;
     a.models.apply(next);
     b.apply(next);
     expect(b.snapshot()).toEqual(a.models.snapshot());
@@ -75,7 +114,17 @@ describe('ReadModels', () => {
     const snap = a.models.snapshot();
     const b = new ReadModels();
     b.restore(structuredClone(snap));
-    b.apply({ seq: 999, id: 'n', at: at(T0, 4000).toISOString(), type: 'session.seen', actor: 'system', data: { tokenPrefix: 'aaaa1111', ip: 'x', via: 'ws' }, v: 1, prev: '', hash: '' } as StoredEvent);
+    b.apply({
+      seq: 999,
+      id: 'n',
+      at: at(T0, 4000).toISOString(),
+      type: 'session.seen',
+      actor: 'system',
+      data: { tokenPrefix: 'aaaa1111', ip: 'x', via: 'ws' },
+      v: 1,
+      prev: '',
+      hash: '',
+    } as StoredEvent);
     expect(a.models.snapshot()).toEqual(snap);
   });
 

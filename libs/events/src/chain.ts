@@ -23,9 +23,7 @@ export function encodeRecord(fields: Omit<StoredEvent, 'hash'>): { line: string;
   return { line: core.slice(0, -1) + HASH_KEY + hash + '"}', hash };
 }
 
-export type LineCheck =
-  | { ok: true; seq: number; prev: string; hash: string }
-  | { ok: false; reason: string };
+export type LineCheck = { ok: true; seq: number; prev: string; hash: string } | { ok: false; reason: string };
 
 /** Checks one line's own checksum and extracts seq/prev/hash without a full parse. */
 export function checkLine(line: string): LineCheck {

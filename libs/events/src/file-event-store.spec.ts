@@ -51,7 +51,13 @@ describe('FileEventStore', () => {
     await store.close();
     const file = path.join(dir, segmentName(1));
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
-    expect(fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).seq)).toEqual([1, 2]);
+    expect(
+      fs
+        .readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).seq),
+    ).toEqual([1, 2]);
   });
 
   it('group commit: concurrent appends share one write and one fdatasync', async () => {
@@ -109,7 +115,11 @@ describe('FileEventStore', () => {
 
   it('one flipped byte in the middle: ChainError naming that seq, at open and from verifyLog', async () => {
     const { store } = await openStore();
-    await store.append(Array.from({ length: 9 }, (_, i) => ev(i)), AT, 'system').durable;
+    await store.append(
+      Array.from({ length: 9 }, (_, i) => ev(i)),
+      AT,
+      'system',
+    ).durable;
     await store.close();
     const file = path.join(dir, segmentName(1));
     const buf = fs.readFileSync(file);
@@ -125,7 +135,11 @@ describe('FileEventStore', () => {
 
   it('snapshot + rest == full replay, and a snapshot that does not match the log is refused', async () => {
     const { store } = await openStore();
-    const stored = store.append(Array.from({ length: 20 }, (_, i) => ev(i * i)), AT, 'system').stored;
+    const stored = store.append(
+      Array.from({ length: 20 }, (_, i) => ev(i * i)),
+      AT,
+      'system',
+    ).stored;
     await store.drain();
     await store.close();
     const full = new Fold();
@@ -138,7 +152,10 @@ describe('FileEventStore', () => {
       expect({ k, seqs: part.seqs, sum: part.sum }).toEqual({ k, seqs: full.seqs, sum: full.sum });
     }
     const wrong = new FileEventStore({ dir, onDurable: () => undefined });
-    await expect(wrong.open({ fromSeq: 11, expectPrev: 'f'.repeat(64), onEvent: () => undefined })).rejects.toMatchObject({ seq: 10, reason: 'the snapshot does not match this record' });
+    await expect(wrong.open({ fromSeq: 11, expectPrev: 'f'.repeat(64), onEvent: () => undefined })).rejects.toMatchObject({
+      seq: 10,
+      reason: 'the snapshot does not match this record',
+    });
     const ahead = new FileEventStore({ dir, onDurable: () => undefined });
     await expect(ahead.open({ fromSeq: 30, expectPrev: 'f'.repeat(64), onEvent: () => undefined })).rejects.toThrow(/before the snapshot/);
   });

@@ -224,10 +224,7 @@ export type ScanResult = {
  * Reads and verifies a log directory without changing it: every line's checksum, consecutive seqs, the
  * previous-hash links, and (from a snapshot) the link to the snapshot's record. Throws ChainError.
  */
-export function scanLog(
-  dir: string,
-  opts: Omit<OpenOptions, 'onEvent'> & { onEvent?: OpenOptions['onEvent'] },
-): ScanResult {
+export function scanLog(dir: string, opts: Omit<OpenOptions, 'onEvent'> & { onEvent?: OpenOptions['onEvent'] }): ScanResult {
   const segments = listSegments(dir);
   // Start at the segment holding record fromSeq - 1, so the snapshot's hash can be checked against it.
   const anchor = Math.max(1, opts.fromSeq - 1);

@@ -47,7 +47,12 @@ export class SnapshotStore {
       fs.closeSync(fd);
     }
     fs.renameSync(tmp, file);
-    const old = fs.readdirSync(this.dir).filter((f) => SNAP_RE.test(f)).sort().reverse().slice(this.keep);
+    const old = fs
+      .readdirSync(this.dir)
+      .filter((f) => SNAP_RE.test(f))
+      .sort()
+      .reverse()
+      .slice(this.keep);
     for (const f of old) fs.rmSync(path.join(this.dir, f), { force: true });
   }
 }

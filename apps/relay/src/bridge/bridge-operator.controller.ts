@@ -11,7 +11,11 @@ import { SelectActiveDto } from './device-control.dto';
 const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
 
 class ActivityQuery {
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(200)
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(200)
   limit?: number;
 }
 
@@ -40,7 +44,9 @@ export class BridgeOperatorController {
         active: m.active,
         in_flight: this.bridge.inFlight,
         commands_total: m.totalCommands,
-        last_command_at: epoch(devices.reduce<number | null>((t, d) => (d.lastCommandAt !== null && (t === null || d.lastCommandAt > t) ? d.lastCommandAt : t), null)),
+        last_command_at: epoch(
+          devices.reduce<number | null>((t, d) => (d.lastCommandAt !== null && (t === null || d.lastCommandAt > t) ? d.lastCommandAt : t), null),
+        ),
       },
       safety: {
         master_enabled: active?.masterEnabled ?? null,
@@ -51,7 +57,9 @@ export class BridgeOperatorController {
         blocklist: this.bridge.settings.blocklist,
         destructive_verbs: this.bridge.settings.destructiveVerbs,
         route_verbs: this.bridge.settings.routeVerbs,
-        pending_confirmations: m.pendingConfirmations().map((p) => ({ request_id: p.requestId, token_prefix: p.tokenPrefix, path: p.path, verb: p.verb, deadline: epoch(p.deadline) })),
+        pending_confirmations: m
+          .pendingConfirmations()
+          .map((p) => ({ request_id: p.requestId, token_prefix: p.tokenPrefix, path: p.path, verb: p.verb, deadline: epoch(p.deadline) })),
         decisions: counts,
         recent: m.safety(10).map(safetyView),
       },
@@ -103,7 +111,18 @@ export class BridgeOperatorController {
 }
 
 function activityView(a: BridgeActivity) {
-  return { request_id: a.requestId, token_prefix: a.tokenPrefix, method: a.method, path: a.path, shape: a.shape, at: a.at / 1000, outcome: a.outcome, status: a.status, latency_ms: a.latencyMs, safety: a.safety };
+  return {
+    request_id: a.requestId,
+    token_prefix: a.tokenPrefix,
+    method: a.method,
+    path: a.path,
+    shape: a.shape,
+    at: a.at / 1000,
+    outcome: a.outcome,
+    status: a.status,
+    latency_ms: a.latencyMs,
+    safety: a.safety,
+  };
 }
 
 function safetyView(s: SafetyRecord) {

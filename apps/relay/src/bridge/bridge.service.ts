@@ -51,7 +51,12 @@ type Pending = {
 
 type ConfirmWaiter = { connId: string; tokenPrefix: string; resolve: (decision: SafetyDecisionKind) => void };
 
-const CONFIRM_OUTCOMES = new Set<SafetyDecisionKind>(['confirmation_allowed', 'confirmation_denied', 'confirmation_timed_out', 'confirmation_cancelled']);
+const CONFIRM_OUTCOMES = new Set<SafetyDecisionKind>([
+  'confirmation_allowed',
+  'confirmation_denied',
+  'confirmation_timed_out',
+  'confirmation_cancelled',
+]);
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const MAX_SCREENSHOT_BYTES = 12 * 1024 * 1024;
 
@@ -141,15 +146,26 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   private async onStatus(conn: PhoneConnection, env: Envelope): Promise<void> {
     const p = env.payload;
     const bad = (field: string, what: string) => conn.error(`bridge.status: ${field} must be ${what}`, 'bad_frame', { channel: 'bridge' }, env.id);
-    const optBool = (k: string): boolean | null | undefined => (p[k] === undefined || p[k] === null ? null : typeof p[k] === 'boolean' ? (p[k] as boolean) : undefined);
+    const optBool = (k: string): boolean | null | undefined =>
+      p[k] === undefined || p[k] === null ? null : typeof p[k] === 'boolean' ? (p[k] as boolean) : undefined;
     const fields: Record<string, boolean | null | undefined> = {};
     for (const k of ['screen_on', 'accessibility_enabled', 'master_enabled', 'device_control_supported']) {
       fields[k] = optBool(k);
       if (fields[k] === undefined) return bad(k, 'a boolean');
     }
-    const battery = p.battery === undefined || p.battery === null ? null : typeof p.battery === 'number' && p.battery >= 0 && p.battery <= 100 ? Math.round(p.battery) : undefined;
+    const battery =
+      p.battery === undefined || p.battery === null
+        ? null
+        : typeof p.battery === 'number' && p.battery >= 0 && p.battery <= 100
+          ? Math.round(p.battery)
+          : undefined;
     if (battery === undefined) return bad('battery', 'a number 0-100');
-    const currentApp = p.current_app === undefined || p.current_app === null || p.current_app === '' ? null : typeof p.current_app === 'string' && p.current_app.length <= 255 ? p.current_app : undefined;
+    const currentApp =
+      p.current_app === undefined || p.current_app === null || p.current_app === ''
+        ? null
+        : typeof p.current_app === 'string' && p.current_app.length <= 255
+          ? p.current_app
+          : undefined;
     if (currentApp === undefined) return bad('current_app', 'a package id string');
     const trusted = p.trusted_destructive_verbs ?? [];
     if (!Array.isArray(trusted) || trusted.length > 64 || !trusted.every((v) => typeof v === 'string' && v.length > 0 && v.length <= 64)) {
@@ -198,7 +214,8 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       return void this.fail(pending, 'bad_response', new DomainError('bridge.bad_response', 'upstream', 'the phone answered with an invalid status'));
     }
     const raw = p.result;
-    const body: Record<string, unknown> = raw === undefined ? {} : typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : { value: raw };
+    const body: Record<string, unknown> =
+      raw === undefined ? {} : typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : { value: raw };
     let png: ReturnType<typeof decodePng> | null = null;
     if (pending.path === '/screenshot' && status < 300) {
       png = decodePng(body);
@@ -219,7 +236,9 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     }
     const w = this.confirmWaiters.get(p.request_id);
     if (!w || w.connId !== conn.id) return;
-    await this.log.run(`device:${w.tokenPrefix}`, (m) => resolveConfirmation(m, { requestId: p.request_id as string, tokenPrefix: w.tokenPrefix, allow: p.allow as boolean }));
+    await this.log.run(`device:${w.tokenPrefix}`, (m) =>
+      resolveConfirmation(m, { requestId: p.request_id as string, tokenPrefix: w.tokenPrefix, allow: p.allow as boolean }),
+    );
   }
 
   private onClose(conn: PhoneConnection): void {
@@ -232,12 +251,18 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       void this.fail(
         p,
         reason,
-        new DomainError('bridge.phone_gone', 'upstream', revoked ? "the phone's session was revoked while the command was in flight" : 'the phone disconnected before answering'),
+        new DomainError(
+          'bridge.phone_gone',
+          'upstream',
+          revoked ? "the phone's session was revoked while the command was in flight" : 'the phone disconnected before answering',
+        ),
       );
     }
     const waiting = [...this.confirmWaiters.entries()].filter(([, w]) => w.connId === conn.id).map(([id]) => id);
     if (waiting.length > 0) {
-      this.log.run(`device:${prefix}`, (m) => cancelConfirmations(m, prefix, waiting)).catch((err: Error) => this.logger.warn({ err: err.message }, 'confirmation cancel not recorded'));
+      this.log
+        .run(`device:${prefix}`, (m) => cancelConfirmations(m, prefix, waiting))
+        .catch((err: Error) => this.logger.warn({ err: err.message }, 'confirmation cancel not recorded'));
     }
   }
 
@@ -256,13 +281,22 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     if (path === '/share_media' || path === '/send_mms') await this.registerAttachments(payload, actor);
 
     const requestId = randomUUID();
-    const cmd = { requestId, tokenPrefix: device.tokenPrefix, method, path, body: payload, params, confirmTimeoutSeconds: this.config.bridge.confirmTimeoutSeconds };
+    const cmd = {
+      requestId,
+      tokenPrefix: device.tokenPrefix,
+      method,
+      path,
+      body: payload,
+      params,
+      confirmTimeoutSeconds: this.config.bridge.confirmTimeoutSeconds,
+    };
     const holder: { verdict?: SafetyVerdict } = {};
     await this.log.run(actor, (m, now) => planCommand(m, cmd, this.settings, now, holder));
     let verdict = holder.verdict!;
     if (verdict.kind === 'confirm') {
       const outcome = await this.askPhone(device, requestId, path, verdict);
-      if (outcome === 'confirmation_cancelled') throw new DomainError('bridge.phone_gone', 'upstream', 'the phone disconnected before answering the confirmation');
+      if (outcome === 'confirmation_cancelled')
+        throw new DomainError('bridge.phone_gone', 'upstream', 'the phone disconnected before answering the confirmation');
       if (outcome !== 'confirmation_allowed') throw confirmationDenied();
       await this.log.run(actor, (m, now) => planCommand(m, { ...cmd, confirmed: true }, this.settings, now, holder));
       verdict = holder.verdict!;
@@ -272,7 +306,12 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     return this.send(device, requestId, method, path, params, payload);
   }
 
-  private askPhone(device: BridgeDevice, requestId: string, path: string, verdict: Extract<SafetyVerdict, { kind: 'confirm' }>): Promise<SafetyDecisionKind> {
+  private askPhone(
+    device: BridgeDevice,
+    requestId: string,
+    path: string,
+    verdict: Extract<SafetyVerdict, { kind: 'confirm' }>,
+  ): Promise<SafetyDecisionKind> {
     return new Promise((resolve) => {
       const conn = this.connOf(device);
       this.confirmWaiters.set(requestId, { connId: device.connId, tokenPrefix: device.tokenPrefix, resolve });
@@ -283,17 +322,46 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     });
   }
 
-  private send(device: BridgeDevice, requestId: string, method: string, path: string, params: Record<string, unknown>, body: Record<string, unknown>): Promise<CommandReply> {
+  private send(
+    device: BridgeDevice,
+    requestId: string,
+    method: string,
+    path: string,
+    params: Record<string, unknown>,
+    body: Record<string, unknown>,
+  ): Promise<CommandReply> {
     return new Promise<CommandReply>((resolve, reject) => {
       const timer = setTimeout(() => {
         const p = this.pending.get(requestId);
-        if (p) void this.fail(p, 'timeout', new DomainError('bridge.timeout', 'timeout', `the phone did not answer within ${Math.round(this.config.bridge.commandTimeoutMs / 100) / 10} s`));
+        if (p)
+          void this.fail(
+            p,
+            'timeout',
+            new DomainError(
+              'bridge.timeout',
+              'timeout',
+              `the phone did not answer within ${Math.round(this.config.bridge.commandTimeoutMs / 100) / 10} s`,
+            ),
+          );
       }, this.config.bridge.commandTimeoutMs);
-      const pending: Pending = { requestId, connId: device.connId, tokenPrefix: device.tokenPrefix, path, started: performance.now(), timer, resolve, reject };
+      const pending: Pending = {
+        requestId,
+        connId: device.connId,
+        tokenPrefix: device.tokenPrefix,
+        path,
+        started: performance.now(),
+        timer,
+        resolve,
+        reject,
+      };
       this.pending.set(requestId, pending);
       const conn = this.connOf(device);
       if (!conn || !conn.send('bridge', 'bridge.command', { request_id: requestId, method, path, params, body })) {
-        void this.fail(pending, 'phone_gone', new DomainError('bridge.phone_gone', 'upstream', 'the phone disconnected before the command could be sent'));
+        void this.fail(
+          pending,
+          'phone_gone',
+          new DomainError('bridge.phone_gone', 'upstream', 'the phone disconnected before the command could be sent'),
+        );
       }
     });
   }
@@ -306,7 +374,9 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
 
   private async answered(p: Pending, status: number): Promise<void> {
     const latencyMs = Math.round((performance.now() - p.started) * 1000) / 1000;
-    await this.log.run(`device:${p.tokenPrefix}`, () => [{ type: 'bridge.command_answered', data: { requestId: p.requestId, tokenPrefix: p.tokenPrefix, path: p.path, status, latencyMs } }]);
+    await this.log.run(`device:${p.tokenPrefix}`, () => [
+      { type: 'bridge.command_answered', data: { requestId: p.requestId, tokenPrefix: p.tokenPrefix, path: p.path, status, latencyMs } },
+    ]);
   }
 
   /** Records the failure, then (once durable) fails the HTTP call. */
@@ -314,7 +384,9 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     if (!this.settle(p)) return;
     const latencyMs = Math.round((performance.now() - p.started) * 1000) / 1000;
     try {
-      await this.log.run(`device:${p.tokenPrefix}`, () => [{ type: 'bridge.command_failed', data: { requestId: p.requestId, tokenPrefix: p.tokenPrefix, path: p.path, reason, latencyMs } }]);
+      await this.log.run(`device:${p.tokenPrefix}`, () => [
+        { type: 'bridge.command_failed', data: { requestId: p.requestId, tokenPrefix: p.tokenPrefix, path: p.path, reason, latencyMs } },
+      ]);
     } catch (e) {
       this.logger.warn({ err: (e as Error).message }, 'bridge failure not recorded');
     }
@@ -331,29 +403,58 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     const out: Array<Record<string, unknown>> = [];
     for (const a of list as Array<Record<string, unknown>>) {
       if (typeof a.path !== 'string') {
-        out.push({ media_token: a.media_token, ...(a.content_type ? { content_type: a.content_type } : {}), ...(a.file_name ? { file_name: a.file_name } : {}) });
+        out.push({
+          media_token: a.media_token,
+          ...(a.content_type ? { content_type: a.content_type } : {}),
+          ...(a.file_name ? { file_name: a.file_name } : {}),
+        });
         continue;
       }
       if (!this.media) throw mediaUnavailable();
       const reg = await this.media.registerPath(
-        { path: a.path, ...(typeof a.content_type === 'string' ? { contentType: a.content_type } : {}), ...(typeof a.file_name === 'string' ? { fileName: a.file_name } : {}) },
+        {
+          path: a.path,
+          ...(typeof a.content_type === 'string' ? { contentType: a.content_type } : {}),
+          ...(typeof a.file_name === 'string' ? { fileName: a.file_name } : {}),
+        },
         actor,
       );
-      out.push({ media_token: reg.token, ...(a.content_type ? { content_type: a.content_type } : {}), file_name: typeof a.file_name === 'string' ? a.file_name : path.basename(a.path) });
+      out.push({
+        media_token: reg.token,
+        ...(a.content_type ? { content_type: a.content_type } : {}),
+        file_name: typeof a.file_name === 'string' ? a.file_name : path.basename(a.path),
+      });
     }
     body.attachments = out;
   }
 
-  private async storeScreenshot(p: Pending, png: { bytes: Buffer; width: number; height: number }, result: Record<string, unknown>): Promise<Record<string, unknown>> {
+  private async storeScreenshot(
+    p: Pending,
+    png: { bytes: Buffer; width: number; height: number },
+    result: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
     if (!this.media) throw mediaUnavailable();
     const dir = this.media.ownedDir();
     const file = path.join(dir, `screenshot-${p.requestId}.png`);
     await fs.promises.writeFile(file, png.bytes, { mode: 0o600, flag: 'wx' });
     const stamp = this.clock.now().toISOString().replace(/[:.]/g, '-');
     try {
-      const reg = await this.media.registerOwned({ path: file, contentType: 'image/png', fileName: `screenshot-${stamp}.png`, sensitive: true }, `device:${p.tokenPrefix}`);
+      const reg = await this.media.registerOwned(
+        { path: file, contentType: 'image/png', fileName: `screenshot-${stamp}.png`, sensitive: true },
+        `device:${p.tokenPrefix}`,
+      );
       const extra = Object.fromEntries(Object.entries(result).filter(([k]) => !['png_base64', 'image_base64', 'data', 'base64'].includes(k)));
-      return { ...extra, ok: true, token: reg.token, media_token: reg.token, expires_at: reg.expiresAt, content_type: 'image/png', width: png.width, height: png.height, size_bytes: png.bytes.length };
+      return {
+        ...extra,
+        ok: true,
+        token: reg.token,
+        media_token: reg.token,
+        expires_at: reg.expiresAt,
+        content_type: 'image/png',
+        width: png.width,
+        height: png.height,
+        size_bytes: png.bytes.length,
+      };
     } catch (err) {
       await fs.promises.rm(file, { force: true });
       throw err;
@@ -395,11 +496,16 @@ function confirmationDenied(): DomainError {
 function refusal(v: Extract<SafetyVerdict, { kind: 'deny' }>): DomainError {
   switch (v.decision) {
     case 'sideload_only':
-      return new DomainError('bridge.sideload_only', 'forbidden', 'Device Control needs the sideload build of the app on the phone', { error_code: 'device_control_sideload_only' });
+      return new DomainError('bridge.sideload_only', 'forbidden', 'Device Control needs the sideload build of the app on the phone', {
+        error_code: 'device_control_sideload_only',
+      });
     case 'master_off':
       return new DomainError('bridge.master_disabled', 'forbidden', 'Device Control is switched off on the phone', { reason: 'master_disabled' });
     case 'blocked_package':
-      return new DomainError('bridge.blocked_package', 'forbidden', `blocked package ${v.package}`, { package: v.package, reason: 'blocked_package' });
+      return new DomainError('bridge.blocked_package', 'forbidden', `blocked package ${v.package}`, {
+        package: v.package,
+        reason: 'blocked_package',
+      });
   }
 }
 
@@ -409,6 +515,7 @@ function decodePng(result: Record<string, unknown>): { bytes: Buffer; width: num
   if (!b64) return 'the phone sent no screenshot (png_base64)';
   if (b64.length > (MAX_SCREENSHOT_BYTES * 4) / 3 + 4) return 'the screenshot is larger than the relay accepts';
   const bytes = Buffer.from(b64, 'base64');
-  if (bytes.length < 33 || !bytes.subarray(0, 8).equals(PNG_MAGIC) || bytes.toString('ascii', 12, 16) !== 'IHDR') return 'the phone sent something that is not a PNG';
+  if (bytes.length < 33 || !bytes.subarray(0, 8).equals(PNG_MAGIC) || bytes.toString('ascii', 12, 16) !== 'IHDR')
+    return 'the phone sent something that is not a PNG';
   return { bytes, width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
 }

@@ -39,7 +39,12 @@ const all =
 const Coord = (): PropertyDecorator =>
   all(IsNumber({ allowNaN: false, allowInfinity: false }, { message: '$property must be a finite number' }), Min(0), Max(MAX_COORD));
 const DurationMs = (max = 10_000): PropertyDecorator =>
-  all(IsOptional(), IsNumber({ allowNaN: false, allowInfinity: false }, { message: '$property must be a finite number of milliseconds' }), Min(0), Max(max));
+  all(
+    IsOptional(),
+    IsNumber({ allowNaN: false, allowInfinity: false }, { message: '$property must be a finite number of milliseconds' }),
+    Min(0),
+    Max(max),
+  );
 const Package = (): PropertyDecorator =>
   all(IsString(), MaxLength(255), Matches(PACKAGE_RE, { message: '$property must be an Android package id like com.example.app' }));
 const PhoneNumber = (): PropertyDecorator =>
@@ -48,7 +53,8 @@ const NodeId = (): PropertyDecorator =>
   ValidateBy({
     name: 'isNodeId',
     validator: {
-      validate: (v: unknown) => (typeof v === 'string' && v.length >= 1 && v.length <= 128) || (typeof v === 'number' && Number.isInteger(v) && v >= 0),
+      validate: (v: unknown) =>
+        (typeof v === 'string' && v.length >= 1 && v.length <= 128) || (typeof v === 'number' && Number.isInteger(v) && v >= 0),
       defaultMessage: (a) => `${a?.property} must be a node id (a string of 1-128 characters or a whole number)`,
     },
   });
@@ -60,72 +66,99 @@ const SmallObject = (maxBytes: number): PropertyDecorator =>
       defaultMessage: (a) => `${a?.property} must be an object of at most ${maxBytes} bytes as JSON`,
     },
   });
-const toBool = ({ value }: { value: unknown }): unknown => (value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value);
+const toBool = ({ value }: { value: unknown }): unknown =>
+  value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
 
 /** `device` / `device_id` pick the phone; the relay removes them before forwarding. */
 export class SelectorBody {
-  @IsOptional() @IsString() @Length(1, 128)
+  @IsOptional()
+  @IsString()
+  @Length(1, 128)
   device?: string;
 
-  @IsOptional() @IsString() @Length(1, 128)
+  @IsOptional()
+  @IsString()
+  @Length(1, 128)
   device_id?: string;
 }
 
 export class SelectorQuery extends SelectorBody {}
 
 export class ScreenQuery extends SelectorQuery {
-  @IsOptional() @Transform(toBool) @IsBoolean({ message: 'include_bounds must be true or false' })
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean({ message: 'include_bounds must be true or false' })
   include_bounds?: boolean;
 }
 
 export class EventsQuery extends SelectorQuery {
-  @IsOptional() @Type(() => Number) @IsInt({ message: 'limit must be a whole number' }) @Min(1) @Max(500)
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be a whole number' })
+  @Min(1)
+  @Max(500)
   limit?: number;
 
-  @IsOptional() @Type(() => Number) @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'since must be a number' }) @Min(0)
+  @IsOptional()
+  @Type(() => Number)
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'since must be a number' })
+  @Min(0)
   since?: number;
 }
 
 export class TapDto extends SelectorBody {
-  @IsOptional() @NodeId()
+  @IsOptional()
+  @NodeId()
   nodeId?: string | number;
 
-  @ValidateIf((o: TapDto) => o.nodeId === undefined) @Coord()
+  @ValidateIf((o: TapDto) => o.nodeId === undefined)
+  @Coord()
   x?: number;
 
-  @ValidateIf((o: TapDto) => o.nodeId === undefined) @Coord()
+  @ValidateIf((o: TapDto) => o.nodeId === undefined)
+  @Coord()
   y?: number;
 
   @DurationMs()
   duration_ms?: number;
 
   /** Optional text hint (what the host believes it is tapping): read by the destructive-verb gate. */
-  @IsOptional() @IsString() @MaxLength(500)
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
   text?: string;
 
-  @IsOptional() @IsString() @MaxLength(500)
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
   hint?: string;
 }
 
 export class TapTextDto extends SelectorBody {
-  @IsString() @Length(1, 500)
+  @IsString()
+  @Length(1, 500)
   text!: string;
 
-  @IsOptional() @IsBoolean()
+  @IsOptional()
+  @IsBoolean()
   exact?: boolean;
 }
 
 export class LongPressDto extends SelectorBody {
-  @IsOptional() @NodeId()
+  @IsOptional()
+  @NodeId()
   node_id?: string | number;
 
-  @IsOptional() @NodeId()
+  @IsOptional()
+  @NodeId()
   nodeId?: string | number;
 
-  @ValidateIf((o: LongPressDto) => o.node_id === undefined && o.nodeId === undefined) @Coord()
+  @ValidateIf((o: LongPressDto) => o.node_id === undefined && o.nodeId === undefined)
+  @Coord()
   x?: number;
 
-  @ValidateIf((o: LongPressDto) => o.node_id === undefined && o.nodeId === undefined) @Coord()
+  @ValidateIf((o: LongPressDto) => o.node_id === undefined && o.nodeId === undefined)
+  @Coord()
   y?: number;
 
   @DurationMs()
@@ -142,10 +175,12 @@ export class DragDto extends SelectorBody {
 }
 
 export class TypeDto extends SelectorBody {
-  @IsString() @MaxLength(10_000)
+  @IsString()
+  @MaxLength(10_000)
   text!: string;
 
-  @IsOptional() @IsBoolean()
+  @IsOptional()
+  @IsBoolean()
   clearFirst?: boolean;
 }
 
@@ -158,7 +193,8 @@ export class SwipeDto extends SelectorBody {
   @ValidateBy({
     name: 'isDistance',
     validator: {
-      validate: (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= MAX_COORD) || v === 'short' || v === 'medium' || v === 'long',
+      validate: (v: unknown) =>
+        (typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= MAX_COORD) || v === 'short' || v === 'medium' || v === 'long',
       defaultMessage: () => 'distance must be a finite number of pixels or short, medium, long',
     },
   })
@@ -176,7 +212,8 @@ export class ScrollDto extends SelectorBody {
   @IsIn([...DIRECTIONS, 'forward', 'backward'], { message: 'direction must be one of up, down, left, right, forward, backward' })
   direction!: string;
 
-  @IsOptional() @NodeId()
+  @IsOptional()
+  @NodeId()
   nodeId?: string | number;
 }
 
@@ -194,10 +231,14 @@ export class WaitDto extends SelectorBody {
   @Max(WAIT_CAP_MS)
   timeoutMs!: number;
 
-  @IsOptional() @IsString() @MaxLength(500)
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
   text?: string;
 
-  @IsOptional() @IsString() @MaxLength(200)
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
   className?: string;
 }
 
@@ -207,16 +248,23 @@ export class OpenAppDto extends SelectorBody {
 }
 
 export class FindNodesDto extends SelectorBody {
-  @IsOptional() @IsString() @MaxLength(500)
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
   text?: string;
 
-  @IsOptional() @IsString() @MaxLength(200)
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
   class_name?: string;
 
-  @IsOptional() @IsString() @MaxLength(256)
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
   resource_id?: string;
 
-  @IsOptional() @IsBoolean()
+  @IsOptional()
+  @IsBoolean()
   clickable?: boolean;
 }
 
@@ -226,12 +274,14 @@ export class DescribeNodeDto extends SelectorBody {
 }
 
 export class DiffScreenDto extends SelectorBody {
-  @IsString() @Matches(/^[A-Fa-f0-9]{8,128}$/, { message: 'previous_hash must be the hex hash /screen_hash returned' })
+  @IsString()
+  @Matches(/^[A-Fa-f0-9]{8,128}$/, { message: 'previous_hash must be the hex hash /screen_hash returned' })
   previous_hash!: string;
 }
 
 export class ClipboardSetDto extends SelectorBody {
-  @IsString() @MaxLength(100_000)
+  @IsString()
+  @MaxLength(100_000)
   text!: string;
 }
 
@@ -241,24 +291,35 @@ export class MediaDto extends SelectorBody {
 }
 
 export class BroadcastDto extends SelectorBody {
-  @IsString() @Length(1, 256) @Matches(/^[A-Za-z0-9_.$-]+$/, { message: 'action must be an intent action like android.intent.action.VIEW' })
+  @IsString()
+  @Length(1, 256)
+  @Matches(/^[A-Za-z0-9_.$-]+$/, { message: 'action must be an intent action like android.intent.action.VIEW' })
   action!: string;
 
-  @IsOptional() @IsString() @MaxLength(2048)
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
   data?: string;
 
-  @IsOptional() @Package()
+  @IsOptional()
+  @Package()
   package?: string;
 
-  @IsOptional() @SmallObject(16_384)
+  @IsOptional()
+  @SmallObject(16_384)
   extras?: Record<string, unknown>;
 }
 
 export class SendIntentDto extends BroadcastDto {
-  @IsOptional() @IsString() @MaxLength(512) @Matches(/^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+\/[A-Za-z0-9_.$]+$/, { message: 'component must be package/class' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  @Matches(/^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+\/[A-Za-z0-9_.$]+$/, { message: 'component must be package/class' })
   component?: string;
 
-  @IsOptional() @IsString() @MaxLength(256)
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
   category?: string;
 }
 
@@ -268,10 +329,14 @@ export class EventsStreamDto extends SelectorBody {
 }
 
 export class SearchContactsDto extends SelectorBody {
-  @IsString() @Length(1, 100)
+  @IsString()
+  @Length(1, 100)
   query!: string;
 
-  @IsOptional() @IsInt() @Min(1) @Max(50)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(50)
   limit?: number;
 }
 
@@ -284,7 +349,8 @@ export class SendSmsDto extends SelectorBody {
   @PhoneNumber()
   to!: string;
 
-  @IsString() @Length(1, 2000)
+  @IsString()
+  @Length(1, 2000)
   body!: string;
 }
 
@@ -299,18 +365,32 @@ export class AttachmentDto {
   @IsString()
   @MaxLength(4096)
   @Matches(/^\//, { message: 'path must be absolute' })
-  @ValidateBy({ name: 'notBoth', validator: { validate: (_v: unknown, a) => (a?.object as AttachmentDto).media_token === undefined, defaultMessage: () => 'give media_token or path, not both' } })
+  @ValidateBy({
+    name: 'notBoth',
+    validator: {
+      validate: (_v: unknown, a) => (a?.object as AttachmentDto).media_token === undefined,
+      defaultMessage: () => 'give media_token or path, not both',
+    },
+  })
   path?: string;
 
-  @IsOptional() @IsString() @MaxLength(128)
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
   content_type?: string;
 
-  @IsOptional() @IsString() @MaxLength(255)
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
   file_name?: string;
 }
 
 export class ShareMediaDto extends SelectorBody {
-  @IsOptional() @IsArray() @ArrayMaxSize(10) @ValidateNested({ each: true }) @Type(() => AttachmentDto)
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(10)
+  @ValidateNested({ each: true })
+  @Type(() => AttachmentDto)
   attachments?: AttachmentDto[];
 
   @ValidateIf((o: ShareMediaDto) => !o.attachments || o.attachments.length === 0)
@@ -318,10 +398,13 @@ export class ShareMediaDto extends SelectorBody {
   @Length(1, 10_000)
   text?: string;
 
-  @IsOptional() @IsString() @MaxLength(200)
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
   title?: string;
 
-  @IsOptional() @Package()
+  @IsOptional()
+  @Package()
   package?: string;
 }
 
@@ -329,13 +412,19 @@ export class SendMmsDto extends SelectorBody {
   @PhoneNumber()
   to!: string;
 
-  @IsString() @MaxLength(5000)
+  @IsString()
+  @MaxLength(5000)
   body!: string;
 
-  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(10) @ValidateNested({ each: true }) @Type(() => AttachmentDto)
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(10)
+  @ValidateNested({ each: true })
+  @Type(() => AttachmentDto)
   attachments!: AttachmentDto[];
 
-  @IsOptional() @Package()
+  @IsOptional()
+  @Package()
   package?: string;
 }
 
@@ -346,6 +435,8 @@ export class SelectActiveDto {
   @Length(1, 128)
   device?: string;
 
-  @IsOptional() @IsString() @Length(1, 128)
+  @IsOptional()
+  @IsString()
+  @Length(1, 128)
   device_id?: string;
 }

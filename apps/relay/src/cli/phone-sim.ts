@@ -54,7 +54,11 @@ export async function runPhoneSim(argv: string[], out: (line: string) => void = 
     masterEnabled: (flags.get('master') ?? 'on') !== 'off',
     deviceControlSupported: !switches.has('--no-device-control'),
     currentApp: flags.get('current-app'),
-    trustedVerbs: flags.get('trust')?.split(',').map((v) => v.trim()).filter(Boolean),
+    trustedVerbs: flags
+      .get('trust')
+      ?.split(',')
+      .map((v) => v.trim())
+      .filter(Boolean),
     autoDisableMinutes: autoDisable,
     log: quiet ? undefined : (line) => out(`[phone-sim] ${line}`),
   });

@@ -14,7 +14,8 @@ export class ClipboardController {
   @Auth('paired', undefined, { bodyLimit: CLIPBOARD_BODY_LIMIT })
   stage(@Body() body: StageInput, @Caller() caller: Principal) {
     if (caller.kind !== 'device') throw new DomainError('clipboard.needs_device', 'forbidden', 'images are staged by a paired phone');
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new DomainError('clipboard.bad_body', 'invalid', 'send a JSON object {format, bytes_base64, filename_hint?}');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new DomainError('clipboard.bad_body', 'invalid', 'send a JSON object {format, bytes_base64, filename_hint?}');
     return this.clipboard.stage(body, caller);
   }
 

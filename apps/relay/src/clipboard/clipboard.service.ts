@@ -56,7 +56,14 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
     // A host tool may take the file straight from the directory: that is a read too.
     scheduler.onTick(async () => {
       const missing = this.log.models.clipboardInbox.all().filter((x) => !fs.existsSync(this.pathOf(x)));
-      if (missing.length) await this.log.run('system', (m) => discardEntries(m, missing.map((x) => x.entryId), 'missing'));
+      if (missing.length)
+        await this.log.run('system', (m) =>
+          discardEntries(
+            m,
+            missing.map((x) => x.entryId),
+            'missing',
+          ),
+        );
     });
   }
 
@@ -81,7 +88,11 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
     const format = normalizeFormat(input.format);
     if (!format) throw new DomainError('clipboard.bad_format', 'invalid', 'format must be one of png, jpeg, gif, webp');
     if (typeof input.bytes_base64 !== 'string') throw new DomainError('clipboard.bad_base64', 'invalid', 'bytes_base64 must be a base64 string');
-    if (input.filename_hint !== undefined && input.filename_hint !== null && (typeof input.filename_hint !== 'string' || input.filename_hint.length > 255)) {
+    if (
+      input.filename_hint !== undefined &&
+      input.filename_hint !== null &&
+      (typeof input.filename_hint !== 'string' || input.filename_hint.length > 255)
+    ) {
       throw new DomainError('clipboard.bad_filename_hint', 'invalid', 'filename_hint must be a string of at most 255 characters');
     }
     const bytes = decodeBase64(input.bytes_base64);
@@ -164,7 +175,11 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
     fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const st = fs.lstatSync(this.dir);
     if (!st.isDirectory() || st.isSymbolicLink()) {
-      throw new DomainError('clipboard.inbox_unavailable', 'unavailable', 'the paste inbox is not a plain directory; ask the operator to check <svc_home>/inbox');
+      throw new DomainError(
+        'clipboard.inbox_unavailable',
+        'unavailable',
+        'the paste inbox is not a plain directory; ask the operator to check <svc_home>/inbox',
+      );
     }
     if ((st.mode & 0o077) !== 0) fs.chmodSync(this.dir, 0o700);
     return this.dir;
@@ -203,14 +218,18 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
     try {
       fs.unlinkSync(path.join(this.dir, name));
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.logger.warn({ file: name, err: (err as Error).message }, 'clipboard file not removed');
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        this.logger.warn({ file: name, err: (err as Error).message }, 'clipboard file not removed');
     }
   }
 }
 
 function normalizeFormat(x: unknown): ClipboardFormat | null {
   if (typeof x !== 'string') return null;
-  const f = x.trim().toLowerCase().replace(/^image\//, '');
+  const f = x
+    .trim()
+    .toLowerCase()
+    .replace(/^image\//, '');
   const alias = f === 'jpg' ? 'jpeg' : f;
   return isClipboardFormat(alias) ? alias : null;
 }
@@ -223,7 +242,9 @@ function decodeBase64(input: string): Buffer {
   const padding = s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0;
   const decodedLength = Math.floor((s.length * 3) / 4) - padding;
   if (decodedLength > CLIPBOARD_MAX_BYTES) {
-    throw new DomainError('clipboard.too_large', 'too_large', `the image is larger than ${CLIPBOARD_MAX_BYTES} bytes (25 MB)`, { max_bytes: CLIPBOARD_MAX_BYTES });
+    throw new DomainError('clipboard.too_large', 'too_large', `the image is larger than ${CLIPBOARD_MAX_BYTES} bytes (25 MB)`, {
+      max_bytes: CLIPBOARD_MAX_BYTES,
+    });
   }
   const url = !BASE64.test(s) && BASE64URL.test(s);
   if ((!BASE64.test(s) && !url) || (!url && s.length % 4 !== 0) || s.length % 4 === 1) {

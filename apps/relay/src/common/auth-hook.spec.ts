@@ -26,11 +26,31 @@ describe('auth hook', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-auth-'));
     const secrets = Secrets.load(dir);
     const logger = pino({ level: 'silent' });
-    log = await EventLog.open({ relayDir: dir, secrets, clock, logger, segmentBytes: 1 << 20, snapshotEvery: 1000, onFatal: (e) => { throw e; } });
+    log = await EventLog.open({
+      relayDir: dir,
+      secrets,
+      clock,
+      logger,
+      segmentBytes: 1 << 20,
+      snapshotEvery: 1000,
+      onFatal: (e) => {
+        throw e;
+      },
+    });
     const terms = { sessionTtlSeconds: 86_400, grants: grantDurations({ terminal: 3600, bridge: false }), transportHint: null };
     await log.run('operator', (m, now) => registerCode(m, { codeDigest: secrets.digest('CODE01'), source: 'register', terms }, now));
     await log.run('public:1', (m, now) =>
-      consumeCode(m, { codeDigest: secrets.digest('CODE01'), tokenDigest: secrets.digest(TOKEN), tokenPrefix: TOKEN.slice(0, 8), device: { deviceId: 'd', deviceName: 'D', deviceModel: null, devicePlatform: null }, ip: '1' }, now),
+      consumeCode(
+        m,
+        {
+          codeDigest: secrets.digest('CODE01'),
+          tokenDigest: secrets.digest(TOKEN),
+          tokenPrefix: TOKEN.slice(0, 8),
+          device: { deviceId: 'd', deviceName: 'D', deviceModel: null, devicePlatform: null },
+          ip: '1',
+        },
+        now,
+      ),
     );
     app = Fastify();
     const guard = installAuthHook(app, { log, secrets, clock, logger, port: () => 8767 });
@@ -53,7 +73,8 @@ describe('auth hook', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const get = (url: string, remoteAddress: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, remoteAddress, headers });
+  const get = (url: string, remoteAddress: string, headers: Record<string, string> = {}) =>
+    app.inject({ method: 'GET', url, remoteAddress, headers });
   const auth = { authorization: `Bearer ${TOKEN}` };
 
   it('loopback-or-paired: the operator on loopback needs no bearer', async () => {

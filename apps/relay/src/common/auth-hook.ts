@@ -30,9 +30,11 @@ export async function authenticateBearer(deps: AuthDeps, header: string | undefi
   if (grant && !hasGrant(session, grant, clock.now())) {
     throw new DomainError('auth.grant_required', 'forbidden', `this session has no active "${grant}" grant`, { channel: grant });
   }
-  log.run(`device:${session.tokenPrefix}`, (models, now) => markSeen(models, session.tokenPrefix, ip, 'http', now)).catch((err: Error) => {
-    deps.logger.warn({ err: err.message }, 'last-seen not recorded');
-  });
+  log
+    .run(`device:${session.tokenPrefix}`, (models, now) => markSeen(models, session.tokenPrefix, ip, 'http', now))
+    .catch((err: Error) => {
+      deps.logger.warn({ err: err.message }, 'last-seen not recorded');
+    });
   return { kind: 'device', tokenPrefix: session.tokenPrefix, deviceId: session.deviceId, deviceName: session.deviceName };
 }
 

@@ -78,7 +78,13 @@ export type BridgeConfig = {
   extraDestructiveVerbs: string[];
 };
 
-const csv = (v: string | undefined): string[] => (v ? v.split(',').map((x) => x.trim()).filter(Boolean) : []);
+const csv = (v: string | undefined): string[] =>
+  v
+    ? v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean)
+    : [];
 
 function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -121,7 +127,8 @@ export function svcHomeFrom(env: NodeJS.ProcessEnv): string {
 export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): RelayConfig {
   const svcHome = svcHomeFrom(env);
   const port = flags.port ?? (env.RELAY_PORT ? Number(env.RELAY_PORT) : 8767);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`RELAY_PORT/--port must be 0-65535, got "${env.RELAY_PORT ?? flags.port}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`RELAY_PORT/--port must be 0-65535, got "${env.RELAY_PORT ?? flags.port}"`);
   const logLevel = (flags.logLevel ?? env.RELAY_LOG_LEVEL ?? 'INFO').toUpperCase();
   if (!LOG_LEVELS.includes(logLevel as LogLevel)) throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   let tls: RelayConfig['tls'] = null;
@@ -179,7 +186,10 @@ function loadMediaConfig(env: NodeJS.ProcessEnv, svcHome: string): MediaConfig {
     return n;
   };
   const maxMb = num('RELAY_MEDIA_MAX_SIZE_MB', 100, (n) => n > 0 && n <= 1024 * 1024, 'a positive number of MiB');
-  const roots = (env.RELAY_MEDIA_ALLOWED_ROOTS ?? '').split(path.delimiter).map((r) => r.trim()).filter(Boolean);
+  const roots = (env.RELAY_MEDIA_ALLOWED_ROOTS ?? '')
+    .split(path.delimiter)
+    .map((r) => r.trim())
+    .filter(Boolean);
   for (const r of roots) if (!path.isAbsolute(r)) throw new ConfigError(`RELAY_MEDIA_ALLOWED_ROOTS entries must be absolute paths, got "${r}"`);
   const workspace = env.SVC_WORKSPACE?.trim() || path.join(svcHome, 'workspace');
   if (!path.isAbsolute(workspace)) throw new ConfigError(`SVC_WORKSPACE must be an absolute path, got "${workspace}"`);

@@ -135,7 +135,12 @@ export class EventLog {
   }
 
   private writeSnapshot(): void {
-    const snap: Snapshot = { seq: this.models.lastSeq, hash: this.lastHashValue, at: this.opts.clock.now().toISOString(), models: this.models.snapshot() };
+    const snap: Snapshot = {
+      seq: this.models.lastSeq,
+      hash: this.lastHashValue,
+      at: this.opts.clock.now().toISOString(),
+      models: this.models.snapshot(),
+    };
     try {
       this.snapshots.write(snap);
       this.lastSnapshotSeq = snap.seq;

@@ -47,7 +47,10 @@ describe('error bodies', () => {
   });
 
   it('unknown routes are a plain 404; anything unexpected is a 500 that says nothing about itself', () => {
-    expect(toErrorResponse(new NotFoundException('Cannot GET /secret?token=abc'))).toEqual({ status: 404, body: { ok: false, error: 'no such route', code: 'not_found' } });
+    expect(toErrorResponse(new NotFoundException('Cannot GET /secret?token=abc'))).toEqual({
+      status: 404,
+      body: { ok: false, error: 'no such route', code: 'not_found' },
+    });
     const r = toErrorResponse(new Error('database password is hunter2'));
     expect(r).toEqual({ status: 500, body: { ok: false, error: 'internal error; see the relay log', code: 'internal' } });
   });

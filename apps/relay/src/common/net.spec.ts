@@ -22,10 +22,13 @@ describe('loopback rules (ARCHITECTURE.md)', () => {
     expect(isLoopbackHost(host)).toBe(true);
   });
 
-  it.each([undefined, '', 'evil.com', 'localhost.evil.com', '127.0.0.1.nip.io', '127.0.0.2', '::1', '[::1]x', 'localhost:99999999', '0x7f000001'])('Host %p is not', (host) => {
-    expect(isLoopbackHost(host)).toBe(false);
-    expect(checkLoopback('127.0.0.1', host === undefined ? {} : { host }, 8767).ok).toBe(false);
-  });
+  it.each([undefined, '', 'evil.com', 'localhost.evil.com', '127.0.0.1.nip.io', '127.0.0.2', '::1', '[::1]x', 'localhost:99999999', '0x7f000001'])(
+    'Host %p is not',
+    (host) => {
+      expect(isLoopbackHost(host)).toBe(false);
+      expect(checkLoopback('127.0.0.1', host === undefined ? {} : { host }, 8767).ok).toBe(false);
+    },
+  );
 
   it('an Origin must be absent or the relay’s own loopback origin on its port', () => {
     expect(isOwnLoopbackOrigin(undefined, 8767)).toBe(true);
@@ -33,10 +36,21 @@ describe('loopback rules (ARCHITECTURE.md)', () => {
     expect(isOwnLoopbackOrigin('http://localhost:8767', 8767)).toBe(true);
     expect(isOwnLoopbackOrigin('https://[::1]:8767', 8767)).toBe(true);
     expect(isOwnLoopbackOrigin('http://127.0.0.1', 80)).toBe(true);
-    for (const bad of ['http://127.0.0.1:9119', 'http://evil.com:8767', 'null', 'file:///', 'chrome-extension://abc', 'ws://127.0.0.1:8767', 'not a url']) {
+    for (const bad of [
+      'http://127.0.0.1:9119',
+      'http://evil.com:8767',
+      'null',
+      'file:///',
+      'chrome-extension://abc',
+      'ws://127.0.0.1:8767',
+      'not a url',
+    ]) {
       expect({ bad, ok: isOwnLoopbackOrigin(bad, 8767) }).toEqual({ bad, ok: false });
     }
-    expect(checkLoopback('127.0.0.1', H({ origin: 'http://evil.com' }), 8767)).toMatchObject({ ok: false, reason: expect.stringContaining('cross-origin') });
+    expect(checkLoopback('127.0.0.1', H({ origin: 'http://evil.com' }), 8767)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('cross-origin'),
+    });
   });
 
   it('normalizeIp shows IPv4-mapped IPv6 as IPv4', () => {

@@ -33,7 +33,10 @@ export class Secrets {
   }
 
   mac(purpose: string, text: string): string {
-    return createHmac('sha256', this.key).update(purpose + '\0').update(text).digest('base64url');
+    return createHmac('sha256', this.key)
+      .update(purpose + '\0')
+      .update(text)
+      .digest('base64url');
   }
 
   /** Constant-time equality of two digests. */

@@ -9,7 +9,13 @@ export class ImageActivityService {
 
   async report(b: ReportDto) {
     const [e] = await this.log.run('operator', (m) =>
-      reportImageActivity(m, { sessionId: b.session_id, callId: b.call_id, status: b.status, progress: b.progress ?? null, errorCode: b.error_code ?? null }),
+      reportImageActivity(m, {
+        sessionId: b.session_id,
+        callId: b.call_id,
+        status: b.status,
+        progress: b.progress ?? null,
+        errorCode: b.error_code ?? null,
+      }),
     );
     return { ok: true as const, ts: Date.parse(e.at) / 1000 };
   }

@@ -26,7 +26,14 @@ describe('media configuration', () => {
       RELAY_MEDIA_STRICT_SANDBOX: '1',
       SVC_WORKSPACE: '/work/space',
     }).media;
-    expect(m).toMatchObject({ maxSizeBytes: 524_288, ttlSeconds: 60, lruCap: 3, allowedRoots: ['/a', '/b/c'], strictSandbox: true, workspace: '/work/space' });
+    expect(m).toMatchObject({
+      maxSizeBytes: 524_288,
+      ttlSeconds: 60,
+      lruCap: 3,
+      allowedRoots: ['/a', '/b/c'],
+      strictSandbox: true,
+      workspace: '/work/space',
+    });
   });
 
   it('only the value 1 turns the strict sandbox on', () => {

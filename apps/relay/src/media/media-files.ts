@@ -112,7 +112,13 @@ function kindOf(s: fs.BigIntStats): string {
 }
 
 /** Real paths of the policy's roots (a root that does not exist yet is taken as written). */
-export function policyContext(input: { home: string; svcHome: string; workspace: string; allowedRoots: readonly string[]; strictSandbox: boolean }): MediaPolicyContext {
+export function policyContext(input: {
+  home: string;
+  svcHome: string;
+  workspace: string;
+  allowedRoots: readonly string[];
+  strictSandbox: boolean;
+}): MediaPolicyContext {
   const real = (p: string): string => {
     try {
       return fs.realpathSync(p);

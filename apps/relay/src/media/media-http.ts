@@ -3,10 +3,7 @@
  * Content-Disposition with RFC 6266 / RFC 8187 `filename*`.
  */
 
-export type RangeVerdict =
-  | { kind: 'full' }
-  | { kind: 'partial'; start: number; end: number }
-  | { kind: 'unsatisfiable' };
+export type RangeVerdict = { kind: 'full' } | { kind: 'partial'; start: number; end: number } | { kind: 'unsatisfiable' };
 
 /**
  * One `bytes=` range, suffix ranges included. Several ranges, other units or malformed headers are
@@ -31,7 +28,10 @@ export function parseRange(header: string | undefined, size: number): RangeVerdi
 
 /** Strong validator from the file's identity, size and modification time (as nginx does, plus inode). */
 export function etagOf(fileId: string, size: number | bigint, mtimeNs: bigint): string {
-  const id = fileId.split(':').map((x) => BigInt(x).toString(36)).join('.');
+  const id = fileId
+    .split(':')
+    .map((x) => BigInt(x).toString(36))
+    .join('.');
   return `"${id}-${BigInt(size).toString(36)}-${mtimeNs.toString(36)}"`;
 }
 
@@ -73,7 +73,10 @@ const TOKEN_SAFE = /^[\x20-\x7e]*$/;
  */
 export function contentDisposition(fileName: string | null, kind: 'inline' | 'attachment' = 'inline'): string {
   if (!fileName) return kind;
-  const fallback = fileName.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_').replace(/%(?=[0-9A-Fa-f]{2})/g, '_');
+  const fallback = fileName
+    .replace(/[^\x20-\x7e]/g, '_')
+    .replace(/["\\]/g, '_')
+    .replace(/%(?=[0-9A-Fa-f]{2})/g, '_');
   let value = `${kind}; filename="${fallback}"`;
   if (!TOKEN_SAFE.test(fileName) || fallback !== fileName) value += `; filename*=UTF-8''${encodeRfc8187(fileName)}`;
   return value;
@@ -85,7 +88,8 @@ export function encodeRfc8187(s: string): string {
 }
 
 /** `type/subtype` with optional parameters, as a registration may give it. */
-export const CONTENT_TYPE_RE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(?:\s*;\s*[A-Za-z0-9!#$&^_.+-]+=(?:[A-Za-z0-9!#$&^_.+-]+|"[^"\\\r\n]*"))*$/;
+export const CONTENT_TYPE_RE =
+  /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(?:\s*;\s*[A-Za-z0-9!#$&^_.+-]+=(?:[A-Za-z0-9!#$&^_.+-]+|"[^"\\\r\n]*"))*$/;
 
 const BY_EXTENSION: Record<string, string> = {
   png: 'image/png',

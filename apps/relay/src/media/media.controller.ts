@@ -35,7 +35,13 @@ export class MediaController {
 
   @Get('/by-path')
   @Auth('paired')
-  byPath(@Query('path') path: unknown, @Query('content_type') contentType: unknown, @Req() req: FastifyRequest, @Res() reply: FastifyReply, @Caller() caller: Principal) {
+  byPath(
+    @Query('path') path: unknown,
+    @Query('content_type') contentType: unknown,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+    @Caller() caller: Principal,
+  ) {
     return this.media.fetchByPath(path, contentType, req, reply, actorOf(caller));
   }
 

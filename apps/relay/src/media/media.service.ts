@@ -81,7 +81,13 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     fs.mkdirSync(this.owned, { recursive: true, mode: 0o700 });
     fs.chmodSync(this.owned, 0o700);
     this.owned = fs.realpathSync(this.owned);
-    this.policy = policyContext({ home: media.home, svcHome: config.svcHome, workspace: media.workspace, allowedRoots: media.allowedRoots, strictSandbox: media.strictSandbox });
+    this.policy = policyContext({
+      home: media.home,
+      svcHome: config.svcHome,
+      workspace: media.workspace,
+      allowedRoots: media.allowedRoots,
+      strictSandbox: media.strictSandbox,
+    });
     scheduler.register('media.expire', (m, now) => expireMedia(m, now));
     this.subscription = log.bus.ofType('media.expired', 'media.evicted').subscribe((e) => {
       if (e.data.ownedPath !== null) void this.release(e.data.ownedPath);
@@ -123,7 +129,13 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
 
   async register(input: RegisterInput, actor: string): Promise<RegisteredMedia & { sensitive: boolean }> {
     const file = { path: input.path, contentType: input.content_type, fileName: input.file_name, sensitive: input.sensitive };
-    const r = input.owned_file ? await this.registerOwned({ ...file, contentType: file.contentType ?? guessContentType(file.fileName ?? null), fileName: file.fileName ?? '' }, actor, 'register') : await this.registerHostPath(file, actor, 'register');
+    const r = input.owned_file
+      ? await this.registerOwned(
+          { ...file, contentType: file.contentType ?? guessContentType(file.fileName ?? null), fileName: file.fileName ?? '' },
+          actor,
+          'register',
+        )
+      : await this.registerHostPath(file, actor, 'register');
     return { ...r, sensitive: Boolean(input.sensitive) };
   }
 
@@ -141,7 +153,13 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
       );
     }
     const opened = await openChecked(real, { maxSize: this.limits.maxSizeBytes });
-    return this.commit(opened, { contentType: file.contentType, fileName: file.fileName || null, sensitive: Boolean(file.sensitive) }, true, { source }, actor);
+    return this.commit(
+      opened,
+      { contentType: file.contentType, fileName: file.fileName || null, sensitive: Boolean(file.sensitive) },
+      true,
+      { source },
+      actor,
+    );
   }
 
   registerPath(file: { path: string; contentType?: string; fileName?: string; sensitive?: boolean }, actor: string): Promise<RegisteredMedia> {
@@ -160,7 +178,11 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     this.assertPolicy(real);
     const opened = await openChecked(real, { maxSize: this.limits.maxSizeBytes, policy: this.policy });
     // Without a type, the name (else the path's own extension) decides; the path itself is never sent.
-    const meta = { contentType: file.contentType ?? guessContentType(file.fileName || path.basename(real)), fileName: file.fileName || null, sensitive: Boolean(file.sensitive) };
+    const meta = {
+      contentType: file.contentType ?? guessContentType(file.fileName || path.basename(real)),
+      fileName: file.fileName || null,
+      sensitive: Boolean(file.sensitive),
+    };
     return this.commit(opened, meta, false, { source }, actor);
   }
 
@@ -180,7 +202,8 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
       };
       const stored = await this.log.run(actor, (m, now) => registerMedia(m, file, origin, this.limits, now));
       const last = stored[stored.length - 1];
-      const expiresAt = last.type === 'media.registered' || last.type === 'media.uploaded' ? Date.parse(last.data.expiresAt) : this.clock.now().getTime();
+      const expiresAt =
+        last.type === 'media.registered' || last.type === 'media.uploaded' ? Date.parse(last.data.expiresAt) : this.clock.now().getTime();
       return { token, expiresAt: epoch(expiresAt) };
     } finally {
       await opened.handle.close().catch(() => undefined);
@@ -226,7 +249,8 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
       throw multipartError(err, max);
     }
     if (!saved) throw new DomainError('media.bad_upload', 'invalid', 'multipart: no "file" field in the upload');
-    const contentType = fields.content_type ?? (saved.mimetype && saved.mimetype !== 'application/octet-stream' ? saved.mimetype : guessContentType(saved.filename));
+    const contentType =
+      fields.content_type ?? (saved.mimetype && saved.mimetype !== 'application/octet-stream' ? saved.mimetype : guessContentType(saved.filename));
     if (!CONTENT_TYPE_RE.test(contentType) || contentType.length > 255) {
       await fs.promises.rm(saved.tmp, { force: true });
       throw new DomainError('validation_failed', 'invalid', 'content_type must be a media type like image/png');
@@ -295,7 +319,15 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
       await fs.promises.rename(tmp, final);
       const opened = await openChecked(final, { maxSize: this.limits.maxSizeBytes });
       const r = await this.commit(opened, meta, true, { upload: via }, actor);
-      return { ok: true as const, token: r.token, expires_at: r.expiresAt, sensitive: meta.sensitive, size: Number(opened.stat.size), content_type: meta.contentType, file_name: meta.fileName };
+      return {
+        ok: true as const,
+        token: r.token,
+        expires_at: r.expiresAt,
+        sensitive: meta.sensitive,
+        size: Number(opened.stat.size),
+        content_type: meta.contentType,
+        file_name: meta.fileName,
+      };
     } catch (err) {
       await fs.promises.rm(tmp, { force: true }).catch(() => undefined);
       await fs.promises.rm(final, { force: true }).catch(() => undefined);
@@ -321,7 +353,8 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
 
   /** `GET /media/by-path`: the policy is applied to the real path and again to what was opened. */
   async fetchByPath(rawPath: unknown, contentType: unknown, req: FastifyRequest, reply: FastifyReply, actor: string): Promise<void> {
-    if (typeof rawPath !== 'string' || rawPath === '') throw new DomainError('media.path_required', 'invalid', 'path: the query parameter path is required');
+    if (typeof rawPath !== 'string' || rawPath === '')
+      throw new DomainError('media.path_required', 'invalid', 'path: the query parameter path is required');
     if (!path.isAbsolute(rawPath) || rawPath.includes('\0') || rawPath.length > 4096) {
       throw new DomainError('media.bad_path', 'invalid', 'path must be an absolute path (starting with /) without NUL bytes');
     }
@@ -335,7 +368,9 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
       opened = await openChecked(real, { maxSize: this.limits.maxSizeBytes, policy: this.policy });
     } catch (err) {
       if (err instanceof DomainError && err.kind === 'forbidden') {
-        await this.log.run(actor, () => [{ type: 'media.refused', data: { path: rawPath, code: err.code, reason: err.message } }]).catch(() => undefined);
+        await this.log
+          .run(actor, () => [{ type: 'media.refused', data: { path: rawPath, code: err.code, reason: err.message } }])
+          .catch(() => undefined);
       }
       throw err;
     }
@@ -350,7 +385,13 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
    * Streams an opened file with validators and ranges. `record` runs (durably) before the first byte;
    * the handle is closed here whatever happens.
    */
-  private async send(req: FastifyRequest, reply: FastifyReply, opened: OpenedFile, meta: FileMeta, record: (s: ServedRange) => Promise<void>): Promise<void> {
+  private async send(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    opened: OpenedFile,
+    meta: FileMeta,
+    record: (s: ServedRange) => Promise<void>,
+  ): Promise<void> {
     try {
       const size = Number(opened.stat.size);
       const mtimeMs = Number(opened.stat.mtimeMs);
@@ -471,9 +512,11 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
       result = code === 'ENOENT' ? { deleted: false, error: 'already gone' } : { deleted: false, error: code };
       if (code !== 'ENOENT') this.logger.warn({ reason, code }, 'media: owned file not deleted');
     }
-    await this.log.run('system', () => retireOwnedFile(p, reason, result)).catch((err: Error) => {
-      this.logger.warn({ err: err.message }, 'media: retirement not recorded');
-    });
+    await this.log
+      .run('system', () => retireOwnedFile(p, reason, result))
+      .catch((err: Error) => {
+        this.logger.warn({ err: err.message }, 'media: retirement not recorded');
+      });
   }
 
   private digest(token: string): string {
@@ -482,7 +525,8 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
 
   /** Malformed tokens are unknown tokens (404), without touching the registry. */
   private digestOf(token: string): string {
-    if (!TOKEN_RE.test(token)) throw new DomainError('media.not_found', 'not_found', 'unknown media token (tokens end when they expire, are evicted or the relay restarts)');
+    if (!TOKEN_RE.test(token))
+      throw new DomainError('media.not_found', 'not_found', 'unknown media token (tokens end when they expire, are evicted or the relay restarts)');
     return this.digest(token);
   }
 
@@ -496,7 +540,10 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
 export function sanitizeFileName(raw: string): string | null {
   const base = raw.split(/[/\\]/).pop() ?? '';
   // eslint-disable-next-line no-control-regex
-  const clean = base.replace(/[\x00-\x1f\x7f]/g, '').trim().slice(0, 255);
+  const clean = base
+    .replace(/[\x00-\x1f\x7f]/g, '')
+    .trim()
+    .slice(0, 255);
   return clean === '' || clean === '.' || clean === '..' ? null : clean;
 }
 
@@ -517,7 +564,8 @@ function multipartError(err: unknown, max: number): unknown {
   const code = (err as { code?: string }).code;
   if (code === 'FST_REQ_FILE_TOO_LARGE') return uploadTooLarge(max);
   if (code === 'FST_FILES_LIMIT') return new DomainError('media.bad_upload', 'invalid', 'multipart: send exactly one file, in the field "file"');
-  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') return new DomainError('media.bad_upload', 'invalid', 'multipart: too many parts or fields');
+  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT')
+    return new DomainError('media.bad_upload', 'invalid', 'multipart: too many parts or fields');
   if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return new DomainError('media.bad_upload', 'invalid', 'not a multipart/form-data body');
   if (code && code.startsWith('FST_')) return new DomainError('media.bad_upload', 'invalid', `multipart: ${(err as Error).message}`);
   return fsOrAbort(err);

@@ -23,7 +23,9 @@ export class NotificationsService {
     switch (env.type) {
       case 'notification.posted': {
         const entryId = randomUUID();
-        await this.log.run(actorOf(p), (m) => postNotification(m, { entryId, tokenPrefix: p.tokenPrefix, deviceName: p.deviceName, payload: env.payload }));
+        await this.log.run(actorOf(p), (m) =>
+          postNotification(m, { entryId, tokenPrefix: p.tokenPrefix, deviceName: p.deviceName, payload: env.payload }),
+        );
         // Acknowledged only when the phone asked (sent an id): older phones expect no answer.
         if (env.id) conn.send('notifications', 'notification.ok', { id: entryId }, env.id);
         return;

@@ -271,7 +271,9 @@ export class PhoneSim {
       }
       case '/describe_node': {
         const n = screenNodes().find((x) => x.nodeId === String(b.nodeId));
-        return n ? ok({ node: { ...n, packageName: this.state.currentApp, childCount: 0, drawingOrder: 1 } }) : { status: 404, result: { ok: false, error: `no node ${String(b.nodeId)}` } };
+        return n
+          ? ok({ node: { ...n, packageName: this.state.currentApp, childCount: 0, drawingOrder: 1 } })
+          : { status: 404, result: { ok: false, error: `no node ${String(b.nodeId)}` } };
       }
       case '/screenshot': {
         const png = makePng(54, 96, this.eventSeq);
@@ -285,7 +287,9 @@ export class PhoneSim {
       case '/tap_text': {
         const text = String(b.text).toLowerCase();
         const nodes = screenNodes();
-        const n = nodes.find((x) => (x.text ?? '').toLowerCase() === text) ?? (b.exact ? undefined : nodes.find((x) => (x.text ?? '').toLowerCase().includes(text)));
+        const n =
+          nodes.find((x) => (x.text ?? '').toLowerCase() === text) ??
+          (b.exact ? undefined : nodes.find((x) => (x.text ?? '').toLowerCase().includes(text)));
         if (!n) return { status: 404, result: { ok: false, error: 'no node with that text on screen' } };
         this.event('view_clicked', n.text);
         return ok({ tapped: { nodeId: n.nodeId, text: n.text } });
@@ -387,7 +391,13 @@ export class PhoneSim {
     return [
       n('0', null, 'android.widget.FrameLayout', 0, { bounds: { left: 0, top: 0, right: 1080, bottom: 2340 } }),
       n('1', 'Messages', 'android.widget.TextView', 80, { viewId: 'app:id/title' }),
-      n('2', null, 'android.widget.EditText', 300, { viewId: 'app:id/compose', editable: true, focused: true, clickable: true, contentDescription: 'Message' }),
+      n('2', null, 'android.widget.EditText', 300, {
+        viewId: 'app:id/compose',
+        editable: true,
+        focused: true,
+        clickable: true,
+        contentDescription: 'Message',
+      }),
       n('3', 'Send', 'android.widget.Button', 440, { viewId: 'app:id/send', clickable: true }),
       n('4', 'Settings', 'android.widget.Button', 580, { clickable: true }),
       n('5', null, 'androidx.recyclerview.widget.RecyclerView', 720, { scrollable: true, bounds: { left: 0, top: 720, right: 1080, bottom: 2200 } }),
@@ -396,11 +406,19 @@ export class PhoneSim {
 
   screen(includeBounds = true): Record<string, unknown> {
     const nodes = this.screenNodes().map((x) => (includeBounds ? x : { ...x, bounds: undefined }));
-    return { packageName: this.state.currentApp, rootBounds: { left: 0, top: 0, right: 1080, bottom: 2340 }, nodes, truncated: false, nodeCount: nodes.length };
+    return {
+      packageName: this.state.currentApp,
+      rootBounds: { left: 0, top: 0, right: 1080, bottom: 2340 },
+      nodes,
+      truncated: false,
+      nodeCount: nodes.length,
+    };
   }
 
   screenHash(): string {
-    return createHash('sha256').update(JSON.stringify(this.screen(true))).digest('hex');
+    return createHash('sha256')
+      .update(JSON.stringify(this.screen(true)))
+      .digest('hex');
   }
 }
 

@@ -34,11 +34,15 @@ export function parseEnvelope(data: string): ParseResult {
   } catch {
     return { ok: false, message: 'frame is not valid JSON' };
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, message: 'frame must be a JSON object {channel, type, id, payload}' };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return { ok: false, message: 'frame must be a JSON object {channel, type, id, payload}' };
   const { channel, type, id, payload } = raw as Record<string, unknown>;
-  if (typeof channel !== 'string' || channel.length === 0 || channel.length > 32) return { ok: false, message: 'channel: a string of 1-32 characters is required' };
-  if (typeof type !== 'string' || type.length === 0 || type.length > 64) return { ok: false, message: 'type: a string of 1-64 characters is required' };
-  if (id !== undefined && id !== null && (typeof id !== 'string' || id.length > 128)) return { ok: false, message: 'id: a string of at most 128 characters' };
+  if (typeof channel !== 'string' || channel.length === 0 || channel.length > 32)
+    return { ok: false, message: 'channel: a string of 1-32 characters is required' };
+  if (typeof type !== 'string' || type.length === 0 || type.length > 64)
+    return { ok: false, message: 'type: a string of 1-64 characters is required' };
+  if (id !== undefined && id !== null && (typeof id !== 'string' || id.length > 128))
+    return { ok: false, message: 'id: a string of at most 128 characters' };
   if (payload !== undefined && payload !== null && (typeof payload !== 'object' || Array.isArray(payload))) {
     return { ok: false, message: 'payload: must be an object' };
   }

@@ -120,10 +120,12 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     ws.on('pong', () => (conn.alive = true));
     ws.on('message', (data: RawData, isBinary: boolean) => {
       conn.alive = true;
-      conn.queue = conn.queue.then(() => this.onMessage(conn, data, isBinary)).catch((err: Error) => {
-        this.logger.error({ conn: conn.id, err: err.message }, 'phone frame handler failed');
-        conn.error('internal error handling that frame', 'internal');
-      });
+      conn.queue = conn.queue
+        .then(() => this.onMessage(conn, data, isBinary))
+        .catch((err: Error) => {
+          this.logger.error({ conn: conn.id, err: err.message }, 'phone frame handler failed');
+          conn.error('internal error handling that frame', 'internal');
+        });
     });
     ws.on('error', (err) => this.logger.debug({ conn: conn.id, err: err.message }, 'phone socket error'));
     ws.on('close', (code: number, reason: Buffer) => {
@@ -145,7 +147,9 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
       }
       const prefix = conn.principal.tokenPrefix;
       this.log
-        .run(`device:${prefix}`, () => [{ type: 'phone.disconnected', data: { connId: conn.id, tokenPrefix: prefix, code, reason: reason.toString().slice(0, 120) } }])
+        .run(`device:${prefix}`, () => [
+          { type: 'phone.disconnected', data: { connId: conn.id, tokenPrefix: prefix, code, reason: reason.toString().slice(0, 120) } },
+        ])
         .catch((err: Error) => this.logger.warn({ err: err.message }, 'disconnect not recorded'));
     });
   }
@@ -154,7 +158,10 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     if (conn.closed) return;
     const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
     if (!conn.principal && buf.length > PRE_AUTH_MAX_BYTES) return conn.close(CLOSE.tooBig, 'first frame too large');
-    if (isBinary) return conn.principal ? conn.error('binary frames are not used; send JSON text frames', 'bad_frame') : this.failAuth(conn, 'first frame must be a system/auth JSON envelope');
+    if (isBinary)
+      return conn.principal
+        ? conn.error('binary frames are not used; send JSON text frames', 'bad_frame')
+        : this.failAuth(conn, 'first frame must be a system/auth JSON envelope');
     const parsed = parseEnvelope(buf.toString('utf8'));
     if (!parsed.ok) return conn.principal ? conn.error(parsed.message, 'bad_frame') : this.failAuth(conn, parsed.message);
     const env = parsed.envelope;
@@ -170,15 +177,22 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
   /** A phone that talks over its socket is seen (written at most once a minute per session). */
   private touch(conn: PhoneConnection): void {
     const prefix = conn.principal!.tokenPrefix;
-    this.log.run(`device:${prefix}`, (m, now) => markSeen(m, prefix, conn.ip, 'ws', now)).catch((err: Error) => {
-      this.logger.warn({ err: err.message }, 'last-seen not recorded');
-    });
+    this.log
+      .run(`device:${prefix}`, (m, now) => markSeen(m, prefix, conn.ip, 'ws', now))
+      .catch((err: Error) => {
+        this.logger.warn({ err: err.message }, 'last-seen not recorded');
+      });
   }
 
   private onSystem(conn: PhoneConnection, env: Envelope): void {
     switch (env.type) {
       case 'ping':
-        conn.send('system', 'pong', { ts: typeof env.payload.ts === 'number' ? env.payload.ts : Math.floor(this.clock.now().getTime() / 1000) }, env.id);
+        conn.send(
+          'system',
+          'pong',
+          { ts: typeof env.payload.ts === 'number' ? env.payload.ts : Math.floor(this.clock.now().getTime() / 1000) },
+          env.id,
+        );
         return;
       case 'pong':
         return;
@@ -206,7 +220,8 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
       return conn.error(`the "${grant}" grant is missing or expired`, 'grant_required', { channel: env.channel }, env.id);
     }
     const handler = this.router.get(env.channel);
-    if (!handler) return conn.error(`channel "${env.channel}" is not available on this relay`, 'channel_unavailable', { channel: env.channel }, env.id);
+    if (!handler)
+      return conn.error(`channel "${env.channel}" is not available on this relay`, 'channel_unavailable', { channel: env.channel }, env.id);
     try {
       await handler.onFrame(conn, env);
     } catch (err) {
@@ -241,11 +256,16 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
       } while (this.log.models.sessions.byTokenPrefix(prefix));
       try {
         await this.log.run(`public:${conn.ip}`, (m, t) =>
-          consumeCode(m, { codeDigest: this.secrets.digest(code), tokenDigest: this.secrets.digest(token), tokenPrefix: prefix, device, ip: conn.ip }, t),
+          consumeCode(
+            m,
+            { codeDigest: this.secrets.digest(code), tokenDigest: this.secrets.digest(token), tokenPrefix: prefix, device, ip: conn.ip },
+            t,
+          ),
         );
       } catch (err) {
         if (err instanceof DomainError && err.code === 'auth.pending_approval') return this.failAuth(conn, err.message, 'pending_approval');
-        if (err instanceof DomainError && err.kind === 'unauthorized') return this.recordFailure(conn, 'code', 'unknown, used or expired pairing code');
+        if (err instanceof DomainError && err.kind === 'unauthorized')
+          return this.recordFailure(conn, 'code', 'unknown, used or expired pairing code');
         throw err;
       }
       session = this.log.models.sessions.byTokenPrefix(prefix)!;
@@ -256,7 +276,10 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     conn.principal = { kind: 'device', tokenPrefix: session.tokenPrefix, deviceId: session.deviceId, deviceName: session.deviceName };
     this.unauthenticated--;
     await this.log.run(`device:${session.tokenPrefix}`, () => [
-      { type: 'phone.connected', data: { connId: conn.id, tokenPrefix: session.tokenPrefix, deviceId: session.deviceId, ip: conn.ip, path: conn.path } },
+      {
+        type: 'phone.connected',
+        data: { connId: conn.id, tokenPrefix: session.tokenPrefix, deviceId: session.deviceId, ip: conn.ip, path: conn.path },
+      },
     ]);
     const grants: Record<string, number | null> = {};
     for (const [ch, until] of Object.entries(session.grants)) if (hasGrant(session, ch, this.clock.now())) grants[ch] = epoch(until);

@@ -23,7 +23,10 @@ export class RelayWsAdapter extends WsAdapter {
       ...options,
       perMessageDeflate: false,
       maxPayload: this.maxPayload,
-      verifyClient: (info: { req: IncomingMessage }, cb: (ok: boolean, status?: number, message?: string, headers?: Record<string, string>) => void) => {
+      verifyClient: (
+        info: { req: IncomingMessage },
+        cb: (ok: boolean, status?: number, message?: string, headers?: Record<string, string>) => void,
+      ) => {
         const verdict = this.gate()(info.req);
         if (verdict.ok) cb(true);
         else cb(false, verdict.status, verdict.message, verdict.headers);

@@ -119,7 +119,9 @@ export class PhoneThreadsService implements OnModuleDestroy {
     if (duplicate) {
       const known = this.log.models.phoneThreads.message(messageId);
       if (known && (known.text !== input.text || known.chatId !== (input.chatId ?? PHONE_CHANNEL_ID))) {
-        throw new DomainError('phone.message_id_reused', 'conflict', 'that message_id was already used for a different message', { state: known.state });
+        throw new DomainError('phone.message_id_reused', 'conflict', 'that message_id was already used for a different message', {
+          state: known.state,
+        });
       }
     }
     // A retry also pumps: a message an earlier attempt could not write goes out now (as backlog).
@@ -279,7 +281,12 @@ export class PhoneThreadsService implements OnModuleDestroy {
         const replaced = e.type === 'phone.subscribed' ? e.data.replaced : null;
         const old = replaced ? this.subscribers.get(replaced) : undefined;
         if (old) old.send('proactive', 'proactive.unsubscribed', { reason: 'replaced' });
-        conn.send('proactive', 'proactive.subscribed', { ok: true, ...this.channelInfo(), queued: this.log.models.phoneThreads.queuedCount() }, env.id);
+        conn.send(
+          'proactive',
+          'proactive.subscribed',
+          { ok: true, ...this.channelInfo(), queued: this.log.models.phoneThreads.queuedCount() },
+          env.id,
+        );
         await this.enqueue(() => this.flush(conn));
         return;
       }
@@ -326,7 +333,8 @@ export class PhoneThreadsService implements OnModuleDestroy {
       if (!(await this.write(conn, 'phone.message', this.framePayload(msg, queued)))) break;
       sent.push({ messageId: msg.messageId, queued });
     }
-    if (sent.length) await this.log.run(actorOf(conn.principal!), (m) => recordDeliveries(m, sent, { connId: conn.id, tokenPrefix: conn.tokenPrefix! }));
+    if (sent.length)
+      await this.log.run(actorOf(conn.principal!), (m) => recordDeliveries(m, sent, { connId: conn.id, tokenPrefix: conn.tokenPrefix! }));
   }
 
   /** Subscribe: the backlog in posting order, each marked `queued_delivery`, then `proactive.backlog.complete`. */
@@ -409,7 +417,9 @@ function replyPayload(p: Record<string, unknown>): { chatId?: string; text: stri
   const bad = (msg: string) => new DomainError('phone.bad_reply', 'invalid', msg);
   if (typeof p.text !== 'string' || p.text.trim().length === 0) throw bad('text: a non-empty string is required');
   if (p.text.length > MAX_TEXT) throw bad(`text: at most ${MAX_TEXT} characters`);
-  if (p.chat_id !== undefined && p.chat_id !== null && (typeof p.chat_id !== 'string' || !CHAT_ID.test(p.chat_id))) throw bad('chat_id: 1-256 printable characters');
-  if (p.reply_to !== undefined && p.reply_to !== null && (typeof p.reply_to !== 'string' || !MESSAGE_ID.test(p.reply_to))) throw bad('reply_to: a message id');
+  if (p.chat_id !== undefined && p.chat_id !== null && (typeof p.chat_id !== 'string' || !CHAT_ID.test(p.chat_id)))
+    throw bad('chat_id: 1-256 printable characters');
+  if (p.reply_to !== undefined && p.reply_to !== null && (typeof p.reply_to !== 'string' || !MESSAGE_ID.test(p.reply_to)))
+    throw bad('reply_to: a message id');
   return { chatId: (p.chat_id as string | undefined) ?? undefined, text: p.text, replyTo: (p.reply_to as string | null | undefined) ?? null };
 }

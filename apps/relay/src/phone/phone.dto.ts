@@ -10,58 +10,91 @@ export const MAX_TEXT = 32_768;
 
 export class PostMessageDto {
   /** The conversation; omitted: the home channel's chat (`phone`). */
-  @IsOptional() @IsString() @Matches(CHAT_ID, { message: 'chat_id: 1-256 printable characters' })
+  @IsOptional()
+  @IsString()
+  @Matches(CHAT_ID, { message: 'chat_id: 1-256 printable characters' })
   chat_id?: string;
 
-  @IsString({ message: 'text must be a string' }) @IsNotEmpty({ message: 'text must not be empty' }) @MaxLength(MAX_TEXT, { message: `text: at most ${MAX_TEXT} characters` })
+  @IsString({ message: 'text must be a string' })
+  @IsNotEmpty({ message: 'text must not be empty' })
+  @MaxLength(MAX_TEXT, { message: `text: at most ${MAX_TEXT} characters` })
   text!: string;
 
-  @IsOptional() @IsString() @MaxLength(256, { message: 'title: at most 256 characters' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(256, { message: 'title: at most 256 characters' })
   title?: string | null;
 
   /** omitted or null: `default`. */
-  @IsOptional() @IsIn(SURFACINGS as Surfacing[], { message: `surfacing must be one of ${SURFACINGS.join(', ')} (or null)` })
+  @IsOptional()
+  @IsIn(SURFACINGS as Surfacing[], { message: `surfacing must be one of ${SURFACINGS.join(', ')} (or null)` })
   surfacing?: Surfacing | null;
 
-  @IsOptional() @IsString() @Matches(MESSAGE_ID, { message: 'reply_to: a message id (1-128 of A-Z a-z 0-9 _ . : -)' })
+  @IsOptional()
+  @IsString()
+  @Matches(MESSAGE_ID, { message: 'reply_to: a message id (1-128 of A-Z a-z 0-9 _ . : -)' })
   reply_to?: string | null;
 
-  @IsOptional() @IsObject({ message: 'metadata must be an object' })
+  @IsOptional()
+  @IsObject({ message: 'metadata must be an object' })
   metadata?: Record<string, unknown> | null;
 
   /** The caller's id for the message: a retry with the same id is answered, not queued twice. */
-  @IsOptional() @IsString() @Matches(MESSAGE_ID, { message: 'message_id: 1-128 of A-Z a-z 0-9 _ . : - (starting with a letter or digit)' })
+  @IsOptional()
+  @IsString()
+  @Matches(MESSAGE_ID, { message: 'message_id: 1-128 of A-Z a-z 0-9 _ . : - (starting with a letter or digit)' })
   message_id?: string;
 }
 
 export class PostReplyDto {
-  @IsOptional() @IsString() @Matches(CHAT_ID, { message: 'chat_id: 1-256 printable characters' })
+  @IsOptional()
+  @IsString()
+  @Matches(CHAT_ID, { message: 'chat_id: 1-256 printable characters' })
   chat_id?: string;
 
-  @IsString({ message: 'text must be a string' }) @IsNotEmpty({ message: 'text must not be empty' }) @MaxLength(MAX_TEXT, { message: `text: at most ${MAX_TEXT} characters` })
+  @IsString({ message: 'text must be a string' })
+  @IsNotEmpty({ message: 'text must not be empty' })
+  @MaxLength(MAX_TEXT, { message: `text: at most ${MAX_TEXT} characters` })
   text!: string;
 
-  @IsOptional() @IsString() @Matches(MESSAGE_ID, { message: 'reply_to: a message id' })
+  @IsOptional()
+  @IsString()
+  @Matches(MESSAGE_ID, { message: 'reply_to: a message id' })
   reply_to?: string | null;
 }
 
 export class RepliesQueryDto {
   /** The cursor of the last reply already seen (0: from the oldest kept). */
-  @IsOptional() @Type(() => Number) @IsInt({ message: 'since must be a whole number (a cursor from an earlier answer)' }) @Min(0)
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'since must be a whole number (a cursor from an earlier answer)' })
+  @Min(0)
   since?: number;
 
   /** Seconds to hold the request open when nothing is new (0-30, default 20). */
-  @IsOptional() @Type(() => Number) @IsInt({ message: 'wait must be whole seconds' }) @Min(0) @Max(30, { message: 'wait: at most 30 seconds' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'wait must be whole seconds' })
+  @Min(0)
+  @Max(30, { message: 'wait: at most 30 seconds' })
   wait?: number;
 
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(500, { message: 'limit: 1-500' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(500, { message: 'limit: 1-500' })
   limit?: number;
 
-  @IsOptional() @IsString() @Matches(CHAT_ID, { message: 'chat_id: 1-256 printable characters' })
+  @IsOptional()
+  @IsString()
+  @Matches(CHAT_ID, { message: 'chat_id: 1-256 printable characters' })
   chat_id?: string;
 }
 
 export class ChatFilterDto {
-  @IsOptional() @IsString() @Matches(CHAT_ID, { message: 'chat_id: 1-256 printable characters' })
+  @IsOptional()
+  @IsString()
+  @Matches(CHAT_ID, { message: 'chat_id: 1-256 printable characters' })
   chat_id?: string;
 }

@@ -47,10 +47,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     router.register('terminal', { onFrame: (conn, env) => this.onFrame(conn, env), onClose: (conn) => this.onClose(conn) });
     scheduler.onTick(() => this.endExpiredGrace());
     this.subs.push(
-      merge(
-        log.bus.ofType('session.revoked', 'session.expired'),
-        log.bus.ofType('session.grant_expired', 'session.shortened'),
-      ).subscribe((e) => {
+      merge(log.bus.ofType('session.revoked', 'session.expired'), log.bus.ofType('session.grant_expired', 'session.shortened')).subscribe((e) => {
         const prefix = e.data.tokenPrefix;
         let reason: TerminalCloseReason | null = null;
         if (e.type === 'session.revoked') reason = 'revoked';
@@ -135,7 +132,8 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
       case 'terminal.input': {
         const shell = this.attachedHere(conn, sessionNameOf(p.session_name));
         if (typeof p.data !== 'string') throw new DomainError('terminal.bad_input', 'invalid', 'data: a string is required');
-        if (p.data.length > MAX_INPUT_CHARS) throw new DomainError('terminal.input_too_large', 'too_large', `data: at most ${MAX_INPUT_CHARS} characters per frame`);
+        if (p.data.length > MAX_INPUT_CHARS)
+          throw new DomainError('terminal.input_too_large', 'too_large', `data: at most ${MAX_INPUT_CHARS} characters per frame`);
         shell.write(p.data);
         return;
       }
@@ -177,13 +175,15 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
   private shellOf(prefix: string, name: string): ShellProcess {
     const s = this.log.models.terminal.shellByName(prefix, name);
     const shell = s && this.live.get(s.shellId);
-    if (!shell || shell.closeReason) throw new DomainError('terminal.not_found', 'not_found', `no open shell named "${name}"; send terminal.attach first`);
+    if (!shell || shell.closeReason)
+      throw new DomainError('terminal.not_found', 'not_found', `no open shell named "${name}"; send terminal.attach first`);
     return shell;
   }
 
   private attachedHere(conn: PhoneConnection, name: string): ShellProcess {
     const shell = this.shellOf(conn.tokenPrefix!, name);
-    if (shell.conn !== conn) throw new DomainError('terminal.not_attached', 'conflict', `shell "${name}" is not attached to this connection; send terminal.attach`);
+    if (shell.conn !== conn)
+      throw new DomainError('terminal.not_attached', 'conflict', `shell "${name}" is not attached to this connection; send terminal.attach`);
     return shell;
   }
 
@@ -214,14 +214,26 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     }
     try {
       await this.log.run(actor, (m) =>
-        openShell(m, { shellId: shell.spec.shellId, sessionName: name, tokenPrefix: prefix, deviceId: conn.principal!.deviceId, connId: conn.id, pid: shell.pid, shell: shell.spec.shell, ...size }),
+        openShell(m, {
+          shellId: shell.spec.shellId,
+          sessionName: name,
+          tokenPrefix: prefix,
+          deviceId: conn.principal!.deviceId,
+          connId: conn.id,
+          pid: shell.pid,
+          shell: shell.spec.shell,
+          ...size,
+        }),
       );
     } catch (err) {
       void shell.kill('killed');
       throw err;
     }
     this.live.set(shell.spec.shellId, shell);
-    this.closing.set(shell.spec.shellId, shell.exited.then((exit) => this.onExit(shell, exit.reason, exit.exitCode, exit.signal)));
+    this.closing.set(
+      shell.spec.shellId,
+      shell.exited.then((exit) => this.onExit(shell, exit.reason, exit.exitCode, exit.signal)),
+    );
     this.logger.info({ shellId: shell.spec.shellId, pid: shell.pid, tokenPrefix: prefix, sessionName: name }, 'shell opened');
     if (conn.closed) {
       await this.log.run('system', (m) => detachShell(m, shell.spec.shellId, 'disconnected', this.config.terminalGraceSeconds, this.clock.now()));
@@ -238,10 +250,17 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
   private async detach(conn: PhoneConnection, env: Envelope): Promise<void> {
     const name = sessionNameOf(env.payload.session_name);
     const shell = this.attachedHere(conn, name);
-    const [e] = await this.log.run(`device:${conn.tokenPrefix}`, (m, now) => detachShell(m, shell.spec.shellId, 'detach', this.config.terminalGraceSeconds, now));
+    const [e] = await this.log.run(`device:${conn.tokenPrefix}`, (m, now) =>
+      detachShell(m, shell.spec.shellId, 'detach', this.config.terminalGraceSeconds, now),
+    );
     shell.detach();
     const graceUntil = e?.type === 'terminal.detached' ? epoch(Date.parse(e.data.graceUntil)) : null;
-    conn.send('terminal', 'terminal.detached', { session_name: name, reason: 'detached', grace_seconds: this.config.terminalGraceSeconds, grace_expires_at: graceUntil }, env.id);
+    conn.send(
+      'terminal',
+      'terminal.detached',
+      { session_name: name, reason: 'detached', grace_seconds: this.config.terminalGraceSeconds, grace_expires_at: graceUntil },
+      env.id,
+    );
   }
 
   /** Answered once the shell is gone and recorded; the socket's other frames are not held up meanwhile. */

@@ -74,7 +74,13 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
 
   /** TUI gateways running now (tests). */
   running(): Array<{ tuiId: string; pid: number; connId: string; paused: boolean; buffered: number }> {
-    return [...this.byConn.values()].map((t) => ({ tuiId: t.tuiId, pid: t.pid, connId: t.conn.id, paused: t.paused, buffered: t.conn.ws.bufferedAmount }));
+    return [...this.byConn.values()].map((t) => ({
+      tuiId: t.tuiId,
+      pid: t.pid,
+      connId: t.conn.id,
+      paused: t.paused,
+      buffered: t.conn.ws.bufferedAmount,
+    }));
   }
 
   onModuleDestroy(): void {
@@ -118,7 +124,9 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
       case 'tui.detach': {
         const t = this.mine(conn);
         // Up to 2 s for a gateway that ignores SIGTERM: answered when it is gone, other frames go on.
-        void this.stop(t, 'detached').then((exit) => conn.send('tui', 'tui.detached', { reason: 'detached', exit_code: exit.exitCode, signal: exit.signal }, env.id));
+        void this.stop(t, 'detached').then((exit) =>
+          conn.send('tui', 'tui.detached', { reason: 'detached', exit_code: exit.exitCode, signal: exit.signal }, env.id),
+        );
         return;
       }
       default:
@@ -167,7 +175,9 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
     );
     const t: Tui = { tuiId, conn, child, pid, reason: null, exited, recorded: Promise.resolve(), paused: false, dropped: 0 };
     try {
-      await this.log.run(`device:${prefix}`, (m) => startTui(m, { tuiId, tokenPrefix: prefix, connId: conn.id, pid, program: path.basename(file), ...size }));
+      await this.log.run(`device:${prefix}`, (m) =>
+        startTui(m, { tuiId, tokenPrefix: prefix, connId: conn.id, pid, program: path.basename(file), ...size }),
+      );
     } catch (err) {
       t.reason = 'revoked';
       void reapSession(pid, { signal: 'SIGTERM', graceMs: TUI_KILL_GRACE_MS });
@@ -281,7 +291,10 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
       this.logger.error({ tuiId: t.tuiId, err: (err as Error).message }, 'TUI stop not recorded');
     }
     if (this.byConn.get(t.conn.id) === t) this.byConn.delete(t.conn.id);
-    this.logger.info({ tuiId: t.tuiId, pid: t.pid, reason, exitCode: exit.exitCode, signal: exit.signal, droppedLines: t.dropped }, 'TUI gateway stopped');
+    this.logger.info(
+      { tuiId: t.tuiId, pid: t.pid, reason, exitCode: exit.exitCode, signal: exit.signal, droppedLines: t.dropped },
+      'TUI gateway stopped',
+    );
     if (reason !== 'detached' && !t.conn.closed) {
       t.conn.send('tui', 'tui.detached', { reason, exit_code: exit.exitCode, signal: exit.signal });
     }
@@ -299,7 +312,8 @@ function rpcLine(p: Record<string, unknown>): string {
     throw new DomainError('tui.bad_request', 'invalid', 'id: a string or a number');
   }
   const line = JSON.stringify({ jsonrpc: '2.0', ...p }) + '\n';
-  if (Buffer.byteLength(line) > MAX_LINE_BYTES) throw new DomainError('tui.too_large', 'too_large', `a JSON-RPC line is at most ${MAX_LINE_BYTES} bytes`);
+  if (Buffer.byteLength(line) > MAX_LINE_BYTES)
+    throw new DomainError('tui.too_large', 'too_large', `a JSON-RPC line is at most ${MAX_LINE_BYTES} bytes`);
   return line;
 }
 

@@ -20,7 +20,8 @@ export type BridgeDevice = {
   lastCommandAt: number | null;
 };
 
-export type ActivityOutcome = 'pending' | 'answered' | 'timeout' | 'phone_gone' | 'session_revoked' | 'bad_response' | 'refused' | 'awaiting_confirmation' | 'interrupted';
+export type ActivityOutcome =
+  'pending' | 'answered' | 'timeout' | 'phone_gone' | 'session_revoked' | 'bad_response' | 'refused' | 'awaiting_confirmation' | 'interrupted';
 
 export type BridgeActivity = {
   requestId: string;
@@ -128,7 +129,18 @@ export class BridgeProjection implements Projection<State> {
         if (a) {
           a.outcome = 'pending';
         } else {
-          this.pushActivity({ requestId: e.data.requestId, tokenPrefix: e.data.tokenPrefix, method: e.data.method, path: e.data.path, shape: e.data.shape, at, outcome: 'pending', status: null, latencyMs: null, safety: null });
+          this.pushActivity({
+            requestId: e.data.requestId,
+            tokenPrefix: e.data.tokenPrefix,
+            method: e.data.method,
+            path: e.data.path,
+            shape: e.data.shape,
+            at,
+            outcome: 'pending',
+            status: null,
+            latencyMs: null,
+            safety: null,
+          });
         }
         const entry = this.activityById.get(e.data.requestId);
         if (entry) entry.shape = e.data.shape;
@@ -155,12 +167,34 @@ export class BridgeProjection implements Projection<State> {
   private applySafety(d: Extract<StoredRelayEvent, { type: 'bridge.safety_decided' }>['data'], seq: number, at: number): void {
     this.counts[d.decision] = (this.counts[d.decision] ?? 0) + 1;
     if (d.decision !== 'allow' && d.decision !== 'exempt') {
-      this.safetyRing.push({ seq, at, decision: d.decision, tokenPrefix: d.tokenPrefix, requestId: d.requestId, path: d.path, reason: d.reason, ...(d.package ? { package: d.package } : {}), ...(d.verb ? { verb: d.verb } : {}), ...(d.idleMinutes !== undefined ? { idleMinutes: d.idleMinutes } : {}) });
+      this.safetyRing.push({
+        seq,
+        at,
+        decision: d.decision,
+        tokenPrefix: d.tokenPrefix,
+        requestId: d.requestId,
+        path: d.path,
+        reason: d.reason,
+        ...(d.package ? { package: d.package } : {}),
+        ...(d.verb ? { verb: d.verb } : {}),
+        ...(d.idleMinutes !== undefined ? { idleMinutes: d.idleMinutes } : {}),
+      });
       if (this.safetyRing.length > SAFETY_RING) this.safetyRing.splice(0, this.safetyRing.length - SAFETY_RING);
     }
     let a = d.requestId ? this.activityById.get(d.requestId) : undefined;
     if (!a && d.requestId && d.path && d.method) {
-      a = { requestId: d.requestId, tokenPrefix: d.tokenPrefix, method: d.method, path: d.path, shape: {}, at, outcome: 'pending', status: null, latencyMs: null, safety: d.decision };
+      a = {
+        requestId: d.requestId,
+        tokenPrefix: d.tokenPrefix,
+        method: d.method,
+        path: d.path,
+        shape: {},
+        at,
+        outcome: 'pending',
+        status: null,
+        latencyMs: null,
+        safety: d.decision,
+      };
       this.pushActivity(a);
     }
     if (a) {
@@ -186,7 +220,14 @@ export class BridgeProjection implements Projection<State> {
     }
     switch (d.decision) {
       case 'confirmation_requested':
-        if (d.requestId && d.path) this.pendingById.set(d.requestId, { requestId: d.requestId, tokenPrefix: d.tokenPrefix, path: d.path, verb: d.verb ?? '', deadline: ms(d.deadline) ?? at });
+        if (d.requestId && d.path)
+          this.pendingById.set(d.requestId, {
+            requestId: d.requestId,
+            tokenPrefix: d.tokenPrefix,
+            path: d.path,
+            verb: d.verb ?? '',
+            deadline: ms(d.deadline) ?? at,
+          });
         break;
       case 'confirmation_allowed':
       case 'confirmation_denied':

@@ -13,14 +13,26 @@ class Given {
   readonly m = new ReadModels();
   private seq = 0;
   apply(events: ReadonlyArray<{ type: string; data: object }>, t = 0): this {
-    for (const e of events) this.m.apply({ ...e, seq: ++this.seq, id: String(this.seq), at: at(t).toISOString(), actor: 'test', v: 1, prev: '', hash: '' } as StoredEvent);
+    for (const e of events)
+      this.m.apply({ ...e, seq: ++this.seq, id: String(this.seq), at: at(t).toISOString(), actor: 'test', v: 1, prev: '', hash: '' } as StoredEvent);
     return this;
   }
 }
 
 const session = (prefix: string, deviceId: string, name = 'Phone') => ({
   type: 'session.created',
-  data: { tokenDigest: `d-${prefix}`, tokenPrefix: prefix, deviceId, deviceName: name, deviceModel: null, devicePlatform: null, transportHint: null, expiresAt: null, grants: { bridge: null }, ip: '127.0.0.1' },
+  data: {
+    tokenDigest: `d-${prefix}`,
+    tokenPrefix: prefix,
+    deviceId,
+    deviceName: name,
+    deviceModel: null,
+    devicePlatform: null,
+    transportHint: null,
+    expiresAt: null,
+    grants: { bridge: null },
+    ip: '127.0.0.1',
+  },
 });
 const status = (prefix: string, p: Partial<BridgeStatusInput> = {}): BridgeStatusInput => ({
   tokenPrefix: prefix,
@@ -37,7 +49,15 @@ const status = (prefix: string, p: Partial<BridgeStatusInput> = {}): BridgeStatu
   autoDisableMinutes: null,
   ...p,
 });
-const cmd = (prefix: string, path: string, body: Record<string, unknown> = {}) => ({ requestId: `r-${path}`, tokenPrefix: prefix, method: 'POST', path, body, params: {}, confirmTimeoutSeconds: 30 });
+const cmd = (prefix: string, path: string, body: Record<string, unknown> = {}) => ({
+  requestId: `r-${path}`,
+  tokenPrefix: prefix,
+  method: 'POST',
+  path,
+  body,
+  params: {},
+  confirmTimeoutSeconds: 30,
+});
 
 describe('bridge rules', () => {
   it('reportStatus starts the auto-disable clock, keeps it while unchanged, and writes nothing for a repeat', () => {
@@ -143,7 +163,11 @@ describe('commandShape', () => {
     expect(commandShape({ to: '+1 555', body: 'secret' })).toEqual({ to: 'string', body: 'string' });
     expect(commandShape({ query: 'Ada' })).toEqual({ query: 'string' });
     expect(commandShape({ attachments: [{ path: '/home/me/x.png' }], text: '' })).toEqual({ attachments: 'array(1)', text: 'string(empty)' });
-    expect(commandShape({ action: 'android.intent.action.VIEW', data: 'https://private.example/?q=1', extras: { a: 1 } })).toEqual({ action: 'android.intent.action.VIEW', data: 'string', extras: 'object' });
+    expect(commandShape({ action: 'android.intent.action.VIEW', data: 'https://private.example/?q=1', extras: { a: 1 } })).toEqual({
+      action: 'android.intent.action.VIEW',
+      data: 'string',
+      extras: 'object',
+    });
     expect(commandShape({}, { limit: 5, since: 10 })).toEqual({ '?limit': 5, '?since': 10 });
   });
 });

@@ -84,7 +84,12 @@ export function pickDevice(m: ReadModels, opts: { selector?: string | null; call
     const hits = devices.filter((d) => matches(selector, d.deviceId, d.tokenPrefix, d.deviceName));
     if (hits.length === 1) return hits[0];
     if (hits.length > 1) {
-      throw new DomainError('bridge.device_ambiguous', 'conflict', `${hits.length} phones match "${selector}"; use a device_id or a longer token prefix`, { matches: hits.length });
+      throw new DomainError(
+        'bridge.device_ambiguous',
+        'conflict',
+        `${hits.length} phones match "${selector}"; use a device_id or a longer token prefix`,
+        { matches: hits.length },
+      );
     }
     const known = m.sessions.active(now).some((s) => matches(selector, s.deviceId, s.tokenPrefix, s.deviceName));
     if (known) throw new DomainError('bridge.device_offline', 'unavailable', `the phone "${selector}" is paired but not connected to the bridge`);
@@ -93,13 +98,22 @@ export function pickDevice(m: ReadModels, opts: { selector?: string | null; call
   if (m.bridge.active) {
     const active = devices.find((d) => d.tokenPrefix === m.bridge.active);
     if (active) return active;
-    throw new DomainError('bridge.device_offline', 'unavailable', `the active bridge device (${m.bridge.active}) is not connected; select another with POST /bridge/select-active or name one with ?device=`);
+    throw new DomainError(
+      'bridge.device_offline',
+      'unavailable',
+      `the active bridge device (${m.bridge.active}) is not connected; select another with POST /bridge/select-active or name one with ?device=`,
+    );
   }
   const own = opts.callerPrefix ? devices.find((d) => d.tokenPrefix === opts.callerPrefix) : undefined;
   if (own) return own;
   if (devices.length === 1) return devices[0];
   if (devices.length === 0) throw new DomainError('bridge.no_device', 'unavailable', 'no phone is connected to the bridge');
-  throw new DomainError('bridge.device_ambiguous', 'conflict', `${devices.length} phones are connected; name one with ?device=<device_id> or select one with POST /bridge/select-active`, { matches: devices.length });
+  throw new DomainError(
+    'bridge.device_ambiguous',
+    'conflict',
+    `${devices.length} phones are connected; name one with ?device=<device_id> or select one with POST /bridge/select-active`,
+    { matches: devices.length },
+  );
 }
 
 function matches(selector: string, deviceId: string, tokenPrefix: string, deviceName: string): boolean {
@@ -148,21 +162,46 @@ export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySett
   out.verdict = verdict;
   switch (verdict.kind) {
     case 'deny':
-      return [{ type: 'bridge.safety_decided', data: { ...base, decision: verdict.decision, reason: verdict.reason, ...(verdict.package ? { package: verdict.package } : {}) } }];
+      return [
+        {
+          type: 'bridge.safety_decided',
+          data: { ...base, decision: verdict.decision, reason: verdict.reason, ...(verdict.package ? { package: verdict.package } : {}) },
+        },
+      ];
     case 'confirm':
       return [
         {
           type: 'bridge.safety_decided',
-          data: { ...base, decision: 'confirmation_requested', reason: verdict.reason, verb: verdict.verb, deadline: new Date(now.getTime() + c.confirmTimeoutSeconds * 1000).toISOString() },
+          data: {
+            ...base,
+            decision: 'confirmation_requested',
+            reason: verdict.reason,
+            verb: verdict.verb,
+            deadline: new Date(now.getTime() + c.confirmTimeoutSeconds * 1000).toISOString(),
+          },
         },
       ];
     case 'allow': {
       const sent: NewEvent<BridgeEvent> = {
         type: 'bridge.command_sent',
-        data: { requestId: c.requestId, tokenPrefix: d.tokenPrefix, connId: d.connId, method: c.method, path, shape: commandShape(c.body, c.params), autoDisableAt: iso(verdict.autoDisableAt?.getTime() ?? null) },
+        data: {
+          requestId: c.requestId,
+          tokenPrefix: d.tokenPrefix,
+          connId: d.connId,
+          method: c.method,
+          path,
+          shape: commandShape(c.body, c.params),
+          autoDisableAt: iso(verdict.autoDisableAt?.getTime() ?? null),
+        },
       };
       if (c.confirmed && verdict.decision === 'trusted_verb') return [sent];
-      return [{ type: 'bridge.safety_decided', data: { ...base, decision: verdict.decision, reason: verdict.reason, ...(verdict.verb ? { verb: verdict.verb } : {}) } }, sent];
+      return [
+        {
+          type: 'bridge.safety_decided',
+          data: { ...base, decision: verdict.decision, reason: verdict.reason, ...(verdict.verb ? { verb: verdict.verb } : {}) },
+        },
+        sent,
+      ];
     }
   }
 }
@@ -194,7 +233,15 @@ export function expireConfirmations(m: ReadModels, now: Date): Out {
     .filter((p) => p.deadline <= now.getTime())
     .map((p) => ({
       type: 'bridge.safety_decided' as const,
-      data: { decision: 'confirmation_timed_out' as const, tokenPrefix: p.tokenPrefix, requestId: p.requestId, method: null, path: p.path, verb: p.verb, reason: `no answer to the confirmation of "${p.verb}" before the deadline` },
+      data: {
+        decision: 'confirmation_timed_out' as const,
+        tokenPrefix: p.tokenPrefix,
+        requestId: p.requestId,
+        method: null,
+        path: p.path,
+        verb: p.verb,
+        reason: `no answer to the confirmation of "${p.verb}" before the deadline`,
+      },
     }));
 }
 
@@ -205,7 +252,15 @@ export function cancelConfirmations(m: ReadModels, tokenPrefix: string, requestI
     .filter((p): p is NonNullable<typeof p> => !!p && p.tokenPrefix === tokenPrefix)
     .map((p) => ({
       type: 'bridge.safety_decided' as const,
-      data: { decision: 'confirmation_cancelled' as const, tokenPrefix: p.tokenPrefix, requestId: p.requestId, method: null, path: p.path, verb: p.verb, reason: 'the phone disconnected before answering the confirmation' },
+      data: {
+        decision: 'confirmation_cancelled' as const,
+        tokenPrefix: p.tokenPrefix,
+        requestId: p.requestId,
+        method: null,
+        path: p.path,
+        verb: p.verb,
+        reason: 'the phone disconnected before answering the confirmation',
+      },
     }));
 }
 
@@ -227,5 +282,3 @@ export function autoDisableDue(m: ReadModels, now: Date): Out {
       },
     }));
 }
-
-

@@ -20,7 +20,12 @@ export type RouteSpec = {
   probe: boolean;
 };
 
-const r = (path: string, methods: RouteSpec['methods'], group: RouteGroup, o: Partial<Omit<RouteSpec, 'path' | 'methods' | 'group'>> = {}): RouteSpec => ({
+const r = (
+  path: string,
+  methods: RouteSpec['methods'],
+  group: RouteGroup,
+  o: Partial<Omit<RouteSpec, 'path' | 'methods' | 'group'>> = {},
+): RouteSpec => ({
   path,
   methods,
   group,
@@ -85,7 +90,17 @@ export function canonicalPath(path: string): string {
 }
 
 /** Global actions `/press_key` accepts (accessibility global actions; never raw key events). */
-export const PRESS_KEYS = ['back', 'home', 'recents', 'notifications', 'quick_settings', 'power_dialog', 'lock_screen', 'take_screenshot', 'split_screen'] as const;
+export const PRESS_KEYS = [
+  'back',
+  'home',
+  'recents',
+  'notifications',
+  'quick_settings',
+  'power_dialog',
+  'lock_screen',
+  'take_screenshot',
+  'split_screen',
+] as const;
 export const MEDIA_ACTIONS = ['play', 'pause', 'next', 'previous', 'volume_up', 'volume_down'] as const;
 export const DIRECTIONS = ['up', 'down', 'left', 'right'] as const;
 export const WAIT_CAP_MS = 15_000;

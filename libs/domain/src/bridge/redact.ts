@@ -6,9 +6,33 @@ import type { CommandShape } from '@svc/events';
  * extras, attachment paths) is reduced to its type and size class.
  */
 const SAFE_FIELDS = new Set([
-  'x', 'y', 'start_x', 'start_y', 'end_x', 'end_y', 'nodeId', 'node_id', 'duration', 'duration_ms', 'direction', 'distance',
-  'key', 'timeoutMs', 'package', 'action', 'enabled', 'include_bounds', 'limit', 'since', 'exact', 'clearFirst', 'clickable',
-  'class_name', 'className', 'category', 'component',
+  'x',
+  'y',
+  'start_x',
+  'start_y',
+  'end_x',
+  'end_y',
+  'nodeId',
+  'node_id',
+  'duration',
+  'duration_ms',
+  'direction',
+  'distance',
+  'key',
+  'timeoutMs',
+  'package',
+  'action',
+  'enabled',
+  'include_bounds',
+  'limit',
+  'since',
+  'exact',
+  'clearFirst',
+  'clickable',
+  'class_name',
+  'className',
+  'category',
+  'component',
 ]);
 
 /** Routes whose `action` / `package` could still be personal are not special: those fields name apps and intents, not content. */

@@ -1,4 +1,12 @@
-import { DEFAULT_SAFETY_SETTINGS, destructiveVerbs, evaluateSafety, isBlocked, targetPackage, type PhoneSafetyState, type SafetyInput } from './safety';
+import {
+  DEFAULT_SAFETY_SETTINGS,
+  destructiveVerbs,
+  evaluateSafety,
+  isBlocked,
+  targetPackage,
+  type PhoneSafetyState,
+  type SafetyInput,
+} from './safety';
 
 const NOW = new Date('2026-03-01T12:00:00.000Z');
 const phone = (p: Partial<PhoneSafetyState> = {}): PhoneSafetyState => ({
@@ -36,16 +44,27 @@ describe('evaluateSafety', () => {
 
   describe('blocklist', () => {
     it('refuses a blocklisted target package with its name', () => {
-      expect(run('/open_app', { package: 'com.chase.sig.android' })).toEqual({ kind: 'deny', decision: 'blocked_package', reason: expect.stringContaining('target package'), package: 'com.chase.sig.android' });
+      expect(run('/open_app', { package: 'com.chase.sig.android' })).toEqual({
+        kind: 'deny',
+        decision: 'blocked_package',
+        reason: expect.stringContaining('target package'),
+        package: 'com.chase.sig.android',
+      });
     });
     it('reads the target of intents: package, else the component', () => {
-      expect(run('/send_intent', { action: 'a', component: 'com.x8bit.bitwarden/.Main' })).toMatchObject({ decision: 'blocked_package', package: 'com.x8bit.bitwarden' });
+      expect(run('/send_intent', { action: 'a', component: 'com.x8bit.bitwarden/.Main' })).toMatchObject({
+        decision: 'blocked_package',
+        package: 'com.x8bit.bitwarden',
+      });
       expect(run('/broadcast', { action: 'a', package: 'com.paypal.android.p2pmobile' })).toMatchObject({ decision: 'blocked_package' });
       expect(run('/share_media', { text: 'x', package: 'com.venmo' })).toMatchObject({ decision: 'blocked_package' });
     });
     it('refuses screen work while a blocklisted app is in the foreground', () => {
       for (const path of ['/screen', '/screen_hash', '/tap', '/type', '/clipboard', '/events', '/find_nodes']) {
-        expect(run(path, { text: 'x' }, { currentApp: 'com.google.android.apps.authenticator2' })).toMatchObject({ decision: 'blocked_package', package: 'com.google.android.apps.authenticator2' });
+        expect(run(path, { text: 'x' }, { currentApp: 'com.google.android.apps.authenticator2' })).toMatchObject({
+          decision: 'blocked_package',
+          package: 'com.google.android.apps.authenticator2',
+        });
       }
     });
     it('lets the phone leave a blocklisted app (home/back keys, opening another app, returning to svc)', () => {
@@ -72,7 +91,13 @@ describe('evaluateSafety', () => {
 
   describe('destructive verbs', () => {
     it('asks the phone for a destructive tap_text, type, or tap with a text hint', () => {
-      expect(run('/tap_text', { text: 'Send' })).toEqual({ kind: 'confirm', decision: 'confirmation_requested', reason: expect.any(String), verb: 'send', text: 'Send' });
+      expect(run('/tap_text', { text: 'Send' })).toEqual({
+        kind: 'confirm',
+        decision: 'confirmation_requested',
+        reason: expect.any(String),
+        verb: 'send',
+        text: 'Send',
+      });
       expect(run('/type', { text: 'I want to WITHDRAW it all' })).toMatchObject({ kind: 'confirm', verb: 'withdraw' });
       expect(run('/tap', { x: 1, y: 1, text: 'Buy now' })).toMatchObject({ kind: 'confirm', verb: 'buy' });
       expect(run('/tap', { x: 1, y: 1, hint: 'Delete' })).toMatchObject({ kind: 'confirm', verb: 'delete' });
@@ -93,7 +118,13 @@ describe('evaluateSafety', () => {
       expect(run('/call', { number: '1' })).toMatchObject({ kind: 'confirm', verb: 'call' });
     });
     it('skips the confirmation for verbs the phone trusts, recording the verb', () => {
-      expect(run('/tap_text', { text: 'Send' }, { trustedVerbs: ['SEND'] })).toEqual({ kind: 'allow', decision: 'trusted_verb', reason: expect.any(String), verb: 'send', autoDisableAt: in30 });
+      expect(run('/tap_text', { text: 'Send' }, { trustedVerbs: ['SEND'] })).toEqual({
+        kind: 'allow',
+        decision: 'trusted_verb',
+        reason: expect.any(String),
+        verb: 'send',
+        autoDisableAt: in30,
+      });
       expect(run('/call', { number: '1' }, { trustedVerbs: ['call'] })).toMatchObject({ decision: 'trusted_verb', verb: 'call' });
     });
     it('asks when any verb of the text is not trusted', () => {

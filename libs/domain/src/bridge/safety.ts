@@ -41,7 +41,18 @@ export const DEFAULT_BLOCKLIST: readonly string[] = [
 
 /** Whole-word, case-insensitive verbs that make a tap or typed text destructive (WIRE.md). */
 export const DEFAULT_DESTRUCTIVE_VERBS: readonly string[] = [
-  'send', 'pay', 'delete', 'transfer', 'confirm', 'submit', 'post', 'publish', 'buy', 'purchase', 'charge', 'withdraw',
+  'send',
+  'pay',
+  'delete',
+  'transfer',
+  'confirm',
+  'submit',
+  'post',
+  'publish',
+  'buy',
+  'purchase',
+  'charge',
+  'withdraw',
 ];
 
 /**
@@ -81,7 +92,13 @@ export type SafetyInput = {
 };
 
 export type SafetyVerdict =
-  | { kind: 'allow'; decision: Extract<SafetyDecisionKind, 'allow' | 'exempt' | 'trusted_verb'>; reason: string; verb?: string; autoDisableAt: Date | null }
+  | {
+      kind: 'allow';
+      decision: Extract<SafetyDecisionKind, 'allow' | 'exempt' | 'trusted_verb'>;
+      reason: string;
+      verb?: string;
+      autoDisableAt: Date | null;
+    }
   | { kind: 'deny'; decision: Extract<SafetyDecisionKind, 'sideload_only' | 'master_off' | 'blocked_package'>; reason: string; package?: string }
   | { kind: 'confirm'; decision: 'confirmation_requested'; reason: string; verb: string; text: string };
 
@@ -105,11 +122,19 @@ export function evaluateSafety(input: SafetyInput): SafetyVerdict {
   const trusted = new Set(phone.trustedVerbs.map((v) => v.toLowerCase()));
   const verbs = destructiveVerbs(path, body, settings);
   const untrusted = verbs.filter((v) => !trusted.has(v));
-  const autoDisableAt = spec?.probe || spec?.masterExempt || phone.autoDisableMinutes <= 0 ? null : new Date(input.now.getTime() + phone.autoDisableMinutes * 60_000);
+  const autoDisableAt =
+    spec?.probe || spec?.masterExempt || phone.autoDisableMinutes <= 0 ? null : new Date(input.now.getTime() + phone.autoDisableMinutes * 60_000);
   if (untrusted.length > 0) {
-    return { kind: 'confirm', decision: 'confirmation_requested', reason: `"${untrusted[0]}" is a destructive action: asking the phone's user`, verb: untrusted[0], text: destructiveText(path, body) ?? untrusted[0] };
+    return {
+      kind: 'confirm',
+      decision: 'confirmation_requested',
+      reason: `"${untrusted[0]}" is a destructive action: asking the phone's user`,
+      verb: untrusted[0],
+      text: destructiveText(path, body) ?? untrusted[0],
+    };
   }
-  if (verbs.length > 0) return { kind: 'allow', decision: 'trusted_verb', reason: `the phone trusts "${verbs.join('", "')}"`, verb: verbs[0], autoDisableAt };
+  if (verbs.length > 0)
+    return { kind: 'allow', decision: 'trusted_verb', reason: `the phone trusts "${verbs.join('", "')}"`, verb: verbs[0], autoDisableAt };
   if (spec?.masterExempt) return { kind: 'allow', decision: 'exempt', reason: `${path} passes the master toggle`, autoDisableAt: null };
   return { kind: 'allow', decision: 'allow', reason: 'passed master toggle, blocklist and destructive-verb checks', autoDisableAt };
 }

@@ -58,7 +58,8 @@ export type Stage = { entryId: string; fileName: string; format: ClipboardFormat
 /** A new image: unread older images are superseded (a clipboard holds one thing). */
 export function stageImage(m: ReadModels, cmd: Stage, now: Date): NewEvent<ClipboardEvent>[] {
   if (cmd.sizeBytes <= 0) throw new DomainError('clipboard.empty', 'invalid', 'the image is empty');
-  if (cmd.sizeBytes > CLIPBOARD_MAX_BYTES) throw new DomainError('clipboard.too_large', 'too_large', `the image is larger than ${CLIPBOARD_MAX_BYTES} bytes (25 MB)`);
+  if (cmd.sizeBytes > CLIPBOARD_MAX_BYTES)
+    throw new DomainError('clipboard.too_large', 'too_large', `the image is larger than ${CLIPBOARD_MAX_BYTES} bytes (25 MB)`);
   const supersedes = m.clipboardInbox.all().map((x) => x.entryId);
   const staleAt = new Date(now.getTime() + CLIPBOARD_STALE_SECONDS * 1000).toISOString();
   return [{ type: 'clipboard.staged', data: { ...cmd, staleAt, supersedes } }];

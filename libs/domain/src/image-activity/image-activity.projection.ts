@@ -1,6 +1,13 @@
 import type { ImageActivityStatus, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-export type ImageActivityEntry = { callId: string; status: ImageActivityStatus; progress: number | null; errorCode: string | null; at: number; seq: number };
+export type ImageActivityEntry = {
+  callId: string;
+  status: ImageActivityStatus;
+  progress: number | null;
+  errorCode: string | null;
+  at: number;
+  seq: number;
+};
 type SessionActivity = { sessionId: string; entries: ImageActivityEntry[]; last: number };
 
 export const IMAGE_ENTRIES_PER_SESSION = 200;

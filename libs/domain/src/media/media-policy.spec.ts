@@ -23,13 +23,21 @@ describe('media policy', () => {
     expect(isWithin('/anything', '/')).toBe(true);
   });
 
-  it.each(['/etc/passwd', '/etc', '/proc/self/environ', '/sys/class', '/dev/sda', '/boot/vmlinuz', '/var/log/syslog', '/var/lib/docker/x', '/var/run/docker.sock', '/run/secrets/x'])(
-    'always denies system path %s, even inside an allowed root',
-    (p) => {
-      expect(code(p)).toBe('media.denied_path');
-      expect(code(p, { ...strict, allowedRoots: ['/'] })).toBe('media.denied_path');
-    },
-  );
+  it.each([
+    '/etc/passwd',
+    '/etc',
+    '/proc/self/environ',
+    '/sys/class',
+    '/dev/sda',
+    '/boot/vmlinuz',
+    '/var/log/syslog',
+    '/var/lib/docker/x',
+    '/var/run/docker.sock',
+    '/run/secrets/x',
+  ])('always denies system path %s, even inside an allowed root', (p) => {
+    expect(code(p)).toBe('media.denied_path');
+    expect(code(p, { ...strict, allowedRoots: ['/'] })).toBe('media.denied_path');
+  });
 
   it('allows look-alike names next to system paths', () => {
     expect(ok('/etcetera/file.txt')).toBe(true);
@@ -37,13 +45,24 @@ describe('media policy', () => {
     expect(ok('/devices.txt')).toBe(true);
   });
 
-  it.each(['.ssh/id_ed25519', '.aws/credentials', '.gnupg/pubring.kbx', '.kube/config', '.docker/config.json', '.config/gh/hosts.yml', '.azure/x', '.gcloud/x', '.netrc', '.git-credentials', '.pgpass', '.npmrc', '.pypirc'])(
-    'denies the credential entry ~/%s',
-    (rel) => {
-      expect(code(`/home/ada/${rel}`)).toBe('media.denied_path');
-      expect(code(`/home/bob/${rel}`)).toBe('media.denied_path');
-    },
-  );
+  it.each([
+    '.ssh/id_ed25519',
+    '.aws/credentials',
+    '.gnupg/pubring.kbx',
+    '.kube/config',
+    '.docker/config.json',
+    '.config/gh/hosts.yml',
+    '.azure/x',
+    '.gcloud/x',
+    '.netrc',
+    '.git-credentials',
+    '.pgpass',
+    '.npmrc',
+    '.pypirc',
+  ])('denies the credential entry ~/%s', (rel) => {
+    expect(code(`/home/ada/${rel}`)).toBe('media.denied_path');
+    expect(code(`/home/bob/${rel}`)).toBe('media.denied_path');
+  });
 
   it('does not name the real path in a refusal (it may be a symlink target)', () => {
     const v = checkMediaPath('/home/ada/.ssh/id_rsa', ctx);
@@ -60,7 +79,7 @@ describe('media policy', () => {
     expect(ok('/home/ada/.sshx')).toBe(true);
   });
 
-  it('/root is denied unless it is the relay user\'s home, and then only its credential folders are', () => {
+  it("/root is denied unless it is the relay user's home, and then only its credential folders are", () => {
     expect(code('/root/notes.txt')).toBe('media.denied_path');
     const rootUser = { ...ctx, home: '/root', svcHome: '/root/.svc', workspace: '/root/.svc/workspace' };
     expect(code('/root/notes.txt', rootUser)).toBe('ok');
@@ -68,7 +87,7 @@ describe('media policy', () => {
     expect(code('/root/.aws/credentials', rootUser)).toBe('media.denied_path');
   });
 
-  it('denies the relay\'s own home (secrets, log, env) but serves its workspace', () => {
+  it("denies the relay's own home (secrets, log, env) but serves its workspace", () => {
     expect(code('/home/ada/.svc/relay/secret.key')).toBe('media.denied_path');
     expect(code('/home/ada/.svc/relay/events/00000001.jsonl')).toBe('media.denied_path');
     expect(code('/home/ada/.svc/.env')).toBe('media.denied_path');

@@ -61,7 +61,7 @@ export function checkMediaPath(realPath: string, ctx: MediaPolicyContext): Polic
   for (const root of DENIED_SYSTEM_ROOTS) {
     if (isWithin(realPath, root)) return deny(`${root} is a system path and is never served`);
   }
-  if (isWithin(realPath, '/root') && ctx.home !== '/root') return deny('/root is another user\'s home and is never served');
+  if (isWithin(realPath, '/root') && ctx.home !== '/root') return deny("/root is another user's home and is never served");
   const home = homeOf(realPath, ctx.home);
   if (home !== null) {
     const rest = realPath.slice(home.length + 1);
@@ -70,7 +70,7 @@ export function checkMediaPath(realPath: string, ctx: MediaPolicyContext): Polic
     if (CREDENTIAL_DIRS.includes(first) || CREDENTIAL_FILES.includes(first)) return deny(`~/${first} holds credentials and is never served`);
   }
   if (isWithin(realPath, ctx.svcHome) && !isWithin(realPath, ctx.workspace)) {
-    return deny('the relay\'s home (secrets, event log, config) is never served; only its workspace is');
+    return deny("the relay's home (secrets, event log, config) is never served; only its workspace is");
   }
   if (ctx.strictSandbox) {
     const roots = [ctx.tmpDir, ctx.workspace, ...ctx.allowedRoots];
@@ -78,7 +78,8 @@ export function checkMediaPath(realPath: string, ctx: MediaPolicyContext): Polic
       return {
         ok: false,
         code: 'media.outside_sandbox',
-        reason: 'RELAY_MEDIA_STRICT_SANDBOX is on: only files under the temp directory, the workspace (SVC_WORKSPACE) or RELAY_MEDIA_ALLOWED_ROOTS are served',
+        reason:
+          'RELAY_MEDIA_STRICT_SANDBOX is on: only files under the temp directory, the workspace (SVC_WORKSPACE) or RELAY_MEDIA_ALLOWED_ROOTS are served',
       };
     }
   }

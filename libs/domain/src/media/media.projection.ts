@@ -112,7 +112,13 @@ export class MediaProjection implements Projection<State> {
   }
 
   ownedPaths(): string[] {
-    return [...new Set(this.all().filter((m) => m.owned).map((m) => m.path))];
+    return [
+      ...new Set(
+        this.all()
+          .filter((m) => m.owned)
+          .map((m) => m.path),
+      ),
+    ];
   }
 
   snapshot(): State {

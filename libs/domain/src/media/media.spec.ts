@@ -22,7 +22,17 @@ class Given {
 }
 
 function stored(e: NewEvent<RelayEvent>, seq: number, at: number): StoredEvent {
-  return { seq, id: `id-${seq}`, at: new Date(at).toISOString(), type: e.type, actor: 'system', data: e.data, v: 1, prev: '', hash: '' } as StoredEvent;
+  return {
+    seq,
+    id: `id-${seq}`,
+    at: new Date(at).toISOString(),
+    type: e.type,
+    actor: 'system',
+    data: e.data,
+    v: 1,
+    prev: '',
+    hash: '',
+  } as StoredEvent;
 }
 
 const file = (n: number, extra: Partial<NewMediaFile> = {}): NewMediaFile => ({
@@ -37,13 +47,19 @@ const file = (n: number, extra: Partial<NewMediaFile> = {}): NewMediaFile => ({
   sensitive: false,
   ...extra,
 });
-const reg = (n: number, extra: Partial<NewMediaFile> = {}) => (m: ReadModels, now: Date) => registerMedia(m, file(n, extra), { source: 'register' }, limits, now);
+const reg =
+  (n: number, extra: Partial<NewMediaFile> = {}) =>
+  (m: ReadModels, now: Date) =>
+    registerMedia(m, file(n, extra), { source: 'register' }, limits, now);
 
 describe('media rules', () => {
   it('registers with an expiry TTL seconds from now', () => {
     const g = new Given();
     const [e] = g.run(reg(1));
-    expect(e).toMatchObject({ type: 'media.registered', data: { tokenDigest: 'digest-1', expiresAt: new Date(T0 + 60_000).toISOString(), source: 'register' } });
+    expect(e).toMatchObject({
+      type: 'media.registered',
+      data: { tokenDigest: 'digest-1', expiresAt: new Date(T0 + 60_000).toISOString(), source: 'register' },
+    });
     expect(requireMedia(g.models, 'digest-1', new Date(T0)).path).toBe('/tmp/f1');
   });
 
@@ -66,7 +82,12 @@ describe('media rules', () => {
     const events = g.run(reg(3));
     expect(events.map((e) => e.type)).toEqual(['media.evicted', 'media.registered']);
     expect(events[0].data).toMatchObject({ tokenDigest: 'digest-2', cap: 2, ownedPath: null });
-    expect(g.models.media.all().map((m) => m.tokenDigest).sort()).toEqual(['digest-1', 'digest-3']);
+    expect(
+      g.models.media
+        .all()
+        .map((m) => m.tokenDigest)
+        .sort(),
+    ).toEqual(['digest-1', 'digest-3']);
   });
 
   it('expires overdue entries before evicting live ones', () => {
@@ -81,7 +102,9 @@ describe('media rules', () => {
   it('an expired token is refused before the sweep writes its expiry', () => {
     const g = new Given();
     g.run(reg(1));
-    expect(() => requireMedia(g.models, 'digest-1', new Date(T0 + 60_000))).toThrow(expect.objectContaining({ code: 'media.expired', kind: 'not_found' }));
+    expect(() => requireMedia(g.models, 'digest-1', new Date(T0 + 60_000))).toThrow(
+      expect.objectContaining({ code: 'media.expired', kind: 'not_found' }),
+    );
     expect(() => requireMedia(g.models, 'nope', new Date(T0))).toThrow(DomainError);
   });
 

@@ -23,17 +23,25 @@ export function registerMedia(m: ReadModels, file: NewMediaFile, origin: MediaOr
   const remaining = m.media.leastRecentlyUsed().filter((e) => !gone.has(e.tokenDigest));
   const excess = remaining.length + 1 - limits.lruCap;
   for (const victim of remaining.slice(0, Math.max(0, excess))) {
-    events.push({ type: 'media.evicted', data: { tokenDigest: victim.tokenDigest, tokenPrefix: victim.tokenPrefix, ownedPath: ownedPathOf(victim), cap: limits.lruCap } });
+    events.push({
+      type: 'media.evicted',
+      data: { tokenDigest: victim.tokenDigest, tokenPrefix: victim.tokenPrefix, ownedPath: ownedPathOf(victim), cap: limits.lruCap },
+    });
   }
   const data = { ...file, expiresAt: new Date(now.getTime() + limits.ttlSeconds * 1000).toISOString() };
-  events.push('upload' in origin ? { type: 'media.uploaded', data: { ...data, via: origin.upload } } : { type: 'media.registered', data: { ...data, source: origin.source } });
+  events.push(
+    'upload' in origin
+      ? { type: 'media.uploaded', data: { ...data, via: origin.upload } }
+      : { type: 'media.registered', data: { ...data, source: origin.source } },
+  );
   return events;
 }
 
 /** The live entry a token digest names: 404 when unknown, or expired even if the sweep has not run yet. */
 export function requireMedia(m: ReadModels, tokenDigest: string, now: Date): MediaEntry {
   const entry = m.media.byToken(tokenDigest);
-  if (!entry) throw new DomainError('media.not_found', 'not_found', 'unknown media token (tokens end when they expire, are evicted or the relay restarts)');
+  if (!entry)
+    throw new DomainError('media.not_found', 'not_found', 'unknown media token (tokens end when they expire, are evicted or the relay restarts)');
   if (!isLiveMedia(entry, now)) throw new DomainError('media.expired', 'not_found', 'this media token has expired');
   return entry;
 }
@@ -59,21 +67,32 @@ export function recordPathFetch(path: string, served: ServedRange): NewEvent<Med
 
 /** The sweep: entries past their TTL. */
 export function expireMedia(m: ReadModels, now: Date): NewEvent<MediaEvent>[] {
-  return m.media.overdue(now).map((e) => ({ type: 'media.expired', data: { tokenDigest: e.tokenDigest, tokenPrefix: e.tokenPrefix, ownedPath: ownedPathOf(e) } }));
+  return m.media
+    .overdue(now)
+    .map((e) => ({ type: 'media.expired', data: { tokenDigest: e.tokenDigest, tokenPrefix: e.tokenPrefix, ownedPath: ownedPathOf(e) } }));
 }
 
 const ownedPathOf = (e: MediaEntry): string | null => (e.owned ? e.path : null);
 
 /** Records an owned file's removal (the caller deletes it first, once no entry names it). */
-export function retireOwnedFile(path: string, reason: 'released' | 'shutdown' | 'restart', result: { deleted: boolean; error?: string }): NewEvent<MediaEvent>[] {
+export function retireOwnedFile(
+  path: string,
+  reason: 'released' | 'shutdown' | 'restart',
+  result: { deleted: boolean; error?: string },
+): NewEvent<MediaEvent>[] {
   return [{ type: 'media.retired', data: { path, reason, ...result } }];
 }
 
 /** An upload past the cap (413; a registered or by-path file past it is a 403 policy refusal). */
 export function uploadTooLarge(max: number): DomainError {
-  return new DomainError('media.upload_too_large', 'too_large', `the upload is larger than the media cap (RELAY_MEDIA_MAX_SIZE_MB): at most ${max} bytes`, {
-    max_size: max,
-  });
+  return new DomainError(
+    'media.upload_too_large',
+    'too_large',
+    `the upload is larger than the media cap (RELAY_MEDIA_MAX_SIZE_MB): at most ${max} bytes`,
+    {
+      max_size: max,
+    },
+  );
 }
 
 export function tooLarge(size: number, max: number): DomainError {

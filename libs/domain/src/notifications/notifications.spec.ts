@@ -7,7 +7,17 @@ import { postNotification, removeNotification } from './notifications';
 let seq = 0;
 function given(m: ReadModels, events: readonly NewEvent<RelayEvent>[], at = '2026-03-01T12:00:00.000Z'): StoredEvent[] {
   return events.map((e) => {
-    const stored = { seq: ++seq, id: `e${seq}`, at, type: e.type, actor: 'device:p', data: e.data, v: 1, prev: '', hash: '' } as unknown as StoredEvent;
+    const stored = {
+      seq: ++seq,
+      id: `e${seq}`,
+      at,
+      type: e.type,
+      actor: 'device:p',
+      data: e.data,
+      v: 1,
+      prev: '',
+      hash: '',
+    } as unknown as StoredEvent;
     m.apply(stored);
     return stored;
   });
@@ -19,7 +29,9 @@ describe('notification companion rules', () => {
     const m = new ReadModels();
     const stored: StoredEvent[] = [];
     for (let i = 0; i < 120; i++) {
-      stored.push(...given(m, postNotification(m, { entryId: `n${i}`, tokenPrefix: 'p', deviceName: 'P', payload: { package_name: 'a', title: `t${i}` } })));
+      stored.push(
+        ...given(m, postNotification(m, { entryId: `n${i}`, tokenPrefix: 'p', deviceName: 'P', payload: { package_name: 'a', title: `t${i}` } })),
+      );
     }
     expect(m.notifications.count()).toBe(NOTIFICATIONS_KEPT);
     expect(m.notifications.recent(2).map((x) => x.title)).toEqual(['t119', 't118']);

@@ -9,9 +9,13 @@ const TERMS = { sessionTtlSeconds: 30 * DAY, grants: grantDurations(undefined), 
 const device = (id: string) => ({ deviceId: id, deviceName: id, deviceModel: null, devicePlatform: null });
 
 describe('pairing rules', () => {
-  const register = (g: Given, digest: string, now = T0) => g.when((m, t) => registerCode(m, { codeDigest: digest, source: 'register', terms: TERMS }, t), now);
+  const register = (g: Given, digest: string, now = T0) =>
+    g.when((m, t) => registerCode(m, { codeDigest: digest, source: 'register', terms: TERMS }, t), now);
   const consume = (g: Given, digest: string, prefix: string, now = T0, deviceId = `d-${prefix}`) =>
-    g.when((m, t) => consumeCode(m, { codeDigest: digest, tokenDigest: `t-${prefix}`, tokenPrefix: prefix, device: device(deviceId), ip: '1.2.3.4' }, t), now);
+    g.when(
+      (m, t) => consumeCode(m, { codeDigest: digest, tokenDigest: `t-${prefix}`, tokenPrefix: prefix, device: device(deviceId), ip: '1.2.3.4' }, t),
+      now,
+    );
 
   it('a registered code lives 10 minutes and is consumed once into a session with clamped grants', () => {
     const g = new Given();
@@ -19,7 +23,9 @@ describe('pairing rules', () => {
     const out = consume(g, 'c1', 'pppp0001', at(T0, 599));
     expect(out.map((e) => e.type)).toEqual(['pairing.code_consumed', 'session.created']);
     expect(out[1].data).toMatchObject({ tokenPrefix: 'pppp0001', expiresAt: at(T0, 599 + 30 * DAY).toISOString() });
-    expect(() => consume(g, 'c1', 'pppp0002', at(T0, 599))).toThrow(expect.objectContaining({ code: 'auth.invalid_credentials', kind: 'unauthorized' }));
+    expect(() => consume(g, 'c1', 'pppp0002', at(T0, 599))).toThrow(
+      expect.objectContaining({ code: 'auth.invalid_credentials', kind: 'unauthorized' }),
+    );
   });
 
   it('an expired code fails at its expiry, before and after the sweep', () => {
@@ -73,7 +79,15 @@ describe('pairing rules', () => {
 
   describe('public requests', () => {
     const request = (g: Given, ip: string, n: number, now = T0) =>
-      g.when((m, t) => requestPairing(m, { codeDigest: `pub-${ip}-${n}`, requestId: `00000000-0000-0000-0000-${String(n).padStart(12, '0')}`, ip, deviceName: null }, t), now);
+      g.when(
+        (m, t) =>
+          requestPairing(
+            m,
+            { codeDigest: `pub-${ip}-${n}`, requestId: `00000000-0000-0000-0000-${String(n).padStart(12, '0')}`, ip, deviceName: null },
+            t,
+          ),
+        now,
+      );
 
     it('stays pending (auth refused with pending_approval) until approved; approval carries the terms', () => {
       const g = new Given();
@@ -88,8 +102,12 @@ describe('pairing rules', () => {
       request(g, 'ip', 1);
       register(g, 'host');
       expect(() => g.when((m, t) => approvePairing(m, { codeDigest: 'nope' }, TERMS, t), T0)).toThrow(expect.objectContaining({ kind: 'not_found' }));
-      expect(() => g.when((m, t) => approvePairing(m, { codeDigest: 'host' }, TERMS, t), T0)).toThrow(expect.objectContaining({ code: 'pairing.not_pending', kind: 'conflict' }));
-      expect(() => g.when((m, t) => denyPairing(m, { requestId: '00000000-0000-0000-0000-000000000001' }, t), at(T0, 600))).toThrow(expect.objectContaining({ kind: 'not_found' }));
+      expect(() => g.when((m, t) => approvePairing(m, { codeDigest: 'host' }, TERMS, t), T0)).toThrow(
+        expect.objectContaining({ code: 'pairing.not_pending', kind: 'conflict' }),
+      );
+      expect(() => g.when((m, t) => denyPairing(m, { requestId: '00000000-0000-0000-0000-000000000001' }, t), at(T0, 600))).toThrow(
+        expect.objectContaining({ kind: 'not_found' }),
+      );
       g.when((m, t) => denyPairing(m, { requestId: '00000000-0000-0000-0000-000000000001' }, t), T0);
       expect(() => consume(g, 'pub-ip-1', 'pppp0001')).toThrow(expect.objectContaining({ code: 'auth.invalid_credentials' }));
     });

@@ -10,18 +10,17 @@ type Out = NewEvent<RelayEvent>[];
 const expiry = (now: Date, seconds: number): string => new Date(now.getTime() + seconds * 1000).toISOString();
 
 /** A host-made code (register, mint, RELAY_PAIRING_CODE). Usable at once, for 10 minutes, once. */
-export function registerCode(
-  m: ReadModels,
-  cmd: { codeDigest: string; source: 'register' | 'mint' | 'env'; terms: PairingTerms },
-  now: Date,
-): Out {
+export function registerCode(m: ReadModels, cmd: { codeDigest: string; source: 'register' | 'mint' | 'env'; terms: PairingTerms }, now: Date): Out {
   const existing = m.pairing.get(cmd.codeDigest);
   if (existing && existing.expiresAt > now.getTime()) {
     throw new DomainError('pairing.code_exists', 'conflict', 'this pairing code is already registered and not yet used');
   }
   return [
     ...(existing ? [{ type: 'pairing.code_expired' as const, data: { codeDigest: existing.codeDigest, requestId: existing.requestId } }] : []),
-    { type: 'pairing.code_registered', data: { codeDigest: cmd.codeDigest, source: cmd.source, expiresAt: expiry(now, CODE_TTL_SECONDS), terms: cmd.terms } },
+    {
+      type: 'pairing.code_registered',
+      data: { codeDigest: cmd.codeDigest, source: cmd.source, expiresAt: expiry(now, CODE_TTL_SECONDS), terms: cmd.terms },
+    },
     ...clearAllBlocks(m.rateLimit, now, `pairing code registered (${cmd.source})`),
   ];
 }
@@ -31,20 +30,21 @@ export const PUBLIC_REQUEST_WINDOW_SECONDS = 600;
 export const MAX_PENDING_REQUESTS = 20;
 
 /** `POST /pairing`: a pending code that only an operator's approval makes usable. */
-export function requestPairing(
-  m: ReadModels,
-  cmd: { codeDigest: string; requestId: string; ip: string; deviceName: string | null },
-  now: Date,
-): Out {
+export function requestPairing(m: ReadModels, cmd: { codeDigest: string; requestId: string; ip: string; deviceName: string | null }, now: Date): Out {
   // A blocked address is refused here too (WIRE.md: blocked IPs get 429 on pairing).
   assertNotBlocked(m.rateLimit, cmd.ip, now);
   const live = m.pairing.live(now);
   const pending = live.filter((c) => c.state === 'pending');
   const fromIp = pending.filter((c) => c.ip === cmd.ip && now.getTime() - c.registeredAt < PUBLIC_REQUEST_WINDOW_SECONDS * 1000);
   if (fromIp.length >= PUBLIC_REQUESTS_PER_IP) {
-    throw new DomainError('pairing.too_many_requests', 'rate_limited', `at most ${PUBLIC_REQUESTS_PER_IP} pending pairing requests per address; wait for the operator`, {
-      retry_after: PUBLIC_REQUEST_WINDOW_SECONDS,
-    });
+    throw new DomainError(
+      'pairing.too_many_requests',
+      'rate_limited',
+      `at most ${PUBLIC_REQUESTS_PER_IP} pending pairing requests per address; wait for the operator`,
+      {
+        retry_after: PUBLIC_REQUEST_WINDOW_SECONDS,
+      },
+    );
   }
   if (pending.length >= MAX_PENDING_REQUESTS) {
     throw new DomainError('pairing.pending_full', 'unavailable', 'too many pairing requests are waiting for approval; try again later');
@@ -104,7 +104,10 @@ export function consumeCode(
     ? m.sessions
         .active(now)
         .filter((s) => s.deviceId === cmd.device.deviceId)
-        .map((s) => ({ type: 'session.revoked' as const, data: { tokenPrefix: s.tokenPrefix, by: 'system', self: false, reason: 'replaced' as const } }))
+        .map((s) => ({
+          type: 'session.revoked' as const,
+          data: { tokenPrefix: s.tokenPrefix, by: 'system', self: false, reason: 'replaced' as const },
+        }))
     : [];
   return [
     { type: 'pairing.code_consumed', data: { codeDigest: code.codeDigest, tokenPrefix: cmd.tokenPrefix, deviceId: cmd.device.deviceId } },

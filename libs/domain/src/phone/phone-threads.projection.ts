@@ -72,7 +72,13 @@ export class PhoneThreadsProjection implements Projection<State> {
         if (this.sub?.tokenPrefix === e.data.tokenPrefix) this.sub = null;
         break;
       case 'phone.subscribed':
-        this.sub = { connId: e.data.connId, tokenPrefix: e.data.tokenPrefix, deviceName: e.data.deviceName, sharePhoneStatus: e.data.sharePhoneStatus, since: at };
+        this.sub = {
+          connId: e.data.connId,
+          tokenPrefix: e.data.tokenPrefix,
+          deviceName: e.data.deviceName,
+          sharePhoneStatus: e.data.sharePhoneStatus,
+          since: at,
+        };
         break;
       case 'phone.unsubscribed':
         if (this.sub?.connId === e.data.connId) this.sub = null;
@@ -121,7 +127,17 @@ export class PhoneThreadsProjection implements Projection<State> {
       case 'phone.reply_received': {
         const d = e.data;
         if (this.replies.some((r) => r.seq >= e.seq)) break;
-        this.replies.push({ replyId: d.replyId, seq: e.seq, chatId: d.chatId, text: d.text, replyTo: d.replyTo, tokenPrefix: d.tokenPrefix, deviceName: d.deviceName, via: d.via, at });
+        this.replies.push({
+          replyId: d.replyId,
+          seq: e.seq,
+          chatId: d.chatId,
+          text: d.text,
+          replyTo: d.replyTo,
+          tokenPrefix: d.tokenPrefix,
+          deviceName: d.deviceName,
+          via: d.via,
+          at,
+        });
         if (this.replies.length > REPLIES_KEPT) this.replies.splice(0, this.replies.length - REPLIES_KEPT);
         const t = this.thread(d.chatId, at);
         t.replies++;

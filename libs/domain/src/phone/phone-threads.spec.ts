@@ -10,13 +10,31 @@ let seq = 0;
 /** Applies decided events as the log would (stamped with seq and time). */
 function given(m: ReadModels, events: readonly NewEvent<RelayEvent>[], at = T0, actor = 'operator'): StoredEvent[] {
   return events.map((e) => {
-    const stored = { seq: ++seq, id: `e${seq}`, at: at.toISOString(), type: e.type, actor, data: e.data, v: 1, prev: '', hash: '' } as unknown as StoredEvent;
+    const stored = {
+      seq: ++seq,
+      id: `e${seq}`,
+      at: at.toISOString(),
+      type: e.type,
+      actor,
+      data: e.data,
+      v: 1,
+      prev: '',
+      hash: '',
+    } as unknown as StoredEvent;
     m.apply(stored);
     return stored;
   });
 }
 
-const msg = (id: string, chatId = 'c'): PostMessage => ({ messageId: id, chatId, text: `text ${id}`, title: null, surfacing: null, replyTo: null, metadata: null });
+const msg = (id: string, chatId = 'c'): PostMessage => ({
+  messageId: id,
+  chatId,
+  text: `text ${id}`,
+  title: null,
+  surfacing: null,
+  replyTo: null,
+  metadata: null,
+});
 
 describe('phone queue rules', () => {
   it('queues every message and drops the oldest past the bound', () => {

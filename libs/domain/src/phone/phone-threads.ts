@@ -89,7 +89,8 @@ export function recordDeliveries(
   const out: NewEvent<PhoneThreadsEvent>[] = [];
   for (const d of deliveries) {
     const msg = m.phoneThreads.message(d.messageId);
-    if (msg?.state === 'queued') out.push({ type: 'phone.message_delivered', data: { messageId: d.messageId, chatId: msg.chatId, ...to, queued: d.queued } });
+    if (msg?.state === 'queued')
+      out.push({ type: 'phone.message_delivered', data: { messageId: d.messageId, chatId: msg.chatId, ...to, queued: d.queued } });
   }
   return out;
 }
@@ -106,7 +107,15 @@ export function recordFlush(
   return [...delivered, { type: 'phone.backlog_flushed', data: { ...to, count: deliveries.length, remaining, interrupted } }];
 }
 
-export type Reply = { replyId: string; chatId: string; text: string; replyTo: string | null; tokenPrefix: string; deviceName: string; via: 'ws' | 'http' };
+export type Reply = {
+  replyId: string;
+  chatId: string;
+  text: string;
+  replyTo: string | null;
+  tokenPrefix: string;
+  deviceName: string;
+  via: 'ws' | 'http';
+};
 
 export function recordReply(_m: ReadModels, cmd: Reply): NewEvent<PhoneThreadsEvent>[] {
   return [{ type: 'phone.reply_received', data: cmd }];

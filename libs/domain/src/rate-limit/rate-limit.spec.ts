@@ -61,7 +61,12 @@ describe('rate limiter', () => {
     for (let i = 0; i < 5; i++) fail(g, 'a', 'token', T0);
     for (let i = 0; i < 10; i++) fail(g, 'b', 'code', T0);
     fail(g, 'c', 'token', T0);
-    expect(g.models.rateLimit.activeBlocks(T0).map((b) => b.ip).sort()).toEqual(['a', 'b']);
+    expect(
+      g.models.rateLimit
+        .activeBlocks(T0)
+        .map((b) => b.ip)
+        .sort(),
+    ).toEqual(['a', 'b']);
     expect(g.when((m, now) => clearAllBlocks(m.rateLimit, now, 'test'), T0).map((e) => e.data)).toEqual([{ ip: null, reason: 'test' }]);
     expect(g.models.rateLimit.activeBlocks(T0)).toEqual([]);
     expect(g.models.rateLimit.failuresWithin('c', 'token', T0, 60)).toBe(0);

@@ -13,7 +13,10 @@ export function recordAuthFailure(
 ): NewEvent<AuthEvent>[] {
   const events: NewEvent<AuthEvent>[] = [{ type: 'auth.failed', data: failure }];
   const rule = policy[failure.kind];
-  if (limits.blockedUntil(failure.ip, now) === null && limits.failuresWithin(failure.ip, failure.kind, now, rule.windowSeconds) + 1 >= rule.failures) {
+  if (
+    limits.blockedUntil(failure.ip, now) === null &&
+    limits.failuresWithin(failure.ip, failure.kind, now, rule.windowSeconds) + 1 >= rule.failures
+  ) {
     const until = new Date(now.getTime() + rule.blockSeconds * 1000).toISOString();
     events.push({ type: 'ratelimit.blocked', data: { ip: failure.ip, kind: failure.kind, until } });
   }

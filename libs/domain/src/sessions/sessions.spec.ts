@@ -15,14 +15,28 @@ function withSessions(prefixes: string[], terms: { ttl?: number | null; grants?:
   prefixes.forEach((prefix, i) => {
     g.when(
       (m, now) =>
-        registerCode(m, { codeDigest: `code-${i}`, source: 'register', terms: { sessionTtlSeconds: terms.ttl === undefined ? 30 * DAY : terms.ttl, grants: grantDurations(terms.grants), transportHint: null } }, now),
+        registerCode(
+          m,
+          {
+            codeDigest: `code-${i}`,
+            source: 'register',
+            terms: { sessionTtlSeconds: terms.ttl === undefined ? 30 * DAY : terms.ttl, grants: grantDurations(terms.grants), transportHint: null },
+          },
+          now,
+        ),
       T0,
     );
     g.when(
       (m, now) =>
         consumeCode(
           m,
-          { codeDigest: `code-${i}`, tokenDigest: `digest-${prefix}`, tokenPrefix: prefix, device: { deviceId: `dev-${i}`, deviceName: `D${i}`, deviceModel: null, devicePlatform: null }, ip: '10.0.0.1' },
+          {
+            codeDigest: `code-${i}`,
+            tokenDigest: `digest-${prefix}`,
+            tokenPrefix: prefix,
+            device: { deviceId: `dev-${i}`, deviceName: `D${i}`, deviceModel: null, devicePlatform: null },
+            ip: '10.0.0.1',
+          },
           now,
         ),
       T0,
@@ -37,7 +51,8 @@ describe('sessions rules', () => {
     const g = withSessions(['abcd1111', 'abcd2222', 'wxyz9999']);
 
     it('needs at least 4 characters (400)', () => {
-      for (const p of ['', 'a', 'abc']) expect(() => findByPrefix(g.models, p, T0)).toThrow(expect.objectContaining({ code: 'sessions.prefix_too_short', kind: 'invalid' }));
+      for (const p of ['', 'a', 'abc'])
+        expect(() => findByPrefix(g.models, p, T0)).toThrow(expect.objectContaining({ code: 'sessions.prefix_too_short', kind: 'invalid' }));
     });
 
     it('finds exactly one match from 4 characters up to the whole prefix', () => {
@@ -49,7 +64,9 @@ describe('sessions rules', () => {
     it('404 on no match (also a longer string than any prefix), 409 on several, with the count', () => {
       expect(() => findByPrefix(g.models, 'zzzz', T0)).toThrow(expect.objectContaining({ code: 'sessions.not_found', kind: 'not_found' }));
       expect(() => findByPrefix(g.models, 'abcd11111', T0)).toThrow(expect.objectContaining({ kind: 'not_found' }));
-      expect(() => findByPrefix(g.models, 'abcd', T0)).toThrow(expect.objectContaining({ code: 'sessions.ambiguous_prefix', kind: 'conflict', extra: { matches: 2 } }));
+      expect(() => findByPrefix(g.models, 'abcd', T0)).toThrow(
+        expect.objectContaining({ code: 'sessions.ambiguous_prefix', kind: 'conflict', extra: { matches: 2 } }),
+      );
     });
 
     it('is case-sensitive (tokens are base64url)', () => {
@@ -82,7 +99,8 @@ describe('sessions rules', () => {
   });
 
   describe('shorten: reduction only', () => {
-    const shorten = (g: Given, input: ShortenInput, caller = device('abcd1111'), now = T0) => g.when((m, t) => shortenSession(m, 'abcd1111', caller, input, t), now);
+    const shorten = (g: Given, input: ShortenInput, caller = device('abcd1111'), now = T0) =>
+      g.when((m, t) => shortenSession(m, 'abcd1111', caller, input, t), now);
 
     it('shortens the lifetime and clamps every grant to it', () => {
       const g = withSessions(['abcd1111']);
@@ -142,7 +160,9 @@ describe('sessions rules', () => {
 
     it('an expired grant cannot be "shortened" back to life', () => {
       const g = withSessions(['abcd1111'], { grants: { bridge: 60 } });
-      expect(() => shorten(g, { grants: { bridge: 30 } }, device('abcd1111'), at(T0, 120))).toThrow(expect.objectContaining({ code: 'reduction_only' }));
+      expect(() => shorten(g, { grants: { bridge: 30 } }, device('abcd1111'), at(T0, 120))).toThrow(
+        expect.objectContaining({ code: 'reduction_only' }),
+      );
     });
   });
 

@@ -16,7 +16,9 @@ export function findByPrefix(m: ReadModels, prefix: string, now: Date): Session 
   const hits = m.sessions.matching(prefix, now);
   if (hits.length === 0) throw new DomainError('sessions.not_found', 'not_found', 'no session matches that token prefix');
   if (hits.length > 1) {
-    throw new DomainError('sessions.ambiguous_prefix', 'conflict', `${hits.length} sessions match that prefix; give more characters`, { matches: hits.length });
+    throw new DomainError('sessions.ambiguous_prefix', 'conflict', `${hits.length} sessions match that prefix; give more characters`, {
+      matches: hits.length,
+    });
   }
   return hits[0];
 }

@@ -28,7 +28,17 @@ function withSession(prefix = 'AAAAAAAA'): ReadModels {
   return m;
 }
 
-const input = (shellId: string, sessionName: string, prefix = 'AAAAAAAA') => ({ shellId, sessionName, tokenPrefix: prefix, deviceId: 'dev', connId: 'c1', pid: 100 + seq, shell: '/bin/sh', cols: 80, rows: 24 });
+const input = (shellId: string, sessionName: string, prefix = 'AAAAAAAA') => ({
+  shellId,
+  sessionName,
+  tokenPrefix: prefix,
+  deviceId: 'dev',
+  connId: 'c1',
+  pid: 100 + seq,
+  shell: '/bin/sh',
+  cols: 80,
+  rows: 24,
+});
 const applyAll = (m: ReadModels, events: ReadonlyArray<{ type: string; data: object }>) => events.forEach((e) => m.apply(stored(e.type, e.data)));
 
 describe('terminal rules', () => {
@@ -55,7 +65,9 @@ describe('terminal rules', () => {
     applyAll(m, reattachShell(m, 's1', 'c2'));
     expect(m.terminal.shell('s1')).toMatchObject({ connId: 'c2', graceUntil: null, detachedAt: null });
     const closed = closeShell(m, 's1', 'killed', { exitCode: null, signal: 1 });
-    expect(closed).toEqual([{ type: 'terminal.closed', data: expect.objectContaining({ shellId: 's1', reason: 'killed', signal: 1, sessionName: 'main' }) }]);
+    expect(closed).toEqual([
+      { type: 'terminal.closed', data: expect.objectContaining({ shellId: 's1', reason: 'killed', signal: 1, sessionName: 'main' }) },
+    ]);
     applyAll(m, closed);
     expect(closeShell(m, 's1', 'killed', { exitCode: null, signal: 1 })).toEqual([]);
     expect(() => reattachShell(m, 's1', 'c3')).toThrow(expect.objectContaining({ code: 'terminal.not_found' }));
@@ -77,10 +89,18 @@ describe('terminal rules', () => {
   it('validates names and sizes', () => {
     expect(sessionNameOf(undefined)).toBe('main');
     expect(sessionNameOf('work-2.a_b')).toBe('work-2.a_b');
-    for (const bad of ['../x', '-x', 'a'.repeat(65), 3, 'a b']) expect(() => sessionNameOf(bad)).toThrow(expect.objectContaining({ code: 'terminal.bad_session_name' }));
+    for (const bad of ['../x', '-x', 'a'.repeat(65), 3, 'a b'])
+      expect(() => sessionNameOf(bad)).toThrow(expect.objectContaining({ code: 'terminal.bad_session_name' }));
     expect(termSize({}, { cols: 80, rows: 24 })).toEqual({ cols: 80, rows: 24 });
     expect(termSize({ cols: 200, rows: 60 }, null)).toEqual({ cols: 200, rows: 60 });
-    for (const bad of [{ cols: 0, rows: 1 }, { cols: 1.5, rows: 1 }, { cols: 1001, rows: 1 }, { cols: 10, rows: 501 }, { cols: '80', rows: 24 }, {}]) {
+    for (const bad of [
+      { cols: 0, rows: 1 },
+      { cols: 1.5, rows: 1 },
+      { cols: 1001, rows: 1 },
+      { cols: 10, rows: 501 },
+      { cols: '80', rows: 24 },
+      {},
+    ]) {
       expect(() => termSize(bad, null)).toThrow(expect.objectContaining({ code: 'terminal.bad_size' }));
     }
   });

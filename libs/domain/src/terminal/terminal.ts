@@ -12,7 +12,11 @@ const SESSION_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export function sessionNameOf(value: unknown): string {
   if (value === undefined || value === null || value === '') return DEFAULT_SESSION_NAME;
   if (typeof value !== 'string' || !SESSION_NAME_RE.test(value)) {
-    throw new DomainError('terminal.bad_session_name', 'invalid', 'session_name: 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit');
+    throw new DomainError(
+      'terminal.bad_session_name',
+      'invalid',
+      'session_name: 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit',
+    );
   }
   return value;
 }

@@ -93,9 +93,4 @@ export type BridgeSafetyDecided = Ev<
 >;
 
 export type BridgeEvent =
-  | BridgeStatusReported
-  | BridgeActiveSelected
-  | BridgeCommandSent
-  | BridgeCommandAnswered
-  | BridgeCommandFailed
-  | BridgeSafetyDecided;
+  BridgeStatusReported | BridgeActiveSelected | BridgeCommandSent | BridgeCommandAnswered | BridgeCommandFailed | BridgeSafetyDecided;

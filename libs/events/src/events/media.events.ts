@@ -53,17 +53,7 @@ export type MediaEvicted = Ev<'media.evicted', { tokenDigest: string; tokenPrefi
  * An owned file was removed from disk: its last token retired (`released`), the relay stopped in
  * order (`shutdown`), or it was left behind by an earlier run (`restart`), or an upload was abandoned.
  */
-export type MediaRetired = Ev<
-  'media.retired',
-  { path: string; reason: 'released' | 'shutdown' | 'restart'; deleted: boolean; error?: string }
->;
+export type MediaRetired = Ev<'media.retired', { path: string; reason: 'released' | 'shutdown' | 'restart'; deleted: boolean; error?: string }>;
 
 export type MediaEvent =
-  | MediaRegistered
-  | MediaUploaded
-  | MediaMarkedSensitive
-  | MediaFetched
-  | MediaRefused
-  | MediaExpired
-  | MediaEvicted
-  | MediaRetired;
+  MediaRegistered | MediaUploaded | MediaMarkedSensitive | MediaFetched | MediaRefused | MediaExpired | MediaEvicted | MediaRetired;

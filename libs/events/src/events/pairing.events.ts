@@ -23,16 +23,7 @@ export type PairingRequested = Ev<
 >;
 export type PairingApproved = Ev<'pairing.approved', { requestId: string; codeDigest: string; terms: PairingTerms }>;
 export type PairingDenied = Ev<'pairing.denied', { requestId: string; codeDigest: string }>;
-export type PairingCodeConsumed = Ev<
-  'pairing.code_consumed',
-  { codeDigest: string; tokenPrefix: string; deviceId: string }
->;
+export type PairingCodeConsumed = Ev<'pairing.code_consumed', { codeDigest: string; tokenPrefix: string; deviceId: string }>;
 export type PairingCodeExpired = Ev<'pairing.code_expired', { codeDigest: string; requestId: string | null }>;
 
-export type PairingEvent =
-  | PairingCodeRegistered
-  | PairingRequested
-  | PairingApproved
-  | PairingDenied
-  | PairingCodeConsumed
-  | PairingCodeExpired;
+export type PairingEvent = PairingCodeRegistered | PairingRequested | PairingApproved | PairingDenied | PairingCodeConsumed | PairingCodeExpired;

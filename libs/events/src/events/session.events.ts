@@ -19,23 +19,11 @@ export type SessionCreated = Ev<
   }
 >;
 /** A reduction: the new (shorter or equal) expiry and the full new grant set. */
-export type SessionShortened = Ev<
-  'session.shortened',
-  { tokenPrefix: string; expiresAt: string | null; grants: GrantExpiries }
->;
-export type SessionRevoked = Ev<
-  'session.revoked',
-  { tokenPrefix: string; by: string; self: boolean; reason: 'revoked' | 'replaced' }
->;
+export type SessionShortened = Ev<'session.shortened', { tokenPrefix: string; expiresAt: string | null; grants: GrantExpiries }>;
+export type SessionRevoked = Ev<'session.revoked', { tokenPrefix: string; by: string; self: boolean; reason: 'revoked' | 'replaced' }>;
 export type SessionExpired = Ev<'session.expired', { tokenPrefix: string }>;
 export type SessionGrantExpired = Ev<'session.grant_expired', { tokenPrefix: string; channel: string }>;
 /** Throttled: at most one a minute per session, so last-seen is state without flooding the log. */
 export type SessionSeen = Ev<'session.seen', { tokenPrefix: string; ip: string; via: 'http' | 'ws' }>;
 
-export type SessionEvent =
-  | SessionCreated
-  | SessionShortened
-  | SessionRevoked
-  | SessionExpired
-  | SessionGrantExpired
-  | SessionSeen;
+export type SessionEvent = SessionCreated | SessionShortened | SessionRevoked | SessionExpired | SessionGrantExpired | SessionSeen;

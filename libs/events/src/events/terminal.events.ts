@@ -40,7 +40,15 @@ export type TerminalDetached = Ev<
 export type TerminalReattached = Ev<'terminal.reattached', { shellId: string; tokenPrefix: string; connId: string }>;
 export type TerminalClosed = Ev<
   'terminal.closed',
-  { shellId: string; sessionName: string; tokenPrefix: string; pid: number; reason: TerminalCloseReason; exitCode: number | null; signal: number | null }
+  {
+    shellId: string;
+    sessionName: string;
+    tokenPrefix: string;
+    pid: number;
+    reason: TerminalCloseReason;
+    exitCode: number | null;
+    signal: number | null;
+  }
 >;
 
 export type TuiStarted = Ev<
