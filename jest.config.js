@@ -6,6 +6,9 @@ const common = {
   testEnvironment: 'node',
 };
 module.exports = {
+  // Suites run in worker processes (never in band), so one suite's stray handle can neither keep the run
+  // open nor leak into another suite.
+  maxWorkers: 2,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/relay/**/*.spec.ts'] },
