@@ -1,33 +1,11 @@
-import { IsBoolean, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsBoolean, IsOptional, IsString, Matches } from 'class-validator';
+import { TermsDto } from '../../pairing/pairing.dto';
+import { ShortenDto } from '../../sessions/sessions.dto';
 
-export class ConsoleShortenDto {
-  @IsOptional()
-  @IsInt({ message: 'ttl_seconds must be a whole number of seconds' })
-  @Min(0)
-  @Max(315_360_000)
-  ttl_seconds?: number;
+/** The console shortens and mints through the same bodies as the phone and host routes. */
+export class ConsoleShortenDto extends ShortenDto {}
 
-  @IsOptional()
-  @IsObject({ message: 'grants must be an object of channel -> duration or false' })
-  grants?: Record<string, unknown>;
-}
-
-export class ConsoleMintDto {
-  @IsOptional()
-  @IsInt({ message: 'ttl_seconds must be a whole number of seconds (0: never)' })
-  @Min(0)
-  @Max(315_360_000)
-  ttl_seconds?: number;
-
-  @IsOptional()
-  @IsObject({ message: 'grants must be an object of channel -> duration' })
-  grants?: Record<string, unknown>;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(32)
-  transport_hint?: string;
-}
+export class ConsoleMintDto extends TermsDto {}
 
 export class ConsoleApproveDto extends ConsoleMintDto {
   @IsString()
