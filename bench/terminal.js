@@ -17,7 +17,7 @@ const { loadConfig } = require(path.join(DIST, 'common', 'config.js'));
 const MB = Number(process.env.BENCH_MB || 200);
 const RUNS = Number(process.env.BENCH_RUNS || 3);
 const KEYS = Number(process.env.BENCH_KEYS || 200);
-const SHELL = '/bin/bash';
+const SHELL = process.env.BENCH_SHELL || '/bin/bash';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import WebSocket from 'ws';
 import { TerminalService } from '../../apps/relay/src/terminal/terminal.service';
 import { HIGH_WATER } from '../../apps/relay/src/terminal/shell-process';
@@ -17,7 +18,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('terminal flood', () => {
   let relay: TestRelay;
   beforeAll(async () => {
-    relay = await startRelay({ config: { terminalShell: '/bin/bash' } });
+    relay = await startRelay({ config: { terminalShell: path.join(__dirname, '../fixtures/bash-norc') } });
   });
   afterAll(() => relay.close());
 

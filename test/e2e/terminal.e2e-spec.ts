@@ -7,7 +7,7 @@ import { loadConfig } from '../../apps/relay/src/common/config';
 import { bearer, pairPhone, Phone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { eventually, leftoversAfter, Screen, sessionLeftovers } from '../support/terminal-screen';
 
-const SHELL = '/bin/bash';
+const SHELL = path.join(__dirname, '../fixtures/bash-norc');
 jest.setTimeout(20_000);
 
 async function attach(phone: Phone, payload: Record<string, unknown> = {}, id = `a-${Math.random()}`) {

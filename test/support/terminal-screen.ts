@@ -25,7 +25,7 @@ export class Screen {
   }
 
   /** Resolves with the match once the shell's output (since the last clear) matches `re`. */
-  waitFor(re: RegExp, name = 'main', timeoutMs = 5000): Promise<RegExpMatchArray> {
+  waitFor(re: RegExp, name = 'main', timeoutMs = 15_000): Promise<RegExpMatchArray> {
     return new Promise((resolve, reject) => {
       const check = (): boolean => {
         const m = this.of(name).match(re);
