@@ -5,7 +5,6 @@ import { readEvents, startRelay, type TestRelay } from '../support/harness';
 import { solidPng } from '../support/png';
 
 /** Response bodies are read as loosely typed JSON; the assertions check their shape. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
 /** The console's inline image preview: `GET /console/api/media/:ref/preview`, loopback only. */
