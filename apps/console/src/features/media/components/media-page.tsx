@@ -65,7 +65,7 @@ export function MediaPage() {
                           <Button
                             size="sm"
                             variant="ghost"
-                          className="media-preview-toggle"
+                            className="media-preview-toggle"
                             aria-expanded={open.has(e.token_prefix)}
                             aria-controls={`media-preview-${e.token_prefix}`}
                             onClick={() => toggle(e.token_prefix)}
