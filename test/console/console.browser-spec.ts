@@ -260,7 +260,7 @@ describe('operator console in headless chromium', () => {
     await page.keyboard.press('Enter');
     const img = page.getByTestId('media-preview').getByRole('img', { name: 'screen-capture.png' });
     await img.waitFor({ state: 'visible' });
-    expect(await img.evaluate((el) => (el as HTMLImageElement).naturalWidth)).toBe(64);
+    expect(await img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBe(64);
     expect(await img.getAttribute('src')).toMatch(/^\/console\/api\/media\/[A-Za-z0-9_-]{8}\/preview$/);
     expect(await row.getByRole('button', { name: 'Hide preview' }).getAttribute('aria-expanded')).toBe('true');
     await page.screenshot({ animations: 'disabled', path: shot('media-preview'), fullPage: true });
