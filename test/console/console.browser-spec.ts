@@ -9,6 +9,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { CLOSE } from '../../apps/relay/src/phone-socket/envelope';
 import { pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
 import { dc, startSim } from '../support/bridge';
+import { solidPng } from '../support/png';
 import { ensureConsoleBuilt, launchBrowser, shot } from './browser';
 
 jest.setTimeout(60_000);
@@ -237,6 +238,36 @@ describe('operator console in headless chromium', () => {
     await expectText(table, /build-report\.txt sensitive/);
     await expectText(table, /text\/plain/);
     await page.screenshot({ animations: 'disabled', path: shot('media'), fullPage: true });
+  });
+
+  it('previews a registered PNG inline from its Preview button; non-images have none', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-preview-'));
+    const file = path.join(dir, 'screen-capture.png');
+    fs.writeFileSync(file, solidPng(64, 40));
+    const res = await fetch(`${relay.url}/media/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ path: file }),
+    });
+    expect(res.status).toBe(200);
+    const table = page.getByTestId('media-table');
+    const row = table.locator('tr', { hasText: 'screen-capture.png' });
+    const button = row.getByRole('button', { name: 'Preview' });
+    await button.waitFor();
+    expect(await table.locator('tr', { hasText: 'build-report.txt' }).getByRole('button', { name: 'Preview' }).count()).toBe(0);
+    // Keyboard: the button takes focus and opens on Enter.
+    await button.focus();
+    await page.keyboard.press('Enter');
+    const img = page.getByTestId('media-preview').getByRole('img', { name: 'screen-capture.png' });
+    await img.waitFor({ state: 'visible' });
+    expect(await img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBe(64);
+    expect(await img.getAttribute('src')).toMatch(/^\/console\/api\/media\/[A-Za-z0-9_-]{8}\/preview$/);
+    expect(await row.getByRole('button', { name: 'Hide preview' }).getAttribute('aria-expanded')).toBe('true');
+    await page.screenshot({ animations: 'disabled', path: shot('media-preview'), fullPage: true });
+    expect(pageErrors).toEqual([]);
+    await row.getByRole('button', { name: 'Hide preview' }).click();
+    await page.getByTestId('media-preview').waitFor({ state: 'detached' });
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('is usable on a narrow window and in the dark theme', async () => {

@@ -48,6 +48,10 @@ export const STREAM_CHUNK = 1024 * 1024;
 
 const epoch = (ms: number): number => Math.floor(ms / 1000);
 
+/** What the console previews inline, and up to what size. */
+export const PREVIEW_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+export const PREVIEW_MAX_BYTES = 10 * 1024 * 1024;
+
 export type RegisterInput = { path: string; content_type?: string; file_name?: string; owned_file?: boolean; sensitive?: boolean };
 export type FileMeta = { contentType: string; fileName: string | null; sensitive: boolean };
 
@@ -349,6 +353,60 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     await this.send(req, reply, opened, entry, async (served) => {
       await this.log.run(actor, (m, now) => recordTokenFetch(m, digest, served, now));
     });
+  }
+
+  /**
+   * The console's image preview (`GET /console/api/media/:ref/preview`, loopback only): `ref` is the
+   * token prefix the console lists. Opened exactly like a token fetch (registered identity, policy),
+   * only raster images, at most PREVIEW_MAX_BYTES, and nothing recorded: an operator look is not a fetch.
+   */
+  async preview(ref: string, reply: FastifyReply): Promise<void> {
+    const entry = this.entryByPrefix(ref);
+    const contentType = entry.contentType.split(';')[0].trim().toLowerCase();
+    if (!PREVIEW_TYPES.has(contentType)) {
+      throw new DomainError('media.not_previewable', 'unsupported', `only images (${[...PREVIEW_TYPES].join(', ')}) have a preview`);
+    }
+    if (entry.size > PREVIEW_MAX_BYTES) {
+      throw new DomainError('media.preview_too_large', 'too_large', `the file is ${entry.size} bytes; previews stop at ${PREVIEW_MAX_BYTES}`);
+    }
+    const opened = await openChecked(entry.path, {
+      maxSize: Math.min(PREVIEW_MAX_BYTES, this.limits.maxSizeBytes),
+      expect: { fileId: entry.fileId, realPath: entry.path },
+      ...(entry.owned ? {} : { policy: this.policy }),
+    });
+    try {
+      const size = Number(opened.stat.size);
+      reply
+        .code(200)
+        .header('content-type', contentType)
+        .header('content-length', String(size))
+        .header('cache-control', 'no-store')
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'none'")
+        .header('cross-origin-resource-policy', 'same-origin');
+      if (size === 0) {
+        await reply.send(Readable.from([]));
+        return;
+      }
+      reply.hijack();
+      reply.raw.writeHead(200, reply.getHeaders() as OutgoingHttpHeaders);
+      this.transfers.add(reply.raw);
+      try {
+        await pumpFile(opened.handle, 0, size - 1, reply.raw, STREAM_CHUNK);
+      } finally {
+        this.transfers.delete(reply.raw);
+      }
+    } finally {
+      await opened.handle.close().catch(() => undefined);
+    }
+  }
+
+  /** The live entry a console ref (token prefix) names; unknown, expired or ambiguous refs are 404. */
+  private entryByPrefix(ref: string): MediaEntry {
+    const now = this.clock.now();
+    const hits = /^[A-Za-z0-9_-]{8}$/.test(ref) ? this.log.models.media.live(now).filter((e) => e.tokenPrefix === ref) : [];
+    if (hits.length !== 1) throw new DomainError('media.not_found', 'not_found', 'no live media entry with that reference');
+    return hits[0];
   }
 
   /** `GET /media/by-path`: the policy is applied to the real path and again to what was opened. */

@@ -1,8 +1,10 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Param, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import * as path from 'node:path';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
 import { EventLog } from '../../common/event-log';
+import { MediaService } from '../../media/media.service';
 import { ConsoleFeatures } from '../console-features';
 
 const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
@@ -14,6 +16,7 @@ export class MediaConsoleController {
     features: ConsoleFeatures,
     private readonly log: EventLog,
     private readonly clock: Clock,
+    private readonly media: MediaService,
   ) {
     features.add({ id: 'media', title: 'Media', order: 35 });
   }
@@ -43,5 +46,15 @@ export class MediaConsoleController {
         last_fetched_at: epoch(e.lastFetchedAt),
       })),
     };
+  }
+
+  /**
+   * Inline image preview by the entry's `token_prefix` (never the token or the path in the URL).
+   * The media service opens it as a token fetch would; nothing is recorded (PROTOCOL.md).
+   */
+  @Get('/:ref/preview')
+  @Auth('loopback')
+  preview(@Param('ref') ref: string, @Res() reply: FastifyReply) {
+    return this.media.preview(ref, reply);
   }
 }

@@ -1,12 +1,23 @@
-import { Ago, Card, Chip, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
+import { Fragment, useState } from 'react';
+import { Ago, Button, Card, Chip, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
 import { bytes } from '@/lib/format';
 import { useMedia } from '../api/get-media';
+import { isPreviewable } from '../api/media-preview';
+import { MediaPreview } from './media-preview';
 
 const ms = (s: number | null) => (s === null ? null : s * 1000);
 
 export function MediaPage() {
   const q = useMedia();
   const m = q.data;
+  /** Token prefixes whose preview is open. */
+  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  const toggle = (ref: string) =>
+    setOpen((prev) => {
+      const next = new Set(prev);
+      if (!next.delete(ref)) next.add(ref);
+      return next;
+    });
   return (
     <>
       <PageHeader
@@ -40,37 +51,58 @@ export function MediaPage() {
               </thead>
               <tbody>
                 {m.entries.map((e) => (
-                  <tr key={e.token_prefix}>
-                    <td data-label="Name" className="col-device">
-                      <div className="strong">
-                        {e.name} {e.sensitive ? <Chip tone="warn">sensitive</Chip> : null}
-                      </div>
-                      <div className="muted mono small" title={e.path}>
-                        {e.token_prefix} · {e.source}
-                        {e.owned ? ' · owned' : ''}
-                      </div>
-                    </td>
-                    <td data-label="Type" className="mono small">
-                      {e.content_type}
-                    </td>
-                    <td data-label="Size" className="nowrap">
-                      {bytes(e.size)}
-                    </td>
-                    <td data-label="Age">
-                      <Ago ms={ms(e.registered_at)} />
-                    </td>
-                    <td data-label="Expires">
-                      <Ago ms={ms(e.expires_at)} />
-                    </td>
-                    <td data-label="Fetches">
-                      {e.fetch_count}
-                      {e.last_fetched_at ? (
-                        <div className="muted small">
-                          last <Ago ms={ms(e.last_fetched_at)} />
+                  <Fragment key={e.token_prefix}>
+                    <tr>
+                      <td data-label="Name" className="col-device">
+                        <div className="strong">
+                          {e.name} {e.sensitive ? <Chip tone="warn">sensitive</Chip> : null}
                         </div>
-                      ) : null}
-                    </td>
-                  </tr>
+                        <div className="muted mono small" title={e.path}>
+                          {e.token_prefix} · {e.source}
+                          {e.owned ? ' · owned' : ''}
+                        </div>
+                        {isPreviewable(e.content_type, e.size) ? (
+                          <Button
+                            size="sm"
+                            variant="ghost"
+                            className="media-preview-toggle"
+                            aria-expanded={open.has(e.token_prefix)}
+                            aria-controls={`media-preview-${e.token_prefix}`}
+                            onClick={() => toggle(e.token_prefix)}
+                          >
+                            {open.has(e.token_prefix) ? 'Hide preview' : 'Preview'}
+                          </Button>
+                        ) : null}
+                      </td>
+                      <td data-label="Type" className="mono small">
+                        {e.content_type}
+                      </td>
+                      <td data-label="Size" className="nowrap">
+                        {bytes(e.size)}
+                      </td>
+                      <td data-label="Age">
+                        <Ago ms={ms(e.registered_at)} />
+                      </td>
+                      <td data-label="Expires">
+                        <Ago ms={ms(e.expires_at)} />
+                      </td>
+                      <td data-label="Fetches">
+                        {e.fetch_count}
+                        {e.last_fetched_at ? (
+                          <div className="muted small">
+                            last <Ago ms={ms(e.last_fetched_at)} />
+                          </div>
+                        ) : null}
+                      </td>
+                    </tr>
+                    {open.has(e.token_prefix) ? (
+                      <tr id={`media-preview-${e.token_prefix}`}>
+                        <td colSpan={6} data-label="Preview">
+                          <MediaPreview tokenPrefix={e.token_prefix} name={e.name} />
+                        </td>
+                      </tr>
+                    ) : null}
+                  </Fragment>
                 ))}
               </tbody>
             </table>
