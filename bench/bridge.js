@@ -149,7 +149,10 @@ const median = (xs) => pct(xs, 50);
 
 function start(kind) {
   const extra = arg('log-dir') ? ['--log-dir', arg('log-dir')] : [];
-  const child = fork(__filename, ['--serve', kind, ...extra], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = fork(__filename, ['--serve', kind, ...extra], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    execArgv: process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [],
+  });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, ...m }));
     child.once('exit', (code) => reject(new Error(`${kind} server exited ${code}`)));
