@@ -109,9 +109,41 @@ async function serveRelay() {
     body: JSON.stringify({ code }),
   });
   if (reg.status !== 201) throw new Error(`register: ${reg.status}`);
-  const sim = await new PhoneSim({ relayUrl: relay.url, code, deviceId: 'bench-phone' }).start();
-  while (!relay.log.models.bridge.device(sim.tokenPrefix)) await new Promise((r) => setTimeout(r, 5));
-  return { port: relay.port, token: sim.token, cleanup: () => fs.rmSync(home, { recursive: true, force: true }) };
+  if (process.argv.includes('--sim-in-process')) {
+    const sim = await new PhoneSim({ relayUrl: relay.url, code, deviceId: 'bench-phone' }).start();
+    while (!relay.log.models.bridge.device(sim.tokenPrefix)) await new Promise((r) => setTimeout(r, 5));
+    return { port: relay.port, token: sim.token, cleanup: () => fs.rmSync(home, { recursive: true, force: true }) };
+  }
+  // The phone is another device: by default the simulator runs in its own process, as `svc phone-sim`.
+  const tokenFile = path.join(home, 'sim-token');
+  const simProc = require('node:child_process').spawn(
+    process.execPath,
+    [
+      path.join(__dirname, '..', 'bin', 'svc'),
+      'phone-sim',
+      '--relay',
+      relay.url.replace(/^http/, 'ws'),
+      '--code',
+      code,
+      '--device-id',
+      'bench-phone',
+      '--save-token',
+      tokenFile,
+      '--quiet',
+    ],
+    { stdio: 'ignore' },
+  );
+  while (!fs.existsSync(tokenFile)) await new Promise((r) => setTimeout(r, 10));
+  const token = fs.readFileSync(tokenFile, 'utf8').trim();
+  while (!relay.log.models.bridge.device(token.slice(0, 8))) await new Promise((r) => setTimeout(r, 5));
+  return {
+    port: relay.port,
+    token,
+    cleanup: () => {
+      simProc.kill();
+      fs.rmSync(home, { recursive: true, force: true });
+    },
+  };
 }
 
 if (process.argv.includes('--serve')) {
