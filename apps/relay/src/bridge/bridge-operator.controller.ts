@@ -1,11 +1,11 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { type BridgeActivity, type BridgeDevice, type SafetyRecord } from '@svc/domain';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { Auth } from '../common/auth';
 import { Clock } from '../common/clock';
 import { EventLog } from '../common/event-log';
 import { BridgeService } from './bridge.service';
+import { bridgeActivityView, bridgeDeviceView, pendingConfirmationView, safetyDecisionView } from './bridge-views';
 import { SelectActiveDto } from './device-control.dto';
 
 const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
@@ -37,7 +37,7 @@ export class BridgeOperatorController {
     const counts = m.decisionCounts();
     return {
       ok: true,
-      device: active ? this.deviceView(active) : null,
+      device: active ? bridgeDeviceView(active, m.active, this.bridge.isOnline(active)) : null,
       bridge: {
         connected: devices.length > 0,
         devices: devices.length,
@@ -57,11 +57,9 @@ export class BridgeOperatorController {
         blocklist: this.bridge.settings.blocklist,
         destructive_verbs: this.bridge.settings.destructiveVerbs,
         route_verbs: this.bridge.settings.routeVerbs,
-        pending_confirmations: m
-          .pendingConfirmations()
-          .map((p) => ({ request_id: p.requestId, token_prefix: p.tokenPrefix, path: p.path, verb: p.verb, deadline: epoch(p.deadline) })),
+        pending_confirmations: m.pendingConfirmations().map(pendingConfirmationView),
         decisions: counts,
-        recent: m.safety(10).map(safetyView),
+        recent: m.safety(10).map(safetyDecisionView),
       },
     };
   }
@@ -70,14 +68,18 @@ export class BridgeOperatorController {
   @Auth('loopback')
   activity(@Query() q: ActivityQuery) {
     const m = this.log.models.bridge;
-    return { ok: true, activity: m.activity(q.limit ?? 50).map(activityView), safety: m.safety(q.limit ?? 50).map(safetyView) };
+    return { ok: true, activity: m.activity(q.limit ?? 50).map(bridgeActivityView), safety: m.safety(q.limit ?? 50).map(safetyDecisionView) };
   }
 
   @Get('/devices')
   @Auth('loopback')
   devices() {
     const m = this.log.models.bridge;
-    return { ok: true, active: m.active, devices: m.allDevices().map((d) => this.deviceView(d)) };
+    return {
+      ok: true,
+      active: m.active,
+      devices: m.allDevices().map((d) => bridgeDeviceView(d, this.log.models.bridge.active, this.bridge.isOnline(d))),
+    };
   }
 
   @Post('/select-active')
@@ -85,57 +87,6 @@ export class BridgeOperatorController {
   @HttpCode(200)
   async selectActive(@Body() body: SelectActiveDto) {
     const d = await this.bridge.selectActive((body.device_id ?? body.device)!);
-    return { ok: true, active: d.tokenPrefix, device: this.deviceView(d) };
+    return { ok: true, active: d.tokenPrefix, device: bridgeDeviceView(d, this.log.models.bridge.active, this.bridge.isOnline(d)) };
   }
-
-  private deviceView(d: BridgeDevice) {
-    return {
-      token_prefix: d.tokenPrefix,
-      device_id: d.deviceId,
-      device_name: d.deviceName,
-      active: this.log.models.bridge.active === d.tokenPrefix,
-      online: this.bridge.isOnline(d),
-      screen_on: d.screenOn,
-      battery: d.battery,
-      current_app: d.currentApp,
-      accessibility_enabled: d.accessibilityEnabled,
-      master_enabled: d.masterEnabled,
-      device_control_supported: d.deviceControlSupported,
-      trusted_destructive_verbs: d.trustedVerbs,
-      auto_disable_minutes: d.autoDisableMinutes,
-      auto_disable_at: epoch(d.autoDisableAt),
-      reported_at: epoch(d.reportedAt),
-      last_command_at: epoch(d.lastCommandAt),
-    };
-  }
-}
-
-function activityView(a: BridgeActivity) {
-  return {
-    request_id: a.requestId,
-    token_prefix: a.tokenPrefix,
-    method: a.method,
-    path: a.path,
-    shape: a.shape,
-    at: a.at / 1000,
-    outcome: a.outcome,
-    status: a.status,
-    latency_ms: a.latencyMs,
-    safety: a.safety,
-  };
-}
-
-function safetyView(s: SafetyRecord) {
-  return {
-    seq: s.seq,
-    at: s.at / 1000,
-    decision: s.decision,
-    token_prefix: s.tokenPrefix,
-    request_id: s.requestId,
-    path: s.path,
-    reason: s.reason,
-    ...(s.package ? { package: s.package } : {}),
-    ...(s.verb ? { verb: s.verb } : {}),
-    ...(s.idleMinutes !== undefined ? { idle_minutes: s.idleMinutes } : {}),
-  };
 }
