@@ -8,7 +8,8 @@ export const CHAT_ID = /^[^\x00-\x1f\x7f]{1,256}$/;
 export const MESSAGE_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 export const MAX_TEXT = 32_768;
 
-export class PostMessageDto {
+/** What a message and a reply share: the conversation, the text, and what it answers. */
+export class ChatTextDto {
   /** The conversation; omitted: the home channel's chat (`phone`). */
   @IsOptional()
   @IsString()
@@ -22,6 +23,13 @@ export class PostMessageDto {
 
   @IsOptional()
   @IsString()
+  @Matches(MESSAGE_ID, { message: 'reply_to: a message id (1-128 of A-Z a-z 0-9 _ . : -)' })
+  reply_to?: string | null;
+}
+
+export class PostMessageDto extends ChatTextDto {
+  @IsOptional()
+  @IsString()
   @MaxLength(256, { message: 'title: at most 256 characters' })
   title?: string | null;
 
@@ -29,11 +37,6 @@ export class PostMessageDto {
   @IsOptional()
   @IsIn(SURFACINGS as Surfacing[], { message: `surfacing must be one of ${SURFACINGS.join(', ')} (or null)` })
   surfacing?: Surfacing | null;
-
-  @IsOptional()
-  @IsString()
-  @Matches(MESSAGE_ID, { message: 'reply_to: a message id (1-128 of A-Z a-z 0-9 _ . : -)' })
-  reply_to?: string | null;
 
   @IsOptional()
   @IsObject({ message: 'metadata must be an object' })
@@ -46,22 +49,7 @@ export class PostMessageDto {
   message_id?: string;
 }
 
-export class PostReplyDto {
-  @IsOptional()
-  @IsString()
-  @Matches(CHAT_ID, { message: 'chat_id: 1-256 printable characters' })
-  chat_id?: string;
-
-  @IsString({ message: 'text must be a string' })
-  @IsNotEmpty({ message: 'text must not be empty' })
-  @MaxLength(MAX_TEXT, { message: `text: at most ${MAX_TEXT} characters` })
-  text!: string;
-
-  @IsOptional()
-  @IsString()
-  @Matches(MESSAGE_ID, { message: 'reply_to: a message id' })
-  reply_to?: string | null;
-}
+export class PostReplyDto extends ChatTextDto {}
 
 export class RepliesQueryDto {
   /** The cursor of the last reply already seen (0: from the oldest kept). */
