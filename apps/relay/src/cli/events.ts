@@ -2,24 +2,11 @@ import { ReadModels, type Session } from '@svc/domain';
 import { ChainError, checkLine, listSegments, replayLog, scanLines, verifyLog, type StoredEvent } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
-import { CliError, colours, EXIT, line, UsageError, type CliIo } from './io';
+import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
 import { resolveLogDir } from './log-dir';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 const short = (ms: number | null): string => (ms === null ? 'never' : new Date(ms).toISOString().slice(0, 16).replace('T', ' ') + 'Z');
-
-function parse<T extends Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>>(
-  command: string,
-  args: string[],
-  options: T,
-) {
-  try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
-  } catch (err) {
-    throw new UsageError((err as Error).message, command);
-  }
-}
 
 function chainFailure(err: unknown): never {
   if (err instanceof ChainError) {
@@ -95,7 +82,7 @@ export function replayReport(dir: string, at: Date): ReplayReport {
 }
 
 export function replayCommand(args: string[], io: CliIo): number {
-  const v = parse('relay events replay', args, { log: { type: 'string' }, at: { type: 'string' }, json: { type: 'boolean' } });
+  const v = parseFlags('relay events replay', args, { log: { type: 'string' }, at: { type: 'string' }, json: { type: 'boolean' } });
   const at = v.at === undefined ? new Date() : new Date(v.at);
   if (Number.isNaN(at.getTime())) throw new UsageError(`--at ${v.at}: not an ISO time like 2026-03-01T12:00:00Z`, 'relay events replay');
   const r = replayReport(resolveLogDir(io.env, v.log), at);
@@ -148,7 +135,7 @@ function table(rows: string[][]): string[] {
 // ---------------------------------------------------------------------------------------------- verify
 
 export function verifyCommand(args: string[], io: CliIo): number {
-  const v = parse('relay events verify', args, { log: { type: 'string' }, json: { type: 'boolean' } });
+  const v = parseFlags('relay events verify', args, { log: { type: 'string' }, json: { type: 'boolean' } });
   const dir = resolveLogDir(io.env, v.log);
   const report = verifyLog(dir);
   if (v.json) {
@@ -192,7 +179,7 @@ export function typeMatcher(specs: string[]): (type: string) => boolean {
 }
 
 export async function tailCommand(args: string[], io: CliIo): Promise<number> {
-  const v = parse('relay events tail', args, {
+  const v = parseFlags('relay events tail', args, {
     follow: { type: 'boolean', short: 'f' },
     type: { type: 'string', multiple: true },
     limit: { type: 'string', short: 'n' },

@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 /** Where a command reads its environment and writes its output; `processIo()` in production, buffers in tests. */
 export type Out = { write(text: string): unknown; isTTY?: boolean };
 
@@ -52,4 +53,17 @@ export function colours(out: Out, env: NodeJS.ProcessEnv) {
     magenta: wrap('35'),
     cyan: wrap('36'),
   };
+}
+
+/** Strict flag parsing for a command: no positionals, an unknown or malformed flag is a usage error (exit 2). */
+export function parseFlags<T extends Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>>(
+  command: string,
+  args: string[],
+  options: T,
+) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    throw new UsageError((err as Error).message, command);
+  }
 }

@@ -2,9 +2,8 @@ import { CHANNELS, DomainError, formatDuration, isGrantChannel, parseDuration } 
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { parseArgs } from 'node:util';
 import * as QRCode from 'qrcode';
-import { CliError, colours, EXIT, line, UsageError, type CliIo } from './io';
+import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
 
 const COMMAND = 'relay pair';
 
@@ -113,23 +112,13 @@ export function requestJson(endpoint: RelayEndpoint, method: string, route: stri
 type MintAnswer = { ok: true; code: string; pairing_url: string; expires_at: number; relay_url: string; qr_payload: Record<string, unknown> };
 
 export async function pairCommand(args: string[], io: CliIo): Promise<number> {
-  let v;
-  try {
-    v = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        ttl: { type: 'string' },
-        grants: { type: 'string' },
-        'dashboard-url': { type: 'string' },
-        json: { type: 'boolean' },
-        'no-qr': { type: 'boolean' },
-      },
-    }).values;
-  } catch (err) {
-    throw new UsageError((err as Error).message, COMMAND);
-  }
+  const v = parseFlags(COMMAND, args, {
+    ttl: { type: 'string' },
+    grants: { type: 'string' },
+    'dashboard-url': { type: 'string' },
+    json: { type: 'boolean' },
+    'no-qr': { type: 'boolean' },
+  });
   const body = pairRequest({ ttl: v.ttl, grants: v.grants, dashboardUrl: v['dashboard-url'] });
   const endpoint = relayEndpoint(io.env);
 

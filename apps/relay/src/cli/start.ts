@@ -1,35 +1,24 @@
 import { ChainError } from '@svc/events';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, relayDir, type RelayConfig, type StartFlags } from '../common/config';
 import { createRelay } from '../relay';
-import { CliError, colours, EXIT, line, UsageError, type CliIo } from './io';
+import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
 import { prettyDestination } from './pretty-log';
 
 const COMMAND = 'relay start';
 
 export function parseStartFlags(args: string[]): StartFlags {
-  let v;
-  try {
-    v = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        host: { type: 'string' },
-        port: { type: 'string' },
-        'no-ssl': { type: 'boolean' },
-        shell: { type: 'string' },
-        'webapi-url': { type: 'string' },
-        'log-level': { type: 'string' },
-        config: { type: 'string' },
-        'allow-insecure-api-key': { type: 'boolean' },
-      },
-    }).values;
-  } catch (err) {
-    throw new UsageError((err as Error).message, COMMAND);
-  }
+  const v = parseFlags(COMMAND, args, {
+    host: { type: 'string' },
+    port: { type: 'string' },
+    'no-ssl': { type: 'boolean' },
+    shell: { type: 'string' },
+    'webapi-url': { type: 'string' },
+    'log-level': { type: 'string' },
+    config: { type: 'string' },
+    'allow-insecure-api-key': { type: 'boolean' },
+  });
   const flags: StartFlags = {};
   if (v.host !== undefined) {
     if (!/^[A-Za-z0-9.:\-[\]%]+$/.test(v.host)) throw new UsageError(`--host ${v.host}: not a host name or IP address`, COMMAND);
