@@ -2,16 +2,15 @@
 // Issue 2: durable events per second through EventLog.run (the relay's command loop: decide against the
 // read models, append with group commit, fdatasync, apply, publish) under concurrent pair/revoke
 // commands, against a raw append + fdatasync baseline that replays exactly the same batches (the same
-// write sizes in the same order, one fdatasync per batch) on the same disk.
+// write sizes in the same order, one fdatasync per batch) with the same I/O calls on the same disk.
 //   node bench/spine-events.js [--seconds 3] [--clients 256] [--rounds 2]
 const fs = require('node:fs');
 const path = require('node:path');
-const { randomBytes } = require('node:crypto');
 const { parseArgs } = require('node:util');
 const { dist, median, tempDir, fmt, report } = require('./_lib');
 
 const { EventLog } = dist('apps/relay/src/common/event-log.js');
-const { Secrets, newSessionToken, tokenPrefix } = dist('apps/relay/src/common/secrets.js');
+const { Secrets, newSessionToken, tokenPrefix, secureRandomBytes } = dist('apps/relay/src/common/secrets.js');
 const { SystemClock } = dist('apps/relay/src/common/clock.js');
 const domain = dist('libs/domain/src/index.js');
 
@@ -29,13 +28,14 @@ const ROUNDS = Number(values.rounds);
 // --cpu-only: fdatasync answers at once, so the figure is the relay's CPU cost per event, not the disk's.
 const CPU_ONLY = values['cpu-only'];
 
-// Count what the store does: every batch is one fs.write (or a few, for a short write) then one fdatasync.
+// Count what the store does: every batch is one fs.writeSync (or a few, for a short write) to the page
+// cache, then one async fdatasync.
 const io = { writes: [], syncs: 0, on: false };
-const realWrite = fs.write;
+const realWriteSync = fs.writeSync;
 const realSync = fs.fdatasync;
-fs.write = function (fd, buf, off, len, ...rest) {
-  if (io.on) io.writes.push(len);
-  return realWrite.call(fs, fd, buf, off, len, ...rest);
+fs.writeSync = function (fd, buf, off, len, ...rest) {
+  if (io.on && typeof len === 'number') io.writes.push(len); // (a snapshot is one writeSync of a string)
+  return realWriteSync.call(fs, fd, buf, off, len, ...rest);
 };
 fs.fdatasync = function (fd, cb) {
   if (io.on) io.syncs++;
@@ -46,7 +46,7 @@ fs.fdatasync = function (fd, cb) {
 const silent = { info() {}, warn() {}, error() {}, debug() {}, fatal() {} };
 const terms = domain.pairingTerms({});
 const device = { deviceId: '', deviceName: 'bench', deviceModel: null, devicePlatform: null };
-const CODE = () => domain.codeFromBytes(randomBytes(16));
+const CODE = () => domain.codeFromBytes(secureRandomBytes(16));
 
 async function relayRound(CLIENTS) {
   const dir = tempDir('svc-bench-events-');
@@ -93,7 +93,7 @@ async function relayRound(CLIENTS) {
   return { events, seconds, eps: events / seconds, commands, writes: [...io.writes], syncs: io.syncs, bytes };
 }
 
-/** The same batches, raw: write each batch's bytes, fdatasync, next. Nothing else. */
+/** The same batches, raw, with the store's I/O calls: writeSync each batch's bytes, await fdatasync, next. */
 async function baselineRound(writes, events) {
   const dir = tempDir('svc-bench-raw-');
   const fd = fs.openSync(path.join(dir, 'raw.jsonl'), 'a', 0o600);
@@ -101,7 +101,7 @@ async function baselineRound(writes, events) {
   const buf = Buffer.alloc(maxLen, 'x');
   const start = process.hrtime.bigint();
   for (const len of writes) {
-    await new Promise((resolve, reject) => realWrite.call(fs, fd, buf, 0, len, null, (err) => (err ? reject(err) : resolve())));
+    realWriteSync.call(fs, fd, buf, 0, len, null);
     await new Promise((resolve, reject) => realSync.call(fs, fd, (err) => (err ? reject(err) : resolve())));
   }
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;

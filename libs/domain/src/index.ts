@@ -2,6 +2,7 @@ export * from './errors';
 export * from './durations';
 export * from './grants';
 export * from './principal';
+export * from './event-time';
 export * from './read-models';
 export * from './pairing/pairing-code';
 export * from './pairing/pairing-terms';

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as digestOnce } from 'node:crypto';
 import type { StoredEvent } from './event';
 
 const HASH_KEY = ',"hash":"';
@@ -39,6 +39,7 @@ export function checkLine(line: string): LineCheck {
   return { ok: true, seq: Number(seqMatch[1]), prev: line.slice(prevAt + 8, prevAt + 8 + 64), hash };
 }
 
+/** One-shot `crypto.hash` (engines: Node >= 20.19): half the cost of createHash().update().digest() on a record. */
 export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return digestOnce('sha256', text, 'hex');
 }

@@ -14,7 +14,7 @@ import {
   type Principal,
 } from '@svc/domain';
 import type { ClipboardFormat } from '@svc/events';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
@@ -23,6 +23,7 @@ import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
 import { EventLog } from '../common/event-log';
 import { Scheduler } from '../common/scheduler';
+import { secureRandomBytes } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 
 /** base64 of 25 MB plus room for the JSON around it: the route's own body limit. */
@@ -100,7 +101,7 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
       throw new DomainError('clipboard.magic_mismatch', 'invalid', `the bytes are not a ${format} image (their signature does not match the format)`);
     }
     const dir = this.ensureDir();
-    const entryId = randomBytes(8).toString('hex');
+    const entryId = secureRandomBytes(8).toString('hex');
     const fileName = inboxFileName(entryId, format, input.filename_hint);
     const full = path.join(dir, fileName);
     // inboxFileName cannot produce a separator; this guards the guarantee itself.

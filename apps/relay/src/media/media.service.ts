@@ -21,7 +21,7 @@ import type { MediaFile } from '@svc/events';
 import { validate } from 'class-validator';
 import { plainToInstance } from 'class-transformer';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
@@ -34,7 +34,7 @@ import { relayDir, type RelayConfig } from '../common/config';
 import { EventLog } from '../common/event-log';
 import type { MediaRegistrar, RegisteredMedia } from '../common/media-registrar';
 import { Scheduler } from '../common/scheduler';
-import { Secrets } from '../common/secrets';
+import { Secrets, secureRandomBytes } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { CONTENT_TYPE_RE, contentDisposition, etagOf, guessContentType, ifRangeHolds, notModified, parseRange } from './media-http';
 import { pumpFile } from './file-pump';
@@ -192,7 +192,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
 
   private async commit(opened: OpenedFile, meta: FileMeta, owned: boolean, origin: MediaOrigin, actor: string): Promise<RegisteredMedia> {
     try {
-      const token = randomBytes(16).toString('base64url');
+      const token = secureRandomBytes(16).toString('base64url');
       const file: Omit<MediaFile, 'expiresAt'> = {
         tokenDigest: this.digest(token),
         tokenPrefix: token.slice(0, 8),

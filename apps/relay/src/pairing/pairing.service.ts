@@ -14,14 +14,14 @@ import {
   type TermsInput,
 } from '@svc/domain';
 import type { PairingTerms } from '@svc/events';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import type { Logger } from 'pino';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
 import { EventLog } from '../common/event-log';
 import { Scheduler } from '../common/scheduler';
-import { Secrets } from '../common/secrets';
+import { Secrets, secureRandomBytes } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import { canonicalJson, pairingUrl, type QrPayload } from './qr-payload';
 
@@ -65,7 +65,7 @@ export class PairingService implements OnApplicationBootstrap {
     let registered: { code: string; expires_at: number } | null = null;
     for (let attempt = 0; !registered; attempt++) {
       try {
-        registered = await this.register(codeFromBytes(randomBytes(16)), input, 'mint');
+        registered = await this.register(codeFromBytes(secureRandomBytes(16)), input, 'mint');
       } catch (err) {
         if (attempt > 3) throw err;
       }
@@ -98,7 +98,7 @@ export class PairingService implements OnApplicationBootstrap {
 
   /** `POST /pairing`: a pending code; the operator approves or denies it. */
   async request(ip: string, deviceName: string | null) {
-    const code = codeFromBytes(randomBytes(16));
+    const code = codeFromBytes(secureRandomBytes(16));
     const requestId = randomUUID();
     const [stored] = await this.log.run(`public:${ip}`, (m, now) =>
       requestPairing(m, { codeDigest: this.secrets.digest(code), requestId, ip, deviceName }, now),

@@ -1,3 +1,4 @@
+import { eventAtMs } from '../event-time';
 import type { CommandShape, Projection, SafetyDecisionKind, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 /** A phone that reported itself on the bridge channel and is still connected. */
@@ -84,7 +85,7 @@ export class BridgeProjection implements Projection<State> {
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
-    const at = Date.parse(e.at);
+    const at = eventAtMs(e);
     switch (e.type) {
       case 'relay.started':
         this.devices.clear();

@@ -1,3 +1,4 @@
+import { eventAtMs } from '../event-time';
 import type { ClipboardFormat, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 export type ClipboardEntry = {
@@ -31,7 +32,7 @@ export class ClipboardProjection implements Projection<{ entries: ClipboardEntry
           sizeBytes: d.sizeBytes,
           sha256: d.sha256,
           tokenPrefix: d.tokenPrefix,
-          stagedAt: Date.parse(e.at),
+          stagedAt: eventAtMs(e),
           staleAt: Date.parse(d.staleAt),
         });
         break;

@@ -1,3 +1,4 @@
+import { eventAtMs } from '../event-time';
 import type { Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 export type Connection = { connId: string; tokenPrefix: string; deviceId: string; ip: string; path: string; since: number };
@@ -13,7 +14,7 @@ export class ConnectionsProjection implements Projection<{ connections: Connecti
         this.byId.clear();
         break;
       case 'phone.connected':
-        this.byId.set(e.data.connId, { ...e.data, since: Date.parse(e.at) });
+        this.byId.set(e.data.connId, { ...e.data, since: eventAtMs(e) });
         break;
       case 'phone.disconnected':
         this.byId.delete(e.data.connId);

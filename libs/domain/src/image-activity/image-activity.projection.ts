@@ -1,3 +1,4 @@
+import { eventAtMs } from '../event-time';
 import type { ImageActivityStatus, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 export type ImageActivityEntry = {
@@ -24,7 +25,7 @@ export class ImageActivityProjection implements Projection<{ sessions: SessionAc
         this.sessions.clear();
         break;
       case 'chat.image_activity': {
-        const at = Date.parse(e.at);
+        const at = eventAtMs(e);
         let s = this.sessions.get(e.data.sessionId);
         if (s && s.entries.some((x) => x.seq >= e.seq)) break;
         if (s) this.sessions.delete(e.data.sessionId);

@@ -1,3 +1,4 @@
+import { eventAtMs } from '../event-time';
 import type { MediaFile, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 export type MediaEntry = Omit<MediaFile, 'expiresAt'> & {
@@ -31,7 +32,7 @@ export class MediaProjection implements Projection<State> {
       case 'media.registered':
       case 'media.uploaded': {
         const { expiresAt, ...file } = e.data;
-        const at = Date.parse(e.at);
+        const at = eventAtMs(e);
         const entry: MediaEntry = {
           tokenDigest: file.tokenDigest,
           tokenPrefix: file.tokenPrefix,
@@ -63,7 +64,7 @@ export class MediaProjection implements Projection<State> {
         // `usedSeq` doubles as a guard: the same fetch applied twice is counted once.
         if (m && e.seq > m.usedSeq) {
           m.fetchCount++;
-          m.lastFetchedAt = Date.parse(e.at);
+          m.lastFetchedAt = eventAtMs(e);
           m.usedSeq = e.seq;
         }
         break;

@@ -1,3 +1,4 @@
+import { eventAtMs } from '../event-time';
 import type { PairingTerms, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 export type PairingCode = {
@@ -27,7 +28,7 @@ export class PairingProjection implements Projection<State> {
           codeDigest: e.data.codeDigest,
           state: 'ready',
           source: e.data.source,
-          registeredAt: Date.parse(e.at),
+          registeredAt: eventAtMs(e),
           expiresAt: Date.parse(e.data.expiresAt),
           terms: e.data.terms,
           requestId: null,
@@ -40,7 +41,7 @@ export class PairingProjection implements Projection<State> {
           codeDigest: e.data.codeDigest,
           state: 'pending',
           source: 'public',
-          registeredAt: Date.parse(e.at),
+          registeredAt: eventAtMs(e),
           expiresAt: Date.parse(e.data.expiresAt),
           terms: null,
           requestId: e.data.requestId,

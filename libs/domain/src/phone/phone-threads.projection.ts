@@ -1,3 +1,4 @@
+import { eventAtMs } from '../event-time';
 import type { Projection, StoredEvent, StoredRelayEvent, Surfacing } from '@svc/events';
 
 export type MessageState = 'queued' | 'delivered' | 'dropped' | 'expired' | 'cancelled';
@@ -59,7 +60,7 @@ export class PhoneThreadsProjection implements Projection<State> {
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
-    const at = Date.parse(e.at);
+    const at = eventAtMs(e);
     switch (e.type) {
       case 'relay.started':
         this.sub = null;

@@ -1,3 +1,4 @@
+import { eventAtMs } from '../event-time';
 import type { AuthKind, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 export type RateLimitPolicy = Readonly<Record<AuthKind, { failures: number; windowSeconds: number; blockSeconds: number }>>;
@@ -22,7 +23,7 @@ export class RateLimitProjection implements Projection<State> {
     const e = stored as StoredRelayEvent;
     switch (e.type) {
       case 'auth.failed': {
-        const at = Date.parse(e.at);
+        const at = eventAtMs(e);
         const k = key(e.data.ip, e.data.kind);
         const list = (this.failures.get(k) ?? []).filter((t) => at - t < MAX_WINDOW_MS);
         list.push(at);

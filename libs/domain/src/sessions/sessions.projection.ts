@@ -1,3 +1,4 @@
+import { eventAtMs } from '../event-time';
 import type { GrantExpiries, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 export type Session = {
@@ -35,7 +36,7 @@ export class SessionsProjection implements Projection<State> {
     const e = stored as StoredRelayEvent;
     switch (e.type) {
       case 'session.created': {
-        const at = Date.parse(e.at);
+        const at = eventAtMs(e);
         const s: Session = {
           tokenPrefix: e.data.tokenPrefix,
           tokenDigest: e.data.tokenDigest,
@@ -78,7 +79,7 @@ export class SessionsProjection implements Projection<State> {
       case 'session.seen':
       case 'phone.connected': {
         const s = this.byPrefix.get(e.data.tokenPrefix);
-        if (s) s.lastSeen = Math.max(s.lastSeen, Date.parse(e.at));
+        if (s) s.lastSeen = Math.max(s.lastSeen, eventAtMs(e));
         break;
       }
       default:

@@ -1,3 +1,4 @@
+import { eventAtMs } from '../event-time';
 import type { Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 export type OpenShell = {
@@ -48,7 +49,7 @@ export class TerminalProjection implements Projection<State> {
           shell: d.shell,
           cols: d.cols,
           rows: d.rows,
-          openedAt: Date.parse(e.at),
+          openedAt: eventAtMs(e),
           connId: d.connId,
           detachedAt: null,
           graceUntil: null,
@@ -59,7 +60,7 @@ export class TerminalProjection implements Projection<State> {
         const s = this.shells.get(e.data.shellId);
         if (s) {
           s.connId = null;
-          s.detachedAt = Date.parse(e.at);
+          s.detachedAt = eventAtMs(e);
           s.graceUntil = Date.parse(e.data.graceUntil);
         }
         break;
@@ -77,7 +78,7 @@ export class TerminalProjection implements Projection<State> {
         this.shells.delete(e.data.shellId);
         break;
       case 'tui.started':
-        this.tuis.set(e.data.tuiId, { ...e.data, startedAt: Date.parse(e.at) });
+        this.tuis.set(e.data.tuiId, { ...e.data, startedAt: eventAtMs(e) });
         break;
       case 'tui.stopped':
         this.tuis.delete(e.data.tuiId);
