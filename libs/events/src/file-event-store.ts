@@ -194,7 +194,7 @@ export class FileEventStore implements EventStore {
  */
 function writeAll(fd: number, text: string): number {
   const buf = Buffer.from(text);
-  for (let off = 0; off < buf.length; ) off += fs.writeSync(fd, buf, off, buf.length - off);
+  for (let off = 0; off < buf.length;) off += fs.writeSync(fd, buf, off, buf.length - off);
   return buf.length;
 }
 
