@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-/* eslint-disable */
 /**
  * GET /media/{token} throughput on a large file over loopback, side by side in one run with:
  *   - nginx (Debian package) serving the same file with sendfile,

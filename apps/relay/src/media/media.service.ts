@@ -597,7 +597,6 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
 /** A display name only: no directories, no control characters, at most 255 characters. */
 export function sanitizeFileName(raw: string): string | null {
   const base = raw.split(/[/\\]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
   const clean = base
     .replace(/[\x00-\x1f\x7f]/g, '')
     .trim()
