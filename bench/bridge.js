@@ -6,6 +6,8 @@
 //                          Nest, auth, validation, safety and the durable event log)
 //   - relay + phone-sim:   the built relay (dist/) with `PhoneSim` connected, GET /ping with a bearer
 // Each server runs in its own child process (the load generator does not share its event loop).
+// The durability floor: the p50 of one log commit (writeSync + fdatasync) on the log directory, measured
+// in each round; a command needs two in a row, so echo + 2 commits is the least a write-ahead relay can do.
 // Sequential p50/p99 from a keep-alive client; throughput with 64 in flight (autocannon -c 64 for HTTP,
 // 64 pipelined requests on one socket for the ws echo); CPU µs per command of the server process.
 //
@@ -270,6 +272,28 @@ function httpThroughput(port, headers, seconds) {
   });
 }
 
+/**
+ * The durability floor: a Device Control command is two durable events in a row (the decision before the
+ * phone acts, the answer before the caller hears it), so its p50 can never be below two commits of the
+ * log's disk plus one round trip to the phone. Measured here as writeSync(300 B) + fdatasync on the log's
+ * filesystem, the store's exact I/O per batch.
+ */
+async function commitLatency(n = 500) {
+  const dir = fs.mkdtempSync(path.join(arg('log-dir', os.tmpdir()), 'svc-bench-commit-'));
+  const fd = fs.openSync(path.join(dir, 'commit.jsonl'), 'a', 0o600);
+  const line = Buffer.alloc(300, 'x');
+  const lat = [];
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    fs.writeSync(fd, line);
+    await new Promise((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+    lat.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  fs.closeSync(fd);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return pct(lat, 50);
+}
+
 async function measure(kind) {
   const s = await start(kind);
   const headers = s.token ? { authorization: `Bearer ${s.token}` } : {};
@@ -295,7 +319,10 @@ async function measure(kind) {
   const started = Date.now();
   const labels = { ws: 'bare ws echo', proxy: 'bare http→ws→echo proxy', relay: 'relay + phone-sim' };
   const rows = Object.fromEntries(Object.keys(labels).map((k) => [k, { p50: [], p99: [], rps: [], cpu: [], errors: 0 }]));
+  const commits = [];
   for (let round = 1; round <= ROUNDS; round++) {
+    commits.push(await commitLatency());
+    process.stderr.write(`round ${round} commit (writeSync + fdatasync) p50 ${commits.at(-1).toFixed(3)} ms\n`);
     for (const kind of Object.keys(labels)) {
       const r = await measure(kind);
       for (const k of ['p50', 'p99', 'rps', 'cpu']) rows[kind][k].push(r[k]);
@@ -318,6 +345,12 @@ async function measure(kind) {
   }
   console.log(`\np50 ratio relay / bare ws echo:    ${(m('relay', 'p50') / m('ws', 'p50')).toFixed(2)}x  (target <= 1.5x)`);
   console.log(`p50 ratio relay / bare http proxy: ${(m('relay', 'p50') / m('proxy', 'p50')).toFixed(2)}x`);
+  const commit = median(commits);
+  const floor = m('ws', 'p50') + 2 * commit;
+  console.log(
+    `durability floor: one log commit p50 ${commit.toFixed(3)} ms; bare ws echo + 2 commits = ${floor.toFixed(3)} ms = ${(floor / m('ws', 'p50')).toFixed(2)}x the echo` +
+      ` (the least any write-ahead relay can reach on this disk); relay / floor ${(m('relay', 'p50') / floor).toFixed(2)}x`,
+  );
   console.log(
     `throughput relay: ${m('relay', 'rps').toFixed(0)} cmd/s at 64 in flight (target >= 5000/s); ${(m('relay', 'rps') / m('proxy', 'rps')).toFixed(2)}x the bare http proxy`,
   );

@@ -13,6 +13,7 @@ const { EventLog } = dist('apps/relay/src/common/event-log.js');
 const { Secrets, newSessionToken, tokenPrefix, secureRandomBytes } = dist('apps/relay/src/common/secrets.js');
 const { SystemClock } = dist('apps/relay/src/common/clock.js');
 const domain = dist('libs/domain/src/index.js');
+const { FileEventStore } = dist('libs/events/src/index.js');
 
 const { values } = parseArgs({
   options: {
@@ -68,18 +69,20 @@ async function relayRound(CLIENTS) {
   const start = process.hrtime.bigint();
   const stopAt = Date.now() + SECONDS * 1000;
   let commands = 0;
+  const cpu0 = process.cpuUsage();
   const client = async () => {
     while (Date.now() < stopAt) {
       const codeDigest = secrets.digest(CODE());
-      await log.run('operator', (m, now) => domain.registerCode(m, { codeDigest, source: 'register', terms }, now));
+      const a = await log.run('operator', (m, now) => domain.registerCode(m, { codeDigest, source: 'register', terms }, now));
       const token = newSessionToken();
       const prefix = tokenPrefix(token);
-      await log.run('public:127.0.0.1', (m, now) =>
+      const b = await log.run('public:127.0.0.1', (m, now) =>
         domain.consumeCode(m, { codeDigest, tokenDigest: secrets.digest(token), tokenPrefix: prefix, device, ip: '127.0.0.1' }, now),
       );
       const caller = { kind: 'device', tokenPrefix: prefix, deviceId: '', deviceName: 'bench' };
-      await log.run(`device:${prefix}`, (m, now) => domain.revokeSession(m, prefix, caller, now));
+      const c = await log.run(`device:${prefix}`, (m, now) => domain.revokeSession(m, prefix, caller, now));
       commands += 3;
+      if (!SAMPLE) SAMPLE = [a, b, c].map((batch) => ({ actor: batch[0].actor, events: batch.map((e) => ({ type: e.type, data: e.data })) }));
     }
   };
   await Promise.all(Array.from({ length: CLIENTS }, client));
@@ -87,10 +90,54 @@ async function relayRound(CLIENTS) {
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   io.on = false;
   const events = log.lastSeq; // every durable event of this round (the log starts empty)
+  const cpu = process.cpuUsage(cpu0);
   await log.close();
   const bytes = fs.readdirSync(path.join(dir, 'events')).reduce((n, f) => n + fs.statSync(path.join(dir, 'events', f)).size, 0);
   fs.rmSync(dir, { recursive: true, force: true });
-  return { events, seconds, eps: events / seconds, commands, writes: [...io.writes], syncs: io.syncs, bytes };
+  return {
+    events,
+    seconds,
+    eps: events / seconds,
+    commands,
+    writes: [...io.writes],
+    syncs: io.syncs,
+    bytes,
+    cpuUs: (cpu.user + cpu.system) / events,
+  };
+}
+
+/** One pair/revoke cycle's events, as the relay decided them: the store-only round appends exactly these. */
+let SAMPLE = null;
+
+/**
+ * The hash-chained store alone (encode, SHA-256 chain, group commit, fdatasync), with the same clients
+ * appending the relay's own events and no decisions or read models: how much of the relay's cost per
+ * event is the log itself.
+ */
+async function storeRound(CLIENTS) {
+  const dir = tempDir('svc-bench-store-');
+  const store = new FileEventStore({ dir, onDurable: () => undefined });
+  await store.open({ fromSeq: 1 });
+  io.writes = [];
+  io.syncs = 0;
+  io.on = true;
+  const cpu0 = process.cpuUsage();
+  const start = process.hrtime.bigint();
+  const stopAt = Date.now() + SECONDS * 1000;
+  const client = async () => {
+    while (Date.now() < stopAt) {
+      for (const cmd of SAMPLE) await store.append(cmd.events, new Date().toISOString(), cmd.actor).durable;
+    }
+  };
+  await Promise.all(Array.from({ length: CLIENTS }, client));
+  await store.drain();
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  io.on = false;
+  const events = store.lastSeq;
+  const cpu = process.cpuUsage(cpu0);
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { events, seconds, eps: events / seconds, writes: [...io.writes], syncs: io.syncs, cpuUs: (cpu.user + cpu.system) / events };
 }
 
 /** The same batches, raw, with the store's I/O calls: writeSync each batch's bytes, await fdatasync, next. */
@@ -111,26 +158,58 @@ async function baselineRound(writes, events) {
 }
 
 (async () => {
-  const rows = [['clients', 'svc relay events/s (median)', 'raw, same batches', 'ratio', 'events/batch', 'rounds (relay / raw)']];
+  const rows = [
+    [
+      'clients',
+      'svc relay events/s (median)',
+      'raw, same batches',
+      'ratio',
+      'store alone (ratio to its raw)',
+      'CPU µs/event relay / store',
+      'events/batch',
+      'rounds (relay / raw)',
+    ],
+  ];
   const results = [];
   for (const clients of LEVELS) {
     const relay = [];
     const raw = [];
+    const store = [];
+    const storeRaw = [];
     for (let round = 0; round < ROUNDS; round++) {
       const r = await relayRound(clients);
       relay.push(r);
       raw.push(CPU_ONLY ? { eps: NaN } : await baselineRound(r.writes, r.events));
+      const st = await storeRound(clients);
+      store.push(st);
+      storeRaw.push(CPU_ONLY ? { eps: NaN } : await baselineRound(st.writes, st.events));
     }
     const eps = median(relay.map((r) => r.eps));
     const rawEps = median(raw.map((r) => r.eps));
+    const storeEps = median(store.map((r) => r.eps));
+    const storeRatio = median(store.map((r, i) => r.eps / storeRaw[i].eps));
     const perBatch = median(relay.map((r) => r.events / r.syncs));
     const ratio = eps / rawEps;
-    results.push({ clients, eps, rawEps, ratio, eventsPerBatch: perBatch, cpuUsPerEvent: CPU_ONLY ? 1e6 / eps : undefined });
+    const cpuRelay = median(relay.map((r) => r.cpuUs));
+    const cpuStore = median(store.map((r) => r.cpuUs));
+    results.push({
+      clients,
+      eps,
+      rawEps,
+      ratio,
+      storeEps,
+      storeRatio,
+      cpuUsPerEvent: cpuRelay,
+      storeCpuUsPerEvent: cpuStore,
+      eventsPerBatch: perBatch,
+    });
     rows.push([
       clients,
       fmt(eps) + (eps >= 5000 ? ' (>= 5,000 ok)' : ' (< 5,000)'),
       CPU_ONLY ? '-' : fmt(rawEps),
       CPU_ONLY ? '-' : `${ratio.toFixed(2)} ${ratio >= 0.8 ? 'ok' : 'MISSED'} (>= 0.8)`,
+      fmt(storeEps) + (CPU_ONLY ? '' : ` (${storeRatio.toFixed(2)})`),
+      `${cpuRelay.toFixed(1)} / ${cpuStore.toFixed(1)}`,
       perBatch.toFixed(1),
       relay.map((r) => fmt(r.eps)).join(' / ') + (CPU_ONLY ? '' : '  |  ' + raw.map((r) => fmt(r.eps)).join(' / ')),
     ]);

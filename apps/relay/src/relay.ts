@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as fs from 'node:fs';
@@ -15,6 +14,7 @@ import { createLogger, NestPinoLogger } from './common/logger';
 import { installHealthRoute } from './health/health.route';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
+import { RelayValidationPipe } from './common/validation';
 import type { Runtime } from './common/tokens';
 import { relayVersion } from './common/version';
 import { PhoneHub } from './phone-socket/phone-hub.service';
@@ -102,7 +102,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   installHealthRoute(instance, { log, clock, runtime });
   const hub = app.get(PhoneHub);
   app.useWebSocketAdapter(new RelayWsAdapter(app, () => (req) => hub.verifyUpgrade(req)));
-  app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true, forbidUnknownValues: true, stopAtFirstError: false }));
+  app.useGlobalPipes(new RelayValidationPipe());
   app.useGlobalFilters(new ErrorFilter(logger));
   const scheduler = app.get(Scheduler);
   scheduler.intervalMs = config.sweepIntervalMs;
