@@ -8,9 +8,14 @@ import { FileEventStore, listSegments, scanLog, segmentName, verifyLog } from '.
 
 jest.mock('node:fs', () => {
   const real = jest.requireActual<typeof import('node:fs')>('node:fs');
-  return { ...real, fdatasync: jest.fn((fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => real.fdatasync(fd, cb)) };
+  return {
+    ...real,
+    fdatasync: jest.fn((fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => real.fdatasync(fd, cb)),
+    writeSync: jest.fn((...args: unknown[]) => (real.writeSync as (...a: unknown[]) => number)(...args)),
+  };
 });
 const fdatasync = fs.fdatasync as unknown as jest.Mock;
+const writeSync = fs.writeSync as unknown as jest.Mock;
 
 const AT = '2026-03-01T00:00:00.000Z';
 
@@ -31,6 +36,7 @@ describe('FileEventStore', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-store-'));
     batches.length = 0;
     fdatasync.mockClear();
+    writeSync.mockClear();
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -195,5 +201,35 @@ describe('FileEventStore', () => {
     expect(fatal).toHaveBeenCalledTimes(1);
     await expect(store.append([ev(3)], AT, 'system').durable).rejects.toThrow(/EIO/);
     await store.close();
+  });
+
+  it('a full disk on write (ENOSPC) fails the batch the same way, and nothing of it is acknowledged', async () => {
+    const fatal = jest.fn();
+    const durable: number[] = [];
+    const store = new FileEventStore({ dir, onDurable: (b) => durable.push(...b.map((e) => e.seq)), onFatal: fatal });
+    await store.open({ fromSeq: 1, onEvent: () => undefined });
+    await store.append([ev(1)], AT, 'system').durable;
+    writeSync.mockImplementationOnce(() => {
+      throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    });
+    const a = store.append([ev(2), ev(3)], AT, 'system');
+    await expect(a.durable).rejects.toThrow(/event log write failed: ENOSPC/);
+    expect(fatal).toHaveBeenCalledTimes(1);
+    expect(durable).toEqual([1]);
+    await store.close();
+    // The log on disk still holds exactly the acknowledged event, and verifies.
+    expect(verifyLog(dir)).toMatchObject({ ok: true, lastSeq: 1 });
+  });
+
+  it('a short write is completed: the batch lands whole, in one fdatasync', async () => {
+    const { store } = await openStore();
+    const real = jest.requireActual<typeof import('node:fs')>('node:fs');
+    // The first write call takes only 10 bytes; the store must write the rest before syncing.
+    writeSync.mockImplementationOnce((fd: number, buf: Buffer, off: number) => real.writeSync(fd, buf, off, 10));
+    await Promise.all([store.append([ev(1)], AT, 'system').durable, store.append([ev(2)], AT, 'system').durable]);
+    expect(writeSync.mock.calls.length).toBeGreaterThanOrEqual(2);
+    expect(fdatasync).toHaveBeenCalledTimes(1);
+    await store.close();
+    expect(verifyLog(dir)).toMatchObject({ ok: true, lastSeq: 2 });
   });
 });
