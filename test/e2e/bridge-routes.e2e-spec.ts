@@ -186,6 +186,26 @@ describe('Device Control routes through the phone simulator', () => {
     });
   });
 
+  it('refuses HEAD on Device Control GET routes (405, Allow: GET) without sending anything to the phone', async () => {
+    await relay.log.drain();
+    const framesBefore = sim.received.filter((f) => f.type === 'bridge.command').length;
+    const seqBefore = relay.log.lastSeq;
+    for (const route of ['/ping', '/return_to_svc', '/screenshot', '/clipboard']) {
+      const r = await fetch(`${relay.url}${route}`, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } });
+      expect(r.status).toBe(405);
+      expect(r.headers.get('allow')).toBe('GET');
+    }
+    // Refused before auth: an anonymous HEAD gets the same 405 and counts as no auth failure.
+    expect((await fetch(`${relay.url}/ping`, { method: 'HEAD' })).status).toBe(405);
+    await relay.log.drain();
+    expect(sim.received.filter((f) => f.type === 'bridge.command').length).toBe(framesBefore);
+    const written = readEvents(relay.home).filter((e) => e.seq > seqBefore && e.type.startsWith('bridge.'));
+    expect(written).toEqual([]);
+    // GET still works, and so does HEAD where it only reads.
+    expect((await dc(relay, token, 'GET', '/ping')).status).toBe(200);
+    expect((await fetch(`${relay.url}/health`, { method: 'HEAD' })).status).toBe(200);
+  });
+
   it('needs a bearer with an active bridge grant', async () => {
     expect((await fetch(`${relay.url}/ping`)).status).toBe(401);
     const other = await pairPhone(relay, { terms: { grants: { bridge: false } } });

@@ -7,6 +7,7 @@ export type ErrorKind =
   | 'unauthorized' // 401
   | 'forbidden' // 403
   | 'not_found' // 404
+  | 'method_not_allowed' // 405
   | 'conflict' // 409
   | 'gone' // 410
   | 'too_large' // 413

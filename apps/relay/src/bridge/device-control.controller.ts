@@ -31,7 +31,7 @@ export class DeviceControlController {
 
   // core
   @Get('/ping')
-  @Auth('paired', 'bridge')
+  @Auth('paired', 'bridge', { noHead: true })
   ping(@Query() q: D.SelectorQuery, @Caller() c: Principal, @Res({ passthrough: true }) res: Reply) {
     return this.go(res, c, 'GET', '/ping', q, {});
   }
@@ -44,7 +44,7 @@ export class DeviceControlController {
   }
 
   @Get('/current_app')
-  @Auth('paired', 'bridge')
+  @Auth('paired', 'bridge', { noHead: true })
   currentApp(@Query() q: D.SelectorQuery, @Caller() c: Principal, @Res({ passthrough: true }) res: Reply) {
     return this.go(res, c, 'GET', '/current_app', q, {});
   }
@@ -57,7 +57,7 @@ export class DeviceControlController {
   }
 
   @Get('/return_to_svc')
-  @Auth('paired', 'bridge')
+  @Auth('paired', 'bridge', { noHead: true })
   returnToSvcGet(@Query() q: D.SelectorQuery, @Caller() c: Principal, @Res({ passthrough: true }) res: Reply) {
     return this.go(res, c, 'GET', '/return_to_svc', q, {});
   }
@@ -70,20 +70,20 @@ export class DeviceControlController {
   }
 
   @Get('/return_to_hermes')
-  @Auth('paired', 'bridge')
+  @Auth('paired', 'bridge', { noHead: true })
   returnToHermesGet(@Query() q: D.SelectorQuery, @Caller() c: Principal, @Res({ passthrough: true }) res: Reply) {
     return this.go(res, c, 'GET', '/return_to_svc', q, {});
   }
 
   // read
   @Get('/screen')
-  @Auth('paired', 'bridge')
+  @Auth('paired', 'bridge', { noHead: true })
   screen(@Query() q: D.ScreenQuery, @Caller() c: Principal, @Res({ passthrough: true }) res: Reply) {
     return this.go(res, c, 'GET', '/screen', q, {});
   }
 
   @Get('/screen_hash')
-  @Auth('paired', 'bridge')
+  @Auth('paired', 'bridge', { noHead: true })
   screenHash(@Query() q: D.SelectorQuery, @Caller() c: Principal, @Res({ passthrough: true }) res: Reply) {
     return this.go(res, c, 'GET', '/screen_hash', q, {});
   }
@@ -110,19 +110,19 @@ export class DeviceControlController {
   }
 
   @Get('/screenshot')
-  @Auth('paired', 'bridge')
+  @Auth('paired', 'bridge', { noHead: true })
   screenshot(@Query() q: D.SelectorQuery, @Caller() c: Principal, @Res({ passthrough: true }) res: Reply) {
     return this.go(res, c, 'GET', '/screenshot', q, {});
   }
 
   @Get('/get_apps')
-  @Auth('paired', 'bridge')
+  @Auth('paired', 'bridge', { noHead: true })
   getApps(@Query() q: D.SelectorQuery, @Caller() c: Principal, @Res({ passthrough: true }) res: Reply) {
     return this.go(res, c, 'GET', '/get_apps', q, {});
   }
 
   @Get('/apps')
-  @Auth('paired', 'bridge')
+  @Auth('paired', 'bridge', { noHead: true })
   apps(@Query() q: D.SelectorQuery, @Caller() c: Principal, @Res({ passthrough: true }) res: Reply) {
     return this.go(res, c, 'GET', '/get_apps', q, {});
   }
@@ -199,7 +199,7 @@ export class DeviceControlController {
   }
 
   @Get('/clipboard')
-  @Auth('paired', 'bridge')
+  @Auth('paired', 'bridge', { noHead: true })
   clipboardGet(@Query() q: D.SelectorQuery, @Caller() c: Principal, @Res({ passthrough: true }) res: Reply) {
     return this.go(res, c, 'GET', '/clipboard', q, {});
   }
@@ -234,7 +234,7 @@ export class DeviceControlController {
 
   // events
   @Get('/events')
-  @Auth('paired', 'bridge')
+  @Auth('paired', 'bridge', { noHead: true })
   events(@Query() q: D.EventsQuery, @Caller() c: Principal, @Res({ passthrough: true }) res: Reply) {
     return this.go(res, c, 'GET', '/events', q, {});
   }
@@ -248,7 +248,7 @@ export class DeviceControlController {
 
   // sideload-only
   @Get('/location')
-  @Auth('paired', 'bridge')
+  @Auth('paired', 'bridge', { noHead: true })
   location(@Query() q: D.SelectorQuery, @Caller() c: Principal, @Res({ passthrough: true }) res: Reply) {
     return this.go(res, c, 'GET', '/location', q, {});
   }

@@ -45,11 +45,21 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
     if (!cfg?.auth && route.method !== 'HEAD') unguarded.push(`${String(route.method)} ${route.url}`);
     if (typeof cfg?.bodyLimit === 'number') route.bodyLimit = cfg.bodyLimit;
   });
-  instance.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
+  instance.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const req = request as AuthedRequest;
     const ip = normalizeIp(req.raw.socket.remoteAddress);
     req.peerIp = ip;
     const cfg = req.routeOptions.config as Partial<RouteAuth> | undefined;
+    // Fastify answers HEAD on every GET route by running the GET handler. A GET that acts (every Device
+    // Control route sends a command to the phone, and /return_to_svc moves it) must not run for a HEAD.
+    if (req.method === 'HEAD' && cfg?.noHead) {
+      reply.header('allow', 'GET');
+      throw new DomainError(
+        'method_not_allowed',
+        'method_not_allowed',
+        `HEAD is not answered on ${req.routeOptions.url ?? req.url}: it would run the command; use GET`,
+      );
+    }
     switch (cfg?.auth) {
       case undefined:
       case 'public':

@@ -9,14 +9,15 @@ import type { FastifyRequest } from 'fastify';
  */
 export type AuthClass = 'public' | 'loopback' | 'paired' | 'loopback-or-paired';
 
-export type RouteAuth = { auth: AuthClass; grant?: string; bodyLimit?: number };
+export type RouteAuth = { auth: AuthClass; grant?: string; bodyLimit?: number; noHead?: boolean };
 
 /**
  * `@Auth('paired', 'chat')`: checked in a Fastify onRequest hook, before the body is even read.
  * `options.bodyLimit` raises (or lowers) this route's body limit above the global one; Fastify applies
- * it per route, and only after auth passed is a byte of the body read.
+ * it per route, and only after auth passed is a byte of the body read. `options.noHead` refuses HEAD
+ * (405) on a GET route whose handler acts rather than reads.
  */
-export function Auth(auth: AuthClass, grant?: string, options: { bodyLimit?: number } = {}): MethodDecorator & ClassDecorator {
+export function Auth(auth: AuthClass, grant?: string, options: { bodyLimit?: number; noHead?: boolean } = {}): MethodDecorator & ClassDecorator {
   return applyDecorators(RouteConfig({ auth, grant, ...options } satisfies RouteAuth));
 }
 
