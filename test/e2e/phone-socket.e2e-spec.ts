@@ -1,11 +1,20 @@
 import { DomainError } from '@svc/domain';
+import * as fs from 'node:fs';
 import WebSocket from 'ws';
 import { ManualClock } from '../../apps/relay/src/common/clock';
 import { ChannelRouter } from '../../apps/relay/src/phone-socket/channel-router';
+import { PhoneHub } from '../../apps/relay/src/phone-socket/phone-hub.service';
 import { CHANNEL_GRANT } from '../../apps/relay/src/phone-socket/envelope';
-import { bearer, json, pairPhone, Phone, readEvents, startRelay, type Frame, type TestRelay } from '../support/harness';
+import { bearer, json, nextCode, pairPhone, Phone, readEvents, registerCode, startRelay, type Frame, type TestRelay } from '../support/harness';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+// fdatasync stays real, but a test can hold one to act between a decision and its durability.
+const realFs = jest.requireActual<typeof import('node:fs')>('node:fs');
+jest.mock('node:fs', () => {
+  const real = jest.requireActual<typeof import('node:fs')>('node:fs');
+  return { ...real, fdatasync: jest.fn((fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => real.fdatasync(fd, cb)) };
+});
 
 describe('phone socket', () => {
   let relay: TestRelay;
@@ -25,6 +34,51 @@ describe('phone socket', () => {
   });
   afterAll(async () => {
     await relay.close();
+  });
+
+  it('a phone that leaves while its pairing is being written gets no session: it is revoked as abandoned', async () => {
+    const code = nextCode();
+    expect((await registerCode(relay, code)).status).toBe(201);
+    await relay.log.drain();
+    const before = relay.log.lastSeq;
+    // Hold the next fdatasync until the phone's socket is gone, so the pairing is decided while the
+    // phone is connected and made durable after it left.
+    let release!: () => void;
+    const gone = new Promise<void>((r) => (release = r));
+    const fdatasync = fs.fdatasync as unknown as jest.Mock;
+    const calls = fdatasync.mock.calls.length;
+    fdatasync.mockImplementationOnce((fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => {
+      void gone.then(() => realFs.fdatasync(fd, cb));
+    });
+    const conns = (relay.app.get(PhoneHub) as unknown as { conns: Set<unknown> }).conns;
+    try {
+      const open = conns.size;
+      const phone = await Phone.connect(relay.url);
+      await settle(() => conns.size === open + 1);
+      phone.send('system', 'auth', { pairing_code: code, device_name: 'Leaver', device_id: 'dev-leaver' }, 'a1');
+      await settle(() => fdatasync.mock.calls.length > calls);
+      phone.ws.terminate();
+      await settle(() => conns.size === open); // the relay saw the socket close
+      release();
+      await settle(() => readEvents(relay.home).some((e) => e.seq > before && e.type === 'session.revoked'));
+    } finally {
+      release();
+    }
+    const events = readEvents(relay.home).filter((e) => e.seq > before);
+    const created = events.find((e) => e.type === 'session.created')!;
+    expect(created).toBeDefined();
+    expect(events.find((e) => e.type === 'session.revoked')!.data).toEqual({
+      tokenPrefix: created.data.tokenPrefix,
+      by: 'system',
+      self: false,
+      reason: 'abandoned',
+    });
+    expect(events.some((e) => e.type === 'phone.connected')).toBe(false);
+    expect(relay.log.models.sessions.byTokenPrefix(created.data.tokenPrefix as string)).toBeUndefined();
+    // The code stays used: one-shot, whatever happened to the socket.
+    const again = await Phone.connect(relay.url);
+    expect((await again.auth({ pairing_code: code, device_name: 'Leaver', device_id: 'dev-leaver' })).type).toBe('auth.fail');
+    again.close();
   });
 
   describe('first frame: system/auth', () => {

@@ -48,7 +48,13 @@ export function summary(e: ConsoleEvent): string {
     case 'session.shortened':
       return `session ${str(d.tokenPrefix)} shortened${d.expiresAt ? ` to ${str(d.expiresAt).slice(0, 16).replace('T', ' ')}` : ''}`;
     case 'session.revoked':
-      return `session ${str(d.tokenPrefix)} ${d.reason === 'replaced' ? 'replaced by a re-pairing' : `revoked by ${actorLabel(str(d.by))}`}`;
+      return `session ${str(d.tokenPrefix)} ${
+        d.reason === 'replaced'
+          ? 'replaced by a re-pairing'
+          : d.reason === 'abandoned'
+            ? 'abandoned: the phone left before receiving its token'
+            : `revoked by ${actorLabel(str(d.by))}`
+      }`;
     case 'session.expired':
       return `session ${str(d.tokenPrefix)} expired`;
     case 'session.grant_expired':

@@ -1,5 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import {
+  abandonSession,
   consumeCode,
   DomainError,
   hasGrant,
@@ -240,6 +241,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     }
     let session: Session | undefined;
     let token: string;
+    let paired = false;
     if (typeof p.session_token === 'string' && p.session_token.length > 0) {
       token = p.session_token;
       session = p.session_token.length <= 512 ? this.log.models.sessions.byToken(this.secrets.digest(token), now) : undefined;
@@ -269,10 +271,11 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
         throw err;
       }
       session = this.log.models.sessions.byTokenPrefix(prefix)!;
+      paired = true;
     } else {
       return this.failAuth(conn, 'system/auth needs pairing_code or session_token');
     }
-    if (conn.closed) return;
+    if (conn.closed) return this.abandon(paired, session.tokenPrefix);
     conn.principal = { kind: 'device', tokenPrefix: session.tokenPrefix, deviceId: session.deviceId, deviceName: session.deviceName };
     this.unauthenticated--;
     await this.log.run(`device:${session.tokenPrefix}`, () => [
@@ -283,7 +286,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     ]);
     const grants: Record<string, number | null> = {};
     for (const [ch, until] of Object.entries(session.grants)) if (hasGrant(session, ch, this.clock.now())) grants[ch] = epoch(until);
-    conn.send(
+    const delivered = conn.send(
       'system',
       'auth.ok',
       {
@@ -296,6 +299,17 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
       },
       env.id,
     );
+    if (!delivered) await this.abandon(paired, session.tokenPrefix);
+  }
+
+  /**
+   * The socket closed before `auth.ok` (and so the token) reached the phone. A session this pairing just
+   * made is held by nobody: revoke it, so it is neither listed nor left for an attacker to guess at.
+   */
+  private async abandon(paired: boolean, tokenPrefix: string): Promise<void> {
+    if (!paired) return;
+    this.logger.info({ tokenPrefix }, 'phone left before receiving its token: the new session is revoked');
+    await this.log.run('system', (m) => abandonSession(m, tokenPrefix));
   }
 
   private async recordFailure(conn: PhoneConnection, kind: 'code' | 'token', reason: string): Promise<void> {

@@ -4,7 +4,7 @@ import { grantDurations } from '../grants';
 import { consumeCode, registerCode } from '../pairing/pairing';
 import type { Principal } from '../principal';
 import { hasGrant } from './sessions.projection';
-import { expireSessions, findByPrefix, markSeen, revokeSession, shortenSession, type ShortenInput } from './sessions';
+import { abandonSession, expireSessions, findByPrefix, markSeen, revokeSession, shortenSession, type ShortenInput } from './sessions';
 
 const T0 = new Date('2026-03-01T00:00:00.000Z');
 const ms = (d: Date) => d.getTime();
@@ -89,6 +89,14 @@ describe('sessions rules', () => {
       expect(g.models.sessions.byToken('digest-abcd1111', T0)).toBeUndefined();
       const [o] = g.when((m, now) => revokeSession(m, 'wxyz', { kind: 'operator' }, now), T0);
       expect(o.data).toMatchObject({ by: 'operator', self: false });
+    });
+
+    it('an abandoned pairing is revoked by the system, once; a gone session writes nothing', () => {
+      const g = withSessions(['abcd1111']);
+      const [e] = g.when((m) => abandonSession(m, 'abcd1111'), T0);
+      expect(e).toMatchObject({ type: 'session.revoked', data: { tokenPrefix: 'abcd1111', by: 'system', self: false, reason: 'abandoned' } });
+      expect(g.models.sessions.byTokenPrefix('abcd1111')).toBeUndefined();
+      expect(g.when((m) => abandonSession(m, 'abcd1111'), T0)).toEqual([]);
     });
 
     it('any device may revoke another', () => {

@@ -30,6 +30,15 @@ export function revokeSession(m: ReadModels, prefix: string, caller: Principal, 
   return [{ type: 'session.revoked', data: { tokenPrefix: target.tokenPrefix, by: actorOf(caller), self, reason: 'revoked' } }];
 }
 
+/**
+ * A session made by a pairing whose socket closed before `auth.ok` went out: nobody holds its token, so
+ * it is revoked at once (by `system`) rather than left listed and unusable. Nothing if it is already gone.
+ */
+export function abandonSession(m: ReadModels, tokenPrefix: string): NewEvent<SessionEvent>[] {
+  if (!m.sessions.byTokenPrefix(tokenPrefix)) return [];
+  return [{ type: 'session.revoked', data: { tokenPrefix, by: 'system', self: false, reason: 'abandoned' } }];
+}
+
 export type ShortenInput = {
   /** New lifetime from now in seconds (0: never, which only a never-expiring session may keep). */
   ttl_seconds?: number;

@@ -20,7 +20,11 @@ export type SessionCreated = Ev<
 >;
 /** A reduction: the new (shorter or equal) expiry and the full new grant set. */
 export type SessionShortened = Ev<'session.shortened', { tokenPrefix: string; expiresAt: string | null; grants: GrantExpiries }>;
-export type SessionRevoked = Ev<'session.revoked', { tokenPrefix: string; by: string; self: boolean; reason: 'revoked' | 'replaced' }>;
+/**
+ * `replaced`: a re-pairing of the same device id took its place. `abandoned`: the phone's socket closed
+ * while its pairing was being made durable, so no one ever received the token.
+ */
+export type SessionRevoked = Ev<'session.revoked', { tokenPrefix: string; by: string; self: boolean; reason: 'revoked' | 'replaced' | 'abandoned' }>;
 export type SessionExpired = Ev<'session.expired', { tokenPrefix: string }>;
 export type SessionGrantExpired = Ev<'session.grant_expired', { tokenPrefix: string; channel: string }>;
 /** Throttled: at most one a minute per session, so last-seen is state without flooding the log. */
