@@ -4,7 +4,6 @@ import * as path from 'node:path';
 import { bearer, pairPhone, startRelay, type TestRelay } from '../support/harness';
 
 /** Response bodies are read as loosely typed JSON; the assertions check their shape. */
-
 type Json = any;
 
 /** The by-path policy with a real home directory and the strict sandbox switched on. */

@@ -8,7 +8,6 @@ import { MEDIA_REGISTRAR, type MediaRegistrar } from '../../apps/relay/src/commo
 import { bearer, pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
 
 /** Response bodies are read as loosely typed JSON; the assertions check their shape. */
-
 type Json = any;
 
 /** The registry's lifecycle: TTL and LRU over the injected clock, owned files, restart, replay. */

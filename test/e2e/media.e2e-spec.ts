@@ -6,7 +6,6 @@ import * as path from 'node:path';
 import { bearer, pairPhone, readEvents, startRelay, type Phone, type TestRelay } from '../support/harness';
 
 /** Response bodies are read as loosely typed JSON; the assertions check their shape. */
-
 type Json = any;
 
 /** Spec 4.4 routes and every status of the spec's error table for them, over a real relay. */
