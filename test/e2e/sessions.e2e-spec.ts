@@ -233,6 +233,21 @@ describe('sessions', () => {
       a.phone.close();
     });
 
+    it('a PATCH that changes nothing answers the session as it stands and writes no event', async () => {
+      const a = await pairPhone(relay);
+      const [before] = (await list(a.token)).filter((x) => x.token_prefix === a.prefix);
+      await relay.log.drain();
+      const seq = relay.log.lastSeq;
+      for (const body of [{ grants: {} }, { grants: { chat: before.grants.chat - now() } }]) {
+        const res = await patch(a.token, a.prefix, body);
+        expect(res.status).toBe(200);
+        expect(await json(res)).toEqual({ ok: true, token_prefix: a.prefix, expires_at: before.expires_at, grants: before.grants });
+      }
+      await relay.log.drain();
+      expect(readEvents(relay.home).filter((e) => e.seq > seq && e.type === 'session.shortened')).toEqual([]);
+      a.phone.close();
+    });
+
     it('shortens or drops single grants', async () => {
       const a = await pairPhone(relay);
       const res = await patch(a.token, a.prefix.slice(0, 5), { grants: { terminal: '1h', bridge: false } });

@@ -1,5 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { actorOf, expireSessions, hasGrant, revokeSession, shortenSession, type Principal, type Session, type ShortenInput } from '@svc/domain';
+import {
+  actorOf,
+  DomainError,
+  expireSessions,
+  findByPrefix,
+  hasGrant,
+  revokeSession,
+  shortenSession,
+  type Principal,
+  type Session,
+  type ShortenInput,
+} from '@svc/domain';
 import { Clock } from '../common/clock';
 import { EventLog } from '../common/event-log';
 import { Scheduler } from '../common/scheduler';
@@ -55,9 +66,15 @@ export class SessionsService {
   }
 
   async shorten(prefix: string, caller: Principal, input: ShortenInput) {
-    const [e] = await this.log.run(actorOf(caller), (m, now) => shortenSession(m, prefix, caller, input, now));
-    if (e.type !== 'session.shortened') throw new Error('unexpected event');
-    const s = this.log.models.sessions.byTokenPrefix(e.data.tokenPrefix)!;
+    let target = '';
+    const [e] = await this.log.run(actorOf(caller), (m, now) => {
+      target = findByPrefix(m, prefix, now).tokenPrefix;
+      return shortenSession(m, prefix, caller, input, now);
+    });
+    // No event: the request changed nothing, and the answer is the session as it stands.
+    if (e && e.type !== 'session.shortened') throw new Error('unexpected event');
+    const s = this.log.models.sessions.byTokenPrefix(e ? e.data.tokenPrefix : target);
+    if (!s) throw new DomainError('sessions.not_found', 'not_found', 'no live session matches that prefix');
     const v = this.view(s, caller);
     return { ok: true as const, token_prefix: v.token_prefix, expires_at: v.expires_at, grants: v.grants };
   }

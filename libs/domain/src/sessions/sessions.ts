@@ -69,8 +69,9 @@ export function shortenSession(m: ReadModels, prefix: string, caller: Principal,
     if (!notLater(wanted, target.expiresAt)) throw new DomainError('reduction_only', 'forbidden', REDUCTION_ONLY);
     expiresAt = wanted;
   }
-  const grants: Record<string, number | null> = {};
-  for (const [channel, until] of Object.entries(target.grants)) if (hasGrant(target, channel, now)) grants[channel] = until;
+  const liveGrants: Record<string, number | null> = {};
+  for (const [channel, until] of Object.entries(target.grants)) if (hasGrant(target, channel, now)) liveGrants[channel] = until;
+  const grants = { ...liveGrants };
   for (const [channel, value] of Object.entries(input.grants ?? {})) {
     if (!isGrantChannel(channel)) throw new DomainError('validation.grant_channel', 'invalid', `grants: unknown channel "${channel}"`);
     if (!(channel in grants)) throw new DomainError('reduction_only', 'forbidden', REDUCTION_ONLY);
@@ -86,9 +87,18 @@ export function shortenSession(m: ReadModels, prefix: string, caller: Principal,
     if (!notLater(wanted, grants[channel])) throw new DomainError('reduction_only', 'forbidden', REDUCTION_ONLY);
     grants[channel] = wanted;
   }
+  const next: Record<string, number | null> = {};
+  for (const [channel, until] of Object.entries(grants)) next[channel] = clampMs(until, expiresAt);
+  // Nothing would change (`{grants: {}}`, or values equal to the current ones): no event.
+  if (expiresAt === target.expiresAt && sameGrants(next, liveGrants)) return [];
   const out: GrantExpiries = {};
-  for (const [channel, until] of Object.entries(grants)) out[channel] = iso(clampMs(until, expiresAt));
+  for (const [channel, until] of Object.entries(next)) out[channel] = iso(until);
   return [{ type: 'session.shortened', data: { tokenPrefix: target.tokenPrefix, expiresAt: iso(expiresAt), grants: out } }];
+}
+
+function sameGrants(a: Record<string, number | null>, b: Record<string, number | null>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => k in b && a[k] === b[k]);
 }
 
 /** The sweep: sessions past their lifetime, and grants past theirs. */
