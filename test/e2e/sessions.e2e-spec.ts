@@ -238,7 +238,7 @@ describe('sessions', () => {
       const [before] = (await list(a.token)).filter((x) => x.token_prefix === a.prefix);
       await relay.log.drain();
       const seq = relay.log.lastSeq;
-      for (const body of [{ grants: {} }, { grants: { chat: before.grants.chat - now() } }]) {
+      for (const body of [{ grants: {} }, { grants: { chat: (before.grants.chat as number) - now() } }]) {
         const res = await patch(a.token, a.prefix, body);
         expect(res.status).toBe(200);
         expect(await json(res)).toEqual({ ok: true, token_prefix: a.prefix, expires_at: before.expires_at, grants: before.grants });

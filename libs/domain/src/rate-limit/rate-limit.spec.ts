@@ -1,6 +1,6 @@
 import { at, Given } from '../../../../test/support/given';
 import { assertNotBlocked, clearAllBlocks, recordAuthFailure } from './rate-limit';
-import { DEFAULT_RATE_LIMIT } from './rate-limit.projection';
+import { DEFAULT_RATE_LIMIT, RateLimitProjection, rateLimitSubject } from './rate-limit.projection';
 
 const T0 = new Date('2026-03-01T00:00:00.000Z');
 
@@ -73,5 +73,61 @@ describe('rate limiter', () => {
     // Expired blocks are not "blocks": nothing to clear.
     for (let i = 0; i < 5; i++) fail(g, 'a', 'token', T0);
     expect(g.when((m, now) => clearAllBlocks(m.rateLimit, now, 'test'), at(T0, 300))).toEqual([]);
+  });
+
+  describe('IPv6: one limit per /64', () => {
+    it.each([
+      ['2001:db8:1:2::a', '2001:db8:1:2::/64'],
+      ['2001:0db8:0001:0002:ffff:ffff:ffff:ffff', '2001:db8:1:2::/64'],
+      ['2001:DB8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
+      ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+      ['::1', '0:0:0:0::/64'],
+      ['64:ff9b::192.0.2.1', '64:ff9b:0:0::/64'],
+      ['203.0.113.9', '203.0.113.9'],
+      ['unknown', 'unknown'],
+      ['1:2:3:4:5:6:7:8:9', '1:2:3:4:5:6:7:8:9'],
+      ['1::2::3', '1::2::3'],
+      ['zz::1', 'zz::1'],
+    ])('%s -> %s', (ip, subject) => {
+      expect(rateLimitSubject(ip)).toBe(subject);
+    });
+
+    it('addresses of one /64 share a limit and a block; another /64 and IPv4 do not', () => {
+      const g = new Given();
+      for (let i = 1; i <= 4; i++) fail(g, `2001:db8:1:2::${i}`, 'token', T0);
+      const out = fail(g, '2001:db8:1:2:ffff::5', 'token', at(T0, 1));
+      expect(out.map((e) => e.type)).toEqual(['auth.failed', 'ratelimit.blocked']);
+      expect(out[1].data).toMatchObject({ ip: '2001:db8:1:2:ffff::5' }); // the event keeps the real address
+      expect(() => assertNotBlocked(g.models.rateLimit, '2001:db8:1:2:1234::1', at(T0, 2))).toThrow(
+        expect.objectContaining({ code: 'auth.rate_limited' }),
+      );
+      expect(() => assertNotBlocked(g.models.rateLimit, '2001:db8:1:3::1', at(T0, 2))).not.toThrow();
+      expect(() => assertNotBlocked(g.models.rateLimit, '198.51.100.1', at(T0, 2))).not.toThrow();
+      expect(g.models.rateLimit.activeBlocks(at(T0, 2))).toEqual([{ ip: '2001:db8:1:2::/64', kind: 'token', until: at(T0, 301).getTime() }]);
+    });
+  });
+
+  describe('memory stays bounded', () => {
+    it('forgets addresses with no recent failure and blocks that ended, on the next failure a minute later', () => {
+      const g = new Given();
+      for (let i = 0; i < 200; i++) fail(g, `10.0.${i >> 8}.${i & 255}`, 'code', at(T0, i % 50));
+      for (let i = 0; i < 5; i++) fail(g, '192.0.2.7', 'token', at(T0, 10));
+      expect(g.models.rateLimit.size).toEqual({ failures: 200, blocks: 1 });
+      // Eleven minutes on, one new failure sweeps everything stale: the 200 lists and the ended block.
+      fail(g, '192.0.2.8', 'code', at(T0, 11 * 60));
+      expect(g.models.rateLimit.size).toEqual({ failures: 1, blocks: 0 });
+    });
+
+    it('a replay from a snapshot sweeps at the same events as the live run', () => {
+      const live = new Given();
+      for (let i = 0; i < 30; i++) fail(live, `10.1.0.${i}`, 'code', at(T0, i * 20)); // 0..580 s
+      const snap = JSON.parse(JSON.stringify(live.models.rateLimit.snapshot())) as ReturnType<RateLimitProjection['snapshot']>;
+      const restored = new RateLimitProjection();
+      restored.restore(snap);
+      // 600..1180 s: entries from the first half age out at the sweeps both sides run.
+      for (let i = 30; i < 60; i++) for (const e of fail(live, `10.1.0.${i}`, 'code', at(T0, i * 20))) restored.apply(e);
+      expect(restored.snapshot()).toEqual(live.models.rateLimit.snapshot());
+      expect(live.models.rateLimit.size.failures).toBeLessThan(60);
+    });
   });
 });
