@@ -2,6 +2,7 @@ import { ReadModels } from '@svc/domain';
 import { encodeRecord, eventsDir, listSegments, replayLog, verifyLog, type StoredEvent } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Secrets } from '../../apps/relay/src/common/secrets';
 import { bearer, nextCode, Phone, pairPhone, registerCode, startRelay, type TestRelay } from '../support/harness';
 
 const DAY = 86_400;
@@ -108,6 +109,39 @@ describe('replay', () => {
     const replayed = new ReadModels();
     replayLog(eventsDir(relay.home), replayed);
     expect(replayed.snapshot()).toEqual(relay.log.models.snapshot());
+  });
+
+  it.each([
+    ['missing a projection (one added since the snapshot)', (m: Record<string, unknown>) => void delete m.sessions],
+    ['from an older read-model schema', (m: Record<string, unknown>) => void delete m.schema],
+  ])('a snapshot %s is not restored: start-up replays the whole log and says why', async (_label, edit) => {
+    relay = await startRelay({ config: { snapshotEvery: 5 } });
+    await busyRun(relay);
+    await quiesce(relay);
+    const home = relay.home;
+    const before = relay.log.models.snapshot();
+    await relay.close('test');
+    // Rewrite the newest snapshot as an older relay would have written it, signed with the install's key.
+    const dir = path.join(home, 'relay', 'snapshots');
+    const file = path.join(dir, fs.readdirSync(dir).sort().at(-1)!);
+    const secrets = Secrets.load(path.join(home, 'relay'));
+    const snap = JSON.parse((JSON.parse(fs.readFileSync(file, 'utf8')) as { body: string }).body) as { models: Record<string, unknown> };
+    edit(snap.models);
+    const body = JSON.stringify(snap);
+    fs.writeFileSync(file, JSON.stringify({ body, mac: secrets.mac('snapshot', body) }));
+    relay = await startRelay({ home, config: { snapshotEvery: 5 } });
+    await quiesce(relay);
+    expect(relay.logs.join('\n')).toMatch(/snapshot not used .*replaying the whole log/);
+    const replayed = new ReadModels();
+    replayLog(eventsDir(home), replayed);
+    expect(relay.log.models.snapshot()).toEqual(replayed.snapshot());
+    // The sessions the run left are all there (a restored empty projection would have lost them).
+    expect(
+      relay.log.models.sessions
+        .active(relay.clock.now())
+        .map((s) => s.tokenPrefix)
+        .sort(),
+    ).toEqual((before.sessions as { sessions: Array<{ tokenPrefix: string }> }).sessions.map((s) => s.tokenPrefix).sort());
   });
 
   it('prefix + rest = whole: any first k events, snapshot, restore into fresh models, the rest applied', async () => {

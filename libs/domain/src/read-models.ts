@@ -12,6 +12,13 @@ import { TerminalProjection } from './terminal/terminal.projection';
 import { MediaProjection } from './media/media.projection';
 
 /**
+ * The read-model schema. Bump it when a projection's state or its meaning changes (2: rate limits keyed
+ * per IPv6 /64, with a sweep time): a snapshot written under another schema is not restored (start-up
+ * replays the whole log instead), so no projection reads state it would have built differently.
+ */
+export const READ_MODEL_SCHEMA = 2;
+
+/**
  * Every read model of the relay. The relay keeps two instances: the decision state (holds events still
  * in the current group commit) and the durable one that routes, gateways and the console read.
  * A feature adds its projection as a field here; apply/snapshot/restore pick it up by name.
@@ -44,9 +51,22 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   }
 
   snapshot(): Record<string, unknown> {
-    const out: Record<string, unknown> = { lastSeq: this.lastSeq };
+    const out: Record<string, unknown> = { schema: READ_MODEL_SCHEMA, lastSeq: this.lastSeq };
     for (const [name, p] of this.parts()) out[name] = p.snapshot();
     return out;
+  }
+
+  /**
+   * Why a snapshot cannot be restored into these models, or null when it can: written under another
+   * schema, or missing a projection (one added since it was written would otherwise start empty and
+   * miss every event before the snapshot).
+   */
+  unrestorable(state: Record<string, unknown>): string | null {
+    if (state.schema !== READ_MODEL_SCHEMA) return `read-model schema ${String(state.schema ?? 1)}, this relay uses ${READ_MODEL_SCHEMA}`;
+    const missing = this.parts()
+      .map(([name]) => name)
+      .filter((name) => !(name in state));
+    return missing.length > 0 ? `it has no state for ${missing.join(', ')}` : null;
   }
 
   restore(state: Record<string, unknown>): void {

@@ -60,7 +60,12 @@ export class EventLog {
       onFatal: opts.onFatal,
     });
     log = new EventLog(store, snapshots, opts);
-    const snap = snapshots.latest<Record<string, unknown>>();
+    let snap = snapshots.latest<Record<string, unknown>>();
+    const unusable = snap && log.models.unrestorable(snap.models);
+    if (snap && unusable) {
+      opts.logger.warn({ snapshotSeq: snap.seq, reason: unusable }, 'snapshot not used (written by another relay version); replaying the whole log');
+      snap = null;
+    }
     if (snap) log.models.restore(snap.models);
     const opened = await store.open({
       fromSeq: snap ? snap.seq + 1 : 1,
