@@ -90,6 +90,38 @@ describe('Device Control safety pipeline', () => {
     expect(decisions(s).filter((x) => x.decision === 'blocked_package')[0].reason).toContain('foreground app com.x8bit.bitwarden');
   });
 
+  it('a foreground app the phone did not report but an answer showed (/current_app, /screen) is what the blocklist checks', async () => {
+    const s = await sim();
+    // The user switched to a password manager; this phone sent no bridge.status about it.
+    s.state.currentApp = 'com.x8bit.bitwarden';
+    expect(relay.log.models.bridge.device(s.tokenPrefix!)?.currentApp).toBe('com.android.launcher3');
+    const seen = await dc(relay, s.token!, 'GET', '/current_app');
+    expect(seen).toMatchObject({ status: 200, body: { package: 'com.x8bit.bitwarden' } });
+    expect(relay.log.models.bridge.device(s.tokenPrefix!)?.currentApp).toBe('com.x8bit.bitwarden');
+    const before = commands(s).length;
+    const r = await dc(relay, s.token!, 'POST', '/tap', { x: 5, y: 5 });
+    expect(r).toMatchObject({ status: 403, body: { error: 'blocked package com.x8bit.bitwarden' } });
+    expect(commands(s).length).toBe(before); // the tap never reached the phone
+    const answered = readEvents(relay.home).filter((e) => e.type === 'bridge.command_answered' && e.data.tokenPrefix === s.tokenPrefix);
+    expect(answered.at(-1)!.data).toMatchObject({ path: '/current_app', status: 200, currentApp: 'com.x8bit.bitwarden' });
+    // Back on the launcher (again unreported): until an answer shows it, the relay keeps refusing.
+    s.state.currentApp = 'com.android.launcher3';
+    expect((await dc(relay, s.token!, 'POST', '/tap', { x: 5, y: 5 })).status).toBe(403);
+    // /current_app is no foreground action, so it passes the gate and shows where the phone is now.
+    expect((await dc(relay, s.token!, 'GET', '/current_app')).body).toMatchObject({ package: 'com.android.launcher3' });
+    expect((await dc(relay, s.token!, 'POST', '/tap', { x: 5, y: 5 })).status).toBe(200);
+    // A /screen answer teaches it too.
+    s.state.currentApp = 'org.example.vault';
+    expect((await dc(relay, s.token!, 'GET', '/screen')).body).toMatchObject({ packageName: 'org.example.vault' });
+    expect((await dc(relay, s.token!, 'POST', '/tap', { x: 5, y: 5 })).body).toMatchObject({ error: 'blocked package org.example.vault' });
+    s.state.currentApp = 'com.android.launcher3';
+    expect((await dc(relay, s.token!, 'GET', '/current_app')).status).toBe(200);
+    // An answer that repeats what the relay knows writes no currentApp.
+    const n = readEvents(relay.home).filter((e) => e.type === 'bridge.command_answered' && e.data.currentApp !== undefined).length;
+    expect((await dc(relay, s.token!, 'GET', '/current_app')).status).toBe(200);
+    expect(readEvents(relay.home).filter((e) => e.type === 'bridge.command_answered' && e.data.currentApp !== undefined).length).toBe(n);
+  });
+
   it('destructive verb, user allows: the command goes through after bridge.confirm', async () => {
     const s = await sim({ confirm: 'allow' });
     const r = await dc(relay, s.token!, 'POST', '/tap_text', { text: 'Send' });

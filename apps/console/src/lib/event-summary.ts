@@ -118,7 +118,7 @@ export function summary(e: ConsoleEvent): string {
     case 'bridge.command_sent':
       return `${str(d.method)} ${str(d.path)} sent to ${str(d.tokenPrefix)}`;
     case 'bridge.command_answered':
-      return `${str(d.path)} answered ${str(d.status)} in ${str(d.latencyMs)} ms`;
+      return `${str(d.path)} answered ${str(d.status)} in ${str(d.latencyMs)} ms${d.currentApp ? `; the phone is in ${str(d.currentApp)}` : ''}`;
     case 'bridge.command_failed':
       return `${str(d.path)} failed: ${str(d.reason).replace('_', ' ')} after ${str(d.latencyMs)} ms`;
     case 'bridge.safety_decided':

@@ -222,9 +222,11 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       if (typeof png === 'string') return void this.fail(pending, 'bad_response', new DomainError('bridge.bad_screenshot', 'upstream', png));
     }
     this.settle(pending);
+    const seen = status < 300 ? foregroundShown(pending.path, body) : null;
+    const known = this.log.models.bridge.device(pending.tokenPrefix)?.currentApp ?? null;
     // Not awaited: frames of one socket are handled in order, and the next response must not wait for
     // this one's fsync. The log keeps the order; the caller is answered once the event is durable.
-    void this.answered(pending, status)
+    void this.answered(pending, status, seen !== null && seen !== known ? seen : undefined)
       .then(async () => pending.resolve({ status, body: png && typeof png !== 'string' ? await this.storeScreenshot(pending, png, body) : body }))
       .catch((err: Error) => pending.reject(err));
   }
@@ -372,10 +374,13 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     return true;
   }
 
-  private async answered(p: Pending, status: number): Promise<void> {
+  private async answered(p: Pending, status: number, currentApp?: string): Promise<void> {
     const latencyMs = Math.round((performance.now() - p.started) * 1000) / 1000;
     await this.log.run(`device:${p.tokenPrefix}`, () => [
-      { type: 'bridge.command_answered', data: { requestId: p.requestId, tokenPrefix: p.tokenPrefix, path: p.path, status, latencyMs } },
+      {
+        type: 'bridge.command_answered',
+        data: { requestId: p.requestId, tokenPrefix: p.tokenPrefix, path: p.path, status, latencyMs, ...(currentApp ? { currentApp } : {}) },
+      },
     ]);
   }
 
@@ -518,4 +523,12 @@ function decodePng(result: Record<string, unknown>): { bytes: Buffer; width: num
   if (bytes.length < 33 || !bytes.subarray(0, 8).equals(PNG_MAGIC) || bytes.toString('ascii', 12, 16) !== 'IHDR')
     return 'the phone sent something that is not a PNG';
   return { bytes, width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+}
+
+const PACKAGE_RE = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$/;
+
+/** The foreground package an answer shows, if it shows one: `/current_app {package}`, `/screen {packageName}`. */
+export function foregroundShown(path: string, body: Record<string, unknown>): string | null {
+  const v = path === '/current_app' ? body.package : path === '/screen' ? body.packageName : undefined;
+  return typeof v === 'string' && v.length <= 255 && PACKAGE_RE.test(v) ? v : null;
 }

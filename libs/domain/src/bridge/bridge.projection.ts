@@ -150,6 +150,8 @@ export class BridgeProjection implements Projection<State> {
       case 'bridge.command_answered': {
         const a = this.activityById.get(e.data.requestId);
         if (a) Object.assign(a, { outcome: 'answered', status: e.data.status, latencyMs: e.data.latencyMs });
+        const d = e.data.currentApp === undefined ? undefined : this.devices.get(e.data.tokenPrefix);
+        if (d) d.currentApp = e.data.currentApp!;
         break;
       }
       case 'bridge.command_failed': {

@@ -49,7 +49,18 @@ export type BridgeCommandSent = Ev<
 
 export type BridgeCommandAnswered = Ev<
   'bridge.command_answered',
-  { requestId: string; tokenPrefix: string; path: string; status: number; latencyMs: number }
+  {
+    requestId: string;
+    tokenPrefix: string;
+    path: string;
+    status: number;
+    latencyMs: number;
+    /**
+     * The foreground package the answer showed (`/current_app`, `/screen`), when it differs from the one
+     * the relay knew: the blocklist then checks the phone as it is, not as its last status said.
+     */
+    currentApp?: string;
+  }
 >;
 
 export type BridgeFailure = 'timeout' | 'phone_gone' | 'session_revoked' | 'bad_response';
