@@ -45,45 +45,58 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
     if (!cfg?.auth && route.method !== 'HEAD') unguarded.push(`${String(route.method)} ${route.url}`);
     if (typeof cfg?.bodyLimit === 'number') route.bodyLimit = cfg.bodyLimit;
   });
-  instance.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+  // Callback style, not async: public and loopback routes (/health, the operator's) are decided without
+  // a promise; only a bearer check waits (for the rate limiter's event on a bad token).
+  instance.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const req = request as AuthedRequest;
     const ip = normalizeIp(req.raw.socket.remoteAddress);
     req.peerIp = ip;
     const cfg = req.routeOptions.config as Partial<RouteAuth> | undefined;
-    // Fastify answers HEAD on every GET route by running the GET handler. A GET that acts (every Device
-    // Control route sends a command to the phone, and /return_to_svc moves it) must not run for a HEAD.
-    if (req.method === 'HEAD' && cfg?.noHead) {
-      reply.header('allow', 'GET');
-      throw new DomainError(
-        'method_not_allowed',
-        'method_not_allowed',
-        `HEAD is not answered on ${req.routeOptions.url ?? req.url}: it would run the command; use GET`,
-      );
-    }
-    switch (cfg?.auth) {
-      case undefined:
-      case 'public':
-        return;
-      case 'loopback': {
-        const verdict = checkLoopback(req.raw.socket.remoteAddress, req.headers, deps.port());
-        if (!verdict.ok) throw new DomainError('auth.loopback_only', 'forbidden', verdict.reason);
-        assertJsonBody(req);
-        req.principal = { kind: 'operator' };
-        return;
+    try {
+      // Fastify answers HEAD on every GET route by running the GET handler. A GET that acts (every Device
+      // Control route sends a command to the phone, and /return_to_svc moves it) must not run for a HEAD.
+      if (req.method === 'HEAD' && cfg?.noHead) {
+        reply.header('allow', 'GET');
+        throw new DomainError(
+          'method_not_allowed',
+          'method_not_allowed',
+          `HEAD is not answered on ${req.routeOptions.url ?? req.url}: it would run the command; use GET`,
+        );
       }
-      case 'loopback-or-paired':
-        if (checkLoopback(req.raw.socket.remoteAddress, req.headers, deps.port()).ok) {
+      switch (cfg?.auth) {
+        case undefined:
+        case 'public':
+          return done();
+        case 'loopback': {
+          const verdict = checkLoopback(req.raw.socket.remoteAddress, req.headers, deps.port());
+          if (!verdict.ok) throw new DomainError('auth.loopback_only', 'forbidden', verdict.reason);
           assertJsonBody(req);
           req.principal = { kind: 'operator' };
-          return;
+          return done();
         }
-        req.principal = await authenticateBearer(deps, req.headers.authorization, ip, cfg.grant);
-        return;
-      case 'paired':
-        req.principal = await authenticateBearer(deps, req.headers.authorization, ip, cfg.grant);
-        return;
+        case 'loopback-or-paired':
+          if (checkLoopback(req.raw.socket.remoteAddress, req.headers, deps.port()).ok) {
+            assertJsonBody(req);
+            req.principal = { kind: 'operator' };
+            return done();
+          }
+          return bearer(req, ip, cfg.grant, done);
+        case 'paired':
+          return bearer(req, ip, cfg.grant, done);
+        default:
+          // Unreachable by type; a route with a class this hook does not know is refused, never left hanging.
+          throw new DomainError('auth.unknown_class', 'forbidden', 'this route has no known auth class');
+      }
+    } catch (err) {
+      done(err as Error);
     }
   });
+  const bearer = (req: AuthedRequest, ip: string, grant: string | undefined, done: (err?: Error) => void): void => {
+    authenticateBearer(deps, req.headers.authorization, ip, grant).then((principal) => {
+      req.principal = principal;
+      done();
+    }, done);
+  };
   return { unguarded };
 }
 
