@@ -1,5 +1,5 @@
 import { ReadModels } from '@svc/domain';
-import { replayLog } from '@svc/events';
+import { encodeRecord, GENESIS_HASH, replayLog } from '@svc/events';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -265,6 +265,43 @@ describe('svc relay events', () => {
     const replay = await svc(['relay', 'events', 'replay', '--log', copy], env);
     expect(replay.code).toBe(1);
     expect(replay.stderr).toContain('event log broken at seq 4');
+  });
+
+  it('verify and replay show their progress on a terminal (and only there), then erase it', async () => {
+    // A 3 MiB log: several read chunks, so the scan reports progress more than once.
+    const dir = tempHome();
+    let prev = GENESIS_HASH;
+    const out: string[] = [];
+    for (let seq = 1; seq <= 7000; seq++) {
+      const { line, hash } = encodeRecord({
+        seq,
+        id: `id-${seq}`,
+        at: '2026-03-01T12:00:00.000Z',
+        type: 'session.seen',
+        actor: `device:p${seq}`,
+        data: { tokenPrefix: `p${String(seq).padStart(7, '0')}`, ip: `10.0.${seq >> 8}.${seq & 255}`, via: 'http', pad: 'x'.repeat(300) },
+        v: 1,
+        prev,
+      });
+      out.push(line);
+      prev = hash;
+    }
+    fs.writeFileSync(path.join(dir, 'segment-000000000001.jsonl'), out.join('\n') + '\n');
+    for (const cmd of ['verify', 'replay']) {
+      let stderr = '';
+      const io = (tty: boolean) => ({
+        stdout: { write: () => true, isTTY: false },
+        stderr: { write: (t: string) => (stderr += t), isTTY: tty },
+        env: { PATH: process.env.PATH },
+      });
+      expect(await main(['relay', 'events', cmd, '--log', dir], io(true))).toBe(0);
+      const label = cmd === 'verify' ? 'verifying' : 'replaying';
+      expect(stderr).toMatch(new RegExp(`\\r${label} \\d+%  seq [\\d,]+`));
+      expect(stderr.endsWith('\r\x1b[K')).toBe(true);
+      stderr = '';
+      expect(await main(['relay', 'events', cmd, '--log', dir], io(false))).toBe(0);
+      expect(stderr).toBe('');
+    }
   });
 
   it('accepts --log as the events dir, the relay dir or the svc home; says so when there is no log', async () => {

@@ -38,15 +38,22 @@ export function listSegments(dir: string): Array<{ file: string; firstSeq: numbe
  * Calls `onLine` for each complete line of a file, streaming in 1 MiB chunks. Returns the byte offset
  * after the last complete line and the unterminated tail, if any.
  */
-export function scanLines(file: string, onLine: (line: string, offset: number) => void): { end: number; tail: string } {
+export function scanLines(
+  file: string,
+  onLine: (line: string, offset: number) => void,
+  onChunk?: (bytesRead: number) => void,
+): { end: number; tail: string } {
   const fd = fs.openSync(file, 'r');
   try {
     const buf = Buffer.allocUnsafe(READ_CHUNK);
     let carry = Buffer.alloc(0);
     let base = 0; // file offset of carry[0]
+    let read = 0;
     for (;;) {
       const n = fs.readSync(fd, buf, 0, READ_CHUNK, null);
       if (n === 0) break;
+      read += n;
+      onChunk?.(read);
       const chunk = carry.length ? Buffer.concat([carry, buf.subarray(0, n)]) : buf.subarray(0, n);
       let start = 0;
       for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
@@ -211,6 +218,9 @@ function syncDir(dir: string): void {
   }
 }
 
+/** Where a long scan is: bytes read of the bytes it will read, and the last seq it checked. */
+export type ScanProgress = { bytesDone: number; bytesTotal: number; seq: number };
+
 export type ScanResult = {
   lastSeq: number;
   lastHash: string;
@@ -222,7 +232,10 @@ export type ScanResult = {
  * Reads and verifies a log directory without changing it: every line's checksum, consecutive seqs, the
  * previous-hash links, and (from a snapshot) the link to the snapshot's record. Throws ChainError.
  */
-export function scanLog(dir: string, opts: Omit<OpenOptions, 'onEvent'> & { onEvent?: OpenOptions['onEvent'] }): ScanResult {
+export function scanLog(
+  dir: string,
+  opts: Omit<OpenOptions, 'onEvent'> & { onEvent?: OpenOptions['onEvent']; onProgress?: (p: ScanProgress) => void },
+): ScanResult {
   const segments = listSegments(dir);
   // Start at the segment holding record fromSeq - 1, so the snapshot's hash can be checked against it.
   const anchor = Math.max(1, opts.fromSeq - 1);
@@ -234,26 +247,37 @@ export function scanLog(dir: string, opts: Omit<OpenOptions, 'onEvent'> & { onEv
   let lastHash = GENESIS_HASH;
   let torn: ScanResult['torn'];
 
+  const sizes = opts.onProgress ? segments.map((seg, i) => (i < startIdx ? 0 : fs.statSync(path.join(dir, seg.file)).size)) : [];
+  const bytesTotal = sizes.reduce((a, b) => a + b, 0);
+  let bytesBefore = 0;
   for (let i = startIdx; i < segments.length; i++) {
     const seg = segments[i];
     const file = path.join(dir, seg.file);
     if (!expectedSeq) expectedSeq = seg.firstSeq;
-    const { end, tail } = scanLines(file, (line) => {
-      const check = checkLine(line);
-      if (!check.ok) throw new ChainError(expectedSeq, seg.file, check.reason);
-      if (check.seq !== expectedSeq) throw new ChainError(check.seq, seg.file, `expected seq ${expectedSeq}`);
-      if (prev !== undefined && check.prev !== prev) {
-        throw new ChainError(check.seq, seg.file, 'previous-hash link does not match');
-      }
-      if (opts.expectPrev !== undefined && check.seq === opts.fromSeq - 1 && check.hash !== opts.expectPrev) {
-        throw new ChainError(check.seq, seg.file, 'the snapshot does not match this record');
-      }
-      expectedSeq = check.seq + 1;
-      prev = check.hash;
-      lastSeq = check.seq;
-      lastHash = check.hash;
-      if (opts.onEvent && check.seq >= opts.fromSeq) opts.onEvent(JSON.parse(line) as StoredEvent);
-    });
+    const onChunk = opts.onProgress
+      ? (read: number) => opts.onProgress!({ bytesDone: bytesBefore + read, bytesTotal: Math.max(bytesTotal, bytesBefore + read), seq: lastSeq })
+      : undefined;
+    const { end, tail } = scanLines(
+      file,
+      (line) => {
+        const check = checkLine(line);
+        if (!check.ok) throw new ChainError(expectedSeq, seg.file, check.reason);
+        if (check.seq !== expectedSeq) throw new ChainError(check.seq, seg.file, `expected seq ${expectedSeq}`);
+        if (prev !== undefined && check.prev !== prev) {
+          throw new ChainError(check.seq, seg.file, 'previous-hash link does not match');
+        }
+        if (opts.expectPrev !== undefined && check.seq === opts.fromSeq - 1 && check.hash !== opts.expectPrev) {
+          throw new ChainError(check.seq, seg.file, 'the snapshot does not match this record');
+        }
+        expectedSeq = check.seq + 1;
+        prev = check.hash;
+        lastSeq = check.seq;
+        lastHash = check.hash;
+        if (opts.onEvent && check.seq >= opts.fromSeq) opts.onEvent(JSON.parse(line) as StoredEvent);
+      },
+      onChunk,
+    );
+    bytesBefore += sizes[i] ?? 0;
     if (tail.length > 0) {
       if (i !== segments.length - 1) throw new ChainError(expectedSeq, seg.file, 'unterminated record inside the log');
       torn = { segment: seg.file, end, bytes: Buffer.byteLength(tail) };
@@ -270,9 +294,9 @@ export type VerifyReport =
   | { ok: false; seq: number; segment: string; reason: string };
 
 /** What `svc relay events verify` prints: the whole chain from seq 1, or the first bad record. */
-export function verifyLog(dir: string): VerifyReport {
+export function verifyLog(dir: string, onProgress?: (p: ScanProgress) => void): VerifyReport {
   try {
-    const r = scanLog(dir, { fromSeq: 1 });
+    const r = scanLog(dir, { fromSeq: 1, onProgress });
     return { ok: true, lastSeq: r.lastSeq, lastHash: r.lastHash, segments: listSegments(dir).length, tornTailBytes: r.torn?.bytes ?? 0 };
   } catch (err) {
     if (err instanceof ChainError) return { ok: false, seq: err.seq, segment: err.segment, reason: err.reason };

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { StoredEvent } from './event';
-import { scanLog } from './file-event-store';
+import { scanLog, type ScanProgress } from './file-event-store';
 import type { Projection } from './projection';
 
 export type ReplaySummary = {
@@ -15,11 +15,17 @@ export type ReplaySummary = {
  * Rebuilds read models from a log directory, from seq 1, verifying the chain on the way (an auditor's
  * replay never trusts a snapshot). Read-only: a torn tail is reported, not cut.
  */
-export function replayLog<M extends Projection>(dir: string, models: M, onEvent?: (e: StoredEvent) => void): ReplaySummary {
+export function replayLog<M extends Projection>(
+  dir: string,
+  models: M,
+  onEvent?: (e: StoredEvent) => void,
+  onProgress?: (p: ScanProgress) => void,
+): ReplaySummary {
   const countsByType: Record<string, number> = {};
   let events = 0;
   const r = scanLog(dir, {
     fromSeq: 1,
+    onProgress,
     onEvent: (e) => {
       models.apply(e);
       countsByType[e.type] = (countsByType[e.type] ?? 0) + 1;

@@ -1,8 +1,8 @@
 import { ReadModels, type Session } from '@svc/domain';
-import { ChainError, checkLine, listSegments, replayLog, scanLines, verifyLog, type StoredEvent } from '@svc/events';
+import { ChainError, checkLine, listSegments, replayLog, scanLines, verifyLog, type ScanProgress, type StoredEvent } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
+import { CliError, colours, EXIT, line, parseFlags, progressLine, UsageError, type CliIo } from './io';
 import { resolveLogDir } from './log-dir';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -40,11 +40,11 @@ export type ReplayReport = {
   rateLimitBlocks: Array<{ ip: string; kind: string; until: string | null }>;
 };
 
-export function replayReport(dir: string, at: Date): ReplayReport {
+export function replayReport(dir: string, at: Date, onProgress?: (p: ScanProgress) => void): ReplayReport {
   const models = new ReadModels();
   let summary;
   try {
-    summary = replayLog(dir, models);
+    summary = replayLog(dir, models, undefined, onProgress);
   } catch (err) {
     chainFailure(err);
   }
@@ -85,7 +85,13 @@ export function replayCommand(args: string[], io: CliIo): number {
   const v = parseFlags('relay events replay', args, { log: { type: 'string' }, at: { type: 'string' }, json: { type: 'boolean' } });
   const at = v.at === undefined ? new Date() : new Date(v.at);
   if (Number.isNaN(at.getTime())) throw new UsageError(`--at ${v.at}: not an ISO time like 2026-03-01T12:00:00Z`, 'relay events replay');
-  const r = replayReport(resolveLogDir(io.env, v.log), at);
+  const progress = progressLine(io.stderr, 'replaying');
+  let r: ReplayReport;
+  try {
+    r = replayReport(resolveLogDir(io.env, v.log), at, progress.update);
+  } finally {
+    progress.done();
+  }
   if (v.json) {
     line(io.stdout, JSON.stringify(r, null, 2));
     return EXIT.ok;
@@ -137,7 +143,13 @@ function table(rows: string[][]): string[] {
 export function verifyCommand(args: string[], io: CliIo): number {
   const v = parseFlags('relay events verify', args, { log: { type: 'string' }, json: { type: 'boolean' } });
   const dir = resolveLogDir(io.env, v.log);
-  const report = verifyLog(dir);
+  const progress = progressLine(io.stderr, 'verifying');
+  let report: ReturnType<typeof verifyLog>;
+  try {
+    report = verifyLog(dir, progress.update);
+  } finally {
+    progress.done();
+  }
   if (v.json) {
     line(io.stdout, JSON.stringify({ dir, ...report }, null, 2));
     return report.ok ? EXIT.ok : EXIT.failed;

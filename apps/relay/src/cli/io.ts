@@ -1,3 +1,4 @@
+import type { ScanProgress } from '@svc/events';
 import { parseArgs } from 'node:util';
 /** Where a command reads its environment and writes its output; `processIo()` in production, buffers in tests. */
 export type Out = { write(text: string): unknown; isTTY?: boolean };
@@ -37,6 +38,29 @@ export class CliError extends Error {
 
 export function line(out: Out, text = ''): void {
   out.write(text + '\n');
+}
+
+/**
+ * Progress of a long scan on a terminal: one line (`verifying 58%  seq 1,234,567`) redrawn at most every
+ * 200 ms and erased when done. Nothing at all when the stream is not a terminal: scripts read the result.
+ */
+export function progressLine(out: Out, label: string, now: () => number = Date.now): { update: (p: ScanProgress) => void; done: () => void } {
+  if (!out.isTTY) return { update: () => undefined, done: () => undefined };
+  let last = -Infinity;
+  let shown = false;
+  return {
+    update: (p) => {
+      const t = now();
+      if (t - last < 200) return;
+      last = t;
+      shown = true;
+      const pct = p.bytesTotal > 0 ? Math.floor((p.bytesDone * 100) / p.bytesTotal) : 0;
+      out.write(`\r${label} ${pct}%  seq ${p.seq.toLocaleString('en-US')}\x1b[K`);
+    },
+    done: () => {
+      if (shown) out.write('\r\x1b[K');
+    },
+  };
 }
 
 /** ANSI colour only on a terminal (and never when NO_COLOR is set). */

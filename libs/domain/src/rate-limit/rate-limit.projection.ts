@@ -41,6 +41,8 @@ export function rateLimitSubject(ip: string): string {
 
 const key = (ip: string, kind: AuthKind): string => `${kind} ${rateLimitSubject(ip)}`;
 const MAX_WINDOW_MS = 600_000;
+/** The newest failures kept per subject: far above any threshold (WIRE.md's are 5 and 10). */
+const MAX_FAILURES_KEPT = 64;
 /** Stale entries (no failure within MAX_WINDOW_MS, blocks that ended) are swept at most this often. */
 const PRUNE_EVERY_MS = 60_000;
 
@@ -59,6 +61,8 @@ export class RateLimitProjection implements Projection<State> {
         const k = key(e.data.ip, e.data.kind);
         const list = (this.failures.get(k) ?? []).filter((t) => at - t < MAX_WINDOW_MS);
         list.push(at);
+        // Only counts up to a threshold matter; a log with a flood of failures must not make replay quadratic.
+        if (list.length > MAX_FAILURES_KEPT) list.splice(0, list.length - MAX_FAILURES_KEPT);
         this.failures.set(k, list);
         break;
       }

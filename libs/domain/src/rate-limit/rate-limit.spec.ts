@@ -108,6 +108,12 @@ describe('rate limiter', () => {
   });
 
   describe('memory stays bounded', () => {
+    it('keeps at most the newest 64 failures of one subject (a flood cannot make replay quadratic)', () => {
+      const g = new Given();
+      for (let i = 0; i < 500; i++) g.event({ type: 'auth.failed', data: { ip: '192.0.2.9', kind: 'code', via: 'ws', reason: 'x' } }, at(T0, 1));
+      expect(g.models.rateLimit.failuresWithin('192.0.2.9', 'code', at(T0, 2), 60)).toBe(64);
+    });
+
     it('forgets addresses with no recent failure and blocks that ended, on the next failure a minute later', () => {
       const g = new Given();
       for (let i = 0; i < 200; i++) fail(g, `10.0.${i >> 8}.${i & 255}`, 'code', at(T0, i % 50));
