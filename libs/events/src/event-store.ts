@@ -12,12 +12,17 @@ export class ChainError extends Error {
   }
 }
 
+/** Where a long scan is: bytes read of the bytes it will read, and the last seq it checked. */
+export type ScanProgress = { bytesDone: number; bytesTotal: number; seq: number };
+
 export type OpenOptions = {
   /** Replay from this seq on (a snapshot covers the ones before). */
   fromSeq: number;
   /** The hash of record `fromSeq - 1`, to link the chain to a snapshot. */
   expectPrev?: string;
   onEvent: (event: StoredEvent) => void;
+  /** Called as the scan reads the log (once per 1 MiB read), for start-up progress. */
+  onProgress?: (progress: ScanProgress) => void;
 };
 
 export type OpenResult = {

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { checkLine, encodeRecord } from './chain';
 import { GENESIS_HASH, type NewEvent, type StoredEvent } from './event';
-import { ChainError, type Appended, type EventStore, type OpenOptions, type OpenResult } from './event-store';
+import { ChainError, type Appended, type EventStore, type OpenOptions, type OpenResult, type ScanProgress } from './event-store';
 
 const SEGMENT_RE = /^segment-(\d{12})\.jsonl$/;
 const READ_CHUNK = 1 << 20;
@@ -217,9 +217,6 @@ function syncDir(dir: string): void {
     fs.closeSync(fd);
   }
 }
-
-/** Where a long scan is: bytes read of the bytes it will read, and the last seq it checked. */
-export type ScanProgress = { bytesDone: number; bytesTotal: number; seq: number };
 
 export type ScanResult = {
   lastSeq: number;

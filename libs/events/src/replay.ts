@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import type { StoredEvent } from './event';
-import { scanLog, type ScanProgress } from './file-event-store';
+import type { ScanProgress } from './event-store';
+import { scanLog } from './file-event-store';
 import type { Projection } from './projection';
 
 export type ReplaySummary = {

@@ -67,10 +67,20 @@ export class EventLog {
       snap = null;
     }
     if (snap) log.models.restore(snap.models);
+    const started = opts.clock.now().getTime();
+    let reported = started;
     const opened = await store.open({
       fromSeq: snap ? snap.seq + 1 : 1,
       expectPrev: snap?.hash,
       onEvent: (e) => log.models.apply(e),
+      // A long replay (a big log without a usable snapshot) says where it is every 2 s.
+      onProgress: (p) => {
+        const now = opts.clock.now().getTime();
+        if (now - reported < 2000) return;
+        reported = now;
+        const percent = p.bytesTotal > 0 ? Math.floor((p.bytesDone * 100) / p.bytesTotal) : 0;
+        opts.logger.info({ percent, seq: p.seq, seconds: Math.round((now - started) / 1000) }, 'replaying the event log');
+      },
     });
     log.decision.restore(structuredClone(log.models.snapshot()));
     log.lastSnapshotSeq = snap?.seq ?? 0;
