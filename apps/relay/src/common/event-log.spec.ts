@@ -3,12 +3,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
-import type { Clock } from './clock';
+import { Clock } from './clock';
 import { EventLog } from './event-log';
 import { Secrets } from './secrets';
 
 /** A clock that moves a second on every read, so a replay of a few MiB takes "long" without sleeping. */
-class SteppingClock implements Clock {
+class SteppingClock extends Clock {
   private t = Date.parse('2026-03-01T00:00:00.000Z');
   now(): Date {
     this.t += 1000;
