@@ -54,6 +54,19 @@ describe('RelayValidationPipe', () => {
     await expect(pipe.transform({ device: 'pixel' }, query(OptionalQuery))).resolves.toMatchObject({ device: 'pixel' });
   });
 
+  it('never shares a default object or array between requests: such a DTO is validated in full each time', async () => {
+    class WithDefaults {
+      @IsOptional()
+      @IsString({ each: true })
+      tags: string[] = [];
+    }
+    const pipe = new RelayValidationPipe();
+    const a = (await pipe.transform({}, query(WithDefaults))) as WithDefaults;
+    a.tags.push('mine');
+    const b = (await pipe.transform({}, query(WithDefaults))) as WithDefaults;
+    expect(b.tags).toEqual([]);
+  });
+
   it('leaves values without a DTO class alone', async () => {
     const pipe = new RelayValidationPipe();
     const raw = {};

@@ -27,7 +27,8 @@ export class RelayValidationPipe extends ValidationPipe {
     if (known) return copyOf(known);
     try {
       const instance = (await super.transform(value, metadata)) as object;
-      this.empty.set(type, copyOf(instance));
+      // Copies are shallow: an empty instance holding an object or array (a default) is never cached.
+      this.empty.set(type, Object.values(instance).some((v) => typeof v === 'object' && v !== null) ? null : copyOf(instance));
       return instance;
     } catch (err) {
       this.empty.set(type, null);
