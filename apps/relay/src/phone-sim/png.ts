@@ -39,6 +39,14 @@ export function makePng(width = 54, height = 96, seed = 0): Buffer {
       raw[i + 2] = bar ? 30 : 200;
     }
   }
+  return encodeRgbPng(width, height, raw);
+}
+
+/**
+ * An RGB PNG from raw scanlines (each row: a filter byte, then width x 3 bytes), made without
+ * dependencies. The phone simulator's screenshots and the tests' images both come from here.
+ */
+export function encodeRgbPng(width: number, height: number, raw: Buffer): Buffer {
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
