@@ -121,6 +121,25 @@ describe('tui channel', () => {
     expect((await leftoversAfter(pid)).session).toEqual([]);
   });
 
+  it('a PATCH that drops the tui grant stops the gateway (grant_removed); dropping another grant does not', async () => {
+    const { phone, token, prefix } = await pairPhone(relay);
+    const ok = await attach(phone);
+    const pid = ok.payload.pid as number;
+    const patch = (grants: Record<string, unknown>) =>
+      fetch(`${relay.url}/sessions/${prefix}`, {
+        method: 'PATCH',
+        headers: { ...bearer(token), 'content-type': 'application/json' },
+        body: JSON.stringify({ grants }),
+      });
+    expect((await patch({ bridge: false })).status).toBe(200);
+    await relay.log.drain();
+    expect(readEvents(relay.home).some((e) => e.type === 'tui.stopped' && e.data.pid === pid)).toBe(false);
+    expect((await patch({ tui: false })).status).toBe(200);
+    await eventually(() => readEvents(relay.home).some((e) => e.type === 'tui.stopped' && e.data.pid === pid), 5000, 'tui.stopped');
+    expect(readEvents(relay.home).find((e) => e.type === 'tui.stopped' && e.data.pid === pid)?.data).toMatchObject({ reason: 'grant_removed' });
+    phone.close();
+  });
+
   it('a gateway flooding a slow phone is paused, and nothing is lost', async () => {
     const { phone } = await pairPhone(relay);
     await attach(phone);

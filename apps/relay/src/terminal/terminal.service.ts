@@ -4,7 +4,6 @@ import {
   closeShell,
   detachShell,
   DomainError,
-  hasGrant,
   openShell,
   reattachShell,
   sessionNameOf,
@@ -14,7 +13,7 @@ import {
 import type { TerminalCloseReason } from '@svc/events';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { merge, type Subscription } from 'rxjs';
+import type { Subscription } from 'rxjs';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
 import { EventLog } from '../common/event-log';
@@ -23,6 +22,7 @@ import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
+import { channelLost } from './channel-lost';
 import { ShellProcess } from './shell-process';
 
 /** A single `terminal.input` frame carries at most this much (a paste, not a file transfer). */
@@ -47,18 +47,9 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     router.register('terminal', { onFrame: (conn, env) => this.onFrame(conn, env), onClose: (conn) => this.onClose(conn) });
     scheduler.onTick(() => this.endExpiredGrace());
     this.subs.push(
-      merge(log.bus.ofType('session.revoked', 'session.expired'), log.bus.ofType('session.grant_expired', 'session.shortened')).subscribe((e) => {
-        const prefix = e.data.tokenPrefix;
-        let reason: TerminalCloseReason | null = null;
-        if (e.type === 'session.revoked') reason = 'revoked';
-        else if (e.type === 'session.expired') reason = 'session_expired';
-        else if (e.type === 'session.grant_expired') reason = e.data.channel === 'terminal' ? 'grant_expired' : null;
-        else {
-          const s = log.models.sessions.byTokenPrefix(prefix);
-          reason = s && hasGrant(s, 'terminal', clock.now()) ? null : 'grant_removed';
-        }
-        if (reason) void this.killAll((s) => s.spec.tokenPrefix === prefix, reason);
-      }),
+      channelLost(log, clock, 'terminal').subscribe(
+        ({ tokenPrefix, reason }) => void this.killAll((s) => s.spec.tokenPrefix === tokenPrefix, reason),
+      ),
     );
   }
 

@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import { DomainError, hasGrant, startTui, stopTui, termSize, type TermSize } from '@svc/domain';
+import { DomainError, startTui, stopTui, termSize, type TermSize } from '@svc/domain';
 import type { TerminalCloseReason } from '@svc/events';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
-import { merge, type Subscription } from 'rxjs';
+import type { Subscription } from 'rxjs';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
 import { EventLog } from '../common/event-log';
@@ -15,6 +15,7 @@ import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
+import { channelLost } from '../terminal/channel-lost';
 import { reapSession } from '../terminal/process-reaper';
 import { HIGH_WATER, LOW_WATER } from '../terminal/shell-process';
 import { splitCommandLine } from '../common/command-line';
@@ -57,17 +58,8 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
     this.argv = config.tuiCommand ? splitCommandLine(config.tuiCommand) : null;
     router.register('tui', { onFrame: (conn, env) => this.onFrame(conn, env), onClose: (conn) => this.onClose(conn) });
     this.subs.push(
-      merge(log.bus.ofType('session.revoked', 'session.expired'), log.bus.ofType('session.grant_expired', 'session.shortened')).subscribe((e) => {
-        const prefix = e.data.tokenPrefix;
-        let reason: TerminalCloseReason | null = null;
-        if (e.type === 'session.revoked') reason = 'revoked';
-        else if (e.type === 'session.expired') reason = 'session_expired';
-        else if (e.type === 'session.grant_expired') reason = e.data.channel === 'tui' ? 'grant_expired' : null;
-        else {
-          const s = log.models.sessions.byTokenPrefix(prefix);
-          reason = s && hasGrant(s, 'tui', clock.now()) ? null : 'grant_removed';
-        }
-        if (reason) for (const t of this.byConn.values()) if (t.conn.tokenPrefix === prefix) void this.stop(t, reason);
+      channelLost(log, clock, 'tui').subscribe(({ tokenPrefix, reason }) => {
+        for (const t of this.byConn.values()) if (t.conn.tokenPrefix === tokenPrefix) void this.stop(t, reason);
       }),
     );
   }

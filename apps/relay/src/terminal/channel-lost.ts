@@ -1,0 +1,32 @@
+import { hasGrant } from '@svc/domain';
+import type { TerminalCloseReason } from '@svc/events';
+import { filter, map, merge, type Observable } from 'rxjs';
+import type { Clock } from '../common/clock';
+import type { EventLog } from '../common/event-log';
+
+export type ChannelLost = { tokenPrefix: string; reason: TerminalCloseReason };
+
+/**
+ * Sessions that lose `channel` (terminal, tui): revoked, expired, the channel's grant expired, or a PATCH
+ * that dropped it. What runs for such a session must stop, with this reason.
+ */
+export function channelLost(log: EventLog, clock: Clock, channel: 'terminal' | 'tui'): Observable<ChannelLost> {
+  return merge(log.bus.ofType('session.revoked', 'session.expired'), log.bus.ofType('session.grant_expired', 'session.shortened')).pipe(
+    map((e): ChannelLost | null => {
+      const tokenPrefix = e.data.tokenPrefix;
+      switch (e.type) {
+        case 'session.revoked':
+          return { tokenPrefix, reason: 'revoked' };
+        case 'session.expired':
+          return { tokenPrefix, reason: 'session_expired' };
+        case 'session.grant_expired':
+          return e.data.channel === channel ? { tokenPrefix, reason: 'grant_expired' } : null;
+        case 'session.shortened': {
+          const s = log.models.sessions.byTokenPrefix(tokenPrefix);
+          return s && hasGrant(s, channel, clock.now()) ? null : { tokenPrefix, reason: 'grant_removed' };
+        }
+      }
+    }),
+    filter((x): x is ChannelLost => x !== null),
+  );
+}
