@@ -1,20 +1,8 @@
 import { eventAtMs } from '../event-time';
-import type { CommandShape, Projection, SafetyDecisionKind, StoredEvent, StoredRelayEvent } from '@svc/events';
+import type { BridgeStatus, CommandShape, Projection, SafetyDecisionKind, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 /** A phone that reported itself on the bridge channel and is still connected. */
-export type BridgeDevice = {
-  tokenPrefix: string;
-  connId: string;
-  deviceId: string;
-  deviceName: string;
-  screenOn: boolean | null;
-  battery: number | null;
-  currentApp: string | null;
-  accessibilityEnabled: boolean | null;
-  masterEnabled: boolean;
-  deviceControlSupported: boolean;
-  trustedVerbs: string[];
-  autoDisableMinutes: number;
+export type BridgeDevice = Omit<BridgeStatus, 'autoDisableAt'> & {
   /** Epoch ms, or null. */
   autoDisableAt: number | null;
   reportedAt: number;

@@ -1,4 +1,4 @@
-import type { BridgeEvent, NewEvent } from '@svc/events';
+import type { BridgeEvent, BridgeStatus, NewEvent } from '@svc/events';
 import { DomainError } from '../errors';
 import type { ReadModels } from '../read-models';
 import { hasGrant, isLive } from '../sessions/sessions.projection';
@@ -13,18 +13,7 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 export const AUTO_DISABLE_MAX_MINUTES = 24 * 60;
 
 /** A `bridge.status` payload after validation (wire names mapped). */
-export type BridgeStatusInput = {
-  tokenPrefix: string;
-  connId: string;
-  deviceId: string;
-  deviceName: string;
-  screenOn: boolean | null;
-  battery: number | null;
-  currentApp: string | null;
-  accessibilityEnabled: boolean | null;
-  masterEnabled: boolean;
-  deviceControlSupported: boolean;
-  trustedVerbs: string[];
+export type BridgeStatusInput = Omit<BridgeStatus, 'autoDisableMinutes' | 'autoDisableAt'> & {
   /** null: the phone did not say; the relay's default applies. */
   autoDisableMinutes: number | null;
 };

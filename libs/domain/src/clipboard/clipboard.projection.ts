@@ -1,16 +1,8 @@
 import { eventAtMs } from '../event-time';
-import type { ClipboardFormat, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
+import type { ClipboardStaged, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-export type ClipboardEntry = {
-  entryId: string;
-  fileName: string;
-  format: ClipboardFormat;
-  sizeBytes: number;
-  sha256: string;
-  tokenPrefix: string;
-  stagedAt: number;
-  staleAt: number;
-};
+/** A staged clipboard image, its times as epoch ms. */
+export type ClipboardEntry = Omit<ClipboardStaged['data'], 'staleAt' | 'supersedes'> & { stagedAt: number; staleAt: number };
 
 /**
  * Images waiting in the paste inbox (unread, not yet stale). Survives a restart: the files do too, and

@@ -1,17 +1,8 @@
 import { eventAtMs } from '../event-time';
-import type { Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
+import type { NotificationPosted, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-export type NotificationEntry = {
-  entryId: string;
-  tokenPrefix: string;
-  deviceName: string;
-  packageName: string;
-  title: string | null;
-  text: string | null;
-  postedAt: number | null;
-  receivedAt: number;
-  key: string | null;
-};
+/** A `notification.posted` entry, its times as epoch ms. */
+export type NotificationEntry = Omit<NotificationPosted['data'], 'postedAt'> & { postedAt: number | null; receivedAt: number };
 
 /** Spec 2.5 / 8: the companion list keeps the latest 100 entries. */
 export const NOTIFICATIONS_KEPT = 100;

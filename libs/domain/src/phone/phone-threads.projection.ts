@@ -1,16 +1,9 @@
 import { eventAtMs } from '../event-time';
-import type { Projection, StoredEvent, StoredRelayEvent, Surfacing } from '@svc/events';
+import type { PhoneMessageContent, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 export type MessageState = 'queued' | 'delivered' | 'dropped' | 'expired' | 'cancelled';
 
-export type PhoneMessage = {
-  messageId: string;
-  chatId: string;
-  text: string;
-  title: string | null;
-  surfacing: Surfacing | null;
-  replyTo: string | null;
-  metadata: Record<string, unknown> | null;
+export type PhoneMessage = PhoneMessageContent & {
   by: string;
   postedAt: number;
   expiresAt: number;

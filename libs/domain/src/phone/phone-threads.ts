@@ -1,4 +1,4 @@
-import type { NewEvent, PhoneThreadsEvent, Surfacing } from '@svc/events';
+import type { NewEvent, PhoneMessageContent, PhoneThreadsEvent, Surfacing } from '@svc/events';
 import { DomainError } from '../errors';
 import type { ReadModels } from '../read-models';
 import type { PhoneMessage } from './phone-threads.projection';
@@ -9,15 +9,7 @@ export const SURFACINGS: readonly Surfacing[] = ['default', 'notification', 'inb
 /** The platform channel id (spec 2.6): fixed. */
 export const PHONE_CHANNEL_ID = 'phone';
 
-export type PostMessage = {
-  messageId: string;
-  chatId: string;
-  text: string;
-  title: string | null;
-  surfacing: Surfacing | null;
-  replyTo: string | null;
-  metadata: Record<string, unknown> | null;
-};
+export type PostMessage = PhoneMessageContent;
 
 /**
  * A message enters the queue (every message does: delivery to a subscriber is a later event). Past the

@@ -1,4 +1,4 @@
-import type { NewEvent, TerminalCloseReason, TerminalEvent } from '@svc/events';
+import type { NewEvent, ShellOpened, TerminalCloseReason, TerminalEvent } from '@svc/events';
 import { DomainError } from '../errors';
 import type { ReadModels } from '../read-models';
 import type { OpenShell } from './terminal.projection';
@@ -54,17 +54,7 @@ export function assertCanOpenShell(m: ReadModels, tokenPrefix: string, sessionNa
   }
 }
 
-export type OpenShellInput = {
-  shellId: string;
-  sessionName: string;
-  tokenPrefix: string;
-  deviceId: string;
-  connId: string;
-  pid: number;
-  shell: string;
-  cols: number;
-  rows: number;
-};
+export type OpenShellInput = ShellOpened;
 
 export function openShell(m: ReadModels, input: OpenShellInput): NewEvent<TerminalEvent>[] {
   if (!m.sessions.byTokenPrefix(input.tokenPrefix)) {

@@ -7,25 +7,25 @@ import type { Ev } from '../event';
  */
 
 /** What a phone last said about itself on the bridge channel (only written when something changed). */
-export type BridgeStatusReported = Ev<
-  'bridge.status_reported',
-  {
-    tokenPrefix: string;
-    connId: string;
-    deviceId: string;
-    deviceName: string;
-    screenOn: boolean | null;
-    battery: number | null;
-    currentApp: string | null;
-    accessibilityEnabled: boolean | null;
-    masterEnabled: boolean;
-    deviceControlSupported: boolean;
-    trustedVerbs: string[];
-    autoDisableMinutes: number;
-    /** ISO; null while the master toggle is off or auto-disable is off (0 minutes). */
-    autoDisableAt: string | null;
-  }
->;
+export type BridgeStatusReported = Ev<'bridge.status_reported', BridgeStatus>;
+
+/** A phone's state on the bridge channel, as the relay records it. */
+export type BridgeStatus = {
+  tokenPrefix: string;
+  connId: string;
+  deviceId: string;
+  deviceName: string;
+  screenOn: boolean | null;
+  battery: number | null;
+  currentApp: string | null;
+  accessibilityEnabled: boolean | null;
+  masterEnabled: boolean;
+  deviceControlSupported: boolean;
+  trustedVerbs: string[];
+  autoDisableMinutes: number;
+  /** ISO; null while the master toggle is off or auto-disable is off (0 minutes). */
+  autoDisableAt: string | null;
+};
 
 /** The operator chose which phone Device Control drives when a call names none. */
 export type BridgeActiveSelected = Ev<'bridge.active_selected', { tokenPrefix: string; deviceId: string; by: string }>;

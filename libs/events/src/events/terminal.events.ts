@@ -18,20 +18,19 @@ export type TerminalCloseReason =
   | 'disconnected' // the phone socket closed (TUI only)
   | 'shutdown'; // the relay is stopping
 
-export type TerminalOpened = Ev<
-  'terminal.opened',
-  {
-    shellId: string;
-    sessionName: string;
-    tokenPrefix: string;
-    deviceId: string;
-    connId: string;
-    pid: number;
-    shell: string;
-    cols: number;
-    rows: number;
-  }
->;
+/** A shell the relay started for a phone. */
+export type ShellOpened = {
+  shellId: string;
+  sessionName: string;
+  tokenPrefix: string;
+  deviceId: string;
+  connId: string;
+  pid: number;
+  shell: string;
+  cols: number;
+  rows: number;
+};
+export type TerminalOpened = Ev<'terminal.opened', ShellOpened>;
 /** A detached shell keeps running until `graceUntil` (ISO), then the sweep ends it. */
 export type TerminalDetached = Ev<
   'terminal.detached',

@@ -9,16 +9,19 @@ import type { Ev } from '../event';
 export type Surfacing = 'default' | 'notification' | 'inbox' | 'session';
 
 /** `POST /phone/message` accepted a message: it is queued until a delivery event says otherwise. */
+/** A message as `POST /phone/message` accepted it. */
+export type PhoneMessageContent = {
+  messageId: string;
+  chatId: string;
+  text: string;
+  title: string | null;
+  surfacing: Surfacing | null;
+  replyTo: string | null;
+  metadata: Record<string, unknown> | null;
+};
 export type PhoneMessagePosted = Ev<
   'phone.message_posted',
-  {
-    messageId: string;
-    chatId: string;
-    text: string;
-    title: string | null;
-    surfacing: Surfacing | null;
-    replyTo: string | null;
-    metadata: Record<string, unknown> | null;
+  PhoneMessageContent & {
     /** When the queue lets it go (24 hours after posting). */
     expiresAt: string;
   }
