@@ -285,7 +285,10 @@ describe('terminal channel', () => {
     const ok = await attach(phone, { session_name: 'op' });
     const list = (await (await fetch(`${relay.url}/terminal/shells`)).json()) as { shells: Array<Record<string, unknown>> };
     const mine = list.shells.find((s) => s.token_prefix === prefix)!;
-    expect(mine).toMatchObject({ session_name: 'op', pid: ok.payload.pid, attached: true, shell: SHELL });
+    expect(mine).toMatchObject({ session_name: 'op', pid: ok.payload.pid, attached: true, shell: SHELL, paused: false });
+    // The console's terminal page reads the same view.
+    const page = (await (await fetch(`${relay.url}/console/api/terminal`)).json()) as { shells: Array<Record<string, unknown>> };
+    expect(page.shells.find((s) => s.token_prefix === prefix)).toEqual(mine);
     const res = await fetch(`${relay.url}/terminal/shells/${String(mine.shell_id)}`, { method: 'DELETE' });
     expect(res.status).toBe(200);
     const det = await phone.next((f) => f.type === 'terminal.detached', 5000);

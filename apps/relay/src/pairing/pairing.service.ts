@@ -121,8 +121,8 @@ export class PairingService implements OnApplicationBootstrap {
   }
 
   /** Live codes and pending requests, without the codes themselves (for the operator). */
-  pending(): Array<ReturnType<typeof describe>> {
-    return this.log.models.pairing.live(this.clock.now()).map(describe);
+  pending(): Array<ReturnType<typeof describePairing>> {
+    return this.log.models.pairing.live(this.clock.now()).map(describePairing);
   }
 
   /** The URL a phone should dial: the bind host, or this machine's first LAN address for 0.0.0.0. */
@@ -135,7 +135,8 @@ export class PairingService implements OnApplicationBootstrap {
   }
 }
 
-function describe(c: PairingCode) {
+/** A pairing code or request as `/pairing/pending` and the console list it (never the code itself). */
+export function describePairing(c: PairingCode) {
   return {
     request_id: c.requestId,
     state: c.state,

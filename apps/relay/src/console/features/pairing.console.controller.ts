@@ -7,7 +7,7 @@ import type { RelayConfig } from '../../common/config';
 import { EventLog } from '../../common/event-log';
 import { Secrets } from '../../common/secrets';
 import { RELAY_CONFIG } from '../../common/tokens';
-import { PairingService } from '../../pairing/pairing.service';
+import { describePairing, PairingService } from '../../pairing/pairing.service';
 import { ConsoleFeatures } from '../console-features';
 import { ConsoleApproveDto, ConsoleDenyDto, ConsoleMintDto } from './console.dto';
 import { serviceRef } from './service-ref';
@@ -44,13 +44,7 @@ export class PairingConsoleController {
       .sort((a, b) => b.registeredAt - a.registeredAt)
       .map((c) => ({
         code_ref: c.codeDigest.slice(0, 8),
-        request_id: c.requestId,
-        state: c.state,
-        source: c.source,
-        created_at: epoch(c.registeredAt),
-        expires_at: epoch(c.expiresAt),
-        ip: c.ip,
-        device_name: c.deviceName,
+        ...describePairing(c),
         session_ttl_seconds: c.terms?.sessionTtlSeconds ?? null,
         grants: c.terms ? Object.keys(c.terms.grants) : null,
       }));

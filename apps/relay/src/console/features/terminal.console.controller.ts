@@ -1,45 +1,31 @@
 import { Controller, Get } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
 import { EventLog } from '../../common/event-log';
+import { terminalView } from '../../terminal/terminal-views';
+import { TerminalService } from '../../terminal/terminal.service';
 import { ConsoleFeatures } from '../console-features';
-
-const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
+import { serviceRef } from './service-ref';
 
 /** Terminal page: shells and TUI processes phones hold open (never their input or output). */
 @Controller('/console/api/terminal')
 export class TerminalConsoleController {
+  private readonly terminal: () => TerminalService;
+
   constructor(
+    ref: ModuleRef,
     features: ConsoleFeatures,
     private readonly log: EventLog,
     private readonly clock: Clock,
   ) {
+    this.terminal = serviceRef(ref, TerminalService);
     features.add({ id: 'terminal', title: 'Terminal', order: 50 });
   }
 
   @Get()
   @Auth('loopback')
   view() {
-    const t = this.log.models.terminal;
-    return {
-      ok: true,
-      server_time: epoch(this.clock.now().getTime()),
-      shells: t.allShells().map((s) => ({
-        shell_id: s.shellId,
-        session_name: s.sessionName,
-        token_prefix: s.tokenPrefix,
-        device_id: s.deviceId,
-        pid: s.pid,
-        shell: s.shell,
-        cols: s.cols,
-        rows: s.rows,
-        opened_at: epoch(s.openedAt),
-        attached: s.connId !== null,
-        grace_until: epoch(s.graceUntil),
-      })),
-      tuis: t
-        .allTuis()
-        .map((u) => ({ tui_id: u.tuiId, token_prefix: u.tokenPrefix, pid: u.pid, program: u.program, started_at: epoch(u.startedAt) })),
-    };
+    return { ok: true, server_time: Math.floor(this.clock.now().getTime() / 1000), ...terminalView(this.log.models, this.terminal().shells()) };
   }
 }

@@ -12,9 +12,11 @@ export type TerminalView = {
     shell: string;
     cols: number;
     rows: number;
-    opened_at: number | null;
     attached: boolean;
-    grace_until: number | null;
+    opened_at: number | null;
+    detached_at: number | null;
+    grace_expires_at: number | null;
+    paused: boolean;
   }>;
   tuis: Array<{ tui_id: string; token_prefix: string; pid: number; program: string; started_at: number | null }>;
 };

@@ -45,12 +45,20 @@ export function TerminalPage() {
                         </td>
                         <td data-label="State">
                           {s.attached ? (
-                            <Chip tone="good">attached</Chip>
+                            <>
+                              <Chip tone="good">attached</Chip>
+                              {s.paused ? (
+                                <>
+                                  {' '}
+                                  <Chip tone="warn">output paused: slow phone</Chip>
+                                </>
+                              ) : null}
+                            </>
                           ) : (
                             <>
                               <Chip tone="warn">detached</Chip>{' '}
                               <span className="muted small">
-                                ends <Ago ms={ms(s.grace_until)} />
+                                ends <Ago ms={ms(s.grace_expires_at)} />
                               </span>
                             </>
                           )}
