@@ -4,7 +4,6 @@ import { EventLog } from '../common/event-log';
 import { terminalView } from './terminal-views';
 import { TerminalService } from './terminal.service';
 
-
 /** The operator's view of remote shells and TUI gateways (loopback: the console reads it). */
 @Controller('/terminal')
 export class TerminalController {
