@@ -68,8 +68,11 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
   private readonly subscription: Subscription;
   /** Upload temp files being written (removed on abort, and at shutdown). */
   private readonly inFlight = new Set<string>();
-  /** Responses still streaming a file (a stalled client must not hold up an orderly shutdown). */
-  private readonly transfers = new Set<ServerResponse>();
+  /**
+   * Responses still streaming a file, each with its transfer (settled once the file is closed): a
+   * stalled client must not hold up an orderly shutdown, and shutdown leaves no file open.
+   */
+  private readonly transfers = new Map<ServerResponse, Promise<boolean>>();
 
   constructor(
     private readonly log: EventLog,
@@ -117,9 +120,11 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     }
   }
 
-  /** Before the server closes (it waits for open requests): cut transfers still in progress. */
-  beforeApplicationShutdown(): void {
-    for (const res of this.transfers) res.destroy();
+  /** Before the server closes (it waits for open requests): cut transfers still in progress, and wait for their files to close. */
+  async beforeApplicationShutdown(): Promise<void> {
+    const cut = [...this.transfers];
+    for (const [res] of cut) res.destroy();
+    await Promise.allSettled(cut.map(([, done]) => done));
   }
 
   /** Orderly shutdown: owned files and unfinished uploads are removed. */
@@ -388,14 +393,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
         await reply.send(Readable.from([]));
         return;
       }
-      reply.hijack();
-      reply.raw.writeHead(200, reply.getHeaders() as OutgoingHttpHeaders);
-      this.transfers.add(reply.raw);
-      try {
-        await pumpFile(opened.handle, 0, size - 1, reply.raw, STREAM_CHUNK);
-      } finally {
-        this.transfers.delete(reply.raw);
-      }
+      await this.transfer(reply, 200, opened, 0, size - 1);
     } finally {
       await opened.handle.close().catch(() => undefined);
     }
@@ -437,6 +435,24 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     await this.send(req, reply, opened, meta, async (served) => {
       await this.log.run(actor, () => recordPathFetch(opened.realPath, served));
     });
+  }
+
+  /**
+   * Sends bytes `start..end` of an opened file as the body of a hijacked reply (pumpFile reuses its buffers,
+   * see there). The file is closed before this settles, whether the client took every byte or went away;
+   * closing a FileHandle twice is a no-op, so the callers' own `finally` stays as the guard for early exits.
+   */
+  private async transfer(reply: FastifyReply, status: number, opened: OpenedFile, start: number, end: number): Promise<boolean> {
+    reply.hijack();
+    reply.raw.writeHead(status, reply.getHeaders() as OutgoingHttpHeaders);
+    const res = reply.raw;
+    const done = pumpFile(opened.handle, start, end, res, STREAM_CHUNK).finally(() => opened.handle.close().catch(() => undefined));
+    this.transfers.set(res, done);
+    try {
+      return await done;
+    } finally {
+      this.transfers.delete(res);
+    }
   }
 
   /**
@@ -490,16 +506,8 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
         await reply.send(Readable.from([]));
         return;
       }
-      // The body bypasses Fastify's stream handling: pumpFile reuses its buffers (see there).
-      reply.hijack();
-      reply.raw.writeHead(status, reply.getHeaders() as OutgoingHttpHeaders);
-      this.transfers.add(reply.raw);
-      try {
-        const complete = await pumpFile(opened.handle, start, end, reply.raw, STREAM_CHUNK);
-        if (!complete) this.logger.debug({ status, start, end }, 'media: transfer ended early (client gone)');
-      } finally {
-        this.transfers.delete(reply.raw);
-      }
+      const complete = await this.transfer(reply, status, opened, start, end);
+      if (!complete) this.logger.debug({ status, start, end }, 'media: transfer ended early (client gone)');
     } finally {
       await opened.handle.close().catch(() => undefined);
     }
