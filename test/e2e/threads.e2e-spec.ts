@@ -3,6 +3,7 @@ import { call, REMOTE, type Json } from '../support/http';
 import { ReadModels } from '@svc/domain';
 import { replayLog } from '@svc/events';
 import * as path from 'node:path';
+import { PhoneThreadsService } from '../../apps/relay/src/phone/phone-threads.service';
 
 const post = (relay: TestRelay, body: Json) => call(relay, 'POST', '/phone/message', body);
 
@@ -203,7 +204,7 @@ describe('Phone Threads', () => {
     const start = (await call(relay, 'GET', '/phone/replies?wait=0')).body.cursor as number;
     const t0 = Date.now();
     const pending = call(relay, 'GET', `/phone/replies?since=${start}&wait=10`);
-    await new Promise((r) => setTimeout(r, 100));
+    await heldPoll(relay);
     phone.send('proactive', 'proactive.reply', { chat_id: 'c9', text: 'yes please', reply_to: 'msg-42', unknown: true }, 'r1');
     const ack = await phone.type('proactive', 'proactive.reply.ok');
     expect(ack.id).toBe('r1');
@@ -286,7 +287,7 @@ describe('Phone Threads at shutdown', () => {
   it('a held long-poll answers at once when the relay stops', async () => {
     const relay = await startRelay({ env: { PHONE_ENABLED: '1' } });
     const pending = call(relay, 'GET', '/phone/replies?wait=30');
-    await new Promise((r) => setTimeout(r, 100));
+    await heldPoll(relay);
     const t0 = Date.now();
     await relay.close();
     const r = await pending;
@@ -362,3 +363,10 @@ describe('Phone Threads: a flush that fails midway', () => {
     }
   }, 30_000);
 });
+
+/** Waits until the relay holds a `GET /phone/replies` long-poll open (so what follows cannot overtake it). */
+async function heldPoll(relay: TestRelay): Promise<void> {
+  const threads = relay.app.get(PhoneThreadsService);
+  for (let i = 0; i < 500 && threads.heldPolls === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  expect(threads.heldPolls).toBe(1);
+}

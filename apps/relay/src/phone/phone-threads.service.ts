@@ -72,6 +72,11 @@ export class PhoneThreadsService implements OnModuleDestroy {
     });
   }
 
+  /** Long-polls of `GET /phone/replies` held open right now, waiting for a reply. */
+  get heldPolls(): number {
+    return this.waiters.size;
+  }
+
   /** Before the server closes: held long-polls answer now instead of holding shutdown for their wait. */
   onModuleDestroy(): void {
     for (const release of [...this.waiters]) release();
