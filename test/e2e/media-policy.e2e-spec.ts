@@ -13,6 +13,9 @@ describe('media policy over a real relay', () => {
   let token: string;
   let home: string;
   let tmp: string;
+  /** A file inside no allowed root, wherever this checkout lives (even under the system temp dir). */
+  let outsideFile: string;
+  let outsideDir: string;
 
   beforeAll(async () => {
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-media-home-'));
@@ -21,10 +24,19 @@ describe('media policy over a real relay', () => {
     fs.mkdirSync(path.join(home, '.config', 'gh'), { recursive: true });
     fs.writeFileSync(path.join(home, '.config', 'gh', 'hosts.yml'), 'oauth_token: x');
     fs.writeFileSync(path.join(home, '.netrc'), 'machine x password y');
+    // The relay's temp dir is its own (TMPDIR), so a sibling of it is outside every allowed root.
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-media-sbx-'));
-    // The relay's user has this home (the relay reads HOME from its environment).
+    outsideDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-media-outside-'));
+    outsideFile = path.join(outsideDir, 'outside.json');
+    fs.writeFileSync(outsideFile, '{"secret":false}');
+    // The relay's user has this home (the relay reads HOME and TMPDIR from its environment).
     relay = await startRelay({
-      env: { HOME: home, RELAY_MEDIA_STRICT_SANDBOX: '1', RELAY_MEDIA_ALLOWED_ROOTS: `/nonexistent-root${path.delimiter}${path.join(repo, 'docs')}` },
+      env: {
+        HOME: home,
+        TMPDIR: tmp,
+        RELAY_MEDIA_STRICT_SANDBOX: '1',
+        RELAY_MEDIA_ALLOWED_ROOTS: `/nonexistent-root${path.delimiter}${path.join(repo, 'docs')}`,
+      },
     });
     const paired = await pairPhone(relay);
     paired.phone.close();
@@ -34,6 +46,7 @@ describe('media policy over a real relay', () => {
     await relay.close();
     fs.rmSync(home, { recursive: true, force: true });
     fs.rmSync(tmp, { recursive: true, force: true });
+    fs.rmSync(outsideDir, { recursive: true, force: true });
   });
 
   const byPath = async (p: string): Promise<{ status: number; body: Json }> => {
@@ -64,11 +77,11 @@ describe('media policy over a real relay', () => {
   });
 
   it('strict sandbox: everything else is 403 media.outside_sandbox, symlinks judged by their target', async () => {
-    const outside = await byPath(path.join(repo, 'package.json'));
+    const outside = await byPath(outsideFile);
     expect(outside.status).toBe(403);
     expect(outside.body).toMatchObject({ code: 'media.outside_sandbox' });
     const link = path.join(tmp, 'escape.json');
-    fs.symlinkSync(path.join(repo, 'package.json'), link);
+    fs.symlinkSync(outsideFile, link);
     expect((await byPath(link)).body).toMatchObject({ code: 'media.outside_sandbox' });
   });
 
@@ -76,7 +89,7 @@ describe('media policy over a real relay', () => {
     const res = await fetch(`${relay.url}/media/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ path: path.join(repo, 'package.json') }),
+      body: JSON.stringify({ path: outsideFile }),
     });
     expect(res.status).toBe(403);
     expect(((await res.json()) as Json).code).toBe('media.outside_sandbox');
@@ -85,6 +98,6 @@ describe('media policy over a real relay', () => {
   it('inspect reports the sandbox', async () => {
     const body = (await (await fetch(`${relay.url}/media/inspect`)).json()) as Json;
     expect(body.limits.strict_sandbox).toBe(true);
-    expect(body.limits.allowed_roots).toEqual(expect.arrayContaining([fs.realpathSync(os.tmpdir()), path.join(repo, 'docs'), '/nonexistent-root']));
+    expect(body.limits.allowed_roots).toEqual(expect.arrayContaining([fs.realpathSync(tmp), path.join(repo, 'docs'), '/nonexistent-root']));
   });
 });

@@ -63,6 +63,8 @@ export type MediaConfig = {
   workspace: string;
   /** The relay user's home (HOME, else the OS's idea of it): its credential folders are never served. */
   home: string;
+  /** The system temp dir (TMPDIR, else the OS's), an allowed root of the strict sandbox. */
+  tmpDir: string;
 };
 
 export type BridgeConfig = {
@@ -201,6 +203,7 @@ function loadMediaConfig(env: NodeJS.ProcessEnv, svcHome: string): MediaConfig {
     strictSandbox: env.RELAY_MEDIA_STRICT_SANDBOX?.trim() === '1',
     workspace: path.resolve(workspace),
     home: path.resolve(env.HOME?.trim() || os.homedir()),
+    tmpDir: path.resolve(env.TMPDIR?.trim() || os.tmpdir()),
   };
 }
 

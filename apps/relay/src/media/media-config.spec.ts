@@ -1,3 +1,5 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { ConfigError, loadConfig } from '../common/config';
 
 /** RELAY_MEDIA_* and SVC_WORKSPACE (spec 4.13). */
@@ -5,7 +7,7 @@ describe('media configuration', () => {
   const base = { SVC_HOME: '/srv/svc' };
 
   it('defaults: 100 MiB, one day, 500 entries, no extra roots, sandbox off, workspace under svc_home', () => {
-    expect(loadConfig({ ...base, HOME: '/home/ada' }).media).toEqual({
+    expect(loadConfig({ ...base, HOME: '/home/ada', TMPDIR: '/var/tmp/ada' }).media).toEqual({
       maxSizeBytes: 100 * 1024 * 1024,
       ttlSeconds: 86_400,
       lruCap: 500,
@@ -13,7 +15,12 @@ describe('media configuration', () => {
       strictSandbox: false,
       workspace: '/srv/svc/workspace',
       home: '/home/ada',
+      tmpDir: '/var/tmp/ada',
     });
+  });
+
+  it('without TMPDIR in its environment, the temp dir is the OS default', () => {
+    expect(loadConfig(base).media.tmpDir).toBe(path.resolve(os.tmpdir()));
   });
 
   it('reads every variable', () => {

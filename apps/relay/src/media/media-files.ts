@@ -116,6 +116,7 @@ export function policyContext(input: {
   home: string;
   svcHome: string;
   workspace: string;
+  tmpDir: string;
   allowedRoots: readonly string[];
   strictSandbox: boolean;
 }): MediaPolicyContext {
@@ -130,7 +131,7 @@ export function policyContext(input: {
     home: real(input.home),
     svcHome: real(input.svcHome),
     workspace: real(input.workspace),
-    tmpDir: real(os.tmpdir()),
+    tmpDir: real(input.tmpDir),
     allowedRoots: input.allowedRoots.map(real),
     strictSandbox: input.strictSandbox,
   };

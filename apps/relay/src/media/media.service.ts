@@ -92,6 +92,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
       home: media.home,
       svcHome: config.svcHome,
       workspace: media.workspace,
+      tmpDir: media.tmpDir,
       allowedRoots: media.allowedRoots,
       strictSandbox: media.strictSandbox,
     });
