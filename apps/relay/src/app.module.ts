@@ -9,11 +9,9 @@ import { Secrets } from './common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from './common/tokens';
 import { BridgeModule } from './bridge/bridge.module';
 import { MediaModule } from './media/media.module';
-import { PairingController } from './pairing/pairing.controller';
-import { PairingService } from './pairing/pairing.service';
+import { PairingModule } from './pairing/pairing.module';
 import { PhoneSocketModule } from './phone-socket/phone-socket.module';
-import { SessionsController } from './sessions/sessions.controller';
-import { SessionsService } from './sessions/sessions.service';
+import { SessionsModule } from './sessions/sessions.module';
 import { ClipboardModule } from './clipboard/clipboard.module';
 import { ContextModule } from './context/context.module';
 import { ImageActivityModule } from './image-activity/image-activity.module';
@@ -48,6 +46,8 @@ export class CoreModule {
 
 @Module({
   imports: [
+    PairingModule,
+    SessionsModule,
     PhoneSocketModule,
     PhoneModule,
     NotificationsModule,
@@ -60,8 +60,6 @@ export class CoreModule {
     MediaModule,
     ConsoleModule,
   ],
-  controllers: [PairingController, SessionsController],
-  providers: [PairingService, SessionsService],
 })
 export class AppModule {
   static forRoot(v: CoreValues): DynamicModule {

@@ -5,6 +5,10 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { RelayConfig } from '../common/config';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
+import { BridgeModule } from '../bridge/bridge.module';
+import { PairingModule } from '../pairing/pairing.module';
+import { SessionsModule } from '../sessions/sessions.module';
+import { TerminalModule } from '../terminal/terminal.module';
 import { ConsoleApiController } from './console-api.controller';
 import { ConsoleFeatures } from './console-features';
 import { ConsoleState } from './console-state.service';
@@ -26,6 +30,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * (see features/) that registers itself with ConsoleFeatures.
  */
 @Module({
+  // The feature pages' commands go through the very services of the phone and operator routes.
+  imports: [SessionsModule, PairingModule, BridgeModule, TerminalModule],
   controllers: [
     ConsoleApiController,
     SessionsConsoleController,

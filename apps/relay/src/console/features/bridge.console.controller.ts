@@ -1,5 +1,4 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import { IsString, Length } from 'class-validator';
 import { BridgeService } from '../../bridge/bridge.service';
 import { bridgeActivityView, bridgeDeviceView, pendingConfirmationView, safetyDecisionView } from '../../bridge/bridge-views';
@@ -7,7 +6,6 @@ import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
 import { EventLog } from '../../common/event-log';
 import { ConsoleFeatures } from '../console-features';
-import { serviceRef } from './service-ref';
 
 const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
 
@@ -24,15 +22,12 @@ class ConsoleSelectActiveDto {
  */
 @Controller('/console/api/bridge')
 export class BridgeConsoleController {
-  private readonly bridge: () => BridgeService;
-
   constructor(
-    ref: ModuleRef,
+    private readonly bridge: BridgeService,
     features: ConsoleFeatures,
     private readonly log: EventLog,
     private readonly clock: Clock,
   ) {
-    this.bridge = serviceRef(ref, BridgeService);
     features.add({ id: 'bridge', title: 'Bridge', order: 30 });
   }
 
@@ -40,13 +35,12 @@ export class BridgeConsoleController {
   @Auth('loopback')
   view() {
     const m = this.log.models.bridge;
-    const bridge = this.bridge();
     return {
       ok: true,
       server_time: epoch(this.clock.now().getTime()),
       active: m.active,
-      devices: m.allDevices().map((d) => bridgeDeviceView(d, m.active, bridge.isOnline(d))),
-      in_flight: bridge.inFlight,
+      devices: m.allDevices().map((d) => bridgeDeviceView(d, m.active, this.bridge.isOnline(d))),
+      in_flight: this.bridge.inFlight,
       commands_total: m.totalCommands,
       decisions: m.decisionCounts(),
       pending_confirmations: m.pendingConfirmations().map(pendingConfirmationView),
@@ -59,7 +53,7 @@ export class BridgeConsoleController {
   @Auth('loopback')
   @HttpCode(200)
   async selectActive(@Body() body: ConsoleSelectActiveDto) {
-    const d = await this.bridge().selectActive(body.device);
+    const d = await this.bridge.selectActive(body.device);
     return { ok: true, active: d.tokenPrefix };
   }
 }

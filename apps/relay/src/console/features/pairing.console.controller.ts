@@ -1,5 +1,4 @@
 import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import { requireCode, type Principal } from '@svc/domain';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
@@ -10,7 +9,6 @@ import { RELAY_CONFIG } from '../../common/tokens';
 import { describePairing, PairingService } from '../../pairing/pairing.service';
 import { ConsoleFeatures } from '../console-features';
 import { ConsoleApproveDto, ConsoleDenyDto, ConsoleMintDto } from './console.dto';
-import { serviceRef } from './service-ref';
 
 const OPERATOR: Principal = { kind: 'operator' };
 const epoch = (ms: number): number => Math.floor(ms / 1000);
@@ -21,17 +19,14 @@ const epoch = (ms: number): number => Math.floor(ms / 1000);
  */
 @Controller('/console/api/pairing')
 export class PairingConsoleController {
-  private readonly pairing: () => PairingService;
-
   constructor(
-    ref: ModuleRef,
+    private readonly pairing: PairingService,
     features: ConsoleFeatures,
     private readonly log: EventLog,
     private readonly clock: Clock,
     private readonly secrets: Secrets,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {
-    this.pairing = serviceRef(ref, PairingService);
     features.add({ id: 'pairing', title: 'Pairing', order: 20 });
   }
 
@@ -62,7 +57,7 @@ export class PairingConsoleController {
   @Auth('loopback')
   @HttpCode(201)
   async mint(@Body() body: ConsoleMintDto) {
-    const minted = await this.pairing().mint(body);
+    const minted = await this.pairing.mint(body);
     return { ...minted, code_ref: this.secrets.digest(requireCode(minted.code)).slice(0, 8) };
   }
 
@@ -71,13 +66,13 @@ export class PairingConsoleController {
   @HttpCode(200)
   approve(@Body() body: ConsoleApproveDto) {
     const { request_id, ...terms } = body;
-    return this.pairing().approve({ request_id }, terms, OPERATOR);
+    return this.pairing.approve({ request_id }, terms, OPERATOR);
   }
 
   @Post('/deny')
   @Auth('loopback')
   @HttpCode(200)
   deny(@Body() body: ConsoleDenyDto) {
-    return this.pairing().deny({ request_id: body.request_id }, OPERATOR);
+    return this.pairing.deny({ request_id: body.request_id }, OPERATOR);
   }
 }

@@ -1,5 +1,4 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import type { Principal } from '@svc/domain';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
@@ -9,23 +8,19 @@ import { RELAY_CONFIG } from '../../common/tokens';
 import { SessionsService } from '../../sessions/sessions.service';
 import { ConsoleFeatures } from '../console-features';
 import { ConsoleShortenDto } from './console.dto';
-import { serviceRef } from './service-ref';
 
 const OPERATOR: Principal = { kind: 'operator' };
 
 /** Devices page: every live session, plus revoke and shorten through SessionsService. */
 @Controller('/console/api/sessions')
 export class SessionsConsoleController {
-  private readonly sessions: () => SessionsService;
-
   constructor(
-    ref: ModuleRef,
+    private readonly sessions: SessionsService,
     features: ConsoleFeatures,
     private readonly log: EventLog,
     private readonly clock: Clock,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {
-    this.sessions = serviceRef(ref, SessionsService);
     features.add({ id: 'sessions', title: 'Devices', order: 10 });
   }
 
@@ -33,16 +28,14 @@ export class SessionsConsoleController {
   @Auth('loopback')
   list() {
     const conns = this.log.models.connections.all();
-    const sessions = this.sessions()
-      .list(OPERATOR)
-      .map(({ is_current: _, ...s }) => {
-        const mine = conns.filter((c) => c.tokenPrefix === s.token_prefix);
-        return {
-          ...s,
-          transport: transportLabel(this.config.tls !== null, s.transport_hint),
-          connections: mine.map((c) => ({ ip: c.ip, path: c.path, since: Math.floor(c.since / 1000) })),
-        };
-      });
+    const sessions = this.sessions.list(OPERATOR).map(({ is_current: _, ...s }) => {
+      const mine = conns.filter((c) => c.tokenPrefix === s.token_prefix);
+      return {
+        ...s,
+        transport: transportLabel(this.config.tls !== null, s.transport_hint),
+        connections: mine.map((c) => ({ ip: c.ip, path: c.path, since: Math.floor(c.since / 1000) })),
+      };
+    });
     return { ok: true, server_time: Math.floor(this.clock.now().getTime() / 1000), sessions };
   }
 
@@ -50,14 +43,14 @@ export class SessionsConsoleController {
   @Auth('loopback')
   @HttpCode(200)
   revoke(@Param('prefix') prefix: string) {
-    return this.sessions().revoke(prefix, OPERATOR);
+    return this.sessions.revoke(prefix, OPERATOR);
   }
 
   @Post('/:prefix/shorten')
   @Auth('loopback')
   @HttpCode(200)
   shorten(@Param('prefix') prefix: string, @Body() body: ConsoleShortenDto) {
-    return this.sessions().shorten(prefix, OPERATOR, body);
+    return this.sessions.shorten(prefix, OPERATOR, body);
   }
 }
 
