@@ -86,6 +86,8 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   ]);
 
   const adapter = new FastifyAdapter({
+    // No Nest middleware anywhere (auth is a Fastify hook): without middie, no request pays for its hook.
+    skipMiddie: true,
     trustProxy: false,
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: 60_000,

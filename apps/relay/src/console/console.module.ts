@@ -53,23 +53,23 @@ export class ConsoleModule implements OnModuleInit, OnApplicationBootstrap {
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
-    // Runs after the auth hook (installed before init), so a foreign caller gets 403 first.
-    fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-      if (!isConsoleUrl(req.url)) return;
+    // Runs after the auth hook (installed before init), so a foreign caller gets 403 first. Callback
+    // style: every other request (/health, Device Control) passes with one string test and no promise.
+    fastify.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      if (!isConsoleUrl(req.url)) return done();
       for (const [k, v] of Object.entries(CONSOLE_HEADERS)) void reply.header(k, v);
       if (req.url.startsWith('/console/api/')) void reply.header('cache-control', 'no-store');
-      if (SAFE_METHODS.has(req.method) || !req.url.startsWith('/console/api/')) return;
+      if (SAFE_METHODS.has(req.method) || !req.url.startsWith('/console/api/')) return done();
       // CSRF: a cross-site form can post urlencoded, multipart or text/plain, never application/json.
       const type = String(req.headers['content-type'] ?? '')
         .split(';')[0]
         .trim()
         .toLowerCase();
-      if (type !== 'application/json') {
-        return reply
-          .status(415)
-          .header('cache-control', 'no-store')
-          .send({ ok: false, error: 'console commands take a JSON body (Content-Type: application/json)', code: 'unsupported_media_type' });
-      }
+      if (type === 'application/json') return done();
+      void reply
+        .status(415)
+        .header('cache-control', 'no-store')
+        .send({ ok: false, error: 'console commands take a JSON body (Content-Type: application/json)', code: 'unsupported_media_type' });
     });
   }
 
