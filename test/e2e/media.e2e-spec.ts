@@ -379,11 +379,14 @@ describe('media routes', () => {
     });
 
     it('403 for path traversal, plain and encoded; double encoding is never decoded twice', async () => {
-      const dotdot = `${dir}/../../etc/passwd`;
+      // As many `..` as `dir` is deep, so the path climbs to / wherever the temp dir is (TMPDIR).
+      const climb = (dots: string): string => dir.split('/').filter(Boolean).map(() => dots).join('/');
+      const dotdot = `${dir}/${climb('..')}/etc/passwd`;
+      expect(path.resolve(dotdot)).toBe('/etc/passwd');
       expect((await byPath(dotdot)).status).toBe(403);
-      const encoded = await fetch(`${relay.url}/media/by-path?path=${dir}/%2e%2e/%2e%2e/etc/passwd`, { headers: bearer(token) });
+      const encoded = await fetch(`${relay.url}/media/by-path?path=${dir}/${climb('%2e%2e')}/etc/passwd`, { headers: bearer(token) });
       expect(encoded.status).toBe(403);
-      const double = await fetch(`${relay.url}/media/by-path?path=${dir}/%252e%252e/%252e%252e/etc/passwd`, { headers: bearer(token) });
+      const double = await fetch(`${relay.url}/media/by-path?path=${dir}/${climb('%252e%252e')}/etc/passwd`, { headers: bearer(token) });
       expect(double.status).toBe(404);
     });
 
