@@ -98,7 +98,7 @@ describe('svc relay pair', () => {
     relay = await startRelay();
     env = { SVC_HOME: relay.home, RELAY_HOST: '127.0.0.1', RELAY_PORT: String(relay.port) };
   });
-  afterAll(() => relay.close());
+  afterAll(() => relay?.close());
 
   it('mints a code on the running relay; the QR URL pairs a phone with the grants asked for', async () => {
     const r = await svc(['relay', 'pair', '--ttl', '7d', '--grants', 'terminal=1d,bridge=off', '--json'], env);
@@ -218,7 +218,7 @@ describe('svc relay events', () => {
     b.phone.close();
     await relay.log.drain();
   });
-  afterAll(() => relay.close());
+  afterAll(() => relay?.close());
 
   it('replay rebuilds the same state the relay holds and summarises it (text and --json)', async () => {
     const at = relay.clock.now().toISOString();

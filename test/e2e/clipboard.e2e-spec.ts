@@ -40,7 +40,7 @@ describe('clipboard inbox', () => {
     token = paired.token;
     stage = (body) => call(relay, 'POST', '/clipboard/inbox', body, bearer(token));
   });
-  afterAll(() => relay.close());
+  afterAll(() => relay?.close());
   afterEach(async () => {
     await call(relay, 'DELETE', '/clipboard/inbox');
   });

@@ -8,14 +8,17 @@ import { SseClient } from '../support/sse';
 
 /** A stand-in build (the real one is exercised by the browser tests in test/console/). */
 function fakeBuild(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-build-'));
-  fs.mkdirSync(path.join(dir, 'assets'));
+  // <root>/parent/build, with a file one and two levels above the build: a traversal would find one.
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-console-build-'));
+  const dir = path.join(root, 'parent', 'build');
+  fs.mkdirSync(path.join(dir, 'assets'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'parent', 'svc-console-outside.txt'), 'outside');
+  fs.writeFileSync(path.join(root, 'svc-console-outside.txt'), 'outside');
   fs.writeFileSync(
     path.join(dir, 'index.html'),
     '<!doctype html><title>svc relay</title><script type="module" src="/console/assets/app-1a2b3c.js"></script>',
   );
   fs.writeFileSync(path.join(dir, 'assets', 'app-1a2b3c.js'), 'console.log(1)');
-  fs.writeFileSync(path.join(os.tmpdir(), 'svc-console-outside.txt'), 'outside');
   return dir;
 }
 
@@ -41,7 +44,7 @@ describe('console API and stream', () => {
     relay = await startRelay({ env: { RELAY_CONSOLE_DIR: fakeBuild() }, config: { consoleHeartbeatMs: 100 } });
     api = `${relay.url}/console/api`;
   });
-  afterAll(() => relay.close());
+  afterAll(() => relay?.close());
 
   const post = (p: string, body: unknown = {}, headers: Record<string, string> = json) =>
     fetch(`${api}${p}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
@@ -340,8 +343,11 @@ describe('console API and stream', () => {
       expect(asset.headers.get('content-type')).toContain('text/javascript');
       expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
       expect((await fetch(`${relay.url}/console/assets/missing.js`)).status).toBe(404);
-      expect((await fetch(`${relay.url}/console/..%2f..%2fsvc-console-outside.txt`)).status).toBe(404);
-      expect((await fetch(`${relay.url}/console/%2e%2e/%2e%2e/svc-console-outside.txt`)).status).toBe(404);
+      for (const up of ['..%2f', '..%2f..%2f', '%2e%2e/', '%2e%2e/%2e%2e/', '..%5c']) {
+        const res = await fetch(`${relay.url}/console/${up}svc-console-outside.txt`);
+        expect(res.status).toBe(404);
+        expect(await res.text()).not.toContain('outside');
+      }
       const unknown = await fetch(`${api}/nope`);
       expect(unknown.status).toBe(404);
       expect(await unknown.json()).toMatchObject({ ok: false });

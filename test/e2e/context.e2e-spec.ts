@@ -10,7 +10,7 @@ describe('/context/injected', () => {
     relay = await startRelay({ env: { PHONE_ENABLED: '1', PHONE_HOME_CHANNEL_NAME: 'Pocket' } });
     file = path.join(relay.home, 'relay', 'injected-context.json');
   });
-  afterAll(() => relay.close());
+  afterAll(() => relay?.close());
   afterEach(() => fs.rmSync(file, { force: true }));
 
   const get = (headers: Record<string, string> = {}) => call(relay, 'GET', '/context/injected', undefined, headers);

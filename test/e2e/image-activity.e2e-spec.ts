@@ -13,7 +13,7 @@ describe('/chat/image-activity', () => {
     p.phone.close();
     token = p.token;
   });
-  afterAll(() => relay.close());
+  afterAll(() => relay?.close());
 
   it("reports one session's lifecycle, in order, never carrying prompts or text", async () => {
     const started = await feed({ session_id: 's1', call_id: 'call-1', status: 'started', prompt: 'a secret prompt', text: 'tool output' });

@@ -137,7 +137,7 @@ describe('media registry', () => {
       token = paired.token;
       registrar = relay.app.get<symbol, MediaRegistrar>(MEDIA_REGISTRAR);
     });
-    afterAll(() => relay.close());
+    afterAll(() => relay?.close());
 
     it('ownedDir is private to the relay and files written there become owned media', async () => {
       const owned = registrar.ownedDir();

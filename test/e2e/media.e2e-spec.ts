@@ -380,7 +380,12 @@ describe('media routes', () => {
 
     it('403 for path traversal, plain and encoded; double encoding is never decoded twice', async () => {
       // As many `..` as `dir` is deep, so the path climbs to / wherever the temp dir is (TMPDIR).
-      const climb = (dots: string): string => dir.split('/').filter(Boolean).map(() => dots).join('/');
+      const climb = (dots: string): string =>
+        dir
+          .split('/')
+          .filter(Boolean)
+          .map(() => dots)
+          .join('/');
       const dotdot = `${dir}/${climb('..')}/etc/passwd`;
       expect(path.resolve(dotdot)).toBe('/etc/passwd');
       expect((await byPath(dotdot)).status).toBe(403);

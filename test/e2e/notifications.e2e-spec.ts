@@ -6,7 +6,7 @@ describe('notification companion', () => {
   beforeAll(async () => {
     relay = await startRelay();
   });
-  afterAll(() => relay.close());
+  afterAll(() => relay?.close());
 
   it('keeps the latest 100 entries, newest first, with ?limit=', async () => {
     // No grant is needed on the notifications channel: this phone holds none at all but chat's default is removed.

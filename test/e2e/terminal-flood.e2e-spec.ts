@@ -20,7 +20,7 @@ describe('terminal flood', () => {
   beforeAll(async () => {
     relay = await startRelay({ config: { terminalShell: path.join(__dirname, '../fixtures/bash-norc') } });
   });
-  afterAll(() => relay.close());
+  afterAll(() => relay?.close());
 
   it('yes | head -c 50M to a slow reader: the pty pauses, RSS stays bounded, nothing is lost', async () => {
     const { phone, token } = await pairPhone(relay);

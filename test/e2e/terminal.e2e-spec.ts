@@ -20,7 +20,7 @@ describe('terminal channel', () => {
   beforeAll(async () => {
     relay = await startRelay({ config: { terminalShell: SHELL, terminalGraceSeconds: 600 } });
   });
-  afterAll(() => relay.close());
+  afterAll(() => relay?.close());
 
   it('attaches a real shell, runs echo and reads its output', async () => {
     const { phone, prefix } = await pairPhone(relay);

@@ -11,7 +11,7 @@ describe('Threads routes refuse odd bodies cleanly', () => {
     await p.phone.closed;
     token = p.token;
   });
-  afterAll(() => relay.close());
+  afterAll(() => relay?.close());
 
   const routes: Array<[string, boolean]> = [
     ['/phone/message', false],

@@ -17,7 +17,7 @@ describe('Phone Threads', () => {
   beforeAll(async () => {
     relay = await startRelay({ env: { PHONE_ENABLED: '1', PHONE_HOME_CHANNEL_NAME: 'Pocket', PHONE_QUEUE_MAX: '4' } });
   });
-  afterAll(() => relay.close());
+  afterAll(() => relay?.close());
 
   afterEach(async () => {
     // Each test starts with an empty queue.

@@ -18,7 +18,7 @@ describe('tui channel', () => {
   beforeAll(async () => {
     relay = await startRelay({ config: { terminalShell: '/bin/sh', tuiCommand: command('--noise', "--label 'two words'") } });
   });
-  afterAll(() => relay.close());
+  afterAll(() => relay?.close());
 
   it('starts the gateway (command split like a shell), relays JSON-RPC both ways', async () => {
     const { phone, prefix } = await pairPhone(relay);
