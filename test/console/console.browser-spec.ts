@@ -24,7 +24,12 @@ describe('operator console in headless chromium', () => {
   beforeAll(async () => {
     ensureConsoleBuilt();
     // A fixed port, so the last test can restart the relay under the page's feet.
-    relay = await startRelay({ env: { RELAY_PORT: String(await freePort()), PHONE_ENABLED: '1' } });
+    // The terminal page needs a shell that stays open: the fixture bash, not the user's login shell (which
+    // may be nologin) or its rc files.
+    relay = await startRelay({
+      env: { RELAY_PORT: String(await freePort()), PHONE_ENABLED: '1' },
+      config: { terminalShell: path.join(__dirname, '../fixtures/bash-norc') },
+    });
     browser = await launchBrowser();
     context = browser.context;
     page = await context.newPage();
