@@ -3,6 +3,7 @@ import { encodeRecord, eventsDir, listSegments, replayLog, verifyLog, type Store
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Secrets } from '../../apps/relay/src/common/secrets';
+import { ChainMonitor } from '../../apps/relay/src/console/chain-monitor';
 import { bearer, nextCode, Phone, pairPhone, registerCode, startRelay, type TestRelay } from '../support/harness';
 
 const DAY = 86_400;
@@ -266,6 +267,27 @@ describe('replay', () => {
         return encodeRecord(forged).line;
       });
       expect(verifyLog(eventsDir(home))).toMatchObject({ ok: false, seq: target.seq + 1, reason: 'previous-hash link does not match' });
+    });
+
+    it('a removed oldest segment: verify, replay and the console name seq 1, and the relay (with its snapshot) refuses to start', async () => {
+      const r = await startRelay({ config: { segmentBytes: 2048 } });
+      for (let i = 0; i < 4; i++) (await pairPhone(r)).phone.close();
+      await quiesce(r);
+      const { home, clock } = r;
+      await r.close();
+      const [head, second] = listSegments(eventsDir(home));
+      expect(second).toBeDefined();
+      expect(fs.readdirSync(path.join(home, 'relay', 'snapshots')).length).toBeGreaterThan(0);
+      fs.rmSync(path.join(eventsDir(home), head.file));
+      expect(verifyLog(eventsDir(home))).toMatchObject({
+        ok: false,
+        seq: 1,
+        segment: second.file,
+        reason: expect.stringContaining('does not start at seq 1'),
+      });
+      expect(() => replayLog(eventsDir(home), new ReadModels())).toThrow(/does not start at seq 1/);
+      expect(new ChainMonitor(eventsDir(home), () => 0).check()).toMatchObject({ state: 'broken', broken_at_seq: 1 });
+      await expect(startRelay({ home, clock, config: { segmentBytes: 2048 } })).rejects.toThrow(/event log broken at seq 1\b/);
     });
 
     it('the relay also refuses when the snapshot would let it skip the broken record', async () => {

@@ -180,6 +180,22 @@ describe('FileEventStore', () => {
     expect(fold.seqs).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
   });
 
+  it('a log whose oldest segment is gone is refused by verify, replay and open, even from a snapshot', async () => {
+    const { store } = await openStore({ segmentBytes: 600 });
+    for (let i = 0; i < 12; i++) await store.append([ev(i)], AT, 'system').durable;
+    await store.close();
+    const [head, second] = listSegments(dir);
+    fs.rmSync(path.join(dir, head.file));
+    const reason = `the log does not start at seq 1: its oldest segment starts at seq ${second.firstSeq}, so the records before it are missing`;
+    expect(verifyLog(dir)).toEqual({ ok: false, seq: 1, segment: second.file, reason });
+    expect(() => scanLog(dir, { fromSeq: 1 })).toThrow(reason);
+    const fromStart = new FileEventStore({ dir, onDurable: () => undefined });
+    await expect(fromStart.open({ fromSeq: 1, onEvent: () => undefined })).rejects.toMatchObject({ seq: 1, reason });
+    // A snapshot would let start-up skip the head; the missing head is still refused.
+    const fromSnapshot = new FileEventStore({ dir, onDurable: () => undefined });
+    await expect(fromSnapshot.open({ fromSeq: 12, onEvent: () => undefined })).rejects.toMatchObject({ seq: 1, reason });
+  });
+
   it('an unterminated line in an older segment is corruption, not a torn write', async () => {
     const { store } = await openStore({ segmentBytes: 600 });
     for (let i = 0; i < 12; i++) await store.append([ev(i)], AT, 'system').durable;

@@ -234,12 +234,17 @@ export function scanLog(
   opts: Omit<OpenOptions, 'onEvent'> & { onEvent?: OpenOptions['onEvent']; onProgress?: (p: ScanProgress) => void },
 ): ScanResult {
   const segments = listSegments(dir);
+  // The oldest segment must hold seq 1 (even when a snapshot lets the scan start later): a log whose head
+  // was removed would otherwise verify from whatever segment came first, and replay into a wrong state.
+  if (segments.length > 0 && segments[0].firstSeq !== 1) {
+    throw new ChainError(1, segments[0].file, missingHeadReason(segments[0].firstSeq));
+  }
   // Start at the segment holding record fromSeq - 1, so the snapshot's hash can be checked against it.
   const anchor = Math.max(1, opts.fromSeq - 1);
   let startIdx = 0;
   for (let i = 0; i < segments.length; i++) if (segments[i].firstSeq <= anchor) startIdx = i;
   let expectedSeq = 0;
-  let prev: string | undefined = segments[startIdx]?.firstSeq === 1 ? GENESIS_HASH : undefined;
+  let prev: string | undefined = startIdx === 0 ? GENESIS_HASH : undefined;
   let lastSeq = 0;
   let lastHash = GENESIS_HASH;
   let torn: ScanResult['torn'];
@@ -284,6 +289,11 @@ export function scanLog(
     throw new ChainError(opts.fromSeq - 1, '(snapshot)', `the log ends at seq ${lastSeq}, before the snapshot`);
   }
   return { lastSeq, lastHash, torn };
+}
+
+/** Why a log whose oldest segment starts after seq 1 is refused (the chain cannot be proven from its start). */
+export function missingHeadReason(firstSeq: number): string {
+  return `the log does not start at seq 1: its oldest segment starts at seq ${firstSeq}, so the records before it are missing`;
 }
 
 export type VerifyReport =

@@ -1,4 +1,4 @@
-import { checkLine, GENESIS_HASH, listSegments } from '@svc/events';
+import { checkLine, GENESIS_HASH, listSegments, missingHeadReason } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -41,9 +41,8 @@ export class ChainMonitor {
     let idx = this.segment === null ? 0 : segments.findIndex((s) => s.file === this.segment);
     if (idx < 0) return this.fail(this.segment ?? '?', 'a segment that was verified is gone');
     if (this.segment === null && segments[0] && segments[0].firstSeq !== 1) {
-      // Retention dropped old segments: the chain is checked from the oldest one kept.
-      this.expectedSeq = segments[0].firstSeq;
-      this.prev = '';
+      // The head of the log is gone: nothing after it can be proven from seq 1.
+      return this.fail(segments[0].file, missingHeadReason(segments[0].firstSeq));
     }
     for (; idx < segments.length; idx++) {
       const seg = segments[idx];
@@ -79,7 +78,7 @@ export class ChainMonitor {
           const c = checkLine(line);
           if (!c.ok) return `seq ${this.expectedSeq}: ${c.reason}`;
           if (c.seq !== this.expectedSeq) return `expected seq ${this.expectedSeq}, found ${c.seq}`;
-          if (this.prev !== '' && c.prev !== this.prev) return `seq ${c.seq}: previous-hash link does not match`;
+          if (c.prev !== this.prev) return `seq ${c.seq}: previous-hash link does not match`;
           this.prev = c.hash;
           this.expectedSeq = c.seq + 1;
           this.offset += Buffer.byteLength(line) + 1;
