@@ -66,7 +66,7 @@ export class ConsoleState implements OnModuleInit, OnModuleDestroy {
       try {
         bytes += fs.statSync(path.join(this.eventsDir, s.file)).size;
       } catch {
-        // a segment removed by retention between list and stat
+        // a segment removed (by hand) between list and stat: counted as gone; the chain monitor reports it
       }
     }
     return { bytes, segments: segments.length };
