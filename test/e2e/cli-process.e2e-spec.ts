@@ -58,6 +58,48 @@ describe('bin/svc relay start (a real process)', () => {
     expect(fs.existsSync(path.join(home, 'relay', 'events'))).toBe(false);
   });
 
+  it('a second relay on the same SVC_HOME (another port) is refused before it writes, and the first goes on', async () => {
+    const home = tempHome();
+    const first = await startRelayProcess(home);
+    const before = readEvents(home).length;
+    const second = spawnSvc(['relay', 'start'], { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0' });
+    expect((await second.exited).code).toBe(1);
+    expect(second.stderr()).toContain(
+      `svc relay start: the event log ${path.join(home, 'relay', 'events')} is in use by another relay (pid ${first.child.pid}, since `,
+    );
+    expect(second.stderr()).toContain('two relays on one log would fork its chain');
+    expect(second.stderr()).not.toContain('    at ');
+    expect(readEvents(home)).toHaveLength(before);
+    // The first relay still owns a single, unforked chain.
+    const reg = await fetch(`${first.url}/pairing/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"code":"LCK234"}',
+    });
+    expect(reg.status).toBe(201);
+    first.child.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+    const verify = spawnSvc(['relay', 'events', 'verify'], { SVC_HOME: home });
+    expect((await verify.exited).code).toBe(0);
+    expect(fs.existsSync(path.join(home, 'relay', 'events', 'LOCK'))).toBe(false);
+    // Stopped: the log is free again.
+    const third = await startRelayProcess(home);
+    third.child.kill('SIGTERM');
+    expect((await third.exited).code).toBe(0);
+  });
+
+  it('a relay killed with SIGKILL leaves a lock the next start takes over', async () => {
+    const home = tempHome();
+    const first = await startRelayProcess(home);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    expect(fs.existsSync(path.join(home, 'relay', 'events', 'LOCK'))).toBe(true);
+    const next = await startRelayProcess(home);
+    expect(JSON.parse(fs.readFileSync(path.join(home, 'relay', 'events', 'LOCK'), 'utf8'))).toMatchObject({ pid: next.child.pid });
+    next.child.kill('SIGTERM');
+    expect((await next.exited).code).toBe(0);
+  });
+
   it('bad configuration: a clear error and exit 1, no stack trace', async () => {
     const cases: Array<[NodeJS.ProcessEnv, string]> = [
       [{ RELAY_LOG_LEVEL: 'LOUD' }, 'log-level must be one of DEBUG, INFO, WARNING, ERROR'],

@@ -1,5 +1,5 @@
 import { ReadModels } from '@svc/domain';
-import { encodeRecord, GENESIS_HASH, replayLog } from '@svc/events';
+import { encodeRecord, GENESIS_HASH, listSegments, replayLog } from '@svc/events';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -252,7 +252,7 @@ describe('svc relay events', () => {
     const copy = tempHome();
     const src = path.join(relay.home, 'relay', 'events');
     for (const f of fs.readdirSync(src)) fs.copyFileSync(path.join(src, f), path.join(copy, f));
-    const file = path.join(copy, fs.readdirSync(copy)[0]);
+    const file = path.join(copy, listSegments(copy)[0].file);
     const text = fs.readFileSync(file, 'utf8').split('\n');
     text[3] = text[3].replace('"actor":"', '"actor":"X'); // seq 4 edited, its checksum no longer matches
     fs.writeFileSync(file, text.join('\n'));

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { checkLine, encodeRecord } from './chain';
 import { GENESIS_HASH, type NewEvent, type StoredEvent } from './event';
+import { acquireLogLock } from './log-lock';
 import { ChainError, type Appended, type EventStore, type OpenOptions, type OpenResult, type ScanProgress } from './event-store';
 
 const SEGMENT_RE = /^segment-(\d{12})\.jsonl$/;
@@ -79,6 +80,7 @@ export class FileEventStore implements EventStore {
   private flushing: Promise<void> | null = null;
   private failed: Error | null = null;
   private readonly segmentBytes: number;
+  private releaseLock: () => void = () => undefined;
 
   constructor(private readonly options: FileEventStoreOptions) {
     this.segmentBytes = options.segmentBytes ?? 64 * 1024 * 1024;
@@ -91,6 +93,20 @@ export class FileEventStore implements EventStore {
   async open(opts: OpenOptions): Promise<OpenResult> {
     const { dir } = this.options;
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // Before anything is read or written (cutting a torn tail is a write): one writer per log.
+    const release = acquireLogLock(dir);
+    let opened: OpenResult;
+    try {
+      opened = this.openLocked(dir, opts);
+    } catch (err) {
+      release();
+      throw err;
+    }
+    this.releaseLock = release;
+    return opened;
+  }
+
+  private openLocked(dir: string, opts: OpenOptions): OpenResult {
     const scan = scanLog(dir, opts);
     let recovered: OpenResult['recovered'];
     if (scan.torn) {
@@ -143,6 +159,8 @@ export class FileEventStore implements EventStore {
     await this.drain().catch(() => undefined);
     if (this.fd !== null) fs.closeSync(this.fd);
     this.fd = null;
+    this.releaseLock();
+    this.releaseLock = () => undefined;
   }
 
   /** One write and one fdatasync per batch; appends that arrive during the fdatasync form the next batch. */

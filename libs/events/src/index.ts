@@ -13,6 +13,7 @@ export * from './chain';
 export * from './bus';
 export * from './event-store';
 export * from './file-event-store';
+export * from './log-lock';
 export * from './snapshot-store';
 export * from './projection';
 export * from './replay';

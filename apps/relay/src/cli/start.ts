@@ -1,4 +1,4 @@
-import { ChainError } from '@svc/events';
+import { ChainError, LogLockedError } from '@svc/events';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { ConfigError, loadConfig, relayDir, type RelayConfig, type StartFlags } from '../common/config';
@@ -109,6 +109,12 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
       throw new CliError(
         `the event log is broken at seq ${e.seq} (${e.segment}): ${e.reason}\n` +
           `the relay refuses to start on a log it cannot prove; inspect it with "svc relay events verify --log ${path.join(relayDir(config), 'events')}"`,
+      );
+    }
+    if (e instanceof LogLockedError) {
+      throw new CliError(
+        `${e.message}\n` +
+          `two relays on one log would fork its chain: stop the other one ("svc relay pair" talks to it), or give this one its own SVC_HOME`,
       );
     }
     if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE' || (e as NodeJS.ErrnoException).code === 'EACCES')

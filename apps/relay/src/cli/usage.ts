@@ -52,7 +52,7 @@ Options (each wins over its environment variable, which wins over the default):
 
 Logs are JSON lines on stdout; on a terminal they are printed as readable lines instead
 (RELAY_LOG_FORMAT=json|pretty forces one). Start-up messages go to stderr.
-Exit status 1 on a bad configuration, a broken event log or a port already in use.`,
+Exit status 1 on a bad configuration, a broken event log, an event log another relay is using, or a port already in use.`,
 
   'relay pair': `Usage: svc relay pair [options]
 

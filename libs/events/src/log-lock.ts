@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/** The lock file of a log directory: one writer at a time, for the writer's whole life. */
+export const LOCK_FILE = 'LOCK';
+
+/** Who holds a log's lock (what the lock file says). */
+export type LockHolder = {
+  pid: number;
+  /** The holder's start time in clock ticks since boot (`/proc/<pid>/stat`), so a reused pid is not taken for it. */
+  procStart: string | null;
+  hostname: string;
+  /** When the lock was taken (ISO 8601, wall time like the pid: it only informs a person). */
+  since: string;
+  /** The locked directory (`dev:ino`): a lock copied along with the log (a backup) does not lock the copy. */
+  dirId: string;
+  token: string;
+};
+
+/** Thrown when another live process (or one on another host) writes this log. */
+export class LogLockedError extends Error {
+  constructor(
+    readonly dir: string,
+    readonly holder: LockHolder,
+  ) {
+    const where = holder.hostname === os.hostname() ? `pid ${holder.pid}` : `pid ${holder.pid} on host ${holder.hostname}`;
+    super(`the event log ${dir} is in use by another relay (${where}, since ${holder.since})`);
+    this.name = 'LogLockedError';
+  }
+}
+
+/**
+ * Takes the lock of a log directory, or throws LogLockedError naming the live holder. Two relays that
+ * share a log would each number their own records and fork the chain, so the second one must not write
+ * a byte (not even the cut of a torn tail). A lock left by a process that died (SIGKILL, power loss) is
+ * taken over. The lock file appears with its content in one step (written aside, then hard-linked), so a
+ * reader never finds it empty. Returns the release function.
+ *
+ * Known limit: two processes that find the same dead holder's lock at the same instant can both take
+ * it over (the later rename wins the file; each checks it after its rename, which narrows the window to
+ * microseconds).
+ */
+export function acquireLogLock(dir: string): () => void {
+  const lockPath = path.join(dir, LOCK_FILE);
+  const mine: LockHolder = {
+    pid: process.pid,
+    procStart: procStart(process.pid),
+    hostname: os.hostname(),
+    since: new Date().toISOString(),
+    dirId: dirId(dir),
+    token: randomUUID(),
+  };
+  const aside = path.join(dir, `${LOCK_FILE}.${process.pid}.${mine.token}`);
+  fs.writeFileSync(aside, JSON.stringify(mine) + '\n', { mode: 0o600 });
+  try {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        fs.linkSync(aside, lockPath);
+        return () => release(lockPath, mine.token);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      const holder = readHolder(lockPath);
+      if (holder === 'gone') continue; // released between our link and our read: try again
+      if (holder !== 'unreadable' && holder.dirId === mine.dirId && isAlive(holder)) throw new LogLockedError(dir, holder);
+      // A dead holder's lock (or one nobody can read): take it over, then check nobody else did as well.
+      const takeover = `${aside}.takeover`;
+      fs.copyFileSync(aside, takeover);
+      fs.renameSync(takeover, lockPath);
+      const after = readHolder(lockPath);
+      if (after !== 'gone' && after !== 'unreadable' && after.token === mine.token) return () => release(lockPath, mine.token);
+    }
+    const holder = readHolder(lockPath);
+    if (holder !== 'gone' && holder !== 'unreadable') throw new LogLockedError(dir, holder);
+    throw new Error(`could not take the lock of the event log ${dir}`);
+  } finally {
+    fs.rmSync(aside, { force: true });
+  }
+}
+
+/** What the lock file of `dir` says, if anything (for messages and tests). */
+export function readLogLock(dir: string): LockHolder | null {
+  const h = readHolder(path.join(dir, LOCK_FILE));
+  return h === 'gone' || h === 'unreadable' ? null : h;
+}
+
+function release(lockPath: string, token: string): void {
+  const holder = readHolder(lockPath);
+  // Only our own lock: after a takeover race the file may name someone else.
+  if (holder !== 'gone' && holder !== 'unreadable' && holder.token === token) fs.rmSync(lockPath, { force: true });
+}
+
+function readHolder(lockPath: string): LockHolder | 'gone' | 'unreadable' {
+  let text: string;
+  try {
+    text = fs.readFileSync(lockPath, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    return 'unreadable';
+  }
+  try {
+    const h = JSON.parse(text) as Partial<LockHolder>;
+    if (typeof h.pid !== 'number' || typeof h.token !== 'string' || typeof h.hostname !== 'string' || typeof h.dirId !== 'string')
+      return 'unreadable';
+    return {
+      pid: h.pid,
+      procStart: typeof h.procStart === 'string' ? h.procStart : null,
+      hostname: h.hostname,
+      since: String(h.since),
+      dirId: h.dirId,
+      token: h.token,
+    };
+  } catch {
+    return 'unreadable';
+  }
+}
+
+/**
+ * Whether the holder still runs. A lock from another host is always live: its process cannot be seen
+ * from here (a log on a shared filesystem), so only a person may remove it.
+ */
+function isAlive(h: LockHolder): boolean {
+  if (h.hostname !== os.hostname()) return true;
+  try {
+    process.kill(h.pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    // EPERM: it runs, as another user.
+  }
+  const start = procStart(h.pid);
+  return start === null || h.procStart === null || start === h.procStart;
+}
+
+function dirId(dir: string): string {
+  const st = fs.statSync(dir, { bigint: true });
+  return `${st.dev}:${st.ino}`;
+}
+
+/** Field 22 of `/proc/<pid>/stat` (start time after boot), or null where there is no /proc. */
+function procStart(pid: number): string | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[19] ?? null;
+  } catch {
+    return null;
+  }
+}
