@@ -9,6 +9,9 @@ module.exports = {
   // Suites run in worker processes (never in band), so one suite's stray handle can neither keep the run
   // open nor leak into another suite.
   maxWorkers: 2,
+  // A loaded CI machine (two workers, chromium beside them) can stretch a real-socket test past Jest's 5 s
+  // default without anything being wrong; waits inside tests carry their own, tighter limits.
+  testTimeout: 20_000,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/relay/**/*.spec.ts'] },

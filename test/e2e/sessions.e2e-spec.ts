@@ -418,7 +418,7 @@ describe('sessions', () => {
   });
 });
 
-async function waitFor(cond: () => Promise<boolean>, timeoutMs = 2000): Promise<void> {
+async function waitFor(cond: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await cond())) {
     if (Date.now() > until) throw new Error('condition not met in time');

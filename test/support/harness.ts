@@ -77,7 +77,11 @@ export class Phone {
     this.ws.send(data);
   }
 
-  next(match: (f: Frame) => boolean, timeoutMs = 3000): Promise<Frame> {
+  /**
+   * The first frame that matches (taken from those already received, else awaited). The default limit is
+   * generous: a loaded CI machine is slow, and a frame that never comes still fails the test.
+   */
+  next(match: (f: Frame) => boolean, timeoutMs = 10_000): Promise<Frame> {
     const seen = this.frames.find(match);
     if (seen) {
       this.frames.splice(this.frames.indexOf(seen), 1);
