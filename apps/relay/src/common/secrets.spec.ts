@@ -1,4 +1,14 @@
-import { newSessionToken, secureRandomBytes } from './secrets';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { newSessionToken, Secrets, secureRandomBytes } from './secrets';
+
+// linkSync is wrapped so one test can let "another relay" create the key at the worst moment.
+jest.mock('node:fs', () => {
+  const real = jest.requireActual<typeof import('node:fs')>('node:fs');
+  return { ...real, linkSync: jest.fn((from: string, to: string) => real.linkSync(from, to)) };
+});
+const realFs = jest.requireActual<typeof import('node:fs')>('node:fs');
 
 describe('secureRandomBytes', () => {
   it('hands out each pooled byte once, across pool refills', () => {
@@ -28,5 +38,40 @@ describe('secureRandomBytes', () => {
     const t = newSessionToken();
     expect(t).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(newSessionToken()).not.toBe(t);
+  });
+});
+
+describe('Secrets.load', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-secrets-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('makes a 0600 key once and reads the same key afterwards', () => {
+    const a = Secrets.load(dir);
+    const file = path.join(dir, 'secret.key');
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(Secrets.load(dir).digest('x')).toBe(a.digest('x'));
+    expect(fs.readdirSync(dir)).toEqual(['secret.key']);
+  });
+
+  it('a key that appeared meanwhile (another relay starting at the same moment) is used, not overwritten', () => {
+    const file = path.join(dir, 'secret.key');
+    const theirs = Buffer.alloc(32, 9).toString('base64url');
+    // The other relay links its key in between our failed read and our own link.
+    (fs.linkSync as unknown as jest.Mock).mockImplementationOnce((from: string, to: string) => {
+      realFs.writeFileSync(file, theirs + '\n', { mode: 0o600 });
+      realFs.linkSync(from, to);
+    });
+    const ours = Secrets.load(dir);
+    expect(fs.readFileSync(file, 'utf8').trim()).toBe(theirs);
+    expect(ours.digest('x')).toBe(Secrets.load(dir).digest('x'));
+    expect(fs.readdirSync(dir)).toEqual(['secret.key']);
+  });
+
+  it('refuses a key file that is too short, saying how to recover', () => {
+    fs.writeFileSync(path.join(dir, 'secret.key'), 'c2hvcnQ\n');
+    expect(() => Secrets.load(dir)).toThrow(/too short; delete it to make a new one/);
   });
 });

@@ -20,11 +20,29 @@ export class Secrets {
       if (key.length < 32) throw new Error(`${file} is too short; delete it to make a new one (all sessions end)`);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      key = randomBytes(32);
-      fs.writeFileSync(file, key.toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+      key = Secrets.create(file);
     }
     fs.chmodSync(file, 0o600);
     return new Secrets(key);
+  }
+
+  /**
+   * A new key, written aside and hard-linked into place: the file never exists half-written, and of two
+   * relays starting at once on a fresh home, the second uses the first one's key instead of failing.
+   */
+  private static create(file: string): Buffer {
+    const key = randomBytes(32);
+    const aside = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
+    fs.writeFileSync(aside, key.toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+    try {
+      fs.linkSync(aside, file);
+      return key;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64url');
+    } finally {
+      fs.rmSync(aside, { force: true });
+    }
   }
 
   /** The digest stored for a token or code. Compare digests, never raw secrets. */
