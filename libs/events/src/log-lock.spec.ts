@@ -23,6 +23,14 @@ describe('log lock', () => {
   };
   const plant = (h: Partial<LockHolder>) => fs.writeFileSync(lockPath(), JSON.stringify({ ...own(), token: 'planted', ...h }));
   const leftovers = () => fs.readdirSync(dir).filter((f) => f.startsWith(`${LOCK_FILE}.`));
+  /** Takes the lock and checks that the file now names this process under a fresh token. */
+  const takeOver = () => {
+    const release = acquireLogLock(dir);
+    expect(readLogLock(dir)).toMatchObject({ pid: process.pid, token: expect.not.stringMatching(/^planted$/) });
+    release();
+    expect(fs.existsSync(lockPath())).toBe(false);
+    expect(leftovers()).toEqual([]);
+  };
 
   it('names this process while held, refuses a second taker (even in the same process), and goes on release', () => {
     const release = acquireLogLock(dir);
@@ -47,25 +55,22 @@ describe('log lock', () => {
   it('takes over the lock of a process that died', () => {
     const dead = spawnSync(process.execPath, ['-e', '0']).pid;
     plant({ pid: dead, procStart: null });
-    const release = acquireLogLock(dir);
-    expect(readLogLock(dir)).toMatchObject({ pid: process.pid });
-    release();
-    expect(leftovers()).toEqual([]);
+    takeOver();
   });
 
   it('takes over a lock whose pid now belongs to another process (start time differs)', () => {
     plant({ pid: process.pid, procStart: '1' });
-    acquireLogLock(dir)();
+    takeOver();
   });
 
   it('takes over a lock copied along with the log (it names another directory)', () => {
     plant({ dirId: '0:0' });
-    acquireLogLock(dir)();
+    takeOver();
   });
 
   it('takes over a lock file nobody can read as one', () => {
     fs.writeFileSync(lockPath(), 'not json');
-    acquireLogLock(dir)();
+    takeOver();
   });
 
   it('never takes a lock held on another host (a shared filesystem): a person must remove it', () => {
