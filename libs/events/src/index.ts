@@ -14,6 +14,7 @@ export * from './bus';
 export * from './event-store';
 export * from './file-event-store';
 export * from './log-lock';
+export * from './exclusive-file';
 export * from './snapshot-store';
 export * from './projection';
 export * from './replay';

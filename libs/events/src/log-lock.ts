@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { createFileExclusive, replaceFile } from './exclusive-file';
 
 /** The lock file of a log directory: one writer at a time, for the writer's whole life. */
 export const LOCK_FILE = 'LOCK';
@@ -35,8 +36,8 @@ export class LogLockedError extends Error {
  * Takes the lock of a log directory, or throws LogLockedError naming the live holder. Two relays that
  * share a log would each number their own records and fork the chain, so the second one must not write
  * a byte (not even the cut of a torn tail). A lock left by a process that died (SIGKILL, power loss) is
- * taken over. The lock file appears with its content in one step (written aside, then hard-linked), so a
- * reader never finds it empty. Returns the release function.
+ * taken over. The lock file appears with its content in one step (`createFileExclusive`), so a reader
+ * never finds it empty. Returns the release function.
  *
  * Known limit: two processes that find the same dead holder's lock at the same instant can both take
  * it over (the later rename wins the file; each checks it after its rename, which narrows the window to
@@ -52,32 +53,20 @@ export function acquireLogLock(dir: string): () => void {
     dirId: dirId(dir),
     token: randomUUID(),
   };
-  const aside = path.join(dir, `${LOCK_FILE}.${process.pid}.${mine.token}`);
-  fs.writeFileSync(aside, JSON.stringify(mine) + '\n', { mode: 0o600 });
-  try {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        fs.linkSync(aside, lockPath);
-        return () => release(lockPath, mine.token);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-      const holder = readHolder(lockPath);
-      if (holder === 'gone') continue; // released between our link and our read: try again
-      if (holder !== 'unreadable' && holder.dirId === mine.dirId && isAlive(holder)) throw new LogLockedError(dir, holder);
-      // A dead holder's lock (or one nobody can read): take it over, then check nobody else did as well.
-      const takeover = `${aside}.takeover`;
-      fs.copyFileSync(aside, takeover);
-      fs.renameSync(takeover, lockPath);
-      const after = readHolder(lockPath);
-      if (after !== 'gone' && after !== 'unreadable' && after.token === mine.token) return () => release(lockPath, mine.token);
-    }
+  const content = JSON.stringify(mine) + '\n';
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (createFileExclusive(lockPath, content)) return () => release(lockPath, mine.token);
     const holder = readHolder(lockPath);
-    if (holder !== 'gone' && holder !== 'unreadable') throw new LogLockedError(dir, holder);
-    throw new Error(`could not take the lock of the event log ${dir}`);
-  } finally {
-    fs.rmSync(aside, { force: true });
+    if (holder === 'gone') continue; // released between our attempt and our read: try again
+    if (holder !== 'unreadable' && holder.dirId === mine.dirId && isAlive(holder)) throw new LogLockedError(dir, holder);
+    // A dead holder's lock (or one nobody can read): take it over, then check nobody else did as well.
+    replaceFile(lockPath, content);
+    const after = readHolder(lockPath);
+    if (after !== 'gone' && after !== 'unreadable' && after.token === mine.token) return () => release(lockPath, mine.token);
   }
+  const holder = readHolder(lockPath);
+  if (holder !== 'gone' && holder !== 'unreadable') throw new LogLockedError(dir, holder);
+  throw new Error(`could not take the lock of the event log ${dir}`);
 }
 
 /** What the lock file of `dir` says, if anything (for messages and tests). */

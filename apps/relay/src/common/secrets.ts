@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, randomFillSync, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { createFileExclusive } from '@svc/events';
 
 export const TOKEN_PREFIX_LENGTH = 8;
 
@@ -26,23 +27,11 @@ export class Secrets {
     return new Secrets(key);
   }
 
-  /**
-   * A new key, written aside and hard-linked into place: the file never exists half-written, and of two
-   * relays starting at once on a fresh home, the second uses the first one's key instead of failing.
-   */
+  /** A new key; of two relays starting at once on a fresh home, the second uses the first one's key. */
   private static create(file: string): Buffer {
     const key = randomBytes(32);
-    const aside = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
-    fs.writeFileSync(aside, key.toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
-    try {
-      fs.linkSync(aside, file);
-      return key;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64url');
-    } finally {
-      fs.rmSync(aside, { force: true });
-    }
+    if (createFileExclusive(file, key.toString('base64url') + '\n')) return key;
+    return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64url');
   }
 
   /** The digest stored for a token or code. Compare digests, never raw secrets. */
