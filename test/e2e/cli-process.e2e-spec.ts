@@ -68,6 +68,7 @@ describe('bin/svc relay start (a real process)', () => {
       `svc relay start: the event log ${path.join(home, 'relay', 'events')} is in use by another relay (pid ${first.child.pid}, since `,
     );
     expect(second.stderr()).toContain('two relays on one log would fork its chain');
+    expect(second.stderr()).toContain(`the lock is stale: remove ${path.join(home, 'relay', 'events', 'LOCK')}`);
     expect(second.stderr()).not.toContain('    at ');
     expect(readEvents(home)).toHaveLength(before);
     // The first relay still owns a single, unforked chain.

@@ -1,4 +1,4 @@
-import { ChainError, LogLockedError } from '@svc/events';
+import { ChainError, LOCK_FILE, LogLockedError } from '@svc/events';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { ConfigError, loadConfig, relayDir, type RelayConfig, type StartFlags } from '../common/config';
@@ -114,7 +114,8 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
     if (e instanceof LogLockedError) {
       throw new CliError(
         `${e.message}\n` +
-          `two relays on one log would fork its chain: stop the other one ("svc relay pair" talks to it), or give this one its own SVC_HOME`,
+          `two relays on one log would fork its chain: stop the other one ("svc relay pair" talks to it), or give this one its own SVC_HOME\n` +
+          `(if you are sure no relay uses it, the lock is stale: remove ${path.join(e.dir, LOCK_FILE)})`,
       );
     }
     if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE' || (e as NodeJS.ErrnoException).code === 'EACCES')
