@@ -77,6 +77,11 @@ describe('log lock', () => {
     plant({ hostname: 'elsewhere.example', pid: 1 });
     expect(() => acquireLogLock(dir)).toThrow(`is in use by another relay (pid 1 on host elsewhere.example, since`);
     expect(readLogLock(dir)).toMatchObject({ hostname: 'elsewhere.example' });
+    // Another host may see the same directory under another dev:ino: still not taken.
+    fs.rmSync(lockPath());
+    plant({ hostname: 'elsewhere.example', pid: 1, dirId: '0:0' });
+    expect(() => acquireLogLock(dir)).toThrow(LogLockedError);
+    expect(readLogLock(dir)).toMatchObject({ hostname: 'elsewhere.example', dirId: '0:0' });
   });
 
   it('release removes only its own lock', () => {

@@ -15,7 +15,7 @@ export type LockHolder = {
   hostname: string;
   /** When the lock was taken (ISO 8601, wall time like the pid: it only informs a person). */
   since: string;
-  /** The locked directory (`dev:ino`): a lock copied along with the log (a backup) does not lock the copy. */
+  /** The locked directory (`dev:ino`): on this host, a lock copied along with the log (a backup) does not lock the copy. */
   dirId: string;
   token: string;
 };
@@ -58,7 +58,9 @@ export function acquireLogLock(dir: string): () => void {
     if (createFileExclusive(lockPath, content)) return () => release(lockPath, mine.token);
     const holder = readHolder(lockPath);
     if (holder === 'gone') continue; // released between our attempt and our read: try again
-    if (holder !== 'unreadable' && holder.dirId === mine.dirId && isAlive(holder)) throw new LogLockedError(dir, holder);
+    if (holder !== 'unreadable' && (holder.hostname !== mine.hostname || (holder.dirId === mine.dirId && isAlive(holder)))) {
+      throw new LogLockedError(dir, holder);
+    }
     // A dead holder's lock (or one nobody can read): take it over, then check nobody else did as well.
     replaceFile(lockPath, content);
     const after = readHolder(lockPath);
@@ -107,11 +109,11 @@ function readHolder(lockPath: string): LockHolder | 'gone' | 'unreadable' {
 }
 
 /**
- * Whether the holder still runs. A lock from another host is always live: its process cannot be seen
- * from here (a log on a shared filesystem), so only a person may remove it.
+ * Whether a holder on this host still runs. (A lock from another host always counts: its process cannot be
+ * seen from here, and a shared filesystem may show the same directory under another dev:ino, so only a
+ * person may remove it.)
  */
 function isAlive(h: LockHolder): boolean {
-  if (h.hostname !== os.hostname()) return true;
   try {
     process.kill(h.pid, 0);
   } catch (err) {
