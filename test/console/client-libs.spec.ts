@@ -2,6 +2,7 @@ import type { StoredRelayEvent } from '@svc/events';
 import { matches, parseTypes, toConsoleEvent } from '../../apps/relay/src/console/console-event';
 import { matchesFilters, type EventFilters } from '../../apps/console/src/lib/event-filter';
 import { clock, duration, relative } from '../../apps/console/src/lib/format';
+import { summary } from '../../apps/console/src/lib/event-summary';
 
 /** The log page filters live events in the browser and pages through the relay: both must agree. */
 describe('event filters: browser and relay agree', () => {
@@ -61,5 +62,23 @@ describe('format', () => {
     expect(clock(599)).toBe('9:59');
     expect(clock(3725)).toBe('1:02:05');
     expect(clock(-5)).toBe('0:00');
+  });
+});
+
+describe('event summary: relay.started says how the previous run ended', () => {
+  const started = (data: Record<string, unknown>) =>
+    ({
+      seq: 1,
+      at: '2026-03-01T12:00:00.000Z',
+      type: 'relay.started',
+      actor: 'system',
+      data: { version: '0.1.0', host: '0.0.0.0', port: 8767, tls: false, ...data },
+    }) as never;
+  it.each([
+    [{}, 'relay 0.1.0 started on 0.0.0.0:8767'],
+    [{ recovered: { segment: 's', droppedBytes: 9 } }, 'relay 0.1.0 started on 0.0.0.0:8767 after cutting a torn record'],
+    [{ staleLock: { pid: 42, since: '2026-03-01T11:00:00.000Z' } }, 'relay 0.1.0 started on 0.0.0.0:8767; the previous relay did not stop'],
+  ])('%j', (data, text) => {
+    expect(summary(started(data))).toBe(text);
   });
 });

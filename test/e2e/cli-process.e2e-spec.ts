@@ -97,6 +97,16 @@ describe('bin/svc relay start (a real process)', () => {
     expect(fs.existsSync(path.join(home, 'relay', 'events', 'LOCK'))).toBe(true);
     const next = await startRelayProcess(home);
     expect(JSON.parse(fs.readFileSync(path.join(home, 'relay', 'events', 'LOCK'), 'utf8'))).toMatchObject({ pid: next.child.pid });
+    // The run records (and says) that the one before it did not stop.
+    expect(next.stderr()).toContain(`the previous relay (pid ${first.child.pid}) did not stop`);
+    expect(
+      readEvents(home)
+        .filter((e) => e.type === 'relay.started')
+        .at(-1)!.data,
+    ).toMatchObject({
+      pid: next.child.pid,
+      staleLock: { pid: first.child.pid, since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
+    });
     next.child.kill('SIGTERM');
     expect((await next.exited).code).toBe(0);
   });

@@ -81,6 +81,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
         port: config.port,
         tls: config.tls !== null,
         ...(log.recovered ? { recovered: log.recovered } : {}),
+        ...(log.staleLock ? { staleLock: log.staleLock } : {}),
       },
     },
   ]);

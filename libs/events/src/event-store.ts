@@ -30,6 +30,8 @@ export type OpenResult = {
   lastHash: string;
   /** Set when a torn last line (an interrupted write) was cut off. */
   recovered?: { segment: string; droppedBytes: number };
+  /** Set when the log's lock was left by a writer that did not stop (and was taken over); nulls: the lock file was unreadable. */
+  staleLock?: { pid: number | null; since: string | null };
 };
 
 export type Appended = { stored: StoredEvent[]; durable: Promise<void> };

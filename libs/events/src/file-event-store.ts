@@ -94,16 +94,16 @@ export class FileEventStore implements EventStore {
     const { dir } = this.options;
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     // Before anything is read or written (cutting a torn tail is a write): one writer per log.
-    const release = acquireLogLock(dir);
+    const lock = acquireLogLock(dir);
     let opened: OpenResult;
     try {
       opened = this.openLocked(dir, opts);
     } catch (err) {
-      release();
+      lock.release();
       throw err;
     }
-    this.releaseLock = release;
-    return opened;
+    this.releaseLock = lock.release;
+    return lock.tookOver ? { ...opened, staleLock: lock.tookOver } : opened;
   }
 
   private openLocked(dir: string, opts: OpenOptions): OpenResult {

@@ -16,7 +16,7 @@ describe('log lock', () => {
   const lockPath = () => path.join(dir, LOCK_FILE);
   /** This process's own holder record, as a lock taken here writes it. */
   const own = (): LockHolder => {
-    const release = acquireLogLock(dir);
+    const { release } = acquireLogLock(dir);
     const h = readLogLock(dir)!;
     release();
     return h;
@@ -25,15 +25,17 @@ describe('log lock', () => {
   const leftovers = () => fs.readdirSync(dir).filter((f) => f.startsWith(`${LOCK_FILE}.`));
   /** Takes the lock and checks that the file now names this process under a fresh token. */
   const takeOver = () => {
-    const release = acquireLogLock(dir);
+    const { release, tookOver } = acquireLogLock(dir);
     expect(readLogLock(dir)).toMatchObject({ pid: process.pid, token: expect.not.stringMatching(/^planted$/) });
     release();
     expect(fs.existsSync(lockPath())).toBe(false);
     expect(leftovers()).toEqual([]);
+    return tookOver;
   };
 
   it('names this process while held, refuses a second taker (even in the same process), and goes on release', () => {
-    const release = acquireLogLock(dir);
+    const { release, tookOver } = acquireLogLock(dir);
+    expect(tookOver).toBeNull();
     const h = readLogLock(dir)!;
     expect(h).toMatchObject({ pid: process.pid, hostname: os.hostname() });
     expect(fs.statSync(lockPath()).mode & 0o777).toBe(0o600);
@@ -48,14 +50,14 @@ describe('log lock', () => {
     expect((refused as Error).message).toBe(`the event log ${dir} is in use by another relay (pid ${process.pid}, since ${h.since})`);
     release();
     expect(fs.existsSync(lockPath())).toBe(false);
-    acquireLogLock(dir)();
+    acquireLogLock(dir).release();
     expect(leftovers()).toEqual([]);
   });
 
   it('takes over the lock of a process that died', () => {
     const dead = spawnSync(process.execPath, ['-e', '0']).pid;
-    plant({ pid: dead, procStart: null });
-    takeOver();
+    plant({ pid: dead, procStart: null, since: '2026-03-01T00:00:00.000Z' });
+    expect(takeOver()).toEqual({ pid: dead, since: '2026-03-01T00:00:00.000Z' });
   });
 
   it('takes over a lock whose pid now belongs to another process (start time differs)', () => {
@@ -70,7 +72,7 @@ describe('log lock', () => {
 
   it('takes over a lock file nobody can read as one', () => {
     fs.writeFileSync(lockPath(), 'not json');
-    takeOver();
+    expect(takeOver()).toEqual({ pid: null, since: null });
   });
 
   it('never takes a lock held on another host (a shared filesystem): a person must remove it', () => {
@@ -85,7 +87,7 @@ describe('log lock', () => {
   });
 
   it('release removes only its own lock', () => {
-    const release = acquireLogLock(dir);
+    const { release } = acquireLogLock(dir);
     fs.writeFileSync(lockPath(), JSON.stringify({ ...readLogLock(dir)!, token: 'someone-else' }));
     release();
     expect(readLogLock(dir)).toMatchObject({ token: 'someone-else' });

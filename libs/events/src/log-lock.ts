@@ -36,14 +36,19 @@ export class LogLockedError extends Error {
  * Takes the lock of a log directory, or throws LogLockedError naming the live holder. Two relays that
  * share a log would each number their own records and fork the chain, so the second one must not write
  * a byte (not even the cut of a torn tail). A lock left by a process that died (SIGKILL, power loss) is
- * taken over. The lock file appears with its content in one step (`createFileExclusive`), so a reader
- * never finds it empty. Returns the release function.
+ * taken over (and named in the result, so the run can record it). The lock file appears with its content
+ * in one step (`createFileExclusive`), so a reader never finds it empty.
  *
  * Known limit: two processes that find the same dead holder's lock at the same instant can both take
  * it over (the later rename wins the file; each checks it after its rename, which narrows the window to
  * microseconds).
  */
-export function acquireLogLock(dir: string): () => void {
+/** A held lock: how to give it back, and the dead holder whose lock was taken over, if any. */
+export type HeldLock = { release: () => void; tookOver: StaleLock | null };
+/** A lock left by a relay on this host that did not stop (what `relay.started` records); nulls: the file was unreadable. */
+export type StaleLock = { pid: number | null; since: string | null };
+
+export function acquireLogLock(dir: string): HeldLock {
   const lockPath = path.join(dir, LOCK_FILE);
   const mine: LockHolder = {
     pid: process.pid,
@@ -54,8 +59,9 @@ export function acquireLogLock(dir: string): () => void {
     token: randomUUID(),
   };
   const content = JSON.stringify(mine) + '\n';
+  const held = (tookOver: StaleLock | null): HeldLock => ({ release: () => release(lockPath, mine.token), tookOver });
   for (let attempt = 0; attempt < 5; attempt++) {
-    if (createFileExclusive(lockPath, content)) return () => release(lockPath, mine.token);
+    if (createFileExclusive(lockPath, content)) return held(null);
     const holder = readHolder(lockPath);
     if (holder === 'gone') continue; // released between our attempt and our read: try again
     if (holder !== 'unreadable' && (holder.hostname !== mine.hostname || (holder.dirId === mine.dirId && isAlive(holder)))) {
@@ -64,7 +70,9 @@ export function acquireLogLock(dir: string): () => void {
     // A dead holder's lock (or one nobody can read): take it over, then check nobody else did as well.
     replaceFile(lockPath, content);
     const after = readHolder(lockPath);
-    if (after !== 'gone' && after !== 'unreadable' && after.token === mine.token) return () => release(lockPath, mine.token);
+    if (after !== 'gone' && after !== 'unreadable' && after.token === mine.token) {
+      return held(holder === 'unreadable' ? { pid: null, since: null } : { pid: holder.pid, since: holder.since });
+    }
   }
   const holder = readHolder(lockPath);
   if (holder !== 'gone' && holder !== 'unreadable') throw new LogLockedError(dir, holder);

@@ -28,7 +28,7 @@ export function summary(e: ConsoleEvent): string {
   const d = e.data as D;
   switch (e.type) {
     case 'relay.started':
-      return `relay ${str(d.version)} started on ${str(d.host)}:${str(d.port)}${d.tls ? ' (TLS)' : ''}${d.recovered ? ' after cutting a torn record' : ''}`;
+      return `relay ${str(d.version)} started on ${str(d.host)}:${str(d.port)}${d.tls ? ' (TLS)' : ''}${d.recovered ? ' after cutting a torn record' : ''}${d.staleLock ? '; the previous relay did not stop' : ''}`;
     case 'relay.stopping':
       return `relay stopping (${str(d.reason)})`;
     case 'pairing.code_registered':

@@ -132,7 +132,7 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
   );
   line(
     io.stderr,
-    `event log ${path.join(relayDir(config), 'events')} (last seq ${relay.log.lastSeq}${relay.log.recovered ? `, cut a torn last line of ${relay.log.recovered.droppedBytes} bytes` : ''})`,
+    `event log ${path.join(relayDir(config), 'events')} (last seq ${relay.log.lastSeq}${relay.log.recovered ? `, cut a torn last line of ${relay.log.recovered.droppedBytes} bytes` : ''}${relay.log.staleLock ? `, the previous relay${relay.log.staleLock.pid === null ? '' : ` (pid ${relay.log.staleLock.pid})`} did not stop` : ''})`,
   );
   if (!config.tls) line(io.stderr, err.dim('plain HTTP/ws: phones must opt in to a plain connection; set RELAY_SSL_CERT and RELAY_SSL_KEY for TLS'));
   if (io.stderr.isTTY || io.stdout.isTTY) {

@@ -41,6 +41,8 @@ export class EventLog {
   private lastHashValue = '';
   private readonly recent: number[] = [];
   recovered: { segment: string; droppedBytes: number } | undefined;
+  /** The lock of a writer that did not stop, taken over at open (recorded in `relay.started`). */
+  staleLock: { pid: number | null; since: string | null } | undefined;
 
   private constructor(
     private readonly store: FileEventStore,
@@ -86,6 +88,10 @@ export class EventLog {
     log.lastSnapshotSeq = snap?.seq ?? 0;
     log.lastHashValue = opened.lastHash;
     log.recovered = opened.recovered;
+    log.staleLock = opened.staleLock;
+    if (opened.staleLock) {
+      opts.logger.warn(opened.staleLock, 'event log: the previous relay did not stop (its lock was left behind); took it over');
+    }
     if (opened.recovered) {
       opts.logger.warn(opened.recovered, 'event log: cut a torn last line (an interrupted write) before starting');
     }

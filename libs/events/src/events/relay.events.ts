@@ -11,6 +11,8 @@ export type RelayStarted = Ev<
     tls: boolean;
     /** Present when start-up cut a torn last line off the log. */
     recovered?: { segment: string; droppedBytes: number };
+    /** Present when the previous writer did not stop (its lock was left behind and taken over). */
+    staleLock?: { pid: number | null; since: string | null };
   }
 >;
 export type RelayStopping = Ev<'relay.stopping', { reason: string }>;
