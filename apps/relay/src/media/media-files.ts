@@ -111,15 +111,8 @@ function kindOf(s: fs.BigIntStats): string {
   return 'not a file';
 }
 
-/** Real paths of the policy's roots (a root that does not exist yet is taken as written). */
-export function policyContext(input: {
-  home: string;
-  svcHome: string;
-  workspace: string;
-  tmpDir: string;
-  allowedRoots: readonly string[];
-  strictSandbox: boolean;
-}): MediaPolicyContext {
+/** The policy's roots as real paths (a root that does not exist yet is taken as written). */
+export function policyContext(input: MediaPolicyContext): MediaPolicyContext {
   const real = (p: string): string => {
     try {
       return fs.realpathSync(p);

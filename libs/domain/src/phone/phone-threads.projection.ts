@@ -1,5 +1,5 @@
 import { eventAtMs } from '../event-time';
-import type { PhoneMessageContent, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
+import type { PhoneMessageContent, PhoneReplyReceived, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 export type MessageState = 'queued' | 'delivered' | 'dropped' | 'expired' | 'cancelled';
 
@@ -14,16 +14,9 @@ export type PhoneMessage = PhoneMessageContent & {
   queuedDelivery: boolean;
 };
 
-export type PhoneReply = {
-  replyId: string;
+export type PhoneReply = PhoneReplyReceived['data'] & {
   /** The reply event's seq: a cursor that only grows, across restarts. */
   seq: number;
-  chatId: string;
-  text: string;
-  replyTo: string | null;
-  tokenPrefix: string;
-  deviceName: string;
-  via: 'ws' | 'http';
   at: number;
 };
 
@@ -121,17 +114,7 @@ export class PhoneThreadsProjection implements Projection<State> {
       case 'phone.reply_received': {
         const d = e.data;
         if (this.replies.some((r) => r.seq >= e.seq)) break;
-        this.replies.push({
-          replyId: d.replyId,
-          seq: e.seq,
-          chatId: d.chatId,
-          text: d.text,
-          replyTo: d.replyTo,
-          tokenPrefix: d.tokenPrefix,
-          deviceName: d.deviceName,
-          via: d.via,
-          at,
-        });
+        this.replies.push({ ...d, seq: e.seq, at });
         if (this.replies.length > REPLIES_KEPT) this.replies.splice(0, this.replies.length - REPLIES_KEPT);
         const t = this.thread(d.chatId, at);
         t.replies++;

@@ -1,4 +1,4 @@
-import type { NewEvent, PhoneMessageContent, PhoneThreadsEvent, Surfacing } from '@svc/events';
+import type { NewEvent, PhoneMessageContent, PhoneReplyReceived, PhoneThreadsEvent, Surfacing } from '@svc/events';
 import { DomainError } from '../errors';
 import type { ReadModels } from '../read-models';
 import type { PhoneMessage } from './phone-threads.projection';
@@ -99,15 +99,8 @@ export function recordFlush(
   return [...delivered, { type: 'phone.backlog_flushed', data: { ...to, count: deliveries.length, remaining, interrupted } }];
 }
 
-export type Reply = {
-  replyId: string;
-  chatId: string;
-  text: string;
-  replyTo: string | null;
-  tokenPrefix: string;
-  deviceName: string;
-  via: 'ws' | 'http';
-};
+/** A phone's reply, as `phone.reply_received` records it. */
+export type Reply = PhoneReplyReceived['data'];
 
 export function recordReply(_m: ReadModels, cmd: Reply): NewEvent<PhoneThreadsEvent>[] {
   return [{ type: 'phone.reply_received', data: cmd }];
