@@ -77,7 +77,7 @@ describe('bin/svc relay start (a real process)', () => {
       headers: { 'content-type': 'application/json' },
       body: '{"code":"LCK234"}',
     });
-    expect(reg.status).toBe(201);
+    expect(reg.status).toBe(200);
     first.child.kill('SIGTERM');
     expect((await first.exited).code).toBe(0);
     const verify = spawnSvc(['relay', 'events', 'verify'], { SVC_HOME: home });

@@ -347,7 +347,7 @@ describe('svc relay events', () => {
     });
     await untilTrue(() => lines(out).length === 1);
     const res = await registerCode(relay, 'FOLLOW');
-    expect(res.status).toBe(201);
+    expect(res.status).toBe(200);
     await untilTrue(() => lines(out).length === 2);
     expect(lines(out)[1]).toContain('pairing.code_registered');
     expect(out).not.toContain('FOLLOW');

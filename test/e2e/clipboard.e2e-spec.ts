@@ -47,7 +47,7 @@ describe('clipboard inbox', () => {
 
   it('stages an image as a 0600 file in a 0700 inbox; the host reads it once', async () => {
     const r = await stage({ format: 'png', bytes_base64: PNG.toString('base64'), filename_hint: 'Screenshot 2026.png', unknown_field: 1 });
-    expect(r.status).toBe(201);
+    expect(r.status).toBe(200);
     const inbox = path.join(relay.home, 'inbox');
     expect(r.body).toMatchObject({ ok: true, size_bytes: PNG.length, format: 'png' });
     expect(path.dirname(r.body.path)).toBe(inbox);
@@ -83,7 +83,7 @@ describe('clipboard inbox', () => {
       ['webp', WEBP],
     ] as const) {
       const r = await stage({ format, bytes_base64: bytes.toString('base64') });
-      expect([format, r.status]).toEqual([format, 201]);
+      expect([format, r.status]).toEqual([format, 200]);
     }
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ format: 'png', bytes_base64: JPEG.toString('base64') }, 'clipboard.magic_mismatch'],
@@ -114,7 +114,7 @@ describe('clipboard inbox', () => {
       'x'.repeat(255),
     ]) {
       const r = await stage({ format: 'png', bytes_base64: PNG.toString('base64'), filename_hint: hint });
-      expect(r.status).toBe(201);
+      expect(r.status).toBe(200);
       expect(path.dirname(r.body.path)).toBe(inbox);
       expect(path.basename(r.body.path)).toMatch(/^[0-9a-f]{16}(-[A-Za-z0-9][A-Za-z0-9._-]*)?\.png$/);
       expect(fs.existsSync(r.body.path)).toBe(true);
@@ -153,9 +153,9 @@ describe('clipboard inbox', () => {
 
   it('takes up to 25 MB on this route (the global limit is 1 MiB) and refuses more with 413', async () => {
     const big = await stage({ format: 'png', bytes_base64: sized(2 * MB).toString('base64') });
-    expect(big.status).toBe(201);
+    expect(big.status).toBe(200);
     const cap = await stage({ format: 'png', bytes_base64: sized(25 * MB).toString('base64') });
-    expect(cap.status).toBe(201);
+    expect(cap.status).toBe(200);
     expect(cap.body.size_bytes).toBe(25 * MB);
     const over = await stage({ format: 'png', bytes_base64: sized(25 * MB + 1).toString('base64') });
     expect(over.status).toBe(413);

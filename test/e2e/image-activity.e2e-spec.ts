@@ -17,12 +17,12 @@ describe('/chat/image-activity', () => {
 
   it("reports one session's lifecycle, in order, never carrying prompts or text", async () => {
     const started = await feed({ session_id: 's1', call_id: 'call-1', status: 'started', prompt: 'a secret prompt', text: 'tool output' });
-    expect(started.status).toBe(201);
+    expect(started.status).toBe(200);
     relay.clock.advance(1500);
-    expect((await feed({ session_id: 's1', call_id: 'call-1', status: 'progress', progress: 40 })).status).toBe(201);
-    expect((await feed({ session_id: 'other', call_id: 'call-9', status: 'started' })).status).toBe(201);
+    expect((await feed({ session_id: 's1', call_id: 'call-1', status: 'progress', progress: 40 })).status).toBe(200);
+    expect((await feed({ session_id: 'other', call_id: 'call-9', status: 'started' })).status).toBe(200);
     relay.clock.advance(1500);
-    expect((await feed({ session_id: 's1', call_id: 'call-1', status: 'completed', result: { url: 'x' } })).status).toBe(201);
+    expect((await feed({ session_id: 's1', call_id: 'call-1', status: 'completed', result: { url: 'x' } })).status).toBe(200);
 
     const r = await read('?session_id=s1');
     expect(r.status).toBe(200);
@@ -47,9 +47,9 @@ describe('/chat/image-activity', () => {
   });
 
   it('a finished call takes no more reports; failures carry a code, not a message', async () => {
-    expect((await feed({ session_id: 's2', call_id: 'c', status: 'started' })).status).toBe(201);
+    expect((await feed({ session_id: 's2', call_id: 'c', status: 'started' })).status).toBe(200);
     expect((await feed({ session_id: 's2', call_id: 'c', status: 'started' })).status).toBe(409);
-    expect((await feed({ session_id: 's2', call_id: 'c', status: 'failed', error_code: 'content_policy' })).status).toBe(201);
+    expect((await feed({ session_id: 's2', call_id: 'c', status: 'failed', error_code: 'content_policy' })).status).toBe(200);
     const late = await feed({ session_id: 's2', call_id: 'c', status: 'progress', progress: 90 });
     expect(late.status).toBe(409);
     expect(late.body).toMatchObject({ ok: false, code: 'image_activity.call_finished', status: 'failed' });

@@ -22,7 +22,7 @@ describe('pairing', () => {
     it('registers a code for ten minutes and pairs a phone with it over a real WebSocket', async () => {
       const code = nextCode();
       const res = await registerCode(relay, code);
-      expect(res.status).toBe(201);
+      expect(res.status).toBe(200);
       expect(await json(res)).toEqual({ ok: true, code, expires_at: now() + 600 });
 
       const phone = await Phone.connect(relay.url);
@@ -94,7 +94,7 @@ describe('pairing', () => {
 
     it('accepts a code typed in lower case with spaces around it', async () => {
       const code = nextCode();
-      expect((await registerCode(relay, code.toLowerCase())).status).toBe(201);
+      expect((await registerCode(relay, code.toLowerCase())).status).toBe(200);
       const phone = await Phone.connect(relay.url);
       expect((await phone.auth({ pairing_code: ` ${code.toLowerCase()} ` })).type).toBe('auth.ok');
       phone.close();
@@ -102,7 +102,7 @@ describe('pairing', () => {
 
     it('refuses to register a code that is already live (409), and the first registration still works', async () => {
       const code = nextCode();
-      expect((await registerCode(relay, code)).status).toBe(201);
+      expect((await registerCode(relay, code)).status).toBe(200);
       const again = await registerCode(relay, code, { ttl_seconds: 60 });
       expect(again.status).toBe(409);
       expect(await json(again)).toMatchObject({ ok: false, code: 'pairing.code_exists' });
@@ -163,7 +163,7 @@ describe('pairing', () => {
       await registerCode(relay, code);
       relay.clock.advanceSeconds(601);
       await relay.sweep();
-      expect((await registerCode(relay, code)).status).toBe(201);
+      expect((await registerCode(relay, code)).status).toBe(200);
       expect((await pairWith(code)).ok.type).toBe('auth.ok');
     });
 
@@ -196,7 +196,7 @@ describe('pairing', () => {
         grants: { terminal: '1d', bridge: '1h' },
         dashboard_url: 'http://127.0.0.1:9119',
       });
-      expect(res.status).toBe(201);
+      expect(res.status).toBe(200);
       const body = await json(res);
       expect(body).toMatchObject({
         ok: true,
@@ -230,7 +230,7 @@ describe('pairing', () => {
 
     it('with no body mints a default code (30 days)', async () => {
       const res = await fetch(`${relay.url}/pairing/mint`, { method: 'POST' });
-      expect(res.status).toBe(201);
+      expect(res.status).toBe(200);
       const body = await json(res);
       expect(body.qr_payload.relay.ttl_seconds).toBeUndefined();
       expect((await pairWith(body.code)).ok.payload.expires_at).toBe(now() + 30 * DAY);
@@ -265,7 +265,7 @@ describe('pairing', () => {
 
     it('creates a pending code that fails auth until approved, then pairs', async () => {
       const res = await publicRequest('10.1.1.1', { device_name: 'Kitchen tablet' });
-      expect(res.statusCode).toBe(201);
+      expect(res.statusCode).toBe(200);
       const req = JSON.parse(res.body);
       expect(req).toMatchObject({
         ok: true,
@@ -334,12 +334,12 @@ describe('pairing', () => {
     });
 
     it('at most 5 pending requests per address (429 with Retry-After), others unaffected', async () => {
-      for (let i = 0; i < 5; i++) expect((await publicRequest('10.2.2.2')).statusCode).toBe(201);
+      for (let i = 0; i < 5; i++) expect((await publicRequest('10.2.2.2')).statusCode).toBe(200);
       const sixth = await publicRequest('10.2.2.2');
       expect(sixth.statusCode).toBe(429);
       expect(sixth.headers['retry-after']).toBeDefined();
       expect(JSON.parse(sixth.body)).toMatchObject({ ok: false, code: 'pairing.too_many_requests' });
-      expect((await publicRequest('10.2.2.3')).statusCode).toBe(201);
+      expect((await publicRequest('10.2.2.3')).statusCode).toBe(200);
     });
   });
 

@@ -38,7 +38,7 @@ describe('phone socket', () => {
 
   it('a phone that leaves while its pairing is being written gets no session: it is revoked as abandoned', async () => {
     const code = nextCode();
-    expect((await registerCode(relay, code)).status).toBe(201);
+    expect((await registerCode(relay, code)).status).toBe(200);
     await relay.log.drain();
     const before = relay.log.lastSeq;
     // Hold the next fdatasync until the phone's socket is gone, so the pairing is decided while the
@@ -341,7 +341,7 @@ describe('phone socket', () => {
       try {
         const live = await pairPhone(r, { device: { device_id: 'live' } });
         const code = `K${String(Date.now()).slice(-5)}`;
-        expect((await r.app.inject({ method: 'POST', url: '/pairing/register', payload: { code } })).statusCode).toBe(201);
+        expect((await r.app.inject({ method: 'POST', url: '/pairing/register', payload: { code } })).statusCode).toBe(200);
         // A phone whose network vanished: its socket never answers a ping (no autoPong), nor sends anything.
         const dead = new WebSocket(r.url.replace('http', 'ws') + '/ws', { autoPong: false });
         await new Promise((res) => dead.once('open', res));

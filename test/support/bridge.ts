@@ -5,7 +5,7 @@ import { bearer, nextCode, registerCode, type TestRelay } from './harness';
 export async function startSim(relay: TestRelay, opts: Partial<PhoneSimOptions> & { terms?: Record<string, unknown> } = {}): Promise<PhoneSim> {
   const code = nextCode();
   const res = await registerCode(relay, code, opts.terms);
-  if (res.status !== 201) throw new Error(`register failed: ${res.status}`);
+  if (res.status !== 200) throw new Error(`register failed: ${res.status}`);
   const sim = await new PhoneSim({ relayUrl: relay.url, code, deviceId: `sim-${code}`, deviceName: `Sim ${code}`, ...opts }).start();
   await until(() => relay.log.models.bridge.device(sim.tokenPrefix!)?.connId !== undefined);
   return sim;

@@ -135,7 +135,7 @@ export async function pairPhone(
 ): Promise<{ phone: Phone; token: string; prefix: string; ok: Frame }> {
   const code = nextCode();
   const res = await registerCode(relay, code, opts.terms);
-  if (res.status !== 201) throw new Error(`register failed: ${res.status} ${await res.text()}`);
+  if (res.status !== 200) throw new Error(`register failed: ${res.status} ${await res.text()}`);
   const phone = await Phone.connect(relay.url);
   const ok = await phone.auth({ pairing_code: code, device_name: 'Test phone', device_id: `dev-${code}`, ...opts.device });
   if (ok.type !== 'auth.ok') throw new Error(`auth failed: ${JSON.stringify(ok)}`);

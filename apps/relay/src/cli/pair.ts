@@ -137,7 +137,7 @@ export async function pairCommand(args: string[], io: CliIo): Promise<number> {
   } catch (err) {
     throw new CliError(`the relay at ${endpoint.url} did not answer POST /pairing/mint: ${(err as Error).message}`);
   }
-  if (answer.status !== 201) {
+  if (answer.status !== 200) {
     const e = answer.body as { error?: string; code?: string };
     const why = typeof e === 'object' && e && e.error ? `${e.error} (${e.code})` : `HTTP ${answer.status}`;
     const hint =

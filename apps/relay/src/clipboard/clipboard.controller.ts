@@ -10,7 +10,7 @@ export class ClipboardController {
 
   /** A phone stages an image (WIRE.md). Its own body limit: base64 of 25 MB. */
   @Post('/inbox')
-  @HttpCode(201)
+  @HttpCode(200)
   @Auth('paired', undefined, { bodyLimit: CLIPBOARD_BODY_LIMIT })
   stage(@Body() body: StageInput, @Caller() caller: Principal) {
     if (caller.kind !== 'device') throw new DomainError('clipboard.needs_device', 'forbidden', 'images are staged by a paired phone');

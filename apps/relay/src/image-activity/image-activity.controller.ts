@@ -17,7 +17,7 @@ export class ImageActivityController {
 
   /** The host platform's feed (loopback). */
   @Post()
-  @HttpCode(201)
+  @HttpCode(200)
   @Auth('loopback')
   report(@Body() b: ReportDto) {
     return this.activity.report(b);

@@ -11,14 +11,14 @@ export class PairingController {
   /** Public, rate-limited: a pending code that works only once the operator approves it. */
   @Post()
   @Auth('public')
-  @HttpCode(201)
+  @HttpCode(200)
   request(@Body() body: PublicPairingDto, @PeerIp() ip: string) {
     return this.pairing.request(ip, body.device_name?.trim() || null);
   }
 
   @Post('/register')
   @Auth('loopback')
-  @HttpCode(201)
+  @HttpCode(200)
   async register(@Body() body: RegisterCodeDto) {
     const { code, expires_at } = await this.pairing.register(body.code, body);
     return { ok: true, code, expires_at };
@@ -26,7 +26,7 @@ export class PairingController {
 
   @Post('/mint')
   @Auth('loopback')
-  @HttpCode(201)
+  @HttpCode(200)
   mint(@Body() body: MintDto) {
     return this.pairing.mint(body);
   }

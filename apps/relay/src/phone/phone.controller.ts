@@ -31,7 +31,7 @@ export class PhoneController {
   }
 
   @Post('/replies')
-  @HttpCode(201)
+  @HttpCode(200)
   @Auth('paired')
   reply(@Body() b: PostReplyDto, @Caller() caller: Principal) {
     if (caller.kind !== 'device') throw new DomainError('phone.reply_needs_device', 'forbidden', 'replies come from a paired phone');

@@ -55,7 +55,7 @@ export class PairingConsoleController {
   /** Same as `POST /pairing/mint`, plus `code_ref` so the page can tell when this code is used. */
   @Post('/mint')
   @Auth('loopback')
-  @HttpCode(201)
+  @HttpCode(200)
   async mint(@Body() body: ConsoleMintDto) {
     const minted = await this.pairing.mint(body);
     return { ...minted, code_ref: this.secrets.digest(requireCode(minted.code)).slice(0, 8) };
