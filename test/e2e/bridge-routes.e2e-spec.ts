@@ -23,7 +23,7 @@ describe('Device Control routes through the phone simulator', () => {
   const lastCommand = () => [...sim.received].reverse().find((f) => f.type === 'bridge.command')!.payload;
 
   // [method, route, body, expected status, expected body subset, forwarded path]
-  const cases: Array<[string, 'GET' | 'POST', string, unknown, number, Record<string, unknown>, string?]> = [
+  const cases: Array<[string, 'GET' | 'POST', string, unknown, number, Record<string, unknown>, string?, ('GET' | 'POST')?]> = [
     ['ping', 'GET', '/ping', undefined, 200, { ok: true, pong: true }],
     ['setup', 'POST', '/setup', {}, 200, { ok: true, message: 'Device Control is ready' }],
     ['setup without a body', 'POST', '/setup', undefined, 200, { ok: true }],
@@ -102,18 +102,19 @@ describe('Device Control routes through the phone simulator', () => {
       { ok: true, status: 'handed_off' },
     ],
     ['open_app', 'POST', '/open_app', { package: 'com.android.chrome' }, 200, { ok: true, package: 'com.android.chrome', launched: true }],
-    ['return_to_svc', 'POST', '/return_to_svc', {}, 200, { ok: true, foreground: 'com.svc.app' }],
-    ['return_to_hermes (alias)', 'POST', '/return_to_hermes', undefined, 200, { ok: true }, '/return_to_svc'],
-    ['return_to_svc by GET', 'GET', '/return_to_svc', undefined, 200, { ok: true }],
+    // The app knows this command as POST /return_to_hermes only (app/.../bridge/BridgeCapabilities.kt:78).
+    ['return_to_svc', 'POST', '/return_to_svc', {}, 200, { ok: true, foreground: 'com.svc.app' }, '/return_to_hermes'],
+    ['return_to_hermes (alias)', 'POST', '/return_to_hermes', undefined, 200, { ok: true }, '/return_to_hermes'],
+    ['return_to_svc by GET', 'GET', '/return_to_svc', undefined, 200, { ok: true }, '/return_to_hermes', 'POST'],
   ];
 
-  it.each(cases.map((c) => [c[0], c] as const))('%s', async (_name, [, method, route, body, status, expected, forwarded]) => {
+  it.each(cases.map((c) => [c[0], c] as const))('%s', async (_name, [, method, route, body, status, expected, forwarded, forwardedMethod]) => {
     const r = await dc(relay, token, method, route, body);
     expect(r.status).toBe(status);
     expect(r.body).toMatchObject(expected);
     const cmd = lastCommand();
     expect(cmd.path).toBe(forwarded ?? route.split('?')[0]);
-    expect(cmd.method).toBe(method);
+    expect(cmd.method).toBe(forwardedMethod ?? method);
   });
 
   it('destructive routes (call, send_sms) go through after the phone confirms', async () => {
@@ -143,7 +144,8 @@ describe('Device Control routes through the phone simulator', () => {
   it('caps /wait at 15 s instead of forwarding a longer sleep', async () => {
     const r = await dc(relay, token, 'POST', '/wait', { timeoutMs: 60_000, text: 'Send' });
     expect(r.status).toBe(200);
-    expect(lastCommand().body).toEqual({ timeoutMs: 15_000, text: 'Send' });
+    // Both names: android_tool.py's timeoutMs and the app's ms (app/.../BridgeCommandHandler.kt:1187).
+    expect(lastCommand().body).toEqual({ timeoutMs: 15_000, ms: 15_000, text: 'Send' });
   });
 
   describe('validation happens before anything reaches the phone', () => {
@@ -167,7 +169,7 @@ describe('Device Control routes through the phone simulator', () => {
       ['/diff_screen', 'not a hash', { previous_hash: 'zz' }, /previous_hash/],
       ['/share_media', 'nothing to share', {}, /give text or at least one attachment/],
       ['/share_media', 'attachment with both', { attachments: [{ media_token: 'abcdefgh12345678', path: '/tmp/x.png' }] }, /not both/],
-      ['/send_mms', 'no attachments', { to: '+1 555', body: 'x', attachments: [] }, /attachments must contain at least 1/],
+      ['/send_mms', 'no attachments and no body', { to: '+1 555', body: '', attachments: [] }, /at least one attachment or a body/],
       ['/send_intent', 'huge extras', { action: 'a.b', extras: { x: 'y'.repeat(20_000) } }, /extras must be an object of at most/],
       ['/setup', 'array body', [1, 2], /JSON object/],
     ];

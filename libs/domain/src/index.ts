@@ -32,3 +32,4 @@ export * from './media/media.projection';
 export * from './media/media';
 export * from './media/media-policy';
 export * from './media/chat-markers';
+export * from './bridge/app-wire';

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { Auth } from '../common/auth';
@@ -28,18 +29,37 @@ export class BridgeOperatorController {
     private readonly clock: Clock,
   ) {}
 
+  /**
+   * Every agent tool's availability check reads top-level `phone_connected` (and
+   * `bridge.device_control_supported`): 200 while a phone is known, 503 `{phone_connected: false}` when
+   * none has reported on the bridge, as the reference relay answers.
+   */
   @Get('/status')
   @Auth('loopback')
-  status() {
+  status(@Res({ passthrough: true }) res: FastifyReply) {
     const m = this.log.models.bridge;
     const devices = m.allDevices();
-    const active = devices.find((d) => d.tokenPrefix === m.active) ?? (devices.length === 1 ? devices[0] : null);
+    const online = devices.filter((d) => this.bridge.isOnline(d));
+    const active =
+      devices.find((d) => d.tokenPrefix === m.active) ?? (online.length === 1 ? online[0] : null) ?? (devices.length === 1 ? devices[0] : null);
     const counts = m.decisionCounts();
+    const phoneConnected = active ? this.bridge.isOnline(active) : false;
+    const seen = active ? (this.log.models.sessions.byTokenPrefix(active.tokenPrefix)?.lastSeen ?? active.reportedAt) : null;
+    if (devices.length === 0) res.status(503);
     return {
-      ok: true,
+      ok: devices.length > 0,
+      ...(devices.length === 0 ? { error: 'no phone connected', code: 'bridge.no_device' } : {}),
+      phone_connected: phoneConnected,
+      connected: phoneConnected,
+      last_seen_seconds_ago: seen === null ? null : Math.max(0, Math.floor((this.clock.now().getTime() - seen) / 1000)),
+      device_id: active?.deviceId ?? null,
+      device_name: active?.deviceName ?? null,
       device: active ? bridgeDeviceView(active, m.active, this.bridge.isOnline(active)) : null,
       bridge: {
-        connected: devices.length > 0,
+        device_control_supported: active?.deviceControlSupported ?? null,
+        master_enabled: active?.masterEnabled ?? null,
+        connected: online.length > 0,
+        online: online.length,
         devices: devices.length,
         active: m.active,
         in_flight: this.bridge.inFlight,

@@ -5,7 +5,17 @@ import {
   AUTO_DISABLE_MAX_MINUTES,
   cancelConfirmations,
   canonicalPath,
+  confirmationSide,
   DEFAULT_SAFETY_SETTINGS,
+  DEFAULT_SCREEN,
+  mediaTokenOf,
+  parseBridgeStatus,
+  phoneConfirmationAnswered,
+  phoneConfirmationFailed,
+  phoneMediaMarker,
+  screenSizeShown,
+  toPhoneCommand,
+  type ScreenSize,
   DomainError,
   expireConfirmations,
   pickDevice,
@@ -43,6 +53,8 @@ type Pending = {
   connId: string;
   tokenPrefix: string;
   path: string;
+  /** The app confirms this command itself: its answer is the user's decision. */
+  phoneConfirms: boolean;
   started: number;
   timer: NodeJS.Timeout;
   resolve: (r: CommandReply) => void;
@@ -68,6 +80,8 @@ const MAX_SCREENSHOT_BYTES = 12 * 1024 * 1024;
 export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   private readonly pending = new Map<string, Pending>();
   private readonly confirmWaiters = new Map<string, ConfirmWaiter>();
+  /** Screen sizes `/screen` answers showed, per token prefix: a swipe by direction becomes coordinates with it. */
+  private readonly screens = new Map<string, ScreenSize>();
   private readonly subs: Subscription[] = [];
   readonly settings: SafetySettings;
 
@@ -144,37 +158,9 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async onStatus(conn: PhoneConnection, env: Envelope): Promise<void> {
-    const p = env.payload;
-    const bad = (field: string, what: string) => conn.error(`bridge.status: ${field} must be ${what}`, 'bad_frame', { channel: 'bridge' }, env.id);
-    const optBool = (k: string): boolean | null | undefined =>
-      p[k] === undefined || p[k] === null ? null : typeof p[k] === 'boolean' ? (p[k] as boolean) : undefined;
-    const fields: Record<string, boolean | null | undefined> = {};
-    for (const k of ['screen_on', 'accessibility_enabled', 'master_enabled', 'device_control_supported']) {
-      fields[k] = optBool(k);
-      if (fields[k] === undefined) return bad(k, 'a boolean');
-    }
-    const battery =
-      p.battery === undefined || p.battery === null
-        ? null
-        : typeof p.battery === 'number' && p.battery >= 0 && p.battery <= 100
-          ? Math.round(p.battery)
-          : undefined;
-    if (battery === undefined) return bad('battery', 'a number 0-100');
-    const currentApp =
-      p.current_app === undefined || p.current_app === null || p.current_app === ''
-        ? null
-        : typeof p.current_app === 'string' && p.current_app.length <= 255
-          ? p.current_app
-          : undefined;
-    if (currentApp === undefined) return bad('current_app', 'a package id string');
-    const trusted = p.trusted_destructive_verbs ?? [];
-    if (!Array.isArray(trusted) || trusted.length > 64 || !trusted.every((v) => typeof v === 'string' && v.length > 0 && v.length <= 64)) {
-      return bad('trusted_destructive_verbs', 'an array of at most 64 verb strings');
-    }
-    const minutes = p.auto_disable_minutes === undefined || p.auto_disable_minutes === null ? null : p.auto_disable_minutes;
-    if (minutes !== null && (typeof minutes !== 'number' || !Number.isFinite(minutes) || minutes < 0 || minutes > AUTO_DISABLE_MAX_MINUTES)) {
-      return bad('auto_disable_minutes', `a number 0-${AUTO_DISABLE_MAX_MINUTES} (0: never)`);
-    }
+    const parsed = parseBridgeStatus(env.payload, AUTO_DISABLE_MAX_MINUTES);
+    if (!parsed.ok) return conn.error(`bridge.status: ${parsed.field} must be ${parsed.what}`, 'bad_frame', { channel: 'bridge' }, env.id);
+    const st = parsed.value;
     const principal = conn.principal!;
     await this.log.run(`device:${principal.tokenPrefix}`, (m, now) =>
       reportStatus(
@@ -184,15 +170,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
           connId: conn.id,
           deviceId: principal.deviceId,
           deviceName: principal.deviceName,
-          screenOn: fields.screen_on ?? null,
-          battery,
-          currentApp,
-          accessibilityEnabled: fields.accessibility_enabled ?? null,
-          // A phone that does not say is treated as switched off: Device Control is opt-in.
-          masterEnabled: fields.master_enabled === true,
-          deviceControlSupported: fields.device_control_supported === true,
-          trustedVerbs: trusted as string[],
-          autoDisableMinutes: minutes as number | null,
+          ...st,
         },
         this.config.bridge.autoDisableMinutes,
         now,
@@ -217,17 +195,32 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     const body: Record<string, unknown> =
       raw === undefined ? {} : typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : { value: raw };
     let png: ReturnType<typeof decodePng> | null = null;
+    let uploaded: string | null = null;
     if (pending.path === '/screenshot' && status < 300) {
-      png = decodePng(body);
-      if (typeof png === 'string') return void this.fail(pending, 'bad_response', new DomainError('bridge.bad_screenshot', 'upstream', png));
+      // The app uploads the PNG itself (POST /media/upload) and answers {media: "MEDIA:hermes-relay://<token>"}.
+      const marker = typeof body.media === 'string' ? body.media : null;
+      uploaded = marker ? mediaTokenOf(marker) : null;
+      if (marker && !uploaded)
+        return void this.fail(pending, 'bad_response', new DomainError('bridge.bad_screenshot', 'upstream', 'the phone named no relay media token'));
+      if (!uploaded) {
+        png = decodePng(body);
+        if (typeof png === 'string') return void this.fail(pending, 'bad_response', new DomainError('bridge.bad_screenshot', 'upstream', png));
+      }
     }
     this.settle(pending);
     const seen = status < 300 ? foregroundShown(pending.path, body) : null;
+    if (pending.path === '/screen' && status < 300) {
+      const size = screenSizeShown(body);
+      if (size) this.screens.set(pending.tokenPrefix, size);
+    }
     const known = this.log.models.bridge.device(pending.tokenPrefix)?.currentApp ?? null;
     // Not awaited: frames of one socket are handled in order, and the next response must not wait for
     // this one's fsync. The log keeps the order; the caller is answered once the event is durable.
-    void this.answered(pending, status, seen !== null && seen !== known ? seen : undefined)
-      .then(async () => pending.resolve({ status, body: png && typeof png !== 'string' ? await this.storeScreenshot(pending, png, body) : body }))
+    void this.answered(pending, status, body, seen !== null && seen !== known ? seen : undefined)
+      .then(async () => {
+        if (uploaded) return pending.resolve(await this.uploadedScreenshot(uploaded, body));
+        pending.resolve({ status, body: png && typeof png !== 'string' ? await this.storeScreenshot(pending, png, body) : body });
+      })
       .catch((err: Error) => pending.reject(err));
   }
 
@@ -293,8 +286,16 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       confirmTimeoutSeconds: this.config.bridge.confirmTimeoutSeconds,
     };
     const holder: { verdict?: SafetyVerdict } = {};
-    await this.log.run(actor, (m, now) => planCommand(m, cmd, this.settings, now, holder));
+    const side = confirmationSide(this.connOf(device)?.supports);
+    const phoneAnswerMs = this.config.bridge.commandTimeoutMs + this.config.bridge.confirmTimeoutSeconds * 1000;
+    await this.log.run(actor, (m, now) =>
+      planCommand(m, { ...cmd, confirmBy: side, phoneAnswerSeconds: Math.ceil(phoneAnswerMs / 1000) + 5 }, this.settings, now, holder),
+    );
     let verdict = holder.verdict!;
+    if (verdict.kind === 'confirm' && side === 'phone') {
+      // Recorded as confirmation_requested (by: phone) plus command_sent: the phone's answer decides.
+      return this.send(device, requestId, method, path, params, payload, phoneAnswerMs);
+    }
     if (verdict.kind === 'confirm') {
       const outcome = await this.askPhone(device, requestId, path, verdict);
       if (outcome === 'confirmation_cancelled')
@@ -331,7 +332,10 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     path: string,
     params: Record<string, unknown>,
     body: Record<string, unknown>,
+    phoneAnswerMs?: number,
   ): Promise<CommandReply> {
+    const timeoutMs = phoneAnswerMs ?? this.config.bridge.commandTimeoutMs;
+    const wire = toPhoneCommand(path, method as 'GET' | 'POST', params, body, this.screens.get(device.tokenPrefix) ?? DEFAULT_SCREEN);
     return new Promise<CommandReply>((resolve, reject) => {
       const timer = setTimeout(() => {
         const p = this.pending.get(requestId);
@@ -342,15 +346,16 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
             new DomainError(
               'bridge.timeout',
               'timeout',
-              `the phone did not answer within ${Math.round(this.config.bridge.commandTimeoutMs / 100) / 10} s`,
+              `the phone did not answer within ${Math.round(timeoutMs / 100) / 10} s`,
             ),
           );
-      }, this.config.bridge.commandTimeoutMs);
+      }, timeoutMs);
       const pending: Pending = {
         requestId,
         connId: device.connId,
         tokenPrefix: device.tokenPrefix,
         path,
+        phoneConfirms: phoneAnswerMs !== undefined,
         started: performance.now(),
         timer,
         resolve,
@@ -358,7 +363,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       };
       this.pending.set(requestId, pending);
       const conn = this.connOf(device);
-      if (!conn || !conn.send('bridge', 'bridge.command', { request_id: requestId, method, path, params, body })) {
+      if (!conn || !conn.send('bridge', 'bridge.command', { request_id: requestId, ...wire })) {
         void this.fail(
           pending,
           'phone_gone',
@@ -374,9 +379,10 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     return true;
   }
 
-  private async answered(p: Pending, status: number, currentApp?: string): Promise<void> {
+  private async answered(p: Pending, status: number, body: Record<string, unknown>, currentApp?: string): Promise<void> {
     const latencyMs = Math.round((performance.now() - p.started) * 1000) / 1000;
-    await this.log.run(`device:${p.tokenPrefix}`, () => [
+    await this.log.run(`device:${p.tokenPrefix}`, (m) => [
+      ...(p.phoneConfirms ? phoneConfirmationAnswered(m, { requestId: p.requestId, tokenPrefix: p.tokenPrefix, status, body }) : []),
       {
         type: 'bridge.command_answered',
         data: { requestId: p.requestId, tokenPrefix: p.tokenPrefix, path: p.path, status, latencyMs, ...(currentApp ? { currentApp } : {}) },
@@ -389,7 +395,8 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     if (!this.settle(p)) return;
     const latencyMs = Math.round((performance.now() - p.started) * 1000) / 1000;
     try {
-      await this.log.run(`device:${p.tokenPrefix}`, () => [
+      await this.log.run(`device:${p.tokenPrefix}`, (m) => [
+        ...(p.phoneConfirms ? phoneConfirmationFailed(m, { requestId: p.requestId, tokenPrefix: p.tokenPrefix, timedOut: reason === 'timeout' }) : []),
         { type: 'bridge.command_failed', data: { requestId: p.requestId, tokenPrefix: p.tokenPrefix, path: p.path, reason, latencyMs } },
       ]);
     } catch (e) {
@@ -402,17 +409,24 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     return this.hub.byPrefix(device.tokenPrefix).find((c) => c.id === device.connId && !c.closed);
   }
 
+  /**
+   * Attachments as the phone reads them: every media reference (a `MEDIA:svc-relay://` or
+   * `MEDIA:hermes-relay://` marker, `media_token`, `token`) becomes `media` in the app's scheme plus
+   * `media_token`; a host path is registered first.
+   */
   private async registerAttachments(body: Record<string, unknown>, actor: string): Promise<void> {
     const list = body.attachments;
     if (!Array.isArray(list)) return;
     const out: Array<Record<string, unknown>> = [];
     for (const a of list as Array<Record<string, unknown>>) {
+      const meta = {
+        ...(a.content_type ? { content_type: a.content_type } : {}),
+        ...(a.file_name ? { file_name: a.file_name } : {}),
+      };
       if (typeof a.path !== 'string') {
-        out.push({
-          media_token: a.media_token,
-          ...(a.content_type ? { content_type: a.content_type } : {}),
-          ...(a.file_name ? { file_name: a.file_name } : {}),
-        });
+        const ref = [a.media, a.media_token, a.token].find((v) => typeof v === 'string') as string;
+        const token = mediaTokenOf(ref)!;
+        out.push({ media: phoneMediaMarker(token), media_token: token, ...meta });
         continue;
       }
       if (!this.media) throw mediaUnavailable();
@@ -425,12 +439,23 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
         actor,
       );
       out.push({
+        media: phoneMediaMarker(reg.token),
         media_token: reg.token,
-        ...(a.content_type ? { content_type: a.content_type } : {}),
+        ...meta,
         file_name: typeof a.file_name === 'string' ? a.file_name : path.basename(a.path),
       });
     }
     body.attachments = out;
+  }
+
+  /** The app's screenshot answer (an uploaded PNG's token), given to callers as token, markers and `image`. */
+  private async uploadedScreenshot(token: string, result: Record<string, unknown>): Promise<CommandReply> {
+    if (!this.media) throw mediaUnavailable();
+    const file = await this.media.readUpload(token, MAX_SCREENSHOT_BYTES);
+    if (!file) throw new DomainError('bridge.bad_screenshot', 'upstream', "the phone's screenshot is not a live upload on this relay");
+    const png = decodePng({ png_base64: file.bytes.toString('base64') });
+    if (typeof png === 'string') throw new DomainError('bridge.bad_screenshot', 'upstream', png);
+    return { status: 200, body: screenshotBody(result, token, file.expiresAt, png) };
   }
 
   private async storeScreenshot(
@@ -448,18 +473,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
         { path: file, contentType: 'image/png', fileName: `screenshot-${stamp}.png`, sensitive: true },
         `device:${p.tokenPrefix}`,
       );
-      const extra = Object.fromEntries(Object.entries(result).filter(([k]) => !['png_base64', 'image_base64', 'data', 'base64'].includes(k)));
-      return {
-        ...extra,
-        ok: true,
-        token: reg.token,
-        media_token: reg.token,
-        expires_at: reg.expiresAt,
-        content_type: 'image/png',
-        width: png.width,
-        height: png.height,
-        size_bytes: png.bytes.length,
-      };
+      return screenshotBody(result, reg.token, reg.expiresAt, png);
     } catch (err) {
       await fs.promises.rm(file, { force: true });
       throw err;
@@ -476,6 +490,33 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   isOnline(device: BridgeDevice): boolean {
     return !!this.connOf(device);
   }
+}
+
+/**
+ * A screenshot as every caller reads it: android_tool.py decodes `image` (base64) and prints
+ * `width`x`height`; token users read `token` / `media_token` / `media` (the app's marker) / `marker`.
+ */
+function screenshotBody(
+  result: Record<string, unknown>,
+  token: string,
+  expiresAt: number,
+  png: { bytes: Buffer; width: number; height: number },
+): Record<string, unknown> {
+  const extra = Object.fromEntries(Object.entries(result).filter(([k]) => !['png_base64', 'image_base64', 'data', 'base64', 'image', 'media'].includes(k)));
+  return {
+    ...extra,
+    ok: true,
+    token,
+    media_token: token,
+    media: phoneMediaMarker(token),
+    marker: `MEDIA:svc-relay://${token}`,
+    expires_at: expiresAt,
+    content_type: 'image/png',
+    width: png.width,
+    height: png.height,
+    size_bytes: png.bytes.length,
+    image: png.bytes.toString('base64'),
+  };
 }
 
 function pickSelector(o: object): string | null {

@@ -1,8 +1,7 @@
-import { DIRECTIONS, MEDIA_ACTIONS, PRESS_KEYS, WAIT_CAP_MS } from '@svc/domain';
+import { DIRECTIONS, MEDIA_ACTIONS, mediaTokenOf, PRESS_KEYS, WAIT_CAP_MS } from '@svc/domain';
 import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
-  ArrayMinSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -66,6 +65,8 @@ const SmallObject = (maxBytes: number): PropertyDecorator =>
       defaultMessage: (a) => `${a?.property} must be an object of at most ${maxBytes} bytes as JSON`,
     },
   });
+const capWait = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'number' && Number.isFinite(value) && value > WAIT_CAP_MS ? WAIT_CAP_MS : value;
 const toBool = ({ value }: { value: unknown }): unknown =>
   value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
 
@@ -163,6 +164,9 @@ export class LongPressDto extends SelectorBody {
 
   @DurationMs()
   duration?: number;
+
+  @DurationMs()
+  duration_ms?: number;
 }
 
 export class DragDto extends SelectorBody {
@@ -224,12 +228,21 @@ export class PressKeyDto extends SelectorBody {
 }
 
 export class WaitDto extends SelectorBody {
-  /** Capped, not refused: a longer wait becomes 15 s (spec 8). */
-  @Transform(({ value }) => (typeof value === 'number' && Number.isFinite(value) && value > WAIT_CAP_MS ? WAIT_CAP_MS : value))
+  /** Capped, not refused: a longer wait becomes 15 s (spec 8). android_tool.py sends `timeoutMs`. */
+  @ValidateIf((o: WaitDto) => o.ms === undefined)
+  @Transform(capWait)
   @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'timeoutMs must be a finite number of milliseconds' })
   @Min(0)
   @Max(WAIT_CAP_MS)
-  timeoutMs!: number;
+  timeoutMs?: number;
+
+  /** The app's own name for it (its `/wait` sleeps `ms`); either is accepted. */
+  @IsOptional()
+  @Transform(capWait)
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'ms must be a finite number of milliseconds' })
+  @Min(0)
+  @Max(WAIT_CAP_MS)
+  ms?: number;
 
   @IsOptional()
   @IsString()
@@ -266,6 +279,13 @@ export class FindNodesDto extends SelectorBody {
   @IsOptional()
   @IsBoolean()
   clickable?: boolean;
+
+  /** android_tool.py sends `limit` (default 20); the app caps it at its walk budget. */
+  @IsOptional()
+  @IsInt({ message: 'limit must be a whole number' })
+  @Min(1)
+  @Max(512)
+  limit?: number;
 }
 
 export class DescribeNodeDto extends SelectorBody {
@@ -354,22 +374,46 @@ export class SendSmsDto extends SelectorBody {
   body!: string;
 }
 
-/** `{media_token}` or `{path, content_type?, file_name?}`; a path is registered before forwarding. */
+const MediaRef = (name: string): PropertyDecorator =>
+  all(
+    IsOptional(),
+    IsString(),
+    MaxLength(512),
+    ValidateBy({
+      name: 'isMediaRef',
+      validator: {
+        validate: (v: unknown) => typeof v === 'string' && mediaTokenOf(v) !== null,
+        defaultMessage: () => `${name} must be a media token the relay issued, or MEDIA:svc-relay://<token> (MEDIA:hermes-relay://<token> too)`,
+      },
+    }),
+  );
+
+/**
+ * One attachment: a relay media token (`media` marker as android_tool.py sends it, `media_token`, or
+ * `token`) or a host `path` (registered before forwarding), with an optional content type and name.
+ */
 export class AttachmentDto {
-  @ValidateIf((o: AttachmentDto) => o.path === undefined)
-  @IsString({ message: 'an attachment needs media_token or path' })
-  @Matches(/^[A-Za-z0-9_-]{8,128}$/, { message: 'media_token must be a token the relay issued' })
+  @MediaRef('media')
+  media?: string;
+
+  @MediaRef('media_token')
   media_token?: string;
 
-  @IsOptional()
-  @IsString()
+  @MediaRef('token')
+  token?: string;
+
+  @ValidateIf((o: AttachmentDto) => o.path !== undefined || [o.media, o.media_token, o.token].every((v) => v === undefined))
+  @IsString({ message: 'an attachment needs media (MEDIA:svc-relay://<token>), media_token or path' })
   @MaxLength(4096)
   @Matches(/^\//, { message: 'path must be absolute' })
   @ValidateBy({
     name: 'notBoth',
     validator: {
-      validate: (_v: unknown, a) => (a?.object as AttachmentDto).media_token === undefined,
-      defaultMessage: () => 'give media_token or path, not both',
+      validate: (_v: unknown, a) => {
+        const o = a?.object as AttachmentDto;
+        return o.media === undefined && o.media_token === undefined && o.token === undefined;
+      },
+      defaultMessage: () => 'give a media token or a path, not both',
     },
   })
   path?: string;
@@ -412,16 +456,24 @@ export class SendMmsDto extends SelectorBody {
   @PhoneNumber()
   to!: string;
 
+  /** android_tool.py sends `body: ""` when there are attachments only. */
   @IsString()
   @MaxLength(5000)
+  @ValidateBy({
+    name: 'bodyOrAttachment',
+    validator: {
+      validate: (v: unknown, a) => (typeof v === 'string' && v.trim() !== '') || ((a?.object as SendMmsDto).attachments?.length ?? 0) > 0,
+      defaultMessage: () => 'give at least one attachment or a body',
+    },
+  })
   body!: string;
 
+  @IsOptional()
   @IsArray()
-  @ArrayMinSize(1)
   @ArrayMaxSize(10)
   @ValidateNested({ each: true })
   @Type(() => AttachmentDto)
-  attachments!: AttachmentDto[];
+  attachments?: AttachmentDto[];
 
   @IsOptional()
   @Package()

@@ -14,4 +14,9 @@ export interface MediaRegistrar {
   registerPath(file: { path: string; contentType?: string; fileName?: string; sensitive?: boolean }, actor: string): Promise<RegisteredMedia>;
   /** The directory owned files must be written into (created, 0700). */
   ownedDir(): string;
+  /**
+   * The bytes of a live phone upload (`POST /media/upload`) named by its token, checked like a fetch
+   * (same file, at most `maxBytes`); null for an unknown, expired or non-upload token.
+   */
+  readUpload(token: string, maxBytes: number): Promise<{ bytes: Buffer; contentType: string; expiresAt: number } | null>;
 }

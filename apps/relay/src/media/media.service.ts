@@ -9,6 +9,7 @@ import {
   recordTokenFetch,
   registerMedia,
   requireMedia,
+  isLiveMedia,
   retireOwnedFile,
   uploadTooLarge,
   type MediaEntry,
@@ -359,6 +360,20 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     await this.send(req, reply, opened, entry, async (served) => {
       await this.log.run(actor, (m, now) => recordTokenFetch(m, digest, served, now));
     });
+  }
+
+  /** MediaRegistrar.readUpload: a phone's own upload (the app's screenshot), read whole. */
+  async readUpload(token: string, maxBytes: number): Promise<{ bytes: Buffer; contentType: string; expiresAt: number } | null> {
+    if (!TOKEN_RE.test(token)) return null;
+    const entry = this.log.models.media.byToken(this.digest(token));
+    if (!entry || entry.source !== 'upload' || !isLiveMedia(entry, this.clock.now()) || entry.size > maxBytes) return null;
+    const opened = await openChecked(entry.path, { maxSize: maxBytes, expect: { fileId: entry.fileId, realPath: entry.path } });
+    try {
+      const bytes = await opened.handle.readFile();
+      return { bytes, contentType: entry.contentType, expiresAt: Math.floor(entry.expiresAt / 1000) };
+    } finally {
+      await opened.handle.close().catch(() => undefined);
+    }
   }
 
   /**

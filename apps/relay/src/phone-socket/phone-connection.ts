@@ -6,6 +6,8 @@ import type { WebSocket } from 'ws';
 export class PhoneConnection {
   readonly id = randomUUID();
   principal: (Principal & { kind: 'device' }) | null = null;
+  /** The `supports` map the phone sent in `system/auth` (capability flags; unknown keys are kept, never trusted as more). */
+  supports: Readonly<Record<string, unknown>> = {};
   /** Frames are handled one after another, in arrival order. */
   queue: Promise<void> = Promise.resolve();
   closed = false;

@@ -277,6 +277,8 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     }
     if (conn.closed) return this.abandon(paired, session.tokenPrefix);
     conn.principal = { kind: 'device', tokenPrefix: session.tokenPrefix, deviceId: session.deviceId, deviceName: session.deviceName };
+    if (typeof p.supports === 'object' && p.supports !== null && !Array.isArray(p.supports) && JSON.stringify(p.supports).length <= 4096)
+      conn.supports = { ...(p.supports as Record<string, unknown>) };
     this.unauthenticated--;
     await this.log.run(`device:${session.tokenPrefix}`, () => [
       {

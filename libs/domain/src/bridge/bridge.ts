@@ -4,6 +4,7 @@ import type { ReadModels } from '../read-models';
 import { hasGrant, isLive } from '../sessions/sessions.projection';
 import type { BridgeDevice } from './bridge.projection';
 import { canonicalPath } from './device-control-routes';
+import { phoneDecision } from './app-wire';
 import { commandShape } from './redact';
 import { destructiveVerbs, evaluateSafety, type SafetySettings, type SafetyVerdict } from './safety';
 
@@ -128,6 +129,10 @@ export type CommandInput = {
   params: Readonly<Record<string, unknown>>;
   /** The phone's user already allowed this command's destructive verbs. */
   confirmed?: boolean;
+  /** Who confirms destructive verbs: the app runs its own modal (default), or the relay asks (`bridge.confirm`). */
+  confirmBy?: 'phone' | 'relay';
+  /** phone-side confirmation: how long the phone may take to answer (its modal plus the command), seconds. */
+  phoneAnswerSeconds?: number;
   confirmTimeoutSeconds: number;
 };
 
@@ -157,7 +162,43 @@ export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySett
           data: { ...base, decision: verdict.decision, reason: verdict.reason, ...(verdict.package ? { package: verdict.package } : {}) },
         },
       ];
-    case 'confirm':
+    case 'confirm': {
+      if (c.confirmBy === 'phone') {
+        // The app shows its own modal: the command goes now, and the phone's answer is the user's decision.
+        const after = evaluateSafety({
+          path,
+          body: c.body,
+          phone: { ...phone, trustedVerbs: [...phone.trustedVerbs, ...destructiveVerbs(path, c.body, settings)] },
+          settings,
+          now,
+        });
+        const seconds = c.phoneAnswerSeconds ?? c.confirmTimeoutSeconds;
+        return [
+          {
+            type: 'bridge.safety_decided',
+            data: {
+              ...base,
+              decision: 'confirmation_requested',
+              reason: `"${verdict.verb}" is a destructive action: the phone asks its user`,
+              verb: verdict.verb,
+              by: 'phone',
+              deadline: new Date(now.getTime() + seconds * 1000).toISOString(),
+            },
+          },
+          {
+            type: 'bridge.command_sent',
+            data: {
+              requestId: c.requestId,
+              tokenPrefix: d.tokenPrefix,
+              connId: d.connId,
+              method: c.method,
+              path,
+              shape: commandShape(c.body, c.params),
+              autoDisableAt: iso(after.kind === 'allow' ? (after.autoDisableAt?.getTime() ?? null) : null),
+            },
+          },
+        ];
+      }
       return [
         {
           type: 'bridge.safety_decided',
@@ -166,10 +207,12 @@ export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySett
             decision: 'confirmation_requested',
             reason: verdict.reason,
             verb: verdict.verb,
+            by: 'relay',
             deadline: new Date(now.getTime() + c.confirmTimeoutSeconds * 1000).toISOString(),
           },
         },
       ];
+    }
     case 'allow': {
       const sent: NewEvent<BridgeEvent> = {
         type: 'bridge.command_sent',
@@ -210,6 +253,7 @@ export function resolveConfirmation(m: ReadModels, r: { requestId: string; token
         path: p.path,
         verb: p.verb,
         reason: r.allow ? `the phone's user allowed "${p.verb}"` : `the phone's user denied "${p.verb}"`,
+        by: 'relay',
       },
     },
   ];
@@ -270,4 +314,48 @@ export function autoDisableDue(m: ReadModels, now: Date): Out {
         reason: `no Device Control command for ${d.autoDisableMinutes} min: the relay switched Device Control off`,
       },
     }));
+}
+
+/**
+ * The phone's answer to a command it confirmed itself, as the user's decision: 2xx allowed (or the phone
+ * did not need to ask), 403 `user_denied` denied, anything else: the phone answered without asking.
+ */
+export function phoneConfirmationAnswered(m: ReadModels, r: { requestId: string; tokenPrefix: string; status: number; body: Readonly<Record<string, unknown>> }): Out {
+  const p = m.bridge.pendingConfirmation(r.requestId);
+  if (!p || p.tokenPrefix !== r.tokenPrefix) return [];
+  const outcome = phoneDecision(r.status, r.body);
+  const decision = outcome === 'allowed' ? 'confirmation_allowed' : outcome === 'denied' ? 'confirmation_denied' : 'confirmation_cancelled';
+  const reason =
+    outcome === 'allowed'
+      ? `the phone ran "${p.verb}" (${r.status}): its user allowed it, or the phone's own rules did not ask`
+      : outcome === 'denied'
+        ? `the phone's user denied "${p.verb}" on the phone`
+        : `the phone answered ${r.status} without asking its user about "${p.verb}"`;
+  return [
+    {
+      type: 'bridge.safety_decided',
+      data: { decision, tokenPrefix: p.tokenPrefix, requestId: p.requestId, method: null, path: p.path, verb: p.verb, reason, by: 'phone' },
+    },
+  ];
+}
+
+/** A phone-confirmed command that failed (timeout, phone gone) ends its confirmation too. */
+export function phoneConfirmationFailed(m: ReadModels, r: { requestId: string; tokenPrefix: string; timedOut: boolean }): Out {
+  const p = m.bridge.pendingConfirmation(r.requestId);
+  if (!p || p.tokenPrefix !== r.tokenPrefix) return [];
+  return [
+    {
+      type: 'bridge.safety_decided',
+      data: {
+        decision: r.timedOut ? 'confirmation_timed_out' : 'confirmation_cancelled',
+        tokenPrefix: p.tokenPrefix,
+        requestId: p.requestId,
+        method: null,
+        path: p.path,
+        verb: p.verb,
+        reason: r.timedOut ? `the phone did not answer "${p.verb}" in time` : 'the phone disconnected before answering the confirmation',
+        by: 'phone',
+      },
+    },
+  ];
 }

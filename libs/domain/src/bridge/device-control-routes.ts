@@ -94,6 +94,8 @@ export const PRESS_KEYS = [
   'back',
   'home',
   'recents',
+  'recent_apps',
+  'overview',
   'notifications',
   'quick_settings',
   'power_dialog',
@@ -101,6 +103,7 @@ export const PRESS_KEYS = [
   'take_screenshot',
   'split_screen',
 ] as const;
-export const MEDIA_ACTIONS = ['play', 'pause', 'next', 'previous', 'volume_up', 'volume_down'] as const;
+/** android_tool.py offers play, pause, toggle, next, previous (the app's set); volume keys are ours. */
+export const MEDIA_ACTIONS = ['play', 'pause', 'toggle', 'next', 'previous', 'volume_up', 'volume_down'] as const;
 export const DIRECTIONS = ['up', 'down', 'left', 'right'] as const;
 export const WAIT_CAP_MS = 15_000;

@@ -100,6 +100,11 @@ export type BridgeSafetyDecided = Ev<
     deadline?: string;
     /** auto_disabled: the idle minutes that elapsed. */
     idleMinutes?: number;
+    /**
+     * confirmation_*: who asks the user. `phone`: the app's own modal (the command goes to the phone at
+     * once and its answer is the decision); `relay`: `bridge.confirm`. Absent on older events: relay.
+     */
+    by?: 'phone' | 'relay';
   }
 >;
 

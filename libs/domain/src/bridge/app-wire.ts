@@ -1,0 +1,198 @@
+/**
+ * What the real phone app sends and reads on the bridge channel, and how the relay translates between
+ * the host tools' vocabulary and the app's (docs/PROTOCOL.md, "Device Control: the app's wire").
+ * Pure: no I/O, no clock.
+ */
+
+/** A `bridge.status` payload, validated, in either shape (the app's nested one or the flat one). */
+export type ParsedBridgeStatus = {
+  screenOn: boolean | null;
+  battery: number | null;
+  currentApp: string | null;
+  accessibilityEnabled: boolean | null;
+  masterEnabled: boolean;
+  deviceControlSupported: boolean;
+  trustedVerbs: string[];
+  autoDisableMinutes: number | null;
+};
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Reads a `bridge.status` payload. The app nests `master_enabled` / `device_control_supported` /
+ * `accessibility_granted` under `bridge {}`, `auto_disable_minutes` under `safety {}`, and repeats
+ * `screen_on` / `battery` / `current_app` / `accessibility_enabled` at the top level (and under
+ * `device {}` as `battery_percent`). A nested value wins over a flat one. An unreadable battery
+ * (the app sends -1) or current app (`"unknown"`) is "not known", never a reason to drop the status.
+ */
+export function parseBridgeStatus(p: Obj, maxAutoDisableMinutes: number): { ok: true; value: ParsedBridgeStatus } | { ok: false; field: string; what: string } {
+  for (const k of ['bridge', 'safety', 'device']) {
+    if (p[k] !== undefined && p[k] !== null && !isObj(p[k])) return { ok: false, field: k, what: 'an object' };
+  }
+  const bridge = isObj(p.bridge) ? p.bridge : {};
+  const safety = isObj(p.safety) ? p.safety : {};
+  const device = isObj(p.device) ? p.device : {};
+  const pick = (...vs: unknown[]): unknown => vs.find((v) => v !== undefined && v !== null);
+
+  const bools: Record<string, boolean | null> = {};
+  const boolSources: Record<string, unknown[]> = {
+    screen_on: [device.screen_on, p.screen_on],
+    accessibility_enabled: [bridge.accessibility_granted, bridge.accessibility_enabled, p.accessibility_enabled],
+    master_enabled: [bridge.master_enabled, p.master_enabled],
+    device_control_supported: [bridge.device_control_supported, p.device_control_supported],
+  };
+  for (const [k, sources] of Object.entries(boolSources)) {
+    const v = pick(...sources);
+    if (v !== undefined && typeof v !== 'boolean') return { ok: false, field: k, what: 'a boolean' };
+    bools[k] = (v as boolean | undefined) ?? null;
+  }
+
+  const rawBattery = pick(device.battery_percent, p.battery);
+  if (rawBattery !== undefined && (typeof rawBattery !== 'number' || !Number.isFinite(rawBattery)))
+    return { ok: false, field: 'battery', what: 'a number (0-100; -1: unknown)' };
+  const battery = typeof rawBattery === 'number' && rawBattery >= 0 && rawBattery <= 100 ? Math.round(rawBattery) : null;
+
+  const rawApp = pick(device.current_app, p.current_app);
+  if (rawApp !== undefined && (typeof rawApp !== 'string' || rawApp.length > 255)) return { ok: false, field: 'current_app', what: 'a package id string' };
+  const currentApp = typeof rawApp === 'string' && rawApp !== '' && rawApp !== 'unknown' ? rawApp : null;
+
+  const trusted = pick(safety.trusted_destructive_verbs, p.trusted_destructive_verbs) ?? [];
+  if (!Array.isArray(trusted) || trusted.length > 64 || !trusted.every((v) => typeof v === 'string' && v.length > 0 && v.length <= 64)) {
+    return { ok: false, field: 'trusted_destructive_verbs', what: 'an array of at most 64 verb strings' };
+  }
+
+  const minutes = pick(safety.auto_disable_minutes, p.auto_disable_minutes) ?? null;
+  if (minutes !== null && (typeof minutes !== 'number' || !Number.isFinite(minutes) || minutes < 0 || minutes > maxAutoDisableMinutes)) {
+    return { ok: false, field: 'auto_disable_minutes', what: `a number 0-${maxAutoDisableMinutes} (0: never)` };
+  }
+
+  return {
+    ok: true,
+    value: {
+      screenOn: bools.screen_on,
+      battery,
+      currentApp,
+      accessibilityEnabled: bools.accessibility_enabled,
+      // A phone that does not say is treated as switched off: Device Control is opt-in.
+      masterEnabled: bools.master_enabled === true,
+      deviceControlSupported: bools.device_control_supported === true,
+      trustedVerbs: trusted as string[],
+      autoDisableMinutes: minutes as number | null,
+    },
+  };
+}
+
+/**
+ * Who shows the destructive-verb confirmation. The app runs its own modal and never answers
+ * `bridge.confirm`; a phone that does answer it says so in `system/auth` `supports.bridge_confirm: true`.
+ */
+export type ConfirmationSide = 'phone' | 'relay';
+
+export function confirmationSide(supports: Readonly<Record<string, unknown>> | null | undefined): ConfirmationSide {
+  return supports?.bridge_confirm === true ? 'relay' : 'phone';
+}
+
+/** The phone's answer to a command it confirmed itself, read as the user's decision. */
+export function phoneDecision(status: number, body: Readonly<Obj>): 'allowed' | 'denied' | 'not_asked' {
+  if (status >= 200 && status < 300) return 'allowed';
+  if (body.error_code === 'user_denied' || body.android_result === 'user_denied' || body.code === 'user_denied') return 'denied';
+  return 'not_asked';
+}
+
+export type ScreenSize = { width: number; height: number };
+/** What the relay assumes until a `/screen` answer showed the phone's real root bounds. */
+export const DEFAULT_SCREEN: ScreenSize = { width: 1080, height: 2400 };
+const DISTANCE_FRACTION: Record<string, number> = { short: 0.25, medium: 0.5, long: 0.75 };
+
+/**
+ * A swipe by direction as the app's `/swipe` needs it (start and end coordinates). `up` moves the
+ * finger up (the content scrolls down), centred on the screen; `distance` is short/medium/long
+ * (a quarter, half, three quarters of the screen along the swipe) or pixels.
+ */
+export function swipeCoordinates(direction: string, distance: unknown, screen: ScreenSize): { start_x: number; start_y: number; end_x: number; end_y: number } {
+  const vertical = direction === 'up' || direction === 'down';
+  const span = vertical ? screen.height : screen.width;
+  const raw = typeof distance === 'number' ? distance : span * (DISTANCE_FRACTION[String(distance ?? 'medium')] ?? 0.5);
+  const d = Math.max(1, Math.min(Math.round(raw), span - 2));
+  const cx = Math.round(screen.width / 2);
+  const cy = Math.round(screen.height / 2);
+  const half = Math.floor(d / 2);
+  switch (direction) {
+    case 'up':
+      return { start_x: cx, start_y: cy + half, end_x: cx, end_y: cy - (d - half) };
+    case 'down':
+      return { start_x: cx, start_y: cy - half, end_x: cx, end_y: cy + (d - half) };
+    case 'left':
+      return { start_x: cx + half, start_y: cy, end_x: cx - (d - half), end_y: cy };
+    default:
+      return { start_x: cx - half, start_y: cy, end_x: cx + (d - half), end_y: cy };
+  }
+}
+
+/** The screen size a `/screen` answer shows (`rootBounds`), if it shows a plausible one. */
+export function screenSizeShown(body: Readonly<Obj>): ScreenSize | null {
+  const b = body.rootBounds;
+  if (!isObj(b)) return null;
+  const [l, t, r, btm] = [b.left, b.top, b.right, b.bottom];
+  if (![l, t, r, btm].every((v) => typeof v === 'number' && Number.isFinite(v))) return null;
+  const width = (r as number) - (l as number);
+  const height = (btm as number) - (t as number);
+  return width >= 100 && height >= 100 && width <= 20_000 && height <= 20_000 ? { width, height } : null;
+}
+
+/** The path the app knows a route by (it has `POST /return_to_hermes`, not `/return_to_svc`). */
+export const PHONE_PATH: Readonly<Record<string, string>> = { '/return_to_svc': '/return_to_hermes' };
+
+/**
+ * The `bridge.command` the phone gets for one Device Control call. The app reads `body` and falls back
+ * to `params` only when `body` is absent, so a GET's query goes in both. Fields that the two sides
+ * name differently are sent under both names; nothing a client sent is dropped.
+ */
+export function toPhoneCommand(
+  path: string,
+  method: 'GET' | 'POST',
+  params: Readonly<Obj>,
+  body: Readonly<Obj>,
+  screen: ScreenSize,
+): { method: 'GET' | 'POST'; path: string; params: Obj; body: Obj } {
+  const out: Obj = method === 'GET' ? { ...params, ...body } : { ...body };
+  switch (path) {
+    case '/wait':
+      // android_tool.py sends timeoutMs; the app's /wait sleeps `ms`.
+      if (out.ms === undefined && typeof out.timeoutMs === 'number') out.ms = out.timeoutMs;
+      if (out.timeoutMs === undefined && typeof out.ms === 'number') out.timeoutMs = out.ms;
+      break;
+    case '/swipe':
+      if (typeof out.direction === 'string' && out.start_x === undefined) Object.assign(out, swipeCoordinates(out.direction, out.distance, screen));
+      break;
+    case '/long_press':
+      if (out.duration === undefined && typeof out.duration_ms === 'number') out.duration = out.duration_ms;
+      break;
+    case '/describe_node':
+      if (out.node_id === undefined && out.nodeId !== undefined) out.node_id = out.nodeId;
+      break;
+    default:
+      break;
+  }
+  const phonePath = PHONE_PATH[path] ?? path;
+  // The app registers /return_to_hermes for POST only.
+  const phoneMethod = phonePath === '/return_to_hermes' ? 'POST' : method;
+  return { method: phoneMethod, path: phonePath, params: { ...params }, body: out };
+}
+
+const MEDIA_TOKEN_RE = /^[A-Za-z0-9_-]{8,128}$/;
+
+/**
+ * The media token a marker names: `MEDIA:svc-relay://T`, `MEDIA:hermes-relay://T`, the same without
+ * `MEDIA:`, or a bare token. null for anything else (a path marker, another scheme, junk).
+ */
+export function mediaTokenOf(marker: string): string | null {
+  let s = marker.trim();
+  if (s.startsWith('MEDIA:')) s = s.slice(6);
+  for (const scheme of ['svc-relay://', 'hermes-relay://']) if (s.startsWith(scheme)) s = s.slice(scheme.length);
+  return MEDIA_TOKEN_RE.test(s) ? s : null;
+}
+
+/** The marker the app parses (it knows the `hermes-relay://` scheme only). */
+export const phoneMediaMarker = (token: string): string => `MEDIA:hermes-relay://${token}`;
