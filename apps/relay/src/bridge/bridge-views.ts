@@ -57,6 +57,7 @@ export function safetyDecisionView(s: SafetyRecord) {
     package: s.package ?? null,
     verb: s.verb ?? null,
     ...(s.idleMinutes !== undefined ? { idle_minutes: s.idleMinutes } : {}),
+    ...(s.by ? { confirmed_by: s.by } : {}),
   };
 }
 

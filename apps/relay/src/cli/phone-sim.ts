@@ -2,11 +2,12 @@ import * as fs from 'node:fs';
 import { PhoneSim, type ConfirmPolicy } from '../phone-sim/phone-sim';
 
 const USAGE = `usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 | --token <session token>)
-         [--confirm allow|deny|ignore] [--name NAME] [--device-id ID] [--master on|off]
+         [--mode legacy|app] [--confirm allow|deny|ignore] [--name NAME] [--device-id ID] [--master on|off]
          [--no-device-control] [--current-app PACKAGE] [--trust send,pay] [--auto-disable MINUTES] [--save-token FILE] [--quiet]
 
 A simulated sideload phone for the bridge: pairs, reports bridge.status, answers every Device Control
-route with plausible data, answers destructive-verb confirmations by --confirm, and logs what it receives.`;
+route with plausible data, answers destructive-verb confirmations by --confirm, and logs what it receives.
+--mode app behaves like the real Android app (nested status, its own confirmation, uploaded screenshots).`;
 
 /** `svc phone-sim …`: runs until the socket closes or the process is interrupted. Returns an exit code. */
 export async function runPhoneSim(argv: string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
@@ -34,6 +35,11 @@ export async function runPhoneSim(argv: string[], out: (line: string) => void = 
     out('phone-sim: --confirm must be allow, deny or ignore');
     return 2;
   }
+  const mode = flags.get('mode') ?? 'legacy';
+  if (mode !== 'legacy' && mode !== 'app') {
+    out('phone-sim: --mode must be legacy or app');
+    return 2;
+  }
   if (!flags.get('code') && !flags.get('token')) {
     out(`phone-sim: give --code (first pairing) or --token (reconnect)\n${USAGE}`);
     return 2;
@@ -46,6 +52,7 @@ export async function runPhoneSim(argv: string[], out: (line: string) => void = 
   const quiet = switches.has('--quiet');
   const sim = new PhoneSim({
     relayUrl: relay,
+    mode,
     code: flags.get('code'),
     token: flags.get('token'),
     confirm,

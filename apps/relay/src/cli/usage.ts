@@ -16,12 +16,13 @@ Exit status: 0 ok, 1 the command failed, 2 usage error.
 Data lives under $SVC_HOME (default ~/.svc): relay/events, relay/snapshots, relay/secret.key.`,
 
   'phone-sim': `Usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 | --token <session token>)
-         [--confirm allow|deny|ignore] [--name NAME] [--device-id ID] [--master on|off]
+         [--mode legacy|app] [--confirm allow|deny|ignore] [--name NAME] [--device-id ID] [--master on|off]
          [--no-device-control] [--current-app PACKAGE] [--trust send,pay] [--auto-disable MINUTES]
          [--save-token FILE] [--quiet]
 
 A simulated sideload phone for the bridge: pairs, reports bridge.status, answers every Device Control
-route with plausible data, answers destructive-verb confirmations by --confirm, and logs what it receives.`,
+route with plausible data, answers destructive-verb confirmations by --confirm, and logs what it receives.
+--mode app behaves like the real Android app (nested status, its own confirmation, uploaded screenshots).`,
 
   relay: `Usage: svc relay <command>
 

@@ -37,6 +37,8 @@ export type SafetyRecord = {
   package?: string;
   verb?: string;
   idleMinutes?: number;
+  /** Confirmation decisions: who asked the user (the app's own modal, or the relay's bridge.confirm). */
+  by?: 'phone' | 'relay';
 };
 
 export type PendingConfirmation = { requestId: string; tokenPrefix: string; path: string; verb: string; deadline: number };
@@ -169,6 +171,7 @@ export class BridgeProjection implements Projection<State> {
         ...(d.package ? { package: d.package } : {}),
         ...(d.verb ? { verb: d.verb } : {}),
         ...(d.idleMinutes !== undefined ? { idleMinutes: d.idleMinutes } : {}),
+        ...(d.by ? { by: d.by } : {}),
       });
       if (this.safetyRing.length > SAFETY_RING) this.safetyRing.splice(0, this.safetyRing.length - SAFETY_RING);
     }
