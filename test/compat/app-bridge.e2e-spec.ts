@@ -34,7 +34,13 @@ const APP_STATUS = {
 const APP_SUPPORTS = { typed_stream_events: true, event_schema_version: 1 };
 
 /** network/relay/BridgeCommandHandler.kt:2177-2196 (userDeniedResponse), answered with 403. */
-const USER_DENIED = { error_code: 'user_denied', status: 'blocked', android_result: 'user_denied', reason: 'confirmation_denied_or_timeout', final: true };
+const USER_DENIED = {
+  error_code: 'user_denied',
+  status: 'blocked',
+  android_result: 'user_denied',
+  reason: 'confirmation_denied_or_timeout',
+  final: true,
+};
 
 type Ev = { seq: number; type: string; actor: string; data: Record<string, unknown> };
 

@@ -15,7 +15,13 @@ import { makePng } from '../../apps/relay/src/phone-sim/png';
 type Answer = { status: number; body: Record<string, any> };
 
 /** android_tool.py:118-123 `_auth_headers`, :183-198 `_post` / `_get` (requests: json= sets the content type). */
-async function tool(relay: TestRelay, token: string | null, method: 'GET' | 'POST', route: string, payload?: Record<string, unknown>): Promise<Answer> {
+async function tool(
+  relay: TestRelay,
+  token: string | null,
+  method: 'GET' | 'POST',
+  route: string,
+  payload?: Record<string, unknown>,
+): Promise<Answer> {
   const headers: Record<string, string> = { accept: '*/*', 'user-agent': 'python-requests/2.31.0' };
   if (token) headers.authorization = `Bearer ${token}`;
   if (payload !== undefined) headers['content-type'] = 'application/json';
@@ -133,7 +139,12 @@ describe('compat: android_tool.py against the relay', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-host-tools-')), 'chart.png');
     fs.writeFileSync(file, makePng(8, 8, 1));
     // plugin/relay/client.py:95-115 register_media: POST /media/register {path, content_type, file_name, sensitive}, no bearer.
-    const reg = await tool(relay, null, 'POST', '/media/register', { path: file, content_type: 'image/png', file_name: 'chart.png', sensitive: false });
+    const reg = await tool(relay, null, 'POST', '/media/register', {
+      path: file,
+      content_type: 'image/png',
+      file_name: 'chart.png',
+      sensitive: false,
+    });
     expect([reg.status, reg.body.ok]).toEqual([200, true]);
     const r = await tool(relay, token, 'POST', '/share_media', {
       attachments: [{ media: `MEDIA:hermes-relay://${reg.body.token}`, content_type: 'image/png', file_name: 'chart.png' }],

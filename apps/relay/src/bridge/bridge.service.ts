@@ -343,11 +343,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
           void this.fail(
             p,
             'timeout',
-            new DomainError(
-              'bridge.timeout',
-              'timeout',
-              `the phone did not answer within ${Math.round(timeoutMs / 100) / 10} s`,
-            ),
+            new DomainError('bridge.timeout', 'timeout', `the phone did not answer within ${Math.round(timeoutMs / 100) / 10} s`),
           );
       }, timeoutMs);
       const pending: Pending = {
@@ -396,7 +392,9 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     const latencyMs = Math.round((performance.now() - p.started) * 1000) / 1000;
     try {
       await this.log.run(`device:${p.tokenPrefix}`, (m) => [
-        ...(p.phoneConfirms ? phoneConfirmationFailed(m, { requestId: p.requestId, tokenPrefix: p.tokenPrefix, timedOut: reason === 'timeout' }) : []),
+        ...(p.phoneConfirms
+          ? phoneConfirmationFailed(m, { requestId: p.requestId, tokenPrefix: p.tokenPrefix, timedOut: reason === 'timeout' })
+          : []),
         { type: 'bridge.command_failed', data: { requestId: p.requestId, tokenPrefix: p.tokenPrefix, path: p.path, reason, latencyMs } },
       ]);
     } catch (e) {
@@ -502,7 +500,9 @@ function screenshotBody(
   expiresAt: number,
   png: { bytes: Buffer; width: number; height: number },
 ): Record<string, unknown> {
-  const extra = Object.fromEntries(Object.entries(result).filter(([k]) => !['png_base64', 'image_base64', 'data', 'base64', 'image', 'media'].includes(k)));
+  const extra = Object.fromEntries(
+    Object.entries(result).filter(([k]) => !['png_base64', 'image_base64', 'data', 'base64', 'image', 'media'].includes(k)),
+  );
   return {
     ...extra,
     ok: true,

@@ -307,7 +307,10 @@ export class PhoneSim {
       return { status: 403, result: { error: 'Bridge capability is not granted for this connection.', error_code: 'unknown_bridge_command' } };
     if (cmd.path === '/ping') return { status: 200, result: { pong: true, ts: Date.now() } };
     if (!this.state.deviceControlSupported && cmd.path !== '/setup')
-      return { status: 403, result: { error: 'Device Control is not included in the Google Play build.', error_code: 'device_control_sideload_only' } };
+      return {
+        status: 403,
+        result: { error: 'Device Control is not included in the Google Play build.', error_code: 'device_control_sideload_only' },
+      };
     if (!this.state.masterEnabled && cmd.path !== '/setup')
       return { status: 403, result: { error: 'Bridge agent control is disabled by the user.', error_code: 'bridge_disabled' } };
     const text = APP_CONFIRM_TEXT[cmd.path]?.(b);
@@ -402,7 +405,8 @@ export class PhoneSim {
           });
           await res.arrayBuffer();
           fetched.push({ token: token.slice(0, 8), status: res.status });
-          if (res.status !== 200) return { status: 400, result: { error: `media fetch failed (${res.status})`, status: 'failed', reason: 'media_fetch_failed' } };
+          if (res.status !== 200)
+            return { status: 400, result: { error: `media fetch failed (${res.status})`, status: 'failed', reason: 'media_fetch_failed' } };
         }
         return ok({ status: cmd.path === '/send_mms' ? 'compose_opened' : 'share_opened', attachment_count: fetched.length });
       }
@@ -639,9 +643,20 @@ const APP_ROUTES = new Set([
   'POST /send_mms',
   ...['/screen', '/screenshot', '/screen_hash', '/events'].map((p) => `GET ${p}`),
   ...['/find_nodes', '/describe_node', '/diff_screen', '/events/stream'].map((p) => `POST ${p}`),
-  ...['/tap', '/tap_text', '/long_press', '/type', '/swipe', '/drag', '/scroll', '/press_key', '/open_app', '/return_to_hermes', '/send_intent', '/broadcast'].map(
-    (p) => `POST ${p}`,
-  ),
+  ...[
+    '/tap',
+    '/tap_text',
+    '/long_press',
+    '/type',
+    '/swipe',
+    '/drag',
+    '/scroll',
+    '/press_key',
+    '/open_app',
+    '/return_to_hermes',
+    '/send_intent',
+    '/broadcast',
+  ].map((p) => `POST ${p}`),
 ]);
 
 /** What the app's modal inspects per route (extractDestructiveVerbText, plus /call and /send_sms always asking). */

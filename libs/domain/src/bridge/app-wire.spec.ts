@@ -58,7 +58,12 @@ describe('confirmation side and the phone decision', () => {
 describe('toPhoneCommand', () => {
   const screen = { width: 1000, height: 2000 };
   it('sends a GET query in body and params', () => {
-    expect(toPhoneCommand('/events', 'GET', { limit: 5 }, {}, screen)).toEqual({ method: 'GET', path: '/events', params: { limit: 5 }, body: { limit: 5 } });
+    expect(toPhoneCommand('/events', 'GET', { limit: 5 }, {}, screen)).toEqual({
+      method: 'GET',
+      path: '/events',
+      params: { limit: 5 },
+      body: { limit: 5 },
+    });
   });
   it('translates /wait, /swipe, /return_to_svc and keeps what the caller sent', () => {
     expect(toPhoneCommand('/wait', 'POST', {}, { timeoutMs: 300, text: 'x' }, screen).body).toEqual({ timeoutMs: 300, ms: 300, text: 'x' });
@@ -70,7 +75,12 @@ describe('toPhoneCommand', () => {
       end_x: 500,
       end_y: 1250,
     });
-    expect(toPhoneCommand('/swipe', 'POST', {}, { start_x: 1, start_y: 2, end_x: 3, end_y: 4 }, screen).body).toEqual({ start_x: 1, start_y: 2, end_x: 3, end_y: 4 });
+    expect(toPhoneCommand('/swipe', 'POST', {}, { start_x: 1, start_y: 2, end_x: 3, end_y: 4 }, screen).body).toEqual({
+      start_x: 1,
+      start_y: 2,
+      end_x: 3,
+      end_y: 4,
+    });
     expect(toPhoneCommand('/return_to_svc', 'GET', {}, {}, screen)).toMatchObject({ method: 'POST', path: '/return_to_hermes' });
   });
   it('a swipe stays on the screen whatever the distance', () => {

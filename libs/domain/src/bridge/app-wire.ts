@@ -26,7 +26,10 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
  * `device {}` as `battery_percent`). A nested value wins over a flat one. An unreadable battery
  * (the app sends -1) or current app (`"unknown"`) is "not known", never a reason to drop the status.
  */
-export function parseBridgeStatus(p: Obj, maxAutoDisableMinutes: number): { ok: true; value: ParsedBridgeStatus } | { ok: false; field: string; what: string } {
+export function parseBridgeStatus(
+  p: Obj,
+  maxAutoDisableMinutes: number,
+): { ok: true; value: ParsedBridgeStatus } | { ok: false; field: string; what: string } {
   for (const k of ['bridge', 'safety', 'device']) {
     if (p[k] !== undefined && p[k] !== null && !isObj(p[k])) return { ok: false, field: k, what: 'an object' };
   }
@@ -54,7 +57,8 @@ export function parseBridgeStatus(p: Obj, maxAutoDisableMinutes: number): { ok: 
   const battery = typeof rawBattery === 'number' && rawBattery >= 0 && rawBattery <= 100 ? Math.round(rawBattery) : null;
 
   const rawApp = pick(device.current_app, p.current_app);
-  if (rawApp !== undefined && (typeof rawApp !== 'string' || rawApp.length > 255)) return { ok: false, field: 'current_app', what: 'a package id string' };
+  if (rawApp !== undefined && (typeof rawApp !== 'string' || rawApp.length > 255))
+    return { ok: false, field: 'current_app', what: 'a package id string' };
   const currentApp = typeof rawApp === 'string' && rawApp !== '' && rawApp !== 'unknown' ? rawApp : null;
 
   const trusted = pick(safety.trusted_destructive_verbs, p.trusted_destructive_verbs) ?? [];
@@ -110,7 +114,11 @@ const DISTANCE_FRACTION: Record<string, number> = { short: 0.25, medium: 0.5, lo
  * finger up (the content scrolls down), centred on the screen; `distance` is short/medium/long
  * (a quarter, half, three quarters of the screen along the swipe) or pixels.
  */
-export function swipeCoordinates(direction: string, distance: unknown, screen: ScreenSize): { start_x: number; start_y: number; end_x: number; end_y: number } {
+export function swipeCoordinates(
+  direction: string,
+  distance: unknown,
+  screen: ScreenSize,
+): { start_x: number; start_y: number; end_x: number; end_y: number } {
   const vertical = direction === 'up' || direction === 'down';
   const span = vertical ? screen.height : screen.width;
   const raw = typeof distance === 'number' ? distance : span * (DISTANCE_FRACTION[String(distance ?? 'medium')] ?? 0.5);

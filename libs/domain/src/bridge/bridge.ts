@@ -320,7 +320,10 @@ export function autoDisableDue(m: ReadModels, now: Date): Out {
  * The phone's answer to a command it confirmed itself, as the user's decision: 2xx allowed (or the phone
  * did not need to ask), 403 `user_denied` denied, anything else: the phone answered without asking.
  */
-export function phoneConfirmationAnswered(m: ReadModels, r: { requestId: string; tokenPrefix: string; status: number; body: Readonly<Record<string, unknown>> }): Out {
+export function phoneConfirmationAnswered(
+  m: ReadModels,
+  r: { requestId: string; tokenPrefix: string; status: number; body: Readonly<Record<string, unknown>> },
+): Out {
   const p = m.bridge.pendingConfirmation(r.requestId);
   if (!p || p.tokenPrefix !== r.tokenPrefix) return [];
   const outcome = phoneDecision(r.status, r.body);
