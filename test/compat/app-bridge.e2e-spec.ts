@@ -130,6 +130,20 @@ describe('compat: the Android app on the bridge channel', () => {
       app.confirm = 'allow';
     });
 
+    it("a denial from the phone's own modal on a route the relay let through is still recorded as the user's decision", async () => {
+      app.confirm = 'deny';
+      const r = await dc(relay, app.token!, 'POST', '/send_mms', { to: '+1 202 555 0142', body: 'send this', attachments: [] });
+      expect(r.status).toBe(403);
+      expect(r.body).toMatchObject(USER_DENIED);
+      const id = lastCommand().request_id;
+      const decided = events('bridge.safety_decided').filter((e) => e.data.requestId === id);
+      expect(decided.map((e) => [e.data.decision, e.data.by ?? null])).toEqual([
+        ['allow', null],
+        ['confirmation_denied', 'phone'],
+      ]);
+      app.confirm = 'allow';
+    });
+
     it('a modal left unanswered times out after the command and the confirmation windows, recorded as confirmation_timed_out', async () => {
       app.confirm = 'ignore';
       const r = await dc(relay, app.token!, 'POST', '/tap_text', { text: 'Pay now' });

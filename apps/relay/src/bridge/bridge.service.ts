@@ -12,6 +12,7 @@ import {
   parseBridgeStatus,
   phoneConfirmationAnswered,
   phoneConfirmationFailed,
+  phoneDeniedUnasked,
   phoneMediaMarker,
   screenSizeShown,
   toPhoneCommand,
@@ -53,6 +54,7 @@ type Pending = {
   connId: string;
   tokenPrefix: string;
   path: string;
+  method: string;
   /** The app confirms this command itself: its answer is the user's decision. */
   phoneConfirms: boolean;
   started: number;
@@ -351,6 +353,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
         connId: device.connId,
         tokenPrefix: device.tokenPrefix,
         path,
+        method,
         phoneConfirms: phoneAnswerMs !== undefined,
         started: performance.now(),
         timer,
@@ -378,7 +381,9 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   private async answered(p: Pending, status: number, body: Record<string, unknown>, currentApp?: string): Promise<void> {
     const latencyMs = Math.round((performance.now() - p.started) * 1000) / 1000;
     await this.log.run(`device:${p.tokenPrefix}`, (m) => [
-      ...(p.phoneConfirms ? phoneConfirmationAnswered(m, { requestId: p.requestId, tokenPrefix: p.tokenPrefix, status, body }) : []),
+      ...(p.phoneConfirms
+        ? phoneConfirmationAnswered(m, { requestId: p.requestId, tokenPrefix: p.tokenPrefix, status, body })
+        : phoneDeniedUnasked({ requestId: p.requestId, tokenPrefix: p.tokenPrefix, method: p.method, path: p.path, status, body })),
       {
         type: 'bridge.command_answered',
         data: { requestId: p.requestId, tokenPrefix: p.tokenPrefix, path: p.path, status, latencyMs, ...(currentApp ? { currentApp } : {}) },

@@ -342,6 +342,36 @@ export function phoneConfirmationAnswered(
   ];
 }
 
+/**
+ * The phone's own modal can ask about a command the relay's rules let through (the app always asks
+ * before `/send_mms`, `/share_media`, `/call`, `/send_sms`, and matches its own verb list): its 403
+ * `user_denied` is the user's decision all the same, recorded as such.
+ */
+export function phoneDeniedUnasked(r: {
+  requestId: string;
+  tokenPrefix: string;
+  method: string;
+  path: string;
+  status: number;
+  body: Readonly<Record<string, unknown>>;
+}): Out {
+  if (phoneDecision(r.status, r.body) !== 'denied') return [];
+  return [
+    {
+      type: 'bridge.safety_decided',
+      data: {
+        decision: 'confirmation_denied',
+        tokenPrefix: r.tokenPrefix,
+        requestId: r.requestId,
+        method: r.method,
+        path: r.path,
+        reason: `the phone asked its user about ${r.path} on its own, and the user denied it`,
+        by: 'phone',
+      },
+    },
+  ];
+}
+
 /** A phone-confirmed command that failed (timeout, phone gone) ends its confirmation too. */
 export function phoneConfirmationFailed(m: ReadModels, r: { requestId: string; tokenPrefix: string; timedOut: boolean }): Out {
   const p = m.bridge.pendingConfirmation(r.requestId);
