@@ -12,6 +12,10 @@ export type SessionCreated = Ev<
     deviceName: string;
     deviceModel: string | null;
     devicePlatform: string | null;
+    /** What the client says it is (absent in events written before these fields existed). */
+    deviceHostname?: string | null;
+    clientSurface?: string | null;
+    deviceFormFactor?: string | null;
     transportHint: string | null;
     expiresAt: string | null;
     grants: GrantExpiries;
