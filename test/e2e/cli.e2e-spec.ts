@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { main } from '../../apps/relay/src/cli/main';
 import { formatLine } from '../../apps/relay/src/cli/pretty-log';
-import { decodePairingUrl } from '../../apps/relay/src/pairing/qr-payload';
+import { decodePairing } from '../../apps/relay/src/pairing/qr-payload';
 import { bearer, pairPhone, Phone, registerCode, startRelay, tempHome, type TestRelay } from '../support/harness';
 
 type Run = { code: number; stdout: string; stderr: string };
@@ -104,7 +104,7 @@ describe('svc relay pair', () => {
     const r = await svc(['relay', 'pair', '--ttl', '7d', '--grants', 'terminal=1d,bridge=off', '--json'], env);
     expect(r.code).toBe(0);
     const mint = JSON.parse(r.stdout) as { code: string; pairing_url: string; expires_at: number };
-    const payload = decodePairingUrl(mint.pairing_url);
+    const payload = decodePairing(mint.pairing_url);
     expect(payload.relay.code).toBe(mint.code);
     expect(payload.relay.ttl_seconds).toBe(7 * 86400);
     const now = relay.clock.now().getTime() / 1000;
@@ -187,7 +187,7 @@ describe('svc relay pair over TLS (RELAY_SSL_CERT/RELAY_SSL_KEY)', () => {
       expect(ok.code).toBe(0);
       const mint = JSON.parse(ok.stdout) as { relay_url: string; pairing_url: string };
       expect(mint.relay_url).toMatch(/^wss:\/\//);
-      expect(decodePairingUrl(mint.pairing_url).relay.url).toBe(mint.relay_url);
+      expect(decodePairing(mint.pairing_url).relay.url).toBe(mint.relay_url);
 
       const pinned = await svc(['relay', 'pair'], { ...env, RELAY_SSL_CERT: other.cert, RELAY_SSL_KEY: other.key });
       expect(pinned.code).toBe(1);
