@@ -7,7 +7,15 @@ import { bearer, Phone, readEvents, startRelay, type TestRelay } from '../suppor
  */
 
 type AppRelayPairing = { url: string; code: string; ttlSeconds: number | null; grants: Record<string, number> | null; transportHint: string | null };
-type AppPairingPayload = { hermes: number; host: string; port: number; key: string; tls: boolean; dashboardUrl: string | null; relay: AppRelayPairing | null };
+type AppPairingPayload = {
+  hermes: number;
+  host: string;
+  port: number;
+  key: string;
+  tls: boolean;
+  dashboardUrl: string | null;
+  relay: AppRelayPairing | null;
+};
 
 const isLong = (v: unknown) => typeof v === 'number' && Number.isInteger(v);
 function field<T>(o: Record<string, unknown>, name: string, ok: (v: unknown) => boolean, fallback: T): T {
@@ -151,7 +159,11 @@ describe('compat: the phone app pairs, lists, extends and revokes', () => {
     a.phone.close();
 
     // A longer TTL, "never" (0), or a grant on a channel the code did not give: the code's terms stand.
-    const b = await scanAndPair(await mintQr({ grants: { terminal: 3 * DAY, bridge: false } }), { ttl_seconds: 0, grants: { bridge: 0, terminal: 30 * DAY, tui: 60 } }, 'narrow-2');
+    const b = await scanAndPair(
+      await mintQr({ grants: { terminal: 3 * DAY, bridge: false } }),
+      { ttl_seconds: 0, grants: { bridge: 0, terminal: 30 * DAY, tui: 60 } },
+      'narrow-2',
+    );
     expect(b.ok.payload.expires_at).toBe(now() + 7 * DAY);
     const grants = b.ok.payload.grants as Record<string, number | null>;
     expect(grants.bridge).toBeUndefined();
@@ -204,17 +216,33 @@ describe('compat: the phone app pairs, lists, extends and revokes', () => {
     long.phone.close();
     const p2 = await Phone.connect(relay.url);
     const code = appScan(await mintQr())!.relay!.code;
-    const ok2 = await p2.auth({ pairing_code: code, device_id: 'fields-3', ...appIdentity, device_model: `X\u0007${'m'.repeat(500)}`, client_surface: 'A'.repeat(100) });
+    const ok2 = await p2.auth({
+      pairing_code: code,
+      device_id: 'fields-3',
+      ...appIdentity,
+      device_model: `X\u0007${'m'.repeat(500)}`,
+      client_surface: 'A'.repeat(100),
+    });
     expect(ok2.type).toBe('auth.ok');
     await relay.log.drain();
-    const c2 = readEvents(relay.home).filter((e) => e.type === 'session.created').at(-1)!;
+    const c2 = readEvents(relay.home)
+      .filter((e) => e.type === 'session.created')
+      .at(-1)!;
     expect(c2.data.deviceModel).toBe(`X${'m'.repeat(63)}`);
     expect(c2.data.clientSurface).toBe('a'.repeat(32));
     p2.close();
   });
 
   it('refuses a system/auth whose new fields have the wrong type: auth.fail, no session', async () => {
-    for (const bad of [{ client_surface: 7 }, { device_form_factor: ['phone'] }, { ttl_seconds: -5 }, { ttl_seconds: 1.5 }, { grants: [1] }, { grants: { terminal: 'soon' } }, { supports: 'yes' }]) {
+    for (const bad of [
+      { client_surface: 7 },
+      { device_form_factor: ['phone'] },
+      { ttl_seconds: -5 },
+      { ttl_seconds: 1.5 },
+      { grants: [1] },
+      { grants: { terminal: 'soon' } },
+      { supports: 'yes' },
+    ]) {
       const code = appScan(await mintQr())!.relay!.code;
       await relay.log.drain();
       const before = readEvents(relay.home).filter((e) => e.type === 'session.created').length;
@@ -235,7 +263,8 @@ describe('compat: the phone app pairs, lists, extends and revokes', () => {
     expect(res.status).toBe(200);
     const mine = ((await res.json()) as { sessions: Array<Record<string, unknown>> }).sessions.find((s) => s.token_prefix === token.slice(0, 8))!;
     const str = (v: unknown) => typeof v === 'string' || v === null; // String with a default: null coerces to ""
-    for (const f of ['device_name', 'device_id', 'device_model', 'device_platform', 'client_surface', 'device_form_factor']) expect(str(mine[f])).toBe(true);
+    for (const f of ['device_name', 'device_id', 'device_model', 'device_platform', 'client_surface', 'device_form_factor'])
+      expect(str(mine[f])).toBe(true);
     for (const f of ['created_at', 'last_seen', 'first_seen']) expect(typeof mine[f]).toBe('number');
     expect(mine).toMatchObject({
       client_surface: 'android',
@@ -314,7 +343,10 @@ describe('compat: the phone app pairs, lists, extends and revokes', () => {
     expect(ok2.type).toBe('auth.ok');
     expect(ok2.payload.session_token).toBe(token);
     // RelayHttpClient.kt:1023-1040: DELETE; 404 counts as "already gone".
-    const del = await fetch(`${relay.url}/sessions/${token.slice(0, 8)}`, { method: 'DELETE', headers: { ...bearer(token), accept: 'application/json' } });
+    const del = await fetch(`${relay.url}/sessions/${token.slice(0, 8)}`, {
+      method: 'DELETE',
+      headers: { ...bearer(token), accept: 'application/json' },
+    });
     expect(del.status).toBe(200);
     expect(await del.json()).toMatchObject({ ok: true, revoked: token.slice(0, 8), revoked_self: true });
     expect(await again.closed).toBe(4403);

@@ -7,7 +7,14 @@ import { bearer, Phone, registerCode, startRelay, type TestRelay } from '../supp
  * (commands/pair.ts saveSession: server_version, grants, expires_at), which readAuthOk checks below.
  */
 
-type DesktopPayload = { hermes: number; host: string; port: number; key: string; tls: boolean; relay?: { url: string; code?: string; ttl_seconds?: number; transport_hint?: string; grants?: Record<string, number> } };
+type DesktopPayload = {
+  hermes: number;
+  host: string;
+  port: number;
+  key: string;
+  tls: boolean;
+  relay?: { url: string; code?: string; ttl_seconds?: number; transport_hint?: string; grants?: Record<string, number> };
+};
 
 /**
  * desktop/src/pairingQr.ts:84-120 + :251-330 decodePairingPayload: an invite is unwrapped only from
@@ -29,7 +36,13 @@ function desktopDecode(raw: string): DesktopPayload {
   if (hermes < 1) throw new Error('unsupported pairing schema version');
   if (typeof o.host !== 'string' || o.host.length === 0) throw new Error('pairing payload missing `host`');
   if (typeof o.key !== 'string') throw new Error('pairing payload missing `key`');
-  const p: DesktopPayload = { hermes, host: o.host, port: typeof o.port === 'number' ? o.port : 8642, key: o.key, tls: typeof o.tls === 'boolean' ? o.tls : false };
+  const p: DesktopPayload = {
+    hermes,
+    host: o.host,
+    port: typeof o.port === 'number' ? o.port : 8642,
+    key: o.key,
+    tls: typeof o.tls === 'boolean' ? o.tls : false,
+  };
   const r = o.relay as Record<string, unknown> | undefined;
   if (r && typeof r.url === 'string') p.relay = { url: r.url, ...(typeof r.code === 'string' ? { code: r.code } : {}) };
   return p;

@@ -82,10 +82,7 @@ describe('compat: the host pair command (plugin/pair.py)', () => {
     });
 
     it('signs the QR: HMAC-SHA-256 over the canonical JSON without sig, standard base64 (plugin/relay/qr_sign.py)', async () => {
-      const result = (await (await post('/pairing/mint', { ...hostBody, dashboard_url: 'http://192.168.1.50:9119/' })).json()) as Record<
-        string,
-        any
-      >;
+      const result = (await (await post('/pairing/mint', { ...hostBody, dashboard_url: 'http://192.168.1.50:9119/' })).json()) as Record<string, any>;
       const parsed = JSON.parse(result.qr_payload as string) as Record<string, any>;
       expect(parsed.sig).toMatch(/^[A-Za-z0-9+/]{43}=$/);
       const { sig, ...unsigned } = parsed;
@@ -99,7 +96,12 @@ describe('compat: the host pair command (plugin/pair.py)', () => {
     it('carries grants and endpoints as sent, signed, and mirrors endpoints back', async () => {
       // pair.py:336-351 (_lan_endpoint) shape; order is significant and kept.
       const endpoints = [
-        { role: 'lan', priority: 0, api: { host: '192.168.1.50', port: 8642, tls: false }, relay: { url: 'ws://192.168.1.50:8767', transport_hint: 'ws' } },
+        {
+          role: 'lan',
+          priority: 0,
+          api: { host: '192.168.1.50', port: 8642, tls: false },
+          relay: { url: 'ws://192.168.1.50:8767', transport_hint: 'ws' },
+        },
         {
           role: 'tailscale',
           priority: 1,

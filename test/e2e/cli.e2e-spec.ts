@@ -21,10 +21,18 @@ function readTextQr(drawing: string): string | null {
     [...row].forEach((ch, x) => {
       const top = ch === '█' || ch === '▀';
       const bottom = ch === '█' || ch === '▄';
-      for (const [on, dy] of [[top, 0], [bottom, 1]] as const) {
+      for (const [on, dy] of [
+        [top, 0],
+        [bottom, 1],
+      ] as const) {
         if (!on) continue;
         for (let i = 0; i < scale; i++)
-          for (let j = 0; j < scale; j++) px.fill(0, (((y * 2 + dy + 4) * scale + i) * w + (x + 4) * scale + j) * 4, (((y * 2 + dy + 4) * scale + i) * w + (x + 4) * scale + j) * 4 + 3);
+          for (let j = 0; j < scale; j++)
+            px.fill(
+              0,
+              (((y * 2 + dy + 4) * scale + i) * w + (x + 4) * scale + j) * 4,
+              (((y * 2 + dy + 4) * scale + i) * w + (x + 4) * scale + j) * 4 + 3,
+            );
       }
     }),
   );

@@ -206,7 +206,10 @@ async function requireRelay(endpoint: RelayEndpoint): Promise<void> {
 async function registerCodeCommand(raw: string, terms: PairRequest, json: boolean, io: CliIo): Promise<number> {
   const code = normalizeCode(raw);
   if (!code) {
-    throw new UsageError(`--register-code: the code must be 6 characters A-Z or 0-9, as the phone shows it (got ${raw.trim().length} characters)`, COMMAND);
+    throw new UsageError(
+      `--register-code: the code must be 6 characters A-Z or 0-9, as the phone shows it (got ${raw.trim().length} characters)`,
+      COMMAND,
+    );
   }
   const endpoint = relayEndpoint(io.env);
   await requireRelay(endpoint);
@@ -237,7 +240,9 @@ async function registerCodeCommand(raw: string, terms: PairRequest, json: boolea
   const expires = new Date(reg.expires_at * 1000);
   out(`Code ${c.bold(reg.code)} registered on the relay at ${endpoint.url}.`);
   out(`  ${c.bold('expires')}   ${expires.toISOString().replace('.000Z', 'Z')} (10 minutes; one use)`);
-  out(`  ${c.bold('session')}   ${terms.ttl_seconds === undefined ? '30d (default)' : formatDuration(terms.ttl_seconds === 0 ? null : terms.ttl_seconds)}`);
+  out(
+    `  ${c.bold('session')}   ${terms.ttl_seconds === undefined ? '30d (default)' : formatDuration(terms.ttl_seconds === 0 ? null : terms.ttl_seconds)}`,
+  );
   out(
     `  ${c.bold('grants')}    ` +
       (terms.grants

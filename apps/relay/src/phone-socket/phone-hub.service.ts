@@ -351,7 +351,6 @@ function sameOrigin(origin: string, host: string | undefined): boolean {
 /** Trimmed, control characters removed, cut to `max`; null when empty. */
 const text = (v: unknown, max: number): string | null => {
   if (typeof v !== 'string') return null;
-  // eslint-disable-next-line no-control-regex
   const clean = v.replace(/[\u0000-\u001f\u007f]/g, '').trim();
   return clean.length > 0 ? clean.slice(0, max) : null;
 };

@@ -2,7 +2,15 @@ import { eventAtMs } from '../event-time';
 import type { ClientSupports, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 /** `supports`: what the client advertised in this socket's `system/auth` (absent: nothing). */
-export type Connection = { connId: string; tokenPrefix: string; deviceId: string; ip: string; path: string; since: number; supports?: ClientSupports };
+export type Connection = {
+  connId: string;
+  tokenPrefix: string;
+  deviceId: string;
+  ip: string;
+  path: string;
+  since: number;
+  supports?: ClientSupports;
+};
 
 /** Phone sockets open right now. Ephemeral: `relay.started` empties it (no socket survives a restart). */
 export class ConnectionsProjection implements Projection<{ connections: Connection[] }> {
