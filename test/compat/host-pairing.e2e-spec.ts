@@ -42,7 +42,7 @@ describe('compat: the host pair command (plugin/pair.py)', () => {
     it('the bare form {code} (register_code_command without --grants) works too', async () => {
       const res = await post('/pairing/register', { code: 'host02', ttl_seconds: 2_592_000, transport_hint: 'ws' });
       expect(res.status).toBe(200);
-      expect((await res.json()).ok).toBe(true);
+      expect(((await res.json()) as { ok: boolean }).ok).toBe(true);
     });
   });
 
