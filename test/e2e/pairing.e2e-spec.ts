@@ -36,7 +36,7 @@ describe('pairing', () => {
       expect(ok).toMatchObject({ channel: 'system', type: 'auth.ok', id: 'auth-1' });
       const p = ok.payload;
       expect(p.session_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      expect(p).toMatchObject({ server_version: expect.any(String), expires_at: now() + 30 * DAY, transport_hint: null });
+      expect(p).toMatchObject({ server_version: expect.any(String), expires_at: now() + 30 * DAY, transport_hint: 'ws' }); // no hint in the code: the socket's own
       // WIRE.md defaults: chat and voice = session; terminal and tui = 30 d; bridge and desktop = 7 d.
       expect(p.grants).toEqual({
         chat: now() + 30 * DAY,

@@ -266,7 +266,15 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
         await this.log.run(`public:${conn.ip}`, (m, t) =>
           consumeCode(
             m,
-            { codeDigest: this.secrets.digest(code), tokenDigest: this.secrets.digest(token), tokenPrefix: prefix, device, ip: conn.ip, choices },
+            {
+              codeDigest: this.secrets.digest(code),
+              tokenDigest: this.secrets.digest(token),
+              tokenPrefix: prefix,
+              device,
+              ip: conn.ip,
+              choices,
+              transport: this.config.tls ? 'wss' : 'ws',
+            },
             t,
           ),
         );

@@ -111,7 +111,16 @@ export const INVALID_CREDENTIALS = 'Invalid pairing code or session token';
  */
 export function consumeCode(
   m: ReadModels,
-  cmd: { codeDigest: string; tokenDigest: string; tokenPrefix: string; device: DeviceInfo; ip: string; choices?: PairingChoices },
+  cmd: {
+    codeDigest: string;
+    tokenDigest: string;
+    tokenPrefix: string;
+    device: DeviceInfo;
+    ip: string;
+    choices?: PairingChoices;
+    /** The socket's own transport, the hint when the code set none (as the reference relay does). */
+    transport?: 'ws' | 'wss';
+  },
   now: Date,
 ): Out {
   const code = m.pairing.get(cmd.codeDigest);
@@ -140,7 +149,7 @@ export function consumeCode(
         tokenDigest: cmd.tokenDigest,
         tokenPrefix: cmd.tokenPrefix,
         ...cmd.device,
-        transportHint: terms.transportHint,
+        transportHint: terms.transportHint ?? cmd.transport ?? null,
         expiresAt,
         grants: grantExpiries(terms.grants, now, expiresAt),
         ip: cmd.ip,
