@@ -342,6 +342,30 @@ describe('compat: the phone app pairs, lists, extends and revokes', () => {
     const ok2 = await again.auth({ session_token: token, device_id: 'revoke-1', ...appIdentity });
     expect(ok2.type).toBe('auth.ok');
     expect(ok2.payload.session_token).toBe(token);
+    await relay.log.drain();
+    const updates = () => readEvents(relay.home).filter((e) => e.type === 'session.device_updated' && e.data.tokenPrefix === token.slice(0, 8));
+    expect(updates()).toEqual([]); // described itself as before: nothing to record
+    again.close();
+    await again.closed;
+    // Renamed and updated since: the reconnect records what changed, and the list shows it.
+    const renamed = await Phone.connect(relay.url);
+    const ok3 = await renamed.auth({
+      session_token: token,
+      device_id: 'revoke-1',
+      ...appIdentity,
+      device_name: 'Work phone',
+      device_platform: 'Android 15',
+    });
+    expect(ok3.type).toBe('auth.ok');
+    await relay.log.drain();
+    expect(updates().map((e) => e.data)).toEqual([{ tokenPrefix: token.slice(0, 8), deviceName: 'Work phone', devicePlatform: 'Android 15' }]);
+    const listed = ((await (await fetch(`${relay.url}/sessions`, { headers: bearer(token) })).json()) as { sessions: Array<Record<string, unknown>> })
+      .sessions;
+    expect(listed.find((x) => x.token_prefix === token.slice(0, 8))).toMatchObject({
+      device_name: 'Work phone',
+      device_platform: 'Android 15',
+      device_model: 'Pixel 8',
+    });
     // RelayHttpClient.kt:1023-1040: DELETE; 404 counts as "already gone".
     const del = await fetch(`${relay.url}/sessions/${token.slice(0, 8)}`, {
       method: 'DELETE',
@@ -349,6 +373,6 @@ describe('compat: the phone app pairs, lists, extends and revokes', () => {
     });
     expect(del.status).toBe(200);
     expect(await del.json()).toMatchObject({ ok: true, revoked: token.slice(0, 8), revoked_self: true });
-    expect(await again.closed).toBe(4403);
+    expect(await renamed.closed).toBe(4403);
   });
 });

@@ -10,6 +10,7 @@ import {
   normalizeCode,
   recordAuthFailure,
   assertNotBlocked,
+  updateDevice,
   type DeviceInfo,
   type PairingChoices,
   type Session,
@@ -250,6 +251,20 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
       token = p.session_token;
       session = p.session_token.length <= 512 ? this.log.models.sessions.byToken(this.secrets.digest(token), now) : undefined;
       if (!session) return this.recordFailure(conn, 'token', 'unknown, revoked or expired session token');
+      // The reconnecting client may describe itself anew (renamed, updated): keep what it says now.
+      const device = deviceInfo(p);
+      if (typeof device === 'string') return this.failAuth(conn, device);
+      const prefix = session.tokenPrefix;
+      const sent = {
+        ...(p.device_name != null || p.device_hostname != null ? { deviceName: device.deviceName } : {}),
+        ...(p.device_model !== undefined ? { deviceModel: device.deviceModel } : {}),
+        ...(p.device_platform !== undefined ? { devicePlatform: device.devicePlatform } : {}),
+        ...(p.device_hostname !== undefined ? { deviceHostname: device.deviceHostname } : {}),
+        ...(p.client_surface !== undefined ? { clientSurface: device.clientSurface } : {}),
+        ...(p.device_form_factor !== undefined ? { deviceFormFactor: device.deviceFormFactor } : {}),
+      };
+      await this.log.run(`device:${prefix}`, (m) => updateDevice(m, prefix, sent));
+      session = this.log.models.sessions.byTokenPrefix(prefix) ?? session;
     } else if (p.pairing_code !== undefined) {
       const code = normalizeCode(p.pairing_code);
       if (!code) return this.recordFailure(conn, 'code', 'malformed pairing code');

@@ -68,6 +68,14 @@ export class SessionsProjection implements Projection<State> {
         }
         break;
       }
+      case 'session.device_updated': {
+        const s = this.byPrefix.get(e.data.tokenPrefix);
+        if (s) {
+          const { tokenPrefix: _, ...fields } = e.data;
+          Object.assign(s, fields);
+        }
+        break;
+      }
       case 'session.grant_expired': {
         const s = this.byPrefix.get(e.data.tokenPrefix);
         if (s) delete s.grants[e.data.channel];

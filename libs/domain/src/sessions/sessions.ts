@@ -122,6 +122,30 @@ export function expireSessions(m: ReadModels, now: Date): NewEvent<SessionEvent>
   return out;
 }
 
+type DeviceFields = {
+  deviceName?: string;
+  deviceModel?: string | null;
+  devicePlatform?: string | null;
+  deviceHostname?: string | null;
+  clientSurface?: string | null;
+  deviceFormFactor?: string | null;
+};
+
+/**
+ * A reconnect (`system/auth` with a session token) that describes the device: the fields the frame
+ * carried and that differ from the session's are recorded; nothing when all match or the session is gone.
+ */
+export function updateDevice(m: ReadModels, tokenPrefix: string, sent: DeviceFields): NewEvent<SessionEvent>[] {
+  const s = m.sessions.byTokenPrefix(tokenPrefix);
+  if (!s) return [];
+  const changed: DeviceFields = {};
+  for (const k of Object.keys(sent) as Array<keyof DeviceFields>) {
+    if (sent[k] !== undefined && sent[k] !== s[k]) (changed as Record<string, unknown>)[k] = sent[k];
+  }
+  if (Object.keys(changed).length === 0) return [];
+  return [{ type: 'session.device_updated', data: { tokenPrefix, ...changed } }];
+}
+
 export const SEEN_EVERY_SECONDS = 60;
 
 /** Last-seen is state, written at most once a minute per session. */
