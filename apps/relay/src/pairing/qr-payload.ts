@@ -5,14 +5,16 @@
  * What the QR signature covers, with `sig` removed.
  */
 export function canonicalJson(value: unknown): string {
-  return canonical(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const top =
+    value !== null && typeof value === 'object' && !Array.isArray(value) ? { ...(value as Record<string, unknown>), sig: undefined } : value;
+  return canonical(top).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function canonical(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([k, v]) => v !== undefined && k !== 'sig')
+    .filter(([, v]) => v !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
 }
