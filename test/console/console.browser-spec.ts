@@ -145,7 +145,7 @@ describe('operator console in headless chromium', () => {
     await page.locator('tr[data-type="phone.disconnected"]').waitFor();
   });
 
-  it('mints a code whose QR, read back from a screenshot, decodes to the pairing URL', async () => {
+  it('mints a code whose QR, read back from a screenshot, is the JSON the app scans (and the pairing URL wraps it)', async () => {
     await nav(page, 'Pairing').click();
     await page.getByText('No pending requests').waitFor();
     await page.screenshot({ animations: 'disabled', path: shot('pairing-form'), fullPage: true });
@@ -156,9 +156,12 @@ describe('operator console in headless chromium', () => {
     expect(pairingUrl).toMatch(/^svc-relay:\/\/pair\?payload=[A-Za-z0-9_-]+$/);
     const png = PNG.sync.read(await qr.screenshot());
     const decoded = jsQR(new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.length), png.width, png.height);
-    expect(decoded?.data).toBe(pairingUrl);
     const code = await page.getByTestId('pairing-code').innerText();
     expect(code).toMatch(/^[A-Z0-9]{6}$/);
+    // app QrPairingScanner.kt parseHermesPairingQr: raw JSON with a top-level host and relay {url, code}.
+    const qr_json = decoded?.data ?? '';
+    expect(JSON.parse(qr_json)).toMatchObject({ host: expect.any(String), key: expect.any(String), relay: { code } });
+    expect(Buffer.from(pairingUrl.slice(pairingUrl.indexOf('=') + 1), 'base64url').toString('utf8')).toBe(qr_json);
     await expectText(page.locator('.status-banner'), /Waiting for the phone · expires in (9:\d\d|10:00)/);
     await page.screenshot({ animations: 'disabled', path: shot('pairing-minted'), fullPage: true });
   });

@@ -5,8 +5,39 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { main } from '../../apps/relay/src/cli/main';
 import { formatLine } from '../../apps/relay/src/cli/pretty-log';
-import { decodePairingUrl } from '../../apps/relay/src/pairing/qr-payload';
+import { decodePairing } from '../../apps/relay/src/pairing/qr-payload';
+import jsQR from 'jsqr';
 import { bearer, pairPhone, Phone, registerCode, startRelay, tempHome, type TestRelay } from '../support/harness';
+
+/** Reads a QR drawn with UTF-8 half blocks (two rows of modules per line) back to its text. */
+function readTextQr(drawing: string): string | null {
+  const rows = drawing.split('\n').filter((l) => /[▀▄█]/.test(l));
+  const width = Math.max(...rows.map((r) => [...r].length));
+  const scale = 4;
+  const w = (width + 8) * scale;
+  const h = (rows.length * 2 + 8) * scale;
+  const px = new Uint8ClampedArray(w * h * 4).fill(255);
+  rows.forEach((row, y) =>
+    [...row].forEach((ch, x) => {
+      const top = ch === '█' || ch === '▀';
+      const bottom = ch === '█' || ch === '▄';
+      for (const [on, dy] of [
+        [top, 0],
+        [bottom, 1],
+      ] as const) {
+        if (!on) continue;
+        for (let i = 0; i < scale; i++)
+          for (let j = 0; j < scale; j++)
+            px.fill(
+              0,
+              (((y * 2 + dy + 4) * scale + i) * w + (x + 4) * scale + j) * 4,
+              (((y * 2 + dy + 4) * scale + i) * w + (x + 4) * scale + j) * 4 + 3,
+            );
+      }
+    }),
+  );
+  return jsQR(px, w, h, { inversionAttempts: 'attemptBoth' })?.data ?? null;
+}
 
 type Run = { code: number; stdout: string; stderr: string };
 
@@ -104,7 +135,7 @@ describe('svc relay pair', () => {
     const r = await svc(['relay', 'pair', '--ttl', '7d', '--grants', 'terminal=1d,bridge=off', '--json'], env);
     expect(r.code).toBe(0);
     const mint = JSON.parse(r.stdout) as { code: string; pairing_url: string; expires_at: number };
-    const payload = decodePairingUrl(mint.pairing_url);
+    const payload = decodePairing(mint.pairing_url);
     expect(payload.relay.code).toBe(mint.code);
     expect(payload.relay.ttl_seconds).toBe(7 * 86400);
     const now = relay.clock.now().getTime() / 1000;
@@ -127,12 +158,52 @@ describe('svc relay pair', () => {
     const code = /code\s+([A-Z0-9]{6})/.exec(r.stdout)?.[1];
     expect(code).toBeDefined();
     expect(r.stdout).toMatch(/[▀▄█]{10}/);
+    // The QR holds the JSON the app scans (raw JSON with host and relay {url, code}), not the URL.
+    const scanned = readTextQr(r.stdout);
+    expect(scanned).not.toBeNull();
+    expect(JSON.parse(scanned!)).toMatchObject({ host: expect.any(String), key: '', relay: { code } });
     expect(r.stdout).toContain('svc-relay://pair?payload=');
     expect(r.stdout).toMatch(/expires\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in \d+ min; one use\)/);
     expect(r.stdout).not.toContain('\x1b['); // not a terminal: no escape codes
     expect(relay.logs.join('')).not.toContain(code!);
     const events = fs.readFileSync(path.join(relay.home, 'relay', 'events', fs.readdirSync(path.join(relay.home, 'relay', 'events'))[0]), 'utf8');
     expect(events).not.toContain(`"${code}"`);
+  });
+
+  it('--register-code registers the code the phone shows, with --ttl and --grants; the phone then pairs with it', async () => {
+    const r = await svc(['relay', 'pair', '--register-code', ' ph0ne1 ', '--ttl', '2d', '--grants', 'bridge=off'], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Code PH0NE1 registered on the relay');
+    expect(r.stdout).toContain('tap Connect');
+    const phone = await Phone.connect(relay.url);
+    const ok = await phone.auth({ pairing_code: 'PH0NE1', device_id: 'register-code-phone' });
+    expect(ok.type).toBe('auth.ok');
+    const now = relay.clock.now().getTime() / 1000;
+    expect(ok.payload.expires_at).toBe(now + 2 * 86400);
+    expect(ok.payload.grants).not.toHaveProperty('bridge');
+    phone.close();
+
+    const json = await svc(['relay', 'pair', '--register-code', 'PH0NE2', '--json'], env);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, code: 'PH0NE2', expires_at: now + 600 });
+    // Registered and not used yet: the relay refuses it again, and the CLI says what to do.
+    const again = await svc(['relay', 'pair', '--register-code', 'PH0NE2'], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already registered');
+    expect(again.stderr).toContain('tap Connect');
+  });
+
+  it('--register-code: a malformed code is a usage error (exit 2); no relay is exit 1 with how to start one', async () => {
+    for (const bad of ['ABC', 'ABCDEFG', 'AB-D12', '']) {
+      const r = await svc(['relay', 'pair', '--register-code', bad], env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('--register-code: the code must be 6 characters A-Z or 0-9');
+    }
+    const mixed = await svc(['relay', 'pair', '--register-code', 'ABC123', '--no-qr'], env);
+    expect(mixed.code).toBe(2);
+    const none = await svc(['relay', 'pair', '--register-code', 'ABC123'], { ...env, RELAY_PORT: '1' });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no relay answers at http://127.0.0.1:1/health');
+    expect(none.stderr).toContain('svc relay start');
   });
 
   it('says clearly when no relay answers /health, and names RELAY_HOST/RELAY_PORT', async () => {
@@ -187,7 +258,7 @@ describe('svc relay pair over TLS (RELAY_SSL_CERT/RELAY_SSL_KEY)', () => {
       expect(ok.code).toBe(0);
       const mint = JSON.parse(ok.stdout) as { relay_url: string; pairing_url: string };
       expect(mint.relay_url).toMatch(/^wss:\/\//);
-      expect(decodePairingUrl(mint.pairing_url).relay.url).toBe(mint.relay_url);
+      expect(decodePairing(mint.pairing_url).relay.url).toBe(mint.relay_url);
 
       const pinned = await svc(['relay', 'pair'], { ...env, RELAY_SSL_CERT: other.cert, RELAY_SSL_KEY: other.key });
       expect(pinned.code).toBe(1);

@@ -179,7 +179,7 @@ describe('console API and stream', () => {
         .at(-1)!;
       expect(e.actor).toBe('operator');
       const ext = await post(`/sessions/${prefix}/shorten`, { ttl_seconds: 30 * 86400 });
-      expect(ext.status).toBe(403);
+      expect(ext.status).toBe(422);
       expect(await ext.json()).toMatchObject({ ok: false, code: 'reduction_only' });
       const bad = await post(`/sessions/${prefix}/shorten`, { ttl_seconds: 'soon' });
       expect(bad.status).toBe(400);

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { Secrets } from '../../apps/relay/src/common/secrets';
-import { canonicalJson, decodePairingUrl, type QrPayload } from '../../apps/relay/src/pairing/qr-payload';
+import { canonicalJson, decodePairing, type QrPayload } from '../../apps/relay/src/pairing/qr-payload';
 import { bearer, json, nextCode, Phone, pairPhone, readEvents, registerCode, startRelay, type TestRelay } from '../support/harness';
 
 const DAY = 86_400;
@@ -36,7 +36,7 @@ describe('pairing', () => {
       expect(ok).toMatchObject({ channel: 'system', type: 'auth.ok', id: 'auth-1' });
       const p = ok.payload;
       expect(p.session_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      expect(p).toMatchObject({ server_version: expect.any(String), expires_at: now() + 30 * DAY, transport_hint: null });
+      expect(p).toMatchObject({ server_version: expect.any(String), expires_at: now() + 30 * DAY, transport_hint: 'ws' }); // no hint in the code: the socket's own
       // WIRE.md defaults: chat and voice = session; terminal and tui = 30 d; bridge and desktop = 7 d.
       expect(p.grants).toEqual({
         chat: now() + 30 * DAY,
@@ -206,22 +206,28 @@ describe('pairing', () => {
         dashboard_url: 'http://127.0.0.1:9119',
         pairing_url: expect.stringMatching(/^svc-relay:\/\/pair\?payload=[A-Za-z0-9_-]+$/),
       });
-      const payload = body.qr_payload as QrPayload;
+      expect(typeof body.qr_payload).toBe('string'); // the host json.loads it (plugin/pair.py mint_relay_pairing)
+      const payload = JSON.parse(body.qr_payload as string) as QrPayload;
       expect(payload).toMatchObject({
-        svc: 1,
+        svc: 2,
+        host: expect.any(String),
+        port: 8642,
+        key: '', // no API server configured
+        tls: false,
         relay: { url: body.relay_url, code: body.code, ttl_seconds: 7 * DAY },
         dashboard_url: 'http://127.0.0.1:9119',
       });
       expect(payload.relay.grants).toMatchObject({ terminal: DAY, bridge: 3600 });
-      expect(payload.api).toBeUndefined(); // no API server configured
-      expect(decodePairingUrl(body.pairing_url)).toEqual(payload);
+      expect(decodePairing(body.pairing_url)).toEqual(payload);
+      expect(decodePairing(body.qr_payload)).toEqual(payload);
 
       const secrets = Secrets.load(path.join(relay.home, 'relay'));
       const { sig, ...unsigned } = payload;
-      expect(sig).toBe(secrets.mac('qr', canonicalJson(unsigned)));
+      const mac = (v: unknown) => Buffer.from(secrets.mac('qr', canonicalJson(v)), 'base64url').toString('base64');
+      expect(sig).toBe(mac(unsigned));
       // Any edit breaks it.
       const forged = { ...unsigned, relay: { ...unsigned.relay, url: 'ws://evil.example.com:8767' } };
-      expect(secrets.mac('qr', canonicalJson(forged))).not.toBe(sig);
+      expect(mac(forged)).not.toBe(sig);
 
       const { ok } = await pairWith(body.code);
       expect(ok.payload.expires_at).toBe(now() + 7 * DAY);
@@ -232,7 +238,7 @@ describe('pairing', () => {
       const res = await fetch(`${relay.url}/pairing/mint`, { method: 'POST' });
       expect(res.status).toBe(200);
       const body = await json(res);
-      expect(body.qr_payload.relay.ttl_seconds).toBeUndefined();
+      expect((JSON.parse(body.qr_payload as string) as QrPayload).relay.ttl_seconds).toBeUndefined();
       expect((await pairWith(body.code)).ok.payload.expires_at).toBe(now() + 30 * DAY);
     });
 
@@ -240,9 +246,9 @@ describe('pairing', () => {
       await relay.close();
       relay = await startRelay({ env: { API_SERVER_KEY: 'configured-key-123', API_SERVER_PORT: '8642' } });
       const a = await json(await post('/pairing/mint', {}));
-      expect(a.qr_payload.api).toEqual({ url: 'http://127.0.0.1:8642', key: 'configured-key-123' });
+      expect(JSON.parse(a.qr_payload as string)).toMatchObject({ port: 8642, key: 'configured-key-123', tls: false });
       const b = await json(await post('/pairing/mint', { api_key: 'from-request-456' }));
-      expect(b.qr_payload.api.key).toBe('from-request-456');
+      expect(JSON.parse(b.qr_payload as string).key).toBe('from-request-456');
       // The key never reaches the log lines or the event log.
       await relay.log.drain();
       const events = JSON.stringify(readEvents(relay.home));

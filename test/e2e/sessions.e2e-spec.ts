@@ -73,7 +73,11 @@ describe('sessions', () => {
         device_id: 'a',
         device_model: null,
         device_platform: null,
+        device_hostname: null,
+        client_surface: 'unknown',
+        device_form_factor: 'unknown',
         created_at: now() - 30,
+        first_seen: now() - 30,
         last_seen: now() - 30,
         expires_at: now() - 30 + 30 * DAY,
         grants: expect.objectContaining({ chat: now() - 30 + 30 * DAY, bridge: now() - 30 + 7 * DAY }),
@@ -265,23 +269,24 @@ describe('sessions', () => {
       ['extending a grant', { grants: { bridge: '8d' } }],
       ['making a grant never expire', { grants: { bridge: 'never' } }],
       ['adding a grant it does not hold', { grants: { tui: '1h' } }],
-    ])('refuses %s with 403 reduction_only and writes nothing', async (_label, body) => {
+    ])('refuses %s with 422 reduction_only ("Extending needs a new pairing") and writes nothing', async (_label, body) => {
       const a = await pairPhone(relay, { terms: { grants: { tui: false } } });
       await relay.log.drain();
       const before = relay.log.lastSeq;
       const res = await patch(a.token, a.prefix, body);
-      expect(res.status).toBe(403);
+      expect(res.status).toBe(422);
+      expect(res.statusText).toBe('Extending needs a new pairing');
       expect(await json(res)).toMatchObject({ ok: false, code: 'reduction_only' });
       await relay.log.drain();
       expect(relay.log.lastSeq).toBe(before);
       a.phone.close();
     });
 
-    it('refuses to change another device’s session (403), even to shorten it', async () => {
+    it('refuses to change another device’s session (422), even to shorten it', async () => {
       const a = await pairPhone(relay);
       const b = await pairPhone(relay);
       const res = await patch(a.token, b.prefix, { ttl_seconds: 60 });
-      expect(res.status).toBe(403);
+      expect(res.status).toBe(422);
       expect(await json(res)).toMatchObject({ code: 'reduction_only' });
       a.phone.close();
       b.phone.close();
@@ -292,7 +297,7 @@ describe('sessions', () => {
       expect((await patch(a.token, a.prefix, { ttl_seconds: 0 })).status).toBe(200);
       const res = await patch(a.token, a.prefix, { ttl_seconds: 7 * DAY });
       expect((await json(res)).expires_at).toBe(now() + 7 * DAY);
-      expect((await patch(a.token, a.prefix, { ttl_seconds: 0 })).status).toBe(403);
+      expect((await patch(a.token, a.prefix, { ttl_seconds: 0 })).status).toBe(422);
       a.phone.close();
     });
 

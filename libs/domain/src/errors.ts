@@ -9,6 +9,7 @@ export type ErrorKind =
   | 'not_found' // 404
   | 'method_not_allowed' // 405
   | 'conflict' // 409
+  | 'needs_pairing' // 422: only a new pairing can grant this (PATCH extending a session)
   | 'gone' // 410
   | 'too_large' // 413
   | 'unsupported' // 415

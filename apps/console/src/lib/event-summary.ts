@@ -59,6 +59,11 @@ export function summary(e: ConsoleEvent): string {
       return `session ${str(d.tokenPrefix)} expired`;
     case 'session.grant_expired':
       return `grant ${str(d.channel)} of ${str(d.tokenPrefix)} expired`;
+    case 'session.device_updated':
+      return `${str(d.tokenPrefix)} now describes itself as ${[d.deviceName, d.deviceModel, d.devicePlatform, d.clientSurface, d.deviceFormFactor]
+        .filter((x) => typeof x === 'string' && x)
+        .map(String)
+        .join(' · ')}`;
     case 'session.seen':
       return `${str(d.tokenPrefix)} seen over ${str(d.via)} from ${str(d.ip)}`;
     case 'phone.connected':

@@ -1,4 +1,4 @@
-import { CHANNELS, DomainError, formatDuration, isGrantChannel, parseDuration } from '@svc/domain';
+import { CHANNELS, DomainError, formatDuration, isGrantChannel, normalizeCode, parseDuration } from '@svc/domain';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -109,7 +109,8 @@ export function requestJson(endpoint: RelayEndpoint, method: string, route: stri
   });
 }
 
-type MintAnswer = { ok: true; code: string; pairing_url: string; expires_at: number; relay_url: string; qr_payload: Record<string, unknown> };
+/** `qr_payload` is the QR's JSON text (what the app scans); `pairing_url` the paste-able svc-relay:// form. */
+type MintAnswer = { ok: true; code: string; pairing_url: string; expires_at: number; relay_url: string; qr_payload: string };
 
 export async function pairCommand(args: string[], io: CliIo): Promise<number> {
   const v = parseFlags(COMMAND, args, {
@@ -118,19 +119,16 @@ export async function pairCommand(args: string[], io: CliIo): Promise<number> {
     'dashboard-url': { type: 'string' },
     json: { type: 'boolean' },
     'no-qr': { type: 'boolean' },
+    'register-code': { type: 'string' },
   });
+  if (v['register-code'] !== undefined) {
+    if (v['dashboard-url'] !== undefined || v['no-qr']) throw new UsageError('--register-code takes only --ttl, --grants and --json', COMMAND);
+    return registerCodeCommand(v['register-code'], pairRequest({ ttl: v.ttl, grants: v.grants }), Boolean(v.json), io);
+  }
   const body = pairRequest({ ttl: v.ttl, grants: v.grants, dashboardUrl: v['dashboard-url'] });
   const endpoint = relayEndpoint(io.env);
 
-  try {
-    const health = await requestJson(endpoint, 'GET', '/health');
-    if (health.status !== 200 || (health.body as { status?: string })?.status !== 'ok') throw new Error(`GET /health answered ${health.status}`);
-  } catch (err) {
-    throw new CliError(
-      `no relay answers at ${endpoint.url}/health (${(err as Error).message}).\n` +
-        'Start one with "svc relay start"; a relay on another host or port needs the same RELAY_HOST and RELAY_PORT here.',
-    );
-  }
+  await requireRelay(endpoint);
   let answer: Answer;
   try {
     answer = await requestJson(endpoint, 'POST', '/pairing/mint', body);
@@ -156,8 +154,10 @@ export async function pairCommand(args: string[], io: CliIo): Promise<number> {
   const out = (s = '') => line(io.stdout, s);
   if (!v['no-qr']) {
     // ANSI blocks on a terminal; plain UTF-8 half blocks when redirected (no escape codes in a file).
+    // The app's scanner reads raw JSON only (QrPairingScanner.kt parseHermesPairingQr): the QR holds
+    // qr_payload itself, not the svc-relay:// URL (that one is for pasting into the desktop CLI).
     const qr = await QRCode.toString(
-      mint.pairing_url,
+      mint.qr_payload,
       io.stdout.isTTY ? { type: 'terminal', small: true, errorCorrectionLevel: 'L' } : { type: 'utf8', errorCorrectionLevel: 'L' },
     );
     out('Scan with the svc app to pair this phone:');
@@ -182,5 +182,76 @@ export async function pairCommand(args: string[], io: CliIo): Promise<number> {
         : 'defaults (chat, voice: session; terminal, tui: 30d; bridge, desktop: 7d; all clamped to the session)'),
   );
   out(`  ${c.bold('url')}       ${mint.pairing_url}`);
+  return EXIT.ok;
+}
+
+/** The relay on this machine answers `/health`, or the operator is told how to start one. */
+async function requireRelay(endpoint: RelayEndpoint): Promise<void> {
+  try {
+    const health = await requestJson(endpoint, 'GET', '/health');
+    if (health.status !== 200 || (health.body as { status?: string })?.status !== 'ok') throw new Error(`GET /health answered ${health.status}`);
+  } catch (err) {
+    throw new CliError(
+      `no relay answers at ${endpoint.url}/health (${(err as Error).message}).\n` +
+        'Start one with "svc relay start"; a relay on another host or port needs the same RELAY_HOST and RELAY_PORT here.',
+    );
+  }
+}
+
+/**
+ * `svc relay pair --register-code CODE`: the phone shows a code it made (the app's manual pairing),
+ * the operator types it here, and it is registered on the running relay (`POST /pairing/register`) with
+ * the same --ttl/--grants terms a QR would carry.
+ */
+async function registerCodeCommand(raw: string, terms: PairRequest, json: boolean, io: CliIo): Promise<number> {
+  const code = normalizeCode(raw);
+  if (!code) {
+    throw new UsageError(
+      `--register-code: the code must be 6 characters A-Z or 0-9, as the phone shows it (got ${raw.trim().length} characters)`,
+      COMMAND,
+    );
+  }
+  const endpoint = relayEndpoint(io.env);
+  await requireRelay(endpoint);
+  let answer: Answer;
+  try {
+    answer = await requestJson(endpoint, 'POST', '/pairing/register', { code, ...terms });
+  } catch (err) {
+    throw new CliError(`the relay at ${endpoint.url} did not answer POST /pairing/register: ${(err as Error).message}`);
+  }
+  if (answer.status !== 200 || (answer.body as { ok?: boolean })?.ok !== true) {
+    const e = answer.body as { error?: string; code?: string };
+    const why = typeof e === 'object' && e && e.error ? `${e.error} (${e.code})` : `HTTP ${answer.status}`;
+    const hint =
+      answer.status === 403
+        ? '\nregistering is a loopback route: run this on the relay host, against a relay bound to 0.0.0.0 or 127.0.0.1 (RELAY_HOST).'
+        : answer.status === 409
+          ? '\nthis code is already registered and waiting for the phone: tap Connect in the app, or let the phone make a new code.'
+          : '';
+    throw new CliError(`the relay refused the code: ${why}${hint}`);
+  }
+  const reg = answer.body as { code: string; expires_at: number };
+  if (json) {
+    line(io.stdout, JSON.stringify(reg, null, 2));
+    return EXIT.ok;
+  }
+  const c = colours(io.stdout, io.env);
+  const out = (s = '') => line(io.stdout, s);
+  const expires = new Date(reg.expires_at * 1000);
+  out(`Code ${c.bold(reg.code)} registered on the relay at ${endpoint.url}.`);
+  out(`  ${c.bold('expires')}   ${expires.toISOString().replace('.000Z', 'Z')} (10 minutes; one use)`);
+  out(
+    `  ${c.bold('session')}   ${terms.ttl_seconds === undefined ? '30d (default)' : formatDuration(terms.ttl_seconds === 0 ? null : terms.ttl_seconds)}`,
+  );
+  out(
+    `  ${c.bold('grants')}    ` +
+      (terms.grants
+        ? Object.entries(terms.grants)
+            .map(([ch, d]) => `${ch}=${d === false ? 'off' : d}`)
+            .join(', ') + c.dim(' (other channels: defaults)')
+        : 'defaults'),
+  );
+  out();
+  out(`On the phone: check that it still shows ${reg.code}, then tap Connect.`);
   return EXIT.ok;
 }

@@ -56,9 +56,12 @@ Logs are JSON lines on stdout; on a terminal they are printed as readable lines 
 Exit status 1 on a bad configuration, a broken event log, an event log another relay is using, or a port already in use.`,
 
   'relay pair': `Usage: svc relay pair [options]
+       svc relay pair --register-code CODE [--ttl DURATION] [--grants LIST] [--json]
 
 Mints a one-shot pairing code on the relay running on this machine (POST /pairing/mint on
-loopback), prints its QR code, the svc-relay:// URL and when the code expires (10 minutes).
+loopback), prints its QR code (the JSON the app scans), the svc-relay:// URL to paste and when
+the code expires (10 minutes). With --register-code, registers the code the phone shows instead
+(POST /pairing/register), with the same --ttl and --grants.
 The relay is found through RELAY_HOST and RELAY_PORT (0.0.0.0 is dialled as 127.0.0.1), over
 HTTPS when RELAY_SSL_CERT and RELAY_SSL_KEY are set.
 
@@ -72,6 +75,7 @@ Options:
   --dashboard-url URL   put the dashboard origin into the QR payload
   --json                print the relay's answer as JSON instead of the QR
   --no-qr               do not draw the QR (code, URL and expiry only)
+  --register-code CODE  register the 6-character code the phone shows (manual pairing)
   -h, --help            show this help`,
 
   'relay events': `Usage: svc relay events <replay|verify|tail> [options]

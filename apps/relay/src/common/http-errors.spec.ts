@@ -11,6 +11,7 @@ describe('error bodies', () => {
       not_found: 404,
       method_not_allowed: 405,
       conflict: 409,
+      needs_pairing: 422,
       gone: 410,
       too_large: 413,
       unsupported: 415,

@@ -10,6 +10,7 @@ export const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  needs_pairing: 422,
   gone: 410,
   too_large: 413,
   unsupported: 415,
@@ -17,6 +18,15 @@ export const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
   unavailable: 503,
   upstream: 502,
   timeout: 504,
+};
+
+/**
+ * HTTP/1.1 reason phrases other than the standard one. The app shows a PATCH refusal it has no message
+ * for as `HTTP <status>: <reason phrase>` (RelayHttpClient.extendSession), so this phrase is what the
+ * operator reads on the phone.
+ */
+export const REASON_PHRASE_OF: Readonly<Partial<Record<ErrorKind, string>>> = {
+  needs_pairing: 'Extending needs a new pairing',
 };
 
 export type ErrorBody = { ok: false; error: string; code: string } & Record<string, unknown>;
@@ -84,6 +94,8 @@ export class ErrorFilter implements ExceptionFilter {
     if (status >= 500) this.logger.error({ err: scrub(exception) }, 'request failed');
     if (reply.sent) return;
     if (status === 429 && typeof body.retry_after === 'number') reply.header('Retry-After', String(body.retry_after));
+    const phrase = exception instanceof DomainError ? REASON_PHRASE_OF[exception.kind] : undefined;
+    if (phrase) reply.raw.statusMessage = phrase;
     void reply.status(status).header('Cache-Control', 'no-store').send(body);
   }
 }

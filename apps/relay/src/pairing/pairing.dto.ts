@@ -1,4 +1,18 @@
-import { IsBoolean, IsInt, IsObject, IsOptional, IsString, IsUrl, Length, Matches, Max, MaxLength, Min } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 
 export class TermsDto {
   @IsOptional()
@@ -23,15 +37,44 @@ export class RegisterCodeDto extends TermsDto {
   code!: string;
 }
 
+/**
+ * The host's whole body (plugin/pair.py mint_relay_pairing: host, port, api_key, tls, ttl_seconds,
+ * transport_hint, grants?, endpoints?, dashboard_url?) plus our relay_url. host/port/api_key/tls describe
+ * the API server the phone chats with; they become the QR's top-level host/port/key/tls.
+ */
 export class MintDto extends TermsDto {
   @IsOptional()
   @IsUrl({ require_tld: false, protocols: ['http', 'https'] }, { message: 'dashboard_url must be an http(s) URL' })
   dashboard_url?: string;
 
+  /** `""` is what the host sends when no API key is configured: the QR then carries `key: ""`. */
   @IsOptional()
   @IsString()
-  @Length(1, 512)
+  @Length(0, 512)
+  @Matches(/^[\x21-\x7e]*$/, { message: 'api_key must be printable ASCII without spaces' })
   api_key?: string;
+
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Za-z0-9.:[\]_-]{1,253}$/, { message: 'host must be a host name or IP address' })
+  host?: string;
+
+  @IsOptional()
+  @IsInt({ message: 'port must be a whole number' })
+  @Min(1)
+  @Max(65535)
+  port?: number;
+
+  @IsOptional()
+  @IsBoolean({ message: 'tls must be true or false' })
+  tls?: boolean;
+
+  /** Endpoint candidates (ADR 24 in the reference), signed into the QR verbatim; checked in the service. */
+  @IsOptional()
+  @IsArray({ message: 'endpoints must be an array' })
+  @ArrayMaxSize(8)
+  @IsObject({ each: true, message: 'each endpoint must be an object' })
+  endpoints?: Record<string, unknown>[];
 
   @IsOptional()
   @IsUrl({ require_tld: false, protocols: ['ws', 'wss'] }, { message: 'relay_url must be a ws:// or wss:// URL' })

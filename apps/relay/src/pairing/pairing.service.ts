@@ -11,6 +11,7 @@ import {
   type PairingCode,
   type Principal,
   actorOf,
+  DomainError,
   type TermsInput,
 } from '@svc/domain';
 import type { PairingTerms } from '@svc/events';
@@ -60,8 +61,10 @@ export class PairingService implements OnApplicationBootstrap {
     return { code, terms, expires_at: epoch(expiresAt) };
   }
 
-  async mint(input: TermsInput & { dashboard_url?: string; api_key?: string; relay_url?: string }) {
+  async mint(input: MintInput) {
     const terms = pairingTerms(input);
+    const endpoints = input.endpoints === undefined ? undefined : checkEndpoints(input.endpoints);
+    const api = this.apiServer(input);
     let registered: { code: string; expires_at: number } | null = null;
     for (let attempt = 0; !registered; attempt++) {
       try {
@@ -71,29 +74,53 @@ export class PairingService implements OnApplicationBootstrap {
       }
     }
     const relayUrl = input.relay_url ?? this.advertisedUrl();
-    const apiKey = input.api_key ?? this.config.apiServer.key;
-    const unsigned: Omit<QrPayload, 'sig'> = {
-      svc: 1,
-      relay: {
-        url: relayUrl,
-        code: registered.code,
-        ...(input.ttl_seconds !== undefined ? { ttl_seconds: input.ttl_seconds } : {}),
-        ...(input.grants ? { grants: wireGrants(terms) } : {}),
-        ...(terms.transportHint ? { transport_hint: terms.transportHint } : {}),
-      },
-      ...(input.dashboard_url ? { dashboard_url: input.dashboard_url } : {}),
-      ...(this.config.apiServer.enabled && apiKey ? { api: { url: this.config.apiServer.url, key: apiKey } } : {}),
+    const relay: QrPayload['relay'] = {
+      url: relayUrl,
+      code: registered.code,
+      ...(input.ttl_seconds !== undefined ? { ttl_seconds: input.ttl_seconds } : {}),
+      ...(input.grants ? { grants: wireGrants(terms) } : {}),
+      ...(terms.transportHint ? { transport_hint: terms.transportHint } : {}),
     };
-    const payload: QrPayload = { ...unsigned, sig: this.secrets.mac('qr', canonicalJson(unsigned)) };
+    const dashboardUrl = input.dashboard_url?.replace(/\/+$/, '') || undefined;
+    const unsigned: Omit<QrPayload, 'sig'> = {
+      svc: endpoints ? 3 : Object.keys(relay).length > 2 ? 2 : 1,
+      ...api,
+      relay,
+      ...(endpoints ? { endpoints } : {}),
+      ...(dashboardUrl ? { dashboard_url: dashboardUrl } : {}),
+    };
+    // HMAC-SHA-256 under a key derived from secret.key, standard base64 like the reference's `sig`.
+    const sig = Buffer.from(this.secrets.mac('qr', canonicalJson(unsigned)), 'base64url').toString('base64');
+    const qrPayload = JSON.stringify({ ...unsigned, sig });
     return {
       ok: true as const,
       code: registered.code,
-      qr_payload: payload,
-      pairing_url: pairingUrl(payload),
+      qr_payload: qrPayload,
+      pairing_url: pairingUrl(qrPayload),
       expires_at: registered.expires_at,
+      host: api.host,
+      port: api.port,
+      tls: api.tls,
       relay_url: relayUrl,
-      ...(input.dashboard_url ? { dashboard_url: input.dashboard_url } : {}),
+      ...(dashboardUrl ? { dashboard_url: dashboardUrl } : {}),
+      ...(endpoints ? { endpoints } : {}),
     };
+  }
+
+  /**
+   * The API server the QR points the phone at (its chat backend): the host's own description when it
+   * sends one (pair.py always does), else API_SERVER_HOST/PORT with a loopback or bind-all host replaced
+   * by this machine's LAN address (a phone cannot dial the host's loopback). The key: the body's
+   * `api_key` (`""`: none configured), else API_SERVER_KEY while the API server is enabled, else `""`.
+   */
+  private apiServer(input: MintInput): { host: string; port: number; key: string; tls: boolean } {
+    const fallback = new URL(this.config.apiServer.url);
+    let host = input.host ?? fallback.hostname.replace(/^\[|\]$/g, '');
+    const local = input.host === undefined ? ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(host) : isBindAll(host);
+    if (local) host = lanAddress() ?? host;
+    const port = input.port ?? (Number(fallback.port) || 8642);
+    const key = input.api_key ?? (this.config.apiServer.enabled ? (this.config.apiServer.key ?? '') : '');
+    return { host, port, key, tls: input.tls ?? fallback.protocol === 'https:' };
   }
 
   /** `POST /pairing`: a pending code; the operator approves or denies it. */
@@ -152,6 +179,29 @@ function wireGrants(terms: PairingTerms): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [k, v] of Object.entries(terms.grants)) out[k] = v ?? 0;
   return out;
+}
+
+export type MintInput = TermsInput & {
+  dashboard_url?: string;
+  api_key?: string;
+  relay_url?: string;
+  host?: string;
+  port?: number;
+  tls?: boolean;
+  endpoints?: Record<string, unknown>[];
+};
+
+const isBindAll = (host: string) => host === '0.0.0.0' || host === '::';
+
+/** Endpoint candidates go into the signed QR as sent; only their size and outline are checked here. */
+function checkEndpoints(list: Record<string, unknown>[]): Record<string, unknown>[] {
+  for (const e of list) {
+    if (typeof e.role !== 'string' || !/^[A-Za-z0-9_.:-]{1,32}$/.test(e.role)) {
+      throw new DomainError('validation.endpoints', 'invalid', 'endpoints: each needs a role of 1-32 letters, digits or _.:-');
+    }
+  }
+  if (JSON.stringify(list).length > 8192) throw new DomainError('validation.endpoints', 'invalid', 'endpoints: at most 8 KiB of JSON');
+  return list;
 }
 
 function lanAddress(): string | null {

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '@svc/domain';
+import type { ClientSupports } from '@svc/events';
 import type { WebSocket } from 'ws';
 
 /** One phone socket. `principal` is set once `system/auth` succeeded. */
 export class PhoneConnection {
   readonly id = randomUUID();
   principal: (Principal & { kind: 'device' }) | null = null;
-  /** The `supports` map the phone sent in `system/auth` (capability flags; unknown keys are kept, never trusted as more). */
-  supports: Readonly<Record<string, unknown>> = {};
+  /** What the client advertised in `system/auth` `supports` (also on the `connections` read model). */
+  supports: ClientSupports = {};
   /** Frames are handled one after another, in arrival order. */
   queue: Promise<void> = Promise.resolve();
   closed = false;

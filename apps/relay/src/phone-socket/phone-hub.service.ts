@@ -10,9 +10,12 @@ import {
   normalizeCode,
   recordAuthFailure,
   assertNotBlocked,
+  updateDevice,
   type DeviceInfo,
+  type PairingChoices,
   type Session,
 } from '@svc/domain';
+import type { ClientSupports } from '@svc/events';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
@@ -239,6 +242,8 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     } catch {
       return this.failAuth(conn, 'too many failed attempts from this address');
     }
+    const supports = clientSupports(p);
+    if (typeof supports === 'string') return this.failAuth(conn, supports);
     let session: Session | undefined;
     let token: string;
     let paired = false;
@@ -246,11 +251,27 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
       token = p.session_token;
       session = p.session_token.length <= 512 ? this.log.models.sessions.byToken(this.secrets.digest(token), now) : undefined;
       if (!session) return this.recordFailure(conn, 'token', 'unknown, revoked or expired session token');
+      // The reconnecting client may describe itself anew (renamed, updated): keep what it says now.
+      const device = deviceInfo(p);
+      if (typeof device === 'string') return this.failAuth(conn, device);
+      const prefix = session.tokenPrefix;
+      const sent = {
+        ...(p.device_name != null || p.device_hostname != null ? { deviceName: device.deviceName } : {}),
+        ...(p.device_model !== undefined ? { deviceModel: device.deviceModel } : {}),
+        ...(p.device_platform !== undefined ? { devicePlatform: device.devicePlatform } : {}),
+        ...(p.device_hostname !== undefined ? { deviceHostname: device.deviceHostname } : {}),
+        ...(p.client_surface !== undefined ? { clientSurface: device.clientSurface } : {}),
+        ...(p.device_form_factor !== undefined ? { deviceFormFactor: device.deviceFormFactor } : {}),
+      };
+      await this.log.run(`device:${prefix}`, (m) => updateDevice(m, prefix, sent));
+      session = this.log.models.sessions.byTokenPrefix(prefix) ?? session;
     } else if (p.pairing_code !== undefined) {
       const code = normalizeCode(p.pairing_code);
       if (!code) return this.recordFailure(conn, 'code', 'malformed pairing code');
       const device = deviceInfo(p);
       if (typeof device === 'string') return this.failAuth(conn, device);
+      const choices = pairingChoices(p);
+      if (typeof choices === 'string') return this.failAuth(conn, choices);
       let prefix = '';
       do {
         token = newSessionToken();
@@ -260,7 +281,15 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
         await this.log.run(`public:${conn.ip}`, (m, t) =>
           consumeCode(
             m,
-            { codeDigest: this.secrets.digest(code), tokenDigest: this.secrets.digest(token), tokenPrefix: prefix, device, ip: conn.ip },
+            {
+              codeDigest: this.secrets.digest(code),
+              tokenDigest: this.secrets.digest(token),
+              tokenPrefix: prefix,
+              device,
+              ip: conn.ip,
+              choices,
+              transport: this.config.tls ? 'wss' : 'ws',
+            },
             t,
           ),
         );
@@ -277,13 +306,19 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     }
     if (conn.closed) return this.abandon(paired, session.tokenPrefix);
     conn.principal = { kind: 'device', tokenPrefix: session.tokenPrefix, deviceId: session.deviceId, deviceName: session.deviceName };
-    if (typeof p.supports === 'object' && p.supports !== null && !Array.isArray(p.supports) && JSON.stringify(p.supports).length <= 4096)
-      conn.supports = { ...(p.supports as Record<string, unknown>) };
+    conn.supports = supports;
     this.unauthenticated--;
     await this.log.run(`device:${session.tokenPrefix}`, () => [
       {
         type: 'phone.connected',
-        data: { connId: conn.id, tokenPrefix: session.tokenPrefix, deviceId: session.deviceId, ip: conn.ip, path: conn.path },
+        data: {
+          connId: conn.id,
+          tokenPrefix: session.tokenPrefix,
+          deviceId: session.deviceId,
+          ip: conn.ip,
+          path: conn.path,
+          ...(Object.keys(supports).length > 0 ? { supports } : {}),
+        },
       },
     ]);
     const grants: Record<string, number | null> = {};
@@ -298,6 +333,8 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
         expires_at: epoch(session.expiresAt),
         grants,
         transport_hint: session.transportHint,
+        client_surface: session.clientSurface ?? 'unknown',
+        device_form_factor: session.deviceFormFactor ?? 'unknown',
       },
       env.id,
     );
@@ -334,17 +371,89 @@ function sameOrigin(origin: string, host: string | undefined): boolean {
   }
 }
 
-const text = (v: unknown, max: number): string | null => (typeof v === 'string' && v.trim().length > 0 ? v.trim().slice(0, max) : null);
+/** Trimmed, control characters removed, cut to `max`; null when empty. */
+const text = (v: unknown, max: number): string | null => {
+  if (typeof v !== 'string') return null;
+  const clean = v.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return clean.length > 0 ? clean.slice(0, max) : null;
+};
+
+const DEVICE_FIELDS = ['device_name', 'device_id', 'device_model', 'device_platform', 'device_hostname', 'client_surface', 'device_form_factor'];
 
 /** Device fields of `system/auth`; returns an error message when a field is the wrong type. */
 function deviceInfo(p: Record<string, unknown>): DeviceInfo | string {
-  for (const f of ['device_name', 'device_id', 'device_model', 'device_platform']) {
+  for (const f of DEVICE_FIELDS) {
     if (p[f] !== undefined && p[f] !== null && typeof p[f] !== 'string') return `${f} must be a string`;
   }
+  const hostname = text(p.device_hostname, 64);
   return {
     deviceId: text(p.device_id, 128) ?? '',
-    deviceName: text(p.device_name, 64) ?? 'Phone',
+    deviceName: text(p.device_name, 64) ?? hostname ?? 'Phone',
     deviceModel: text(p.device_model, 64),
-    devicePlatform: text(p.device_platform, 32),
+    devicePlatform: text(p.device_platform, 64),
+    deviceHostname: hostname,
+    clientSurface: text(p.client_surface, 32)?.toLowerCase() ?? null,
+    deviceFormFactor: text(p.device_form_factor, 32)?.toLowerCase() ?? null,
   };
+}
+
+const MAX_CHOSEN_SECONDS = 315_360_000;
+const MAX_MAP_KEYS = 32;
+
+/** Seconds the phone chose: 0 (or beyond ten years) is "never", i.e. no cap on what the code grants. */
+function chosenSeconds(v: unknown, field: string): number | null | string {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) return `${field} must be a whole number of seconds >= 0 (0: never)`;
+  return v === 0 || v > MAX_CHOSEN_SECONDS ? null : v;
+}
+
+/**
+ * The phone's own TTL and grant choices (the app's picker): they can only narrow what the code grants
+ * (`narrowTerms`). Channels the code does not grant are ignored.
+ */
+function pairingChoices(p: Record<string, unknown>): PairingChoices | string {
+  const out: PairingChoices = {};
+  if (p.ttl_seconds !== undefined && p.ttl_seconds !== null) {
+    const ttl = chosenSeconds(p.ttl_seconds, 'ttl_seconds');
+    if (typeof ttl === 'string') return ttl;
+    out.ttlSeconds = ttl;
+  }
+  if (p.grants !== undefined && p.grants !== null) {
+    if (typeof p.grants !== 'object' || Array.isArray(p.grants)) return 'grants must be an object of channel -> seconds';
+    const entries = Object.entries(p.grants as Record<string, unknown>);
+    if (entries.length > MAX_MAP_KEYS) return `grants: at most ${MAX_MAP_KEYS} channels`;
+    out.grants = {};
+    for (const [channel, value] of entries) {
+      if (value === null) {
+        out.grants[channel] = null;
+        continue;
+      }
+      const seconds = chosenSeconds(value, `grants.${channel.slice(0, 32)}`);
+      if (typeof seconds === 'string') return seconds;
+      out.grants[channel] = seconds;
+    }
+  }
+  return out;
+}
+
+const SUPPORT_KEY_RE = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+/**
+ * `supports` of `system/auth`: a flat object of capability flags. Entries with another key shape or a
+ * value that is not a boolean, a finite number or a string of at most 64 characters are dropped; at most
+ * 32 are kept. Not an object at all: an error message.
+ */
+function clientSupports(p: Record<string, unknown>): ClientSupports | string {
+  if (p.supports === undefined || p.supports === null) return {};
+  if (typeof p.supports !== 'object' || Array.isArray(p.supports)) return 'supports must be an object';
+  const out: ClientSupports = {};
+  let n = 0;
+  for (const [k, v] of Object.entries(p.supports as Record<string, unknown>)) {
+    if (n >= MAX_MAP_KEYS) break;
+    if (!SUPPORT_KEY_RE.test(k)) continue;
+    if (typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'string' && v.length <= 64)) {
+      out[k] = v;
+      n++;
+    }
+  }
+  return out;
 }

@@ -1,7 +1,16 @@
 import { eventAtMs } from '../event-time';
-import type { Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
+import type { ClientSupports, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-export type Connection = { connId: string; tokenPrefix: string; deviceId: string; ip: string; path: string; since: number };
+/** `supports`: what the client advertised in this socket's `system/auth` (absent: nothing). */
+export type Connection = {
+  connId: string;
+  tokenPrefix: string;
+  deviceId: string;
+  ip: string;
+  path: string;
+  since: number;
+  supports?: ClientSupports;
+};
 
 /** Phone sockets open right now. Ephemeral: `relay.started` empties it (no socket survives a restart). */
 export class ConnectionsProjection implements Projection<{ connections: Connection[] }> {
@@ -30,6 +39,16 @@ export class ConnectionsProjection implements Projection<{ connections: Connecti
 
   count(): number {
     return this.byId.size;
+  }
+
+  /**
+   * What the session's newest open socket advertised in `system/auth` `supports` (`{}` when offline or
+   * nothing was sent). For features that negotiate with the client (e.g. phone-side confirmation).
+   */
+  supportsOf(tokenPrefix: string): ClientSupports {
+    let newest: Connection | undefined;
+    for (const c of this.byId.values()) if (c.tokenPrefix === tokenPrefix && (!newest || c.since >= newest.since)) newest = c;
+    return newest?.supports ?? {};
   }
 
   isOnline(tokenPrefix: string): boolean {

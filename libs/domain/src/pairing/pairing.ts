@@ -79,7 +79,29 @@ export type DeviceInfo = {
   deviceName: string;
   deviceModel: string | null;
   devicePlatform: string | null;
+  deviceHostname?: string | null;
+  /** `android`, `desktop`... as the client says; display only, never an authority. */
+  clientSurface?: string | null;
+  deviceFormFactor?: string | null;
 };
+
+/**
+ * What the phone chose at pairing (the app's TTL picker, the QR's grants echoed back): caps on what the
+ * code grants, never more. `ttlSeconds` null = never; a grant null = as long as the session.
+ */
+export type PairingChoices = { ttlSeconds?: number | null; grants?: Record<string, number | null> };
+
+/** The code's terms narrowed by the phone's choices: each the shorter of the two (null is never). */
+export function narrowTerms(terms: PairingTerms, choices: PairingChoices | undefined): PairingTerms {
+  if (!choices) return terms;
+  const shorter = (a: number | null, b: number | null | undefined): number | null =>
+    b === undefined ? a : a === null ? b : b === null ? a : Math.min(a, b);
+  const grants = { ...terms.grants };
+  for (const [channel, wanted] of Object.entries(choices.grants ?? {})) {
+    if (channel in grants) grants[channel] = shorter(grants[channel], wanted);
+  }
+  return { ...terms, sessionTtlSeconds: shorter(terms.sessionTtlSeconds, choices.ttlSeconds), grants };
+}
 
 export const INVALID_CREDENTIALS = 'Invalid pairing code or session token';
 
@@ -89,7 +111,16 @@ export const INVALID_CREDENTIALS = 'Invalid pairing code or session token';
  */
 export function consumeCode(
   m: ReadModels,
-  cmd: { codeDigest: string; tokenDigest: string; tokenPrefix: string; device: DeviceInfo; ip: string },
+  cmd: {
+    codeDigest: string;
+    tokenDigest: string;
+    tokenPrefix: string;
+    device: DeviceInfo;
+    ip: string;
+    choices?: PairingChoices;
+    /** The socket's own transport, the hint when the code set none (as the reference relay does). */
+    transport?: 'ws' | 'wss';
+  },
   now: Date,
 ): Out {
   const code = m.pairing.get(cmd.codeDigest);
@@ -98,7 +129,7 @@ export function consumeCode(
     throw new DomainError('auth.pending_approval', 'unauthorized', 'Pairing request awaiting operator approval');
   }
   if (m.sessions.byTokenPrefix(cmd.tokenPrefix)) throw new DomainError('auth.token_collision', 'conflict', 'token prefix collision; retry');
-  const { terms } = code;
+  const terms = narrowTerms(code.terms, cmd.choices);
   const expiresAt = terms.sessionTtlSeconds === null ? null : expiry(now, terms.sessionTtlSeconds);
   const replaced: Out = cmd.device.deviceId
     ? m.sessions
@@ -118,7 +149,7 @@ export function consumeCode(
         tokenDigest: cmd.tokenDigest,
         tokenPrefix: cmd.tokenPrefix,
         ...cmd.device,
-        transportHint: terms.transportHint,
+        transportHint: terms.transportHint ?? cmd.transport ?? null,
         expiresAt,
         grants: grantExpiries(terms.grants, now, expiresAt),
         ip: cmd.ip,

@@ -8,6 +8,9 @@ export type Session = {
   deviceName: string;
   deviceModel: string | null;
   devicePlatform: string | null;
+  deviceHostname: string | null;
+  clientSurface: string | null;
+  deviceFormFactor: string | null;
   transportHint: string | null;
   createdAt: number;
   lastSeen: number;
@@ -44,6 +47,9 @@ export class SessionsProjection implements Projection<State> {
           deviceName: e.data.deviceName,
           deviceModel: e.data.deviceModel,
           devicePlatform: e.data.devicePlatform,
+          deviceHostname: e.data.deviceHostname ?? null,
+          clientSurface: e.data.clientSurface ?? null,
+          deviceFormFactor: e.data.deviceFormFactor ?? null,
           transportHint: e.data.transportHint,
           createdAt: at,
           lastSeen: at,
@@ -59,6 +65,14 @@ export class SessionsProjection implements Projection<State> {
         if (s) {
           s.expiresAt = toMs(e.data.expiresAt);
           s.grants = grantsToMs(e.data.grants);
+        }
+        break;
+      }
+      case 'session.device_updated': {
+        const s = this.byPrefix.get(e.data.tokenPrefix);
+        if (s) {
+          const { tokenPrefix: _, ...fields } = e.data;
+          Object.assign(s, fields);
         }
         break;
       }
@@ -127,6 +141,10 @@ export class SessionsProjection implements Projection<State> {
     this.byPrefix.clear();
     this.byDigest.clear();
     for (const s of state.sessions) {
+      // A snapshot from before these fields existed: its events had none of them either (replay gives null).
+      s.deviceHostname ??= null;
+      s.clientSurface ??= null;
+      s.deviceFormFactor ??= null;
       this.byPrefix.set(s.tokenPrefix, s);
       this.byDigest.set(s.tokenDigest, s);
     }

@@ -139,9 +139,9 @@ describe('sessions rules', () => {
       ['a longer grant', { grants: { bridge: '8d' } }],
       ['a never grant', { grants: { bridge: 'never' } }],
       ['a grant it lacks', { grants: { desktop: 60 } }],
-    ])('refuses %s with reduction_only (403)', (_l, input) => {
+    ])('refuses %s with reduction_only (422, needs a new pairing)', (_l, input) => {
       const g = withSessions(['abcd1111'], { grants: { desktop: false } });
-      expect(() => shorten(g, input)).toThrow(expect.objectContaining({ code: 'reduction_only', kind: 'forbidden' }));
+      expect(() => shorten(g, input)).toThrow(expect.objectContaining({ code: 'reduction_only', kind: 'needs_pairing' }));
     });
 
     it('refuses another device’s session, but the operator may shorten any', () => {

@@ -47,7 +47,13 @@ export type ShortenInput = {
 };
 
 const REDUCTION_ONLY =
-  'sessions only shrink here: extending, adding grants, switching to never-expire or changing another device needs a fresh operator-approved pairing';
+  'extending needs a new pairing: sessions only shrink here; a longer lifetime, an added or longer grant, never-expire or a change to another device needs a fresh operator-approved pairing';
+
+/** Refusals of anything but a reduction: 422, so the app shows "HTTP 422: Extending needs a new pairing". */
+const reductionOnly = () => new DomainError('reduction_only', 'needs_pairing', REDUCTION_ONLY);
+
+/** Clock skew the app's grant arithmetic may add (it re-sends every grant as seconds from its own now). */
+const SKEW_MS = 2000;
 
 /**
  * PATCH: reduction only. The caller may shorten its own lifetime or grants; the operator may shorten any.
@@ -56,7 +62,7 @@ const REDUCTION_ONLY =
 export function shortenSession(m: ReadModels, prefix: string, caller: Principal, input: ShortenInput, now: Date): NewEvent<SessionEvent>[] {
   const target = findByPrefix(m, prefix, now);
   if (caller.kind === 'device' && caller.tokenPrefix !== target.tokenPrefix) {
-    throw new DomainError('reduction_only', 'forbidden', REDUCTION_ONLY);
+    throw reductionOnly();
   }
   if (input.ttl_seconds === undefined && input.grants === undefined) {
     throw new DomainError('validation.empty', 'invalid', 'give ttl_seconds or grants to shorten');
@@ -66,7 +72,7 @@ export function shortenSession(m: ReadModels, prefix: string, caller: Principal,
   if (input.ttl_seconds !== undefined) {
     const seconds = parseDuration(input.ttl_seconds, 'ttl_seconds');
     const wanted = seconds === null ? null : t + seconds * 1000;
-    if (!notLater(wanted, target.expiresAt)) throw new DomainError('reduction_only', 'forbidden', REDUCTION_ONLY);
+    if (!notLater(wanted, target.expiresAt)) throw reductionOnly();
     expiresAt = wanted;
   }
   const liveGrants: Record<string, number | null> = {};
@@ -74,7 +80,7 @@ export function shortenSession(m: ReadModels, prefix: string, caller: Principal,
   const grants = { ...liveGrants };
   for (const [channel, value] of Object.entries(input.grants ?? {})) {
     if (!isGrantChannel(channel)) throw new DomainError('validation.grant_channel', 'invalid', `grants: unknown channel "${channel}"`);
-    if (!(channel in grants)) throw new DomainError('reduction_only', 'forbidden', REDUCTION_ONLY);
+    if (!(channel in grants)) throw reductionOnly();
     if (value === false || value === null) {
       delete grants[channel];
       continue;
@@ -83,8 +89,12 @@ export function shortenSession(m: ReadModels, prefix: string, caller: Principal,
       throw new DomainError('validation.grant', 'invalid', `grants.${channel}: seconds, a duration like 1h, or false`);
     }
     const seconds = parseDuration(value, `grants.${channel}`);
-    const wanted = seconds === null ? null : t + seconds * 1000;
-    if (!notLater(wanted, grants[channel])) throw new DomainError('reduction_only', 'forbidden', REDUCTION_ONLY);
+    let wanted = seconds === null ? null : t + seconds * 1000;
+    // The app re-sends every grant it keeps as whole seconds from its own clock: a value a moment past
+    // the current expiry means "keep it", not "extend it".
+    const current = grants[channel];
+    if (wanted !== null && current !== null && wanted > current && wanted - current <= SKEW_MS) wanted = current;
+    if (!notLater(wanted, current)) throw reductionOnly();
     grants[channel] = wanted;
   }
   const next: Record<string, number | null> = {};
@@ -110,6 +120,30 @@ export function expireSessions(m: ReadModels, now: Date): NewEvent<SessionEvent>
     }
   }
   return out;
+}
+
+type DeviceFields = {
+  deviceName?: string;
+  deviceModel?: string | null;
+  devicePlatform?: string | null;
+  deviceHostname?: string | null;
+  clientSurface?: string | null;
+  deviceFormFactor?: string | null;
+};
+
+/**
+ * A reconnect (`system/auth` with a session token) that describes the device: the fields the frame
+ * carried and that differ from the session's are recorded; nothing when all match or the session is gone.
+ */
+export function updateDevice(m: ReadModels, tokenPrefix: string, sent: DeviceFields): NewEvent<SessionEvent>[] {
+  const s = m.sessions.byTokenPrefix(tokenPrefix);
+  if (!s) return [];
+  const changed: DeviceFields = {};
+  for (const k of Object.keys(sent) as Array<keyof DeviceFields>) {
+    if (sent[k] !== undefined && sent[k] !== s[k]) (changed as Record<string, unknown>)[k] = sent[k];
+  }
+  if (Object.keys(changed).length === 0) return [];
+  return [{ type: 'session.device_updated', data: { tokenPrefix, ...changed } }];
 }
 
 export const SEEN_EVERY_SECONDS = 60;

@@ -12,6 +12,10 @@ export type SessionCreated = Ev<
     deviceName: string;
     deviceModel: string | null;
     devicePlatform: string | null;
+    /** What the client says it is (absent in events written before these fields existed). */
+    deviceHostname?: string | null;
+    clientSurface?: string | null;
+    deviceFormFactor?: string | null;
     transportHint: string | null;
     expiresAt: string | null;
     grants: GrantExpiries;
@@ -30,4 +34,22 @@ export type SessionGrantExpired = Ev<'session.grant_expired', { tokenPrefix: str
 /** Throttled: at most one a minute per session, so last-seen is state without flooding the log. */
 export type SessionSeen = Ev<'session.seen', { tokenPrefix: string; ip: string; via: 'http' | 'ws' }>;
 
-export type SessionEvent = SessionCreated | SessionShortened | SessionRevoked | SessionExpired | SessionGrantExpired | SessionSeen;
+/**
+ * A reconnecting client described itself differently (renamed phone, OS update): only the fields that
+ * changed, never the session's terms.
+ */
+export type SessionDeviceUpdated = Ev<
+  'session.device_updated',
+  {
+    tokenPrefix: string;
+    deviceName?: string;
+    deviceModel?: string | null;
+    devicePlatform?: string | null;
+    deviceHostname?: string | null;
+    clientSurface?: string | null;
+    deviceFormFactor?: string | null;
+  }
+>;
+
+export type SessionEvent =
+  SessionCreated | SessionShortened | SessionRevoked | SessionExpired | SessionGrantExpired | SessionSeen | SessionDeviceUpdated;

@@ -101,7 +101,7 @@ function MintedCode({ minted }: { minted: Minted }) {
     >
       <div className={`minted ${consumed || expired ? 'minted-done' : ''}`}>
         <div className="qr-frame">
-          <QrCode text={minted.pairing_url} label="Pairing QR code" />
+          <QrCode text={minted.qr_payload} label="Pairing QR code" />
           {consumed || expired ? <div className="qr-veil">{consumed ? '✓ used' : 'expired'}</div> : null}
         </div>
         <div className="minted-info">

@@ -7,7 +7,12 @@ export type SessionRow = {
   device_id: string;
   device_model: string | null;
   device_platform: string | null;
+  device_hostname: string | null;
+  /** What the client says it is (`android`, `desktop`...; `unknown` when it did not say). */
+  client_surface: string;
+  device_form_factor: string;
   created_at: number;
+  first_seen: number;
   last_seen: number;
   expires_at: number | null;
   /** channel → epoch seconds (null: as long as the session). */

@@ -86,6 +86,11 @@ export function DevicesPage() {
                             {s.device_platform ? ` · ${s.device_platform}` : ''}
                             {s.device_model ? ` · ${s.device_model}` : ''}
                           </div>
+                          {s.client_surface !== 'unknown' || s.device_form_factor !== 'unknown' ? (
+                            <div className="muted small" data-testid="device-kind">
+                              {[s.client_surface, s.device_form_factor].filter((x) => x && x !== 'unknown').join(' · ')}
+                            </div>
+                          ) : null}
                           <Link to={`/events?device=${s.token_prefix}`} className="small" aria-label={`Events of ${s.device_name}`}>
                             events
                           </Link>
