@@ -94,6 +94,11 @@ export class ShellProcess {
     return this.conn !== null;
   }
 
+  /** The recent output kept for a re-attach (at most REPLAY_BYTES). */
+  replayText(): string {
+    return this.replay.text();
+  }
+
   /** Start streaming to `conn`, first repainting with the replay of recent output. */
   attach(conn: PhoneConnection, replay: boolean): void {
     this.flush();
