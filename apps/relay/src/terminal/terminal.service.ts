@@ -35,6 +35,9 @@ const epoch = (ms: number | null): number | null => (ms === null ? null : Math.f
  * error on the tab (TerminalViewModel.kt:681) and the CLI exits 1 on it (commands/shell.ts:519).
  */
 export const DETACH_REASON = 'client detach';
+/** A new shell's first output is waited for (at most this long, until this quiet) before the ack. */
+export const SETTLE_MAX_MS = 400;
+export const SETTLE_QUIET_MS = 30;
 export function wireReason(reason: TerminalCloseReason, killedByClient: boolean): string {
   if (reason === 'exited') return 'eof';
   if (reason === 'killed' && killedByClient) return 'client kill';
@@ -258,6 +261,9 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
       shell.exited.then((exit) => this.onExit(shell, exit.reason, exit.exitCode, exit.signal)),
     );
     this.logger.info({ shellId: shell.spec.shellId, pid: shell.pid, tokenPrefix: prefix, sessionName: name }, 'shell opened');
+    // The desktop CLI drops output that arrives between the ack and its output listener (commands/shell.ts
+    // awaits a file write in between), so a new shell's prompt is waited for and sent in the ack's `replay`.
+    await shell.settled(SETTLE_MAX_MS, SETTLE_QUIET_MS);
     if (conn.closed) {
       await this.log.run('system', (m) => detachShell(m, shell.spec.shellId, 'disconnected', this.config.terminalGraceSeconds, this.clock.now()));
       return;
@@ -268,8 +274,8 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
 
   /**
    * `terminal.attached`. `tmux_available` is false: shells live in the relay (for the grace period), not
-   * in tmux. On a re-attach `replay` carries the recent output, which the desktop CLI paints from the ack
-   * (commands/shell.ts:491); the app paints the `terminal.output {replay: true}` that follows instead.
+   * in tmux. `replay` carries the recent output (on a new shell: its prompt), which the desktop CLI paints
+   * from the ack (commands/shell.ts:491); the app paints the `terminal.output` that follows instead.
    */
   private attachedPayload(shell: ShellProcess, reattach: boolean): Record<string, unknown> {
     const payload: Record<string, unknown> = {
@@ -282,7 +288,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
       tmux_available: false,
       grace_seconds: this.config.terminalGraceSeconds,
     };
-    const replay = reattach ? shell.replayText() : '';
+    const replay = shell.replayText();
     if (replay.length > 0) payload.replay = replay;
     return payload;
   }

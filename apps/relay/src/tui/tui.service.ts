@@ -56,6 +56,7 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
   private readonly unavailable = new Map<string, ChannelError>();
   private readonly subs: Subscription[] = [];
   private stopping = false;
+  private noGatewayLogged = false;
 
   constructor(
     private readonly log: EventLog,
@@ -206,7 +207,10 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
   private async attach(conn: PhoneConnection, env: Envelope): Promise<void> {
     const launch = locateGateway(this.config);
     if (!launch) {
-      this.logger.info(
+      // Said once at info (the operator's cue); every desktop CLI login attaches, so later ones at debug.
+      const level = this.noGatewayLogged ? 'debug' : 'info';
+      this.noGatewayLogged = true;
+      this.logger[level](
         { looked_in: this.config.tuiAgent.roots },
         'tui.attach: no TUI gateway (RELAY_TUI_COMMAND unset, no agent checkout with tui_gateway); answered as unavailable',
       );
