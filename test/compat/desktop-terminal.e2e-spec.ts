@@ -182,6 +182,8 @@ describe('compat: desktop CLI, default configuration (no TUI gateway)', () => {
     });
     cliSend(phone, 'tui', 'tui.rpc.request', { id: 'r1', jsonrpc: '2.0', method: 'tools.list', params: {} });
     expect((await phone.next((f) => f.type === 'tui.rpc.response')).payload).toMatchObject({ id: 'r1', error: { data: { code: 'grant_required' } } });
+    // RelayTransport.ts:303 sendResize: nothing to resize, and nothing fatal either.
+    cliSend(phone, 'tui', 'tui.resize', { cols: 100, rows: 30 });
     const t0 = Date.now();
     // sessions.ts:93 / shell.ts:222: terminal.error {message} ends the wait with the message.
     const list = cliSend(phone, 'terminal', 'terminal.list', {});

@@ -115,7 +115,8 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
    *   CLI's commands go on to their first request instead of waiting 60 s for a gateway that never comes;
    * - a request with an `id` is answered `tui.rpc.response {id, error: {code, message, data: {code}}}`,
    *   which rejects just that request with the message;
-   * - only what is neither (a malformed attach, an id-less notification) gets `tui.error {message, code}`.
+   * - a resize or detach without a gateway has nothing to do (a detach is answered `tui.detached`);
+   * - only what is none of these (a malformed attach, an id-less notification) gets `tui.error {message, code}`.
    */
   private sendError(conn: PhoneConnection, env: Envelope, err: ChannelError): void {
     const type = env.type.startsWith('tui.') ? env.type : `tui.${env.type}`;
@@ -133,6 +134,11 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
         method: 'event',
         params: { type: 'gateway.ready', payload: { available: false, code: err.code, message: err.message } },
       });
+      return;
+    }
+    if (SOFT_ATTACH_CODES.has(err.code) && type === 'tui.resize') return; // no gateway: nothing to resize
+    if (SOFT_ATTACH_CODES.has(err.code) && type === 'tui.detach') {
+      conn.send('tui', 'tui.detached', { reason: 'detached', exit_code: null, signal: null }, env.id);
       return;
     }
     if (type === 'tui.rpc.request' && (typeof id === 'string' || typeof id === 'number') && String(id).length <= 256) {
