@@ -102,6 +102,15 @@ describe('compat: app terminal tabs', () => {
     send(back, 'terminal.kill', { session_name: name });
     const killed = await forTab(back, name, 'terminal.detached');
     expect(killed.payload.reason).toBe('client kill');
+    // Killing the last tab reseeds one under the same name; starting it right after the kill opens a new shell.
+    send(back, 'terminal.attach', { session_name: name, cols: 80, rows: 24 });
+    send(back, 'terminal.kill', { session_name: name });
+    send(back, 'terminal.attach', { session_name: name, cols: 80, rows: 24 });
+    const first2 = await forTab(back, name, 'terminal.attached');
+    const second = await forTab(back, name, 'terminal.attached');
+    expect(second.payload).toMatchObject({ reattach: false });
+    expect(second.payload.pid).not.toBe(first2.payload.pid);
+    expect(back.frames.filter((f) => f.type === 'terminal.error')).toEqual([]);
     back.close();
   });
 

@@ -217,6 +217,10 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     const prefix = conn.tokenPrefix!;
     const actor = `device:${prefix}`;
     const name = sessionNameOf(env.payload.session_name);
+    const ending = this.log.models.terminal.shellByName(prefix, name);
+    // A shell of that name still being ended (the app reseeds a killed tab under the same name and may
+    // attach at once, TerminalViewModel.kt:676-680): the attach opens a new one once the end is recorded.
+    if (ending && this.live.get(ending.shellId)?.closeReason) await this.recorded(ending.shellId);
     const existing = this.log.models.terminal.shellByName(prefix, name);
     const live = existing && this.live.get(existing.shellId);
     // A re-attach without a size keeps the shell's current one.
