@@ -36,8 +36,8 @@ const epoch = (ms: number | null): number | null => (ms === null ? null : Math.f
  */
 export const DETACH_REASON = 'client detach';
 /** A new shell's first output is waited for (at most this long, until this quiet) before the ack. */
-export const SETTLE_MAX_MS = 400;
-export const SETTLE_QUIET_MS = 30;
+export const SETTLE_MAX_MS = 1500;
+export const SETTLE_QUIET_MS = 100;
 export function wireReason(reason: TerminalCloseReason, killedByClient: boolean): string {
   if (reason === 'exited') return 'eof';
   if (reason === 'killed' && killedByClient) return 'client kill';
