@@ -216,7 +216,7 @@ describe('Device Control routes through the phone simulator', () => {
     expect(r.body).toMatchObject({ ok: false, code: 'auth.grant_required', channel: 'bridge' });
     // Without the grant the phone cannot report on the bridge channel either, so it never becomes a device.
     other.phone.send('bridge', 'bridge.status', { master_enabled: true, device_control_supported: true });
-    const err = await other.phone.type('system', 'error');
+    const err = await other.phone.type('bridge', 'bridge.error');
     expect(err.payload).toMatchObject({ code: 'grant_required', channel: 'bridge' });
     expect(relay.log.models.bridge.device(other.prefix)).toBeUndefined();
     other.phone.close();

@@ -196,13 +196,13 @@ describe('Device Control routing, correlation and failures', () => {
     expect(count()).toBe(n + 1);
     const bad = await pairPhone(relay);
     bad.phone.send('bridge', 'bridge.status', { master_enabled: 'yes' });
-    expect((await bad.phone.type('system', 'error')).payload).toMatchObject({
+    expect((await bad.phone.type('bridge', 'bridge.error')).payload).toMatchObject({
       code: 'bad_frame',
       message: expect.stringContaining('master_enabled'),
     });
     bad.phone.send('bridge', 'bridge.response', { request_id: 'nothing-in-flight', status: 200 });
     bad.phone.send('bridge', 'bridge.bogus', {});
-    expect((await bad.phone.type('system', 'error')).payload).toMatchObject({ code: 'unknown_type' });
+    expect((await bad.phone.type('bridge', 'bridge.error')).payload).toMatchObject({ code: 'unknown_type' });
     bad.phone.close();
   });
 

@@ -59,12 +59,12 @@ describe('notification companion', () => {
     list = (await call(relay, 'GET', '/notifications/recent')).body.notifications as Json[];
     expect(list.some((n) => n.key === 'same')).toBe(false);
     expect(phone.frames.some((f) => f.type === 'error')).toBe(false);
-    // A malformed entry is refused on the socket; the socket stays open.
+    // A malformed entry is refused on the channel (notifications.error); the socket stays open.
     phone.send('notifications', 'notification.posted', { title: 'no package' }, 'bad');
-    const err = await phone.next((f) => f.channel === 'system' && f.type === 'error');
+    const err = await phone.next((f) => f.channel === 'notifications' && f.type === 'notifications.error');
     expect(err.payload).toMatchObject({ code: 'notifications.bad_field', field: 'package_name', channel: 'notifications' });
     phone.send('notifications', 'notification.posted', { package_name: 'x', posted_at: 'yesterday' }, 'bad2');
-    expect((await phone.next((f) => f.channel === 'system' && f.type === 'error')).payload.field).toBe('posted_at');
+    expect((await phone.next((f) => f.channel === 'notifications' && f.type === 'notifications.error')).payload.field).toBe('posted_at');
     phone.close();
   });
 

@@ -225,14 +225,14 @@ describe('phone socket', () => {
       expect((await phone.next((f) => f.id === 'c-2')).payload).toMatchObject({ got: {} });
     });
 
-    it('a frame on a channel whose grant is missing: system/error grant_required, nothing of the channel runs', async () => {
+    it('a frame on a channel whose grant is missing: <channel>.error grant_required on that channel, nothing of it runs', async () => {
       const n = chatFrames.length;
       phone.send('terminal', 'terminal.attach', { cols: 80, rows: 24 }, 't-1');
       expect(await phone.next((f) => f.id === 't-1')).toEqual({
-        channel: 'system',
-        type: 'error',
+        channel: 'terminal',
+        type: 'terminal.error',
         id: 't-1',
-        payload: { message: expect.stringContaining('terminal'), code: 'grant_required', channel: 'terminal' },
+        payload: { message: expect.stringContaining('terminal'), code: 'grant_required', grant: 'terminal' },
       });
       expect(chatFrames.length).toBe(n);
     });
@@ -243,13 +243,18 @@ describe('phone socket', () => {
       const missing = Object.keys(CHANNEL_GRANT).filter((ch) => !router.get(ch) && ch !== 'terminal');
       for (const channel of missing) {
         phone.send(channel, `${channel}.anything`, {}, `u-${channel}`);
-        expect((await phone.next((f) => f.id === `u-${channel}`)).payload).toMatchObject({ code: 'channel_unavailable', channel });
+        const f = await phone.next((x) => x.id === `u-${channel}`);
+        expect(f).toMatchObject({ channel, type: `${channel}.error`, payload: { code: 'channel_unavailable', channel } });
       }
     });
 
     it.each(['nope', 'pairing', 'SYSTEM'])('unknown channel %s: system/error unknown_channel and the socket stays open', async (channel) => {
       phone.send(channel, 'x', {}, `x-${channel}`);
-      expect((await phone.next((f) => f.id === `x-${channel}`)).payload).toMatchObject({ code: 'unknown_channel', channel });
+      expect(await phone.next((f) => f.id === `x-${channel}`)).toMatchObject({
+        channel: 'system',
+        type: 'error',
+        payload: { code: 'unknown_channel', channel },
+      });
       phone.send('system', 'ping', {}, `alive-${channel}`);
       expect((await phone.next((f) => f.id === `alive-${channel}`)).type).toBe('pong');
     });

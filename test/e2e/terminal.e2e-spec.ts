@@ -29,7 +29,7 @@ describe('terminal channel', () => {
     expect(ok).toMatchObject({
       channel: 'terminal',
       type: 'terminal.attached',
-      payload: { session_name: 'main', shell: SHELL, cols: 80, rows: 24, reattach: false },
+      payload: { session_name: 'main', shell: SHELL, cols: 80, rows: 24, reattach: false, tmux_available: false },
     });
     const pid = ok.payload.pid as number;
     expect(pid).toBeGreaterThan(1);
@@ -37,7 +37,7 @@ describe('terminal channel', () => {
     await screen.waitFor(/hi-42 xterm-256color/);
     phone.send('terminal', 'terminal.kill', {}, 'k1');
     const done = await phone.next((f) => f.id === 'k1');
-    expect(done.payload).toMatchObject({ session_name: 'main', reason: 'killed' });
+    expect(done.payload).toMatchObject({ session_name: 'main', reason: 'client kill' });
     const opened = readEvents(relay.home).find((e) => e.type === 'terminal.opened' && e.data.pid === pid);
     expect(opened).toMatchObject({
       actor: `device:${prefix}`,
@@ -85,17 +85,21 @@ describe('terminal channel', () => {
     await screen.waitFor(/mark-42/, 'work');
     phone.send('terminal', 'terminal.detach', { session_name: 'work' }, 'd');
     const det = await phone.next((f) => f.id === 'd');
-    expect(det).toMatchObject({ type: 'terminal.detached', payload: { session_name: 'work', reason: 'detached', grace_seconds: 600 } });
+    expect(det).toMatchObject({ type: 'terminal.detached', payload: { session_name: 'work', reason: 'client detach', grace_seconds: 600 } });
     phone.send('terminal', 'terminal.input', { session_name: 'work', data: 'x' }, 'in');
     expect((await phone.next((f) => f.id === 'in')).payload).toMatchObject({ code: 'terminal.not_attached' });
     phone.send('terminal', 'terminal.list', {}, 'l');
     const list = await phone.next((f) => f.id === 'l');
     expect(list.type).toBe('terminal.sessions');
-    expect(list.payload.sessions).toEqual([expect.objectContaining({ session_name: 'work', attached: false, pid: first.payload.pid })]);
+    expect(list.payload.sessions).toEqual([
+      expect.objectContaining({ name: 'work', session_name: 'work', attached: 0, live: true, pid: first.payload.pid }),
+    ]);
 
     phone.send('terminal', 'terminal.attach', { session_name: 'work' }, 'again');
     const again = await phone.next((f) => f.id === 'again');
     expect(again.payload).toMatchObject({ reattach: true, pid: first.payload.pid, cols: 80, rows: 24 });
+    // The ack carries the scrollback too (what the desktop CLI paints); the app paints the output frame.
+    expect(again.payload).toMatchObject({ tmux_available: false, replay: expect.stringContaining('mark-42') });
     const replay = await phone.next((f) => f.type === 'terminal.output' && f.payload.replay === true);
     expect(replay.payload.data).toContain('mark-42');
 
@@ -148,7 +152,7 @@ describe('terminal channel', () => {
     await eventually(() => sessionLeftovers(pid).length >= 5, 3000, 'jobs running');
     phone.send('terminal', 'terminal.kill', {}, 'k');
     const done = await phone.next((f) => f.id === 'k', 8000);
-    expect(done.payload).toMatchObject({ reason: 'killed' });
+    expect(done.payload).toMatchObject({ reason: 'client kill' });
     expect(await leftoversAfter(pid)).toEqual({ session: [], zombies: [] });
     const closed = readEvents(relay.home).find((e) => e.type === 'terminal.closed' && e.data.pid === pid);
     expect(closed?.data).toMatchObject({ reason: 'killed', sessionName: 'main' });
@@ -215,7 +219,7 @@ describe('terminal channel', () => {
     expect(det.payload).toMatchObject({ session_name: 'main', reason: 'grant_removed' });
     expect((await leftoversAfter(pid)).session).toEqual([]);
     const refused = await attach(phone);
-    expect(refused).toMatchObject({ channel: 'system', type: 'error', payload: { code: 'grant_required', channel: 'terminal' } });
+    expect(refused).toMatchObject({ channel: 'terminal', type: 'terminal.error', payload: { code: 'grant_required', grant: 'terminal' } });
     phone.close();
   });
 
@@ -234,10 +238,10 @@ describe('terminal channel', () => {
     phone.close();
   });
 
-  it('a phone without the terminal grant gets system/error and no shell', async () => {
+  it('a phone without the terminal grant gets terminal.error (on the channel) and no shell', async () => {
     const { phone, prefix } = await pairPhone(relay, { terms: { grants: { terminal: false } } });
     const f = await attach(phone);
-    expect(f).toMatchObject({ channel: 'system', type: 'error', payload: { code: 'grant_required', channel: 'terminal' } });
+    expect(f).toMatchObject({ channel: 'terminal', type: 'terminal.error', payload: { code: 'grant_required', grant: 'terminal' } });
     expect(relay.log.models.terminal.shellsOf(prefix)).toEqual([]);
     phone.close();
   });

@@ -230,7 +230,7 @@ describe('Phone Threads', () => {
     expect(c10.body.replies.map((r: Json) => r.text)).toEqual(['via http']);
     // A bad reply frame is refused on the socket, and the socket stays.
     phone.send('proactive', 'proactive.reply', { text: '' }, 'r2');
-    expect((await phone.next((f) => f.channel === 'system' && f.type === 'error')).payload.code).toBe('phone.bad_reply');
+    expect((await phone.next((f) => f.channel === 'proactive' && f.type === 'proactive.error')).payload.code).toBe('phone.bad_reply');
     phone.close();
   });
 

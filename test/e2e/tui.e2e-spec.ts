@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { TuiService } from '../../apps/relay/src/tui/tui.service';
-import { bearer, pairPhone, readEvents, startRelay, type TestRelay, type Phone } from '../support/harness';
+import { bearer, pairPhone, readEvents, startRelay, tempHome, type TestRelay, type Phone } from '../support/harness';
 import { eventually, leftoversAfter, sessionLeftovers } from '../support/terminal-screen';
 
 jest.setTimeout(20_000);
@@ -25,8 +25,8 @@ describe('tui channel', () => {
     const ok = await attach(phone, { profile: 'work', resume_session_id: 'sess-42' });
     expect(ok).toMatchObject({ channel: 'tui', type: 'tui.attached', payload: { server_version: expect.any(String) } });
     const pid = ok.payload.pid as number;
-    const ready = await phone.next((f) => f.type === 'tui.rpc.event' && f.payload.method === 'gateway.ready');
-    expect(ready.payload.params).toEqual({
+    const ready = await phone.next((f) => f.type === 'tui.rpc.event' && (f.payload.params as { type?: string }).type === 'gateway.ready');
+    expect((ready.payload.params as { payload: unknown }).payload).toEqual({
       argv: ['--noise', '--label', 'two words'],
       cols: 100,
       rows: 40,
@@ -38,9 +38,12 @@ describe('tui channel', () => {
     expect(res.payload).toEqual({ jsonrpc: '2.0', id: 7, result: { text: 'héllo €' } });
     phone.send('tui', 'tui.rpc.request', { id: 'u1', method: 'nope' });
     expect((await phone.type('tui', 'tui.rpc.response')).payload).toMatchObject({ id: 'u1', error: { code: -32601 } });
+    // Forwarded as the agent gateway's `terminal.resize` request (its answer is a response with the relay's id).
     phone.send('tui', 'tui.resize', { cols: 120, rows: 50 });
-    const resized = await phone.next((f) => f.type === 'tui.rpc.event' && f.payload.method === 'gateway.resized');
-    expect(resized.payload.params).toEqual({ cols: 120, rows: 50 });
+    const resized = await phone.next((f) => f.type === 'tui.rpc.event' && (f.payload.params as { type?: string }).type === 'gateway.resized');
+    expect((resized.payload.params as { payload: unknown }).payload).toEqual({ cols: 120, rows: 50 });
+    const resizeAck = await phone.next((f) => f.type === 'tui.rpc.response' && String(f.payload.id).startsWith('resize-'));
+    expect(resizeAck.payload).toMatchObject({ result: { ok: true } });
     // The non-JSON line never reached the phone.
     expect(phone.frames.some((f) => JSON.stringify(f).includes('not JSON'))).toBe(false);
     const started = readEvents(relay.home).find((e) => e.type === 'tui.started' && e.data.pid === pid);
@@ -100,6 +103,9 @@ describe('tui channel', () => {
     const ok = await attach(phone);
     const pid = ok.payload.pid as number;
     phone.send('tui', 'tui.rpc.request', { id: 1, method: 'exit', params: { code: 3 } });
+    // The request it never answered is answered by the relay (not left to the client's timeout).
+    const unanswered = await phone.type('tui', 'tui.rpc.response');
+    expect(unanswered.payload).toMatchObject({ id: 1, error: { code: -32000, data: { code: 'tui.gateway_stopped' } } });
     const det = await phone.type('tui', 'tui.detached');
     expect(det.payload).toMatchObject({ reason: 'exited', exit_code: 3 });
     const again = await attach(phone);
@@ -163,20 +169,41 @@ describe('tui channel', () => {
     phone.close();
   });
 
-  it('refuses bad frames with tui.error and needs the tui grant', async () => {
+  it('refuses bad frames on the channel (a request with an id gets a JSON-RPC error) and needs the tui grant', async () => {
     const { phone } = await pairPhone(relay);
     phone.send('tui', 'tui.rpc.request', { id: 1, method: 'ping' }, 'early');
-    expect(await phone.next((f) => f.id === 'early')).toMatchObject({ type: 'tui.error', payload: { code: 'tui.not_attached' } });
+    expect(await phone.next((f) => f.id === 'early')).toMatchObject({
+      type: 'tui.rpc.response',
+      payload: { jsonrpc: '2.0', id: 1, error: { code: -32000, data: { code: 'tui.not_attached' } } },
+    });
+    phone.send('tui', 'tui.rpc.request', { method: 'ping' }, 'early-notification');
+    expect(await phone.next((f) => f.id === 'early-notification')).toMatchObject({ type: 'tui.error', payload: { code: 'tui.not_attached' } });
     expect(await attach(phone, { profile: '../../etc' })).toMatchObject({ type: 'tui.error', payload: { code: 'tui.bad_attach' } });
     expect(await attach(phone, { cols: -1 })).toMatchObject({ type: 'tui.error', payload: { code: 'terminal.bad_size' } });
     await attach(phone);
     phone.send('tui', 'tui.rpc.request', { hello: 'world' }, 'bad');
     expect(await phone.next((f) => f.id === 'bad')).toMatchObject({ type: 'tui.error', payload: { code: 'tui.bad_request' } });
+    phone.send('tui', 'tui.rpc.request', { id: 'x', hello: 'world' }, 'bad-id');
+    expect(await phone.next((f) => f.id === 'bad-id')).toMatchObject({
+      type: 'tui.rpc.response',
+      payload: { id: 'x', error: { code: -32600, data: { code: 'tui.bad_request' } } },
+    });
     phone.send('tui', 'tui.detach', {}, 'd');
     await phone.next((f) => f.id === 'd');
     phone.close();
+    // Without the grant the socket stays usable: the attach is answered as unavailable, requests with the reason.
     const none = await pairPhone(relay, { terms: { grants: { tui: false } } });
-    expect(await attach(none.phone)).toMatchObject({ channel: 'system', type: 'error', payload: { code: 'grant_required', channel: 'tui' } });
+    expect(await attach(none.phone)).toMatchObject({
+      channel: 'tui',
+      type: 'tui.attached',
+      payload: { available: false, pid: null, code: 'grant_required', grant: 'tui' },
+    });
+    none.phone.send('tui', 'tui.rpc.request', { id: 'r1', method: 'ping' }, 'g');
+    expect(await none.phone.next((f) => f.id === 'g')).toMatchObject({
+      type: 'tui.rpc.response',
+      payload: { id: 'r1', error: { data: { code: 'grant_required' } } },
+    });
+    expect(none.phone.frames.some((f) => f.type === 'tui.error' || f.channel === 'system')).toBe(false);
     none.phone.close();
   });
 
@@ -193,12 +220,22 @@ describe('tui channel', () => {
 });
 
 describe('tui without a configured command', () => {
-  it('answers tui.error', async () => {
-    const relay = await startRelay({ config: { terminalShell: '/bin/sh', tuiCommand: null } });
+  it('no gateway found: the attach is answered as unavailable (not tui.error), requests say what to configure', async () => {
+    const home = tempHome();
+    const relay = await startRelay({ env: { HOME: home }, config: { terminalShell: '/bin/sh', tuiCommand: null } });
     const { phone } = await pairPhone(relay);
     const f = await attach(phone);
-    expect(f).toMatchObject({ channel: 'tui', type: 'tui.error', payload: { code: 'tui.not_configured' } });
+    expect(f).toMatchObject({ channel: 'tui', type: 'tui.attached', payload: { available: false, pid: null, code: 'tui.not_configured' } });
     expect(String(f.payload.message)).toMatch(/RELAY_TUI_COMMAND/);
+    expect(String(f.payload.message)).not.toContain(home);
+    phone.send('tui', 'tui.rpc.request', { jsonrpc: '2.0', id: 'r1', method: 'session.create', params: {} });
+    const res = await phone.type('tui', 'tui.rpc.response');
+    expect(res.payload).toMatchObject({ id: 'r1', error: { code: -32000, data: { code: 'tui.not_configured' } } });
+    expect(String((res.payload.error as { message: string }).message)).toMatch(/RELAY_TUI_COMMAND/);
+    phone.send('tui', 'tui.resize', { cols: 90, rows: 30 }, 'rs');
+    phone.send('tui', 'tui.detach', {}, 'dt');
+    expect(await phone.next((x) => x.id === 'dt')).toMatchObject({ type: 'tui.detached', payload: { reason: 'detached' } });
+    expect(phone.frames.some((x) => x.type === 'tui.error' || x.id === 'rs')).toBe(false);
     phone.close();
     await relay.close();
   });

@@ -41,6 +41,8 @@ export type RelayConfig = {
   terminalGraceSeconds: number;
   /** RELAY_TUI_COMMAND: the TUI gateway command line (split like a shell would; no shell runs it). */
   tuiCommand: string | null;
+  /** Without RELAY_TUI_COMMAND: where to look for the agent's own TUI gateway (`python -m tui_gateway.entry`). */
+  tuiAgent: TuiAgentConfig;
   /** Device Control (bridge): timings and the safety blocklist (WIRE.md defaults). */
   bridge: BridgeConfig;
   /** RELAY_MEDIA_* and SVC_WORKSPACE (spec 4.13). */
@@ -103,6 +105,33 @@ export function loadBridgeConfig(env: NodeJS.ProcessEnv): BridgeConfig {
     autoDisableMinutes: positiveNumber(env, 'RELAY_BRIDGE_AUTO_DISABLE_MINUTES', 30, 0, 1440),
     blocklist: csv(env.RELAY_BRIDGE_BLOCKLIST),
     extraDestructiveVerbs: csv(env.RELAY_BRIDGE_DESTRUCTIVE_VERBS).map((v) => v.toLowerCase()),
+  };
+}
+
+/**
+ * The agent's TUI gateway, found the way the agent's own CLI finds it: a checkout holding the
+ * `tui_gateway` package, run as `<python> -m tui_gateway.entry` with the checkout on PYTHONPATH.
+ */
+export type TuiAgentConfig = {
+  /** SVC_PYTHON_SRC_ROOT / HERMES_PYTHON_SRC_ROOT, else `<SVC_HOME>/svc-agent` and `~/.hermes/hermes-agent`. */
+  roots: string[];
+  /** SVC_PYTHON / HERMES_PYTHON / PYTHON; null: the checkout's venv, else `python3` on PATH. */
+  python: string | null;
+  /** SVC_CWD / HERMES_CWD; null: the checkout. */
+  cwd: string | null;
+};
+
+function tuiAgentConfig(env: NodeJS.ProcessEnv, svcHome: string): TuiAgentConfig {
+  const first = (...names: string[]): string | null => {
+    for (const n of names) if (env[n]?.trim()) return env[n]!.trim();
+    return null;
+  };
+  const root = first('SVC_PYTHON_SRC_ROOT', 'HERMES_PYTHON_SRC_ROOT');
+  const home = env.HOME?.trim() || os.homedir();
+  return {
+    roots: root ? [path.resolve(root)] : [path.join(svcHome, 'svc-agent'), path.join(home, '.hermes', 'hermes-agent')],
+    python: first('SVC_PYTHON', 'HERMES_PYTHON', 'PYTHON'),
+    cwd: first('SVC_CWD', 'HERMES_CWD'),
   };
 }
 
@@ -172,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     injectedContextFile: env.RELAY_INJECTED_CONTEXT_FILE || path.join(svcHome, 'relay', 'injected-context.json'),
     terminalGraceSeconds: intInRange(env.RELAY_TERMINAL_GRACE_SECONDS, 'RELAY_TERMINAL_GRACE_SECONDS', 600, 0, 7 * 86400),
     tuiCommand: env.RELAY_TUI_COMMAND?.trim() || null,
+    tuiAgent: tuiAgentConfig(env, svcHome),
     bridge: loadBridgeConfig(env),
     media: loadMediaConfig(env, svcHome),
     consoleDir: env.RELAY_CONSOLE_DIR ? path.resolve(env.RELAY_CONSOLE_DIR) : null,

@@ -7,7 +7,14 @@ export interface ChannelHandler {
   onFrame(conn: PhoneConnection, envelope: Envelope): void | Promise<void>;
   /** The socket closed (the phone left, was revoked, or the relay is stopping). */
   onClose?(conn: PhoneConnection): void;
+  /**
+   * Answers a frame of this channel that failed before or inside `onFrame` (grant missing, a rule broken),
+   * in the shape the channel's clients read. Without it: `<channel>.error {message, code, channel, ...}`.
+   */
+  onError?(conn: PhoneConnection, envelope: Envelope, error: ChannelError): void;
 }
+
+export type ChannelError = { message: string; code: string; extra: Record<string, unknown> };
 
 @Injectable()
 export class ChannelRouter {
@@ -20,6 +27,13 @@ export class ChannelRouter {
 
   get(channel: string): ChannelHandler | undefined {
     return this.handlers.get(channel);
+  }
+
+  /** Reports `error` about `envelope` on its own channel (issue 11: clients ignore `system/error`). */
+  reportError(conn: PhoneConnection, envelope: Envelope, error: ChannelError): void {
+    const handler = this.handlers.get(envelope.channel);
+    if (handler?.onError) return handler.onError(conn, envelope, error);
+    conn.error(error.message, error.code, { channel: envelope.channel, ...error.extra }, envelope.id);
   }
 
   all(): ChannelHandler[] {

@@ -3,6 +3,9 @@ import type { Principal } from '@svc/domain';
 import type { ClientSupports } from '@svc/events';
 import type { WebSocket } from 'ws';
 
+/** Channels whose errors are reported on the channel itself (`terminal.error`, `bridge.error`, ...). */
+const ERROR_CHANNELS: ReadonlySet<string> = new Set(['chat', 'terminal', 'tui', 'bridge', 'notifications', 'proactive', 'desktop']);
+
 /** One phone socket. `principal` is set once `system/auth` succeeded. */
 export class PhoneConnection {
   readonly id = randomUUID();
@@ -31,8 +34,15 @@ export class PhoneConnection {
     return true;
   }
 
+  /**
+   * An error answering a frame. Clients only listen on the channel they use (a `system/error` is ignored
+   * and the request hangs), so an error about a channel's frame goes out on that channel as
+   * `<channel>.error`; `system/error` is kept for frames no channel applies to (bad JSON, unknown channel).
+   */
   error(message: string, code: string, extra: Record<string, unknown> = {}, id?: string): void {
-    this.send('system', 'error', { message, code, ...extra }, id);
+    const ch = extra.channel;
+    if (typeof ch === 'string' && ERROR_CHANNELS.has(ch)) this.send(ch, `${ch}.error`, { message, code, ...extra }, id);
+    else this.send('system', 'error', { message, code, ...extra }, id);
   }
 
   close(code: number, reason: string): void {

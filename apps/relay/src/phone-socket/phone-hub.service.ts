@@ -221,15 +221,20 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     }
     const grant = CHANNEL_GRANT[env.channel];
     if (grant && !hasGrant(session, grant, now)) {
-      return conn.error(`the "${grant}" grant is missing or expired`, 'grant_required', { channel: env.channel }, env.id);
+      const message = `the "${grant}" grant is missing or expired for this device (the operator grants it: \`svc relay pair --grants ${grant}=30d\` or PATCH /sessions/{token_prefix})`;
+      return this.router.reportError(conn, env, { message, code: 'grant_required', extra: { grant } });
     }
     const handler = this.router.get(env.channel);
     if (!handler)
-      return conn.error(`channel "${env.channel}" is not available on this relay`, 'channel_unavailable', { channel: env.channel }, env.id);
+      return this.router.reportError(conn, env, {
+        message: `channel "${env.channel}" is not available on this relay`,
+        code: 'channel_unavailable',
+        extra: {},
+      });
     try {
       await handler.onFrame(conn, env);
     } catch (err) {
-      if (err instanceof DomainError) return conn.error(err.message, err.code, { channel: env.channel, ...err.extra }, env.id);
+      if (err instanceof DomainError) return this.router.reportError(conn, env, { message: err.message, code: err.code, extra: { ...err.extra } });
       throw err;
     }
   }

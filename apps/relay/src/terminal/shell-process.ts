@@ -64,6 +64,7 @@ export class ShellProcess {
   private drainTimer: NodeJS.Timeout | null = null;
   private reaping: Promise<void> | null = null;
   private gone = false;
+  private lastOutputAt: number | null = null;
 
   constructor(readonly spec: ShellSpec) {
     this.cols = spec.cols;
@@ -92,6 +93,11 @@ export class ShellProcess {
 
   get attached(): boolean {
     return this.conn !== null;
+  }
+
+  /** The recent output kept for a re-attach (at most REPLAY_BYTES). */
+  replayText(): string {
+    return this.replay.text();
   }
 
   /** Start streaming to `conn`, first repainting with the replay of recent output. */
@@ -133,7 +139,24 @@ export class ShellProcess {
     return this.exited;
   }
 
+  /**
+   * Resolves once the new shell has printed something (its prompt) and then been quiet for `quietMs`, or
+   * after `maxMs`: what it printed goes into the attach answer, where every client sees it.
+   */
+  settled(maxMs: number, quietMs: number): Promise<void> {
+    const start = Date.now();
+    return new Promise((resolve) => {
+      const check = (): void => {
+        const now = Date.now();
+        if (this.gone || now - start >= maxMs || (this.lastOutputAt !== null && now - this.lastOutputAt >= quietMs)) return resolve();
+        setTimeout(check, 5).unref();
+      };
+      check();
+    });
+  }
+
   private onData(text: string): void {
+    this.lastOutputAt = Date.now();
     const bytes = Buffer.byteLength(text);
     this.replay.push(text, bytes);
     if (!this.conn) return;

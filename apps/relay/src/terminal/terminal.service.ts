@@ -19,7 +19,7 @@ import type { RelayConfig } from '../common/config';
 import { EventLog } from '../common/event-log';
 import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
-import { ChannelRouter } from '../phone-socket/channel-router';
+import { ChannelRouter, type ChannelError } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
 import { channelLost } from './channel-lost';
@@ -28,6 +28,21 @@ import { ShellProcess } from './shell-process';
 /** A single `terminal.input` frame carries at most this much (a paste, not a file transfer). */
 export const MAX_INPUT_CHARS = 64 * 1024;
 const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
+
+/**
+ * `terminal.detached` reasons the clients know (issue 11): the user's own detach and kill, and a shell that
+ * ended by itself, are `client detach`, `client kill` and `eof`; the app shows any other reason as an
+ * error on the tab (TerminalViewModel.kt:681) and the CLI exits 1 on it (commands/shell.ts:519).
+ */
+export const DETACH_REASON = 'client detach';
+/** A new shell's first output is waited for (at most this long, until this quiet) before the ack. */
+export const SETTLE_MAX_MS = 1500;
+export const SETTLE_QUIET_MS = 100;
+export function wireReason(reason: TerminalCloseReason, killedByClient: boolean): string {
+  if (reason === 'exited') return 'eof';
+  if (reason === 'killed' && killedByClient) return 'client kill';
+  return reason;
+}
 
 /** The `terminal` channel (WIRE.md): real shells on node-pty for phones holding the `terminal` grant. */
 @Injectable()
@@ -44,7 +59,11 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    router.register('terminal', { onFrame: (conn, env) => this.onFrame(conn, env), onClose: (conn) => this.onClose(conn) });
+    router.register('terminal', {
+      onFrame: (conn, env) => this.onFrame(conn, env),
+      onClose: (conn) => this.onClose(conn),
+      onError: (conn, env, err) => this.sendError(conn, env, err),
+    });
     scheduler.onTick(() => this.endExpiredGrace());
     this.subs.push(
       channelLost(log, clock, 'terminal').subscribe(
@@ -107,10 +126,18 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
       await this.handle(conn, env);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
-      const extra: Record<string, unknown> = { ...err.extra };
-      if (typeof env.payload.session_name === 'string') extra.session_name = env.payload.session_name.slice(0, 64);
-      conn.send('terminal', 'terminal.error', { message: err.message, code: err.code, ...extra }, env.id);
+      this.sendError(conn, env, { message: err.message, code: err.code, extra: { ...err.extra } });
     }
+  }
+
+  /**
+   * `terminal.error {message, code, session_name?}`. The app binds an error to a tab only when it names the
+   * tab's `session_name` (TerminalViewModel.kt:692), so the name of the frame that failed is echoed.
+   */
+  private sendError(conn: PhoneConnection, env: Envelope, err: ChannelError): void {
+    const payload: Record<string, unknown> = { message: err.message, code: err.code, ...err.extra };
+    if (typeof env.payload.session_name === 'string') payload.session_name = env.payload.session_name.slice(0, 128);
+    conn.send('terminal', 'terminal.error', payload, env.id);
   }
 
   private handle(conn: PhoneConnection, env: Envelope): Promise<void> | void {
@@ -139,23 +166,31 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
       case 'terminal.kill':
         return this.kill(conn, env);
       case 'terminal.list':
-        conn.send('terminal', 'terminal.sessions', { sessions: this.list(prefix) }, env.id);
+        conn.send('terminal', 'terminal.sessions', { sessions: this.list(conn, prefix), tmux_available: false }, env.id);
         return;
       default:
         throw new DomainError('terminal.unknown_type', 'invalid', `unknown terminal message "${env.type}"`);
     }
   }
 
-  private list(prefix: string): Array<Record<string, unknown>> {
+  /**
+   * The device's shells, in the item shape the desktop CLI reads (commands/sessions.ts: `name` required,
+   * `attached` a number of attached clients, `live`, `owned_by_client`), with `session_name` kept as well.
+   */
+  private list(conn: PhoneConnection, prefix: string): Array<Record<string, unknown>> {
     return this.log.models.terminal.shellsOf(prefix).map((s: OpenShell) => {
       const live = this.live.get(s.shellId);
       return {
+        name: s.sessionName,
         session_name: s.sessionName,
         pid: s.pid,
         shell: s.shell,
         cols: live?.cols ?? s.cols,
         rows: live?.rows ?? s.rows,
-        attached: s.connId !== null,
+        attached: s.connId !== null ? 1 : 0,
+        live: live !== undefined && !live.closeReason,
+        owned_by_client: s.connId === conn.id,
+        windows: 1,
         created_at: epoch(s.openedAt),
         detached_at: epoch(s.detachedAt),
         grace_expires_at: epoch(s.graceUntil),
@@ -182,6 +217,10 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     const prefix = conn.tokenPrefix!;
     const actor = `device:${prefix}`;
     const name = sessionNameOf(env.payload.session_name);
+    const ending = this.log.models.terminal.shellByName(prefix, name);
+    // A shell of that name still being ended (the app reseeds a killed tab under the same name and may
+    // attach at once, TerminalViewModel.kt:676-680): the attach opens a new one once the end is recorded.
+    if (ending && this.live.get(ending.shellId)?.closeReason) await this.recorded(ending.shellId);
     const existing = this.log.models.terminal.shellByName(prefix, name);
     const live = existing && this.live.get(existing.shellId);
     // A re-attach without a size keeps the shell's current one.
@@ -226,6 +265,9 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
       shell.exited.then((exit) => this.onExit(shell, exit.reason, exit.exitCode, exit.signal)),
     );
     this.logger.info({ shellId: shell.spec.shellId, pid: shell.pid, tokenPrefix: prefix, sessionName: name }, 'shell opened');
+    // The desktop CLI drops output that arrives between the ack and its output listener (commands/shell.ts
+    // awaits a file write in between), so a new shell's prompt is waited for and sent in the ack's `replay`.
+    await shell.settled(SETTLE_MAX_MS, SETTLE_QUIET_MS);
     if (conn.closed) {
       await this.log.run('system', (m) => detachShell(m, shell.spec.shellId, 'disconnected', this.config.terminalGraceSeconds, this.clock.now()));
       return;
@@ -234,8 +276,25 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     shell.attach(conn, false);
   }
 
+  /**
+   * `terminal.attached`. `tmux_available` is false: shells live in the relay (for the grace period), not
+   * in tmux. `replay` carries the recent output (on a new shell: its prompt), which the desktop CLI paints
+   * from the ack (commands/shell.ts:491); the app paints the `terminal.output` that follows instead.
+   */
   private attachedPayload(shell: ShellProcess, reattach: boolean): Record<string, unknown> {
-    return { session_name: shell.spec.sessionName, pid: shell.pid, shell: shell.spec.shell, cols: shell.cols, rows: shell.rows, reattach };
+    const payload: Record<string, unknown> = {
+      session_name: shell.spec.sessionName,
+      pid: shell.pid,
+      shell: shell.spec.shell,
+      cols: shell.cols,
+      rows: shell.rows,
+      reattach,
+      tmux_available: false,
+      grace_seconds: this.config.terminalGraceSeconds,
+    };
+    const replay = shell.replayText();
+    if (replay.length > 0) payload.replay = replay;
+    return payload;
   }
 
   private async detach(conn: PhoneConnection, env: Envelope): Promise<void> {
@@ -249,7 +308,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     conn.send(
       'terminal',
       'terminal.detached',
-      { session_name: name, reason: 'detached', grace_seconds: this.config.terminalGraceSeconds, grace_expires_at: graceUntil },
+      { session_name: name, reason: DETACH_REASON, grace_seconds: this.config.terminalGraceSeconds, grace_expires_at: graceUntil },
       env.id,
     );
   }
@@ -262,7 +321,12 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     void shell.kill('killed').then(async (exit) => {
       await this.recorded(shell.spec.shellId);
       // The attached socket (if another one) heard of it in onExit; the asker gets its answer here.
-      conn.send('terminal', 'terminal.detached', { session_name: name, reason: exit.reason, exit_code: exit.exitCode, signal: exit.signal }, env.id);
+      conn.send(
+        'terminal',
+        'terminal.detached',
+        { session_name: name, reason: wireReason(exit.reason, true), exit_code: exit.exitCode, signal: exit.signal },
+        env.id,
+      );
     });
   }
 
@@ -291,7 +355,8 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     const conn = shell.conn;
     shell.detach();
     if (conn && !conn.closed && conn !== shell.killAskedBy) {
-      conn.send('terminal', 'terminal.detached', { session_name: shell.spec.sessionName, reason, exit_code: exitCode, signal });
+      const reasonOnWire = wireReason(reason, shell.killAskedBy !== null);
+      conn.send('terminal', 'terminal.detached', { session_name: shell.spec.sessionName, reason: reasonOnWire, exit_code: exitCode, signal });
     }
   }
 }

@@ -3,7 +3,6 @@ import { DomainError, startTui, stopTui, termSize, type TermSize } from '@svc/do
 import type { TerminalCloseReason } from '@svc/events';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
@@ -18,13 +17,23 @@ import type { PhoneConnection } from '../phone-socket/phone-connection';
 import { channelLost } from '../terminal/channel-lost';
 import { reapSession } from '../terminal/process-reaper';
 import { HIGH_WATER, LOW_WATER } from '../terminal/shell-process';
-import { splitCommandLine } from '../common/command-line';
+import type { ChannelError } from '../phone-socket/channel-router';
+import { locateGateway, NOT_CONFIGURED_MESSAGE } from './gateway-locator';
 
 /** WIRE.md/issue 3: SIGTERM, then SIGKILL 2 s later. */
 export const TUI_KILL_GRACE_MS = 2000;
 /** One JSON-RPC line either way is at most this long; longer stdout lines are dropped (and counted). */
 export const MAX_LINE_BYTES = 1024 * 1024;
 const TAG_RE = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
+/** Request ids awaiting the gateway's answer, per gateway (answered with an error if it exits first). */
+const MAX_IN_FLIGHT = 4096;
+/** JSON-RPC error codes of the answers the relay gives itself: server error, invalid request. */
+const RPC_UNAVAILABLE = -32000;
+const RPC_INVALID = -32600;
+/** An attach that cannot have a gateway still leaves the socket usable: these are answered softly. */
+const SOFT_ATTACH_CODES = new Set(['grant_required', 'channel_unavailable', 'tui.not_configured', 'tui.spawn_failed']);
+
+type RpcId = string | number;
 
 type Tui = {
   tuiId: string;
@@ -36,27 +45,32 @@ type Tui = {
   recorded: Promise<void>;
   paused: boolean;
   dropped: number;
+  inFlight: Set<RpcId>;
 };
 
 /** The `tui` channel (WIRE.md): the agent's TUI gateway process, JSON-RPC lines in and out. */
 @Injectable()
 export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
-  private readonly argv: string[] | null;
   private readonly byConn = new Map<string, Tui>();
+  /** Sockets whose `tui.attach` got no gateway, with why: their requests are answered with it. */
+  private readonly unavailable = new Map<string, ChannelError>();
   private readonly subs: Subscription[] = [];
   private stopping = false;
+  private noGatewayLogged = false;
 
   constructor(
     private readonly log: EventLog,
     private readonly clock: Clock,
     router: ChannelRouter,
-    @Inject(RELAY_CONFIG) config: RelayConfig,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(RUNTIME) private readonly runtime: Runtime,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    // Already checked at start (checkTerminalConfig), so this cannot throw here.
-    this.argv = config.tuiCommand ? splitCommandLine(config.tuiCommand) : null;
-    router.register('tui', { onFrame: (conn, env) => this.onFrame(conn, env), onClose: (conn) => this.onClose(conn) });
+    router.register('tui', {
+      onFrame: (conn, env) => this.onFrame(conn, env),
+      onClose: (conn) => this.onClose(conn),
+      onError: (conn, env, err) => this.sendError(conn, env, err),
+    });
     this.subs.push(
       channelLost(log, clock, 'tui').subscribe(({ tokenPrefix, reason }) => {
         for (const t of this.byConn.values()) if (t.conn.tokenPrefix === tokenPrefix) void this.stop(t, reason);
@@ -89,8 +103,55 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
       await this.handle(conn, env);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
-      conn.send('tui', 'tui.error', { message: err.message, code: err.code, ...err.extra }, env.id);
+      this.sendError(conn, env, { message: err.message, code: err.code, extra: { ...err.extra } });
     }
+  }
+
+  /**
+   * Errors in the shape the desktop CLI can live with: it treats `tui.error` as the end of the socket
+   * (transport/RelayTransport.ts:833), so a `tui.error` would kill `shell` and `sessions` too. So:
+   * - an attach that cannot get a gateway (none found, grant missing, spawn failed) is answered
+   *   `tui.attached {available: false, pid: null, code, message}` plus a `gateway.ready` event, so the
+   *   CLI's commands go on to their first request instead of waiting 60 s for a gateway that never comes;
+   * - a request with an `id` is answered `tui.rpc.response {id, error: {code, message, data: {code}}}`,
+   *   which rejects just that request with the message;
+   * - a resize or detach without a gateway has nothing to do (a detach is answered `tui.detached`);
+   * - only what is none of these (a malformed attach, an id-less notification) gets `tui.error {message, code}`.
+   */
+  private sendError(conn: PhoneConnection, env: Envelope, err: ChannelError): void {
+    const type = env.type.startsWith('tui.') ? env.type : `tui.${env.type}`;
+    const id = env.payload.id;
+    if (type === 'tui.attach' && SOFT_ATTACH_CODES.has(err.code)) {
+      this.unavailable.set(conn.id, err);
+      conn.send(
+        'tui',
+        'tui.attached',
+        { pid: null, server_version: this.runtime.version, available: false, code: err.code, message: err.message, ...err.extra },
+        env.id,
+      );
+      conn.send('tui', 'tui.rpc.event', {
+        jsonrpc: '2.0',
+        method: 'event',
+        params: { type: 'gateway.ready', payload: { available: false, code: err.code, message: err.message } },
+      });
+      return;
+    }
+    if (SOFT_ATTACH_CODES.has(err.code) && type === 'tui.resize') return; // no gateway: nothing to resize
+    if (SOFT_ATTACH_CODES.has(err.code) && type === 'tui.detach') {
+      conn.send('tui', 'tui.detached', { reason: 'detached', exit_code: null, signal: null }, env.id);
+      return;
+    }
+    if (type === 'tui.rpc.request' && (typeof id === 'string' || typeof id === 'number') && String(id).length <= 256) {
+      const rpcCode = err.code === 'tui.bad_request' || err.code === 'tui.too_large' ? RPC_INVALID : RPC_UNAVAILABLE;
+      conn.send(
+        'tui',
+        'tui.rpc.response',
+        { jsonrpc: '2.0', id, error: { code: rpcCode, message: err.message, data: { code: err.code, ...err.extra } } },
+        env.id,
+      );
+      return;
+    }
+    conn.send('tui', 'tui.error', { message: err.message, code: err.code, ...err.extra }, env.id);
   }
 
   private async handle(conn: PhoneConnection, env: Envelope): Promise<void> {
@@ -104,16 +165,31 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
         if (t.child.stdin.writableLength > 4 * MAX_LINE_BYTES) {
           throw new DomainError('tui.busy', 'rate_limited', 'the TUI gateway is not reading its input; try again');
         }
+        const id = env.payload.id;
+        if (typeof env.payload.method === 'string' && (typeof id === 'string' || typeof id === 'number') && t.inFlight.size < MAX_IN_FLIGHT) {
+          t.inFlight.add(id);
+        }
         t.child.stdin.write(line);
         return;
       }
       case 'tui.resize': {
-        const t = this.mine(conn);
         const size = termSize(env.payload, null);
-        t.child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'resize', params: size }) + '\n');
+        // Nothing to resize on a socket whose attach got no gateway.
+        if (this.unavailable.has(conn.id) && !this.byConn.get(conn.id)) return;
+        const t = this.mine(conn);
+        // The agent's gateway handles `terminal.resize` (a request: its answer comes back as a response).
+        const rpc = { jsonrpc: '2.0', id: `resize-${randomUUID()}`, method: 'terminal.resize', params: size };
+        t.child.stdin.write(JSON.stringify(rpc) + '\n');
         return;
       }
       case 'tui.detach': {
+        const running = this.byConn.get(conn.id);
+        if (!running || running.reason) {
+          // Nothing runs: detaching is already done.
+          this.unavailable.delete(conn.id);
+          conn.send('tui', 'tui.detached', { reason: 'detached', exit_code: null, signal: null }, env.id);
+          return;
+        }
         const t = this.mine(conn);
         // Up to 2 s for a gateway that ignores SIGTERM: answered when it is gone, other frames go on.
         void this.stop(t, 'detached').then((exit) =>
@@ -128,12 +204,24 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
 
   private mine(conn: PhoneConnection): Tui {
     const t = this.byConn.get(conn.id);
-    if (!t || t.reason) throw new DomainError('tui.not_attached', 'conflict', 'no TUI is attached on this connection; send tui.attach first');
-    return t;
+    if (t && !t.reason) return t;
+    const why = this.unavailable.get(conn.id);
+    if (why) throw new DomainError(why.code, 'unavailable', why.message, why.extra);
+    throw new DomainError('tui.not_attached', 'conflict', 'no TUI is attached on this connection; send tui.attach first');
   }
 
   private async attach(conn: PhoneConnection, env: Envelope): Promise<void> {
-    if (!this.argv) throw new DomainError('tui.not_configured', 'unavailable', 'no TUI gateway is configured on this relay (set RELAY_TUI_COMMAND)');
+    const launch = locateGateway(this.config);
+    if (!launch) {
+      // Said once at info (the operator's cue); every desktop CLI login attaches, so later ones at debug.
+      const level = this.noGatewayLogged ? 'debug' : 'info';
+      this.noGatewayLogged = true;
+      this.logger[level](
+        { looked_in: this.config.tuiAgent.roots },
+        'tui.attach: no TUI gateway (RELAY_TUI_COMMAND unset, no agent checkout with tui_gateway); answered as unavailable',
+      );
+      throw new DomainError('tui.not_configured', 'unavailable', NOT_CONFIGURED_MESSAGE);
+    }
     const existing = this.byConn.get(conn.id);
     if (existing && !existing.reason) {
       conn.send('tui', 'tui.attached', { pid: existing.pid, server_version: this.runtime.version, reattach: true }, env.id);
@@ -144,13 +232,13 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
     const resume = tag(env.payload.resume_session_id, 'resume_session_id');
     const prefix = conn.tokenPrefix!;
     const tuiId = randomUUID();
-    const home = os.homedir();
-    const childEnv: NodeJS.ProcessEnv = { ...process.env, SVC_TUI_COLS: String(size.cols), SVC_TUI_ROWS: String(size.rows) };
+    const childEnv: NodeJS.ProcessEnv = { ...process.env, ...launch.env, SVC_TUI_COLS: String(size.cols), SVC_TUI_ROWS: String(size.rows) };
     for (const k of ['RELAY_PAIRING_CODE', 'RELAY_SECURE_LINK_BROKER_HOST_TOKEN']) delete childEnv[k];
-    if (profile) childEnv.SVC_TUI_PROFILE = profile;
-    if (resume) childEnv.SVC_TUI_RESUME_SESSION_ID = resume;
-    const [file, ...args] = this.argv;
-    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: fs.existsSync(home) ? home : '/', env: childEnv });
+    // The attach options, under our names and the ones the agent's gateway reads.
+    if (profile) childEnv.SVC_TUI_PROFILE = childEnv.HERMES_PROFILE = profile;
+    if (resume) childEnv.SVC_TUI_RESUME_SESSION_ID = childEnv.HERMES_TUI_RESUME = resume;
+    const { file, args } = launch;
+    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: launch.cwd, env: childEnv });
     const spawned = await new Promise<Error | null>((resolve) => {
       child.once('spawn', () => resolve(null));
       child.once('error', (err) => resolve(err));
@@ -165,7 +253,7 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
     const exited = new Promise<{ exitCode: number | null; signal: number | null }>((resolve) =>
       child.once('exit', (code, sig) => resolve({ exitCode: code, signal: sig ? (os.constants.signals[sig] ?? null) : null })),
     );
-    const t: Tui = { tuiId, conn, child, pid, reason: null, exited, recorded: Promise.resolve(), paused: false, dropped: 0 };
+    const t: Tui = { tuiId, conn, child, pid, reason: null, exited, recorded: Promise.resolve(), paused: false, dropped: 0, inFlight: new Set() };
     try {
       await this.log.run(`device:${prefix}`, (m) =>
         startTui(m, { tuiId, tokenPrefix: prefix, connId: conn.id, pid, program: path.basename(file), ...size }),
@@ -176,9 +264,10 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
       throw err;
     }
     this.byConn.set(conn.id, t);
+    this.unavailable.delete(conn.id);
     t.recorded = exited.then((exit) => this.onExit(t, exit));
-    this.logger.info({ tuiId, pid, tokenPrefix: prefix, program: path.basename(file) }, 'TUI gateway started');
-    conn.send('tui', 'tui.attached', { pid, server_version: this.runtime.version }, env.id);
+    this.logger.info({ tuiId, pid, tokenPrefix: prefix, program: path.basename(file), source: launch.source }, 'TUI gateway started');
+    conn.send('tui', 'tui.attached', { pid, server_version: this.runtime.version, available: true }, env.id);
     this.pipeStdout(t);
     this.pipeStderr(t);
     if (conn.closed) void this.stop(t, 'disconnected');
@@ -227,8 +316,10 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
     }
     const o = msg as Record<string, unknown>;
     if (typeof o.method === 'string') t.conn.send('tui', 'tui.rpc.event', o);
-    else if ('id' in o && ('result' in o || 'error' in o)) t.conn.send('tui', 'tui.rpc.response', o);
-    else {
+    else if ('id' in o && ('result' in o || 'error' in o)) {
+      if (typeof o.id === 'string' || typeof o.id === 'number') t.inFlight.delete(o.id);
+      t.conn.send('tui', 'tui.rpc.response', o);
+    } else {
       t.dropped++;
       this.logger.debug({ tuiId: t.tuiId }, 'TUI gateway object is neither a response nor an event; dropped');
     }
@@ -268,6 +359,7 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
   }
 
   private onClose(conn: PhoneConnection): void {
+    this.unavailable.delete(conn.id);
     const t = this.byConn.get(conn.id);
     if (t && !this.stopping) void this.stop(t, 'disconnected');
   }
@@ -287,9 +379,19 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
       { tuiId: t.tuiId, pid: t.pid, reason, exitCode: exit.exitCode, signal: exit.signal, droppedLines: t.dropped },
       'TUI gateway stopped',
     );
-    if (reason !== 'detached' && !t.conn.closed) {
-      t.conn.send('tui', 'tui.detached', { reason, exit_code: exit.exitCode, signal: exit.signal });
+    if (!t.conn.closed) {
+      // Requests it never answered would otherwise wait for the client's own timeout (120 s in the CLI).
+      const why = `the TUI gateway stopped (${reason}, exit code ${exit.exitCode ?? 'none'}) before answering; send tui.attach to start it again`;
+      for (const id of t.inFlight) {
+        t.conn.send('tui', 'tui.rpc.response', {
+          jsonrpc: '2.0',
+          id,
+          error: { code: RPC_UNAVAILABLE, message: why, data: { code: 'tui.gateway_stopped' } },
+        });
+      }
+      if (reason !== 'detached') t.conn.send('tui', 'tui.detached', { reason, exit_code: exit.exitCode, signal: exit.signal });
     }
+    t.inFlight.clear();
   }
 }
 
