@@ -186,7 +186,7 @@ describe('compat: the Android app on the bridge channel', () => {
         ok: true,
         media_token: token,
         media: `MEDIA:hermes-relay://${token}`,
-        marker: `MEDIA:svc-relay://${token}`,
+        marker: `MEDIA:hermes-relay://${token}`,
         content_type: 'image/png',
         width: 54,
         height: 96,

@@ -77,7 +77,7 @@ describe('compat: the host pair command (plugin/pair.py)', () => {
       expect(parsed).toMatchObject({ host: '192.168.1.50', port: 8642, key: '', tls: false });
       expect(result).toMatchObject({ host: '192.168.1.50', port: 8642, tls: false, expires_at: now() + 600 });
       // The paste-able URL wraps the same JSON.
-      expect(result.pairing_url).toMatch(/^svc-relay:\/\/pair\?payload=[A-Za-z0-9_-]+$/);
+      expect(result.pairing_url).toMatch(/^hermes-relay:\/\/pair\?payload=[A-Za-z0-9_-]+$/);
       expect(decodePairing(result.pairing_url as string)).toEqual(parsed);
     });
 

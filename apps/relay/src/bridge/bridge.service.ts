@@ -514,7 +514,7 @@ function screenshotBody(
     token,
     media_token: token,
     media: phoneMediaMarker(token),
-    marker: `MEDIA:svc-relay://${token}`,
+    marker: phoneMediaMarker(token),
     expires_at: expiresAt,
     content_type: 'image/png',
     width: png.width,

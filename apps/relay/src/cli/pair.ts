@@ -109,7 +109,7 @@ export function requestJson(endpoint: RelayEndpoint, method: string, route: stri
   });
 }
 
-/** `qr_payload` is the QR's JSON text (what the app scans); `pairing_url` the paste-able svc-relay:// form. */
+/** `qr_payload` is the QR's JSON text (what the app scans); `pairing_url` the paste-able hermes-relay:// form. */
 type MintAnswer = { ok: true; code: string; pairing_url: string; expires_at: number; relay_url: string; qr_payload: string };
 
 export async function pairCommand(args: string[], io: CliIo): Promise<number> {
@@ -155,7 +155,7 @@ export async function pairCommand(args: string[], io: CliIo): Promise<number> {
   if (!v['no-qr']) {
     // ANSI blocks on a terminal; plain UTF-8 half blocks when redirected (no escape codes in a file).
     // The app's scanner reads raw JSON only (QrPairingScanner.kt parseHermesPairingQr): the QR holds
-    // qr_payload itself, not the svc-relay:// URL (that one is for pasting into the desktop CLI).
+    // qr_payload itself, not the hermes-relay:// URL (that one is for pasting into the desktop CLI).
     const qr = await QRCode.toString(
       mint.qr_payload,
       io.stdout.isTTY ? { type: 'terminal', small: true, errorCorrectionLevel: 'L' } : { type: 'utf8', errorCorrectionLevel: 'L' },

@@ -59,7 +59,7 @@ Exit status 1 on a bad configuration, a broken event log, an event log another r
        svc relay pair --register-code CODE [--ttl DURATION] [--grants LIST] [--json]
 
 Mints a one-shot pairing code on the relay running on this machine (POST /pairing/mint on
-loopback), prints its QR code (the JSON the app scans), the svc-relay:// URL to paste and when
+loopback), prints its QR code (the JSON the app scans), the hermes-relay:// URL to paste and when
 the code expires (10 minutes). With --register-code, registers the code the phone shows instead
 (POST /pairing/register), with the same --ttl and --grants.
 The relay is found through RELAY_HOST and RELAY_PORT (0.0.0.0 is dialled as 127.0.0.1), over

@@ -45,7 +45,7 @@ export class MediaController {
     return this.media.fetchByPath(path, contentType, req, reply, actorOf(caller));
   }
 
-  /** The chat marker helper over HTTP: `MEDIA:<absolute path>` becomes `MEDIA:svc-relay://<token>`. */
+  /** The chat marker helper over HTTP: `MEDIA:<absolute path>` becomes `MEDIA:hermes-relay://<token>` (the scheme the app renders). */
   @Post('/markers')
   @Auth('loopback')
   @HttpCode(200)

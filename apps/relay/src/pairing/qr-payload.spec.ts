@@ -33,13 +33,13 @@ describe('the pairing QR payload', () => {
   it('reads the JSON itself, svc-relay:// and hermes-relay:// invites (base64url or base64, padded or not, payload= or p=)', () => {
     const json = JSON.stringify(payload);
     const url = pairingUrl(json);
-    expect(url).toMatch(/^svc-relay:\/\/pair\?payload=[A-Za-z0-9_-]+$/);
+    expect(url).toMatch(/^hermes-relay:\/\/pair\?payload=[A-Za-z0-9_-]+$/);
     const b64 = Buffer.from(json).toString('base64');
     for (const raw of [
       json,
       ` ${json}\n`,
       url,
-      url.replace('svc-relay', 'hermes-relay'),
+      url.replace('hermes-relay', 'svc-relay'),
       `hermes-relay://pair?p=${b64}`,
       `HERMES-RELAY://pair/?payload=${b64}`,
     ]) {

@@ -37,9 +37,13 @@ export type QrPayload = {
   sig: string;
 };
 
-/** The paste-able form: `svc-relay://pair?payload=<base64url of the QR JSON, unpadded>`. */
+/**
+ * The paste-able form: `hermes-relay://pair?payload=<base64url of the QR JSON, unpadded>`. The spec spells
+ * the scheme `svc-relay://`; the desktop CLI's `--pair-qr` (pairingQr.ts) and the host's pair command,
+ * which prints this URL for it, unwrap only `hermes-relay://`. Both are read on input (`decodePairing`).
+ */
 export function pairingUrl(qrJson: string): string {
-  return `svc-relay://pair?payload=${Buffer.from(qrJson, 'utf8').toString('base64url')}`;
+  return `hermes-relay://pair?payload=${Buffer.from(qrJson, 'utf8').toString('base64url')}`;
 }
 
 const INVITE_RE = /^(?:svc|hermes)-relay:\/\/pair\/?\?(?:.*&)?(?:payload|p)=([A-Za-z0-9_\-+/]+={0,2})(?:&.*)?$/i;

@@ -1,3 +1,4 @@
+import { INPUT_TOKEN_SCHEMES, tokenMarker } from '../media/chat-markers';
 /**
  * What the real phone app sends and reads on the bridge channel, and how the relay translates between
  * the host tools' vocabulary and the app's (docs/PROTOCOL.md, "Device Control: the app's wire").
@@ -198,9 +199,9 @@ const MEDIA_TOKEN_RE = /^[A-Za-z0-9_-]{8,128}$/;
 export function mediaTokenOf(marker: string): string | null {
   let s = marker.trim();
   if (s.startsWith('MEDIA:')) s = s.slice(6);
-  for (const scheme of ['svc-relay://', 'hermes-relay://']) if (s.startsWith(scheme)) s = s.slice(scheme.length);
+  for (const scheme of INPUT_TOKEN_SCHEMES) if (s.startsWith(scheme)) s = s.slice(scheme.length);
   return MEDIA_TOKEN_RE.test(s) ? s : null;
 }
 
 /** The marker the app parses (it knows the `hermes-relay://` scheme only). */
-export const phoneMediaMarker = (token: string): string => `MEDIA:hermes-relay://${token}`;
+export const phoneMediaMarker = (token: string): string => tokenMarker(token);

@@ -20,6 +20,6 @@ describe('chat media markers', () => {
     const markers = findPathMarkers(text);
     const out = replacePathMarkers(text, markers, new Map([['/tmp/x.png', 'TOKEN']]));
     expect(out).toBe(`a ${tokenMarker('TOKEN')} b MEDIA:/etc/passwd c ${tokenMarker('TOKEN')}.`);
-    expect(tokenMarker('T')).toBe('MEDIA:svc-relay://T');
+    expect(tokenMarker('T')).toBe('MEDIA:hermes-relay://T');
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Chat media markers (spec 4.4): `MEDIA:<absolute path>` (bare path) and `MEDIA:svc-relay://<token>`.
+ * Chat media markers (spec 4.4): `MEDIA:<absolute path>` (bare path) and `MEDIA:<scheme><token>`.
  *
  * A bare path runs to the next whitespace, quote, bracket or `<>`; punctuation that ends a sentence
  * (`.,;:!?`) right after it is not part of the path. A path with spaces is written quoted:
@@ -24,7 +24,14 @@ export function findPathMarkers(text: string): PathMarker[] {
   return out;
 }
 
-export const MEDIA_TOKEN_SCHEME = 'svc-relay://';
+/**
+ * The scheme of the token markers the relay writes. The spec spells it `svc-relay://`, but the phone app
+ * renders only `MEDIA:hermes-relay://<token>` (ChatHandler.kt's marker regex, BridgeCommandHandler.kt's
+ * attachment fetch), so a marker in the spec's spelling would reach the phone as dead text. Both
+ * spellings are read on input (`INPUT_TOKEN_SCHEMES`); docs/PROTOCOL.md "Brand spellings".
+ */
+export const MEDIA_TOKEN_SCHEME = 'hermes-relay://';
+export const INPUT_TOKEN_SCHEMES = ['svc-relay://', 'hermes-relay://'] as const;
 
 export function tokenMarker(token: string): string {
   return `MEDIA:${MEDIA_TOKEN_SCHEME}${token}`;
