@@ -4,8 +4,18 @@ import * as path from 'node:path';
 import { loadConfig } from '../common/config';
 import { hasTuiGateway, locateGateway, NOT_CONFIGURED_MESSAGE } from './gateway-locator';
 
+const made: string[] = [];
+const tempDir = (prefix: string): string => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 function checkout(opts: { venv?: boolean; packageEntry?: boolean } = {}): string {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-agent-'));
+  const root = tempDir('svc-agent-');
   const pkg = path.join(root, 'tui_gateway');
   if (opts.packageEntry) {
     fs.mkdirSync(path.join(pkg, 'entry'), { recursive: true });
@@ -22,7 +32,7 @@ function checkout(opts: { venv?: boolean; packageEntry?: boolean } = {}): string
 }
 
 describe('locateGateway', () => {
-  const empty = () => fs.mkdtempSync(path.join(os.tmpdir(), 'svc-home-'));
+  const empty = () => tempDir('svc-home-');
 
   it('defaults: <SVC_HOME>/svc-agent, then ~/.hermes/hermes-agent (HOME from the environment)', () => {
     const config = loadConfig({ SVC_HOME: '/srv/svc', HOME: '/home/u' });
