@@ -51,6 +51,7 @@ function view(x: NotificationEntry) {
     package_name: x.packageName,
     title: x.title,
     text: x.text,
+    sub_text: x.subText ?? null,
     posted_at: x.postedAt === null ? null : epoch(x.postedAt),
     received_at: epoch(x.receivedAt),
     key: x.key,

@@ -91,6 +91,8 @@ export type NotificationPosted = Ev<
     packageName: string;
     title: string | null;
     text: string | null;
+    /** The notification's sub-text (the app sends `sub_text`). Absent in older logs. */
+    subText?: string | null;
     /** The phone's own time for the notification (ISO), when it sent one. */
     postedAt: string | null;
     key: string | null;
