@@ -70,6 +70,34 @@ describe('compat: the desktop CLI on the outbound queue', () => {
     expect((await cli(relay, 'GET', '/phone/outbound', token)).body.queued).toBe(2);
   });
 
+  it('`--cancel` with the id as the list prints it (its first 12 characters) cancels that message; an ambiguous prefix is 409', async () => {
+    const ids = [await post('shown cut short'), await post('another')];
+    const shown = ids[0].slice(0, 12); // relay.ts:310
+    const r = await cli(relay, 'DELETE', `/phone/outbound?message_id=${encodeURIComponent(shown)}`, token);
+    expect([r.status, printedCount(r.body), r.body.message_ids]).toEqual([200, 1, [ids[0]]]);
+    // Too short to be taken as an id: nothing is cancelled.
+    expect(printedCount((await cli(relay, 'DELETE', `/phone/outbound?message_id=${ids[1].slice(0, 4)}`, token)).body)).toBe(0);
+    const remaining = (await cli(relay, 'GET', '/phone/outbound', token)).body.messages.map((m: Json) => m.message_id);
+    expect(remaining).toContain(ids[1]);
+    expect(remaining).not.toContain(ids[0]);
+    await cli(relay, 'DELETE', `/phone/outbound?message_id=${ids[1]}`, token);
+
+    for (const id of ['abcdefgh-1', 'abcdefgh-2']) {
+      await fetch(`${relay.url}/phone/message`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: id, message_id: id }),
+      });
+    }
+    const both = await cli(relay, 'DELETE', '/phone/outbound?message_id=abcdefgh', token);
+    expect(both.status).toBe(409);
+    expect(both.body).toMatchObject({ ok: false, code: 'phone.ambiguous_id', matches: 2 });
+    const still = (await cli(relay, 'GET', '/phone/outbound', token)).body.messages.map((m: Json) => m.message_id);
+    expect(still).toEqual(expect.arrayContaining(['abcdefgh-1', 'abcdefgh-2']));
+    for (const id of ['abcdefgh-1', 'abcdefgh-2'])
+      expect(printedCount((await cli(relay, 'DELETE', `/phone/outbound?message_id=${id}`, token)).body)).toBe(1);
+  });
+
   it('`relay queue --clear` cancels all and prints the count; a misspelt filter is refused, never widened to all', async () => {
     const typo = await cli(relay, 'DELETE', '/phone/outbound?messageid=x', token);
     expect(typo.status).toBe(400);

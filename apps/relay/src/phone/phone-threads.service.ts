@@ -34,6 +34,8 @@ import { CHAT_ID, MAX_TEXT, MESSAGE_ID, REF_ID } from './phone.dto';
 const epoch = (ms: number): number => Math.floor(ms / 1000);
 /** The longest a reply poll is held (the reference relay's cap; the host platform asks for 25 s). */
 export const REPLIES_MAX_WAIT = 30;
+/** The shortest id prefix a cancel takes (the desktop CLI shows 12 characters). */
+const MIN_ID_PREFIX = 8;
 const METADATA_MAX_BYTES = 8 * 1024;
 /** How long one frame may wait for a phone's socket to drain. */
 const WRITE_TIMEOUT_MS = 10_000;
@@ -180,11 +182,26 @@ export class PhoneThreadsService implements OnModuleDestroy {
     return { ok: true as const, cancelled: 1, message_ids: [messageId] };
   }
 
-  /** `DELETE /phone/outbound?message_id=` (the desktop CLI's cancel-one): 200 with `cancelled: 0` when it is not queued. */
+  /**
+   * `DELETE /phone/outbound?message_id=` (the desktop CLI's cancel-one): 200 with `cancelled: 0` when it is
+   * not queued. The CLI lists ids cut to 12 characters, so a prefix of at least 8 that names exactly one
+   * queued message cancels it; one that names several is 409 `phone.ambiguous_id`.
+   */
   async cancelOne(messageId: string, caller: Principal) {
-    const n = await this.cancelIfQueued(messageId, caller);
-    const msg = this.log.models.phoneThreads.message(messageId);
-    return { ok: true as const, cancelled: n, message_ids: n ? [messageId] : [], ...(n === 0 ? { state: msg?.state ?? null } : {}) };
+    const stored = await this.log.run(actorOf(caller), (m) => {
+      const phone = m.phoneThreads;
+      if (phone.message(messageId)) return phone.message(messageId)?.state === 'queued' ? cancelMessage(m, messageId, actorOf(caller)) : [];
+      const matches = messageId.length >= MIN_ID_PREFIX ? phone.queued().filter((q) => q.messageId.startsWith(messageId)) : [];
+      if (matches.length > 1) {
+        throw new DomainError('phone.ambiguous_id', 'conflict', `${matches.length} queued messages start with that id: give more of it`, {
+          matches: matches.length,
+        });
+      }
+      return matches.length === 1 ? cancelMessage(m, matches[0].messageId, actorOf(caller)) : [];
+    });
+    const ids = stored.map((e) => (e.data as { messageId: string }).messageId);
+    const state = ids.length === 0 ? (this.log.models.phoneThreads.message(messageId)?.state ?? null) : undefined;
+    return { ok: true as const, cancelled: ids.length, message_ids: ids, ...(state !== undefined ? { state } : {}) };
   }
 
   private async cancelIfQueued(messageId: string, caller: Principal): Promise<number> {
