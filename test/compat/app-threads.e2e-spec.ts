@@ -207,8 +207,9 @@ describe('compat: the phone app on Phone Threads', () => {
     await phone.type('notifications', 'notification.ok');
     const recent = await call(relay, 'GET', '/notifications/recent');
     expect(recent.body.notifications.map((n: Json) => [n.package_name, n.title, n.text, n.sub_text, n.posted_at, n.key])).toEqual([
-      ['com.example.mail', null, null, 'work@example.com', Math.floor(postedAt / 1000), '0|com.example.mail|2|null|10124'],
-      ['com.example.chat', 'Ana', 'lunch?', null, Math.floor(postedAt / 1000), '0|com.example.chat|1|null|10123'],
+      // posted_at comes back in epoch ms: plugin/tools/android_notifications.py:48-49 describes it so to the model.
+      ['com.example.mail', null, null, 'work@example.com', postedAt, '0|com.example.mail|2|null|10124'],
+      ['com.example.chat', 'Ana', 'lunch?', null, postedAt, '0|com.example.chat|1|null|10123'],
     ]);
     expect(phone.frames.filter((f) => f.channel === 'system' && f.type === 'error')).toEqual([]);
   });

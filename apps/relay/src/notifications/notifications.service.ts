@@ -52,7 +52,8 @@ function view(x: NotificationEntry) {
     title: x.title,
     text: x.text,
     sub_text: x.subText ?? null,
-    posted_at: x.postedAt === null ? null : epoch(x.postedAt),
+    // Epoch ms, as the app sent it and as the host's android_notifications_recent tool tells the model it is.
+    posted_at: x.postedAt,
     received_at: epoch(x.receivedAt),
     key: x.key,
     device_name: x.deviceName,
