@@ -195,6 +195,19 @@ describe('compat: the host platform (PhoneAdapter) on Phone Threads', () => {
     const twice = await host(relay, 'GET', '/phone/replies?since=0&wait=0');
     expect(twice.body.replies).toHaveLength(9);
     expect(all.body.cursor).toBe(all.body.replies[8].cursor);
+    // It took nothing: the host's next poll has nothing to hand.
+    expect(dispatched((await host(relay, 'GET', '/phone/replies?timeout=0')).body)).toEqual([]);
+  });
+
+  it('a paired device polling without a cursor reads, but never takes a reply from the host', async () => {
+    appReply(phone, 'for the host only');
+    await phone.type('proactive', 'proactive.reply.ack');
+    const remote = await fetch(`${relay.url}/phone/replies?timeout=0`, {
+      headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': '203.0.113.7' },
+    });
+    const seen = ((await remote.json()) as Json).replies as Json[];
+    expect(seen.map((r) => r.text)).toContain('for the host only');
+    expect(dispatched((await host(relay, 'GET', HOST_POLL)).body).map((d) => d.text)).toEqual(['for the host only']);
   });
 
   it('bad timeouts are a clean 400; a timeout above 30 is taken (the relay holds it 30 s at most, as the reference caps it)', async () => {

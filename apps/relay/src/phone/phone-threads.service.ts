@@ -305,7 +305,8 @@ export class PhoneThreadsService implements OnModuleDestroy {
     const limit = q.limit ?? 100;
     const wait = Math.min(q.wait ?? 20, REPLIES_MAX_WAIT);
     const phone = this.log.models.phoneThreads;
-    const take = q.since === undefined;
+    // Only the host platform (loopback) takes: a paired device reading replies must not take them from the host.
+    const take = q.since === undefined && caller.kind === 'operator';
     const since = q.since ?? 0;
     const pending = () => (take ? phone.unhanded(q.chatId) : phone.repliesAfter(since, q.chatId));
     let answered = true;
