@@ -70,17 +70,29 @@ describe('/chat/image-activity', () => {
     for (const q of [
       '',
       '?session_id=',
-      '?session_id=../x',
-      `?session_id=${'a'.repeat(129)}`,
+      '?session_id=%20',
+      '?session_id=a%0Ab',
+      `?session_id=${'a'.repeat(257)}`,
       '?session_id=s1&since=abc',
       '?session_id=s1&since=-1',
+      '?session_id=s1&since=1E',
+      '?session_id=s1&since=Infinity',
+      '?session_id=s1&since=1e400',
       '?session_id=a&session_id=b',
-      '?session_id=s1&since=1e3',
+      '?session_id=s1&profile=a%0Ab',
     ]) {
       const r = await read(q);
       expect([q, r.status]).toEqual([q, 400]);
       expect(r.body.ok).toBe(false);
     }
+  });
+
+  it("takes any printable session id the app may hold (one the relay never saw answers empty) and Kotlin's exponent form of since", async () => {
+    for (const q of ['?session_id=../x', `?session_id=${'a'.repeat(256)}`, '?session_id=s1&since=1e3', '?session_id=s1&since=1.7E9']) {
+      const r = await read(q);
+      expect([q, r.status]).toEqual([q, 200]);
+    }
+    expect((await read('?session_id=../x')).body).toMatchObject({ session_id: '../x', profile: 'default', activities: [], activity: [] });
   });
 
   it('needs a paired bearer with an active chat grant; the feed is loopback only', async () => {

@@ -28,7 +28,7 @@ describe('notification companion', () => {
       package_name: 'com.example.mail',
       title: 't104',
       text: 'body 104',
-      posted_at: 1772366504,
+      posted_at: 1772366504_000,
       key: 'k104',
       device_name: 'Test phone',
     });

@@ -152,7 +152,7 @@ describe('Phone Threads', () => {
     await post(relay, { chat_id: 'cx', text: 'keep me' });
     expect((await call(relay, 'GET', `/phone/outbound/${a}`)).body).toMatchObject({ ok: true, message_id: a, state: 'queued', text: 'cancel me' });
     const del = await call(relay, 'DELETE', `/phone/outbound/${a}`);
-    expect(del).toEqual({ status: 200, body: { ok: true, cancelled: a } });
+    expect(del).toEqual({ status: 200, body: { ok: true, cancelled: 1, message_ids: [a] } });
     const twice = await call(relay, 'DELETE', `/phone/outbound/${a}`);
     expect(twice.status).toBe(409);
     expect(twice.body).toMatchObject({ ok: false, code: 'phone.not_queued', state: 'cancelled' });

@@ -106,6 +106,10 @@ export function summary(e: ConsoleEvent): string {
       return `${str(d.count)} queued message${d.count === 1 ? '' : 's'} sent to ${str(d.tokenPrefix)}${d.interrupted ? ' (interrupted)' : ''}`;
     case 'phone.reply_received':
       return `${str(d.deviceName)} replied in ${str(d.chatId)} (${clip(d.text)})`;
+    case 'phone.replies_handed': {
+      const n = Array.isArray(d.replyIds) ? d.replyIds.length : 0;
+      return `${n} repl${n === 1 ? 'y' : 'ies'} handed to ${actorLabel(str(d.by))}`;
+    }
     case 'notification.posted':
       return `${str(d.deviceName)}: notification from ${str(d.packageName)}${d.title ? ` “${clip(d.title)}”` : ''}`;
     case 'notification.removed':

@@ -11,8 +11,8 @@ export class ImageActivityController {
   @Get()
   @Auth('paired', 'chat')
   @Header('Cache-Control', 'no-store')
-  list(@Query('session_id') sessionId: unknown, @Query('since') since: unknown) {
-    return this.activity.list(sessionId, since);
+  list(@Query('session_id') sessionId: unknown, @Query('since') since: unknown, @Query('profile') profile: unknown) {
+    return this.activity.list(sessionId, since, profile);
   }
 
   /** The host platform's feed (loopback). */

@@ -1,7 +1,19 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, ID_PATTERN, reportImageActivity } from '@svc/domain';
+import { DomainError, reportImageActivity, type ImageActivityEntry } from '@svc/domain';
 import { EventLog } from '../common/event-log';
 import type { ReportDto } from './image-activity.dto';
+
+/** What the phone may name as a session: any 1-256 printable characters (an id the relay never saw answers empty). */
+const SESSION_ID = /^[^\x00-\x1f\x7f]{1,256}$/;
+/** A profile name, echoed back: printable, bounded. */
+const PROFILE = /^[^\x00-\x1f\x7f]{1,128}$/;
+/**
+ * Epoch seconds as the app writes them: Kotlin's `Double.toString` (`1.7E9`, `1.7631234567891E9`), a plain
+ * decimal (`1763123456.789`) or an integer.
+ */
+const SECONDS = /^\+?(\d{1,20}(\.\d{0,20})?|\.\d{1,20})([eE][+-]?\d{1,3})?$/;
+/** The tool the host reports on: the feed is image generation only. */
+const IMAGE_TOOL = 'image_generate';
 
 @Injectable()
 export class ImageActivityService {
@@ -20,24 +32,83 @@ export class ImageActivityService {
     return { ok: true as const, ts: Date.parse(e.at) / 1000 };
   }
 
-  /** `since`: epoch seconds (fractions allowed); entries strictly after it. */
-  list(sessionId: unknown, since: unknown) {
-    if (typeof sessionId !== 'string' || !ID_PATTERN.test(sessionId)) {
-      throw new DomainError('image_activity.bad_session_id', 'invalid', 'session_id is required: 1-128 characters of A-Z a-z 0-9 _ . : -');
+  /**
+   * `since`: epoch seconds (fractions and exponent form allowed). Two views of the same entries:
+   * `activities`, one per call (the app's `ImageActivitySnapshot`: every call with a report at or after
+   * `since`, in its latest state), and `activity`, the reports strictly after `since` with a `cursor`.
+   */
+  list(sessionId: unknown, since: unknown, profile: unknown) {
+    if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId.trim())) {
+      throw new DomainError('image_activity.bad_session_id', 'invalid', 'session_id is required: 1-256 printable characters');
+    }
+    const session = sessionId.trim();
+    let prof = 'default';
+    if (profile !== undefined && profile !== '') {
+      if (typeof profile !== 'string' || !PROFILE.test(profile.trim())) {
+        throw new DomainError('image_activity.bad_profile', 'invalid', 'profile: 1-128 printable characters');
+      }
+      prof = profile.trim();
     }
     let sinceMs: number | null = null;
     if (since !== undefined && since !== '') {
-      const n = typeof since === 'string' && /^\d{1,12}(\.\d{1,6})?$/.test(since) ? Number(since) : NaN;
-      if (!Number.isFinite(n)) throw new DomainError('image_activity.bad_since', 'invalid', 'since must be epoch seconds (a non-negative number)');
+      const raw = typeof since === 'string' ? since.trim() : '';
+      const n = SECONDS.test(raw) ? Number(raw) : NaN;
+      if (!Number.isFinite(n) || n * 1000 > 8.64e15) {
+        throw new DomainError('image_activity.bad_since', 'invalid', 'since must be epoch seconds (a non-negative number, e.g. 1.7E9)');
+      }
       sinceMs = n * 1000;
     }
-    const entries = this.log.models.imageActivity.forSession(sessionId, sinceMs);
+    const all = this.log.models.imageActivity.forSession(session, null);
+    const entries = sinceMs === null ? all : all.filter((x) => x.at > sinceMs);
     const cursor = entries.length ? entries[entries.length - 1].at / 1000 : sinceMs === null ? null : sinceMs / 1000;
     return {
       ok: true as const,
-      session_id: sessionId,
+      session_id: session,
+      profile: prof,
+      activities: calls(all, sinceMs),
       activity: entries.map((x) => ({ call_id: x.callId, status: x.status, progress: x.progress, error_code: x.errorCode, ts: x.at / 1000 })),
       cursor,
     };
   }
+}
+
+/** One entry per call, in the order calls started: `state` `running` until `completed` or `failed`. */
+function calls(entries: ImageActivityEntry[], sinceMs: number | null) {
+  const byCall = new Map<
+    string,
+    {
+      call_id: string;
+      tool_name: string;
+      state: string;
+      started_at: number;
+      completed_at: number | null;
+      progress: number | null;
+      error_code: string | null;
+      last: number;
+    }
+  >();
+  for (const x of entries) {
+    let c = byCall.get(x.callId);
+    if (!c) {
+      c = {
+        call_id: x.callId,
+        tool_name: IMAGE_TOOL,
+        state: 'running',
+        started_at: x.at / 1000,
+        completed_at: null,
+        progress: null,
+        error_code: null,
+        last: x.at,
+      };
+      byCall.set(x.callId, c);
+    }
+    c.last = x.at;
+    if (x.status === 'progress') c.progress = x.progress;
+    if (x.status === 'completed' || x.status === 'failed') {
+      c.state = x.status;
+      c.completed_at = x.at / 1000;
+      c.error_code = x.errorCode;
+    }
+  }
+  return [...byCall.values()].filter((c) => sinceMs === null || c.last >= sinceMs).map(({ last: _last, ...c }) => c);
 }

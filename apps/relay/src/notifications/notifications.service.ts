@@ -51,7 +51,9 @@ function view(x: NotificationEntry) {
     package_name: x.packageName,
     title: x.title,
     text: x.text,
-    posted_at: x.postedAt === null ? null : epoch(x.postedAt),
+    sub_text: x.subText ?? null,
+    // Epoch ms, as the app sent it and as the host's android_notifications_recent tool tells the model it is.
+    posted_at: x.postedAt,
     received_at: epoch(x.receivedAt),
     key: x.key,
     device_name: x.deviceName,

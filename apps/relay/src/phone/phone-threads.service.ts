@@ -12,6 +12,7 @@ import {
   recordFlush,
   recordReply,
   subscribe,
+  takeReplies,
   unsubscribe,
   type PhoneMessage,
   type PhoneReply,
@@ -28,9 +29,13 @@ import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
-import { CHAT_ID, MAX_TEXT, MESSAGE_ID } from './phone.dto';
+import { CHAT_ID, MAX_TEXT, MESSAGE_ID, REF_ID } from './phone.dto';
 
 const epoch = (ms: number): number => Math.floor(ms / 1000);
+/** The longest a reply poll is held (the reference relay's cap; the host platform asks for 25 s). */
+export const REPLIES_MAX_WAIT = 30;
+/** The shortest id prefix a cancel takes (the desktop CLI shows 12 characters). */
+const MIN_ID_PREFIX = 8;
 const METADATA_MAX_BYTES = 8 * 1024;
 /** How long one frame may wait for a phone's socket to drain. */
 const WRITE_TIMEOUT_MS = 10_000;
@@ -43,6 +48,7 @@ export type PostInput = {
   replyTo?: string | null;
   metadata?: Record<string, unknown> | null;
   messageId?: string;
+  sessionId?: string | null;
 };
 
 /**
@@ -104,6 +110,8 @@ export class PhoneThreadsService implements OnModuleDestroy {
       throw new DomainError('phone.metadata_too_large', 'invalid', `metadata: at most ${METADATA_MAX_BYTES} bytes of JSON`);
     }
     const messageId = input.messageId ?? randomUUID();
+    const fromMetadata = input.metadata?.session_id;
+    const sessionId = input.sessionId ?? (typeof fromMetadata === 'string' && CHAT_ID.test(fromMetadata) ? fromMetadata : null);
     const stored = await this.log.run(actorOf(caller), (m, now) =>
       postMessage(
         m,
@@ -115,6 +123,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
           surfacing: input.surfacing ?? null,
           replyTo: input.replyTo ?? null,
           metadata: input.metadata ?? null,
+          ...(sessionId ? { sessionId } : {}),
         },
         this.config.phoneQueueMax,
         now,
@@ -150,7 +159,15 @@ export class PhoneThreadsService implements OnModuleDestroy {
 
   outbound(chatId?: string) {
     const queued = this.log.models.phoneThreads.queued().filter((m) => chatId === undefined || m.chatId === chatId);
-    return { ok: true as const, ...this.channelInfo(), max: this.config.phoneQueueMax, count: queued.length, messages: queued.map(messageView) };
+    // `queued` and each message's `sent_at` (epoch ms) are what the desktop CLI's `relay queue` prints.
+    return {
+      ok: true as const,
+      ...this.channelInfo(),
+      max: this.config.phoneQueueMax,
+      count: queued.length,
+      queued: queued.length,
+      messages: queued.map((m) => ({ ...messageView(m), sent_at: m.postedAt })),
+    };
   }
 
   message(messageId: string) {
@@ -159,9 +176,39 @@ export class PhoneThreadsService implements OnModuleDestroy {
     return { ok: true as const, ...messageView(msg), delivered_to: msg.deliveredTo, queued_delivery: msg.queuedDelivery };
   }
 
+  /** `DELETE /phone/outbound/{id}`: 404 when unknown, 409 when no longer queued. */
   async cancel(messageId: string, caller: Principal) {
     await this.log.run(actorOf(caller), (m) => cancelMessage(m, messageId, actorOf(caller)));
-    return { ok: true as const, cancelled: messageId };
+    return { ok: true as const, cancelled: 1, message_ids: [messageId] };
+  }
+
+  /**
+   * `DELETE /phone/outbound?message_id=` (the desktop CLI's cancel-one): 200 with `cancelled: 0` when it is
+   * not queued. The CLI lists ids cut to 12 characters, so a prefix of at least 8 that names exactly one
+   * queued message cancels it; one that names several is 409 `phone.ambiguous_id`.
+   */
+  async cancelOne(messageId: string, caller: Principal) {
+    const stored = await this.log.run(actorOf(caller), (m) => {
+      const phone = m.phoneThreads;
+      if (phone.message(messageId)) return phone.message(messageId)?.state === 'queued' ? cancelMessage(m, messageId, actorOf(caller)) : [];
+      const matches = messageId.length >= MIN_ID_PREFIX ? phone.queued().filter((q) => q.messageId.startsWith(messageId)) : [];
+      if (matches.length > 1) {
+        throw new DomainError('phone.ambiguous_id', 'conflict', `${matches.length} queued messages start with that id: give more of it`, {
+          matches: matches.length,
+        });
+      }
+      return matches.length === 1 ? cancelMessage(m, matches[0].messageId, actorOf(caller)) : [];
+    });
+    const ids = stored.map((e) => (e.data as { messageId: string }).messageId);
+    const state = ids.length === 0 ? (this.log.models.phoneThreads.message(messageId)?.state ?? null) : undefined;
+    return { ok: true as const, cancelled: ids.length, message_ids: ids, ...(state !== undefined ? { state } : {}) };
+  }
+
+  private async cancelIfQueued(messageId: string, caller: Principal): Promise<number> {
+    const stored = await this.log.run(actorOf(caller), (m) =>
+      m.phoneThreads.message(messageId)?.state === 'queued' ? cancelMessage(m, messageId, actorOf(caller)) : [],
+    );
+    return stored.length;
   }
 
   async cancelAll(chatId: string | undefined, caller: Principal) {
@@ -179,6 +226,9 @@ export class PhoneThreadsService implements OnModuleDestroy {
         const lastEntry = t.entries[t.entries.length - 1];
         const queued = phone.queued().filter((m) => m.chatId === t.chatId).length;
         return {
+          // The app maps a gateway session to its Thread by this (RelayHttpClient.PhoneThreadInfo); the relay
+          // knows it only when the platform said (`session_id` on a posted message), else "" (the app skips blanks).
+          session_id: t.sessionId ?? '',
           chat_id: t.chatId,
           title: t.title,
           messages: t.messages,
@@ -216,7 +266,11 @@ export class PhoneThreadsService implements OnModuleDestroy {
 
   // ---- phone to agent -------------------------------------------------------------------------
 
-  async reply(input: { chatId?: string; text: string; replyTo?: string | null }, caller: Principal & { kind: 'device' }, via: 'ws' | 'http') {
+  async reply(
+    input: { chatId?: string; text: string; replyTo?: string | null; clientMsgId?: string | null },
+    caller: Principal & { kind: 'device' },
+    via: 'ws' | 'http',
+  ) {
     if (input.text.trim().length === 0) throw new DomainError('phone.empty_text', 'invalid', 'text must not be blank');
     const replyId = randomUUID();
     const [e] = await this.log.run(actorOf(caller), (m) =>
@@ -228,47 +282,81 @@ export class PhoneThreadsService implements OnModuleDestroy {
         tokenPrefix: caller.tokenPrefix,
         deviceName: caller.deviceName,
         via,
+        clientMsgId: input.clientMsgId ?? null,
       }),
     );
-    return { ok: true as const, reply_id: replyId, chat_id: input.chatId ?? PHONE_CHANNEL_ID, cursor: e.seq };
+    return {
+      ok: true as const,
+      reply_id: replyId,
+      message_id: input.clientMsgId ?? replyId,
+      chat_id: input.chatId ?? PHONE_CHANNEL_ID,
+      cursor: e.seq,
+    };
   }
 
-  /** Replies after `since`; when there are none, waits up to `waitSeconds` for the next one. */
-  async replies(q: { since?: number; wait?: number; limit?: number; chatId?: string }, onAbort: (release: () => void) => void) {
-    const since = q.since ?? 0;
+  /**
+   * `GET /phone/replies`. With `since` (a cursor): replies after it, read-only, for clients that keep their
+   * own place. Without it (the host platform's poll): the replies not yet handed to the host, each handed
+   * once (`phone.replies_handed` is written before the answer, so neither a re-poll nor a restart hands a
+   * reply again, and a reply nobody took is still there after a restart). When there is nothing to answer,
+   * the request waits up to `wait` seconds for a reply.
+   */
+  async replies(q: { since?: number; wait?: number; limit?: number; chatId?: string }, caller: Principal, onAbort: (release: () => void) => void) {
     const limit = q.limit ?? 100;
-    const wait = q.wait ?? 20;
-    let list = this.log.models.phoneThreads.repliesAfter(since, q.chatId);
-    if (list.length === 0 && wait > 0) {
-      await new Promise<void>((resolve) => {
-        let done = false;
-        const release = () => {
-          if (done) return;
-          done = true;
-          clearTimeout(timer);
-          sub.unsubscribe();
-          this.waiters.delete(release);
-          resolve();
-        };
-        const timer = setTimeout(release, wait * 1000);
-        const sub = this.log.bus.ofType('phone.reply_received').subscribe({
-          next: (e) => {
-            if (e.seq > since && (q.chatId === undefined || e.data.chatId === q.chatId)) release();
-          },
-          complete: release,
-        });
-        this.waiters.add(release);
-        onAbort(release);
-      });
-      list = this.log.models.phoneThreads.repliesAfter(since, q.chatId);
+    const wait = Math.min(q.wait ?? 20, REPLIES_MAX_WAIT);
+    const phone = this.log.models.phoneThreads;
+    // Only the host platform (loopback) takes: a paired device reading replies must not take them from the host.
+    const take = q.since === undefined && caller.kind === 'operator';
+    const since = q.since ?? 0;
+    const pending = () => (take ? phone.unhanded(q.chatId) : phone.repliesAfter(since, q.chatId));
+    let answered = true;
+    if (pending().length === 0 && wait > 0) answered = await this.waitForReply(wait, take ? 0 : since, q.chatId, onAbort);
+    if (!take) {
+      const list = pending();
+      const page = list.slice(0, limit);
+      return {
+        ok: true as const,
+        replies: page.map(replyView),
+        cursor: page.length ? page[page.length - 1].seq : Math.max(since, 0),
+        more: list.length > page.length,
+      };
     }
-    const page = list.slice(0, limit);
+    // A poll whose caller left (or a relay shutting down) takes nothing: the replies wait for the next poll.
+    if (!answered) return { ok: true as const, replies: [], cursor: phone.lastReplySeq(), more: phone.unhanded(q.chatId).length > 0 };
+    const stored = await this.log.run(actorOf(caller), (m) => takeReplies(m, limit, actorOf(caller), q.chatId));
+    const ids = stored.length ? (stored[0].data as { replyIds: string[] }).replyIds : [];
+    const page = ids.map((id) => phone.reply(id)).filter((r): r is PhoneReply => r !== undefined);
     return {
       ok: true as const,
       replies: page.map(replyView),
-      cursor: page.length ? page[page.length - 1].seq : Math.max(since, 0),
-      more: list.length > page.length,
+      cursor: page.length ? page[page.length - 1].seq : phone.lastReplySeq(),
+      more: phone.unhanded(q.chatId).length > 0,
     };
+  }
+
+  /** Resolves true when a reply (after `since`, of `chatId`) arrived or the wait ran out; false when the caller left or the relay is stopping. */
+  private waitForReply(wait: number, since: number, chatId: string | undefined, onAbort: (release: () => void) => void): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      let done = false;
+      const finish = (answer: boolean) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        sub.unsubscribe();
+        this.waiters.delete(stop);
+        resolve(answer);
+      };
+      const stop = () => finish(false);
+      const timer = setTimeout(() => finish(true), wait * 1000);
+      const sub = this.log.bus.ofType('phone.reply_received').subscribe({
+        next: (e) => {
+          if (e.seq > since && (chatId === undefined || e.data.chatId === chatId)) finish(true);
+        },
+        complete: stop,
+      });
+      this.waiters.add(stop);
+      onAbort(stop);
+    });
   }
 
   // ---- the proactive channel ------------------------------------------------------------------
@@ -306,6 +394,22 @@ export class PhoneThreadsService implements OnModuleDestroy {
         const input = replyPayload(env.payload);
         const r = await this.reply(input, p, 'ws');
         conn.send('proactive', 'proactive.reply.ok', { reply_id: r.reply_id, chat_id: r.chat_id }, env.id);
+        // The app settles its "sending" bubble on this (ProactiveMessageHandler: `client_msg_id`, `status`).
+        conn.send('proactive', 'proactive.reply.ack', {
+          client_msg_id: r.message_id,
+          status: 'received',
+          reply_id: r.reply_id,
+          ts: this.clock.now().getTime(),
+        });
+        return;
+      }
+      case 'proactive.cancel': {
+        // The socket twin of `DELETE /phone/outbound?message_id=`: a message no longer queued cancels nothing.
+        const id = env.payload.message_id;
+        if (typeof id !== 'string' || !MESSAGE_ID.test(id))
+          throw new DomainError('phone.bad_message_id', 'invalid', 'message_id: a queued message id');
+        const n = await this.cancelIfQueued(id, p);
+        conn.send('proactive', 'proactive.cancel.ok', { message_id: id, cancelled: n }, env.id);
         return;
       }
       default:
@@ -376,6 +480,8 @@ export class PhoneThreadsService implements OnModuleDestroy {
       reply_to: msg.replyTo,
       metadata: msg.metadata,
       ts: epoch(msg.postedAt),
+      // The app reads `sent_at` in epoch ms (ProactiveMessageHandler.parse).
+      sent_at: msg.postedAt,
       ...(queued ? { queued_delivery: true } : {}),
     };
   }
@@ -409,6 +515,9 @@ export function replyView(r: PhoneReply) {
     chat_id: r.chatId,
     text: r.text,
     reply_to: r.replyTo,
+    // The host platform (PhoneAdapter._normalize_reply) reads `message_id` and `metadata`.
+    message_id: r.clientMsgId ?? r.replyId,
+    metadata: {},
     token_prefix: r.tokenPrefix,
     device_name: r.deviceName,
     via: r.via,
@@ -417,14 +526,21 @@ export function replyView(r: PhoneReply) {
   };
 }
 
-/** `proactive.reply {chat_id?, text, reply_to?}`: the same checks as `POST /phone/replies`. */
-function replyPayload(p: Record<string, unknown>): { chatId?: string; text: string; replyTo?: string | null } {
+/** `proactive.reply {chat_id?, text, reply_to?, message_id?, ts?}`: the same checks as `POST /phone/replies`. */
+function replyPayload(p: Record<string, unknown>): { chatId?: string; text: string; replyTo?: string | null; clientMsgId: string | null } {
   const bad = (msg: string) => new DomainError('phone.bad_reply', 'invalid', msg);
   if (typeof p.text !== 'string' || p.text.trim().length === 0) throw bad('text: a non-empty string is required');
   if (p.text.length > MAX_TEXT) throw bad(`text: at most ${MAX_TEXT} characters`);
   if (p.chat_id !== undefined && p.chat_id !== null && (typeof p.chat_id !== 'string' || !CHAT_ID.test(p.chat_id)))
     throw bad('chat_id: 1-256 printable characters');
-  if (p.reply_to !== undefined && p.reply_to !== null && (typeof p.reply_to !== 'string' || !MESSAGE_ID.test(p.reply_to)))
-    throw bad('reply_to: a message id');
-  return { chatId: (p.chat_id as string | undefined) ?? undefined, text: p.text, replyTo: (p.reply_to as string | null | undefined) ?? null };
+  if (p.reply_to !== undefined && p.reply_to !== null && (typeof p.reply_to !== 'string' || !REF_ID.test(p.reply_to)))
+    throw bad('reply_to: a message id (1-256 printable characters)');
+  if (p.message_id !== undefined && p.message_id !== null && (typeof p.message_id !== 'string' || !REF_ID.test(p.message_id)))
+    throw bad('message_id: 1-256 printable characters');
+  return {
+    chatId: (p.chat_id as string | undefined) ?? undefined,
+    text: p.text,
+    replyTo: (p.reply_to as string | null | undefined) ?? null,
+    clientMsgId: (p.message_id as string | null | undefined) ?? null,
+  };
 }

@@ -1,8 +1,8 @@
-import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { DomainError, type Principal } from '@svc/domain';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Auth, Caller } from '../common/auth';
-import { ChatFilterDto, CHAT_ID, MESSAGE_ID, PostMessageDto, PostReplyDto, RepliesQueryDto } from './phone.dto';
+import { CancelQueryDto, ChatFilterDto, CHAT_ID, MESSAGE_ID, PostMessageDto, PostReplyDto, RepliesQueryDto } from './phone.dto';
 import { PhoneThreadsService } from './phone-threads.service';
 
 /**
@@ -18,16 +18,27 @@ export class PhoneController {
   @Auth('loopback-or-paired')
   post(@Body() b: PostMessageDto, @Caller() caller: Principal) {
     return this.phone.post(
-      { chatId: b.chat_id, text: b.text, title: b.title, surfacing: b.surfacing, replyTo: b.reply_to, metadata: b.metadata, messageId: b.message_id },
+      {
+        chatId: b.chat_id,
+        text: b.text,
+        title: b.title,
+        surfacing: b.surfacing,
+        replyTo: b.reply_to,
+        metadata: b.metadata,
+        messageId: b.message_id,
+        sessionId: b.session_id,
+      },
       caller,
     );
   }
 
   @Get('/replies')
   @Auth('loopback-or-paired')
-  replies(@Query() q: RepliesQueryDto, @Res({ passthrough: true }) reply: FastifyReply) {
+  replies(@Query() q: RepliesQueryDto, @Caller() caller: Principal, @Res({ passthrough: true }) reply: FastifyReply) {
     reply.header('Cache-Control', 'no-store');
-    return this.phone.replies({ since: q.since, wait: q.wait, limit: q.limit, chatId: q.chat_id }, (release) => reply.raw.once('close', release));
+    return this.phone.replies({ since: q.since, wait: q.wait ?? q.timeout, limit: q.limit, chatId: q.chat_id }, caller, (release) =>
+      reply.raw.once('close', release),
+    );
   }
 
   @Post('/replies')
@@ -35,7 +46,7 @@ export class PhoneController {
   @Auth('paired')
   reply(@Body() b: PostReplyDto, @Caller() caller: Principal) {
     if (caller.kind !== 'device') throw new DomainError('phone.reply_needs_device', 'forbidden', 'replies come from a paired phone');
-    return this.phone.reply({ chatId: b.chat_id, text: b.text, replyTo: b.reply_to }, caller, 'http');
+    return this.phone.reply({ chatId: b.chat_id, text: b.text, replyTo: b.reply_to, clientMsgId: b.message_id }, caller, 'http');
   }
 
   @Get('/outbound')
@@ -61,9 +72,15 @@ export class PhoneController {
     return this.phone.cancel(id, caller);
   }
 
+  /** `?message_id=` cancels that one message (the desktop CLI's `relay queue --cancel <id>`); without it, every queued one. */
   @Delete('/outbound')
   @Auth('loopback-or-paired')
-  cancelAll(@Query() q: ChatFilterDto, @Caller() caller: Principal) {
+  cancelAll(@Query() q: CancelQueryDto, @Req() req: FastifyRequest, @Caller() caller: Principal) {
+    // Cancelling is destructive: a misspelt filter must not widen into "cancel everything".
+    const unknown = Object.keys((req.query ?? {}) as Record<string, unknown>).filter((k) => k !== 'chat_id' && k !== 'message_id');
+    if (unknown.length)
+      throw new DomainError('phone.bad_cancel_query', 'invalid', `unknown query parameter ${unknown[0].slice(0, 64)}: use message_id or chat_id`);
+    if (q.message_id !== undefined) return this.phone.cancelOne(q.message_id, caller);
     return this.phone.cancelAll(q.chat_id, caller);
   }
 

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsNotEmpty, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { SURFACINGS } from '@svc/domain';
 import type { Surfacing } from '@svc/events';
 
@@ -7,6 +7,11 @@ import type { Surfacing } from '@svc/events';
 export const CHAT_ID = /^[^\x00-\x1f\x7f]{1,256}$/;
 export const MESSAGE_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 export const MAX_TEXT = 32_768;
+/**
+ * An id the relay did not mint (a phone's reply id, a message a reply answers): any 1-256 printable
+ * characters, since the host platform echoes the phone's ids back as `reply_to`.
+ */
+export const REF_ID = CHAT_ID;
 
 /** What a message and a reply share: the conversation, the text, and what it answers. */
 export class ChatTextDto {
@@ -23,7 +28,7 @@ export class ChatTextDto {
 
   @IsOptional()
   @IsString()
-  @Matches(MESSAGE_ID, { message: 'reply_to: a message id (1-128 of A-Z a-z 0-9 _ . : -)' })
+  @Matches(REF_ID, { message: 'reply_to: a message id (1-256 printable characters)' })
   reply_to?: string | null;
 }
 
@@ -47,9 +52,21 @@ export class PostMessageDto extends ChatTextDto {
   @IsString()
   @Matches(MESSAGE_ID, { message: 'message_id: 1-128 of A-Z a-z 0-9 _ . : - (starting with a letter or digit)' })
   message_id?: string;
+
+  /** The host's session for this conversation (our addition): `/phone/threads` reports it as `session_id`. */
+  @IsOptional()
+  @IsString()
+  @Matches(REF_ID, { message: 'session_id: 1-256 printable characters' })
+  session_id?: string | null;
 }
 
-export class PostReplyDto extends ChatTextDto {}
+export class PostReplyDto extends ChatTextDto {
+  /** The phone's own id for the reply (as `proactive.reply {message_id}`). */
+  @IsOptional()
+  @IsString()
+  @Matches(REF_ID, { message: 'message_id: 1-256 printable characters' })
+  message_id?: string | null;
+}
 
 export class RepliesQueryDto {
   /** The cursor of the last reply already seen (0: from the oldest kept). */
@@ -58,6 +75,16 @@ export class RepliesQueryDto {
   @IsInt({ message: 'since must be a whole number (a cursor from an earlier answer)' })
   @Min(0)
   since?: number;
+
+  /**
+   * The host platform's name for `wait` (PhoneAdapter polls `?timeout=25`): seconds, fractions allowed,
+   * clamped to 30 as the reference relay does.
+   */
+  @IsOptional()
+  @Type(() => Number)
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'timeout must be seconds (a number)' })
+  @Min(0, { message: 'timeout must not be negative' })
+  timeout?: number;
 
   /** Seconds to hold the request open when nothing is new (0-30, default 20). */
   @IsOptional()
@@ -85,4 +112,12 @@ export class ChatFilterDto {
   @IsString()
   @Matches(CHAT_ID, { message: 'chat_id: 1-256 printable characters' })
   chat_id?: string;
+}
+
+export class CancelQueryDto extends ChatFilterDto {
+  /** One message to cancel (the desktop CLI's `relay queue --cancel <id>`). */
+  @IsOptional()
+  @IsString()
+  @Matches(MESSAGE_ID, { message: 'message_id: 1-128 of A-Z a-z 0-9 _ . : - (starting with a letter or digit)' })
+  message_id?: string;
 }

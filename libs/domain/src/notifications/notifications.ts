@@ -13,7 +13,7 @@ const optText = (p: Record<string, unknown>, field: string, max: number): string
   return v.slice(0, max);
 };
 
-/** `notification.posted {package_name, title, text, posted_at, key?}` from a phone; unknown fields ignored. */
+/** `notification.posted {package_name, title, text, sub_text?, posted_at, key?}` from a phone; unknown fields ignored. */
 export function postNotification(_m: ReadModels, cmd: PostNotification): NewEvent<NotificationEvent>[] {
   const p = cmd.payload;
   const packageName = optText(p, 'package_name', NOTIFICATION_LIMITS.packageName);
@@ -41,6 +41,8 @@ export function postNotification(_m: ReadModels, cmd: PostNotification): NewEven
         packageName,
         title: optText(p, 'title', NOTIFICATION_LIMITS.title),
         text: optText(p, 'text', NOTIFICATION_LIMITS.text),
+        // NotificationModels.kt: the app's entry carries `sub_text` (null when the notification has none).
+        subText: optText(p, 'sub_text', NOTIFICATION_LIMITS.title),
         postedAt,
         key: optText(p, 'key', NOTIFICATION_LIMITS.key),
       },

@@ -18,12 +18,23 @@ export type PhoneReply = PhoneReplyReceived['data'] & {
   /** The reply event's seq: a cursor that only grows, across restarts. */
   seq: number;
   at: number;
+  /** Taken by the host platform (`phone.replies_handed`): a cursorless poll never answers it again. */
+  handed: boolean;
 };
 
 export type Subscriber = { connId: string; tokenPrefix: string; deviceName: string; sharePhoneStatus: boolean; since: number };
 
 export type ThreadEntry = { kind: 'message' | 'reply'; id: string };
-export type Thread = { chatId: string; entries: ThreadEntry[]; messages: number; replies: number; lastActivity: number; title: string | null };
+export type Thread = {
+  chatId: string;
+  entries: ThreadEntry[];
+  messages: number;
+  replies: number;
+  lastActivity: number;
+  title: string | null;
+  /** The host session of the conversation, the latest a posted message named. */
+  sessionId?: string | null;
+};
 
 /** Retention of the read model (the log keeps everything). */
 export const THREAD_ENTRIES_KEPT = 100;
@@ -81,6 +92,7 @@ export class PhoneThreadsProjection implements Projection<State> {
           surfacing: d.surfacing,
           replyTo: d.replyTo,
           metadata: d.metadata,
+          ...(d.sessionId ? { sessionId: d.sessionId } : {}),
           by: e.actor,
           postedAt: at,
           expiresAt: Date.parse(d.expiresAt),
@@ -93,6 +105,7 @@ export class PhoneThreadsProjection implements Projection<State> {
         const t = this.thread(d.chatId, at);
         t.messages++;
         if (d.title) t.title = d.title;
+        if (d.sessionId) t.sessionId = d.sessionId;
         this.addEntry(t, { kind: 'message', id: d.messageId });
         break;
       }
@@ -114,11 +127,21 @@ export class PhoneThreadsProjection implements Projection<State> {
       case 'phone.reply_received': {
         const d = e.data;
         if (this.replies.some((r) => r.seq >= e.seq)) break;
-        this.replies.push({ ...d, seq: e.seq, at });
-        if (this.replies.length > REPLIES_KEPT) this.replies.splice(0, this.replies.length - REPLIES_KEPT);
+        this.replies.push({ ...d, seq: e.seq, at, handed: false });
+        // Past the bound, the oldest reply the host already took goes first; only a host that took none of
+        // the last 500 loses the oldest untaken one.
+        while (this.replies.length > REPLIES_KEPT) {
+          const i = this.replies.findIndex((r) => r.handed);
+          this.replies.splice(i < 0 ? 0 : i, 1);
+        }
         const t = this.thread(d.chatId, at);
         t.replies++;
         this.addEntry(t, { kind: 'reply', id: d.replyId });
+        break;
+      }
+      case 'phone.replies_handed': {
+        const ids = new Set(e.data.replyIds);
+        for (const r of this.replies) if (ids.has(r.replyId)) r.handed = true;
         break;
       }
       default:
@@ -146,6 +169,11 @@ export class PhoneThreadsProjection implements Projection<State> {
   /** Replies with a cursor past `afterSeq`, oldest first. */
   repliesAfter(afterSeq: number, chatId?: string): PhoneReply[] {
     return this.replies.filter((r) => r.seq > afterSeq && (chatId === undefined || r.chatId === chatId));
+  }
+
+  /** Replies the host platform has not taken yet, oldest first. */
+  unhanded(chatId?: string): PhoneReply[] {
+    return this.replies.filter((r) => !r.handed && (chatId === undefined || r.chatId === chatId));
   }
 
   reply(id: string): PhoneReply | undefined {
@@ -180,7 +208,7 @@ export class PhoneThreadsProjection implements Projection<State> {
     this.threads.clear();
     for (const m of state.messages) this.messages.set(m.messageId, m);
     this.queue = [...state.queue];
-    this.replies = [...state.replies];
+    this.replies = state.replies.map((r) => ({ ...r, handed: r.handed ?? false }));
     for (const t of state.threads) this.threads.set(t.chatId, t);
     this.sub = state.subscriber;
   }

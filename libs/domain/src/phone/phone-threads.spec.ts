@@ -1,8 +1,18 @@
 import type { NewEvent, RelayEvent, StoredEvent } from '@svc/events';
 import { DomainError } from '../errors';
 import { ReadModels } from '../read-models';
-import { THREAD_ENTRIES_KEPT } from './phone-threads.projection';
-import { cancelMessage, expireMessages, postMessage, PHONE_QUEUE_TTL_SECONDS, recordFlush, subscribe, type PostMessage } from './phone-threads';
+import { REPLIES_KEPT, THREAD_ENTRIES_KEPT } from './phone-threads.projection';
+import {
+  cancelMessage,
+  expireMessages,
+  postMessage,
+  PHONE_QUEUE_TTL_SECONDS,
+  recordFlush,
+  recordReply,
+  subscribe,
+  takeReplies,
+  type PostMessage,
+} from './phone-threads';
 
 const T0 = new Date('2026-03-01T12:00:00.000Z');
 let seq = 0;
@@ -147,5 +157,66 @@ describe('phone threads projection', () => {
     copy.restore(structuredClone(m.snapshot()));
     expect(copy.snapshot()).toEqual(m.snapshot());
     expect(copy.phoneThreads.queued().map((q) => q.messageId)).toEqual(['a', 'b']);
+  });
+});
+
+describe('the host takes replies once', () => {
+  const reply = (id: string, chatId = 'c') => ({
+    replyId: id,
+    chatId,
+    text: `reply ${id}`,
+    replyTo: null,
+    tokenPrefix: 'tok0ABCD',
+    deviceName: 'Pixel',
+    via: 'ws' as const,
+    clientMsgId: null,
+  });
+
+  it('hands what was not handed, oldest first, up to the limit; nothing left decides nothing', () => {
+    const m = new ReadModels();
+    for (const id of ['r1', 'r2', 'r3']) given(m, recordReply(m, reply(id)));
+    const first = takeReplies(m, 2, 'operator');
+    expect(first).toEqual([{ type: 'phone.replies_handed', data: { replyIds: ['r1', 'r2'], by: 'operator' } }]);
+    given(m, first);
+    expect(takeReplies(m, 10, 'operator')[0].data).toEqual({ replyIds: ['r3'], by: 'operator' });
+    given(m, takeReplies(m, 10, 'operator'));
+    expect(takeReplies(m, 10, 'operator')).toEqual([]);
+    // The cursor view still has them all.
+    expect(m.phoneThreads.repliesAfter(0).map((r) => r.replyId)).toEqual(['r1', 'r2', 'r3']);
+  });
+
+  it('takes one chat when asked, leaving the others', () => {
+    const m = new ReadModels();
+    given(m, recordReply(m, reply('a1', 'a')));
+    given(m, recordReply(m, reply('b1', 'b')));
+    given(m, takeReplies(m, 10, 'operator', 'b'));
+    expect(m.phoneThreads.unhanded().map((r) => r.replyId)).toEqual(['a1']);
+  });
+
+  it('survives a snapshot and restore; a snapshot from before the field counts as not handed', () => {
+    const m = new ReadModels();
+    given(m, recordReply(m, reply('x')));
+    given(m, recordReply(m, reply('y')));
+    given(m, takeReplies(m, 1, 'operator'));
+    const snap = m.phoneThreads.snapshot();
+    const back = new ReadModels();
+    back.phoneThreads.restore(snap);
+    expect(back.phoneThreads.unhanded().map((r) => r.replyId)).toEqual(['y']);
+    const old = { ...snap, replies: snap.replies.map(({ handed: _h, ...r }) => r) } as unknown as typeof snap;
+    back.phoneThreads.restore(old);
+    expect(back.phoneThreads.unhanded().map((r) => r.replyId)).toEqual(['x', 'y']);
+  });
+
+  it('past the bound, handed replies leave before untaken ones', () => {
+    const m = new ReadModels();
+    given(m, recordReply(m, reply('old-untaken')));
+    for (let i = 0; i < REPLIES_KEPT; i++) given(m, recordReply(m, reply(`r${i}`)));
+    // Nothing handed yet: the oldest untaken goes.
+    expect(m.phoneThreads.reply('old-untaken')).toBeUndefined();
+    given(m, takeReplies(m, 1, 'operator'));
+    given(m, recordReply(m, reply('newest')));
+    expect(m.phoneThreads.reply('r0')).toBeUndefined();
+    expect(m.phoneThreads.reply('r1')).toBeDefined();
+    expect(m.phoneThreads.unhanded()).toHaveLength(REPLIES_KEPT);
   });
 });

@@ -106,6 +106,18 @@ export function recordReply(_m: ReadModels, cmd: Reply): NewEvent<PhoneThreadsEv
   return [{ type: 'phone.reply_received', data: cmd }];
 }
 
+/**
+ * The host platform takes the replies it has not taken yet (oldest first, at most `limit`, of one chat
+ * when `chatId` is given). Nothing to take decides nothing.
+ */
+export function takeReplies(m: ReadModels, limit: number, by: string, chatId?: string): NewEvent<PhoneThreadsEvent>[] {
+  const replyIds = m.phoneThreads
+    .unhanded(chatId)
+    .slice(0, Math.max(1, limit))
+    .map((r) => r.replyId);
+  return replyIds.length ? [{ type: 'phone.replies_handed', data: { replyIds, by } }] : [];
+}
+
 /** The wire view of a message (WIRE.md: epoch seconds). */
 export function messageView(msg: PhoneMessage) {
   return {

@@ -18,6 +18,8 @@ export type PhoneMessageContent = {
   surfacing: Surfacing | null;
   replyTo: string | null;
   metadata: Record<string, unknown> | null;
+  /** The host's (gateway's) session for this conversation, when the platform named it. Absent in older logs. */
+  sessionId?: string | null;
 };
 export type PhoneMessagePosted = Ev<
   'phone.message_posted',
@@ -49,8 +51,23 @@ export type PhoneBacklogFlushed = Ev<
 >;
 export type PhoneReplyReceived = Ev<
   'phone.reply_received',
-  { replyId: string; chatId: string; text: string; replyTo: string | null; tokenPrefix: string; deviceName: string; via: 'ws' | 'http' }
+  {
+    replyId: string;
+    chatId: string;
+    text: string;
+    replyTo: string | null;
+    tokenPrefix: string;
+    deviceName: string;
+    via: 'ws' | 'http';
+    /** The phone's own id for the reply (`proactive.reply {message_id}`), echoed in `proactive.reply.ack`. Absent in older logs. */
+    clientMsgId?: string | null;
+  }
 >;
+/**
+ * The host platform took these replies (`GET /phone/replies` without a cursor): each reply is handed to
+ * the host once, and a restart neither hands it again nor loses one not yet taken.
+ */
+export type PhoneRepliesHanded = Ev<'phone.replies_handed', { replyIds: string[]; by: string }>;
 
 export type PhoneThreadsEvent =
   | PhoneMessagePosted
@@ -61,7 +78,8 @@ export type PhoneThreadsEvent =
   | PhoneSubscribed
   | PhoneUnsubscribed
   | PhoneBacklogFlushed
-  | PhoneReplyReceived;
+  | PhoneReplyReceived
+  | PhoneRepliesHanded;
 
 /** One entry a phone pushed on the `notifications` channel. Ephemeral: the list resets at `relay.started`. */
 export type NotificationPosted = Ev<
@@ -73,6 +91,8 @@ export type NotificationPosted = Ev<
     packageName: string;
     title: string | null;
     text: string | null;
+    /** The notification's sub-text (the app sends `sub_text`). Absent in older logs. */
+    subText?: string | null;
     /** The phone's own time for the notification (ISO), when it sent one. */
     postedAt: string | null;
     key: string | null;

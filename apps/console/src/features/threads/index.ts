@@ -20,6 +20,7 @@ export const threadsFeature: ConsoleFeature = {
         'phone.subscribed',
         'phone.unsubscribed',
         'phone.reply_received',
+        'phone.replies_handed',
         'phone.backlog_flushed',
         'phone.disconnected',
         'notification.',
