@@ -110,7 +110,7 @@ async function serveRelay() {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ code }),
   });
-  if (reg.status !== 201) throw new Error(`register: ${reg.status}`);
+  if (reg.status !== 200) throw new Error(`register: ${reg.status}`);
   if (process.argv.includes('--sim-in-process')) {
     const sim = await new PhoneSim({ relayUrl: relay.url, code, deviceId: 'bench-phone' }).start();
     while (!relay.log.models.bridge.device(sim.tokenPrefix)) await new Promise((r) => setTimeout(r, 5));

@@ -51,7 +51,7 @@ async function relayChild() {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ code }),
   });
-  if (res.status !== 201) throw new Error(`pairing/register ${res.status}`);
+  if (res.status !== 200) throw new Error(`pairing/register ${res.status}`);
   const WebSocket = require('ws');
   const ws = new WebSocket(relay.url.replace(/^http/, 'ws') + '/ws');
   const bearer = await new Promise((resolve, reject) => {

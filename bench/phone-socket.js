@@ -73,7 +73,7 @@ async function relayServer() {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ code }),
   });
-  if (res.status !== 201) throw new Error(`register: ${res.status}`);
+  if (res.status !== 200) throw new Error(`register: ${res.status}`);
   return {
     url: relay.url.replace('http', 'ws') + '/ws',
     async auth(ws) {

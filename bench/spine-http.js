@@ -29,7 +29,7 @@ async function pair(base, i) {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ code }),
   });
-  if (res.status !== 201) throw new Error(`register: ${res.status}`);
+  if (res.status !== 200) throw new Error(`register: ${res.status}`);
   const ws = new WebSocket(base.replace(/^http/, 'ws') + '/ws');
   await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
   const ok = await new Promise((resolve) => {

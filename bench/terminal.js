@@ -69,7 +69,7 @@ async function relayClient(relay) {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ code }),
   });
-  if (res.status !== 201) throw new Error(`register ${res.status}`);
+  if (res.status !== 200) throw new Error(`register ${res.status}`);
   const ws = new WebSocket(relay.url.replace(/^http/, 'ws') + '/ws', { perMessageDeflate: false });
   await new Promise((r, j) => ws.once('open', r).once('error', j));
   const c = new Client(ws, 'relay');
