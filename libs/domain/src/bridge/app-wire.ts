@@ -1,3 +1,4 @@
+import type { BridgeStatus } from '@svc/events';
 import { INPUT_TOKEN_SCHEMES, tokenMarker } from '../media/chat-markers';
 /**
  * What the real phone app sends and reads on the bridge channel, and how the relay translates between
@@ -6,14 +7,8 @@ import { INPUT_TOKEN_SCHEMES, tokenMarker } from '../media/chat-markers';
  */
 
 /** A `bridge.status` payload, validated, in either shape (the app's nested one or the flat one). */
-export type ParsedBridgeStatus = {
-  screenOn: boolean | null;
-  battery: number | null;
-  currentApp: string | null;
-  accessibilityEnabled: boolean | null;
-  masterEnabled: boolean;
-  deviceControlSupported: boolean;
-  trustedVerbs: string[];
+export type ParsedBridgeStatus = Omit<BridgeStatus, 'tokenPrefix' | 'connId' | 'deviceId' | 'deviceName' | 'autoDisableMinutes' | 'autoDisableAt'> & {
+  /** null: the phone did not say (the relay keeps what it had). */
   autoDisableMinutes: number | null;
 };
 

@@ -240,21 +240,28 @@ export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySett
 
 /** The phone's answer to `bridge.confirm`; a late or foreign answer changes nothing. */
 export function resolveConfirmation(m: ReadModels, r: { requestId: string; tokenPrefix: string; allow: boolean }): Out {
+  return endConfirmation(m, r, 'relay', (p) =>
+    r.allow ? ['confirmation_allowed', `the phone's user allowed "${p.verb}"`] : ['confirmation_denied', `the phone's user denied "${p.verb}"`],
+  );
+}
+
+type PendingConfirmation = NonNullable<ReturnType<ReadModels['bridge']['pendingConfirmation']>>;
+type Ending = ['confirmation_allowed' | 'confirmation_denied' | 'confirmation_cancelled' | 'confirmation_timed_out', string];
+
+/** The one `bridge.safety_decided` that ends a pending confirmation; a late or foreign end changes nothing. */
+function endConfirmation(
+  m: ReadModels,
+  r: { requestId: string; tokenPrefix: string },
+  by: 'relay' | 'phone',
+  ending: (p: PendingConfirmation) => Ending,
+): Out {
   const p = m.bridge.pendingConfirmation(r.requestId);
   if (!p || p.tokenPrefix !== r.tokenPrefix) return [];
+  const [decision, reason] = ending(p);
   return [
     {
       type: 'bridge.safety_decided',
-      data: {
-        decision: r.allow ? 'confirmation_allowed' : 'confirmation_denied',
-        tokenPrefix: p.tokenPrefix,
-        requestId: p.requestId,
-        method: null,
-        path: p.path,
-        verb: p.verb,
-        reason: r.allow ? `the phone's user allowed "${p.verb}"` : `the phone's user denied "${p.verb}"`,
-        by: 'relay',
-      },
+      data: { decision, tokenPrefix: p.tokenPrefix, requestId: p.requestId, method: null, path: p.path, verb: p.verb, reason, by },
     },
   ];
 }
@@ -324,22 +331,14 @@ export function phoneConfirmationAnswered(
   m: ReadModels,
   r: { requestId: string; tokenPrefix: string; status: number; body: Readonly<Record<string, unknown>> },
 ): Out {
-  const p = m.bridge.pendingConfirmation(r.requestId);
-  if (!p || p.tokenPrefix !== r.tokenPrefix) return [];
   const outcome = phoneDecision(r.status, r.body);
-  const decision = outcome === 'allowed' ? 'confirmation_allowed' : outcome === 'denied' ? 'confirmation_denied' : 'confirmation_cancelled';
-  const reason =
+  return endConfirmation(m, r, 'phone', (p) =>
     outcome === 'allowed'
-      ? `the phone ran "${p.verb}" (${r.status}): its user allowed it, or the phone's own rules did not ask`
+      ? ['confirmation_allowed', `the phone ran "${p.verb}" (${r.status}): its user allowed it, or the phone's own rules did not ask`]
       : outcome === 'denied'
-        ? `the phone's user denied "${p.verb}" on the phone`
-        : `the phone answered ${r.status} without asking its user about "${p.verb}"`;
-  return [
-    {
-      type: 'bridge.safety_decided',
-      data: { decision, tokenPrefix: p.tokenPrefix, requestId: p.requestId, method: null, path: p.path, verb: p.verb, reason, by: 'phone' },
-    },
-  ];
+        ? ['confirmation_denied', `the phone's user denied "${p.verb}" on the phone`]
+        : ['confirmation_cancelled', `the phone answered ${r.status} without asking its user about "${p.verb}"`],
+  );
 }
 
 /**
@@ -374,21 +373,9 @@ export function phoneDeniedUnasked(r: {
 
 /** A phone-confirmed command that failed (timeout, phone gone) ends its confirmation too. */
 export function phoneConfirmationFailed(m: ReadModels, r: { requestId: string; tokenPrefix: string; timedOut: boolean }): Out {
-  const p = m.bridge.pendingConfirmation(r.requestId);
-  if (!p || p.tokenPrefix !== r.tokenPrefix) return [];
-  return [
-    {
-      type: 'bridge.safety_decided',
-      data: {
-        decision: r.timedOut ? 'confirmation_timed_out' : 'confirmation_cancelled',
-        tokenPrefix: p.tokenPrefix,
-        requestId: p.requestId,
-        method: null,
-        path: p.path,
-        verb: p.verb,
-        reason: r.timedOut ? `the phone did not answer "${p.verb}" in time` : 'the phone disconnected before answering the confirmation',
-        by: 'phone',
-      },
-    },
-  ];
+  return endConfirmation(m, r, 'phone', (p) =>
+    r.timedOut
+      ? ['confirmation_timed_out', `the phone did not answer "${p.verb}" in time`]
+      : ['confirmation_cancelled', 'the phone disconnected before answering the confirmation'],
+  );
 }

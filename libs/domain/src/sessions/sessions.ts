@@ -1,4 +1,4 @@
-import type { GrantExpiries, NewEvent, SessionEvent } from '@svc/events';
+import type { GrantExpiries, NewEvent, SessionDeviceUpdated, SessionEvent } from '@svc/events';
 import { parseDuration } from '../durations';
 import { DomainError } from '../errors';
 import { isGrantChannel } from '../grants';
@@ -122,14 +122,7 @@ export function expireSessions(m: ReadModels, now: Date): NewEvent<SessionEvent>
   return out;
 }
 
-type DeviceFields = {
-  deviceName?: string;
-  deviceModel?: string | null;
-  devicePlatform?: string | null;
-  deviceHostname?: string | null;
-  clientSurface?: string | null;
-  deviceFormFactor?: string | null;
-};
+type DeviceFields = Omit<SessionDeviceUpdated['data'], 'tokenPrefix'>;
 
 /**
  * A reconnect (`system/auth` with a session token) that describes the device: the fields the frame
