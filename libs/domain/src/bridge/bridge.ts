@@ -145,6 +145,18 @@ export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySett
   if (!d) throw new DomainError('bridge.phone_gone', 'upstream', 'the phone left the bridge before the command could be sent');
   const path = canonicalPath(c.path);
   const base = { tokenPrefix: d.tokenPrefix, requestId: c.requestId, method: c.method, path };
+  const commandSent = (autoDisableAt: Date | null | undefined): NewEvent<BridgeEvent> => ({
+    type: 'bridge.command_sent',
+    data: {
+      requestId: c.requestId,
+      tokenPrefix: d.tokenPrefix,
+      connId: d.connId,
+      method: c.method,
+      path,
+      shape: commandShape(c.body, c.params),
+      autoDisableAt: iso(autoDisableAt?.getTime() ?? null),
+    },
+  });
   const phone = {
     masterEnabled: d.masterEnabled,
     deviceControlSupported: d.deviceControlSupported,
@@ -185,18 +197,7 @@ export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySett
               deadline: new Date(now.getTime() + seconds * 1000).toISOString(),
             },
           },
-          {
-            type: 'bridge.command_sent',
-            data: {
-              requestId: c.requestId,
-              tokenPrefix: d.tokenPrefix,
-              connId: d.connId,
-              method: c.method,
-              path,
-              shape: commandShape(c.body, c.params),
-              autoDisableAt: iso(after.kind === 'allow' ? (after.autoDisableAt?.getTime() ?? null) : null),
-            },
-          },
+          commandSent(after.kind === 'allow' ? after.autoDisableAt : null),
         ];
       }
       return [
@@ -214,18 +215,7 @@ export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySett
       ];
     }
     case 'allow': {
-      const sent: NewEvent<BridgeEvent> = {
-        type: 'bridge.command_sent',
-        data: {
-          requestId: c.requestId,
-          tokenPrefix: d.tokenPrefix,
-          connId: d.connId,
-          method: c.method,
-          path,
-          shape: commandShape(c.body, c.params),
-          autoDisableAt: iso(verdict.autoDisableAt?.getTime() ?? null),
-        },
-      };
+      const sent = commandSent(verdict.autoDisableAt);
       if (c.confirmed && verdict.decision === 'trusted_verb') return [sent];
       return [
         {
