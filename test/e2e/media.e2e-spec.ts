@@ -90,8 +90,10 @@ describe('media routes', () => {
       expect((await res.json()) as Json).toMatchObject({ ok: false, code: 'auth.loopback_only' });
     });
 
-    it('applies the file checks: 404 missing, 403 system path, directory, FIFO, over the cap', async () => {
-      expect((await register({ path: path.join(dir, 'nope.txt') })).status).toBe(404);
+    it('applies the file checks: 400 missing (spec 4.4/7: a validation failure), 403 system path, directory, FIFO, over the cap', async () => {
+      const missing = await register({ path: path.join(dir, 'nope.txt') });
+      expect(missing.status).toBe(400);
+      expect((await missing.json()) as Json).toMatchObject({ ok: false, code: 'media.file_missing' });
       const sys = await register({ path: '/etc/hostname' });
       expect(sys.status).toBe(403);
       expect((await sys.json()) as Json).toMatchObject({ code: 'media.denied_path' });

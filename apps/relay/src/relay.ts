@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as fs from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { jsonDepthExceeds, JsonTooDeepError, MAX_JSON_DEPTH } from '@svc/events';
 import { config as rxjsConfig } from 'rxjs';
 import type { DestinationStream, Logger } from 'pino';
 import { AppModule } from './app.module';
@@ -98,9 +100,12 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, log, secrets, logger, runtime }), adapter, {
     logger: new NestPinoLogger(logger),
+    // The relay installs its own JSON parser (installBoundedJsonParser); Nest's would replace it at init.
+    bodyParser: false,
   });
   const instance = app.getHttpAdapter().getInstance();
   instance.removeContentTypeParser('text/plain');
+  installBoundedJsonParser(instance);
   const guard = installAuthHook(instance, { log, secrets, clock, logger, port: () => runtime.port });
   installHealthRoute(instance, { log, clock, runtime });
   const hub = app.get(PhoneHub);
@@ -146,4 +151,18 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
       logger.flush?.();
     },
   };
+}
+
+/**
+ * Fastify's own JSON parser (prototype-poisoning checks kept), behind a nesting check on the raw text: a
+ * body nested past MAX_JSON_DEPTH is a 400 `json_too_deep` before anything walks it recursively.
+ */
+function installBoundedJsonParser(instance: FastifyInstance): void {
+  const parse = instance.getDefaultJsonParser('error', 'error');
+  instance.removeContentTypeParser('application/json');
+  instance.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = body as string;
+    if (jsonDepthExceeds(text)) return done(new JsonTooDeepError(MAX_JSON_DEPTH), undefined);
+    void parse(req, text, done);
+  });
 }

@@ -15,6 +15,7 @@ export * from './event-store';
 export * from './file-event-store';
 export * from './log-lock';
 export * from './exclusive-file';
+export * from './json-limits';
 export * from './snapshot-store';
 export * from './projection';
 export * from './replay';

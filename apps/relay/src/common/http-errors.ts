@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
 import { DomainError, type ErrorKind } from '@svc/domain';
+import { MAX_JSON_DEPTH } from '@svc/events';
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 
@@ -41,6 +42,7 @@ const FASTIFY_CODES: Record<string, { code: string; error: string }> = {
   FST_ERR_CTP_INVALID_TYPE: { code: 'unsupported_media_type', error: 'the Content-Type header is invalid' },
   FST_ERR_BAD_URL: { code: 'bad_url', error: 'the URL is not valid (bad percent-encoding)' },
   FST_ERR_MAX_PARAM_LENGTH: { code: 'uri_too_long', error: 'a path segment of the URL is too long' },
+  json_too_deep: { code: 'json_too_deep', error: `the body nests JSON deeper than ${MAX_JSON_DEPTH} levels` },
 };
 
 function fastifyErrorByStatus(status: number, message: string): { code: string; error: string } | undefined {

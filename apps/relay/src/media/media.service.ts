@@ -138,16 +138,25 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
 
   // ---- registration -------------------------------------------------------------------------
 
+  /**
+   * `POST /media/register`. A path that names no file is a validation failure of the request (spec 4.4
+   * and 7: 400), not a missing resource: the host asked to register something that is not there.
+   */
   async register(input: RegisterInput, actor: string): Promise<RegisteredMedia & { sensitive: boolean }> {
     const file = { path: input.path, contentType: input.content_type, fileName: input.file_name, sensitive: input.sensitive };
-    const r = input.owned_file
-      ? await this.registerOwned(
-          { ...file, contentType: file.contentType ?? guessContentType(file.fileName ?? null), fileName: file.fileName ?? '' },
-          actor,
-          'register',
-        )
-      : await this.registerHostPath(file, actor, 'register');
-    return { ...r, sensitive: Boolean(input.sensitive) };
+    try {
+      const r = input.owned_file
+        ? await this.registerOwned(
+            { ...file, contentType: file.contentType ?? guessContentType(file.fileName ?? null), fileName: file.fileName ?? '' },
+            actor,
+            'register',
+          )
+        : await this.registerHostPath(file, actor, 'register');
+      return { ...r, sensitive: Boolean(input.sensitive) };
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'media.file_missing') throw new DomainError(err.code, 'invalid', err.message);
+      throw err;
+    }
   }
 
   async registerOwned(

@@ -1,3 +1,4 @@
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '@svc/events';
 /** One frame of the multiplexed socket (WIRE.md). */
 export type Envelope = { channel: string; type: string; id?: string; payload: Record<string, unknown> };
 
@@ -29,6 +30,7 @@ export type ParseResult = { ok: true; envelope: Envelope } | { ok: false; messag
 /** Validates a text frame; nothing malformed goes further than this. */
 export function parseEnvelope(data: string): ParseResult {
   let raw: unknown;
+  if (jsonDepthExceeds(data)) return { ok: false, message: `frame nests JSON deeper than ${MAX_JSON_DEPTH} levels` };
   try {
     raw = JSON.parse(data);
   } catch {
