@@ -169,13 +169,13 @@ describe('phone socket', () => {
       phone.close();
     });
 
-    it('refuses more unauthenticated sockets than the cap with 503 before the 101', async () => {
-      const idle = await Promise.all(Array.from({ length: 8 }, () => Phone.connect(relay.url)));
-      await expect(Phone.connect(relay.url)).rejects.toMatchObject({ status: 503 });
-      for (const p of idle) p.close();
-      await Promise.all(idle.map((p) => p.closed));
-      const ok = await Phone.connect(relay.url);
-      ok.close();
+    it('at the cap of unauthenticated sockets, the oldest is dropped (1013) to admit a new one', async () => {
+      const idle = await Promise.all(Array.from({ length: 8 }, (_, i) => Phone.connect(relay.url, { localAddress: `127.0.1.${i + 1}` })));
+      const fresh = await Phone.connect(relay.url);
+      expect(await idle[0].closed).toBe(1013);
+      expect(idle.slice(1).every((p) => p.closeCode === null)).toBe(true);
+      for (const p of [...idle, fresh]) p.close();
+      await Promise.all([...idle, fresh].map((p) => p.closed));
     });
 
     it('upgrades are refused on paths other than /ws and /', async () => {

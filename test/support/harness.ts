@@ -58,8 +58,9 @@ export class Phone {
     this.closed = new Promise((resolve) => ws.on('close', (code) => resolve((this.closeCode = code))));
   }
 
-  static connect(url: string, opts: { path?: string; headers?: Record<string, string> } = {}): Promise<Phone> {
-    const ws = new WebSocket(url.replace(/^http/, 'ws') + (opts.path ?? '/ws'), { headers: opts.headers });
+  /** `localAddress` picks the source address (any 127.x.y.z on Linux), so tests can be several peers. */
+  static connect(url: string, opts: { path?: string; headers?: Record<string, string>; localAddress?: string } = {}): Promise<Phone> {
+    const ws = new WebSocket(url.replace(/^http/, 'ws') + (opts.path ?? '/ws'), { headers: opts.headers, localAddress: opts.localAddress });
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(new Phone(ws)));
       ws.once('unexpected-response', (_req, res) =>

@@ -25,6 +25,8 @@ export type RelayConfig = {
   /** Protocol pings to every phone socket; one missed pong and the socket is dropped as dead. */
   pingIntervalMs: number;
   maxUnauthenticatedSockets: number;
+  /** Per address (IPv6 per /64), within maxUnauthenticatedSockets. */
+  maxUnauthenticatedPerAddress: number;
   segmentBytes: number;
   snapshotEvery: number;
   sweepIntervalMs: number;
@@ -191,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     authTimeoutMs: 30_000,
     pingIntervalMs: 30_000,
     maxUnauthenticatedSockets: 64,
+    maxUnauthenticatedPerAddress: 8,
     segmentBytes: 64 * 1024 * 1024,
     snapshotEvery: 50_000,
     sweepIntervalMs: 1_000,

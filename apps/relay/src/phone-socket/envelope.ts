@@ -23,6 +23,8 @@ export const CLOSE = {
   badFrame: 4400,
   shutdown: 1001,
   tooBig: 1009,
+  /** Dropped to make room under the unauthenticated-socket caps (RFC 6455 "Try Again Later"). */
+  tryAgainLater: 1013,
 } as const;
 
 export type ParseResult = { ok: true; envelope: Envelope } | { ok: false; message: string };

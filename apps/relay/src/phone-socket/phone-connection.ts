@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Principal } from '@svc/domain';
+import { rateLimitSubject, type Principal } from '@svc/domain';
 import type { ClientSupports } from '@svc/events';
 import type { WebSocket } from 'ws';
 
@@ -18,11 +18,16 @@ export class PhoneConnection {
   /** Cleared when a protocol ping goes out, set by the pong (or any frame): a dead peer misses one. */
   alive = true;
 
+  /** The address as the caps and the rate limiter count it (IPv6 per /64). */
+  readonly subject: string;
+
   constructor(
     readonly ws: WebSocket,
     readonly ip: string,
     readonly path: string,
-  ) {}
+  ) {
+    this.subject = rateLimitSubject(ip);
+  }
 
   get tokenPrefix(): string | null {
     return this.principal?.tokenPrefix ?? null;

@@ -37,7 +37,12 @@ const epoch = (ms: number | null): number | null => (ms === null ? null : Math.f
 @Injectable()
 export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
   private readonly conns = new Set<PhoneConnection>();
-  private unauthenticated = 0;
+  /**
+   * Sockets that have not authenticated yet, oldest first (a Set keeps insertion order). Neither cap
+   * refuses a newcomer: the oldest idle socket (of its address, else of all) makes room, so a flood of
+   * sockets that never authenticate cannot lock out a phone that authenticates promptly.
+   */
+  private readonly pending = new Set<PhoneConnection>();
   private sub: Subscription | null = null;
   private pingTimer: NodeJS.Timeout | null = null;
 
@@ -95,7 +100,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     return [...this.conns].filter((c) => c.principal?.tokenPrefix === prefix);
   }
 
-  /** The handshake gate (before the 101): rate-limited IPs, foreign Origins, too many idle sockets. */
+  /** The handshake gate (before the 101): rate-limited IPs, foreign Origins. Idle-socket caps: makeRoomFor. */
   verifyUpgrade(req: IncomingMessage): { ok: true } | { ok: false; status: number; message: string; headers?: Record<string, string> } {
     const ip = normalizeIp(req.socket.remoteAddress);
     const now = this.clock.now();
@@ -106,15 +111,27 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     }
     const origin = req.headers.origin;
     if (origin !== undefined && !sameOrigin(origin, req.headers.host)) return { ok: false, status: 403, message: 'Forbidden origin' };
-    if (this.unauthenticated >= this.config.maxUnauthenticatedSockets) return { ok: false, status: 503, message: 'Too many pending connections' };
     return { ok: true };
+  }
+
+  /** Closes the oldest unauthenticated sockets until one more from `subject` fits under both caps. */
+  private makeRoomFor(subject: string): void {
+    const evict = (conn: PhoneConnection) => {
+      this.pending.delete(conn);
+      this.logger.debug({ conn: conn.id }, 'unauthenticated socket dropped to make room');
+      conn.close(CLOSE.tryAgainLater, 'too many unauthenticated connections');
+    };
+    const mine = [...this.pending].filter((c) => c.subject === subject);
+    for (let i = 0; mine.length - i >= this.config.maxUnauthenticatedPerAddress; i++) evict(mine[i]);
+    while (this.pending.size >= this.config.maxUnauthenticatedSockets) evict(this.pending.values().next().value!);
   }
 
   accept(ws: WebSocket, req: IncomingMessage): void {
     const path = new URL(req.url ?? '/', 'http://relay').pathname;
     const conn = new PhoneConnection(ws, normalizeIp(req.socket.remoteAddress), path);
     this.conns.add(conn);
-    this.unauthenticated++;
+    this.makeRoomFor(conn.subject);
+    this.pending.add(conn);
     const authTimer = setTimeout(() => {
       if (!conn.principal) {
         conn.send('system', 'auth.fail', { reason: 'authentication timed out: send system/auth first' });
@@ -137,7 +154,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
       conn.closed = true;
       this.conns.delete(conn);
       if (!conn.principal) {
-        this.unauthenticated--;
+        this.pending.delete(conn);
         return;
       }
       // One channel's failing cleanup must neither skip the others nor the disconnect record (and a
@@ -312,7 +329,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     if (conn.closed) return this.abandon(paired, session.tokenPrefix);
     conn.principal = { kind: 'device', tokenPrefix: session.tokenPrefix, deviceId: session.deviceId, deviceName: session.deviceName };
     conn.supports = supports;
-    this.unauthenticated--;
+    this.pending.delete(conn);
     await this.log.run(`device:${session.tokenPrefix}`, () => [
       {
         type: 'phone.connected',
