@@ -16,6 +16,7 @@ import { createLogger, NestPinoLogger } from './common/logger';
 import { installHealthRoute } from './health/health.route';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
+import { guardSlowConnections, serverTimeouts } from './common/slow-clients';
 import { RelayValidationPipe } from './common/validation';
 import type { Runtime } from './common/tokens';
 import { relayVersion } from './common/version';
@@ -96,7 +97,9 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
     requestTimeout: 60_000,
     connectionTimeout: 120_000,
     frameworkErrors,
-    ...(config.tls ? { https: { cert: fs.readFileSync(config.tls.cert), key: fs.readFileSync(config.tls.key) } } : {}),
+    ...(config.tls
+      ? { https: { cert: fs.readFileSync(config.tls.cert), key: fs.readFileSync(config.tls.key), ...serverTimeouts(config.headersTimeoutMs, 60_000) } }
+      : { http: serverTimeouts(config.headersTimeoutMs, 60_000) }),
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, log, secrets, logger, runtime }), adapter, {
     logger: new NestPinoLogger(logger),
@@ -105,6 +108,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   });
   const instance = app.getHttpAdapter().getInstance();
   instance.removeContentTypeParser('text/plain');
+  guardSlowConnections(instance.server, { perAddress: config.maxSlowConnectionsPerAddress, tls: Boolean(config.tls), logger });
   installBoundedJsonParser(instance);
   const guard = installAuthHook(instance, { log, secrets, clock, logger, port: () => runtime.port });
   installHealthRoute(instance, { log, clock, runtime });

@@ -31,6 +31,10 @@ export type RelayConfig = {
   snapshotEvery: number;
   sweepIntervalMs: number;
   bodyLimitBytes: number;
+  /** A request's headers must arrive whole within this (RELAY_HEADERS_TIMEOUT_SECONDS, default 10 s). */
+  headersTimeoutMs: number;
+  /** Connections of one address (IPv6 per /64) whose first request has not arrived yet. */
+  maxSlowConnectionsPerAddress: number;
   /** Phone Threads (spec 2.6): PHONE_ENABLED=1 lets the agent message the phone. */
   phoneEnabled: boolean;
   /** PHONE_HOME_CHANNEL_NAME (default `Phone`); the channel id stays `phone`. */
@@ -198,6 +202,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     snapshotEvery: 50_000,
     sweepIntervalMs: 1_000,
     bodyLimitBytes: 1024 * 1024,
+    headersTimeoutMs: intInRange(env.RELAY_HEADERS_TIMEOUT_SECONDS, 'RELAY_HEADERS_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
+    maxSlowConnectionsPerAddress: 16,
     phoneEnabled: truthy(env.PHONE_ENABLED),
     phoneHomeChannelName: env.PHONE_HOME_CHANNEL_NAME?.trim().slice(0, 64) || 'Phone',
     phoneQueueMax: intInRange(env.PHONE_QUEUE_MAX, 'PHONE_QUEUE_MAX', 500, 1, 100_000),
