@@ -98,7 +98,9 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
     connectionTimeout: 120_000,
     frameworkErrors,
     ...(config.tls
-      ? { https: { cert: fs.readFileSync(config.tls.cert), key: fs.readFileSync(config.tls.key), ...serverTimeouts(config.headersTimeoutMs, 60_000) } }
+      ? {
+          https: { cert: fs.readFileSync(config.tls.cert), key: fs.readFileSync(config.tls.key), ...serverTimeouts(config.headersTimeoutMs, 60_000) },
+        }
       : { http: serverTimeouts(config.headersTimeoutMs, 60_000) }),
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, log, secrets, logger, runtime }), adapter, {

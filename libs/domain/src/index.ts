@@ -3,6 +3,7 @@ export * from './durations';
 export * from './grants';
 export * from './principal';
 export * from './event-time';
+export * from './epoch';
 export * from './read-models';
 export * from './pairing/pairing-code';
 export * from './pairing/pairing-terms';

@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import {
+  epoch,
   actorOf,
   CLIPBOARD_MAX_BYTES,
   consumeEntry,
@@ -32,7 +33,6 @@ export const CLIPBOARD_BODY_LIMIT = Math.ceil((CLIPBOARD_MAX_BYTES * 4) / 3) + 6
 const OWN_FILE = /^([0-9a-f]{16})[-.]/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
-const epoch = (ms: number): number => Math.floor(ms / 1000);
 
 export type StageInput = { format: unknown; bytes_base64: unknown; filename_hint?: unknown };
 

@@ -22,7 +22,10 @@ export function serverTimeouts(headersTimeoutMs: number, requestTimeoutMs: numbe
   };
 }
 
-export function guardSlowConnections(server: Server, opts: { perAddress: number; tls: boolean; logger: Logger }): { waiting(subject: string): number } {
+export function guardSlowConnections(
+  server: Server,
+  opts: { perAddress: number; tls: boolean; logger: Logger },
+): { waiting(subject: string): number } {
   const waiting = new Map<string, Set<Socket>>();
   const release = (socket: Socket, subject: string) => {
     const set = waiting.get(subject);

@@ -1,5 +1,5 @@
 import { Controller, Get, Header, HttpCode, Inject, Post, Query, Req, Res } from '@nestjs/common';
-import { DomainError } from '@svc/domain';
+import { epoch, DomainError } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Auth } from '../common/auth';
 import { Clock } from '../common/clock';
@@ -10,8 +10,6 @@ import { isFiltered, parseTypes, toConsoleEvent, type EventFilter } from './cons
 import { ConsoleFeatures } from './console-features';
 import { ConsoleState } from './console-state.service';
 import { ConsoleStream } from './console-stream.service';
-
-const epoch = (d: Date | number): number => Math.floor((typeof d === 'number' ? d : d.getTime()) / 1000);
 
 /** The console's own routes: overview, the event log (paged), its live stream and chain checks. */
 @Controller('/console/api')

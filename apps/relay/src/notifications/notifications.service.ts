@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { actorOf, NOTIFICATIONS_KEPT, postNotification, removeNotification, type NotificationEntry } from '@svc/domain';
+import { epoch, actorOf, NOTIFICATIONS_KEPT, postNotification, removeNotification, type NotificationEntry } from '@svc/domain';
 import { randomUUID } from 'node:crypto';
 import { EventLog } from '../common/event-log';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
-
-const epoch = (ms: number): number => Math.floor(ms / 1000);
 
 /** The notification companion: phones push entries on `notifications`; the list keeps the latest 100. */
 @Injectable()

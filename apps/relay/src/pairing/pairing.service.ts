@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import {
+  epoch,
   approvePairing,
   codeFromBytes,
   denyPairing,
@@ -25,8 +26,6 @@ import { Scheduler } from '../common/scheduler';
 import { Secrets, secureRandomBytes } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import { canonicalJson, pairingUrl, type QrPayload } from './qr-payload';
-
-const epoch = (iso: string | number): number => Math.floor((typeof iso === 'number' ? iso : Date.parse(iso)) / 1000);
 
 @Injectable()
 export class PairingService implements OnApplicationBootstrap {

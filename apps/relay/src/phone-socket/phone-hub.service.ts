@@ -1,5 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import {
+  epoch,
   abandonSession,
   consumeCode,
   DomainError,
@@ -31,7 +32,6 @@ import { CHANNEL_GRANT, CLOSE, KNOWN_CHANNELS, parseEnvelope, type Envelope } fr
 import { PhoneConnection } from './phone-connection';
 
 const PRE_AUTH_MAX_BYTES = 16 * 1024;
-const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
 
 /** Every phone socket: first-frame auth, keepalive, channel routing with grant checks, revocation. */
 @Injectable()

@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import {
+  epoch,
   actorOf,
   cancelMessage,
   cancelQueued,
@@ -31,7 +32,6 @@ import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
 import { CHAT_ID, MAX_TEXT, MESSAGE_ID, REF_ID } from './phone.dto';
 
-const epoch = (ms: number): number => Math.floor(ms / 1000);
 /** The longest a reply poll is held (the reference relay's cap; the host platform asks for 25 s). */
 export const REPLIES_MAX_WAIT = 30;
 /** The shortest id prefix a cancel takes (the desktop CLI shows 12 characters). */

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import {
+  epoch,
   actorOf,
   DomainError,
   expireSessions,
@@ -14,8 +15,6 @@ import {
 import { Clock } from '../common/clock';
 import { EventLog } from '../common/event-log';
 import { Scheduler } from '../common/scheduler';
-
-const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
 
 /** The wire view of one session (WIRE.md); never more of the token than its 8-character prefix. */
 export type SessionView = ReturnType<SessionsService['view']>;

@@ -1,7 +1,6 @@
 import type { ReadModels } from '@svc/domain';
 import type { ShellProcess } from './shell-process';
-
-const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
+import { epoch } from '@svc/domain';
 
 /**
  * Remote shells and TUI gateways as the operator sees them, on `GET /terminal/shells` and the console's

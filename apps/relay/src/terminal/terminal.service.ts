@@ -1,5 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import {
+  epoch,
   assertCanOpenShell,
   closeShell,
   detachShell,
@@ -27,7 +28,6 @@ import { ShellProcess } from './shell-process';
 
 /** A single `terminal.input` frame carries at most this much (a paste, not a file transfer). */
 export const MAX_INPUT_CHARS = 64 * 1024;
-const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
 
 /**
  * `terminal.detached` reasons the clients know (issue 11): the user's own detach and kill, and a shell that

@@ -6,8 +6,7 @@ import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
 import { EventLog } from '../../common/event-log';
 import { ConsoleFeatures } from '../console-features';
-
-const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
+import { epoch } from '@svc/domain';
 
 class ConsoleSelectActiveDto {
   @IsString()

@@ -6,8 +6,7 @@ import { Clock } from '../../common/clock';
 import { EventLog } from '../../common/event-log';
 import { MediaService } from '../../media/media.service';
 import { ConsoleFeatures } from '../console-features';
-
-const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
+import { epoch } from '@svc/domain';
 
 /** Media page: the registry (spec 2.4) by token prefix; the host path is shown to the operator only. */
 @Controller('/console/api/media')

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
-import { requireCode, type Principal } from '@svc/domain';
+import { epoch, requireCode, type Principal } from '@svc/domain';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
 import type { RelayConfig } from '../../common/config';
@@ -11,7 +11,6 @@ import { ConsoleFeatures } from '../console-features';
 import { ConsoleApproveDto, ConsoleDenyDto, ConsoleMintDto } from './console.dto';
 
 const OPERATOR: Principal = { kind: 'operator' };
-const epoch = (ms: number): number => Math.floor(ms / 1000);
 
 /**
  * Pairing page: live codes and pending public requests (never a code itself, only the first 8
