@@ -16,6 +16,7 @@ export * from './file-event-store';
 export * from './log-lock';
 export * from './exclusive-file';
 export * from './json-limits';
+export type { ConsoleEvent } from './console-event';
 export * from './snapshot-store';
 export * from './projection';
 export * from './replay';

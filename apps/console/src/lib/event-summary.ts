@@ -1,4 +1,4 @@
-import type { ConsoleEvent } from './types';
+import type { ConsoleEvent, RelayEventType } from './types';
 
 type D = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === null || v === undefined ? '' : String(v));
@@ -26,7 +26,8 @@ export function actorLabel(actor: string): string {
 /** One line in words for the log, the ticker and the overview. Unknown types fall back to their data. */
 export function summary(e: ConsoleEvent): string {
   const d = e.data as D;
-  switch (e.type) {
+  // Typed by the relay's own union: a misspelt or retired type here fails `npm run check:console`.
+  switch (e.type as RelayEventType) {
     case 'relay.started':
       return `relay ${str(d.version)} started on ${str(d.host)}:${str(d.port)}${d.tls ? ' (TLS)' : ''}${d.recovered ? ' after cutting a torn record' : ''}${d.staleLock ? '; the previous relay did not stop' : ''}`;
     case 'relay.stopping':

@@ -1,13 +1,5 @@
-/** An event as `/console/api/events` and the stream send it (digests cut, secrets withheld). */
-export type ConsoleEvent = {
-  seq: number;
-  id: string;
-  at: string;
-  type: string;
-  actor: string;
-  data: Record<string, unknown>;
-  hash: string;
-};
+/** One source with the relay: the shape it sends and the event types it writes (types only). */
+export type { ConsoleEvent, RelayEventType } from '../../../../libs/events/src/console-event';
 
 export type ChainStatus =
   | { state: 'verified'; verified_to_seq: number; checked_at: number }

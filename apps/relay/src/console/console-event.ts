@@ -1,16 +1,6 @@
-import type { StoredRelayEvent } from '@svc/events';
+import type { ConsoleEvent, StoredRelayEvent } from '@svc/events';
 
-/** An event as the console shows it: digests cut to 8 characters, anything secret-named withheld. */
-export type ConsoleEvent = {
-  seq: number;
-  id: string;
-  at: string;
-  type: string;
-  actor: string;
-  data: unknown;
-  /** The first 12 hex characters of the record's chain hash (enough to compare two views). */
-  hash: string;
-};
+export type { ConsoleEvent };
 
 /** Keys that must never reach a browser, even if a future event carried one by mistake. */
 // Not bare `key`: a notification's `key` is Android's id for it, not a credential.
@@ -40,7 +30,15 @@ const views = new WeakMap<StoredRelayEvent, ConsoleEvent>();
 export function toConsoleEvent(e: StoredRelayEvent): ConsoleEvent {
   let view = views.get(e);
   if (!view) {
-    view = { seq: e.seq, id: e.id, at: e.at, type: e.type, actor: e.actor, data: redact(e.data), hash: e.hash.slice(0, 12) };
+    view = {
+      seq: e.seq,
+      id: e.id,
+      at: e.at,
+      type: e.type,
+      actor: e.actor,
+      data: redact(e.data) as Record<string, unknown>,
+      hash: e.hash.slice(0, 12),
+    };
     views.set(e, view);
   }
   return view;
