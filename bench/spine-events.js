@@ -10,6 +10,7 @@ const { parseArgs } = require('node:util');
 const { dist, median, tempDir, fmt, report } = require('./_lib');
 
 const { EventLog } = dist('apps/relay/src/common/event-log.js');
+const { fileStore } = dist('apps/relay/src/common/file-store.js');
 const { Secrets, newSessionToken, tokenPrefix, secureRandomBytes } = dist('apps/relay/src/common/secrets.js');
 const { SystemClock } = dist('apps/relay/src/common/clock.js');
 const domain = dist('libs/domain/src/index.js');
@@ -54,10 +55,10 @@ async function relayRound(CLIENTS) {
   const secrets = Secrets.load(dir);
   const log = await EventLog.open({
     relayDir: dir,
+    store: fileStore(dir, 64 << 20),
     secrets,
     clock: new SystemClock(),
     logger: silent,
-    segmentBytes: 64 << 20,
     snapshotEvery: 50_000,
     onFatal: (e) => {
       throw e;

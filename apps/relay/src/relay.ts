@@ -11,6 +11,7 @@ import { installAuthHook } from './common/auth-hook';
 import { Clock, SystemClock } from './common/clock';
 import { checkTerminalConfig, loadConfig, relayDir, type RelayConfig } from './common/config';
 import { EventLog } from './common/event-log';
+import { fileStore } from './common/file-store';
 import { ErrorFilter, frameworkErrors } from './common/http-errors';
 import { createLogger, NestPinoLogger } from './common/logger';
 import { installHealthRoute } from './health/health.route';
@@ -65,10 +66,10 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
     });
   const log = await EventLog.open({
     relayDir: relayDir(config),
+    store: fileStore(relayDir(config), config.segmentBytes),
     secrets,
     clock,
     logger,
-    segmentBytes: config.segmentBytes,
     snapshotEvery: config.snapshotEvery,
     onFatal,
   });

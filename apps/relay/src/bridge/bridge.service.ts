@@ -487,7 +487,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
 
   async selectActive(selector: string): Promise<BridgeDevice> {
     const [e] = await this.log.run('operator', (m, now) => selectActive(m, selector, 'operator', now));
-    return this.log.models.bridge.device(e.type === 'bridge.active_selected' ? e.data.tokenPrefix : '')!;
+    return this.log.models.bridge.device(e.data.tokenPrefix)!;
   }
 
   isOnline(device: BridgeDevice): boolean {

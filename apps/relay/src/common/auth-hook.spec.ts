@@ -8,6 +8,7 @@ import { installAuthHook } from './auth-hook';
 import type { AuthedRequest } from './auth';
 import { ManualClock } from './clock';
 import { EventLog } from './event-log';
+import { fileStore } from './file-store';
 import { toErrorResponse } from './http-errors';
 import { Secrets } from './secrets';
 
@@ -28,10 +29,10 @@ describe('auth hook', () => {
     const logger = pino({ level: 'silent' });
     log = await EventLog.open({
       relayDir: dir,
+      store: fileStore(dir, 1 << 20),
       secrets,
       clock,
       logger,
-      segmentBytes: 1 << 20,
       snapshotEvery: 1000,
       onFatal: (e) => {
         throw e;

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { Clock } from './clock';
 import { EventLog } from './event-log';
+import { fileStore } from './file-store';
 import { Secrets } from './secrets';
 
 /** A clock that moves a second on every read, so a replay of a few MiB takes "long" without sleeping. */
@@ -34,10 +35,10 @@ describe('EventLog.open', () => {
     const logger = { info, warn: jest.fn(), error: jest.fn(), debug: jest.fn() } as unknown as Logger;
     const log = await EventLog.open({
       relayDir,
+      store: fileStore(relayDir, 64 << 20),
       secrets: Secrets.load(relayDir),
       clock: new SteppingClock(),
       logger,
-      segmentBytes: 64 << 20,
       snapshotEvery: 1_000_000,
       onFatal: (e) => {
         throw e;

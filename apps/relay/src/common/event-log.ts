@@ -1,8 +1,8 @@
 import { ReadModels } from '@svc/domain';
 import {
   EventBus,
-  FileEventStore,
   SnapshotStore,
+  type EventStore,
   type NewEvent,
   type RelayEvent,
   type Snapshot,
@@ -14,14 +14,18 @@ import type { Logger } from 'pino';
 import type { Clock } from './clock';
 import type { Secrets } from './secrets';
 
-export type Decide = (models: ReadModels, now: Date) => readonly NewEvent<RelayEvent>[];
+/** A rule run by the loop; `E` is the events it can decide, and what `run` hands back, already narrowed. */
+export type Decide<E extends RelayEvent = RelayEvent> = (models: ReadModels, now: Date) => readonly NewEvent<E>[];
+
+/** Makes the store the loop writes through (the composition root picks the adapter: `fileStore`). */
+export type StoreFactory = (hooks: { onDurable: (batch: readonly StoredEvent[]) => void; onFatal: (err: Error) => void }) => EventStore;
 
 export type EventLogOptions = {
   relayDir: string;
+  store: StoreFactory;
   secrets: Secrets;
   clock: Clock;
   logger: Logger;
-  segmentBytes: number;
   snapshotEvery: number;
   /** The store cannot write: state ran ahead of the disk, so the process must stop. */
   onFatal: (err: Error) => void;
@@ -45,22 +49,16 @@ export class EventLog {
   staleLock: { pid: number | null; since: string | null } | undefined;
 
   private constructor(
-    private readonly store: FileEventStore,
+    private readonly store: EventStore,
     private readonly snapshots: SnapshotStore,
     private readonly opts: EventLogOptions,
   ) {}
 
   static async open(opts: EventLogOptions): Promise<EventLog> {
-    const dir = path.join(opts.relayDir, 'events');
     const snapshots = new SnapshotStore(path.join(opts.relayDir, 'snapshots'), (t) => opts.secrets.mac('snapshot', t));
     // eslint-disable-next-line prefer-const -- assigned once below; the store's callback needs the binding first
     let log!: EventLog;
-    const store = new FileEventStore({
-      dir,
-      segmentBytes: opts.segmentBytes,
-      onDurable: (batch) => log.onDurable(batch),
-      onFatal: opts.onFatal,
-    });
+    const store = opts.store({ onDurable: (batch) => log.onDurable(batch), onFatal: opts.onFatal });
     log = new EventLog(store, snapshots, opts);
     let snap = snapshots.latest<Record<string, unknown>>();
     const unusable = snap && log.models.unrestorable(snap.models);
@@ -100,9 +98,9 @@ export class EventLog {
   }
 
   /** Decide against the latest state, append, and resolve once durable. A DomainError writes nothing. */
-  run(actor: string, decide: Decide): Promise<StoredRelayEvent[]> {
+  run<E extends RelayEvent = RelayEvent>(actor: string, decide: Decide<E>): Promise<StoredEvent<E>[]> {
     const now = this.opts.clock.now();
-    let events: readonly NewEvent<RelayEvent>[];
+    let events: readonly NewEvent<E>[];
     try {
       events = decide(this.decision, now);
     } catch (err) {
@@ -116,7 +114,7 @@ export class EventLog {
       return Promise.reject(err);
     }
     for (const e of appended.stored) this.decision.apply(e);
-    return appended.durable.then(() => appended.stored as StoredRelayEvent[]);
+    return appended.durable.then(() => appended.stored as StoredEvent<E>[]);
   }
 
   get lastSeq(): number {

@@ -55,9 +55,10 @@ export class PairingService implements OnApplicationBootstrap {
   async register(rawCode: string, input: TermsInput, source: 'register' | 'mint' | 'env' = 'register') {
     const code = requireCode(rawCode);
     const terms = pairingTerms(input);
-    const [stored] = await this.log.run('operator', (m, now) => registerCode(m, { codeDigest: this.secrets.digest(code), source, terms }, now));
-    const expiresAt = stored.type === 'pairing.code_registered' ? stored.data.expiresAt : this.clock.now().toISOString();
-    return { code, terms, expires_at: epoch(expiresAt) };
+    const stored = await this.log.run('operator', (m, now) => registerCode(m, { codeDigest: this.secrets.digest(code), source, terms }, now));
+    // The registration may follow the expiry of the code's previous, unused registration and a clearing of blocks.
+    const registered = stored.find((e) => e.type === 'pairing.code_registered');
+    return { code, terms, expires_at: epoch(registered!.data.expiresAt) };
   }
 
   async mint(input: MintInput) {
@@ -129,21 +130,20 @@ export class PairingService implements OnApplicationBootstrap {
     const [stored] = await this.log.run(`public:${ip}`, (m, now) =>
       requestPairing(m, { codeDigest: this.secrets.digest(code), requestId, ip, deviceName }, now),
     );
-    const expiresAt = stored.type === 'pairing.requested' ? stored.data.expiresAt : '';
-    return { ok: true as const, code, request_id: requestId, status: 'pending', expires_at: epoch(expiresAt) };
+    return { ok: true as const, code, request_id: requestId, status: 'pending', expires_at: epoch(stored.data.expiresAt) };
   }
 
   async approve(ref: { code?: string; request_id?: string }, input: TermsInput, by: Principal) {
     const terms = pairingTerms(input);
     const codeDigest = ref.code ? this.secrets.digest(requireCode(ref.code)) : undefined;
     const [stored] = await this.log.run(actorOf(by), (m, now) => approvePairing(m, { requestId: ref.request_id, codeDigest }, terms, now));
-    return { ok: true as const, request_id: stored.type === 'pairing.approved' ? stored.data.requestId : null, status: 'approved' };
+    return { ok: true as const, request_id: stored.data.requestId, status: 'approved' };
   }
 
   async deny(ref: { code?: string; request_id?: string }, by: Principal) {
     const codeDigest = ref.code ? this.secrets.digest(requireCode(ref.code)) : undefined;
     const [stored] = await this.log.run(actorOf(by), (m, now) => denyPairing(m, { requestId: ref.request_id, codeDigest }, now));
-    return { ok: true as const, request_id: stored.type === 'pairing.denied' ? stored.data.requestId : null, status: 'denied' };
+    return { ok: true as const, request_id: stored.data.requestId, status: 'denied' };
   }
 
   /** Live codes and pending requests, without the codes themselves (for the operator). */

@@ -64,7 +64,6 @@ export class SessionsService {
 
   async revoke(prefix: string, caller: Principal) {
     const [e] = await this.log.run(actorOf(caller), (m, now) => revokeSession(m, prefix, caller, now));
-    if (e.type !== 'session.revoked') throw new Error('unexpected event');
     return { ok: true as const, revoked: e.data.tokenPrefix, revoked_self: e.data.self };
   }
 
@@ -75,7 +74,6 @@ export class SessionsService {
       return shortenSession(m, prefix, caller, input, now);
     });
     // No event: the request changed nothing, and the answer is the session as it stands.
-    if (e && e.type !== 'session.shortened') throw new Error('unexpected event');
     const s = this.log.models.sessions.byTokenPrefix(e ? e.data.tokenPrefix : target);
     if (!s) throw new DomainError('sessions.not_found', 'not_found', 'no live session matches that prefix');
     const v = this.view(s, caller);

@@ -1,4 +1,4 @@
-import type { BridgeEvent, BridgeStatus, NewEvent } from '@svc/events';
+import type { BridgeActiveSelected, BridgeEvent, BridgeStatus, NewEvent } from '@svc/events';
 import { DomainError } from '../errors';
 import type { ReadModels } from '../read-models';
 import { hasGrant, isLive } from '../sessions/sessions.projection';
@@ -115,7 +115,7 @@ function bridgeAllowed(m: ReadModels, prefix: string, now: Date): boolean {
   return !!s && isLive(s, now) && hasGrant(s, 'bridge', now);
 }
 
-export function selectActive(m: ReadModels, selector: string, by: string, now: Date): Out {
+export function selectActive(m: ReadModels, selector: string, by: string, now: Date): NewEvent<BridgeActiveSelected>[] {
   const d = pickDevice(m, { selector }, now);
   return [{ type: 'bridge.active_selected', data: { tokenPrefix: d.tokenPrefix, deviceId: d.deviceId, by } }];
 }

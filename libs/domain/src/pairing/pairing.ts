@@ -1,4 +1,4 @@
-import type { NewEvent, PairingEvent, PairingTerms, RelayEvent } from '@svc/events';
+import type { NewEvent, PairingApproved, PairingDenied, PairingEvent, PairingRequested, PairingTerms, RelayEvent } from '@svc/events';
 import { DomainError } from '../errors';
 import { grantExpiries } from '../grants';
 import type { ReadModels } from '../read-models';
@@ -30,7 +30,11 @@ export const PUBLIC_REQUEST_WINDOW_SECONDS = 600;
 export const MAX_PENDING_REQUESTS = 20;
 
 /** `POST /pairing`: a pending code that only an operator's approval makes usable. */
-export function requestPairing(m: ReadModels, cmd: { codeDigest: string; requestId: string; ip: string; deviceName: string | null }, now: Date): Out {
+export function requestPairing(
+  m: ReadModels,
+  cmd: { codeDigest: string; requestId: string; ip: string; deviceName: string | null },
+  now: Date,
+): NewEvent<PairingRequested>[] {
   // A blocked address is refused here too (WIRE.md: blocked IPs get 429 on pairing).
   assertNotBlocked(m.rateLimit, cmd.ip, now);
   const live = m.pairing.live(now);
@@ -64,12 +68,17 @@ function findPending(m: ReadModels, ref: { requestId?: string; codeDigest?: stri
   return code as typeof code & { requestId: string };
 }
 
-export function approvePairing(m: ReadModels, ref: { requestId?: string; codeDigest?: string }, terms: PairingTerms, now: Date): Out {
+export function approvePairing(
+  m: ReadModels,
+  ref: { requestId?: string; codeDigest?: string },
+  terms: PairingTerms,
+  now: Date,
+): NewEvent<PairingApproved>[] {
   const code = findPending(m, ref, now);
   return [{ type: 'pairing.approved', data: { requestId: code.requestId, codeDigest: code.codeDigest, terms } }];
 }
 
-export function denyPairing(m: ReadModels, ref: { requestId?: string; codeDigest?: string }, now: Date): Out {
+export function denyPairing(m: ReadModels, ref: { requestId?: string; codeDigest?: string }, now: Date): NewEvent<PairingDenied>[] {
   const code = findPending(m, ref, now);
   return [{ type: 'pairing.denied', data: { requestId: code.requestId, codeDigest: code.codeDigest } }];
 }

@@ -1,4 +1,4 @@
-import type { GrantExpiries, NewEvent, SessionDeviceUpdated, SessionEvent } from '@svc/events';
+import type { GrantExpiries, NewEvent, SessionDeviceUpdated, SessionEvent, SessionRevoked, SessionShortened } from '@svc/events';
 import { parseDuration } from '../durations';
 import { DomainError } from '../errors';
 import { isGrantChannel } from '../grants';
@@ -24,7 +24,7 @@ export function findByPrefix(m: ReadModels, prefix: string, now: Date): Session 
 }
 
 /** Any paired device may revoke any other (single-operator trust model); the operator too. */
-export function revokeSession(m: ReadModels, prefix: string, caller: Principal, now: Date): NewEvent<SessionEvent>[] {
+export function revokeSession(m: ReadModels, prefix: string, caller: Principal, now: Date): NewEvent<SessionRevoked>[] {
   const target = findByPrefix(m, prefix, now);
   const self = caller.kind === 'device' && caller.tokenPrefix === target.tokenPrefix;
   return [{ type: 'session.revoked', data: { tokenPrefix: target.tokenPrefix, by: actorOf(caller), self, reason: 'revoked' } }];
@@ -59,7 +59,7 @@ const SKEW_MS = 2000;
  * PATCH: reduction only. The caller may shorten its own lifetime or grants; the operator may shorten any.
  * Grants are re-clamped to the new lifetime.
  */
-export function shortenSession(m: ReadModels, prefix: string, caller: Principal, input: ShortenInput, now: Date): NewEvent<SessionEvent>[] {
+export function shortenSession(m: ReadModels, prefix: string, caller: Principal, input: ShortenInput, now: Date): NewEvent<SessionShortened>[] {
   const target = findByPrefix(m, prefix, now);
   if (caller.kind === 'device' && caller.tokenPrefix !== target.tokenPrefix) {
     throw reductionOnly();
