@@ -167,6 +167,15 @@ describe('pairing', () => {
       expect((await pairWith(code)).ok.type).toBe('auth.ok');
     });
 
+    it('registering an expired code again, before the sweep noticed, answers the new ten-minute expiry', async () => {
+      const code = nextCode();
+      await registerCode(relay, code);
+      relay.clock.advanceSeconds(601);
+      const again = await registerCode(relay, code);
+      expect(again.status).toBe(200);
+      expect((await json(again)).expires_at).toBe(Math.floor(relay.clock.now().getTime() / 1000) + 600);
+    });
+
     it('re-pairing with the same device_id replaces the older session and closes its socket', async () => {
       const a = await pairPhone(relay, { device: { device_id: 'same-device' } });
       const b = await pairPhone(relay, { device: { device_id: 'same-device' } });
