@@ -1,4 +1,4 @@
-import type { StoredEvent } from '@svc/events';
+import { Given } from '../../../../test/support/given';
 import { DomainError } from '../errors';
 import { ReadModels } from '../read-models';
 import { autoDisableDue, expireConfirmations, pickDevice, planCommand, reportStatus, resolveConfirmation, type BridgeStatusInput } from './bridge';
@@ -7,17 +7,6 @@ import { DEFAULT_SAFETY_SETTINGS } from './safety';
 
 const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 const at = (ms: number) => new Date(T0 + ms);
-
-/** given(events).when(decide) in the emmett style: applies whatever a decision returns, with seq and time. */
-class Given {
-  readonly m = new ReadModels();
-  private seq = 0;
-  apply(events: ReadonlyArray<{ type: string; data: object }>, t = 0): this {
-    for (const e of events)
-      this.m.apply({ ...e, seq: ++this.seq, id: String(this.seq), at: at(t).toISOString(), actor: 'test', v: 1, prev: '', hash: '' } as StoredEvent);
-    return this;
-  }
-}
 
 const session = (prefix: string, deviceId: string, name = 'Phone') => ({
   type: 'session.created',
@@ -62,14 +51,14 @@ const cmd = (prefix: string, path: string, body: Record<string, unknown> = {}) =
 describe('bridge rules', () => {
   it('reportStatus starts the auto-disable clock, keeps it while unchanged, and writes nothing for a repeat', () => {
     const g = new Given().apply([session('aaaa1111', 'dev-aaaa1111')]);
-    const first = reportStatus(g.m, status('aaaa1111'), 30, at(0));
+    const first = reportStatus(g.models, status('aaaa1111'), 30, at(0));
     expect(first).toHaveLength(1);
     expect(first[0].data).toMatchObject({ masterEnabled: true, autoDisableMinutes: 30, autoDisableAt: at(30 * 60_000).toISOString() });
     g.apply(first);
-    expect(reportStatus(g.m, status('aaaa1111'), 30, at(60_000))).toEqual([]);
-    const battery = reportStatus(g.m, status('aaaa1111', { battery: 50 }), 30, at(60_000));
+    expect(reportStatus(g.models, status('aaaa1111'), 30, at(60_000))).toEqual([]);
+    const battery = reportStatus(g.models, status('aaaa1111', { battery: 50 }), 30, at(60_000));
     expect(battery[0].data).toMatchObject({ battery: 50, autoDisableAt: at(30 * 60_000).toISOString() });
-    const off = reportStatus(g.m, status('aaaa1111', { masterEnabled: false }), 30, at(60_000));
+    const off = reportStatus(g.models, status('aaaa1111', { masterEnabled: false }), 30, at(60_000));
     expect(off[0].data).toMatchObject({ autoDisableAt: null });
   });
 
@@ -84,75 +73,75 @@ describe('bridge rules', () => {
       }
       return 'none';
     };
-    expect(code(() => pickDevice(g.m, {}, now))).toBe('bridge.no_device');
-    g.apply([...reportStatus(g.m, status('aaaa1111', { deviceId: 'dev-a', deviceName: 'Pixel' }), 30, now)]);
-    expect(pickDevice(g.m, {}, now).tokenPrefix).toBe('aaaa1111');
-    g.apply([...reportStatus(g.m, status('bbbb2222', { deviceId: 'dev-b', deviceName: 'Pixel' }), 30, now)]);
-    expect(code(() => pickDevice(g.m, {}, now))).toBe('bridge.device_ambiguous');
-    expect(pickDevice(g.m, { callerPrefix: 'bbbb2222' }, now).tokenPrefix).toBe('bbbb2222');
-    expect(pickDevice(g.m, { selector: 'dev-a' }, now).tokenPrefix).toBe('aaaa1111');
-    expect(pickDevice(g.m, { selector: 'bbbb' }, now).tokenPrefix).toBe('bbbb2222');
-    expect(code(() => pickDevice(g.m, { selector: 'bbb' }, now))).toBe('bridge.device_not_found');
-    expect(code(() => pickDevice(g.m, { selector: 'pixel' }, now))).toBe('bridge.device_ambiguous');
-    expect(code(() => pickDevice(g.m, { selector: 'dev-c' }, now))).toBe('bridge.device_offline');
+    expect(code(() => pickDevice(g.models, {}, now))).toBe('bridge.no_device');
+    g.apply([...reportStatus(g.models, status('aaaa1111', { deviceId: 'dev-a', deviceName: 'Pixel' }), 30, now)]);
+    expect(pickDevice(g.models, {}, now).tokenPrefix).toBe('aaaa1111');
+    g.apply([...reportStatus(g.models, status('bbbb2222', { deviceId: 'dev-b', deviceName: 'Pixel' }), 30, now)]);
+    expect(code(() => pickDevice(g.models, {}, now))).toBe('bridge.device_ambiguous');
+    expect(pickDevice(g.models, { callerPrefix: 'bbbb2222' }, now).tokenPrefix).toBe('bbbb2222');
+    expect(pickDevice(g.models, { selector: 'dev-a' }, now).tokenPrefix).toBe('aaaa1111');
+    expect(pickDevice(g.models, { selector: 'bbbb' }, now).tokenPrefix).toBe('bbbb2222');
+    expect(code(() => pickDevice(g.models, { selector: 'bbb' }, now))).toBe('bridge.device_not_found');
+    expect(code(() => pickDevice(g.models, { selector: 'pixel' }, now))).toBe('bridge.device_ambiguous');
+    expect(code(() => pickDevice(g.models, { selector: 'dev-c' }, now))).toBe('bridge.device_offline');
     g.apply([{ type: 'bridge.active_selected', data: { tokenPrefix: 'bbbb2222', deviceId: 'dev-b', by: 'operator' } }]);
-    expect(pickDevice(g.m, { callerPrefix: 'aaaa1111' }, now).tokenPrefix).toBe('bbbb2222');
+    expect(pickDevice(g.models, { callerPrefix: 'aaaa1111' }, now).tokenPrefix).toBe('bbbb2222');
     g.apply([{ type: 'phone.disconnected', data: { connId: 'conn-bbbb2222', tokenPrefix: 'bbbb2222', code: 1000, reason: '' } }]);
-    expect(code(() => pickDevice(g.m, {}, now))).toBe('bridge.device_offline');
+    expect(code(() => pickDevice(g.models, {}, now))).toBe('bridge.device_offline');
   });
 
   it('planCommand: a refusal is one decision event; an allowed command is the decision plus command_sent', () => {
     const g = new Given().apply([session('aaaa1111', 'dev-a')]);
-    g.apply(reportStatus(g.m, status('aaaa1111'), 30, at(0)));
-    const denied = planCommand(g.m, cmd('aaaa1111', '/open_app', { package: 'com.chase.sig.android' }), DEFAULT_SAFETY_SETTINGS, at(0));
+    g.apply(reportStatus(g.models, status('aaaa1111'), 30, at(0)));
+    const denied = planCommand(g.models, cmd('aaaa1111', '/open_app', { package: 'com.chase.sig.android' }), DEFAULT_SAFETY_SETTINGS, at(0));
     expect(denied.map((e) => e.type)).toEqual(['bridge.safety_decided']);
     expect(denied[0].data).toMatchObject({ decision: 'blocked_package', package: 'com.chase.sig.android', path: '/open_app' });
-    const ok = planCommand(g.m, cmd('aaaa1111', '/tap', { x: 1, y: 2 }), DEFAULT_SAFETY_SETTINGS, at(60_000));
+    const ok = planCommand(g.models, cmd('aaaa1111', '/tap', { x: 1, y: 2 }), DEFAULT_SAFETY_SETTINGS, at(60_000));
     expect(ok.map((e) => e.type)).toEqual(['bridge.safety_decided', 'bridge.command_sent']);
     expect(ok[1].data).toMatchObject({ shape: { x: 1, y: 2 }, autoDisableAt: at(31 * 60_000).toISOString(), connId: 'conn-aaaa1111' });
   });
 
   it('confirmation: requested with a deadline; answered once; silence past the deadline is a denial', () => {
     const g = new Given().apply([session('aaaa1111', 'dev-a')]);
-    g.apply(reportStatus(g.m, status('aaaa1111'), 30, at(0)));
-    const asked = planCommand(g.m, cmd('aaaa1111', '/tap_text', { text: 'Send' }), DEFAULT_SAFETY_SETTINGS, at(0));
+    g.apply(reportStatus(g.models, status('aaaa1111'), 30, at(0)));
+    const asked = planCommand(g.models, cmd('aaaa1111', '/tap_text', { text: 'Send' }), DEFAULT_SAFETY_SETTINGS, at(0));
     expect(asked[0].data).toMatchObject({ decision: 'confirmation_requested', verb: 'send', deadline: at(30_000).toISOString() });
     g.apply(asked);
-    expect(resolveConfirmation(g.m, { requestId: 'r-/tap_text', tokenPrefix: 'zzzz9999', allow: true })).toEqual([]);
-    expect(expireConfirmations(g.m, at(29_999))).toEqual([]);
-    const expired = expireConfirmations(g.m, at(30_000));
+    expect(resolveConfirmation(g.models, { requestId: 'r-/tap_text', tokenPrefix: 'zzzz9999', allow: true })).toEqual([]);
+    expect(expireConfirmations(g.models, at(29_999))).toEqual([]);
+    const expired = expireConfirmations(g.models, at(30_000));
     expect(expired[0].data).toMatchObject({ decision: 'confirmation_timed_out', requestId: 'r-/tap_text' });
     g.apply(expired);
-    expect(resolveConfirmation(g.m, { requestId: 'r-/tap_text', tokenPrefix: 'aaaa1111', allow: true })).toEqual([]);
+    expect(resolveConfirmation(g.models, { requestId: 'r-/tap_text', tokenPrefix: 'aaaa1111', allow: true })).toEqual([]);
     // after an allowed confirmation the command is sent without a second decision
-    const again = planCommand(g.m, { ...cmd('aaaa1111', '/tap_text', { text: 'Send' }), confirmed: true }, DEFAULT_SAFETY_SETTINGS, at(40_000));
+    const again = planCommand(g.models, { ...cmd('aaaa1111', '/tap_text', { text: 'Send' }), confirmed: true }, DEFAULT_SAFETY_SETTINGS, at(40_000));
     expect(again.map((e) => e.type)).toEqual(['bridge.command_sent']);
   });
 
   it('autoDisableDue fires once at the deadline and the projection switches master off', () => {
     const g = new Given().apply([session('aaaa1111', 'dev-a')]);
-    g.apply(reportStatus(g.m, status('aaaa1111', { autoDisableMinutes: 10 }), 30, at(0)));
-    expect(autoDisableDue(g.m, at(10 * 60_000 - 1))).toEqual([]);
-    const fired = autoDisableDue(g.m, at(10 * 60_000));
+    g.apply(reportStatus(g.models, status('aaaa1111', { autoDisableMinutes: 10 }), 30, at(0)));
+    expect(autoDisableDue(g.models, at(10 * 60_000 - 1))).toEqual([]);
+    const fired = autoDisableDue(g.models, at(10 * 60_000));
     expect(fired[0].data).toMatchObject({ decision: 'auto_disabled', idleMinutes: 10, tokenPrefix: 'aaaa1111' });
     g.apply(fired);
-    expect(g.m.bridge.device('aaaa1111')!.masterEnabled).toBe(false);
-    expect(autoDisableDue(g.m, at(20 * 60_000))).toEqual([]);
+    expect(g.models.bridge.device('aaaa1111')!.masterEnabled).toBe(false);
+    expect(autoDisableDue(g.models, at(20 * 60_000))).toEqual([]);
   });
 
   it('projection: the same event twice is harmless for devices; relay.started empties devices and interrupts pending commands', () => {
     const g = new Given().apply([session('aaaa1111', 'dev-a')]);
-    const st = reportStatus(g.m, status('aaaa1111'), 30, at(0));
+    const st = reportStatus(g.models, status('aaaa1111'), 30, at(0));
     g.apply(st).apply(st);
-    expect(g.m.bridge.allDevices()).toHaveLength(1);
-    g.apply(planCommand(g.m, cmd('aaaa1111', '/tap', { x: 1, y: 1 }), DEFAULT_SAFETY_SETTINGS, at(0)));
-    expect(g.m.bridge.inFlight()).toBe(1);
+    expect(g.models.bridge.allDevices()).toHaveLength(1);
+    g.apply(planCommand(g.models, cmd('aaaa1111', '/tap', { x: 1, y: 1 }), DEFAULT_SAFETY_SETTINGS, at(0)));
+    expect(g.models.bridge.inFlight()).toBe(1);
     g.apply([{ type: 'relay.started', data: { version: 'x', pid: 1, host: 'h', port: 1, tls: false } }]);
-    expect(g.m.bridge.allDevices()).toEqual([]);
-    expect(g.m.bridge.activity()[0].outcome).toBe('interrupted');
+    expect(g.models.bridge.allDevices()).toEqual([]);
+    expect(g.models.bridge.activity()[0].outcome).toBe('interrupted');
     const copy = new ReadModels();
-    copy.restore(structuredClone(g.m.snapshot()));
-    expect(copy.bridge.snapshot()).toEqual(g.m.bridge.snapshot());
+    copy.restore(structuredClone(g.models.snapshot()));
+    expect(copy.bridge.snapshot()).toEqual(g.models.bridge.snapshot());
   });
 });
 

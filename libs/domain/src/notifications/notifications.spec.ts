@@ -1,27 +1,10 @@
+import { given } from '../../../../test/support/given';
 import type { NewEvent, RelayEvent, StoredEvent } from '@svc/events';
 import { reportImageActivity } from '../image-activity/image-activity';
 import { ReadModels } from '../read-models';
 import { NOTIFICATIONS_KEPT } from './notifications.projection';
 import { postNotification, removeNotification } from './notifications';
 
-let seq = 0;
-function given(m: ReadModels, events: readonly NewEvent<RelayEvent>[], at = '2026-03-01T12:00:00.000Z'): StoredEvent[] {
-  return events.map((e) => {
-    const stored = {
-      seq: ++seq,
-      id: `e${seq}`,
-      at,
-      type: e.type,
-      actor: 'device:p',
-      data: e.data,
-      v: 1,
-      prev: '',
-      hash: '',
-    } as unknown as StoredEvent;
-    m.apply(stored);
-    return stored;
-  });
-}
 const started = { type: 'relay.started', data: { version: '0', pid: 1, host: 'h', port: 1, tls: false } } as NewEvent<RelayEvent>;
 
 describe('notification companion rules', () => {

@@ -1,4 +1,5 @@
-import type { NewEvent, RelayEvent, StoredEvent } from '@svc/events';
+import { given, T0 } from '../../../../test/support/given';
+import type { NewEvent, RelayEvent } from '@svc/events';
 import { DomainError } from '../errors';
 import { ReadModels } from '../read-models';
 import { REPLIES_KEPT, THREAD_ENTRIES_KEPT } from './phone-threads.projection';
@@ -13,28 +14,6 @@ import {
   takeReplies,
   type PostMessage,
 } from './phone-threads';
-
-const T0 = new Date('2026-03-01T12:00:00.000Z');
-let seq = 0;
-
-/** Applies decided events as the log would (stamped with seq and time). */
-function given(m: ReadModels, events: readonly NewEvent<RelayEvent>[], at = T0, actor = 'operator'): StoredEvent[] {
-  return events.map((e) => {
-    const stored = {
-      seq: ++seq,
-      id: `e${seq}`,
-      at: at.toISOString(),
-      type: e.type,
-      actor,
-      data: e.data,
-      v: 1,
-      prev: '',
-      hash: '',
-    } as unknown as StoredEvent;
-    m.apply(stored);
-    return stored;
-  });
-}
 
 const msg = (id: string, chatId = 'c'): PostMessage => ({
   messageId: id,
