@@ -43,6 +43,15 @@ describe('/context/injected', () => {
     expect(r.body.errors.some((e: string) => e.includes('at most 8 blocks'))).toBe(true);
   });
 
+  it('a file nested past the file limit is refused before it is walked, reported, not fatal', async () => {
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    fs.writeFileSync(file, `{"blocks":[{"name":"kept","text":"would be injected"}],"x":${deep}}`);
+    const r = await get();
+    expect(r.status).toBe(200);
+    expect(r.body.blocks.map((b: Json) => b.name)).toEqual(['phone_status']);
+    expect(r.body.errors[0]).toContain('deeper than 256 levels');
+  });
+
   it('enabled: false injects nothing; a broken file is reported, not fatal', async () => {
     fs.writeFileSync(file, JSON.stringify({ enabled: false, blocks: [{ name: 'a', text: 'b' }] }));
     expect((await get()).body).toMatchObject({ enabled: false, blocks: [] });

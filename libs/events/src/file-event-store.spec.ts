@@ -248,4 +248,18 @@ describe('FileEventStore', () => {
     await store.close();
     expect(verifyLog(dir)).toMatchObject({ ok: true, lastSeq: 2 });
   });
+
+  it('a chain-valid record nested past the file limit stops the replay with a ChainError, not a stack overflow', () => {
+    const first = encodeRecord({ seq: 1, id: 'a', at: AT, type: 't', actor: 's', data: { n: 1 }, v: 1, prev: GENESIS_HASH });
+    let deep: unknown = 1;
+    for (let i = 0; i < 300; i++) deep = [deep];
+    const forged = encodeRecord({ seq: 2, id: 'b', at: AT, type: 't', actor: 's', data: { n: deep }, v: 1, prev: first.hash });
+    fs.writeFileSync(path.join(dir, segmentName(1)), `${first.line}\n${forged.line}\n`);
+    const seen: number[] = [];
+    expect(() => scanLog(dir, { fromSeq: 1, onEvent: (e) => seen.push(e.seq) })).toThrow(ChainError);
+    expect(() => scanLog(dir, { fromSeq: 1, onEvent: () => undefined })).toThrow(
+      /seq 2.*nests JSON deeper than 256 levels|nests JSON deeper than 256 levels/,
+    );
+    expect(seen).toEqual([1]);
+  });
 });

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { checkLine, encodeRecord } from './chain';
 import { GENESIS_HASH, type NewEvent, type StoredEvent } from './event';
+import { jsonDepthExceeds, MAX_FILE_JSON_DEPTH } from './json-limits';
 import { acquireLogLock } from './log-lock';
 import { ChainError, type Appended, type EventStore, type OpenOptions, type OpenResult, type ScanProgress } from './event-store';
 
@@ -293,7 +294,14 @@ export function scanLog(
         prev = check.hash;
         lastSeq = check.seq;
         lastHash = check.hash;
-        if (opts.onEvent && check.seq >= opts.fromSeq) opts.onEvent(JSON.parse(line) as StoredEvent);
+        if (opts.onEvent && check.seq >= opts.fromSeq) {
+          // The chain hash is no MAC: a record rewritten with its chain recomputed still passes, and
+          // projections and the console walk what it holds.
+          if (jsonDepthExceeds(line, MAX_FILE_JSON_DEPTH)) {
+            throw new ChainError(check.seq, seg.file, `record nests JSON deeper than ${MAX_FILE_JSON_DEPTH} levels`);
+          }
+          opts.onEvent(JSON.parse(line) as StoredEvent);
+        }
       },
       onChunk,
     );

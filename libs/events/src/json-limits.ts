@@ -6,6 +6,13 @@
  */
 export const MAX_JSON_DEPTH = 64;
 
+/**
+ * Files the relay wrote itself and reads back (event log records, snapshots, the lock file, the injected
+ * context file): a record or read model holds request data at most MAX_JSON_DEPTH deep plus its own few
+ * levels, so a file past this limit was not written by the relay and is refused like any corruption.
+ */
+export const MAX_FILE_JSON_DEPTH = 256;
+
 /** The deepest `{`/`[` nesting of a JSON text, stopping early past `limit` (strings and escapes respected). */
 export function jsonDepthExceeds(text: string, limit: number = MAX_JSON_DEPTH): boolean {
   if (openersAtMost(text, limit)) return false;

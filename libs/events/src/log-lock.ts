@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createFileExclusive, replaceFile } from './exclusive-file';
+import { MAX_FILE_JSON_DEPTH, parseJsonBounded } from './json-limits';
 
 /** The lock file of a log directory: one writer at a time, for the writer's whole life. */
 export const LOCK_FILE = 'LOCK';
@@ -100,7 +101,7 @@ function readHolder(lockPath: string): LockHolder | 'gone' | 'unreadable' {
     return 'unreadable';
   }
   try {
-    const h = JSON.parse(text) as Partial<LockHolder>;
+    const h = parseJsonBounded(text, MAX_FILE_JSON_DEPTH) as Partial<LockHolder>;
     if (typeof h.pid !== 'number' || typeof h.token !== 'string' || typeof h.hostname !== 'string' || typeof h.dirId !== 'string')
       return 'unreadable';
     return {

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { MAX_FILE_JSON_DEPTH, parseJsonBounded } from './json-limits';
 
 export type Snapshot<M = unknown> = { seq: number; hash: string; at: string; models: M };
 
@@ -25,8 +26,10 @@ export class SnapshotStore {
       .reverse();
     for (const file of files) {
       try {
-        const { body, mac } = JSON.parse(fs.readFileSync(path.join(this.dir, file), 'utf8')) as { body: string; mac: string };
-        if (typeof body === 'string' && mac === this.mac(body)) return JSON.parse(body) as Snapshot<M>;
+        const text = fs.readFileSync(path.join(this.dir, file), 'utf8');
+        const { body, mac } = parseJsonBounded(text, MAX_FILE_JSON_DEPTH) as { body: string; mac: string };
+        // Checked again past the MAC: restoring walks the models, and the key may have leaked.
+        if (typeof body === 'string' && mac === this.mac(body)) return parseJsonBounded(body, MAX_FILE_JSON_DEPTH) as Snapshot<M>;
       } catch {
         // an unreadable snapshot is skipped; the log is the truth and a full replay still works
       }

@@ -1,4 +1,4 @@
-import { listSegments, scanLines, type StoredRelayEvent } from '@svc/events';
+import { jsonDepthExceeds, listSegments, MAX_FILE_JSON_DEPTH, scanLines, type StoredRelayEvent } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { matches, type EventFilter } from './console-event';
@@ -155,6 +155,7 @@ function seqOf(line: string): number | null {
 }
 
 function parse(line: string): StoredRelayEvent | null {
+  if (jsonDepthExceeds(line, MAX_FILE_JSON_DEPTH)) return null;
   try {
     return JSON.parse(line) as StoredRelayEvent;
   } catch {

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { jsonDepthExceeds, MAX_FILE_JSON_DEPTH } from '@svc/events';
 import * as fs from 'node:fs';
 import type { RelayConfig } from '../common/config';
 import { EventLog } from '../common/event-log';
@@ -84,6 +85,10 @@ export class ContextService {
       return { blocks: [] };
     }
     let parsed: unknown;
+    if (jsonDepthExceeds(raw, MAX_FILE_JSON_DEPTH)) {
+      errors.push(`the context file nests JSON deeper than ${MAX_FILE_JSON_DEPTH} levels; its blocks are left out`);
+      return { blocks: [] };
+    }
     try {
       parsed = JSON.parse(raw);
     } catch {
