@@ -1,4 +1,12 @@
+import * as fs from 'node:fs';
 import { nextCode, Phone, registerCode, startRelay, type TestRelay } from '../support/harness';
+
+// fdatasync stays real, but a test can hold one to act while a pairing is being written.
+jest.mock('node:fs', () => {
+  const real = jest.requireActual<typeof import('node:fs')>('node:fs');
+  return { ...real, fdatasync: jest.fn((fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => real.fdatasync(fd, cb)) };
+});
+const realFs = jest.requireActual<typeof import('node:fs')>('node:fs');
 
 /**
  * Sockets that never authenticate must not lock phones out: before, the 64 idle sockets allowed in all
@@ -67,5 +75,36 @@ describe('floods of unauthenticated sockets', () => {
     const fifth = await Phone.connect(relay.url, { localAddress: '127.0.6.1' });
     expect(await idle[0].closed).toBe(1013);
     await closeAll([...idle, fifth]);
+  });
+
+  it('a phone whose pairing is being written is never the one dropped, however many sockets follow from its address', async () => {
+    const code = nextCode();
+    expect((await registerCode(relay, code)).status).toBe(200);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const fdatasync = fs.fdatasync as unknown as jest.Mock;
+    const calls = fdatasync.mock.calls.length;
+    fdatasync.mockImplementationOnce((fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => {
+      void held.then(() => realFs.fdatasync(fd, cb));
+    });
+    let idle: Phone[] = [];
+    try {
+      const phone = await Phone.connect(relay.url, { localAddress: '127.0.7.1' });
+      phone.send('system', 'auth', { pairing_code: code, device_name: 'Prompt phone', device_id: `dev-${code}` }, 'a1');
+      await eventually(() => fdatasync.mock.calls.length > calls);
+      // Twice the per-address cap arrives while the pairing waits for the disk.
+      idle = await flood(8, () => '127.0.7.1');
+      await eventually(() => idle.filter((p) => p.closeCode === 1013).length >= 4);
+      release();
+      const ok = await phone.next((f) => f.id === 'a1');
+      expect(ok.type).toBe('auth.ok');
+      phone.send('system', 'ping', { ts: 2 }, 'in');
+      expect((await phone.next((f) => f.id === 'in')).type).toBe('pong');
+      expect(phone.closeCode).toBeNull();
+      phone.close();
+    } finally {
+      release();
+      await closeAll(idle);
+    }
   });
 });

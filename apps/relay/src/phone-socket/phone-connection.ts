@@ -15,6 +15,8 @@ export class PhoneConnection {
   /** Frames are handled one after another, in arrival order. */
   queue: Promise<void> = Promise.resolve();
   closed = false;
+  /** Its `system/auth` frame is being handled (a pairing may be being written): never dropped to make room. */
+  authenticating = false;
   /** Cleared when a protocol ping goes out, set by the pong (or any frame): a dead peer misses one. */
   alive = true;
 

@@ -114,16 +114,26 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     return { ok: true };
   }
 
-  /** Closes the oldest unauthenticated sockets until one more from `subject` fits under both caps. */
+  /**
+   * Closes the oldest idle unauthenticated sockets until one more from `subject` fits under both caps.
+   * A socket whose auth frame is being handled is skipped: dropping it mid-pairing would revoke the
+   * session it is being given, so a phone that sent its auth promptly is never the one pushed out (only
+   * sockets already authenticating can then exceed a cap, briefly, by as many as are in flight).
+   */
   private makeRoomFor(subject: string): void {
     const evict = (conn: PhoneConnection) => {
       this.pending.delete(conn);
       this.logger.debug({ conn: conn.id }, 'unauthenticated socket dropped to make room');
       conn.close(CLOSE.tryAgainLater, 'too many unauthenticated connections');
+      // A peer that never answers the close frame would keep its TCP socket for ws's 30 s close timeout.
+      setTimeout(() => conn.ws.terminate(), 1_000).unref();
     };
+    const idle = (c: PhoneConnection) => !c.authenticating;
     const mine = [...this.pending].filter((c) => c.subject === subject);
-    for (let i = 0; mine.length - i >= this.config.maxUnauthenticatedPerAddress; i++) evict(mine[i]);
-    while (this.pending.size >= this.config.maxUnauthenticatedSockets) evict(this.pending.values().next().value!);
+    const mineIdle = mine.filter(idle);
+    for (let i = 0; i < mineIdle.length && mine.length - i >= this.config.maxUnauthenticatedPerAddress; i++) evict(mineIdle[i]);
+    const allIdle = [...this.pending].filter(idle);
+    for (let i = 0; i < allIdle.length && this.pending.size >= this.config.maxUnauthenticatedSockets; i++) evict(allIdle[i]);
   }
 
   accept(ws: WebSocket, req: IncomingMessage): void {
@@ -188,7 +198,12 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     const env = parsed.envelope;
     if (!conn.principal) {
       if (env.channel !== 'system' || env.type !== 'auth') return this.failAuth(conn, 'first frame must be system/auth');
-      return this.authenticate(conn, env);
+      conn.authenticating = true;
+      try {
+        return await this.authenticate(conn, env);
+      } finally {
+        conn.authenticating = false;
+      }
     }
     this.touch(conn);
     if (env.channel === 'system') return this.onSystem(conn, env);
