@@ -1,6 +1,6 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
-import { startRelay, type TestRelay } from '../support/harness';
+import { pairPhone, startRelay, type TestRelay } from '../support/harness';
 
 /** A raw TCP client: `opened` when connected, `ended` with the bytes received and when the relay closed it. */
 function rawClient(port: number, localAddress = '127.0.0.1') {
@@ -44,6 +44,8 @@ describe('slow clients', () => {
       expect(at - start).toBeGreaterThanOrEqual(250);
       expect(at - start).toBeLessThan(2_000);
       expect(data).toMatch(/^HTTP\/1\.1 408/);
+      // In the relay's error shape, not Fastify's.
+      expect(JSON.parse(data.slice(data.indexOf('\r\n\r\n') + 4))).toEqual({ ok: false, error: expect.any(String), code: 'request_timeout' });
     });
 
     it('a prompt request is unaffected', async () => {
@@ -76,6 +78,44 @@ describe('slow clients', () => {
       let status = 0;
       for (let i = 0; i < 100 && status !== 200; i++) status = await get(port, '127.0.9.1').catch(() => 0);
       expect(status).toBe(200);
+    });
+  });
+
+  describe('a body that trickles in (whole request bound 1 s)', () => {
+    let relay: TestRelay;
+    let port: number;
+    beforeAll(async () => {
+      relay = await startRelay({ config: { headersTimeoutMs: 300, requestTimeoutMs: 1_000 } });
+      port = Number(new URL(relay.url).port);
+    });
+    afterAll(() => relay.close('test done'));
+
+    it('is cut at the request bound with 408 request_timeout, and writes no event', async () => {
+      await relay.log.drain();
+      const before = relay.log.lastSeq;
+      const body = JSON.stringify({ device_name: 'slow'.repeat(50) });
+      const c = rawClient(port);
+      await c.opened;
+      const start = Date.now();
+      c.socket.write(`POST /pairing HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+      let i = 0;
+      const drip = setInterval(() => c.socket.writable && i < body.length && c.socket.write(body[i++]), 40);
+      const { data, at } = await c.ended;
+      clearInterval(drip);
+      expect(data).toMatch(/^HTTP\/1\.1 408/);
+      expect(JSON.parse(data.slice(data.indexOf('\r\n\r\n') + 4))).toMatchObject({ ok: false, code: 'request_timeout' });
+      expect(at - start).toBeGreaterThanOrEqual(900);
+      expect(at - start).toBeLessThan(4_000);
+      await relay.log.drain();
+      expect(relay.log.lastSeq).toBe(before);
+    });
+
+    it('a phone socket outlives both bounds (an upgraded socket is no longer a request)', async () => {
+      const { phone } = await pairPhone(relay);
+      await new Promise((r) => setTimeout(r, 1_500)); // past both bounds, on purpose
+      phone.send('system', 'ping', { ts: 7 }, 'late');
+      expect((await phone.next((f) => f.id === 'late')).type).toBe('pong');
+      phone.close();
     });
   });
 });

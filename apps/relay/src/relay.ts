@@ -17,7 +17,7 @@ import { createLogger, NestPinoLogger } from './common/logger';
 import { installHealthRoute } from './health/health.route';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
-import { guardSlowConnections, serverTimeouts } from './common/slow-clients';
+import { clientErrorHandler, guardSlowConnections, serverTimeouts } from './common/slow-clients';
 import { RelayValidationPipe } from './common/validation';
 import type { Runtime } from './common/tokens';
 import { relayVersion } from './common/version';
@@ -95,14 +95,20 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
     skipMiddie: true,
     trustProxy: false,
     bodyLimit: config.bodyLimitBytes,
-    requestTimeout: 60_000,
+    // Fastify sets this on the server after creating it; never below the headers bound (Node's rule).
+    requestTimeout: Math.max(config.requestTimeoutMs, config.headersTimeoutMs),
     connectionTimeout: 120_000,
+    clientErrorHandler,
     frameworkErrors,
     ...(config.tls
       ? {
-          https: { cert: fs.readFileSync(config.tls.cert), key: fs.readFileSync(config.tls.key), ...serverTimeouts(config.headersTimeoutMs, 60_000) },
+          https: {
+            cert: fs.readFileSync(config.tls.cert),
+            key: fs.readFileSync(config.tls.key),
+            ...serverTimeouts(config.headersTimeoutMs, config.requestTimeoutMs),
+          },
         }
-      : { http: serverTimeouts(config.headersTimeoutMs, 60_000) }),
+      : { http: serverTimeouts(config.headersTimeoutMs, config.requestTimeoutMs) }),
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, log, secrets, logger, runtime }), adapter, {
     logger: new NestPinoLogger(logger),

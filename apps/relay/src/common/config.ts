@@ -33,6 +33,8 @@ export type RelayConfig = {
   bodyLimitBytes: number;
   /** A request's headers must arrive whole within this (RELAY_HEADERS_TIMEOUT_SECONDS, default 10 s). */
   headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this (RELAY_REQUEST_TIMEOUT_SECONDS, default 60 s). */
+  requestTimeoutMs: number;
   /** Connections of one address (IPv6 per /64) whose first request has not arrived yet. */
   maxSlowConnectionsPerAddress: number;
   /** Phone Threads (spec 2.6): PHONE_ENABLED=1 lets the agent message the phone. */
@@ -203,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     sweepIntervalMs: 1_000,
     bodyLimitBytes: 1024 * 1024,
     headersTimeoutMs: intInRange(env.RELAY_HEADERS_TIMEOUT_SECONDS, 'RELAY_HEADERS_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
+    requestTimeoutMs: intInRange(env.RELAY_REQUEST_TIMEOUT_SECONDS, 'RELAY_REQUEST_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     maxSlowConnectionsPerAddress: 16,
     phoneEnabled: truthy(env.PHONE_ENABLED),
     phoneHomeChannelName: env.PHONE_HOME_CHANNEL_NAME?.trim().slice(0, 64) || 'Phone',

@@ -51,3 +51,25 @@ export function guardSlowConnections(
   server.on('upgrade', arrived);
   return { waiting: (subject) => waiting.get(subject)?.size ?? 0 };
 }
+
+/**
+ * Fastify's `clientErrorHandler`: what Node cuts before any route runs (a request too slow, headers too
+ * large, bytes that are not HTTP) is answered in the relay's error shape, `{ok: false, error, code}`.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, phrase, code, error] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'request_timeout', 'the request did not arrive in time (headers or body too slow)']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'the request headers are too large']
+        : [400, 'Bad Request', 'bad_request', 'the request is not valid HTTP'];
+  const body = JSON.stringify({ ok: false, error, code });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${phrase}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
