@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import { epoch } from '@svc/domain';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { Auth } from '../common/auth';
@@ -8,8 +9,6 @@ import { EventLog } from '../common/event-log';
 import { BridgeService } from './bridge.service';
 import { bridgeActivityView, bridgeDeviceView, pendingConfirmationView, safetyDecisionView } from './bridge-views';
 import { SelectActiveDto } from './device-control.dto';
-
-const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
 
 class ActivityQuery {
   @IsOptional()

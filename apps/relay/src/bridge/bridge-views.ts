@@ -1,8 +1,7 @@
 import type { BridgeActivity, BridgeDevice, SafetyRecord } from '@svc/domain';
+import { epoch } from '@svc/domain';
 
 type PendingConfirmation = { requestId: string; tokenPrefix: string; path: string; verb: string; deadline: number };
-
-const epoch = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
 
 /**
  * The wire views of the bridge read model, shared by the loopback `/bridge/*` routes and the console's
