@@ -6,7 +6,7 @@
  *
  * 1. HTTP: GET /console/api/overview and /console/api/events?limit=100 against GET /health (the bare
  *    baseline route on the same relay), autocannon, 20 connections, 3 s each, 3 rounds, medians.
- * 2. Command path: durable appends/s through EventLog.run with 0 console streams (baseline) and with
+ * 2. Command path: durable appends/s through CommandLoop.run with 0 console streams (baseline) and with
  *    5 SSE consoles attached; plus the median append→SSE delivery latency.
  * 3. Replay: a console reconnecting with Last-Event-ID far behind: events/s replayed from disk.
  */

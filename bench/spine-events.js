@@ -1,5 +1,5 @@
 'use strict';
-// Issue 2: durable events per second through EventLog.run (the relay's command loop: decide against the
+// Issue 2: durable events per second through CommandLoop.run (the relay's command loop: decide against the
 // read models, append with group commit, fdatasync, apply, publish) under concurrent pair/revoke
 // commands, against a raw append + fdatasync baseline that replays exactly the same batches (the same
 // write sizes in the same order, one fdatasync per batch) with the same I/O calls on the same disk.
@@ -9,7 +9,7 @@ const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { dist, median, tempDir, fmt, report } = require('./_lib');
 
-const { EventLog } = dist('apps/relay/src/common/event-log.js');
+const { CommandLoop } = dist('apps/relay/src/common/command-loop.js');
 const { fileStore } = dist('apps/relay/src/common/file-store.js');
 const { Secrets, newSessionToken, tokenPrefix, secureRandomBytes } = dist('apps/relay/src/common/secrets.js');
 const { SystemClock } = dist('apps/relay/src/common/clock.js');
@@ -53,7 +53,7 @@ const CODE = () => domain.codeFromBytes(secureRandomBytes(16));
 async function relayRound(CLIENTS) {
   const dir = tempDir('svc-bench-events-');
   const secrets = Secrets.load(dir);
-  const log = await EventLog.open({
+  const log = await CommandLoop.open({
     relayDir: dir,
     store: fileStore(dir, 64 << 20),
     secrets,
@@ -216,7 +216,7 @@ async function baselineRound(writes, events) {
     ]);
   }
   report(
-    `durable events/s: concurrent pair/revoke through EventLog.run, ${SECONDS} s x ${ROUNDS} rounds per level${CPU_ONLY ? ' (--cpu-only: fdatasync stubbed)' : ''}`,
+    `durable events/s: concurrent pair/revoke through CommandLoop.run, ${SECONDS} s x ${ROUNDS} rounds per level${CPU_ONLY ? ' (--cpu-only: fdatasync stubbed)' : ''}`,
     rows,
   );
   console.log(`\nRESULT ${JSON.stringify(results)}`);

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { Clock } from './common/clock';
 import { ConsoleModule } from './console/console.module';
 import type { RelayConfig } from './common/config';
-import { EventLog } from './common/event-log';
+import { CommandLoop } from './common/command-loop';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from './common/tokens';
@@ -20,7 +20,7 @@ import { PhoneModule } from './phone/phone.module';
 import { TerminalModule } from './terminal/terminal.module';
 import { TuiModule } from './tui/tui.module';
 
-export type CoreValues = { config: RelayConfig; clock: Clock; log: EventLog; secrets: Secrets; logger: Logger; runtime: Runtime };
+export type CoreValues = { config: RelayConfig; clock: Clock; log: CommandLoop; secrets: Secrets; logger: Logger; runtime: Runtime };
 
 /** Values made before Nest starts (the log is opened and replayed first), shared by every module. */
 @Module({})
@@ -29,7 +29,7 @@ export class CoreModule {
     const providers: Provider[] = [
       { provide: RELAY_CONFIG, useValue: v.config },
       { provide: Clock, useValue: v.clock },
-      { provide: EventLog, useValue: v.log },
+      { provide: CommandLoop, useValue: v.log },
       { provide: Secrets, useValue: v.secrets },
       { provide: LOGGER, useValue: v.logger },
       { provide: RUNTIME, useValue: v.runtime },

@@ -10,7 +10,7 @@ import { AppModule } from './app.module';
 import { installAuthHook } from './common/auth-hook';
 import { Clock, SystemClock } from './common/clock';
 import { checkTerminalConfig, loadConfig, relayDir, type RelayConfig } from './common/config';
-import { EventLog } from './common/event-log';
+import { CommandLoop } from './common/command-loop';
 import { fileStore } from './common/file-store';
 import { ErrorFilter, frameworkErrors } from './common/http-errors';
 import { createLogger, NestPinoLogger } from './common/logger';
@@ -37,7 +37,7 @@ export type Relay = {
   app: NestFastifyApplication;
   config: RelayConfig;
   clock: Clock;
-  log: EventLog;
+  log: CommandLoop;
   logger: Logger;
   runtime: Runtime;
   /** `http://127.0.0.1:<port>` (or https), for tests and the CLI. */
@@ -64,7 +64,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
       logger.flush?.();
       process.exit(1);
     });
-  const log = await EventLog.open({
+  const log = await CommandLoop.open({
     relayDir: relayDir(config),
     store: fileStore(relayDir(config), config.segmentBytes),
     secrets,

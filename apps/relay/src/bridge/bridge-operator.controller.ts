@@ -5,7 +5,7 @@ import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { Auth } from '../common/auth';
 import { Clock } from '../common/clock';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import { BridgeService } from './bridge.service';
 import { bridgeActivityView, bridgeDeviceView, pendingConfirmationView, safetyDecisionView } from './bridge-views';
 import { SelectActiveDto } from './device-control.dto';
@@ -24,7 +24,7 @@ class ActivityQuery {
 export class BridgeOperatorController {
   constructor(
     private readonly bridge: BridgeService,
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
   ) {}
 

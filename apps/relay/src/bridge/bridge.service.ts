@@ -38,7 +38,7 @@ import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import { MEDIA_REGISTRAR, type MediaRegistrar } from '../common/media-registrar';
 import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
@@ -88,7 +88,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   readonly settings: SafetySettings;
 
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
     private readonly hub: PhoneHub,
     router: ChannelRouter,

@@ -22,7 +22,7 @@ import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import { Scheduler } from '../common/scheduler';
 import { secureRandomBytes } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
@@ -46,7 +46,7 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
   private sub: Subscription | null = null;
 
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
     scheduler: Scheduler,
     @Inject(RELAY_CONFIG) config: RelayConfig,

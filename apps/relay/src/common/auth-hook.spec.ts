@@ -7,7 +7,7 @@ import pino from 'pino';
 import { installAuthHook } from './auth-hook';
 import type { AuthedRequest } from './auth';
 import { ManualClock } from './clock';
-import { EventLog } from './event-log';
+import { CommandLoop } from './command-loop';
 import { fileStore } from './file-store';
 import { toErrorResponse } from './http-errors';
 import { Secrets } from './secrets';
@@ -19,7 +19,7 @@ import { Secrets } from './secrets';
 describe('auth hook', () => {
   let dir: string;
   let app: FastifyInstance;
-  let log: EventLog;
+  let log: CommandLoop;
   const clock = new ManualClock('2026-03-01T00:00:00.000Z');
   const TOKEN = 'tok0ABCD' + 'x'.repeat(35);
 
@@ -27,7 +27,7 @@ describe('auth hook', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-auth-'));
     const secrets = Secrets.load(dir);
     const logger = pino({ level: 'silent' });
-    log = await EventLog.open({
+    log = await CommandLoop.open({
       relayDir: dir,
       store: fileStore(dir, 1 << 20),
       secrets,

@@ -3,11 +3,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { AuthedRequest, RouteAuth } from './auth';
 import type { Clock } from './clock';
-import type { EventLog } from './event-log';
+import type { CommandLoop } from './command-loop';
 import { checkLoopback, normalizeIp } from './net';
 import { Secrets } from './secrets';
 
-export type AuthDeps = { log: EventLog; secrets: Secrets; clock: Clock; logger: Logger; port: () => number };
+export type AuthDeps = { log: CommandLoop; secrets: Secrets; clock: Clock; logger: Logger; port: () => number };
 
 const BEARER_RE = /^Bearer\s+([A-Za-z0-9_\-.~+/=]{16,512})\s*$/i;
 

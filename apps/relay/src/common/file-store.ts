@@ -1,6 +1,6 @@
 import { FileEventStore } from '@svc/events';
 import * as path from 'node:path';
-import type { StoreFactory } from './event-log';
+import type { StoreFactory } from './command-loop';
 
 /** The embedded default: the hash-chained JSON-lines log under `<relayDir>/events/`. */
 export function fileStore(relayDir: string, segmentBytes: number): StoreFactory {

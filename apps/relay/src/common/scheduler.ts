@@ -2,7 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { DomainError } from '@svc/domain';
 import type { Logger } from 'pino';
 import { Clock } from './clock';
-import { EventLog, type Decide } from './event-log';
+import { CommandLoop, type Decide } from './command-loop';
 import { LOGGER } from './tokens';
 
 /**
@@ -18,7 +18,7 @@ export class Scheduler implements OnApplicationBootstrap, OnApplicationShutdown 
   intervalMs = 1000;
 
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {

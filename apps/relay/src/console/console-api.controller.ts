@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Auth } from '../common/auth';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import { isFiltered, parseTypes, toConsoleEvent, type EventFilter } from './console-event';
 import { ConsoleFeatures } from './console-features';
@@ -15,7 +15,7 @@ import { ConsoleStream } from './console-stream.service';
 @Controller('/console/api')
 export class ConsoleApiController {
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
     private readonly state: ConsoleState,
     private readonly stream: ConsoleStream,

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import type { Subscription } from 'rxjs';
 import { Clock } from '../common/clock';
 import { relayDir, type RelayConfig } from '../common/config';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import { RELAY_CONFIG } from '../common/tokens';
 import { ChainMonitor, type ChainStatus } from './chain-monitor';
 import { EventHistory } from './event-history';
@@ -21,7 +21,7 @@ export class ConsoleState implements OnModuleInit, OnModuleDestroy {
   private checked: { seq: number; status: ChainStatus } | null = null;
 
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     clock: Clock,
     @Inject(RELAY_CONFIG) config: RelayConfig,
   ) {

@@ -3,7 +3,7 @@ import type { StoredRelayEvent } from '@svc/events';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { RelayConfig } from '../common/config';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { toConsoleEvent } from './console-event';
 import { ConsoleState } from './console-state.service';
@@ -53,7 +53,7 @@ export class ConsoleStream implements BeforeApplicationShutdown {
   private closing = false;
 
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly state: ConsoleState,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(LOGGER) private readonly logger: Logger,

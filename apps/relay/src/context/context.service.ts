@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { jsonDepthExceeds, MAX_FILE_JSON_DEPTH } from '@svc/events';
 import * as fs from 'node:fs';
 import type { RelayConfig } from '../common/config';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import { RELAY_CONFIG } from '../common/tokens';
 
 export const CONTEXT_LIMITS = { maxBlocks: 8, maxNameChars: 64, maxBlockChars: 2000, maxTotalChars: 8000, maxFileBytes: 256 * 1024 } as const;
@@ -17,7 +17,7 @@ export type InjectedBlock = { name: string; text: string; source: 'config' | 're
 @Injectable()
 export class ContextService {
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {}
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { RouteAuth } from '../common/auth';
 import type { Clock } from '../common/clock';
-import type { EventLog } from '../common/event-log';
+import type { CommandLoop } from '../common/command-loop';
 import type { Runtime } from '../common/tokens';
 
 export type HealthBody = { status: 'ok'; version: string; clients: number; sessions: number };
@@ -12,7 +12,7 @@ export type HealthBody = { status: 'ok'; version: string; clients: number; sessi
  * pipeline cost it about a quarter of its throughput (docs/BENCHMARKS.md). It still passes the auth
  * hook as a `public` route.
  */
-export function installHealthRoute(instance: FastifyInstance, deps: { log: EventLog; clock: Clock; runtime: Runtime }): void {
+export function installHealthRoute(instance: FastifyInstance, deps: { log: CommandLoop; clock: Clock; runtime: Runtime }): void {
   const config: RouteAuth = { auth: 'public' };
   instance.get('/health', { config }, async (_request, reply): Promise<HealthBody> => {
     void reply.header('Cache-Control', 'no-store');

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError, reportImageActivity, type ImageActivityEntry } from '@svc/domain';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import type { ReportDto } from './image-activity.dto';
 
 /** What the phone may name as a session: any 1-256 printable characters (an id the relay never saw answers empty). */
@@ -17,7 +17,7 @@ const IMAGE_TOOL = 'image_generate';
 
 @Injectable()
 export class ImageActivityService {
-  constructor(private readonly log: EventLog) {}
+  constructor(private readonly log: CommandLoop) {}
 
   async report(b: ReportDto) {
     const [e] = await this.log.run('operator', (m) =>

@@ -33,7 +33,7 @@ import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import { Clock } from '../common/clock';
 import { relayDir, type RelayConfig } from '../common/config';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import type { MediaRegistrar, RegisteredMedia } from '../common/media-registrar';
 import { Scheduler } from '../common/scheduler';
 import { Secrets, secureRandomBytes } from '../common/secrets';
@@ -75,7 +75,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
   private readonly transfers = new Map<ServerResponse, Promise<boolean>>();
 
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
     private readonly secrets: Secrets,
     scheduler: Scheduler,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { epoch, actorOf, NOTIFICATIONS_KEPT, postNotification, removeNotification, type NotificationEntry } from '@svc/domain';
 import { randomUUID } from 'node:crypto';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
@@ -10,7 +10,7 @@ import type { PhoneConnection } from '../phone-socket/phone-connection';
 @Injectable()
 export class NotificationsService {
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     router: ChannelRouter,
   ) {
     router.register('notifications', { onFrame: (conn, env) => this.onFrame(conn, env) });

@@ -21,7 +21,7 @@ import * as os from 'node:os';
 import type { Logger } from 'pino';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import { Scheduler } from '../common/scheduler';
 import { Secrets, secureRandomBytes } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
@@ -30,7 +30,7 @@ import { canonicalJson, pairingUrl, type QrPayload } from './qr-payload';
 @Injectable()
 export class PairingService implements OnApplicationBootstrap {
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
     private readonly secrets: Secrets,
     scheduler: Scheduler,

@@ -22,7 +22,7 @@ import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import type { RawData, WebSocket } from 'ws';
 import { Clock } from '../common/clock';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import { normalizeIp } from '../common/net';
 import { newSessionToken, Secrets, tokenPrefix } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
@@ -47,7 +47,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
   private pingTimer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
     private readonly secrets: Secrets,
     private readonly router: ChannelRouter,

@@ -24,7 +24,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
@@ -64,7 +64,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
   private readonly waiters = new Set<() => void>();
 
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
     scheduler: Scheduler,
     router: ChannelRouter,

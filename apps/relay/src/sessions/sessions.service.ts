@@ -13,7 +13,7 @@ import {
   type ShortenInput,
 } from '@svc/domain';
 import { Clock } from '../common/clock';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import { Scheduler } from '../common/scheduler';
 
 /** The wire view of one session (WIRE.md); never more of the token than its 8-character prefix. */
@@ -22,7 +22,7 @@ export type SessionView = ReturnType<SessionsService['view']>;
 @Injectable()
 export class SessionsService {
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
     scheduler: Scheduler,
   ) {

@@ -2,7 +2,7 @@ import { hasGrant } from '@svc/domain';
 import type { TerminalCloseReason } from '@svc/events';
 import { filter, map, merge, type Observable } from 'rxjs';
 import type { Clock } from '../common/clock';
-import type { EventLog } from '../common/event-log';
+import type { CommandLoop } from '../common/command-loop';
 
 export type ChannelLost = { tokenPrefix: string; reason: TerminalCloseReason };
 
@@ -10,7 +10,7 @@ export type ChannelLost = { tokenPrefix: string; reason: TerminalCloseReason };
  * Sessions that lose `channel` (terminal, tui): revoked, expired, the channel's grant expired, or a PATCH
  * that dropped it. What runs for such a session must stop, with this reason.
  */
-export function channelLost(log: EventLog, clock: Clock, channel: 'terminal' | 'tui'): Observable<ChannelLost> {
+export function channelLost(log: CommandLoop, clock: Clock, channel: 'terminal' | 'tui'): Observable<ChannelLost> {
   return merge(log.bus.ofType('session.revoked', 'session.expired'), log.bus.ofType('session.grant_expired', 'session.shortened')).pipe(
     map((e): ChannelLost | null => {
       const tokenPrefix = e.data.tokenPrefix;

@@ -1,6 +1,6 @@
 import { Controller, Delete, Get, Param } from '@nestjs/common';
 import { Auth } from '../common/auth';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import { terminalView } from './terminal-views';
 import { TerminalService } from './terminal.service';
 
@@ -8,7 +8,7 @@ import { TerminalService } from './terminal.service';
 @Controller('/terminal')
 export class TerminalController {
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly terminal: TerminalService,
   ) {}
 

@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter, type ChannelError } from '../phone-socket/channel-router';
@@ -52,7 +52,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
   private stopping = false;
 
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
     router: ChannelRouter,
     scheduler: Scheduler,

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
-import { EventLog } from '../common/event-log';
+import { CommandLoop } from '../common/command-loop';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
@@ -59,7 +59,7 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
   private noGatewayLogged = false;
 
   constructor(
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
     router: ChannelRouter,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,

@@ -4,7 +4,7 @@ import { BridgeService } from '../../bridge/bridge.service';
 import { bridgeActivityView, bridgeDeviceView, pendingConfirmationView, safetyDecisionView } from '../../bridge/bridge-views';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
-import { EventLog } from '../../common/event-log';
+import { CommandLoop } from '../../common/command-loop';
 import { ConsoleFeatures } from '../console-features';
 import { epoch } from '@svc/domain';
 
@@ -24,7 +24,7 @@ export class BridgeConsoleController {
   constructor(
     private readonly bridge: BridgeService,
     features: ConsoleFeatures,
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
   ) {
     features.add({ id: 'bridge', title: 'Bridge', order: 30 });

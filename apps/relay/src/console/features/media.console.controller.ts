@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import * as path from 'node:path';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
-import { EventLog } from '../../common/event-log';
+import { CommandLoop } from '../../common/command-loop';
 import { MediaService } from '../../media/media.service';
 import { ConsoleFeatures } from '../console-features';
 import { epoch } from '@svc/domain';
@@ -13,7 +13,7 @@ import { epoch } from '@svc/domain';
 export class MediaConsoleController {
   constructor(
     features: ConsoleFeatures,
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
     private readonly media: MediaService,
   ) {

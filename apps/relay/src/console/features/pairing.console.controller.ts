@@ -3,7 +3,7 @@ import { epoch, requireCode, type Principal } from '@svc/domain';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
 import type { RelayConfig } from '../../common/config';
-import { EventLog } from '../../common/event-log';
+import { CommandLoop } from '../../common/command-loop';
 import { Secrets } from '../../common/secrets';
 import { RELAY_CONFIG } from '../../common/tokens';
 import { describePairing, PairingService } from '../../pairing/pairing.service';
@@ -21,7 +21,7 @@ export class PairingConsoleController {
   constructor(
     private readonly pairing: PairingService,
     features: ConsoleFeatures,
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
     private readonly secrets: Secrets,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,

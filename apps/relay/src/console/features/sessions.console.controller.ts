@@ -3,7 +3,7 @@ import type { Principal } from '@svc/domain';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
 import type { RelayConfig } from '../../common/config';
-import { EventLog } from '../../common/event-log';
+import { CommandLoop } from '../../common/command-loop';
 import { RELAY_CONFIG } from '../../common/tokens';
 import { SessionsService } from '../../sessions/sessions.service';
 import { ConsoleFeatures } from '../console-features';
@@ -17,7 +17,7 @@ export class SessionsConsoleController {
   constructor(
     private readonly sessions: SessionsService,
     features: ConsoleFeatures,
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {

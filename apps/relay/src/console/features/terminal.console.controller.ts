@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
-import { EventLog } from '../../common/event-log';
+import { CommandLoop } from '../../common/command-loop';
 import { terminalView } from '../../terminal/terminal-views';
 import { TerminalService } from '../../terminal/terminal.service';
 import { ConsoleFeatures } from '../console-features';
@@ -12,7 +12,7 @@ export class TerminalConsoleController {
   constructor(
     private readonly terminal: TerminalService,
     features: ConsoleFeatures,
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
   ) {
     features.add({ id: 'terminal', title: 'Terminal', order: 50 });

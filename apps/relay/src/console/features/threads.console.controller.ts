@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
-import { EventLog } from '../../common/event-log';
+import { CommandLoop } from '../../common/command-loop';
 import { ConsoleFeatures } from '../console-features';
 import { epoch } from '@svc/domain';
 
@@ -10,7 +10,7 @@ import { epoch } from '@svc/domain';
 export class ThreadsConsoleController {
   constructor(
     features: ConsoleFeatures,
-    private readonly log: EventLog,
+    private readonly log: CommandLoop,
     private readonly clock: Clock,
   ) {
     features.add({ id: 'threads', title: 'Threads', order: 40 });

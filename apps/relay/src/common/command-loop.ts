@@ -20,7 +20,7 @@ export type Decide<E extends RelayEvent = RelayEvent> = (models: ReadModels, now
 /** Makes the store the loop writes through (the composition root picks the adapter: `fileStore`). */
 export type StoreFactory = (hooks: { onDurable: (batch: readonly StoredEvent[]) => void; onFatal: (err: Error) => void }) => EventStore;
 
-export type EventLogOptions = {
+export type CommandLoopOptions = {
   relayDir: string;
   store: StoreFactory;
   secrets: Secrets;
@@ -36,7 +36,7 @@ export type EventLogOptions = {
  * holds events of the group commit in flight); `models` and the bus advance only once a batch is
  * durable, in seq order.
  */
-export class EventLog {
+export class CommandLoop {
   /** Durable read models: what routes, gateways and the console read. */
   readonly models = new ReadModels();
   readonly bus = new EventBus();
@@ -51,15 +51,15 @@ export class EventLog {
   private constructor(
     private readonly store: EventStore,
     private readonly snapshots: SnapshotStore,
-    private readonly opts: EventLogOptions,
+    private readonly opts: CommandLoopOptions,
   ) {}
 
-  static async open(opts: EventLogOptions): Promise<EventLog> {
+  static async open(opts: CommandLoopOptions): Promise<CommandLoop> {
     const snapshots = new SnapshotStore(path.join(opts.relayDir, 'snapshots'), (t) => opts.secrets.mac('snapshot', t));
     // eslint-disable-next-line prefer-const -- assigned once below; the store's callback needs the binding first
-    let log!: EventLog;
+    let log!: CommandLoop;
     const store = opts.store({ onDurable: (batch) => log.onDurable(batch), onFatal: opts.onFatal });
-    log = new EventLog(store, snapshots, opts);
+    log = new CommandLoop(store, snapshots, opts);
     let snap = snapshots.latest<Record<string, unknown>>();
     const unusable = snap && log.models.unrestorable(snap.models);
     if (snap && unusable) {

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { Clock } from './clock';
-import { EventLog } from './event-log';
+import { CommandLoop } from './command-loop';
 import { fileStore } from './file-store';
 import { Secrets } from './secrets';
 
@@ -17,7 +17,7 @@ class SteppingClock extends Clock {
   }
 }
 
-describe('EventLog.open', () => {
+describe('CommandLoop.open', () => {
   it('says where a long start-up replay is (percent and seq), a line every 2 s of its clock', async () => {
     const relayDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-open-'));
     const events = path.join(relayDir, 'events');
@@ -33,7 +33,7 @@ describe('EventLog.open', () => {
     fs.writeFileSync(path.join(events, 'segment-000000000001.jsonl'), lines.join('\n') + '\n');
     const info = jest.fn();
     const logger = { info, warn: jest.fn(), error: jest.fn(), debug: jest.fn() } as unknown as Logger;
-    const log = await EventLog.open({
+    const log = await CommandLoop.open({
       relayDir,
       store: fileStore(relayDir, 64 << 20),
       secrets: Secrets.load(relayDir),
