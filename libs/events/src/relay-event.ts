@@ -1,10 +1,13 @@
 import type { AuthEvent } from './events/auth.events';
 import type { BridgeEvent } from './events/bridge.events';
 import type { PairingEvent } from './events/pairing.events';
-import type { PhoneConnectionEvent } from './events/phone.events';
+import type { PhoneConnectionEvent } from './events/connection.events';
 import type { RelayLifecycleEvent } from './events/relay.events';
 import type { SessionEvent } from './events/session.events';
-import type { ClipboardEvent, ImageActivityEvent, NotificationEvent, PhoneThreadsEvent } from './events/threads.events';
+import type { ClipboardEvent } from './events/clipboard.events';
+import type { ImageActivityEvent } from './events/image-activity.events';
+import type { NotificationEvent } from './events/notifications.events';
+import type { PhoneThreadsEvent } from './events/threads.events';
 import type { TerminalEvent } from './events/terminal.events';
 import type { MediaEvent } from './events/media.events';
 

@@ -1,8 +1,7 @@
 import type { Ev } from '../event';
 
 /**
- * Phone Threads (agent-to-phone messages), the notification companion, the clipboard inbox and image
- * activity. Message and reply text is in the log on purpose: the queue must survive a restart, and it is
+ * Phone Threads (agent-to-phone messages and the phone's replies). Message and reply text is in the log on purpose: the queue must survive a restart, and it is
  * not a credential. It is never written to the process log (pino).
  */
 
@@ -80,52 +79,3 @@ export type PhoneThreadsEvent =
   | PhoneBacklogFlushed
   | PhoneReplyReceived
   | PhoneRepliesHanded;
-
-/** One entry a phone pushed on the `notifications` channel. Ephemeral: the list resets at `relay.started`. */
-export type NotificationPosted = Ev<
-  'notification.posted',
-  {
-    entryId: string;
-    tokenPrefix: string;
-    deviceName: string;
-    packageName: string;
-    title: string | null;
-    text: string | null;
-    /** The notification's sub-text (the app sends `sub_text`). Absent in older logs. */
-    subText?: string | null;
-    /** The phone's own time for the notification (ISO), when it sent one. */
-    postedAt: string | null;
-    key: string | null;
-  }
->;
-export type NotificationRemoved = Ev<'notification.removed', { tokenPrefix: string; key: string }>;
-export type NotificationEvent = NotificationPosted | NotificationRemoved;
-
-export type ClipboardFormat = 'png' | 'jpeg' | 'gif' | 'webp';
-/** An image written into `<svc_home>/inbox/` (0600). A newer one supersedes (deletes) older unread ones. */
-export type ClipboardStaged = Ev<
-  'clipboard.staged',
-  {
-    entryId: string;
-    fileName: string;
-    format: ClipboardFormat;
-    sizeBytes: number;
-    sha256: string;
-    tokenPrefix: string;
-    staleAt: string;
-    supersedes: string[];
-  }
->;
-/** A host tool read it (one-shot): the file is deleted. */
-export type ClipboardConsumed = Ev<'clipboard.consumed', { entryId: string; by: string }>;
-/** Five minutes passed, the operator cleared it, or the file vanished (a host tool read it directly). */
-export type ClipboardDiscarded = Ev<'clipboard.discarded', { entryId: string; reason: 'stale' | 'cleared' | 'missing' }>;
-export type ClipboardEvent = ClipboardStaged | ClipboardConsumed | ClipboardDiscarded;
-
-export type ImageActivityStatus = 'started' | 'progress' | 'completed' | 'failed';
-/** Fed by the host platform; never a prompt, text or tool result. Ephemeral (reset at `relay.started`). */
-export type ImageActivityReported = Ev<
-  'chat.image_activity',
-  { sessionId: string; callId: string; status: ImageActivityStatus; progress: number | null; errorCode: string | null }
->;
-export type ImageActivityEvent = ImageActivityReported;
