@@ -99,7 +99,7 @@ async function serveRelay() {
   const dist = path.join(__dirname, '..', 'dist', 'apps', 'relay', 'src');
   const { createRelay } = require(path.join(dist, 'relay.js'));
   const { loadConfig } = require(path.join(dist, 'common', 'config.js'));
-  const { PhoneSim } = require(path.join(dist, 'phone-sim', 'phone-sim.js'));
+  const { PhoneSim } = require(path.join(__dirname, '..', 'dist', 'apps', 'phone-sim', 'src', 'phone-sim.js'));
   // --log-dir /dev/shm separates the disk's fsync cost from the relay's CPU cost.
   const home = fs.mkdtempSync(path.join(arg('log-dir', os.tmpdir()), 'svc-bench-bridge-'));
   const config = loadConfig({ SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_LOG_LEVEL: 'ERROR' });

@@ -1,6 +1,6 @@
 import { bearer, readEvents, startRelay, type TestRelay } from '../support/harness';
 import { dc, startSim, until } from '../support/bridge';
-import type { PhoneSim } from '../../apps/relay/src/phone-sim/phone-sim';
+import type { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
 
 /*
  * The real Android app on the bridge channel, as its Kotlin sources show it. The phone here is the

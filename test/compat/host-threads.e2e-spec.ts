@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
-import { PhoneThreadsService } from '../../apps/relay/src/phone/phone-threads.service';
+import { PhoneThreadsService } from '../../apps/relay/src/threads/threads.service';
 import { pairPhone, readEvents, startRelay, type Phone, type TestRelay } from '../support/harness';
 import { type Json } from '../support/http';
 

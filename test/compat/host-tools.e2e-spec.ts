@@ -3,8 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startRelay, type TestRelay } from '../support/harness';
 import { startSim } from '../support/bridge';
-import type { PhoneSim } from '../../apps/relay/src/phone-sim/phone-sim';
-import { makePng } from '../../apps/relay/src/phone-sim/png';
+import type { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
+import { makePng } from '../../apps/phone-sim/src/png';
 
 /*
  * The agent host's Device Control tools (plugin/tools/android_tool.py) against our relay and an

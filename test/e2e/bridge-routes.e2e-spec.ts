@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
 import { dc, startSim } from '../support/bridge';
-import type { PhoneSim } from '../../apps/relay/src/phone-sim/phone-sim';
+import type { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
 
 const MEDIA_PRESENT = fs.existsSync(path.join(__dirname, '../../apps/relay/src/media'));
 

@@ -2,7 +2,7 @@ import { ReadModels } from '@svc/domain';
 import { eventsDir, replayLog } from '@svc/events';
 import { bearer, pairPhone, readEvents, startRelay, type Phone, type TestRelay } from '../support/harness';
 import { dc, op, startSim, until } from '../support/bridge';
-import type { PhoneSim, SimCommand } from '../../apps/relay/src/phone-sim/phone-sim';
+import type { PhoneSim, SimCommand } from '../../apps/phone-sim/src/phone-sim';
 
 /** Which phone a call reaches, and every way a call can fail on the way there and back. */
 describe('Device Control routing, correlation and failures', () => {

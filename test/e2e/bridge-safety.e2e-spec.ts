@@ -1,6 +1,6 @@
 import { readEvents, startRelay, type TestRelay } from '../support/harness';
 import { dc, op, startSim, until } from '../support/bridge';
-import type { PhoneSim } from '../../apps/relay/src/phone-sim/phone-sim';
+import type { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
 
 /** Every branch of the safety pipeline, each with the event it wrote. */
 describe('Device Control safety pipeline', () => {

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { bearer, readEvents, startRelay, type TestRelay } from '../support/harness';
 import { dc, startSim } from '../support/bridge';
-import type { PhoneSim } from '../../apps/relay/src/phone-sim/phone-sim';
+import type { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
 
 /** `/screenshot` and path attachments through the real media registry (MEDIA_REGISTRAR). */
 describe('Device Control with the media registry', () => {

@@ -3,7 +3,7 @@ import { call, REMOTE, type Json } from '../support/http';
 import { ReadModels } from '@svc/domain';
 import { replayLog } from '@svc/events';
 import * as path from 'node:path';
-import { PhoneThreadsService } from '../../apps/relay/src/phone/phone-threads.service';
+import { PhoneThreadsService } from '../../apps/relay/src/threads/threads.service';
 
 const post = (relay: TestRelay, body: Json) => call(relay, 'POST', '/phone/message', body);
 

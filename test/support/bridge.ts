@@ -1,4 +1,4 @@
-import { PhoneSim, type PhoneSimOptions } from '../../apps/relay/src/phone-sim/phone-sim';
+import { PhoneSim, type PhoneSimOptions } from '../../apps/phone-sim/src/phone-sim';
 import { bearer, nextCode, registerCode, type TestRelay } from './harness';
 
 /** Pairs a simulated phone and waits until the relay lists it as a bridge device. */

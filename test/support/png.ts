@@ -1,4 +1,4 @@
-import { encodeRgbPng } from '../../apps/relay/src/phone-sim/png';
+import { encodeRgbPng } from '../../apps/phone-sim/src/png';
 
 /** A real, decodable RGB PNG of one colour (tests that need an image a browser can render). */
 export function solidPng(width: number, height: number, rgb: [number, number, number] = [40, 120, 200]): Buffer {

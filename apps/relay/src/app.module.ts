@@ -16,7 +16,7 @@ import { ClipboardModule } from './clipboard/clipboard.module';
 import { ContextModule } from './context/context.module';
 import { ImageActivityModule } from './image-activity/image-activity.module';
 import { NotificationsModule } from './notifications/notifications.module';
-import { PhoneModule } from './phone/phone.module';
+import { ThreadsModule } from './threads/threads.module';
 import { TerminalModule } from './terminal/terminal.module';
 import { TuiModule } from './tui/tui.module';
 
@@ -49,7 +49,7 @@ export class CoreModule {
     PairingModule,
     SessionsModule,
     PhoneSocketModule,
-    PhoneModule,
+    ThreadsModule,
     NotificationsModule,
     ClipboardModule,
     ImageActivityModule,

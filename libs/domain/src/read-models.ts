@@ -4,7 +4,7 @@ import { ConnectionsProjection } from './connections/connections.projection';
 import { PairingProjection } from './pairing/pairing.projection';
 import { RateLimitProjection } from './rate-limit/rate-limit.projection';
 import { SessionsProjection } from './sessions/sessions.projection';
-import { PhoneThreadsProjection } from './phone/phone-threads.projection';
+import { PhoneThreadsProjection } from './threads/threads.projection';
 import { NotificationsProjection } from './notifications/notifications.projection';
 import { ClipboardProjection } from './clipboard/clipboard.projection';
 import { ImageActivityProjection } from './image-activity/image-activity.projection';

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { PhoneSim, type ConfirmPolicy } from '../phone-sim/phone-sim';
+import { PhoneSim, type ConfirmPolicy } from '../../../phone-sim/src/phone-sim';
 
 const USAGE = `usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 | --token <session token>)
          [--mode legacy|app] [--confirm allow|deny|ignore] [--name NAME] [--device-id ID] [--master on|off]

@@ -1,7 +1,7 @@
 import type { NewEvent, PhoneMessageContent, PhoneReplyReceived, PhoneThreadsEvent, Surfacing } from '@svc/events';
 import { DomainError } from '../errors';
 import type { ReadModels } from '../read-models';
-import type { PhoneMessage } from './phone-threads.projection';
+import type { PhoneMessage } from './threads.projection';
 
 /** Spec 2.5 / 8: a queued message waits at most 24 hours for a subscriber. */
 export const PHONE_QUEUE_TTL_SECONDS = 24 * 3600;

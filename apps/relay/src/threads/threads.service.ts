@@ -30,7 +30,7 @@ import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
-import { CHAT_ID, MAX_TEXT, MESSAGE_ID, REF_ID } from './phone.dto';
+import { CHAT_ID, MAX_TEXT, MESSAGE_ID, REF_ID } from './threads.dto';
 
 /** The longest a reply poll is held (the reference relay's cap; the host platform asks for 25 s). */
 export const REPLIES_MAX_WAIT = 30;

@@ -2,7 +2,7 @@ import { given, T0 } from '../../../../test/support/given';
 import type { NewEvent, RelayEvent } from '@svc/events';
 import { DomainError } from '../errors';
 import { ReadModels } from '../read-models';
-import { REPLIES_KEPT, THREAD_ENTRIES_KEPT } from './phone-threads.projection';
+import { REPLIES_KEPT, THREAD_ENTRIES_KEPT } from './threads.projection';
 import {
   cancelMessage,
   expireMessages,
@@ -13,7 +13,7 @@ import {
   subscribe,
   takeReplies,
   type PostMessage,
-} from './phone-threads';
+} from './threads';
 
 const msg = (id: string, chatId = 'c'): PostMessage => ({
   messageId: id,

@@ -2,8 +2,8 @@ import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, Re
 import { DomainError, type Principal } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Auth, Caller } from '../common/auth';
-import { CancelQueryDto, ChatFilterDto, CHAT_ID, MESSAGE_ID, PostMessageDto, PostReplyDto, RepliesQueryDto } from './phone.dto';
-import { PhoneThreadsService } from './phone-threads.service';
+import { CancelQueryDto, ChatFilterDto, CHAT_ID, MESSAGE_ID, PostMessageDto, PostReplyDto, RepliesQueryDto } from './threads.dto';
+import { PhoneThreadsService } from './threads.service';
 
 /**
  * Phone Threads over HTTP. Auth classes (spec 4.6, decided in docs/PROTOCOL.md): "platform" is the host
