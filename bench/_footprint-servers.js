@@ -1,0 +1,72 @@
+'use strict';
+// The baselines of bench/footprint.js, each a process of its own on PORT, answering GET /health and, where
+// it has one, a WebSocket on /ws that answers a first `system/auth` frame with `auth.ok`:
+//   node       bare node:http + ws
+//   fastify    bare fastify + ws
+//   nest       a minimal Nest 11 app on Fastify with WsAdapter (@nestjs/platform-ws) and one route and one gateway
+const kind = process.argv[2];
+const port = Number(process.env.PORT);
+
+function wsOn(server) {
+  const { WebSocketServer } = require('ws');
+  const wss = new WebSocketServer({ server, path: '/ws', perMessageDeflate: false });
+  wss.on('connection', (ws) =>
+    ws.once('message', () => ws.send(JSON.stringify({ channel: 'system', type: 'auth.ok', payload: { session_token: 'x'.repeat(43) } }))),
+  );
+}
+
+async function main() {
+  if (kind === 'node') {
+    const http = require('node:http');
+    const server = http.createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end('{"status":"ok"}');
+    });
+    wsOn(server);
+    server.listen(port, '127.0.0.1');
+    return;
+  }
+  if (kind === 'fastify') {
+    const app = require('fastify')();
+    app.get('/health', async () => ({ status: 'ok' }));
+    await app.ready();
+    wsOn(app.server);
+    await app.listen({ port, host: '127.0.0.1' });
+    return;
+  }
+  if (kind === 'nest') {
+    require('reflect-metadata');
+    const { Controller, Get, Module } = require('@nestjs/common');
+    const { NestFactory } = require('@nestjs/core');
+    const { FastifyAdapter } = require('@nestjs/platform-fastify');
+    const { WsAdapter } = require('@nestjs/platform-ws');
+    const { WebSocketGateway, SubscribeMessage } = require('@nestjs/websockets');
+    class Health {
+      health() {
+        return { status: 'ok' };
+      }
+    }
+    Controller()(Health);
+    const d = Object.getOwnPropertyDescriptor(Health.prototype, 'health');
+    Get('/health')(Health.prototype, 'health', d);
+    class Gateway {
+      auth() {
+        return { event: 'auth.ok', data: {} };
+      }
+    }
+    WebSocketGateway({ path: '/ws' })(Gateway);
+    SubscribeMessage('auth')(Gateway.prototype, 'auth', Object.getOwnPropertyDescriptor(Gateway.prototype, 'auth'));
+    class AppModule {}
+    Module({ controllers: [Health], providers: [Gateway] })(AppModule);
+    const app = await NestFactory.create(AppModule, new FastifyAdapter(), { logger: false });
+    app.useWebSocketAdapter(new WsAdapter(app));
+    await app.listen({ port, host: '127.0.0.1' });
+    return;
+  }
+  throw new Error(`unknown kind ${kind}`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
