@@ -107,7 +107,8 @@ async function relayToken(s) {
     );
     ws.once('message', (d) => {
       const f = JSON.parse(String(d));
-      f.type === 'auth.ok' ? resolve(f.payload.session_token) : reject(new Error(String(d)));
+      if (f.type === 'auth.ok') resolve(f.payload.session_token);
+      else reject(new Error(String(d)));
     });
   });
   ws.close();
