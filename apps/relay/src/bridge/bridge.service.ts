@@ -6,6 +6,7 @@ import {
   cancelConfirmations,
   canonicalPath,
   confirmationSide,
+  confirmationText,
   DEFAULT_SAFETY_SETTINGS,
   DEFAULT_SCREEN,
   mediaTokenOf,
@@ -27,9 +28,8 @@ import {
   type BridgeDevice,
   type Principal,
   type SafetySettings,
-  type SafetyVerdict,
 } from '@svc/domain';
-import type { BridgeFailure, SafetyDecisionKind } from '@svc/events';
+import type { BridgeEvent, BridgeFailure, SafetyDecisionKind, StoredEvent } from '@svc/events';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -287,41 +287,34 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       params,
       confirmTimeoutSeconds: this.config.bridge.confirmTimeoutSeconds,
     };
-    const holder: { verdict?: SafetyVerdict } = {};
     const side = confirmationSide(this.connOf(device)?.supports);
     const phoneAnswerMs = this.config.bridge.commandTimeoutMs + this.config.bridge.confirmTimeoutSeconds * 1000;
-    await this.log.run(actor, (m, now) =>
-      planCommand(m, { ...cmd, confirmBy: side, phoneAnswerSeconds: Math.ceil(phoneAnswerMs / 1000) + 5 }, this.settings, now, holder),
+    let plan = planOf(
+      await this.log.run(actor, (m, now) =>
+        planCommand(m, { ...cmd, confirmBy: side, phoneAnswerSeconds: Math.ceil(phoneAnswerMs / 1000) + 5 }, this.settings, now),
+      ),
     );
-    let verdict = holder.verdict!;
-    if (verdict.kind === 'confirm' && side === 'phone') {
-      // Recorded as confirmation_requested (by: phone) plus command_sent: the phone's answer decides.
-      return this.send(device, requestId, method, path, params, payload, phoneAnswerMs);
-    }
-    if (verdict.kind === 'confirm') {
-      const outcome = await this.askPhone(device, requestId, path, verdict);
+    // Asked of the phone's own modal: confirmation_requested (by: phone) was written with command_sent, and
+    // the phone's answer decides.
+    if (plan.sent && plan.asked) return this.send(device, requestId, method, path, params, payload, phoneAnswerMs);
+    if (plan.asked) {
+      const outcome = await this.askPhone(device, requestId, path, plan.asked, confirmationText(path, payload, plan.asked));
       if (outcome === 'confirmation_cancelled')
         throw new DomainError('bridge.phone_gone', 'upstream', 'the phone disconnected before answering the confirmation');
       if (outcome !== 'confirmation_allowed') throw confirmationDenied();
-      await this.log.run(actor, (m, now) => planCommand(m, { ...cmd, confirmed: true }, this.settings, now, holder));
-      verdict = holder.verdict!;
+      plan = planOf(await this.log.run(actor, (m, now) => planCommand(m, { ...cmd, confirmed: true }, this.settings, now)));
     }
-    if (verdict.kind === 'deny') throw refusal(verdict);
-    if (verdict.kind === 'confirm') throw confirmationDenied();
+    if (plan.refused) throw refusal(plan.refused);
+    if (!plan.sent) throw confirmationDenied();
     return this.send(device, requestId, method, path, params, payload);
   }
 
-  private askPhone(
-    device: BridgeDevice,
-    requestId: string,
-    path: string,
-    verdict: Extract<SafetyVerdict, { kind: 'confirm' }>,
-  ): Promise<SafetyDecisionKind> {
+  private askPhone(device: BridgeDevice, requestId: string, path: string, verb: string, text: string): Promise<SafetyDecisionKind> {
     return new Promise((resolve) => {
       const conn = this.connOf(device);
       this.confirmWaiters.set(requestId, { connId: device.connId, tokenPrefix: device.tokenPrefix, resolve });
       // The phone may already be gone; its close handler cannot see a waiter set after it ran.
-      if (!conn || !conn.send('bridge', 'bridge.confirm', { request_id: requestId, verb: verdict.verb, path, text: verdict.text })) {
+      if (!conn || !conn.send('bridge', 'bridge.confirm', { request_id: requestId, verb, path, text })) {
         this.log.run(`device:${device.tokenPrefix}`, (m) => cancelConfirmations(m, device.tokenPrefix, [requestId])).catch(() => undefined);
       }
     });
@@ -544,7 +537,24 @@ function confirmationDenied(): DomainError {
   return new DomainError('bridge.confirmation_denied', 'forbidden', 'user denied destructive action', { reason: 'confirmation_denied_or_timeout' });
 }
 
-function refusal(v: Extract<SafetyVerdict, { kind: 'deny' }>): DomainError {
+type Refusal = { decision: Extract<SafetyDecisionKind, 'sideload_only' | 'master_off' | 'blocked_package'>; package?: string };
+type Plan = { sent: boolean; asked: string | null; refused: Refusal | null };
+
+/** What the planner decided, read from the events it wrote (the verdict travels inside them). */
+function planOf(events: readonly StoredEvent<BridgeEvent>[]): Plan {
+  const plan: Plan = { sent: false, asked: null, refused: null };
+  for (const e of events) {
+    if (e.type === 'bridge.command_sent') plan.sent = true;
+    if (e.type !== 'bridge.safety_decided') continue;
+    const { decision, verb } = e.data;
+    if (decision === 'confirmation_requested') plan.asked = verb ?? 'confirm';
+    else if (decision === 'sideload_only' || decision === 'master_off' || decision === 'blocked_package')
+      plan.refused = { decision, package: e.data.package };
+  }
+  return plan;
+}
+
+function refusal(v: Refusal): DomainError {
   switch (v.decision) {
     case 'sideload_only':
       return new DomainError('bridge.sideload_only', 'forbidden', 'Device Control needs the sideload build of the app on the phone', {

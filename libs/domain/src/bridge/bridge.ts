@@ -6,7 +6,7 @@ import type { BridgeDevice } from './bridge.projection';
 import { canonicalPath } from './device-control-routes';
 import { phoneDecision } from './app-wire';
 import { commandShape } from './redact';
-import { destructiveVerbs, evaluateSafety, type SafetySettings, type SafetyVerdict } from './safety';
+import { destructiveVerbs, evaluateSafety, type SafetySettings } from './safety';
 
 type Out = NewEvent<BridgeEvent>[];
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -140,7 +140,12 @@ export type CommandInput = {
  * The safety pipeline against the phone's last status, as events: a refusal, a confirmation request,
  * or the decision plus `bridge.command_sent` (with the pushed-back auto-disable deadline).
  */
-export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySettings, now: Date, out: { verdict?: SafetyVerdict } = {}): Out {
+/**
+ * The safety pipeline's decision for one command, as the events to write: a refusal, a confirmation to
+ * ask for, or the command to send (with the decision that let it through). The verdict travels inside
+ * them (`bridge.safety_decided`'s decision, reason, package and verb); callers read it from there.
+ */
+export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySettings, now: Date): Out {
   const d = m.bridge.device(c.tokenPrefix);
   if (!d) throw new DomainError('bridge.phone_gone', 'upstream', 'the phone left the bridge before the command could be sent');
   const path = canonicalPath(c.path);
@@ -165,7 +170,6 @@ export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySett
     autoDisableMinutes: d.autoDisableMinutes,
   };
   const verdict = evaluateSafety({ path, body: c.body, phone, settings, now });
-  out.verdict = verdict;
   switch (verdict.kind) {
     case 'deny':
       return [

@@ -130,7 +130,7 @@ export function evaluateSafety(input: SafetyInput): SafetyVerdict {
       decision: 'confirmation_requested',
       reason: `"${untrusted[0]}" is a destructive action: asking the phone's user`,
       verb: untrusted[0],
-      text: destructiveText(path, body) ?? untrusted[0],
+      text: confirmationText(path, body, untrusted[0]),
     };
   }
   if (verbs.length > 0)
@@ -167,6 +167,11 @@ export function targetPackage(path: string, body: Readonly<Record<string, unknow
     default:
       return null;
   }
+}
+
+/** What a relay-side confirmation shows the phone's user: the text the command acts on, else its verb. */
+export function confirmationText(path: string, body: Readonly<Record<string, unknown>>, verb: string): string {
+  return destructiveText(path, body) ?? verb;
 }
 
 /** The user-visible text a command acts on, where the destructive gate reads it. */
