@@ -14,7 +14,6 @@ import {
   phoneConfirmationAnswered,
   phoneConfirmationFailed,
   phoneDeniedUnasked,
-  phoneMediaMarker,
   screenSizeShown,
   toPhoneCommand,
   type ScreenSize,
@@ -31,8 +30,6 @@ import {
 } from '@svc/domain';
 import type { BridgeEvent, BridgeFailure, SafetyDecisionKind, StoredEvent } from '@svc/events';
 import { randomUUID } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
@@ -43,6 +40,7 @@ import { MEDIA_REGISTRAR, type MediaRegistrar } from '../common/media-registrar'
 import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
+import { BridgeMedia, decodePng } from './bridge-media';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
 import { PhoneHub } from '../phone-socket/phone-hub.service';
@@ -71,8 +69,6 @@ const CONFIRM_OUTCOMES = new Set<SafetyDecisionKind>([
   'confirmation_timed_out',
   'confirmation_cancelled',
 ]);
-const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-const MAX_SCREENSHOT_BYTES = 12 * 1024 * 1024;
 
 /**
  * The bridge channel and the Device Control proxy: resolves the phone, runs the safety pipeline (every
@@ -85,6 +81,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   /** Screen sizes `/screen` answers showed, per token prefix: a swipe by direction becomes coordinates with it. */
   private readonly screens = new Map<string, ScreenSize>();
   private readonly subs: Subscription[] = [];
+  private readonly files: BridgeMedia;
   readonly settings: SafetySettings;
 
   constructor(
@@ -95,8 +92,9 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     scheduler: Scheduler,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Optional() @Inject(MEDIA_REGISTRAR) private readonly media?: MediaRegistrar,
+    @Optional() @Inject(MEDIA_REGISTRAR) media?: MediaRegistrar,
   ) {
+    this.files = new BridgeMedia(media, clock);
     const b = config.bridge;
     this.settings = {
       blocklist: [...DEFAULT_SAFETY_SETTINGS.blocklist, ...b.blocklist],
@@ -220,8 +218,11 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     // this one's fsync. The log keeps the order; the caller is answered once the event is durable.
     void this.answered(pending, status, body, seen !== null && seen !== known ? seen : undefined)
       .then(async () => {
-        if (uploaded) return pending.resolve(await this.uploadedScreenshot(uploaded, body));
-        pending.resolve({ status, body: png && typeof png !== 'string' ? await this.storeScreenshot(pending, png, body) : body });
+        if (uploaded) return pending.resolve(await this.files.uploadedScreenshot(uploaded, body));
+        pending.resolve({
+          status,
+          body: png && typeof png !== 'string' ? await this.files.storeScreenshot(pending.requestId, pending.tokenPrefix, png, body) : body,
+        });
       })
       .catch((err: Error) => pending.reject(err));
   }
@@ -274,8 +275,8 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     const actor = actorOf(caller);
     const device = pickDevice(this.log.models, { selector, callerPrefix: caller.kind === 'device' ? caller.tokenPrefix : null }, this.clock.now());
     if (!this.connOf(device)) throw new DomainError('bridge.no_device', 'unavailable', `the phone "${device.deviceName}" is not connected`);
-    if (path === '/screenshot' && !this.media) throw mediaUnavailable();
-    if (path === '/share_media' || path === '/send_mms') await this.registerAttachments(payload, actor);
+    if (path === '/screenshot') this.files.assertAvailable();
+    if (path === '/share_media' || path === '/send_mms') await this.files.rewriteAttachments(payload, actor);
 
     const requestId = randomUUID();
     const cmd = {
@@ -405,77 +406,6 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     return this.hub.byPrefix(device.tokenPrefix).find((c) => c.id === device.connId && !c.closed);
   }
 
-  /**
-   * Attachments as the phone reads them: every media reference (a `MEDIA:svc-relay://` or
-   * `MEDIA:hermes-relay://` marker, `media_token`, `token`) becomes `media` in the app's scheme plus
-   * `media_token`; a host path is registered first.
-   */
-  private async registerAttachments(body: Record<string, unknown>, actor: string): Promise<void> {
-    const list = body.attachments;
-    if (!Array.isArray(list)) return;
-    const out: Array<Record<string, unknown>> = [];
-    for (const a of list as Array<Record<string, unknown>>) {
-      const meta = {
-        ...(a.content_type ? { content_type: a.content_type } : {}),
-        ...(a.file_name ? { file_name: a.file_name } : {}),
-      };
-      if (typeof a.path !== 'string') {
-        const ref = [a.media, a.media_token, a.token].find((v) => typeof v === 'string') as string;
-        const token = mediaTokenOf(ref)!;
-        out.push({ media: phoneMediaMarker(token), media_token: token, ...meta });
-        continue;
-      }
-      if (!this.media) throw mediaUnavailable();
-      const reg = await this.media.registerPath(
-        {
-          path: a.path,
-          ...(typeof a.content_type === 'string' ? { contentType: a.content_type } : {}),
-          ...(typeof a.file_name === 'string' ? { fileName: a.file_name } : {}),
-        },
-        actor,
-      );
-      out.push({
-        media: phoneMediaMarker(reg.token),
-        media_token: reg.token,
-        ...meta,
-        file_name: typeof a.file_name === 'string' ? a.file_name : path.basename(a.path),
-      });
-    }
-    body.attachments = out;
-  }
-
-  /** The app's screenshot answer (an uploaded PNG's token), given to callers as token, markers and `image`. */
-  private async uploadedScreenshot(token: string, result: Record<string, unknown>): Promise<CommandReply> {
-    if (!this.media) throw mediaUnavailable();
-    const file = await this.media.readUpload(token, MAX_SCREENSHOT_BYTES);
-    if (!file) throw new DomainError('bridge.bad_screenshot', 'upstream', "the phone's screenshot is not a live upload on this relay");
-    const png = decodePng({ png_base64: file.bytes.toString('base64') });
-    if (typeof png === 'string') throw new DomainError('bridge.bad_screenshot', 'upstream', png);
-    return { status: 200, body: screenshotBody(result, token, file.expiresAt, png) };
-  }
-
-  private async storeScreenshot(
-    p: Pending,
-    png: { bytes: Buffer; width: number; height: number },
-    result: Record<string, unknown>,
-  ): Promise<Record<string, unknown>> {
-    if (!this.media) throw mediaUnavailable();
-    const dir = this.media.ownedDir();
-    const file = path.join(dir, `screenshot-${p.requestId}.png`);
-    await fs.promises.writeFile(file, png.bytes, { mode: 0o600, flag: 'wx' });
-    const stamp = this.clock.now().toISOString().replace(/[:.]/g, '-');
-    try {
-      const reg = await this.media.registerOwned(
-        { path: file, contentType: 'image/png', fileName: `screenshot-${stamp}.png`, sensitive: true },
-        `device:${p.tokenPrefix}`,
-      );
-      return screenshotBody(result, reg.token, reg.expiresAt, png);
-    } catch (err) {
-      await fs.promises.rm(file, { force: true });
-      throw err;
-    }
-  }
-
   // ---- operator side ---------------------------------------------------------------------------
 
   async selectActive(selector: string): Promise<BridgeDevice> {
@@ -486,51 +416,6 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   isOnline(device: BridgeDevice): boolean {
     return !!this.connOf(device);
   }
-}
-
-/**
- * A screenshot as every caller reads it: android_tool.py decodes `image` (base64) and prints
- * `width`x`height`; token users read `token` / `media_token` / `media` (the app's marker) / `marker`.
- */
-function screenshotBody(
-  result: Record<string, unknown>,
-  token: string,
-  expiresAt: number,
-  png: { bytes: Buffer; width: number; height: number },
-): Record<string, unknown> {
-  const extra = Object.fromEntries(
-    Object.entries(result).filter(([k]) => !['png_base64', 'image_base64', 'data', 'base64', 'image', 'media'].includes(k)),
-  );
-  return {
-    ...extra,
-    ok: true,
-    token,
-    media_token: token,
-    media: phoneMediaMarker(token),
-    marker: phoneMediaMarker(token),
-    expires_at: expiresAt,
-    content_type: 'image/png',
-    width: png.width,
-    height: png.height,
-    size_bytes: png.bytes.length,
-    image: png.bytes.toString('base64'),
-  };
-}
-
-function pickSelector(o: object): string | null {
-  const r = o as Record<string, unknown>;
-  const v = r.device_id ?? r.device;
-  return typeof v === 'string' && v.length > 0 ? v : null;
-}
-
-function withoutSelectors(o: object): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o ?? {})) if (k !== 'device' && k !== 'device_id' && v !== undefined) out[k] = v;
-  return out;
-}
-
-function mediaUnavailable(): DomainError {
-  return new DomainError('media.unavailable', 'unavailable', 'the media registry is not available on this relay');
 }
 
 function confirmationDenied(): DomainError {
@@ -570,15 +455,16 @@ function refusal(v: Refusal): DomainError {
   }
 }
 
-/** The phone's screenshot, checked: base64 of a real PNG, bounded in size. */
-function decodePng(result: Record<string, unknown>): { bytes: Buffer; width: number; height: number } | string {
-  const b64 = [result.png_base64, result.image_base64, result.base64, result.data].find((v) => typeof v === 'string') as string | undefined;
-  if (!b64) return 'the phone sent no screenshot (png_base64)';
-  if (b64.length > (MAX_SCREENSHOT_BYTES * 4) / 3 + 4) return 'the screenshot is larger than the relay accepts';
-  const bytes = Buffer.from(b64, 'base64');
-  if (bytes.length < 33 || !bytes.subarray(0, 8).equals(PNG_MAGIC) || bytes.toString('ascii', 12, 16) !== 'IHDR')
-    return 'the phone sent something that is not a PNG';
-  return { bytes, width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+function pickSelector(o: object): string | null {
+  const r = o as Record<string, unknown>;
+  const v = r.device_id ?? r.device;
+  return typeof v === 'string' && v.length > 0 ? v : null;
+}
+
+function withoutSelectors(o: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o ?? {})) if (k !== 'device' && k !== 'device_id' && v !== undefined) out[k] = v;
+  return out;
 }
 
 const PACKAGE_RE = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$/;
