@@ -41,27 +41,12 @@ import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import { BridgeMedia, decodePng } from './bridge-media';
+import { InFlightCommands, type CommandReply, type SentCommand } from './in-flight-commands';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
 import { PhoneHub } from '../phone-socket/phone-hub.service';
 
-export type CommandReply = { status: number; body: Record<string, unknown> };
-
-type Pending = {
-  requestId: string;
-  connId: string;
-  tokenPrefix: string;
-  path: string;
-  method: string;
-  /** The app confirms this command itself: its answer is the user's decision. */
-  phoneConfirms: boolean;
-  started: number;
-  timer: NodeJS.Timeout;
-  resolve: (r: CommandReply) => void;
-  reject: (e: Error) => void;
-};
-
-type ConfirmWaiter = { connId: string; tokenPrefix: string; resolve: (decision: SafetyDecisionKind) => void };
+export type { CommandReply } from './in-flight-commands';
 
 const CONFIRM_OUTCOMES = new Set<SafetyDecisionKind>([
   'confirmation_allowed',
@@ -76,8 +61,7 @@ const CONFIRM_OUTCOMES = new Set<SafetyDecisionKind>([
  */
 @Injectable()
 export class BridgeService implements OnModuleInit, OnApplicationShutdown {
-  private readonly pending = new Map<string, Pending>();
-  private readonly confirmWaiters = new Map<string, ConfirmWaiter>();
+  private readonly inFlightCommands = new InFlightCommands();
   /** Screen sizes `/screen` answers showed, per token prefix: a swipe by direction becomes coordinates with it. */
   private readonly screens = new Map<string, ScreenSize>();
   private readonly subs: Subscription[] = [];
@@ -111,11 +95,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       this.log.bus.ofType('bridge.safety_decided').subscribe((e) => {
         const d = e.data;
         if (d.requestId && CONFIRM_OUTCOMES.has(d.decision)) {
-          const w = this.confirmWaiters.get(d.requestId);
-          if (w) {
-            this.confirmWaiters.delete(d.requestId);
-            w.resolve(d.decision);
-          }
+          this.inFlightCommands.endConfirmation(d.requestId)?.resolve(d.decision);
         }
         if (d.decision === 'auto_disabled') {
           const dev = this.log.models.bridge.device(d.tokenPrefix);
@@ -128,15 +108,15 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
 
   onApplicationShutdown(): void {
     for (const s of this.subs) s.unsubscribe();
-    for (const p of this.pending.values()) {
+    for (const p of this.inFlightCommands.sentCommands()) {
+      this.inFlightCommands.settle(p);
       clearTimeout(p.timer);
       p.reject(new DomainError('bridge.relay_stopping', 'unavailable', 'the relay is stopping'));
     }
-    this.pending.clear();
   }
 
   get inFlight(): number {
-    return this.pending.size;
+    return this.inFlightCommands.sentCount;
   }
 
   // ---- phone side ------------------------------------------------------------------------------
@@ -181,7 +161,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   private async onResponse(conn: PhoneConnection, env: Envelope): Promise<void> {
     const p = env.payload;
     const id = typeof p.request_id === 'string' ? p.request_id : null;
-    const pending = id ? this.pending.get(id) : undefined;
+    const pending = id ? this.inFlightCommands.command(id) : undefined;
     // Only the socket the command went to may answer it; anything else is ignored (and said so).
     if (!pending || pending.connId !== conn.id) {
       this.logger.debug({ conn: conn.id }, 'bridge.response for no command in flight on this socket: ignored');
@@ -232,7 +212,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     if (typeof p.request_id !== 'string' || typeof p.allow !== 'boolean') {
       return conn.error('bridge.confirm.result needs request_id (string) and allow (boolean)', 'bad_frame', { channel: 'bridge' }, env.id);
     }
-    const w = this.confirmWaiters.get(p.request_id);
+    const w = this.inFlightCommands.confirmation(p.request_id);
     if (!w || w.connId !== conn.id) return;
     await this.log.run(`device:${w.tokenPrefix}`, (m) =>
       resolveConfirmation(m, { requestId: p.request_id as string, tokenPrefix: w.tokenPrefix, allow: p.allow as boolean }),
@@ -243,7 +223,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     const prefix = conn.principal?.tokenPrefix;
     if (!prefix) return;
     const revoked = !this.log.models.sessions.byTokenPrefix(prefix);
-    for (const p of [...this.pending.values()]) {
+    for (const p of this.inFlightCommands.sentCommands()) {
       if (p.connId !== conn.id) continue;
       const reason: BridgeFailure = revoked ? 'session_revoked' : 'phone_gone';
       void this.fail(
@@ -256,7 +236,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
         ),
       );
     }
-    const waiting = [...this.confirmWaiters.entries()].filter(([, w]) => w.connId === conn.id).map(([id]) => id);
+    const waiting = this.inFlightCommands.confirmationsOn(conn.id);
     if (waiting.length > 0) {
       this.log
         .run(`device:${prefix}`, (m) => cancelConfirmations(m, prefix, waiting))
@@ -313,7 +293,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   private askPhone(device: BridgeDevice, requestId: string, path: string, verb: string, text: string): Promise<SafetyDecisionKind> {
     return new Promise((resolve) => {
       const conn = this.connOf(device);
-      this.confirmWaiters.set(requestId, { connId: device.connId, tokenPrefix: device.tokenPrefix, resolve });
+      this.inFlightCommands.confirming(requestId, { connId: device.connId, tokenPrefix: device.tokenPrefix, resolve });
       // The phone may already be gone; its close handler cannot see a waiter set after it ran.
       if (!conn || !conn.send('bridge', 'bridge.confirm', { request_id: requestId, verb, path, text })) {
         this.log.run(`device:${device.tokenPrefix}`, (m) => cancelConfirmations(m, device.tokenPrefix, [requestId])).catch(() => undefined);
@@ -334,7 +314,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     const wire = toPhoneCommand(path, method as 'GET' | 'POST', params, body, this.screens.get(device.tokenPrefix) ?? DEFAULT_SCREEN);
     return new Promise<CommandReply>((resolve, reject) => {
       const timer = setTimeout(() => {
-        const p = this.pending.get(requestId);
+        const p = this.inFlightCommands.command(requestId);
         if (p)
           void this.fail(
             p,
@@ -342,7 +322,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
             new DomainError('bridge.timeout', 'timeout', `the phone did not answer within ${Math.round(timeoutMs / 100) / 10} s`),
           );
       }, timeoutMs);
-      const pending: Pending = {
+      const pending: SentCommand = {
         requestId,
         connId: device.connId,
         tokenPrefix: device.tokenPrefix,
@@ -354,7 +334,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
         resolve,
         reject,
       };
-      this.pending.set(requestId, pending);
+      this.inFlightCommands.sent(pending);
       const conn = this.connOf(device);
       if (!conn || !conn.send('bridge', 'bridge.command', { request_id: requestId, ...wire })) {
         void this.fail(
@@ -366,13 +346,13 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     });
   }
 
-  private settle(p: Pending): boolean {
-    if (!this.pending.delete(p.requestId)) return false;
+  private settle(p: SentCommand): boolean {
+    if (!this.inFlightCommands.settle(p)) return false;
     clearTimeout(p.timer);
     return true;
   }
 
-  private async answered(p: Pending, status: number, body: Record<string, unknown>, currentApp?: string): Promise<void> {
+  private async answered(p: SentCommand, status: number, body: Record<string, unknown>, currentApp?: string): Promise<void> {
     const latencyMs = Math.round((performance.now() - p.started) * 1000) / 1000;
     await this.log.run(`device:${p.tokenPrefix}`, (m) => [
       ...(p.phoneConfirms
@@ -386,7 +366,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Records the failure, then (once durable) fails the HTTP call. */
-  private async fail(p: Pending, reason: BridgeFailure, err: DomainError): Promise<void> {
+  private async fail(p: SentCommand, reason: BridgeFailure, err: DomainError): Promise<void> {
     if (!this.settle(p)) return;
     const latencyMs = Math.round((performance.now() - p.started) * 1000) / 1000;
     try {
