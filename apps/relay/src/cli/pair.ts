@@ -170,19 +170,22 @@ export async function pairCommand(args: string[], io: CliIo): Promise<number> {
   out(`  ${c.bold('code')}      ${c.bold(mint.code)}   ${c.dim('(type it in the app if the camera cannot scan)')}`);
   out(`  ${c.bold('relay')}     ${mint.relay_url}`);
   out(`  ${c.bold('expires')}   ${expires.toISOString().replace('.000Z', 'Z')} (in ${minutes} min; one use)`);
-  out(
-    `  ${c.bold('session')}   ${body.ttl_seconds === undefined ? '30d (default)' : formatDuration(body.ttl_seconds === 0 ? null : body.ttl_seconds)}`,
-  );
-  out(
-    `  ${c.bold('grants')}    ` +
-      (body.grants
-        ? Object.entries(body.grants)
-            .map(([ch, d]) => `${ch}=${d === false ? 'off' : d}`)
-            .join(', ') + c.dim(' (other channels: defaults)')
-        : 'defaults (chat, voice: session; terminal, tui: 30d; bridge, desktop: 7d; all clamped to the session)'),
-  );
+  printTerms(out, c, body, 'defaults (chat, voice: session; terminal, tui: 30d; bridge, desktop: 7d; all clamped to the session)');
   out(`  ${c.bold('url')}       ${mint.pairing_url}`);
   return EXIT.ok;
+}
+
+/** The session and grant lines of a code's terms, as `pair` and `pair --register-code` print them. */
+function printTerms(out: (s?: string) => void, c: ReturnType<typeof colours>, terms: PairRequest, defaults: string): void {
+  out(
+    `  ${c.bold('session')}   ${terms.ttl_seconds === undefined ? '30d (default)' : formatDuration(terms.ttl_seconds === 0 ? null : terms.ttl_seconds)}`,
+  );
+  const grants = terms.grants
+    ? Object.entries(terms.grants)
+        .map(([ch, d]) => `${ch}=${d === false ? 'off' : d}`)
+        .join(', ') + c.dim(' (other channels: defaults)')
+    : defaults;
+  out(`  ${c.bold('grants')}    ${grants}`);
 }
 
 /** The relay on this machine answers `/health`, or the operator is told how to start one. */
@@ -240,17 +243,7 @@ async function registerCodeCommand(raw: string, terms: PairRequest, json: boolea
   const expires = new Date(reg.expires_at * 1000);
   out(`Code ${c.bold(reg.code)} registered on the relay at ${endpoint.url}.`);
   out(`  ${c.bold('expires')}   ${expires.toISOString().replace('.000Z', 'Z')} (10 minutes; one use)`);
-  out(
-    `  ${c.bold('session')}   ${terms.ttl_seconds === undefined ? '30d (default)' : formatDuration(terms.ttl_seconds === 0 ? null : terms.ttl_seconds)}`,
-  );
-  out(
-    `  ${c.bold('grants')}    ` +
-      (terms.grants
-        ? Object.entries(terms.grants)
-            .map(([ch, d]) => `${ch}=${d === false ? 'off' : d}`)
-            .join(', ') + c.dim(' (other channels: defaults)')
-        : 'defaults'),
-  );
+  printTerms(out, c, terms, 'defaults');
   out();
   out(`On the phone: check that it still shows ${reg.code}, then tap Connect.`);
   return EXIT.ok;
