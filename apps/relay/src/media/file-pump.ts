@@ -1,6 +1,9 @@
 import type * as fs from 'node:fs';
 import type { ServerResponse } from 'node:http';
 
+/** Chunk size of file transfers: 1 MiB reads are 2-4x faster than the 64 KiB default (bench/media.js). */
+export const STREAM_CHUNK = 1024 * 1024;
+
 /**
  * Writes bytes `start..end` (inclusive) of an open file to a response, reading into two buffers that are
  * reused once the socket has taken them (the write callback). No buffer is allocated per chunk, so a

@@ -17,7 +17,6 @@ import {
   type MediaLimits,
   type MediaOrigin,
   type MediaPolicyContext,
-  type ServedRange,
 } from '@svc/domain';
 import type { MediaFile } from '@svc/events';
 import { validate } from 'class-validator';
@@ -26,7 +25,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
@@ -38,15 +36,14 @@ import type { MediaRegistrar, RegisteredMedia } from '../common/media-registrar'
 import { Scheduler } from '../common/scheduler';
 import { Secrets, secureRandomBytes } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
-import { CONTENT_TYPE_RE, contentDisposition, etagOf, guessContentType, ifRangeHolds, notModified, parseRange } from './media-http';
-import { pumpFile } from './file-pump';
+import { CONTENT_TYPE_RE, guessContentType } from './media-http';
+import { STREAM_CHUNK } from './file-pump';
+import { MediaReplies } from './media-reply';
 import { fileIdOf, fsError, openChecked, policyContext, realPathOf, type OpenedFile } from './media-files';
 import { UploadJsonDto } from './media.dto';
 
 /** 128 random bits, base64url. */
 const TOKEN_RE = /^[A-Za-z0-9_-]{22}$/;
-/** Chunk size of file transfers: 1 MiB reads are 2-4x faster than the 64 KiB default (bench/media.js). */
-export const STREAM_CHUNK = 1024 * 1024;
 
 /** What the console previews inline, and up to what size. */
 export const PREVIEW_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
@@ -68,11 +65,8 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
   private readonly subscription: Subscription;
   /** Upload temp files being written (removed on abort, and at shutdown). */
   private readonly inFlight = new Set<string>();
-  /**
-   * Responses still streaming a file, each with its transfer (settled once the file is closed): a
-   * stalled client must not hold up an orderly shutdown, and shutdown leaves no file open.
-   */
-  private readonly transfers = new Map<ServerResponse, Promise<boolean>>();
+  /** Writes file responses (and holds the transfers still streaming). */
+  private readonly replies: MediaReplies;
 
   constructor(
     private readonly log: CommandLoop,
@@ -82,6 +76,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
+    this.replies = new MediaReplies(logger);
     const media = config.media;
     this.limits = { ttlSeconds: media.ttlSeconds, lruCap: media.lruCap, maxSizeBytes: media.maxSizeBytes };
     this.owned = path.join(relayDir(config), 'media-owned');
@@ -123,9 +118,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
 
   /** Before the server closes (it waits for open requests): cut transfers still in progress, and wait for their files to close. */
   async beforeApplicationShutdown(): Promise<void> {
-    const cut = [...this.transfers];
-    for (const [res] of cut) res.destroy();
-    await Promise.allSettled(cut.map(([, done]) => done));
+    await this.replies.cutTransfers();
   }
 
   /** Orderly shutdown: owned files and unfinished uploads are removed. */
@@ -365,7 +358,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
       expect: { fileId: entry.fileId, realPath: entry.path },
       ...(entry.owned ? {} : { policy: this.policy }),
     });
-    await this.send(req, reply, opened, entry, async (served) => {
+    await this.replies.sendFile(req, reply, opened, entry, async (served) => {
       await this.log.run(actor, (m, now) => recordTokenFetch(m, digest, served, now));
     });
   }
@@ -403,24 +396,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
       expect: { fileId: entry.fileId, realPath: entry.path },
       ...(entry.owned ? {} : { policy: this.policy }),
     });
-    try {
-      const size = Number(opened.stat.size);
-      reply
-        .code(200)
-        .header('content-type', contentType)
-        .header('content-length', String(size))
-        .header('cache-control', 'no-store')
-        .header('x-content-type-options', 'nosniff')
-        .header('content-security-policy', "default-src 'none'")
-        .header('cross-origin-resource-policy', 'same-origin');
-      if (size === 0) {
-        await reply.send(Readable.from([]));
-        return;
-      }
-      await this.transfer(reply, 200, opened, 0, size - 1);
-    } finally {
-      await opened.handle.close().catch(() => undefined);
-    }
+    await this.replies.sendPreview(reply, opened, contentType);
   }
 
   /** The live entry a console ref (token prefix) names; unknown, expired or ambiguous refs are 404. */
@@ -456,85 +432,9 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     }
     const name = path.basename(rawPath);
     const meta: FileMeta = { contentType: (contentType as string | undefined) ?? guessContentType(name), fileName: name, sensitive: false };
-    await this.send(req, reply, opened, meta, async (served) => {
+    await this.replies.sendFile(req, reply, opened, meta, async (served) => {
       await this.log.run(actor, () => recordPathFetch(opened.realPath, served));
     });
-  }
-
-  /**
-   * Sends bytes `start..end` of an opened file as the body of a hijacked reply (pumpFile reuses its buffers,
-   * see there). The file is closed before this settles, whether the client took every byte or went away;
-   * closing a FileHandle twice is a no-op, so the callers' own `finally` stays as the guard for early exits.
-   */
-  private async transfer(reply: FastifyReply, status: number, opened: OpenedFile, start: number, end: number): Promise<boolean> {
-    reply.hijack();
-    reply.raw.writeHead(status, reply.getHeaders() as OutgoingHttpHeaders);
-    const res = reply.raw;
-    const done = pumpFile(opened.handle, start, end, res, STREAM_CHUNK).finally(() => opened.handle.close().catch(() => undefined));
-    this.transfers.set(res, done);
-    try {
-      return await done;
-    } finally {
-      this.transfers.delete(res);
-    }
-  }
-
-  /**
-   * Streams an opened file with validators and ranges. `record` runs (durably) before the first byte;
-   * the handle is closed here whatever happens.
-   */
-  private async send(
-    req: FastifyRequest,
-    reply: FastifyReply,
-    opened: OpenedFile,
-    meta: FileMeta,
-    record: (s: ServedRange) => Promise<void>,
-  ): Promise<void> {
-    try {
-      const size = Number(opened.stat.size);
-      const mtimeMs = Number(opened.stat.mtimeMs);
-      const etag = etagOf(opened.fileId, opened.stat.size, opened.stat.mtimeNs);
-      const validators = (): FastifyReply =>
-        reply
-          .header('etag', etag)
-          .header('last-modified', new Date(mtimeMs).toUTCString())
-          .header('cache-control', meta.sensitive ? 'no-store' : 'private, no-cache');
-      if (notModified(req.headers, etag, mtimeMs)) {
-        await validators().code(304).send();
-        return;
-      }
-      const range = ifRangeHolds(req.headers, etag, mtimeMs) ? parseRange(req.headers.range, size) : ({ kind: 'full' } as const);
-      if (range.kind === 'unsatisfiable') {
-        await validators()
-          .code(416)
-          .header('content-range', `bytes */${size}`)
-          .send({ ok: false, error: `the range is outside the file (${size} bytes)`, code: 'media.range_not_satisfiable' });
-        return;
-      }
-      const start = range.kind === 'partial' ? range.start : 0;
-      const end = range.kind === 'partial' ? range.end : size - 1;
-      const status = range.kind === 'partial' ? 206 : 200;
-      // Recorded (durably) before any header is set: a refusal here still gets a clean error reply.
-      if (req.method !== 'HEAD') await record({ status, start, end, size });
-      validators()
-        .code(status)
-        .header('content-type', meta.contentType)
-        .header('content-disposition', contentDisposition(meta.fileName))
-        .header('accept-ranges', 'bytes')
-        .header('content-length', String(Math.max(0, end - start + 1)))
-        .header('x-content-type-options', 'nosniff')
-        .header('content-security-policy', 'sandbox');
-      if (meta.sensitive) reply.header('x-media-sensitive', '1');
-      if (range.kind === 'partial') reply.header('content-range', `bytes ${start}-${end}/${size}`);
-      if (req.method === 'HEAD' || end < start) {
-        await reply.send(Readable.from([]));
-        return;
-      }
-      const complete = await this.transfer(reply, status, opened, start, end);
-      if (!complete) this.logger.debug({ status, start, end }, 'media: transfer ended early (client gone)');
-    } finally {
-      await opened.handle.close().catch(() => undefined);
-    }
   }
 
   // ---- inspection ---------------------------------------------------------------------------
