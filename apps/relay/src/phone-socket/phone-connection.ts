@@ -12,6 +12,8 @@ export class PhoneConnection {
   principal: (Principal & { kind: 'device' }) | null = null;
   /** What the client advertised in `system/auth` `supports` (also on the `connections` read model). */
   supports: ClientSupports = {};
+  /** Until `system/auth` succeeds: the deadline that closes the socket (cleared once authenticated). */
+  authTimer: NodeJS.Timeout | undefined;
   /** Frames are handled one after another, in arrival order. */
   queue: Promise<void> = Promise.resolve();
   closed = false;

@@ -142,12 +142,12 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     this.conns.add(conn);
     this.makeRoomFor(conn.subject);
     this.pending.add(conn);
-    const authTimer = setTimeout(() => {
+    const authTimer = (conn.authTimer = setTimeout(() => {
       if (!conn.principal) {
         conn.send('system', 'auth.fail', { reason: 'authentication timed out: send system/auth first' });
         conn.close(CLOSE.authTimeout, 'auth timeout');
       }
-    }, this.config.authTimeoutMs);
+    }, this.config.authTimeoutMs));
     ws.on('pong', () => (conn.alive = true));
     ws.on('message', (data: RawData, isBinary: boolean) => {
       conn.alive = true;
@@ -345,6 +345,8 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     conn.principal = { kind: 'device', tokenPrefix: session.tokenPrefix, deviceId: session.deviceId, deviceName: session.deviceName };
     conn.supports = supports;
     this.pending.delete(conn);
+    // An authenticated socket no longer needs its deadline (nor the closure it holds for 30 s).
+    clearTimeout(conn.authTimer);
     await this.log.run(`device:${session.tokenPrefix}`, () => [
       {
         type: 'phone.connected',
