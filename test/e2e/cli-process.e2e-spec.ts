@@ -1,8 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { bearer, Phone, readEvents, tempHome } from '../support/harness';
-import { ensureBuilt, spawnSvc, startRelayProcess } from '../support/dist';
+import { ensureBuilt, ROOT, spawnSvc, startRelayProcess } from '../support/dist';
 
 jest.setTimeout(60_000);
 
@@ -166,5 +167,24 @@ describe('bin/svc relay start (a real process)', () => {
         expect(p.stdout()).toBe('');
       }),
     );
+  });
+});
+
+describe('what the relay loads at start (issue 12: start-up time is module loading)', () => {
+  it("loads class-validator decorator by decorator: never its index, `validator`'s 113 modules or libphonenumber", () => {
+    const dist = path.join(ROOT, 'dist', 'apps', 'relay', 'src');
+    const out = execFileSync(
+      process.execPath,
+      ['-e', `require(${JSON.stringify(path.join(dist, 'relay.js'))}); process.stdout.write(JSON.stringify(Object.keys(require.cache)))`],
+      { encoding: 'utf8' },
+    );
+    const loaded = JSON.parse(out) as string[];
+    // The DTOs were loaded (so their decorators were applied) ...
+    expect(loaded.some((f) => f.endsWith(path.join('pairing', 'pairing.dto.js')))).toBe(true);
+    expect(loaded.some((f) => f.includes(path.join('class-validator', 'cjs', 'decorator', 'typechecker', 'IsString.js')))).toBe(true);
+    // ... without the index and what only the index pulls in.
+    expect(loaded.filter((f) => f.endsWith(path.join('class-validator', 'cjs', 'index.js')))).toEqual([]);
+    expect(loaded.filter((f) => f.includes(`${path.sep}libphonenumber-js${path.sep}`))).toEqual([]);
+    expect(loaded.filter((f) => f.includes(`${path.sep}node_modules${path.sep}validator${path.sep}`)).length).toBeLessThan(15);
   });
 });

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/commo
 import type { FastifyReply } from 'fastify';
 import { epoch } from '@svc/domain';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, Max, Min } from '../common/validators';
 import { Auth } from '../common/auth';
 import { Clock } from '../common/clock';
 import { CommandLoop } from '../common/command-loop';

@@ -17,7 +17,7 @@ import {
   ValidateBy,
   ValidateIf,
   ValidateNested,
-} from 'class-validator';
+} from '../common/validators';
 
 /*
  * Device Control bodies as host tools send them (WIRE.md). Everything is checked here, before anything

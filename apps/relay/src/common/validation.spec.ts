@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { BadRequestException, type ArgumentMetadata } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsBoolean, IsOptional, IsString, MaxLength } from './validators';
 import { RelayValidationPipe } from './validation';
 
 class OptionalQuery {

@@ -1,7 +1,17 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationPipeOptions } from '@nestjs/common';
+import { validatorPackage } from './validators';
 
-/** The relay's options: unknown properties refused, values transformed into their DTO classes. */
-export const RELAY_VALIDATION: ValidationPipeOptions = { whitelist: true, transform: true, forbidUnknownValues: true, stopAtFirstError: false };
+/**
+ * The relay's options: unknown properties refused, values transformed into their DTO classes, and
+ * class-validator reached through ./validators (not its whole index; see there).
+ */
+export const RELAY_VALIDATION: ValidationPipeOptions = {
+  whitelist: true,
+  transform: true,
+  forbidUnknownValues: true,
+  stopAtFirstError: false,
+  validatorPackage,
+};
 
 /**
  * Nest's ValidationPipe with one shortcut on the hot path: a query or body that is an empty plain object

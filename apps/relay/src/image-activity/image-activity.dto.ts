@@ -1,6 +1,6 @@
 import { ERROR_CODE_PATTERN, ID_PATTERN, IMAGE_ACTIVITY_STATUSES } from '@svc/domain';
 import type { ImageActivityStatus } from '@svc/events';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from '../common/validators';
 
 /**
  * The host platform's report of one image-generation step. Only these fields exist: anything else the

@@ -1,4 +1,4 @@
-import { IsBoolean, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsBoolean, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from '../common/validators';
 import { CONTENT_TYPE_RE } from './media-http';
 
 const FILE_NAME_RE = /^[^\x00-\x1f\x7f/\\]+$/;

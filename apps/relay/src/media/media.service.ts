@@ -19,7 +19,7 @@ import {
   type MediaPolicyContext,
 } from '@svc/domain';
 import type { MediaFile } from '@svc/events';
-import { validate } from 'class-validator';
+import { validate } from '../common/validators';
 import { plainToInstance } from 'class-transformer';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';

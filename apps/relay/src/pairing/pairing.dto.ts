@@ -12,7 +12,7 @@ import {
   Max,
   MaxLength,
   Min,
-} from 'class-validator';
+} from '../common/validators';
 
 export class TermsDto {
   @IsOptional()

@@ -1,4 +1,4 @@
-import { IsInt, IsObject, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, IsObject, IsOptional, Max, Min } from '../common/validators';
 
 export class ShortenDto {
   @IsOptional()

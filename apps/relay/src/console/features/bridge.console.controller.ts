@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { IsString, Length } from 'class-validator';
+import { IsString, Length } from '../../common/validators';
 import { BridgeService } from '../../bridge/bridge.service';
 import { bridgeActivityView, bridgeDeviceView, pendingConfirmationView, safetyDecisionView } from '../../bridge/bridge-views';
 import { Auth } from '../../common/auth';

@@ -1,4 +1,4 @@
-import { IsBoolean, IsOptional, IsString, Matches } from 'class-validator';
+import { IsBoolean, IsOptional, IsString, Matches } from '../../common/validators';
 import { TermsDto } from '../../pairing/pairing.dto';
 import { ShortenDto } from '../../sessions/sessions.dto';
 
