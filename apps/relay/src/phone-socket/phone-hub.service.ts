@@ -33,6 +33,22 @@ import { PhoneConnection } from './phone-connection';
 
 const PRE_AUTH_MAX_BYTES = 16 * 1024;
 
+/** A phone socket carries its connection, so the shared listeners below find it. */
+const CONN = Symbol('svc.phoneConnection');
+type SocketWithConn = WebSocket & { [CONN]: PhoneConnection };
+const connOf = (ws: WebSocket): PhoneConnection => (ws as SocketWithConn)[CONN];
+const onPong = function (this: WebSocket): void {
+  connOf(this).alive = true;
+};
+/** The 30 s deadline of a socket that has not authenticated (cleared, and released, once it has). */
+const onAuthDeadline = (conn: PhoneConnection): void => {
+  conn.authTimer = undefined;
+  if (!conn.principal) {
+    conn.send('system', 'auth.fail', { reason: 'authentication timed out: send system/auth first' });
+    conn.close(CLOSE.authTimeout, 'auth timeout');
+  }
+};
+
 /** Every phone socket: first-frame auth, keepalive, channel routing with grant checks, revocation. */
 @Injectable()
 export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
@@ -142,47 +158,64 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     this.conns.add(conn);
     this.makeRoomFor(conn.subject);
     this.pending.add(conn);
-    const authTimer = (conn.authTimer = setTimeout(() => {
-      if (!conn.principal) {
-        conn.send('system', 'auth.fail', { reason: 'authentication timed out: send system/auth first' });
-        conn.close(CLOSE.authTimeout, 'auth timeout');
+    conn.authTimer = setTimeout(onAuthDeadline, this.config.authTimeoutMs, conn);
+    // One set of listener functions for every socket (they find their connection on the socket), not four
+    // closures per phone: an idle authenticated socket is mostly what it holds (issue 12, bench/footprint.js).
+    (ws as SocketWithConn)[CONN] = conn;
+    ws.on('pong', onPong);
+    ws.on('message', this.onFrame);
+    ws.on('error', this.onSocketError);
+    ws.on('close', this.onSocketClose);
+  }
+
+  // ws calls its listeners with the socket as `this`; each of these is made once, for this hub.
+  private readonly onFrame = ((hub: PhoneHub) =>
+    function (this: WebSocket, data: RawData, isBinary: boolean): void {
+      hub.handleFrame(connOf(this), data, isBinary);
+    })(this);
+  private readonly onSocketError = ((hub: PhoneHub) =>
+    function (this: WebSocket, err: Error): void {
+      hub.logger.debug({ conn: connOf(this).id, err: err.message }, 'phone socket error');
+    })(this);
+  private readonly onSocketClose = ((hub: PhoneHub) =>
+    function (this: WebSocket, code: number, reason: Buffer): void {
+      hub.handleClose(connOf(this), code, reason);
+    })(this);
+
+  private handleFrame(conn: PhoneConnection, data: RawData, isBinary: boolean): void {
+    conn.alive = true;
+    conn.queue = conn.queue
+      .then(() => this.onMessage(conn, data, isBinary))
+      .catch((err: Error) => {
+        this.logger.error({ conn: conn.id, err: err.message }, 'phone frame handler failed');
+        conn.error('internal error handling that frame', 'internal');
+      });
+  }
+
+  private handleClose(conn: PhoneConnection, code: number, reason: Buffer): void {
+    clearTimeout(conn.authTimer);
+    conn.authTimer = undefined;
+    conn.closed = true;
+    this.conns.delete(conn);
+    if (!conn.principal) {
+      this.pending.delete(conn);
+      return;
+    }
+    // One channel's failing cleanup must neither skip the others nor the disconnect record (and a
+    // throw here would escape the socket's close event and take the process down).
+    for (const h of this.router.all()) {
+      try {
+        h.onClose?.(conn);
+      } catch (err) {
+        this.logger.error({ conn: conn.id, err: (err as Error).message }, 'channel onClose failed');
       }
-    }, this.config.authTimeoutMs));
-    ws.on('pong', () => (conn.alive = true));
-    ws.on('message', (data: RawData, isBinary: boolean) => {
-      conn.alive = true;
-      conn.queue = conn.queue
-        .then(() => this.onMessage(conn, data, isBinary))
-        .catch((err: Error) => {
-          this.logger.error({ conn: conn.id, err: err.message }, 'phone frame handler failed');
-          conn.error('internal error handling that frame', 'internal');
-        });
-    });
-    ws.on('error', (err) => this.logger.debug({ conn: conn.id, err: err.message }, 'phone socket error'));
-    ws.on('close', (code: number, reason: Buffer) => {
-      clearTimeout(authTimer);
-      conn.closed = true;
-      this.conns.delete(conn);
-      if (!conn.principal) {
-        this.pending.delete(conn);
-        return;
-      }
-      // One channel's failing cleanup must neither skip the others nor the disconnect record (and a
-      // throw here would escape the socket's close event and take the process down).
-      for (const h of this.router.all()) {
-        try {
-          h.onClose?.(conn);
-        } catch (err) {
-          this.logger.error({ conn: conn.id, err: (err as Error).message }, 'channel onClose failed');
-        }
-      }
-      const prefix = conn.principal.tokenPrefix;
-      this.log
-        .run(`device:${prefix}`, () => [
-          { type: 'phone.disconnected', data: { connId: conn.id, tokenPrefix: prefix, code, reason: reason.toString().slice(0, 120) } },
-        ])
-        .catch((err: Error) => this.logger.warn({ err: err.message }, 'disconnect not recorded'));
-    });
+    }
+    const prefix = conn.principal.tokenPrefix;
+    this.log
+      .run(`device:${prefix}`, () => [
+        { type: 'phone.disconnected', data: { connId: conn.id, tokenPrefix: prefix, code, reason: reason.toString().slice(0, 120) } },
+      ])
+      .catch((err: Error) => this.logger.warn({ err: err.message }, 'disconnect not recorded'));
   }
 
   private async onMessage(conn: PhoneConnection, data: RawData, isBinary: boolean): Promise<void> {
@@ -347,6 +380,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     this.pending.delete(conn);
     // An authenticated socket no longer needs its deadline (nor the closure it holds for 30 s).
     clearTimeout(conn.authTimer);
+    conn.authTimer = undefined;
     await this.log.run(`device:${session.tokenPrefix}`, () => [
       {
         type: 'phone.connected',

@@ -37,4 +37,9 @@ export class RelayWsAdapter extends WsAdapter {
   override bindMessageHandlers(): void {
     // PhoneHub reads raw frames itself.
   }
+
+  override bindClientDisconnect(): void {
+    // PhoneHub listens for each socket's close itself; no gateway implements handleDisconnect, so Nest's
+    // per-socket close listener (a closure feeding a Subject nobody reads) is not added.
+  }
 }
