@@ -171,7 +171,7 @@ describe('bin/svc relay start (a real process)', () => {
 });
 
 describe('what the relay loads at start (issue 12: start-up time is module loading)', () => {
-  it("loads class-validator decorator by decorator: never its index, `validator`'s 113 modules or libphonenumber", () => {
+  it("loads class-validator decorator by decorator (never its index, `validator`'s 113 modules or libphonenumber), and node-pty only for a shell", () => {
     const dist = path.join(ROOT, 'dist', 'apps', 'relay', 'src');
     const out = execFileSync(
       process.execPath,
@@ -186,5 +186,8 @@ describe('what the relay loads at start (issue 12: start-up time is module loadi
     expect(loaded.filter((f) => f.endsWith(path.join('class-validator', 'cjs', 'index.js')))).toEqual([]);
     expect(loaded.filter((f) => f.includes(`${path.sep}libphonenumber-js${path.sep}`))).toEqual([]);
     expect(loaded.filter((f) => f.includes(`${path.sep}node_modules${path.sep}validator${path.sep}`)).length).toBeLessThan(15);
+    // node-pty (and its native binding) waits for the first shell.
+    expect(loaded.some((f) => f.endsWith(path.join('terminal', 'shell-process.js')))).toBe(true);
+    expect(loaded.filter((f) => f.includes(`${path.sep}node-pty${path.sep}`))).toEqual([]);
   });
 });

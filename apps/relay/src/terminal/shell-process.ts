@@ -1,6 +1,10 @@
 import * as os from 'node:os';
 import * as fs from 'node:fs';
-import * as pty from 'node-pty';
+import type * as Pty from 'node-pty';
+
+/** node-pty (its native binding and 95 KiB of JS) is loaded by the first shell, not at the relay's start. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loadPty = (): typeof Pty => require('node-pty') as typeof Pty;
 import type { TerminalCloseReason } from '@svc/events';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
 import { reapSession } from './process-reaper';
@@ -55,7 +59,7 @@ export class ShellProcess {
   paused = false;
   /** Bytes sent to phones (metrics; never content). */
   bytesOut = 0;
-  private readonly term: pty.IPty;
+  private readonly term: Pty.IPty;
   private readonly replay = new ReplayBuffer(REPLAY_BYTES);
   private pending = '';
   private pendingBytes = 0;
@@ -70,7 +74,7 @@ export class ShellProcess {
     this.cols = spec.cols;
     this.rows = spec.rows;
     const home = os.homedir();
-    this.term = pty.spawn(spec.shell, [], {
+    this.term = loadPty().spawn(spec.shell, [], {
       name: 'xterm-256color',
       cols: spec.cols,
       rows: spec.rows,
