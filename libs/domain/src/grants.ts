@@ -1,3 +1,4 @@
+import { isoMs } from './epoch';
 import type { GrantDurations, GrantExpiries } from '@svc/events';
 import { DAY } from './durations';
 import { DomainError } from './errors';
@@ -52,5 +53,5 @@ export function grantExpiries(durations: GrantDurations, now: Date, sessionExpir
 export function clampIso(expiry: string | null, limit: string | null): string | null {
   if (limit === null) return expiry;
   if (expiry === null) return limit;
-  return Date.parse(expiry) <= Date.parse(limit) ? expiry : limit;
+  return isoMs(expiry) <= isoMs(limit) ? expiry : limit;
 }

@@ -1,3 +1,4 @@
+import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
 import type { BridgeStatus, CommandShape, Projection, SafetyDecisionKind, StoredEvent, StoredRelayEvent } from '@svc/events';
 
@@ -56,7 +57,7 @@ type State = {
 export const ACTIVITY_RING = 200;
 export const SAFETY_RING = 200;
 
-const ms = (iso: string | null | undefined): number | null => (iso ? Date.parse(iso) : null);
+const ms = (iso: string | null | undefined): number | null => (iso ? isoMs(iso) : null);
 
 /**
  * Bridge devices (ephemeral: emptied at `relay.started` and when a socket closes), the active-device

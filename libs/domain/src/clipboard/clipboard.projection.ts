@@ -1,3 +1,4 @@
+import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
 import type { ClipboardStaged, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
@@ -25,7 +26,7 @@ export class ClipboardProjection implements Projection<{ entries: ClipboardEntry
           sha256: d.sha256,
           tokenPrefix: d.tokenPrefix,
           stagedAt: eventAtMs(e),
-          staleAt: Date.parse(d.staleAt),
+          staleAt: isoMs(d.staleAt),
         });
         break;
       }

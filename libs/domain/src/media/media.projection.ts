@@ -1,3 +1,4 @@
+import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
 import type { MediaFile, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
@@ -46,7 +47,7 @@ export class MediaProjection implements Projection<State> {
           source: e.type === 'media.uploaded' ? 'upload' : e.data.source,
           via: e.type === 'media.uploaded' ? e.data.via : null,
           registeredAt: at,
-          expiresAt: Date.parse(expiresAt),
+          expiresAt: isoMs(expiresAt),
           fetchCount: 0,
           lastFetchedAt: null,
           usedSeq: e.seq,

@@ -1,3 +1,4 @@
+import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
 import type { NotificationPosted, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
@@ -22,7 +23,7 @@ export class NotificationsProjection implements Projection<{ entries: Notificati
         if (this.entries.some((x) => x.entryId === d.entryId)) break;
         // The same key from the same phone is an update: it replaces the older entry.
         if (d.key !== null) this.entries = this.entries.filter((x) => !(x.key === d.key && x.tokenPrefix === d.tokenPrefix));
-        this.entries.unshift({ ...d, postedAt: d.postedAt === null ? null : Date.parse(d.postedAt), receivedAt: eventAtMs(e) });
+        this.entries.unshift({ ...d, postedAt: d.postedAt === null ? null : isoMs(d.postedAt), receivedAt: eventAtMs(e) });
         if (this.entries.length > NOTIFICATIONS_KEPT) this.entries.length = NOTIFICATIONS_KEPT;
         break;
       }

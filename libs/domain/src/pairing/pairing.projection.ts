@@ -1,3 +1,4 @@
+import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
 import type { PairingTerms, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
@@ -29,7 +30,7 @@ export class PairingProjection implements Projection<State> {
           state: 'ready',
           source: e.data.source,
           registeredAt: eventAtMs(e),
-          expiresAt: Date.parse(e.data.expiresAt),
+          expiresAt: isoMs(e.data.expiresAt),
           terms: e.data.terms,
           requestId: null,
           ip: null,
@@ -42,7 +43,7 @@ export class PairingProjection implements Projection<State> {
           state: 'pending',
           source: 'public',
           registeredAt: eventAtMs(e),
-          expiresAt: Date.parse(e.data.expiresAt),
+          expiresAt: isoMs(e.data.expiresAt),
           terms: null,
           requestId: e.data.requestId,
           ip: e.data.ip,

@@ -1,3 +1,4 @@
+import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
 import type { AuthKind, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
@@ -68,7 +69,7 @@ export class RateLimitProjection implements Projection<State> {
       }
       case 'ratelimit.blocked':
         this.prune(eventAtMs(e));
-        this.blocks.set(rateLimitSubject(e.data.ip), { until: Date.parse(e.data.until), kind: e.data.kind });
+        this.blocks.set(rateLimitSubject(e.data.ip), { until: isoMs(e.data.until), kind: e.data.kind });
         this.failures.delete(key(e.data.ip, e.data.kind));
         break;
       case 'ratelimit.cleared':

@@ -1,3 +1,4 @@
+import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
 import type { GrantExpiries, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
@@ -22,7 +23,7 @@ export type Session = {
 
 type State = { sessions: Session[] };
 
-const toMs = (iso: string | null): number | null => (iso === null ? null : Date.parse(iso));
+const toMs = (iso: string | null): number | null => (iso === null ? null : isoMs(iso));
 
 export function grantsToMs(grants: GrantExpiries): Record<string, number | null> {
   const out: Record<string, number | null> = {};

@@ -1,3 +1,4 @@
+import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
 import type { Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
@@ -61,7 +62,7 @@ export class TerminalProjection implements Projection<State> {
         if (s) {
           s.connId = null;
           s.detachedAt = eventAtMs(e);
-          s.graceUntil = Date.parse(e.data.graceUntil);
+          s.graceUntil = isoMs(e.data.graceUntil);
         }
         break;
       }

@@ -1,3 +1,4 @@
+import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
 import type { PhoneMessageContent, PhoneReplyReceived, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
@@ -95,7 +96,7 @@ export class PhoneThreadsProjection implements Projection<State> {
           ...(d.sessionId ? { sessionId: d.sessionId } : {}),
           by: e.actor,
           postedAt: at,
-          expiresAt: Date.parse(d.expiresAt),
+          expiresAt: isoMs(d.expiresAt),
           state: 'queued',
           stateAt: at,
           deliveredTo: null,
