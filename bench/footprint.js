@@ -15,7 +15,9 @@ const { parseArgs } = require('node:util');
 const WebSocket = require('ws');
 const { median, tempDir } = require('./_lib');
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, sockets: { type: 'string', default: '2000' }, settle: { type: 'string', default: '25' } } });
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '3' }, sockets: { type: 'string', default: '2000' }, settle: { type: 'string', default: '25' } },
+});
 const ROUNDS = Number(values.rounds);
 const SOCKETS = Number(values.sockets);
 const SETTLE_MS = Number(values.settle) * 1000;
@@ -158,7 +160,9 @@ async function main() {
       `${labels[k].padEnd(38)} ${fmt(med(k, 'startMs'), 0).padStart(12)} ${fmt(med(k, 'idleMiB')).padStart(20)} ${fmt(med(k, 'settledMiB')).padStart(16)} ${fmt(k === 'node' || k === 'relay' ? med(k, 'perSocketKiB') : null).padStart(24)}`,
     );
   const r = (a, b) => (a / b).toFixed(2);
-  console.log(`\nidle RSS relay / minimal Nest app: ${r(med('relay', 'idleMiB'), med('nest', 'idleMiB'))}x at 2 s, ${r(med('relay', 'settledMiB'), med('nest', 'settledMiB'))}x settled (goal <= 1.1x)`);
+  console.log(
+    `\nidle RSS relay / minimal Nest app: ${r(med('relay', 'idleMiB'), med('nest', 'idleMiB'))}x at 2 s, ${r(med('relay', 'settledMiB'), med('nest', 'settledMiB'))}x settled (goal <= 1.1x)`,
+  );
   console.log(
     `start relay: ${fmt(med('relay', 'startMs'), 0)} ms (goal <= 500 ms); relay / minimal Nest app ${r(med('relay', 'startMs'), med('nest', 'startMs'))}x`,
   );
