@@ -1,5 +1,5 @@
 import { contentDisposition, etagOf, guessContentType, ifRangeHolds, notModified, parseRange, CONTENT_TYPE_RE } from './media-http';
-import { decodeBase64, sanitizeFileName } from './media.service';
+import { decodeBase64, sanitizeFileName } from './media-uploads';
 
 describe('parseRange', () => {
   it.each([

@@ -12,21 +12,15 @@ import {
   requireMedia,
   isLiveMedia,
   retireOwnedFile,
-  uploadTooLarge,
   type MediaEntry,
   type MediaLimits,
   type MediaOrigin,
   type MediaPolicyContext,
 } from '@svc/domain';
 import type { MediaFile } from '@svc/events';
-import { validate } from '../common/validators';
-import { plainToInstance } from 'class-transformer';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import { Clock } from '../common/clock';
@@ -37,10 +31,9 @@ import { Scheduler } from '../common/scheduler';
 import { Secrets, secureRandomBytes } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { CONTENT_TYPE_RE, guessContentType } from './media-http';
-import { STREAM_CHUNK } from './file-pump';
 import { MediaReplies } from './media-reply';
-import { fileIdOf, fsError, openChecked, policyContext, realPathOf, type OpenedFile } from './media-files';
-import { UploadJsonDto } from './media.dto';
+import { MediaUploads, type FileMeta } from './media-uploads';
+import { fileIdOf, openChecked, policyContext, realPathOf, type OpenedFile } from './media-files';
 
 /** 128 random bits, base64url. */
 const TOKEN_RE = /^[A-Za-z0-9_-]{22}$/;
@@ -50,12 +43,12 @@ export const PREVIEW_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/j
 export const PREVIEW_MAX_BYTES = 10 * 1024 * 1024;
 
 export type RegisterInput = { path: string; content_type?: string; file_name?: string; owned_file?: boolean; sensitive?: boolean };
-export type FileMeta = { contentType: string; fileName: string | null; sensitive: boolean };
 
 /**
- * The media registry's host side: checks files against the policy, opens them safely, streams them,
- * and deletes owned files when their last token retires (from the bus), at orderly shutdown, and at
- * start for files an earlier run left behind.
+ * The media registry's host side: decides what may be registered and sent (the policy, safe opens, token
+ * and path fetches, the console's preview and inspection) and the owned files' lifecycle (deleted when
+ * their last token retires, at orderly shutdown, and at start for files an earlier run left behind).
+ * Upload bodies are received by MediaUploads and file responses written by MediaReplies.
  */
 @Injectable()
 export class MediaService implements MediaRegistrar, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -63,8 +56,8 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
   readonly policy: MediaPolicyContext;
   private readonly owned: string;
   private readonly subscription: Subscription;
-  /** Upload temp files being written (removed on abort, and at shutdown). */
-  private readonly inFlight = new Set<string>();
+  /** Receives upload bodies into the owned directory (and holds the temp files still being written). */
+  private readonly uploads: MediaUploads;
   /** Writes file responses (and holds the transfers still streaming). */
   private readonly replies: MediaReplies;
 
@@ -83,6 +76,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     fs.mkdirSync(this.owned, { recursive: true, mode: 0o700 });
     fs.chmodSync(this.owned, 0o700);
     this.owned = fs.realpathSync(this.owned);
+    this.uploads = new MediaUploads(this.owned, media.maxSizeBytes);
     this.policy = policyContext({
       home: media.home,
       svcHome: config.svcHome,
@@ -111,7 +105,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     }
     for (const name of names) {
       const p = path.join(this.owned, name);
-      if (this.log.models.media.holders(p) > 0 || this.inFlight.has(p)) continue;
+      if (this.log.models.media.holders(p) > 0 || this.uploads.staging(p)) continue;
       await this.deleteAndRecord(p, 'restart');
     }
   }
@@ -124,7 +118,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
   /** Orderly shutdown: owned files and unfinished uploads are removed. */
   async onApplicationShutdown(): Promise<void> {
     this.subscription.unsubscribe();
-    for (const p of this.inFlight) await fs.promises.rm(p, { force: true }).catch(() => undefined);
+    await this.uploads.discardAll();
     for (const p of this.log.models.media.ownedPaths()) await this.deleteAndRecord(p, 'shutdown');
   }
 
@@ -157,7 +151,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     source: 'register' | 'registrar' = 'registrar',
   ): Promise<RegisteredMedia> {
     const real = await realPathOf(file.path);
-    if (path.dirname(real) !== this.owned || this.inFlight.has(real)) {
+    if (path.dirname(real) !== this.owned || this.uploads.staging(real)) {
       throw new DomainError(
         'media.not_owned',
         'invalid',
@@ -236,93 +230,16 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
 
   // ---- uploads ------------------------------------------------------------------------------
 
-  /** Multipart: the `file` part is streamed into the owned directory; the cap is enforced while it flows. */
+  /** `POST /media/upload`, multipart: MediaUploads stages the file under the cap, then it is registered as owned. */
   async uploadMultipart(req: FastifyRequest, reply: FastifyReply, actor: string) {
-    const max = this.limits.maxSizeBytes;
-    const fields: Record<string, string> = {};
-    let saved: { tmp: string; size: number; filename: string; mimetype: string } | null = null;
-    try {
-      const parts = req.parts({ limits: { fileSize: max + 1, files: 1, fields: 8, fieldSize: 4096, parts: 9, headerPairs: 100 } });
-      for await (const part of parts) {
-        if (part.type === 'field') {
-          fields[part.fieldname] = String(part.value);
-          continue;
-        }
-        if (part.fieldname !== 'file') {
-          part.file.resume();
-          throw new DomainError('media.bad_upload', 'invalid', `multipart: the file goes in a field named "file", not "${part.fieldname}"`);
-        }
-        saved = { ...(await this.streamToOwned(part.file, max)), filename: part.filename, mimetype: part.mimetype };
-      }
-    } catch (err) {
-      if (saved) await fs.promises.rm(saved.tmp, { force: true }).catch(() => undefined);
-      // The rest of the body is not worth reading: answer and close the connection.
-      void reply.header('connection', 'close');
-      throw multipartError(err, max);
-    }
-    if (!saved) throw new DomainError('media.bad_upload', 'invalid', 'multipart: no "file" field in the upload');
-    const contentType =
-      fields.content_type ?? (saved.mimetype && saved.mimetype !== 'application/octet-stream' ? saved.mimetype : guessContentType(saved.filename));
-    if (!CONTENT_TYPE_RE.test(contentType) || contentType.length > 255) {
-      await fs.promises.rm(saved.tmp, { force: true });
-      throw new DomainError('validation_failed', 'invalid', 'content_type must be a media type like image/png');
-    }
-    const meta: FileMeta = {
-      contentType,
-      fileName: sanitizeFileName(fields.file_name ?? saved.filename),
-      sensitive: fields.sensitive === '1' || fields.sensitive === 'true',
-    };
-    return this.finishUpload(saved.tmp, meta, 'multipart', actor);
+    const staged = await this.uploads.fromMultipart(req, reply);
+    return this.finishUpload(staged.tmp, staged.meta, 'multipart', actor);
   }
 
-  /** JSON `{file_name, content_type, content}` with base64 content, under the same cap. */
+  /** `POST /media/upload`, JSON `{file_name, content_type, content}` with base64 content. */
   async uploadJson(body: unknown, actor: string) {
-    const dto = plainToInstance(UploadJsonDto, body ?? {});
-    const problems = await validate(dto, { whitelist: true, forbidUnknownValues: true });
-    if (problems.length > 0) {
-      const message = problems.flatMap((p) => Object.values(p.constraints ?? {})).join('; ') || 'invalid upload body';
-      throw new DomainError('validation_failed', 'invalid', message);
-    }
-    const bytes = decodeBase64(dto.content, this.limits.maxSizeBytes);
-    const tmp = path.join(this.owned, `upload-${randomUUID()}.part`);
-    this.inFlight.add(tmp);
-    try {
-      await fs.promises.writeFile(tmp, bytes, { flag: 'wx', mode: 0o600 });
-    } catch (err) {
-      await fs.promises.rm(tmp, { force: true }).catch(() => undefined);
-      throw err;
-    } finally {
-      this.inFlight.delete(tmp);
-    }
-    const fileName = sanitizeFileName(dto.file_name ?? '');
-    const meta: FileMeta = { contentType: dto.content_type ?? guessContentType(fileName), fileName, sensitive: Boolean(dto.sensitive) };
-    return this.finishUpload(tmp, meta, 'json', actor);
-  }
-
-  private async streamToOwned(source: Readable, max: number): Promise<{ tmp: string; size: number }> {
-    const tmp = path.join(this.owned, `upload-${randomUUID()}.part`);
-    this.inFlight.add(tmp);
-    let size = 0;
-    try {
-      await pipeline(
-        source,
-        async function* (chunks: AsyncIterable<Buffer>) {
-          for await (const chunk of chunks) {
-            size += chunk.length;
-            if (size > max) throw uploadTooLarge(max);
-            yield chunk;
-          }
-        },
-        fs.createWriteStream(tmp, { flags: 'wx', mode: 0o600, highWaterMark: STREAM_CHUNK }),
-      );
-      if ((source as Readable & { truncated?: boolean }).truncated) throw uploadTooLarge(max);
-      return { tmp, size };
-    } catch (err) {
-      await fs.promises.rm(tmp, { force: true }).catch(() => undefined);
-      throw err;
-    } finally {
-      this.inFlight.delete(tmp);
-    }
+    const staged = await this.uploads.fromJson(body);
+    return this.finishUpload(staged.tmp, staged.meta, 'json', actor);
   }
 
   private async finishUpload(tmp: string, meta: FileMeta, via: 'multipart' | 'json', actor: string) {
@@ -524,45 +441,4 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
   static async fileIdOfPath(p: string): Promise<string> {
     return fileIdOf(await fs.promises.stat(p, { bigint: true }));
   }
-}
-
-/** A display name only: no directories, no control characters, at most 255 characters. */
-export function sanitizeFileName(raw: string): string | null {
-  const base = raw.split(/[/\\]/).pop() ?? '';
-  const clean = base
-    .replace(/[\x00-\x1f\x7f]/g, '')
-    .trim()
-    .slice(0, 255);
-  return clean === '' || clean === '.' || clean === '..' ? null : clean;
-}
-
-/** Strict base64 (standard or url-safe, optional padding, optional `data:...;base64,` prefix). */
-export function decodeBase64(content: string, max: number): Buffer {
-  const data = content.startsWith('data:') ? content.slice(content.indexOf(',') + 1) : content;
-  const compact = data.replace(/[\r\n]/g, '');
-  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(compact) || compact.length % 4 === 1) {
-    throw new DomainError('validation_failed', 'invalid', 'content must be base64 (standard or url-safe alphabet)');
-  }
-  const decodedLength = Math.floor((compact.replace(/=+$/, '').length * 3) / 4);
-  if (decodedLength > max) throw uploadTooLarge(max);
-  return Buffer.from(compact, 'base64');
-}
-
-function multipartError(err: unknown, max: number): unknown {
-  if (err instanceof DomainError) return err;
-  const code = (err as { code?: string }).code;
-  if (code === 'FST_REQ_FILE_TOO_LARGE') return uploadTooLarge(max);
-  if (code === 'FST_FILES_LIMIT') return new DomainError('media.bad_upload', 'invalid', 'multipart: send exactly one file, in the field "file"');
-  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT')
-    return new DomainError('media.bad_upload', 'invalid', 'multipart: too many parts or fields');
-  if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return new DomainError('media.bad_upload', 'invalid', 'not a multipart/form-data body');
-  if (code && code.startsWith('FST_')) return new DomainError('media.bad_upload', 'invalid', `multipart: ${(err as Error).message}`);
-  return fsOrAbort(err);
-}
-
-function fsOrAbort(err: unknown): unknown {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'ENOSPC') return new DomainError('media.no_space', 'unavailable', 'the relay host is out of disk space');
-  if (code && /^E[A-Z]+$/.test(code) && code !== 'ECONNRESET' && code !== 'EPIPE') return fsError(err);
-  return new DomainError('media.upload_aborted', 'invalid', 'the upload ended before the file was complete');
 }
