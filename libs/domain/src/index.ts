@@ -33,4 +33,6 @@ export * from './media/media.projection';
 export * from './media/media';
 export * from './media/media-policy';
 export * from './media/chat-markers';
+export * from './voice/voice.projection';
+export * from './voice/voice';
 export * from './bridge/app-wire';

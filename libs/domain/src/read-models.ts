@@ -10,6 +10,7 @@ import { ClipboardProjection } from './clipboard/clipboard.projection';
 import { ImageActivityProjection } from './image-activity/image-activity.projection';
 import { TerminalProjection } from './terminal/terminal.projection';
 import { MediaProjection } from './media/media.projection';
+import { VoiceProjection } from './voice/voice.projection';
 
 /**
  * The read-model schema. Bump it when a projection's state or its meaning changes (2: rate limits keyed
@@ -35,6 +36,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly terminal = new TerminalProjection();
   readonly bridge = new BridgeProjection();
   readonly media = new MediaProjection();
+  readonly voice = new VoiceProjection();
   /** The seq of the last event applied. */
   lastSeq = 0;
 

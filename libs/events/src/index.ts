@@ -12,6 +12,7 @@ export * from './events/image-activity.events';
 export * from './events/terminal.events';
 export * from './events/bridge.events';
 export * from './events/media.events';
+export * from './events/voice.events';
 export * from './chain';
 export * from './bus';
 export * from './event-store';

@@ -10,6 +10,7 @@ import type { NotificationEvent } from './events/notifications.events';
 import type { PhoneThreadsEvent } from './events/threads.events';
 import type { TerminalEvent } from './events/terminal.events';
 import type { MediaEvent } from './events/media.events';
+import type { VoiceEvent } from './events/voice.events';
 
 /** Every state change of the relay. Add a feature's union here (one line each); exhaustive switches find the gaps. */
 export type RelayEvent =
@@ -24,7 +25,8 @@ export type RelayEvent =
   | ImageActivityEvent
   | TerminalEvent
   | BridgeEvent
-  | MediaEvent;
+  | MediaEvent
+  | VoiceEvent;
 
 export type RelayEventType = RelayEvent['type'];
 export type EventOf<T extends RelayEventType> = Extract<RelayEvent, { type: T }>;

@@ -9,6 +9,8 @@ export type RelayStarted = Ev<
     host: string;
     port: number;
     tls: boolean;
+    /** The escape hatch for plain-HTTP API-bearer voice auth as started (flag or environment); absent: off. */
+    allowInsecureApiBearer?: boolean;
     /** Present when start-up cut a torn last line off the log. */
     recovered?: { segment: string; droppedBytes: number };
     /** Present when the previous writer did not stop (its lock was left behind and taken over). */
