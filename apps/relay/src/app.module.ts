@@ -19,6 +19,7 @@ import { NotificationsModule } from './notifications/notifications.module';
 import { ThreadsModule } from './threads/threads.module';
 import { TerminalModule } from './terminal/terminal.module';
 import { TuiModule } from './tui/tui.module';
+import { VoiceModule } from './voice/voice.module';
 
 export type CoreValues = { config: RelayConfig; clock: Clock; log: CommandLoop; secrets: Secrets; logger: Logger; runtime: Runtime };
 
@@ -58,6 +59,7 @@ export class CoreModule {
     TuiModule,
     BridgeModule,
     MediaModule,
+    VoiceModule,
     ConsoleModule,
   ],
 })

@@ -84,6 +84,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
         host: config.host,
         port: config.port,
         tls: config.tls !== null,
+        ...(config.allowInsecureApiBearer ? { allowInsecureApiBearer: true } : {}),
         ...(log.recovered ? { recovered: log.recovered } : {}),
         ...(log.staleLock ? { staleLock: log.staleLock } : {}),
       },
@@ -119,7 +120,14 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   instance.removeContentTypeParser('text/plain');
   guardSlowConnections(instance.server, { perAddress: config.maxSlowConnectionsPerAddress, tls: Boolean(config.tls), logger });
   installBoundedJsonParser(instance);
-  const guard = installAuthHook(instance, { log, secrets, clock, logger, port: () => runtime.port });
+  const guard = installAuthHook(instance, {
+    log,
+    secrets,
+    clock,
+    logger,
+    port: () => runtime.port,
+    apiVoice: { key: config.apiServer.key, tls: config.tls !== null, trustProxyHeaders: config.trustProxyHeaders },
+  });
   installHealthRoute(instance, { log, clock, runtime });
   const hub = app.get(PhoneHub);
   app.useWebSocketAdapter(new RelayWsAdapter(app, () => (req) => hub.verifyUpgrade(req)));

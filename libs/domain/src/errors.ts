@@ -16,7 +16,8 @@ export type ErrorKind =
   | 'rate_limited' // 429
   | 'unavailable' // 503
   | 'upstream' // 502
-  | 'timeout'; // 504
+  | 'timeout' // 504
+  | 'not_configured'; // 500: the relay lacks what the operator must configure (spec 7: a voice provider's API key)
 
 export class DomainError extends Error {
   constructor(

@@ -1,7 +1,8 @@
 import { ChainError, LOCK_FILE, LogLockedError } from '@svc/events';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { ConfigError, loadConfig, relayDir, type RelayConfig, type StartFlags } from '../common/config';
+import { ConfigError, loadConfig, relayDir, svcHomeFrom, type RelayConfig, type StartFlags } from '../common/config';
+import { withServiceEnvFile, type EnvFileResult } from '../common/env-file';
 import { createRelay } from '../relay';
 import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
 import { prettyDestination } from './pretty-log';
@@ -85,10 +86,16 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
   const flags = parseStartFlags(args);
   const signal = io.signal; // from here on, SIGINT/SIGTERM stop the relay cleanly (even during start-up)
   let config: RelayConfig;
+  let envFile: EnvFileResult;
   try {
+    // Spec 4.13: the service's environment file, under what the process environment already sets.
+    envFile = withServiceEnvFile(io.env, svcHomeFrom(io.env));
+    for (const name of envFile.loaded ?? []) io.env[name] = envFile.env[name];
     config = loadConfig(io.env, flags);
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(`configuration: ${err.message}`);
+    if ((err as NodeJS.ErrnoException).code !== undefined || /environment file/.test((err as Error).message))
+      throw new CliError(`configuration: ${(err as Error).message}`);
     throw err;
   }
   const format = (io.env.RELAY_LOG_FORMAT ?? '').toLowerCase();
@@ -134,6 +141,11 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
     io.stderr,
     `event log ${path.join(relayDir(config), 'events')} (last seq ${relay.log.lastSeq}${relay.log.recovered ? `, cut a torn last line of ${relay.log.recovered.droppedBytes} bytes` : ''}${relay.log.staleLock ? `, the previous relay${relay.log.staleLock.pid === null ? '' : ` (pid ${relay.log.staleLock.pid})`} did not stop` : ''})`,
   );
+  if (envFile.loaded)
+    line(
+      io.stderr,
+      `environment file ${envFile.file}: ${envFile.loaded.length === 0 ? 'nothing new (the process environment already sets its variables)' : `${envFile.loaded.length} variable${envFile.loaded.length === 1 ? '' : 's'} (${envFile.loaded.join(', ')})`}`,
+    );
   if (!config.tls) line(io.stderr, err.dim('plain HTTP/ws: phones must opt in to a plain connection; set RELAY_SSL_CERT and RELAY_SSL_KEY for TLS'));
   if (io.stderr.isTTY || io.stdout.isTTY) {
     const envHint = config.port !== 8767 || config.host !== '0.0.0.0' ? `RELAY_HOST=${config.host} RELAY_PORT=${relay.port} ` : '';

@@ -4,10 +4,19 @@ import type { Logger } from 'pino';
 import type { AuthedRequest, RouteAuth } from './auth';
 import type { Clock } from './clock';
 import type { CommandLoop } from './command-loop';
-import { checkLoopback, normalizeIp } from './net';
+import { checkLoopback, hasProxyHeader, isLoopbackPeer, normalizeIp } from './net';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Secrets } from './secrets';
 
-export type AuthDeps = { log: CommandLoop; secrets: Secrets; clock: Clock; logger: Logger; port: () => number };
+export type AuthDeps = {
+  log: CommandLoop;
+  secrets: Secrets;
+  clock: Clock;
+  logger: Logger;
+  port: () => number;
+  /** API voice (spec 5): the API bearer, and what makes a non-loopback request secure enough to carry it. */
+  apiVoice?: { key: string | null; tls: boolean; trustProxyHeaders: boolean };
+};
 
 const BEARER_RE = /^Bearer\s+([A-Za-z0-9_\-.~+/=]{16,512})\s*$/i;
 
@@ -83,6 +92,13 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
           return bearer(req, ip, cfg.grant, done);
         case 'paired':
           return bearer(req, ip, cfg.grant, done);
+        case 'voice':
+          if (isApiBearer(deps, req.headers.authorization)) {
+            apiVoiceTransport(deps, req);
+            req.principal = { kind: 'api' };
+            return done();
+          }
+          return bearer(req, ip, cfg.grant, done);
         default:
           // Unreachable by type; a route with a class this hook does not know is refused, never left hanging.
           throw new DomainError('auth.unknown_class', 'forbidden', 'this route has no known auth class');
@@ -98,6 +114,36 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
     }, done);
   };
   return { unguarded };
+}
+
+/** The API bearer, compared in constant time (digests of equal length), never logged or recorded. */
+function isApiBearer(deps: AuthDeps, header: string | undefined): boolean {
+  const key = deps.apiVoice?.key;
+  if (!key || !header) return false;
+  const m = BEARER_RE.exec(header);
+  if (!m) return false;
+  return timingSafeEqual(createHash('sha256').update(m[1]).digest(), createHash('sha256').update(key).digest());
+}
+
+/**
+ * Spec 5 rule 3: from a non-loopback peer the API bearer needs HTTPS (this relay's TLS, or
+ * `X-Forwarded-Proto: https` when RELAY_TRUST_PROXY_HEADERS=1), unless the operator opened the escape
+ * hatch (RELAY_ALLOW_INSECURE_API_BEARER / --allow-insecure-api-key at start, PATCH /relay/security).
+ */
+function apiVoiceTransport(deps: AuthDeps, req: FastifyRequest): void {
+  // A proxied request (a forwarding header) came from elsewhere, whatever the TCP peer.
+  if (isLoopbackPeer(req.raw.socket.remoteAddress) && !hasProxyHeader(req.headers)) return;
+  const v = deps.apiVoice!;
+  if (v.tls) return;
+  const proto = req.headers['x-forwarded-proto'];
+  const first = (Array.isArray(proto) ? proto[0] : (proto ?? '')).split(',')[0].trim().toLowerCase();
+  if (v.trustProxyHeaders && first === 'https') return;
+  if (deps.log.models.voice.allowInsecureApiBearer) return;
+  throw new DomainError(
+    'auth.api_key_needs_https',
+    'forbidden',
+    'the API key is accepted from another host only over HTTPS (set RELAY_SSL_CERT/RELAY_SSL_KEY, or RELAY_TRUST_PROXY_HEADERS=1 behind a TLS proxy; `svc relay insecure-api-key on` allows plain HTTP until restart)',
+  );
 }
 
 /**

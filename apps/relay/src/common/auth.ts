@@ -5,9 +5,10 @@ import type { FastifyRequest } from 'fastify';
 
 /**
  * The spec's authentication classes (section 5). Every route declares one; start-up fails if a route
- * has none, so nothing is public by accident.
+ * has none, so nothing is public by accident. `voice` is Paired with the grant, or API voice: the API
+ * bearer (`API_SERVER_KEY`), accepted on the voice routes only (spec 5 rules 2-3).
  */
-export type AuthClass = 'public' | 'loopback' | 'paired' | 'loopback-or-paired';
+export type AuthClass = 'public' | 'loopback' | 'paired' | 'loopback-or-paired' | 'voice';
 
 export type RouteAuth = { auth: AuthClass; grant?: string; bodyLimit?: number; noHead?: boolean };
 

@@ -55,6 +55,8 @@ export type RelayConfig = {
   bridge: BridgeConfig;
   /** RELAY_MEDIA_* and SVC_WORKSPACE (spec 4.13). */
   media: MediaConfig;
+  /** Relay voice (spec 4.5): provider keys from the environment (or the service's .env), caps and tools. */
+  voice: VoiceConfig;
   /** RELAY_CONSOLE_DIR: the built console (default: apps/console/dist of this checkout). */
   consoleDir: string | null;
   /** SSE comment line on idle console streams, so proxies and browsers keep them open. */
@@ -216,8 +218,37 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     tuiAgent: tuiAgentConfig(env, svcHome),
     bridge: loadBridgeConfig(env),
     media: loadMediaConfig(env, svcHome),
+    voice: loadVoiceConfig(env),
     consoleDir: env.RELAY_CONSOLE_DIR ? path.resolve(env.RELAY_CONSOLE_DIR) : null,
     consoleHeartbeatMs: 15_000,
+  };
+}
+
+export type VoiceConfig = {
+  /** VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY: the OpenAI-compatible provider's key (a secret). */
+  openaiKey: string | null;
+  /** OPENAI_BASE_URL: the OpenAI-compatible API (default https://api.openai.com/v1). */
+  openaiBaseUrl: string;
+  /** RELAY_VOICE_MAX_AUDIO_BYTES: the transcription upload cap (default 25 MiB, Whisper's). */
+  maxAudioBytes: number;
+  /** RELAY_VOICE_TIMEOUT_SECONDS: one provider call (a child process or an HTTP request), default 60. */
+  timeoutMs: number;
+  /** RELAY_VOICE_OFFLINE_BIN_DIR: where espeak-ng, lame and pocketsphinx_continuous are (default: the PATH). */
+  offlineBinDir: string | null;
+  /** RELAY_VOICE_SPHINX_MODEL: pocketsphinx's model directory (default Debian's en-us). */
+  sphinxModelDir: string;
+};
+
+function loadVoiceConfig(env: NodeJS.ProcessEnv): VoiceConfig {
+  const base = env.OPENAI_BASE_URL?.trim() || 'https://api.openai.com/v1';
+  if (!/^https?:\/\/[^\s]+$/i.test(base)) throw new ConfigError(`OPENAI_BASE_URL must be an http(s) URL, got "${base}"`);
+  return {
+    openaiKey: env.VOICE_TOOLS_OPENAI_KEY?.trim() || env.OPENAI_API_KEY?.trim() || null,
+    openaiBaseUrl: base.replace(/\/+$/, ''),
+    maxAudioBytes: intInRange(env.RELAY_VOICE_MAX_AUDIO_BYTES, 'RELAY_VOICE_MAX_AUDIO_BYTES', 25 * 1024 * 1024, 1024, 200 * 1024 * 1024),
+    timeoutMs: intInRange(env.RELAY_VOICE_TIMEOUT_SECONDS, 'RELAY_VOICE_TIMEOUT_SECONDS', 60, 1, 600) * 1000,
+    offlineBinDir: env.RELAY_VOICE_OFFLINE_BIN_DIR?.trim() || null,
+    sphinxModelDir: env.RELAY_VOICE_SPHINX_MODEL?.trim() || '/usr/share/pocketsphinx/model/en-us',
   };
 }
 

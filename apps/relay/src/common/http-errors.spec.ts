@@ -19,6 +19,7 @@ describe('error bodies', () => {
       unavailable: 503,
       upstream: 502,
       timeout: 504,
+      not_configured: 500,
     };
     expect(STATUS_OF).toEqual(expected);
     const r = toErrorResponse(new DomainError('x.y', 'rate_limited', 'slow down', { retry_after: 5 }));

@@ -19,6 +19,7 @@ export const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
   unavailable: 503,
   upstream: 502,
   timeout: 504,
+  not_configured: 500,
 };
 
 /**

@@ -62,13 +62,15 @@ export function parseVoiceSettingsPatch(section: VoiceSection, body: Record<stri
   return out;
 }
 
-/** The relay-owned defaults change (PATCH without a profile). Values equal to the current ones are dropped; no change, no event. */
+/**
+ * The relay-owned defaults change (PATCH without a profile). Values equal to the effective ones (`current`:
+ * built-in defaults under what earlier PATCHes set) are dropped; no change, no event.
+ */
 export function changeRelayVoiceSettings(
-  models: ReadModels,
+  current: Readonly<Record<string, unknown>>,
   section: VoiceSection,
   changed: Record<string, VoiceSettingValue>,
 ): NewEvent<VoiceSettingsChanged>[] {
-  const current = models.voice.settings(section);
   const diff = Object.fromEntries(Object.entries(changed).filter(([k, v]) => current[k] !== v));
   if (Object.keys(diff).length === 0) return [];
   return [{ type: 'voice.settings_changed', data: { section, scope: 'relay', profile: null, changed: diff } }];

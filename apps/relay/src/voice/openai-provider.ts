@@ -1,0 +1,112 @@
+import type { VoiceConfig } from '../common/config';
+import {
+  VoiceProviderError,
+  type ProviderOptions,
+  type Synthesis,
+  type SynthesisRequest,
+  type Transcription,
+  type TranscriptionRequest,
+  type VoiceProvider,
+} from './voice-provider';
+
+const STATIC: Omit<ProviderOptions, 'source'> = {
+  provider: 'openai',
+  label: 'OpenAI-compatible API',
+  models: ['gpt-4o-mini-tts', 'tts-1', 'tts-1-hd', 'whisper-1', 'gpt-4o-transcribe', 'gpt-4o-mini-transcribe'],
+  voices: ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer', 'verse'].map((id) => ({ id, label: id })),
+  languages: ['en', 'de', 'es', 'fr', 'it', 'ja', 'pt', 'zh'],
+  sample_rates: [24000],
+};
+const DISCOVERY_TTL_MS = 10 * 60_000;
+
+/**
+ * An OpenAI-compatible HTTP provider: `POST {base}/audio/speech` (MP3) and `POST {base}/audio/transcriptions`
+ * (multipart). The key comes from the environment (or the service's .env) and is only ever sent to the
+ * configured base URL. Option discovery asks `GET {base}/models` and keeps the answer for 10 minutes,
+ * falling back to a static list.
+ */
+export class OpenAiVoiceProvider implements VoiceProvider {
+  readonly id = 'openai';
+  readonly label = STATIC.label;
+  private discovered: { at: number; options: ProviderOptions } | null = null;
+
+  constructor(
+    private readonly cfg: VoiceConfig,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  unavailable(): string | null {
+    return this.cfg.openaiKey
+      ? null
+      : 'no API key is available for the openai provider (set VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY, or put it in the service .env)';
+  }
+
+  private async call(pathName: string, init: RequestInit): Promise<Response> {
+    const why = this.unavailable();
+    if (why) throw new VoiceProviderError('voice.no_api_key', why, 'unavailable');
+    const res = await fetch(`${this.cfg.openaiBaseUrl}${pathName}`, {
+      ...init,
+      headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${this.cfg.openaiKey}` },
+      signal: AbortSignal.timeout(this.cfg.timeoutMs),
+    }).catch((e: Error) => {
+      throw new VoiceProviderError(
+        'voice.provider_unreachable',
+        `the openai provider could not be reached: ${e.name === 'TimeoutError' ? 'timed out' : e.message}`,
+      );
+    });
+    if (!res.ok) {
+      const body = (await res.text().catch(() => '')).slice(0, 300);
+      let detail = body;
+      try {
+        const j = JSON.parse(body) as { error?: { message?: string } | string };
+        detail = typeof j.error === 'string' ? j.error : (j.error?.message ?? body);
+      } catch {
+        // not JSON
+      }
+      throw new VoiceProviderError('voice.provider_error', `the openai provider answered ${res.status}${detail ? `: ${detail.slice(0, 200)}` : ''}`);
+    }
+    return res;
+  }
+
+  async synthesize(req: SynthesisRequest): Promise<Synthesis> {
+    const res = await this.call('/audio/speech', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: req.model ?? 'gpt-4o-mini-tts',
+        voice: req.voice ?? 'alloy',
+        input: req.text,
+        response_format: 'mp3',
+        ...(req.speed ? { speed: req.speed } : {}),
+      }),
+    });
+    return { audio: Buffer.from(await res.arrayBuffer()), contentType: 'audio/mpeg' };
+  }
+
+  async transcribe(req: TranscriptionRequest): Promise<Transcription> {
+    const form = new FormData();
+    form.append('file', new Blob([req.audio], { type: req.contentType || 'application/octet-stream' }), req.fileName || 'audio');
+    form.append('model', req.model ?? 'whisper-1');
+    if (req.language) form.append('language', req.language);
+    const res = await this.call('/audio/transcriptions', { method: 'POST', body: form });
+    const j = (await res.json().catch(() => null)) as { text?: unknown } | null;
+    if (!j || typeof j.text !== 'string') throw new VoiceProviderError('voice.provider_error', 'the openai provider answered without a transcript');
+    return { text: j.text, audioMs: null };
+  }
+
+  async options(): Promise<ProviderOptions> {
+    if (this.discovered && this.now() - this.discovered.at < DISCOVERY_TTL_MS) return this.discovered.options;
+    if (this.unavailable()) return { ...STATIC, source: 'static' };
+    try {
+      const res = await this.call('/models', { method: 'GET' });
+      const j = (await res.json()) as { data?: Array<{ id?: unknown }> };
+      const ids = (j.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
+      const audio = ids.filter((id) => /tts|whisper|transcribe|audio/i.test(id)).sort();
+      const options: ProviderOptions = { ...STATIC, models: audio.length > 0 ? audio : STATIC.models, source: 'discovered' };
+      this.discovered = { at: this.now(), options };
+      return options;
+    } catch {
+      return { ...STATIC, source: 'static' };
+    }
+  }
+}

@@ -1,0 +1,471 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  actorOf,
+  changeRelayVoiceSettings,
+  DomainError,
+  MAX_TTS_CHARS,
+  parseVoiceSettingsPatch,
+  recordProfileVoiceSettings,
+  setInsecureApiBearer,
+  type Principal,
+} from '@svc/domain';
+import type { VoiceSection, VoiceSettingValue, VoiceVia } from '@svc/events';
+import type { Logger } from 'pino';
+import { Clock } from '../common/clock';
+import type { RelayConfig } from '../common/config';
+import { CommandLoop } from '../common/command-loop';
+import { LOGGER, RELAY_CONFIG } from '../common/tokens';
+import { OfflineVoiceProvider } from './offline-provider';
+import { OpenAiVoiceProvider } from './openai-provider';
+import {
+  bool,
+  ConfigFileError,
+  int,
+  ProfileNameError,
+  selectedProviderConfig,
+  str,
+  VoiceConfigFiles,
+  type VoiceScope,
+  type YamlMap,
+} from './voice-config';
+import { VoiceProviderError, type ProviderOptions, type VoiceProvider } from './voice-provider';
+
+/** Provider names as configs spell them, to the providers this relay has. */
+const PROVIDER_ALIASES: Record<string, string> = {
+  offline: 'offline',
+  local: 'offline',
+  espeak: 'offline',
+  'espeak-ng': 'offline',
+  espeak_ng: 'offline',
+  pocketsphinx: 'offline',
+  openai: 'openai',
+  openai_tts: 'openai',
+  openai_stt: 'openai',
+  whisper: 'openai',
+};
+
+const viaOf = (p: Principal): VoiceVia => (p.kind === 'api' ? 'api' : 'session');
+
+/**
+ * Relay voice (spec 4.5): resolves the profile/global config, picks the provider, runs it within the
+ * caps, and records what happened (never audio, text or keys).
+ */
+@Injectable()
+export class VoiceService {
+  readonly files: VoiceConfigFiles;
+  readonly offline: OfflineVoiceProvider;
+  readonly providers: Map<string, VoiceProvider>;
+
+  constructor(
+    private readonly log: CommandLoop,
+    private readonly clock: Clock,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.files = new VoiceConfigFiles(config.svcConfigPath, config.svcHome);
+    this.offline = new OfflineVoiceProvider(config.voice);
+    this.providers = new Map<string, VoiceProvider>([
+      ['offline', this.offline],
+      ['openai', new OpenAiVoiceProvider(config.voice, () => this.clock.now().getTime())],
+    ]);
+  }
+
+  get maxAudioBytes(): number {
+    return this.config.voice.maxAudioBytes;
+  }
+
+  /** `?profile=` (or a body's `profile`), checked: a name that could not be a profile is a 400. */
+  profileOf(raw: unknown): string | null {
+    try {
+      return VoiceConfigFiles.checkProfile(raw);
+    } catch (err) {
+      if (err instanceof ProfileNameError) throw new DomainError('validation_failed', 'invalid', err.message, { success: false });
+      throw err;
+    }
+  }
+
+  /** The default when a config names none: the cloud provider when its key is set, else the offline one (works with no network). */
+  defaultProvider(): string {
+    return this.config.voice.openaiKey ? 'openai' : 'offline';
+  }
+
+  /** A configured provider name to one of ours (null: this relay does not have it). */
+  providerId(configured: unknown): string | null {
+    const name = str(configured);
+    if (name === null) return this.defaultProvider();
+    return PROVIDER_ALIASES[name.toLowerCase()] ?? null;
+  }
+
+  provider(id: string): VoiceProvider {
+    const p = this.providers.get(id);
+    if (!p)
+      throw new DomainError(
+        'voice.unknown_provider',
+        'not_found',
+        `no voice provider "${id.slice(0, 40)}"; this relay has: ${[...this.providers.keys()].join(', ')}`,
+        { success: false },
+      );
+    return p;
+  }
+
+  /** The tts or stt section for a scope, its provider resolved (or an explanation of why none). */
+  section(scope: VoiceScope, name: 'tts' | 'stt'): { cfg: YamlMap; configured: string | null; providerId: string | null } {
+    const cfg = selectedProviderConfig(scope.data, name);
+    return { cfg, configured: str(cfg.provider), providerId: this.providerId(cfg.provider) };
+  }
+
+  /** GET /voice/config. */
+  config_(profileRaw: unknown) {
+    const profile = this.profileOf(profileRaw);
+    const scope = this.files.resolve(profile);
+    const tts = this.section(scope, 'tts');
+    const stt = this.section(scope, 'stt');
+    const hasSection = scope.data.tts !== undefined || scope.data.stt !== undefined;
+    const configScope = profile !== null && scope.scope === 'profile' && !hasSection ? 'global' : scope.scope;
+    const fallback = configScope === 'global' && profile !== null;
+    const ttsWhy = tts.providerId ? this.provider(tts.providerId).unavailable() : `tts provider "${tts.configured}" is not available in this relay`;
+    const sttWhy = stt.providerId
+      ? stt.providerId === 'offline'
+        ? this.offline.sttUnavailable()
+        : this.provider(stt.providerId).unavailable()
+      : `stt provider "${stt.configured}" is not available in this relay`;
+    return {
+      ok: true,
+      success: true,
+      profile,
+      config_scope: configScope,
+      fallback_to_global: fallback,
+      tts: {
+        provider: tts.providerId ?? tts.configured,
+        voice: str(tts.cfg.voice) ?? str(tts.cfg.voice_id),
+        voice_id: str(tts.cfg.voice_id) ?? str(tts.cfg.voice),
+        model: str(tts.cfg.model),
+        enabled: ttsWhy === null,
+        enhanced: null,
+      },
+      stt: { provider: stt.providerId ?? stt.configured, model: str(stt.cfg.model), enabled: sttWhy === null },
+      requirements: {
+        tts_available: ttsWhy === null,
+        stt_available: sttWhy === null,
+        ...(ttsWhy ? { tts_reason: ttsWhy } : {}),
+        ...(sttWhy ? { stt_reason: sttWhy } : {}),
+        max_text_chars: MAX_TTS_CHARS,
+        max_audio_bytes: this.config.voice.maxAudioBytes,
+      },
+    };
+  }
+
+  /** POST /voice/synthesize: MP3 bytes for at most 5,000 characters. */
+  async synthesize(body: unknown, principal: Principal): Promise<{ audio: Buffer; provider: string }> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new DomainError('validation_failed', 'invalid', 'send a JSON object: {"text": "..."}', { success: false });
+    const b = body as Record<string, unknown>;
+    if (typeof b.text !== 'string') throw new DomainError('validation_failed', 'invalid', "'text' must be a string", { success: false });
+    const text = sanitizeForSpeech(b.text);
+    if (b.text.trim() === '') throw new DomainError('validation_failed', 'invalid', "'text' must not be empty", { success: false });
+    if (b.text.trim().length > MAX_TTS_CHARS)
+      throw new DomainError('voice.text_too_long', 'invalid', `text exceeds ${MAX_TTS_CHARS} characters (${b.text.trim().length})`, {
+        success: false,
+        max_chars: MAX_TTS_CHARS,
+      });
+    if (text === '') throw new DomainError('validation_failed', 'invalid', "'text' is empty after removing markup", { success: false });
+    const profile = this.profileOf(b.profile);
+    const scope = this.files.resolve(profile);
+    const tts = this.section(scope, 'tts');
+    const forced = b.provider === undefined ? null : this.providerId(b.provider);
+    if (b.provider !== undefined && forced === null)
+      throw new DomainError('voice.unknown_provider', 'invalid', `no voice provider "${String(b.provider).slice(0, 40)}"`, { success: false });
+    const id = forced ?? tts.providerId;
+    if (id === null)
+      throw new DomainError(
+        'voice.provider_unavailable',
+        'unavailable',
+        `tts provider "${tts.configured}" is not available in this relay (it has: offline, openai)`,
+        { success: false },
+      );
+    const provider = this.provider(id);
+    const started = performance.now();
+    const record = (outcome: 'ok' | 'failed', bytes: number, error?: string) =>
+      this.log.run(actorOf(principal), () => [
+        {
+          type: 'voice.synthesized' as const,
+          data: {
+            provider: id,
+            profile,
+            via: viaOf(principal),
+            outcome,
+            chars: text.length,
+            bytes,
+            durationMs: Math.round(performance.now() - started),
+            ...(error ? { error } : {}),
+          },
+        },
+      ]);
+    try {
+      const out = await provider.synthesize({
+        text,
+        voice: str(b.voice) ?? str(tts.cfg.voice) ?? str(tts.cfg.voice_id),
+        model: str(b.model) ?? str(tts.cfg.model),
+        speed: typeof b.speed === 'number' && Number.isFinite(b.speed) ? b.speed : null,
+      });
+      await record('ok', out.audio.length);
+      return { audio: out.audio, provider: id };
+    } catch (err) {
+      const mapped = this.providerFailure(err);
+      await record('failed', 0, mapped.code);
+      throw mapped;
+    }
+  }
+
+  /** POST /voice/transcribe, after the upload was read under the cap. */
+  async transcribe(upload: { audio: Buffer; contentType: string; fileName: string }, profileRaw: unknown, language: unknown, principal: Principal) {
+    const profile = this.profileOf(profileRaw);
+    if (upload.audio.length === 0) throw new DomainError('voice.empty_audio', 'invalid', 'empty audio upload', { success: false });
+    if (upload.contentType && !/^(audio\/|video\/(mp4|webm|ogg)|application\/octet-stream)/i.test(upload.contentType))
+      throw new DomainError('voice.unsupported_audio', 'unsupported', `the upload is ${upload.contentType.slice(0, 60)}, not audio`, {
+        success: false,
+      });
+    const scope = this.files.resolve(profile);
+    const stt = this.section(scope, 'stt');
+    if (stt.providerId === null)
+      throw new DomainError(
+        'voice.provider_unavailable',
+        'unavailable',
+        `stt provider "${stt.configured}" is not available in this relay (it has: offline, openai)`,
+        { success: false },
+      );
+    const id = stt.providerId;
+    const started = performance.now();
+    const record = (outcome: 'ok' | 'failed', chars: number, audioMs: number | null, error?: string) =>
+      this.log.run(actorOf(principal), () => [
+        {
+          type: 'voice.transcribed' as const,
+          data: {
+            provider: id,
+            profile,
+            via: viaOf(principal),
+            outcome,
+            bytes: upload.audio.length,
+            audioMs,
+            durationMs: Math.round(performance.now() - started),
+            chars,
+            ...(error ? { error } : {}),
+          },
+        },
+      ]);
+    try {
+      const r = await this.provider(id).transcribe({ ...upload, language: str(language) ?? str(stt.cfg.language), model: str(stt.cfg.model) });
+      await record('ok', r.text.length, r.audioMs);
+      return { ok: true, success: true, text: r.text, provider: id, profile };
+    } catch (err) {
+      const mapped = this.providerFailure(err);
+      await record('failed', 0, null, mapped.code);
+      throw mapped;
+    }
+  }
+
+  /** A provider's failure as the caller sees it; a missing key is spec 7's 500 "no API key available". */
+  private providerFailure(err: unknown): DomainError {
+    if (err instanceof DomainError) return err;
+    if (err instanceof VoiceProviderError) {
+      const kind = err.code === 'voice.no_api_key' ? 'not_configured' : err.status === 'upstream' ? 'upstream' : err.status;
+      return new DomainError(err.code, kind, err.message, { success: false });
+    }
+    this.logger.error({ err: (err as Error).message }, 'voice provider failed');
+    return new DomainError('voice.provider_failed', 'upstream', `the voice provider failed: ${(err as Error).message.slice(0, 200)}`, {
+      success: false,
+    });
+  }
+
+  // ---- voice output / realtime settings ---------------------------------------------------------
+
+  private static readonly DEFAULTS: Record<VoiceSection, Record<string, VoiceSettingValue>> = {
+    voice_output: {
+      enabled: true,
+      language: 'en',
+      codec: 'pcm',
+      optimize_streaming_latency: 1,
+      text_normalization: false,
+      auto_speech_tags: false,
+      fallback_enabled: true,
+    },
+    realtime_voice: { enabled: false },
+    realtime_agent: { enabled: false, fallback_engine: 'voice_output' },
+  };
+
+  /** GET /voice/{output,realtime,realtime-agent}/config: defaults, then relay-owned values, then the profile's. */
+  settings(section: VoiceSection, profileRaw: unknown) {
+    const profile = this.profileOf(profileRaw);
+    const providerDefault = this.defaultProvider();
+    const base: Record<string, VoiceSettingValue> = {
+      ...VoiceService.DEFAULTS[section],
+      provider: providerDefault,
+      model: providerDefault === 'openai' ? 'gpt-4o-mini-tts' : 'espeak-ng',
+      voice: providerDefault === 'openai' ? 'alloy' : 'en-us',
+      sample_rate: providerDefault === 'openai' ? 24000 : 22050,
+      ...this.log.models.voice.settings(section),
+    };
+    let configScope: 'relay' | 'profile' | 'global' = 'relay';
+    let fallback = false;
+    if (profile !== null) {
+      const scope = this.files.resolve(profile);
+      const overrides = profileOverrides(scope.data, section);
+      if (Object.keys(overrides).length > 0) {
+        Object.assign(base, overrides);
+        configScope = scope.scope;
+        fallback = scope.fallbackToGlobal;
+      } else fallback = true;
+    }
+    return { ok: true, success: true, ...base, provider: base.provider, profile, config_scope: configScope, fallback_to_global: fallback };
+  }
+
+  async settingsWithOptions(section: VoiceSection, profileRaw: unknown) {
+    const s = this.settings(section, profileRaw);
+    const id = this.providerId(s.provider) ?? this.defaultProvider();
+    const o = await this.provider(id).options();
+    return { ...s, models: o.models, voices: o.voices, languages: o.languages, sample_rates: o.sample_rates };
+  }
+
+  /** PATCH: a named profile with a config file is rewritten (atomically); otherwise the relay-owned defaults change. */
+  async patchSettings(section: VoiceSection, body: unknown, principal: Principal) {
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new DomainError('validation_failed', 'invalid', 'send a JSON object of settings', { success: false });
+    const b = body as Record<string, unknown>;
+    const profile = this.profileOf(b.profile);
+    const changed = parseVoiceSettingsPatch(section, b);
+    if (typeof changed.provider === 'string' && this.providerId(changed.provider) === null)
+      throw new DomainError(
+        'voice.unknown_provider',
+        'invalid',
+        `no voice provider "${changed.provider}"; this relay has: ${[...this.providers.keys()].join(', ')}`,
+        { success: false },
+      );
+    if (profile !== null) {
+      let file: { path: string; sha256: string } | null;
+      try {
+        file = this.files.writeProfileSection(profile, section, changed);
+      } catch (err) {
+        if (err instanceof ConfigFileError) throw new DomainError('voice.config_unwritable', 'conflict', err.message, { success: false });
+        throw err;
+      }
+      if (file) {
+        await this.log.run(actorOf(principal), () => recordProfileVoiceSettings(section, profile, changed, file));
+        return this.settingsWithOptions(section, profile);
+      }
+    }
+    const effective = this.settings(section, null);
+    await this.log.run(actorOf(principal), () => changeRelayVoiceSettings(effective, section, changed));
+    return this.settingsWithOptions(section, profile);
+  }
+
+  async providerOptions(section: VoiceSection, providerId: string, profileRaw: unknown): Promise<ProviderOptions & Record<string, unknown>> {
+    const s = this.settings(section, profileRaw);
+    const o = await this.provider(providerId).options();
+    return { ok: true, success: true, ...o, profile: s.profile, config_scope: s.config_scope, fallback_to_global: s.fallback_to_global };
+  }
+
+  /** POST .../providers/{id}/validate: each field checked against the provider's options; 200 with valid:false when not. */
+  async validate(providerId: string, body: unknown) {
+    const provider = this.provider(providerId);
+    const b = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
+    this.profileOf(b.profile);
+    const o = await provider.options();
+    const checks: Array<{ name: string; ok: boolean; message: string }> = [];
+    const why = provider.unavailable();
+    checks.push({ name: 'provider', ok: why === null, message: why ?? `${provider.label} is available` });
+    const model = str(b.model);
+    if (b.model !== undefined)
+      checks.push({
+        name: 'model',
+        ok: model !== null && o.models.includes(model),
+        message:
+          model && o.models.includes(model)
+            ? `model ${model} is offered`
+            : `model ${String(b.model).slice(0, 60)} is not one of ${o.models.join(', ')}`,
+      });
+    const voice = str(b.voice);
+    if (b.voice !== undefined) {
+      const ok =
+        voice !== null &&
+        (o.voices.some((v) => v.id === voice) || (providerId === 'offline' && /^[a-z]{2,3}(-[a-z0-9]{2,8})?(\+[a-z0-9]{1,16})?$/i.test(voice)));
+      checks.push({ name: 'voice', ok, message: ok ? `voice ${voice} is offered` : `voice ${String(b.voice).slice(0, 60)} is not offered` });
+    }
+    const rate = int(b.sample_rate);
+    if (b.sample_rate !== undefined)
+      checks.push({
+        name: 'sample_rate',
+        ok: rate !== null && o.sample_rates.includes(rate),
+        message: rate !== null && o.sample_rates.includes(rate) ? `${rate} Hz is offered` : `sample_rate must be one of ${o.sample_rates.join(', ')}`,
+      });
+    const lang = str(b.language);
+    if (b.language !== undefined)
+      checks.push({
+        name: 'language',
+        ok: lang !== null && o.languages.includes(lang),
+        message: lang !== null && o.languages.includes(lang) ? `language ${lang} is offered` : `language must be one of ${o.languages.join(', ')}`,
+      });
+    const failed = checks.filter((c) => !c.ok);
+    return {
+      ok: true,
+      success: true,
+      valid: failed.length === 0,
+      checks,
+      summary: failed.length === 0 ? `${provider.label}: the selection is valid` : failed.map((c) => c.message).join('; '),
+    };
+  }
+
+  // ---- security toggle --------------------------------------------------------------------------
+
+  security() {
+    return {
+      ok: true,
+      allow_insecure_api_bearer: this.log.models.voice.allowInsecureApiBearer,
+      trust_proxy_headers: this.config.trustProxyHeaders,
+      tls: this.config.tls !== null,
+      api_key_configured: Boolean(this.config.apiServer.key),
+    };
+  }
+
+  async setSecurity(body: unknown) {
+    const b = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : null) as Record<string, unknown> | null;
+    if (!b || typeof b.allow_insecure_api_bearer !== 'boolean' || Object.keys(b).length !== 1)
+      throw new DomainError('validation_failed', 'invalid', 'send {"allow_insecure_api_bearer": true|false}');
+    await this.log.run('operator', (models) => setInsecureApiBearer(models, b.allow_insecure_api_bearer as boolean));
+    return this.security();
+  }
+}
+
+/** A profile's overrides of a settings section (`voice_output` falls back to its `tts` section's provider/model/voice). */
+function profileOverrides(data: YamlMap, section: VoiceSection): Record<string, VoiceSettingValue> {
+  let s = selectedProviderConfig(data, section);
+  const fromTts = Object.keys(s).length === 0 && section === 'voice_output';
+  if (fromTts) s = selectedProviderConfig(data, 'tts');
+  const out: Record<string, VoiceSettingValue> = {};
+  const provider = str(s.provider);
+  if (provider) out.provider = provider;
+  const model = str(s.model) ?? str(s.model_id);
+  if (model) out.model = model;
+  const voice = str(s.voice) ?? str(s.voice_id);
+  if (voice) out.voice = voice;
+  const rate = int(s.sample_rate);
+  if (rate !== null) out.sample_rate = rate;
+  if (!fromTts) {
+    for (const k of ['language', 'codec', 'fallback_engine']) if (str(s[k])) out[k] = str(s[k]);
+    for (const k of ['optimize_streaming_latency']) if (int(s[k]) !== null) out[k] = int(s[k]);
+    for (const k of ['enabled', 'text_normalization', 'auto_speech_tags', 'fallback_enabled']) if (bool(s[k]) !== null) out[k] = bool(s[k]);
+  }
+  return out;
+}
+
+/** What should not be read aloud: code fences, markdown marks, URLs, MEDIA markers (the reference's sanitizer's intent). */
+export function sanitizeForSpeech(raw: string): string {
+  return raw
+    .replace(/```[\s\S]*?```/g, ' ')
+    .replace(/MEDIA:\S+/g, ' ')
+    .replace(/https?:\/\/\S+/g, ' ')
+    .replace(/!\[[^\]]*\]\([^)]*\)/g, ' ')
+    .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')
+    .replace(/[*_`#>|~]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}

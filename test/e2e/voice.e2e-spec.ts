@@ -1,0 +1,452 @@
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import { bearer, pairPhone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
+import { call, REMOTE } from '../support/http';
+
+jest.setTimeout(60_000);
+
+const API_KEY = 'api-key-for-voice-tests-0123456789';
+
+/** A spoken phrase as WAV, made by the same espeak-ng the offline provider uses (installed by .ci/run). */
+function spokenWav(text: string): Buffer {
+  return execFileSync('espeak-ng', ['-v', 'en-us', '--stdout', text]);
+}
+
+function multipart(file: Buffer, type: string, name = 'audio.wav', field = 'file'): { body: Buffer; headers: Record<string, string> } {
+  const boundary = '----svcvoice' + Math.random().toString(16).slice(2);
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${name}"\r\nContent-Type: ${type}\r\n\r\n`;
+  return {
+    body: Buffer.concat([Buffer.from(head), file, Buffer.from(`\r\n--${boundary}--\r\n`)]),
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+  };
+}
+
+async function synth(relay: TestRelay, body: unknown, headers: Record<string, string>) {
+  const res = await fetch(`${relay.url}/voice/synthesize`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, type: res.headers.get('content-type'), bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+async function transcribe(relay: TestRelay, file: Buffer, type: string, headers: Record<string, string>, query = '') {
+  const m = multipart(file, type);
+  const res = await fetch(`${relay.url}/voice/transcribe${query}`, { method: 'POST', headers: { ...m.headers, ...headers }, body: m.body });
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
+
+const isMp3 = (b: Buffer) => b.toString('latin1', 0, 3) === 'ID3' || (b[0] === 0xff && (b[1] & 0xe0) === 0xe0);
+
+describe('relay voice, offline provider (espeak-ng, lame, pocketsphinx)', () => {
+  let relay: TestRelay;
+  let token: string;
+  beforeAll(async () => {
+    relay = await startRelay({ env: { API_SERVER_KEY: API_KEY, VOICE_TOOLS_OPENAI_KEY: '', OPENAI_API_KEY: '' } });
+    const p = await pairPhone(relay);
+    p.phone.close();
+    token = p.token;
+  });
+  afterAll(() => relay.close());
+
+  it('GET /voice/config reports the offline provider as the default when no cloud key is set, with the global scope', async () => {
+    const r = await call(relay, 'GET', '/voice/config', undefined, bearer(token));
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({
+      success: true,
+      profile: null,
+      config_scope: 'global',
+      fallback_to_global: false,
+      tts: { provider: 'offline', enabled: true },
+      stt: { provider: 'offline', enabled: true },
+      requirements: { tts_available: true, stt_available: true, max_text_chars: 5000 },
+    });
+  });
+
+  it('POST /voice/synthesize answers an MP3 and records the call without its text', async () => {
+    const r = await synth(relay, { text: 'Hello from the **relay**. See https://example.com' }, bearer(token));
+    expect(r.status).toBe(200);
+    expect(r.type).toBe('audio/mpeg');
+    expect(isMp3(r.bytes)).toBe(true);
+    expect(r.bytes.length).toBeGreaterThan(2000);
+    const e = readEvents(relay.home)
+      .filter((x) => x.type === 'voice.synthesized')
+      .at(-1)!;
+    expect(e.data).toMatchObject({
+      provider: 'offline',
+      via: 'session',
+      outcome: 'ok',
+      chars: 'Hello from the relay . See'.length,
+      bytes: r.bytes.length,
+    });
+    expect(JSON.stringify(e)).not.toContain('Hello');
+  });
+
+  it('refuses bad synthesize bodies with 400 and writes no event: 5,001 characters, empty, not a string, not an object', async () => {
+    const before = readEvents(relay.home).length;
+    for (const body of [{ text: 'a'.repeat(5001) }, { text: '   ' }, { text: 5 }, ['x'], { text: 'ok', profile: '../etc' }]) {
+      const r = await synth(relay, body, bearer(token));
+      expect(r.status).toBe(400);
+      const j = JSON.parse(r.bytes.toString());
+      expect(j).toMatchObject({ ok: false, success: false });
+      expect(typeof j.error).toBe('string');
+    }
+    expect((JSON.parse((await synth(relay, { text: 'a'.repeat(5001) }, bearer(token))).bytes.toString()) as { error: string }).error).toContain(
+      '5000',
+    );
+    expect(readEvents(relay.home).length).toBe(before);
+    // Exactly 5,000 is accepted.
+    expect((await synth(relay, { text: 'a '.repeat(2500).trim() }, bearer(token))).status).toBe(200);
+  });
+
+  it('POST /voice/transcribe turns spoken WAV into text with pocketsphinx (any sample rate), recorded without the text', async () => {
+    const wav = spokenWav('hello world');
+    const r = await transcribe(relay, wav, 'audio/wav', bearer(token));
+    expect(r.body).toMatchObject({ success: true });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ success: true, provider: 'offline', profile: null });
+    expect(typeof r.body.text).toBe('string');
+    expect(r.body.text).toMatch(/hello|world/);
+    const e = readEvents(relay.home)
+      .filter((x) => x.type === 'voice.transcribed')
+      .at(-1)!;
+    expect(e.data).toMatchObject({ provider: 'offline', outcome: 'ok', bytes: wav.length, chars: r.body.text.length });
+    expect(e.data.audioMs as number).toBeGreaterThan(300);
+    expect(JSON.stringify(e)).not.toContain(r.body.text);
+  });
+
+  it('also reads MP3 uploads (decoded by lame)', async () => {
+    const mp3 = (await synth(relay, { text: 'hello world' }, bearer(token))).bytes;
+    const r = await transcribe(relay, mp3, 'audio/mpeg', bearer(token));
+    expect(r.body).toMatchObject({ success: true });
+    expect(r.status).toBe(200);
+    expect(typeof r.body.text).toBe('string');
+  });
+
+  it('refuses bad uploads with the right status and says why: not audio 415, a format the offline provider cannot read 415, empty 400, no file 400, not multipart 415', async () => {
+    expect((await transcribe(relay, Buffer.from('hello'), 'text/plain', bearer(token))).status).toBe(415);
+    const m4a = await transcribe(relay, Buffer.from('\x00\x00\x00\x20ftypM4A stuff'), 'audio/mp4', bearer(token));
+    expect(m4a.status).toBe(415);
+    expect(m4a.body.error).toContain('WAV');
+    expect((await transcribe(relay, Buffer.alloc(0), 'audio/wav', bearer(token))).status).toBe(400);
+    const noFile = await fetch(`${relay.url}/voice/transcribe`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=x', ...bearer(token) },
+      body: '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\nb\r\n--x--\r\n',
+    });
+    expect(noFile.status).toBe(400);
+    const json = await call(relay, 'POST', '/voice/transcribe', { audio: 'x' }, bearer(token));
+    expect(json.status).toBe(415);
+    expect(json.body.success).toBe(false);
+  });
+
+  it('caps the upload and says the cap (413)', async () => {
+    const small = await startRelay({ env: { RELAY_VOICE_MAX_AUDIO_BYTES: '4096' } });
+    try {
+      const p = await pairPhone(small);
+      p.phone.close();
+      const r = await transcribe(small, Buffer.alloc(10_000, 1), 'audio/wav', bearer(p.token));
+      expect(r.status).toBe(413);
+      expect(r.body).toMatchObject({ ok: false, success: false, code: 'voice.audio_too_large', max_bytes: 4096 });
+      expect(r.body.error).toContain('4096');
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('needs the grant each route names', async () => {
+    const p = await pairPhone(relay, {
+      terms: { grants: { 'voice:tts': false, 'voice:stt': false, 'voice:config': false, 'voice:realtime': false } },
+    });
+    p.phone.close();
+    expect((await call(relay, 'GET', '/voice/config', undefined, bearer(p.token))).status).toBe(403);
+    expect((await synth(relay, { text: 'x' }, bearer(p.token))).status).toBe(403);
+    expect((await transcribe(relay, spokenWav('x'), 'audio/wav', bearer(p.token))).status).toBe(403);
+    expect((await call(relay, 'GET', '/voice/output/config', undefined, bearer(p.token))).status).toBe(403);
+    expect((await call(relay, 'GET', '/voice/realtime/config', undefined, bearer(p.token))).status).toBe(403);
+    expect((await call(relay, 'GET', '/voice/config')).status).toBe(401);
+  });
+});
+
+describe('API voice: the API bearer on the voice routes only (spec 5)', () => {
+  let relay: TestRelay;
+  beforeAll(async () => {
+    relay = await startRelay({ env: { API_SERVER_KEY: API_KEY } });
+  });
+  afterAll(() => relay.close());
+
+  it('is accepted on /voice/* from loopback and recorded as api', async () => {
+    expect((await call(relay, 'GET', '/voice/config', undefined, bearer(API_KEY))).status).toBe(200);
+    expect((await synth(relay, { text: 'api voice' }, bearer(API_KEY))).status).toBe(200);
+    const e = readEvents(relay.home)
+      .filter((x) => x.type === 'voice.synthesized')
+      .at(-1)!;
+    expect(e).toMatchObject({ actor: 'api', data: { via: 'api' } });
+  });
+
+  it('never opens another route, and a wrong key is an unknown token', async () => {
+    for (const route of ['/sessions', '/media/inspect', '/bridge/status', '/clipboard/inbox/latest']) {
+      const r = await fetch(`${relay.url}${route}`, { headers: { ...bearer(API_KEY), ...REMOTE } });
+      expect([401, 403]).toContain(r.status);
+    }
+    expect((await call(relay, 'GET', '/voice/config', undefined, bearer(API_KEY + 'x'))).status).toBe(401);
+  });
+
+  it('from a non-loopback peer needs HTTPS, until the operator turns the escape hatch on (an event; reset at restart)', async () => {
+    const remote = { ...bearer(API_KEY), ...REMOTE };
+    const refused = await call(relay, 'GET', '/voice/config', undefined, remote);
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('auth.api_key_needs_https');
+    // X-Forwarded-Proto is not trusted unless RELAY_TRUST_PROXY_HEADERS=1.
+    expect((await call(relay, 'GET', '/voice/config', undefined, { ...remote, 'x-forwarded-proto': 'https' })).status).toBe(403);
+
+    expect((await call(relay, 'GET', '/relay/security')).body).toMatchObject({ allow_insecure_api_bearer: false, api_key_configured: true });
+    expect((await call(relay, 'PATCH', '/relay/security', { allow_insecure_api_bearer: 'yes' })).status).toBe(400);
+    expect((await call(relay, 'PATCH', '/relay/security', { allow_insecure_api_bearer: true }, REMOTE)).status).toBe(403);
+    const on = await call(relay, 'PATCH', '/relay/security', { allow_insecure_api_bearer: true });
+    expect(on).toMatchObject({ status: 200, body: { allow_insecure_api_bearer: true } });
+    expect((await call(relay, 'GET', '/voice/config', undefined, remote)).status).toBe(200);
+    const changes = readEvents(relay.home).filter((x) => x.type === 'relay.security_changed');
+    expect(changes.at(-1)).toMatchObject({ actor: 'operator', data: { allowInsecureApiBearer: true, previous: false } });
+    // The same value again writes nothing.
+    await call(relay, 'PATCH', '/relay/security', { allow_insecure_api_bearer: true });
+    expect(readEvents(relay.home).filter((x) => x.type === 'relay.security_changed')).toHaveLength(changes.length);
+
+    relay = await relay.restart();
+    expect((await call(relay, 'GET', '/relay/security')).body.allow_insecure_api_bearer).toBe(false);
+    expect((await call(relay, 'GET', '/voice/config', undefined, remote)).status).toBe(403);
+    // The key never reaches the log.
+    expect(
+      fs
+        .readdirSync(path.join(relay.home, 'relay', 'events'))
+        .map((f) => fs.readFileSync(path.join(relay.home, 'relay', 'events', f), 'utf8'))
+        .join(''),
+    ).not.toContain(API_KEY);
+    expect(relay.logs.join('')).not.toContain(API_KEY);
+  });
+
+  it('trusts X-Forwarded-Proto: https with RELAY_TRUST_PROXY_HEADERS=1, and the escape hatch when started with it', async () => {
+    const proxied = await startRelay({ env: { API_SERVER_KEY: API_KEY, RELAY_TRUST_PROXY_HEADERS: '1' } });
+    try {
+      expect((await call(proxied, 'GET', '/voice/config', undefined, { ...bearer(API_KEY), ...REMOTE, 'x-forwarded-proto': 'https' })).status).toBe(
+        200,
+      );
+      expect((await call(proxied, 'GET', '/voice/config', undefined, { ...bearer(API_KEY), ...REMOTE, 'x-forwarded-proto': 'http' })).status).toBe(
+        403,
+      );
+    } finally {
+      await proxied.close();
+    }
+    const open = await startRelay({ env: { API_SERVER_KEY: API_KEY, RELAY_ALLOW_INSECURE_API_BEARER: '1' } });
+    try {
+      expect((await call(open, 'GET', '/voice/config', undefined, { ...bearer(API_KEY), ...REMOTE })).status).toBe(200);
+      expect(readEvents(open.home).find((x) => x.type === 'relay.started')!.data.allowInsecureApiBearer).toBe(true);
+    } finally {
+      await open.close();
+    }
+  });
+});
+
+describe('voice config: profiles, the global config, settings PATCH', () => {
+  let relay: TestRelay;
+  let token: string;
+  let home: string;
+  beforeAll(async () => {
+    home = tempHome();
+    fs.writeFileSync(
+      path.join(home, 'config.yaml'),
+      'model: gpt\ntts:\n  provider: openai\n  openai:\n    voice: nova\n    model: tts-1\nstt:\n  provider: local\n',
+    );
+    fs.mkdirSync(path.join(home, 'profiles', 'work'), { recursive: true });
+    fs.writeFileSync(
+      path.join(home, 'profiles', 'work', 'config.yaml'),
+      '# work profile\nagent: {name: w}\ntts:\n  provider: espeak-ng\n  voice: en-gb\n',
+    );
+    relay = await startRelay({ home, env: { VOICE_TOOLS_OPENAI_KEY: '', OPENAI_API_KEY: '' } });
+    const p = await pairPhone(relay);
+    p.phone.close();
+    token = p.token;
+  });
+  afterAll(() => relay.close());
+
+  it('resolves ?profile=: the profile own config, or the global one with fallback_to_global', async () => {
+    const g = await call(relay, 'GET', '/voice/config', undefined, bearer(token));
+    expect(g.body).toMatchObject({
+      config_scope: 'global',
+      tts: { provider: 'openai', voice: 'nova', model: 'tts-1', enabled: false },
+      stt: { provider: 'offline' },
+    });
+    expect(g.body.requirements.tts_reason).toContain('no API key');
+    const w = await call(relay, 'GET', '/voice/config?profile=work', undefined, bearer(token));
+    expect(w.body).toMatchObject({
+      profile: 'work',
+      config_scope: 'profile',
+      fallback_to_global: false,
+      tts: { provider: 'offline', voice: 'en-gb', enabled: true },
+    });
+    const missing = await call(relay, 'GET', '/voice/config?profile=nobody', undefined, bearer(token));
+    expect(missing.body).toMatchObject({ profile: 'nobody', config_scope: 'global', fallback_to_global: true });
+    for (const bad of ['..', '.hidden', 'a/b', 'x'.repeat(65)])
+      expect((await call(relay, 'GET', `/voice/config?profile=${encodeURIComponent(bad)}`, undefined, bearer(token))).status).toBe(400);
+    expect(JSON.stringify(w.body)).not.toContain(home);
+  });
+
+  it('a provider without its key is spec 7 500 "no API key", recorded as failed; the profile offline provider works', async () => {
+    const r = await synth(relay, { text: 'needs a key' }, bearer(token));
+    expect(r.status).toBe(500);
+    const j = JSON.parse(r.bytes.toString());
+    expect(j).toMatchObject({ ok: false, success: false, code: 'voice.no_api_key' });
+    expect(j.error).toContain('no API key');
+    expect(
+      readEvents(relay.home)
+        .filter((x) => x.type === 'voice.synthesized')
+        .at(-1)!.data,
+    ).toMatchObject({ provider: 'openai', outcome: 'failed', error: 'voice.no_api_key' });
+    expect((await synth(relay, { text: 'works offline', profile: 'work' }, bearer(token))).status).toBe(200);
+  });
+
+  it('PATCH /voice/output/config without a profile changes relay-owned defaults (an event; they outlive a restart)', async () => {
+    const before = await call(relay, 'GET', '/voice/output/config', undefined, bearer(token));
+    expect(before.body).toMatchObject({ config_scope: 'relay', provider: 'offline', voice: 'en-us', sample_rate: 22050 });
+    expect(before.body.voices.length).toBeGreaterThan(0);
+    const r = await call(relay, 'PATCH', '/voice/output/config', { voice: 'en-gb', sample_rate: 22050, language: 'en' }, bearer(token));
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ voice: 'en-gb', config_scope: 'relay' });
+    const e = readEvents(relay.home)
+      .filter((x) => x.type === 'voice.settings_changed')
+      .at(-1)!;
+    expect(e.data).toEqual({ section: 'voice_output', scope: 'relay', profile: null, changed: { voice: 'en-gb' } });
+    relay = await relay.restart();
+    expect((await call(relay, 'GET', '/voice/output/config', undefined, bearer(token))).body.voice).toBe('en-gb');
+  });
+
+  it('PATCH with a profile rewrites that profile file atomically, keeping everything else, and records its digest', async () => {
+    const file = path.join(home, 'profiles', 'work', 'config.yaml');
+    const r = await call(relay, 'PATCH', '/voice/output/config', { profile: 'work', voice: 'en-us+f3', sample_rate: 22050 }, bearer(token));
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ profile: 'work', config_scope: 'profile', voice: 'en-us+f3' });
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text).toContain('voice_output:');
+    expect(text).toContain('en-us+f3');
+    expect(text).toContain('agent:');
+    expect(text).toContain('provider: espeak-ng');
+    expect(fs.readdirSync(path.dirname(file))).toEqual(['config.yaml']);
+    const e = readEvents(relay.home)
+      .filter((x) => x.type === 'voice.settings_changed')
+      .at(-1)!;
+    expect(e.data).toMatchObject({ scope: 'profile', profile: 'work', changed: { voice: 'en-us+f3', sample_rate: 22050 } });
+    expect((e.data.file as { sha256: string }).sha256).toBe(createHash('sha256').update(text).digest('hex'));
+  });
+
+  it('refuses unknown settings, bad values and unknown providers with 400 and writes nothing', async () => {
+    const before = readEvents(relay.home).length;
+    const file = path.join(home, 'profiles', 'work', 'config.yaml');
+    const text = fs.readFileSync(file, 'utf8');
+    for (const body of [
+      { api_key: 'x' },
+      { sample_rate: -1 },
+      { voice: '' },
+      { enabled: 'yes' },
+      {},
+      { provider: 'elevenlabs' },
+      { profile: 'work', nope: 1 },
+    ])
+      expect((await call(relay, 'PATCH', '/voice/output/config', body, bearer(token))).status).toBe(400);
+    expect(readEvents(relay.home).length).toBe(before);
+    expect(fs.readFileSync(file, 'utf8')).toBe(text);
+  });
+
+  it('provider options and validation; an unknown provider is 404', async () => {
+    const o = await call(relay, 'GET', '/voice/output/providers/offline/options?profile=work', undefined, bearer(token));
+    expect(o.body).toMatchObject({ provider: 'offline', source: 'static', profile: 'work', config_scope: 'profile' });
+    expect((await call(relay, 'GET', '/voice/output/providers/nope/options', undefined, bearer(token))).status).toBe(404);
+    const ok = await call(
+      relay,
+      'POST',
+      '/voice/output/providers/offline/validate',
+      { model: 'espeak-ng', voice: 'en-gb', sample_rate: 22050, language: 'en' },
+      bearer(token),
+    );
+    expect(ok.body).toMatchObject({ valid: true });
+    const bad = await call(
+      relay,
+      'POST',
+      '/voice/output/providers/offline/validate',
+      { model: 'x', voice: 'en-us', sample_rate: 8000 },
+      bearer(token),
+    );
+    expect(bad.status).toBe(200);
+    expect(bad.body.valid).toBe(false);
+    expect(bad.body.checks.filter((c: { ok: boolean }) => !c.ok).map((c: { name: string }) => c.name)).toEqual(['model', 'sample_rate']);
+    expect(bad.body.summary).toContain('sample_rate');
+    const openai = await call(relay, 'POST', '/voice/output/providers/openai/validate', { voice: 'alloy' }, bearer(token));
+    expect(openai.body).toMatchObject({ valid: false });
+    expect(openai.body.checks[0].message).toContain('no API key');
+  });
+});
+
+describe('the OpenAI-compatible provider (against a real HTTP server standing in for the API)', () => {
+  let relay: TestRelay;
+  let token: string;
+  let server: http.Server;
+  const seen: Array<{ url: string; auth: string | undefined; type: string | undefined; body: Buffer }> = [];
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        seen.push({ url: req.url!, auth: req.headers.authorization, type: req.headers['content-type'], body: Buffer.concat(chunks) });
+        if (req.url === '/v1/audio/speech') {
+          res.setHeader('content-type', 'audio/mpeg');
+          return res.end(Buffer.from('ID3fake-mp3-bytes'));
+        }
+        if (req.url === '/v1/audio/transcriptions') {
+          res.setHeader('content-type', 'application/json');
+          return res.end(JSON.stringify({ text: 'transcribed by the fake' }));
+        }
+        if (req.url === '/v1/models') {
+          res.setHeader('content-type', 'application/json');
+          return res.end(JSON.stringify({ data: [{ id: 'gpt-4o-mini-tts' }, { id: 'whisper-1' }, { id: 'gpt-4o' }] }));
+        }
+        res.statusCode = 401;
+        res.end(JSON.stringify({ error: { message: 'bad key' } }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    relay = await startRelay({ env: { OPENAI_API_KEY: 'sk-test-provider-key', OPENAI_BASE_URL: base } });
+    const p = await pairPhone(relay);
+    p.phone.close();
+    token = p.token;
+  });
+  afterAll(async () => {
+    await relay.close();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('is the default with a key: synthesize posts JSON with the key, transcribe posts multipart; options are discovered', async () => {
+    const s = await synth(relay, { text: 'hi there' }, bearer(token));
+    expect(s.status).toBe(200);
+    expect(s.bytes.toString()).toBe('ID3fake-mp3-bytes');
+    const speech = seen.find((x) => x.url === '/v1/audio/speech')!;
+    expect(speech.auth).toBe('Bearer sk-test-provider-key');
+    expect(JSON.parse(speech.body.toString())).toMatchObject({ input: 'hi there', response_format: 'mp3', model: 'gpt-4o-mini-tts', voice: 'alloy' });
+
+    const t = await transcribe(relay, spokenWav('x'), 'audio/wav', bearer(token));
+    expect(t.body).toMatchObject({ success: true, text: 'transcribed by the fake', provider: 'openai' });
+    expect(seen.find((x) => x.url === '/v1/audio/transcriptions')!.type).toMatch(/^multipart\/form-data/);
+
+    const o = await call(relay, 'GET', '/voice/output/providers/openai/options', undefined, bearer(token));
+    expect(o.body).toMatchObject({ source: 'discovered', models: ['gpt-4o-mini-tts', 'whisper-1'] });
+    expect(JSON.stringify(o.body)).not.toContain('sk-test');
+    expect(
+      readEvents(relay.home)
+        .map((e) => JSON.stringify(e))
+        .join(''),
+    ).not.toContain('sk-test');
+  });
+});
