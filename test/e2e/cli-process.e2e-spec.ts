@@ -191,3 +191,45 @@ describe('what the relay loads at start (issue 12: start-up time is module loadi
     expect(loaded.filter((f) => f.includes(`${path.sep}node-pty${path.sep}`))).toEqual([]);
   });
 });
+
+describe('relay voice from the CLI: the service .env and svc relay insecure-api-key', () => {
+  it('loads $SVC_HOME/.env at start under the process environment (names printed, never values), and flips the escape hatch', async () => {
+    const home = tempHome();
+    const key = 'env-file-api-key-0123456789abcdef';
+    fs.writeFileSync(
+      path.join(home, '.env'),
+      `# service env\nAPI_SERVER_KEY=${key}\nRELAY_LOG_LEVEL=DEBUG\nexport SVC_TEST_FROM_FILE="quoted value"\n`,
+    );
+    const relay = await startRelayProcess(home, { RELAY_LOG_LEVEL: 'ERROR' });
+    try {
+      expect(relay.stderr()).toMatch(/environment file .*\.env: 2 variables \(API_SERVER_KEY, SVC_TEST_FROM_FILE\)/);
+      expect(relay.stderr() + relay.stdout()).not.toContain(key);
+      // The key from the file opens the voice routes (loopback), and only them.
+      const ok = await fetch(`${relay.url}/voice/config`, { headers: bearer(key) });
+      expect(ok.status).toBe(200);
+      expect((await fetch(`${relay.url}/sessions`, { headers: { ...bearer(key), 'x-forwarded-for': '203.0.113.9' } })).status).toBe(401);
+
+      const port = new URL(relay.url).port;
+      const env = { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: port };
+      const status = spawnSvc(['relay', 'insecure-api-key', '--json'], env);
+      expect((await status.exited).code).toBe(0);
+      expect(JSON.parse(status.stdout())).toMatchObject({ allow_insecure_api_bearer: false, api_key_configured: true });
+      const on = spawnSvc(['relay', 'insecure-api-key', 'on'], env);
+      expect((await on.exited).code).toBe(0);
+      expect(on.stdout()).toContain('ON');
+      const after = spawnSvc(['relay', 'insecure-api-key', 'status', '--json'], env);
+      await after.exited;
+      expect(JSON.parse(after.stdout()).allow_insecure_api_bearer).toBe(true);
+      const bad = spawnSvc(['relay', 'insecure-api-key', 'maybe'], env);
+      expect((await bad.exited).code).toBe(2);
+      expect(bad.stderr()).toContain('status, on or off');
+    } finally {
+      relay.child.kill('SIGTERM');
+      await relay.exited;
+    }
+    expect(readEvents(home).filter((e) => e.type === 'relay.security_changed')).toHaveLength(1);
+    const none = spawnSvc(['relay', 'insecure-api-key'], { SVC_HOME: home, RELAY_PORT: '1' });
+    expect((await none.exited).code).toBe(1);
+    expect(none.stderr()).toContain('no relay answers');
+  });
+});

@@ -11,6 +11,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'relay events replay': async (args, io) => (await import('./events')).replayCommand(args, io),
   'relay events verify': async (args, io) => (await import('./events')).verifyCommand(args, io),
   'relay events tail': async (args, io) => (await import('./events')).tailCommand(args, io),
+  'relay insecure-api-key': async (args, io) => (await import('./security')).insecureApiKeyCommand(args, io),
   'phone-sim': async (args, io) => (await import('./phone-sim')).runPhoneSim(args, (l) => line(io.stdout, l)),
 };
 

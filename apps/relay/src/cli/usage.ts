@@ -8,6 +8,8 @@ Usage:
   svc relay events replay          rebuild state from the event log and print a summary
   svc relay events verify          check every record's checksum and the hash chain
   svc relay events tail            print the newest events (--follow to keep watching)
+  svc relay insecure-api-key [status|on|off]
+                                   API-key voice auth over plain HTTP from other hosts (until restart)
   svc phone-sim [options]          a simulated sideload phone for Device Control (demo, tests)
   svc help [command]               help for a command (also: <command> --help)
   svc --version                    print the relay's version
@@ -31,6 +33,8 @@ Commands:
   pair                  mint a pairing code on the running relay and show its QR
   events replay|verify|tail
                         audit the event log
+  insecure-api-key [status|on|off]
+                        the plain-HTTP API-key voice escape hatch of the running relay
 
 Run "svc help relay <command>" for a command's options.`,
 
@@ -77,6 +81,14 @@ Options:
   --no-qr               do not draw the QR (code, URL and expiry only)
   --register-code CODE  register the 6-character code the phone shows (manual pairing)
   -h, --help            show this help`,
+
+  'relay insecure-api-key': `Usage: svc relay insecure-api-key [status|on|off] [--json]
+
+Reports (status, the default) or turns on or off the running relay's escape hatch for API-key voice
+auth from other hosts over plain HTTP (spec 5 rule 3; PATCH /relay/security on loopback). "on" lasts
+until the relay restarts (start with --allow-insecure-api-key or RELAY_ALLOW_INSECURE_API_BEARER=1 to
+keep it); each change is recorded in the event log. Prefer TLS (RELAY_SSL_CERT/RELAY_SSL_KEY) or a TLS
+proxy with RELAY_TRUST_PROXY_HEADERS=1.`,
 
   'relay events': `Usage: svc relay events <replay|verify|tail> [options]
 
