@@ -189,6 +189,8 @@ describe('what the relay loads at start (issue 12: start-up time is module loadi
     // node-pty (and its native binding) waits for the first shell.
     expect(loaded.some((f) => f.endsWith(path.join('terminal', 'shell-process.js')))).toBe(true);
     expect(loaded.filter((f) => f.includes(`${path.sep}node-pty${path.sep}`))).toEqual([]);
+    // yaml waits for the first voice call that reads a config.
+    expect(loaded.filter((f) => f.includes(`${path.sep}node_modules${path.sep}yaml${path.sep}`))).toEqual([]);
   });
 });
 

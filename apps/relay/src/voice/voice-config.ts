@@ -2,8 +2,12 @@ import type { VoiceSection, VoiceSettingValue } from '@svc/events';
 import { createHash, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import type * as Yaml from 'yaml';
 import { jsonDepthExceeds } from '@svc/events';
+
+/** `yaml` (72 modules) is loaded by the first voice call that reads a config, not at the relay's start. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const yaml = (): typeof Yaml => require('yaml') as typeof Yaml;
 
 /** A config file past this is not read (a voice section is a few hundred bytes). */
 const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -82,7 +86,7 @@ export class VoiceConfigFiles {
       else next[k] = v;
     }
     data[section] = next;
-    const text = stringifyYaml(data);
+    const text = yaml().stringify(data);
     const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomUUID()}.tmp`);
     const fd = fs.openSync(tmp, 'wx', 0o600);
     try {
@@ -146,7 +150,7 @@ export function readYamlMap(file: string, strict = false): YamlMap {
   }
   try {
     if (jsonDepthExceeds(text)) throw new Error('nested too deeply');
-    const doc: unknown = parseYaml(text, { maxAliasCount: 100 });
+    const doc: unknown = yaml().parse(text, { maxAliasCount: 100 });
     if (doc === null || doc === undefined) return {};
     if (!isMap(doc)) throw new Error('not a mapping');
     return doc;
