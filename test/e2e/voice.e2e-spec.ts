@@ -119,6 +119,22 @@ describe('relay voice, offline provider (espeak-ng, lame, pocketsphinx)', () => 
     expect(JSON.stringify(e)).not.toContain(r.body.text);
   });
 
+  it("reads what the real clients record: the app's .m4a (AAC) and the desktop CLI's audio/webm (Opus), through ffmpeg", async () => {
+    const dir = fs.mkdtempSync(path.join(tempHome(), 'rec-'));
+    fs.writeFileSync(path.join(dir, 'in.wav'), spokenWav('hello world'));
+    for (const [file, type, codec] of [
+      ['voice.m4a', 'audio/mp4', 'aac'],
+      ['voice.webm', 'audio/webm', 'libopus'],
+    ]) {
+      execFileSync('ffmpeg', ['-nostdin', '-loglevel', 'error', '-i', path.join(dir, 'in.wav'), '-c:a', codec, path.join(dir, file)]);
+      const m = multipart(fs.readFileSync(path.join(dir, file)), type, file, 'audio');
+      const res = await fetch(`${relay.url}/voice/transcribe`, { method: 'POST', headers: { ...m.headers, ...bearer(token) }, body: m.body });
+      const body = (await res.json()) as Record<string, any>;
+      expect(body).toMatchObject({ success: true, provider: 'offline' });
+      expect(body.text).toMatch(/hello|world/);
+    }
+  });
+
   it('also reads MP3 uploads (decoded by lame)', async () => {
     const mp3 = (await synth(relay, { text: 'hello world' }, bearer(token))).bytes;
     const r = await transcribe(relay, mp3, 'audio/mpeg', bearer(token));
@@ -129,9 +145,9 @@ describe('relay voice, offline provider (espeak-ng, lame, pocketsphinx)', () => 
 
   it('refuses bad uploads with the right status and says why: not audio 415, a format the offline provider cannot read 415, empty 400, no file 400, not multipart 415', async () => {
     expect((await transcribe(relay, Buffer.from('hello'), 'text/plain', bearer(token))).status).toBe(415);
-    const m4a = await transcribe(relay, Buffer.from('\x00\x00\x00\x20ftypM4A stuff'), 'audio/mp4', bearer(token));
+    const m4a = await transcribe(relay, Buffer.from('\x00\x00\x00\x20ftypM4A but not really audio'), 'audio/mp4', bearer(token));
     expect(m4a.status).toBe(415);
-    expect(m4a.body.error).toContain('WAV');
+    expect(m4a.body.error).toContain('ffmpeg could not decode');
     expect((await transcribe(relay, Buffer.alloc(0), 'audio/wav', bearer(token))).status).toBe(400);
     const noFile = await fetch(`${relay.url}/voice/transcribe`, {
       method: 'POST',

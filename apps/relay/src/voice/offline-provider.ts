@@ -113,10 +113,11 @@ export class OfflineVoiceProvider implements VoiceProvider {
             throw new VoiceProviderError('voice.bad_audio', `the MP3 could not be decoded: ${e.message}`, 'invalid');
           })
         ).stdout;
-      } else
+      } else if (this.bin('ffmpeg')) wav = await this.decodeWithFfmpeg(wav);
+      else
         throw new VoiceProviderError(
           'voice.unsupported_audio',
-          `the offline provider reads WAV (PCM) or MP3 audio; this upload is ${req.contentType || 'of an unknown type'}. Record WAV, or configure a cloud provider (stt.provider: openai and an API key)`,
+          `the offline provider reads WAV (PCM) or MP3 audio, and other formats with ffmpeg, which is not installed; this upload is ${req.contentType || 'of an unknown type'}. Install ffmpeg (apt-get install ffmpeg), record WAV, or configure a cloud provider (stt.provider: openai and an API key)`,
           'unsupported',
         );
     }
@@ -157,6 +158,36 @@ export class OfflineVoiceProvider implements VoiceProvider {
       .filter(Boolean)
       .join(' ');
     return { text, audioMs: durationMs(pcm) };
+  }
+
+  /**
+   * Any other container/codec (the app's `.m4a` AAC, a browser's `audio/webm` Opus, Ogg, FLAC...) through
+   * ffmpeg when it is installed: from a private temp file (MP4 may keep its index at the end, so the input
+   * must be seekable) to 16 kHz mono WAV on stdout. Not audio ffmpeg knows: 415.
+   */
+  private async decodeWithFfmpeg(audio: Buffer): Promise<Buffer> {
+    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'svc-stt-'));
+    const input = path.join(dir, 'upload');
+    try {
+      await fs.promises.writeFile(input, audio, { mode: 0o600 });
+      const r = await runTool(
+        this.bin('ffmpeg')!,
+        ['-nostdin', '-hide_banner', '-loglevel', 'error', '-i', input, '-vn', '-ac', '1', '-ar', '16000', '-f', 'wav', 'pipe:1'],
+        {
+          timeoutMs: this.cfg.timeoutMs,
+          maxStdout: 256 * 1024 * 1024,
+        },
+      );
+      return r.stdout;
+    } catch (e) {
+      throw new VoiceProviderError(
+        'voice.unsupported_audio',
+        `ffmpeg could not decode the upload as audio: ${(e as Error).message.slice(0, 200)}`,
+        'unsupported',
+      );
+    } finally {
+      await fs.promises.rm(dir, { recursive: true, force: true });
+    }
   }
 
   async options(): Promise<ProviderOptions> {
