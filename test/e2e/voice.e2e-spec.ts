@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import WebSocket from 'ws';
 import { bearer, pairPhone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { call, REMOTE } from '../support/http';
 
@@ -464,5 +465,139 @@ describe('the OpenAI-compatible provider (against a real HTTP server standing in
         .map((e) => JSON.stringify(e))
         .join(''),
     ).not.toContain('sk-test');
+  });
+});
+
+describe('the streaming output session: POST /voice/output/session, then its socket', () => {
+  let relay: TestRelay;
+  let token: string;
+  beforeAll(async () => {
+    relay = await startRelay({ env: { VOICE_TOOLS_OPENAI_KEY: '', OPENAI_API_KEY: '', API_SERVER_KEY: API_KEY } });
+    const p = await pairPhone(relay);
+    p.phone.close();
+    token = p.token;
+  });
+  afterAll(() => relay.close());
+
+  const open = (id: string, headers: Record<string, string>) => new WebSocket(`${relay.url.replace('http', 'ws')}/voice/output/${id}`, { headers });
+  const frames = (ws: WebSocket) => {
+    const got: Array<Record<string, any>> = [];
+    ws.on('message', (d) => got.push(JSON.parse(String(d))));
+    return got;
+  };
+  const until = async (pred: () => boolean, ms = 10_000) => {
+    const end = Date.now() + ms;
+    while (!pred()) {
+      if (Date.now() > end) throw new Error('timed out');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  const rejected = (ws: WebSocket) =>
+    new Promise<number>((resolve) => {
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('open', () => resolve(101));
+      ws.on('error', () => undefined);
+    });
+
+  it('streams speech as ~100 ms PCM frames as espeak-ng produces it, then done; one response; the session ends as an event', async () => {
+    const created = await call(relay, 'POST', '/voice/output/session', {}, bearer(token));
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({
+      success: true,
+      provider: 'offline',
+      sample_rate: 22050,
+      codec: 'pcm',
+      protocol: 'hermes.voice.output.v0',
+      resume_supported: false,
+    });
+    const id = created.body.session_id as string;
+    expect(created.body.websocket_path).toBe(`/voice/output/${id}`);
+    const ws = open(id, bearer(token));
+    const got = frames(ws);
+    await until(() => got.some((f) => f.type === 'voice.session.ready'));
+    expect(got[0]).toMatchObject({ type: 'voice.session.ready', session_id: id, provider: 'offline', sample_rate: 22050, event_id: 1 });
+    ws.send(JSON.stringify({ type: 'response.create', text: 'Streaming speech from the relay, frame by frame, as it is made.' }));
+    await until(() => got.some((f) => f.type === 'voice.response.done' || f.type === 'voice.error'));
+    const types = got.map((f) => f.type);
+    expect(types[1]).toBe('voice.response.started');
+    const deltas = got.filter((f) => f.type === 'voice.audio.delta');
+    expect(deltas.length).toBeGreaterThan(10);
+    for (const d of deltas.slice(0, -1)) {
+      expect(d.byte_count).toBe(4410);
+      expect(Buffer.from(d.audio_base64, 'base64').length).toBe(4410);
+    }
+    expect(deltas.map((d) => d.audio_event_id)).toEqual(deltas.map((_, i) => i + 1));
+    expect(deltas.some((d) => d.peak_level > 0.05)).toBe(true);
+    expect(types.slice(-2)).toEqual(['voice.audio.done', 'voice.response.done']);
+    const done = got.at(-1)!;
+    const bytes = deltas.reduce((n, d) => n + d.byte_count, 0);
+    expect(done.metrics).toMatchObject({ chunks: deltas.length, bytes });
+    expect(got.map((f) => f.event_id)).toEqual(got.map((_, i) => i + 1));
+
+    ws.send(JSON.stringify({ type: 'response.create', text: 'again' }));
+    ws.send('not json');
+    ws.send(Buffer.from([1, 2, 3]));
+    ws.send(JSON.stringify({ type: 'nope' }));
+    await until(() => got.filter((f) => f.type === 'voice.error').length === 4);
+    expect(got.filter((f) => f.type === 'voice.error').map((f) => f.message)).toEqual([
+      'response already completed',
+      'invalid JSON message',
+      'unsupported websocket frame: send JSON text',
+      'unsupported message type: nope',
+    ]);
+    ws.send(JSON.stringify({ type: 'session.close' }));
+    await new Promise((r) => ws.once('close', r));
+    await until(() => readEvents(relay.home).some((e) => e.type === 'voice.session_ended' && e.data.sessionId === id));
+    const ended = readEvents(relay.home).find((e) => e.type === 'voice.session_ended' && e.data.sessionId === id)!;
+    expect(ended.data).toMatchObject({ kind: 'output', reason: 'closed', chunks: deltas.length, bytes });
+    expect(
+      readEvents(relay.home)
+        .map((e) => JSON.stringify(e))
+        .join(''),
+    ).not.toContain('frame by frame');
+    // Once ended, the path is gone.
+    expect(await rejected(open(id, bearer(token)))).toBe(404);
+  });
+
+  it('refuses the socket before the 101: no or a wrong credential 401, another caller 403, unknown 404, a second socket 409, realtime paths 404', async () => {
+    const id = (await call(relay, 'POST', '/voice/output/session', {}, bearer(token))).body.session_id as string;
+    expect(await rejected(open(id, {}))).toBe(401);
+    expect(await rejected(open(id, bearer('x'.repeat(43))))).toBe(401);
+    const other = await pairPhone(relay);
+    other.phone.close();
+    expect(await rejected(open(id, bearer(other.token)))).toBe(403);
+    expect(await rejected(open(id, bearer(API_KEY)))).toBe(403);
+    expect(await rejected(open('nosuchsession', bearer(token)))).toBe(404);
+    const first = open(id, bearer(token));
+    expect(await rejected(first)).toBe(101);
+    expect(await rejected(open(id, bearer(token)))).toBe(409);
+    first.close();
+    const rt = new WebSocket(`${relay.url.replace('http', 'ws')}/voice/realtime/${id}`, { headers: bearer(token) });
+    expect(await rejected(rt)).toBe(404);
+    // The phone socket still works beside them.
+    const p = await pairPhone(relay);
+    p.phone.close();
+  });
+
+  it('a session never opened expires after 60 s (the sweep records it) and its path is then unknown (404)', async () => {
+    const id = (await call(relay, 'POST', '/voice/output/session', {}, bearer(API_KEY))).body.session_id as string;
+    relay.clock.advance(61_000);
+    await relay.sweep();
+    const ended = readEvents(relay.home).find((e) => e.type === 'voice.session_ended' && e.data.sessionId === id);
+    expect(ended).toMatchObject({ data: { reason: 'expired', chunks: 0 } });
+    expect(await rejected(open(id, bearer(API_KEY)))).toBe(404);
+  });
+
+  it('a text over 5,000 characters is a voice.error on the socket, and the response can still be asked', async () => {
+    const id = (await call(relay, 'POST', '/voice/output/session', { voice: 'en-gb' }, bearer(token))).body.session_id as string;
+    const ws = open(id, bearer(token));
+    const got = frames(ws);
+    await until(() => got.length > 0);
+    ws.send(JSON.stringify({ type: 'response.create', text: 'x'.repeat(5001) }));
+    await until(() => got.some((f) => f.type === 'voice.error'));
+    expect(got.find((f) => f.type === 'voice.error')).toMatchObject({ code: 'voice.text_too_long' });
+    ws.send(JSON.stringify({ type: 'response.create', text: 'short' }));
+    await until(() => got.some((f) => f.type === 'voice.response.done'));
+    ws.close();
   });
 });

@@ -23,6 +23,7 @@ import type { Runtime } from './common/tokens';
 import { relayVersion } from './common/version';
 import { PhoneHub } from './phone-socket/phone-hub.service';
 import { RelayWsAdapter } from './phone-socket/relay-ws-adapter';
+import { VoiceOutputService } from './voice/voice-output.service';
 
 export type RelayOptions = {
   config?: RelayConfig;
@@ -130,7 +131,15 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   });
   installHealthRoute(instance, { log, clock, runtime });
   const hub = app.get(PhoneHub);
-  app.useWebSocketAdapter(new RelayWsAdapter(app, () => (req) => hub.verifyUpgrade(req)));
+  const voiceOutput = app.get(VoiceOutputService);
+  app.useWebSocketAdapter(
+    new RelayWsAdapter(
+      app,
+      () => (req) => hub.verifyUpgrade(req),
+      undefined,
+      () => [voiceOutput.handleUpgrade],
+    ),
+  );
   app.useGlobalPipes(new RelayValidationPipe());
   app.useGlobalFilters(new ErrorFilter(logger));
   const scheduler = app.get(Scheduler);

@@ -6,6 +6,7 @@ import type { Clock } from './clock';
 import type { CommandLoop } from './command-loop';
 import { checkLoopback, hasProxyHeader, isLoopbackPeer, normalizeIp } from './net';
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Secrets } from './secrets';
 
 export type AuthDeps = {
@@ -94,7 +95,7 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
           return bearer(req, ip, cfg.grant, done);
         case 'voice':
           if (isApiBearer(deps, req.headers.authorization)) {
-            apiVoiceTransport(deps, req);
+            apiVoiceTransport(deps, req.raw);
             req.principal = { kind: 'api' };
             return done();
           }
@@ -117,6 +118,18 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
 }
 
 /** The API bearer, compared in constant time (digests of equal length), never logged or recorded. */
+/**
+ * The `voice` class outside the HTTP hook (a voice WebSocket's upgrade request): API voice under the same
+ * transport rule, or the session bearer with `grant`.
+ */
+export async function authenticateVoice(deps: AuthDeps, req: IncomingMessage, grant: string): Promise<Principal> {
+  if (isApiBearer(deps, req.headers.authorization)) {
+    apiVoiceTransport(deps, req);
+    return { kind: 'api' };
+  }
+  return authenticateBearer(deps, req.headers.authorization, normalizeIp(req.socket.remoteAddress), grant);
+}
+
 function isApiBearer(deps: AuthDeps, header: string | undefined): boolean {
   const key = deps.apiVoice?.key;
   if (!key || !header) return false;
@@ -130,9 +143,9 @@ function isApiBearer(deps: AuthDeps, header: string | undefined): boolean {
  * `X-Forwarded-Proto: https` when RELAY_TRUST_PROXY_HEADERS=1), unless the operator opened the escape
  * hatch (RELAY_ALLOW_INSECURE_API_BEARER / --allow-insecure-api-key at start, PATCH /relay/security).
  */
-function apiVoiceTransport(deps: AuthDeps, req: FastifyRequest): void {
+function apiVoiceTransport(deps: AuthDeps, req: IncomingMessage): void {
   // A proxied request (a forwarding header) came from elsewhere, whatever the TCP peer.
-  if (isLoopbackPeer(req.raw.socket.remoteAddress) && !hasProxyHeader(req.headers)) return;
+  if (isLoopbackPeer(req.socket.remoteAddress) && !hasProxyHeader(req.headers)) return;
   const v = deps.apiVoice!;
   if (v.tls) return;
   const proto = req.headers['x-forwarded-proto'];

@@ -1,6 +1,10 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { WsAdapter } from '@nestjs/platform-ws';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+/** An upgrade another module answers (relay voice's `/voice/...` sockets): true when it took the request. */
+export type UpgradeRoute = (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
 
 export type UpgradeGate = (req: IncomingMessage) => { ok: true } | { ok: false; status: number; message: string; headers?: Record<string, string> };
 
@@ -14,8 +18,27 @@ export class RelayWsAdapter extends WsAdapter {
     app: INestApplicationContext,
     private readonly gate: () => UpgradeGate,
     private readonly maxPayload = 16 * 1024 * 1024,
+    private readonly routes: () => UpgradeRoute[] = () => [],
   ) {
     super(app);
+  }
+
+  /**
+   * Nest's adapter answers upgrades by exact path and destroys the rest; voice sockets carry a session id
+   * in their path. Its listener is wrapped once: routes of other modules first, then Nest's own.
+   */
+  override ensureHttpServerExists(port: number, httpServer?: Server): Server | undefined {
+    const known = (this as unknown as { httpServersRegistry: Map<number, unknown> }).httpServersRegistry.has(port);
+    const out = super.ensureHttpServerExists(port, httpServer as never) as Server | undefined;
+    const server = httpServer ?? out;
+    if (known || !server) return out;
+    const nest = server.listeners('upgrade') as Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => void>;
+    server.removeAllListeners('upgrade');
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      for (const route of this.routes()) if (route(req, socket, head)) return;
+      for (const l of nest) l.call(server, req, socket, head);
+    });
+    return out;
   }
 
   override create(port: number, options: Record<string, unknown> & { path?: string } = {}): unknown {

@@ -3,6 +3,7 @@ import { DomainError, type Principal } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Auth, Caller } from '../common/auth';
 import { VoiceService } from './voice.service';
+import { VoiceOutputService } from './voice-output.service';
 
 /**
  * Relay voice (spec 4.5). Every route takes a paired session's voice grant or API voice (the API bearer;
@@ -10,7 +11,18 @@ import { VoiceService } from './voice.service';
  */
 @Controller('/voice')
 export class VoiceController {
-  constructor(private readonly voice: VoiceService) {}
+  constructor(
+    private readonly voice: VoiceService,
+    private readonly output: VoiceOutputService,
+  ) {}
+
+  /** A short-lived streaming TTS session; its socket is `/voice/output/{session_id}` (VoiceOutputService). */
+  @Post('/output/session')
+  @Auth('voice', 'voice:tts')
+  @HttpCode(200)
+  outputSession(@Body() body: unknown, @Caller() caller: Principal) {
+    return this.output.create(body, caller);
+  }
 
   @Get('/config')
   @Auth('voice', 'voice:config')

@@ -294,7 +294,17 @@ export class VoiceService {
   };
 
   /** GET /voice/{output,realtime,realtime-agent}/config: defaults, then relay-owned values, then the profile's. */
-  settings(section: VoiceSection, profileRaw: unknown) {
+  settings(
+    section: VoiceSection,
+    profileRaw: unknown,
+  ): Record<string, VoiceSettingValue> & {
+    ok: true;
+    success: true;
+    provider: VoiceSettingValue;
+    profile: string | null;
+    config_scope: 'relay' | 'profile' | 'global';
+    fallback_to_global: boolean;
+  } {
     const profile = this.profileOf(profileRaw);
     const providerDefault = this.defaultProvider();
     const base: Record<string, VoiceSettingValue> = {

@@ -1,4 +1,4 @@
-import type { NewEvent, RelaySecurityChanged, VoiceSection, VoiceSettingsChanged, VoiceSettingValue } from '@svc/events';
+import type { NewEvent, RelaySecurityChanged, VoiceSection, VoiceSessionEnded, VoiceSettingsChanged, VoiceSettingValue } from '@svc/events';
 import { DomainError } from '../errors';
 import type { ReadModels } from '../read-models';
 
@@ -84,4 +84,15 @@ export function recordProfileVoiceSettings(
   file: { path: string; sha256: string },
 ): NewEvent<VoiceSettingsChanged>[] {
   return [{ type: 'voice.settings_changed', data: { section, scope: 'profile', profile, changed, file } }];
+}
+
+/** A created voice session must open its socket within this (the reference's clients connect at once). */
+export const VOICE_SESSION_CONNECT_SECONDS = 60;
+
+/** Sessions created but never opened whose connect window passed end as `expired` (the scheduler's sweep). */
+export function expireVoiceSessions(models: ReadModels, now: Date, attached: ReadonlySet<string>): NewEvent<VoiceSessionEnded>[] {
+  return models.voice
+    .openSessions()
+    .filter((s) => s.expiresAt <= now.getTime() && !attached.has(s.sessionId))
+    .map((s) => ({ type: 'voice.session_ended', data: { sessionId: s.sessionId, kind: s.kind, reason: 'expired', chunks: 0, bytes: 0, chars: 0 } }));
 }

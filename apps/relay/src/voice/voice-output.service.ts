@@ -1,0 +1,391 @@
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { actorOf, DomainError, expireVoiceSessions, MAX_TTS_CHARS, VOICE_SESSION_CONNECT_SECONDS, type Principal } from '@svc/domain';
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { authenticateVoice, type AuthDeps } from '../common/auth-hook';
+import { Clock } from '../common/clock';
+import type { RelayConfig } from '../common/config';
+import { CommandLoop } from '../common/command-loop';
+import { Scheduler } from '../common/scheduler';
+import { Secrets } from '../common/secrets';
+import { toErrorResponse } from '../common/http-errors';
+import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import { offlinePcm, openaiPcm, pcmLevels, type PcmStream } from './pcm-stream';
+import { VoiceProviderError } from './voice-provider';
+import { sanitizeForSpeech, VoiceService } from './voice.service';
+
+/** The wire protocol name the reference clients know this session by (PROTOCOL.md "Relay voice"). */
+const PROTOCOL = 'hermes.voice.output.v0';
+/** Audio goes out in frames of about 100 ms. */
+const FRAME_MS = 100;
+/** Back-pressure: past this much unsent on the socket the provider is paused, and resumed below LOW. */
+const HIGH_WATER = 512 * 1024;
+const LOW_WATER = 128 * 1024;
+/** A socket with nothing to do (no response asked, or the response done) closes after this. */
+const IDLE_MS = 60_000;
+const PATH_RE = /^\/voice\/(output|realtime|realtime-agent)\/([A-Za-z0-9_-]{1,64})$/;
+
+type Live = {
+  id: string;
+  actor: string;
+  provider: string;
+  model: string | null;
+  voice: string | null;
+  sampleRate: number;
+  profile: string | null;
+  ws: WebSocket | null;
+  responded: boolean;
+  stream: PcmStream | null;
+  eventSeq: number;
+  audioSeq: number;
+  chunks: number;
+  bytes: number;
+  chars: number;
+  createdAt: number;
+  idle: NodeJS.Timeout | null;
+  ended: boolean;
+};
+
+/**
+ * The streaming output session (spec 4.5): `POST /voice/output/session` creates it (an event), the client
+ * opens `/voice/output/{session_id}` with the same credential within 60 s, sends `response.create {text}`,
+ * and receives `voice.audio.delta` frames (base64 16-bit PCM, ~100 ms each) as the provider produces them,
+ * then `voice.audio.done` and `voice.response.done`. The provider is paused while the socket has more than
+ * 512 KiB unsent. One response per session; the session ends (an event) when the socket closes, the
+ * socket idles 60 s, or it was never opened.
+ */
+@Injectable()
+export class VoiceOutputService implements OnApplicationShutdown {
+  private readonly live = new Map<string, Live>();
+  private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
+  private readonly auth: AuthDeps;
+
+  constructor(
+    private readonly log: CommandLoop,
+    private readonly clock: Clock,
+    private readonly voice: VoiceService,
+    secrets: Secrets,
+    scheduler: Scheduler,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(RUNTIME) runtime: Runtime,
+  ) {
+    this.auth = {
+      log,
+      secrets,
+      clock,
+      logger,
+      port: () => runtime.port,
+      apiVoice: { key: config.apiServer.key, tls: config.tls !== null, trustProxyHeaders: config.trustProxyHeaders },
+    };
+    scheduler.register('voice.expire', (m, now) => expireVoiceSessions(m, now, this.attached()));
+    this.log.bus.ofType('voice.session_ended').subscribe((e) => {
+      const s = this.live.get(e.data.sessionId);
+      if (s && !s.ws) this.live.delete(e.data.sessionId);
+    });
+  }
+
+  private attached(): Set<string> {
+    return new Set([...this.live.values()].filter((s) => s.ws !== null).map((s) => s.id));
+  }
+
+  /** POST /voice/output/session. */
+  async create(body: unknown, principal: Principal) {
+    const b = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
+    const settings = this.voice.settings('voice_output', b.profile);
+    if (settings.enabled === false)
+      throw new DomainError('voice.output_disabled', 'not_found', 'voice output is disabled (voice_output.enabled: false)', { success: false });
+    const provider = this.voice.providerId(typeof b.provider === 'string' ? b.provider : settings.provider);
+    if (provider === null)
+      throw new DomainError('voice.unknown_provider', 'invalid', `no voice provider "${String(b.provider ?? settings.provider).slice(0, 40)}"`, {
+        success: false,
+      });
+    const why = this.voice.provider(provider).unavailable();
+    if (why)
+      throw new DomainError(
+        provider === 'openai' ? 'voice.no_api_key' : 'voice.provider_unavailable',
+        provider === 'openai' ? 'not_configured' : 'unavailable',
+        why,
+        { success: false },
+      );
+    const str = (v: unknown) => (typeof v === 'string' && v.trim() !== '' && v.length <= 128 ? v.trim() : null);
+    const id = randomBytes(18).toString('base64url');
+    const sampleRate = provider === 'openai' ? 24000 : 22050;
+    const voiceName = str(b.voice) ?? (typeof settings.voice === 'string' ? settings.voice : null);
+    const model = str(b.model) ?? (typeof settings.model === 'string' ? settings.model : null);
+    const now = this.clock.now();
+    const expiresAt = new Date(now.getTime() + VOICE_SESSION_CONNECT_SECONDS * 1000).toISOString();
+    await this.log.run(actorOf(principal), () => [
+      {
+        type: 'voice.session_created',
+        data: {
+          sessionId: id,
+          kind: 'output' as const,
+          profile: settings.profile,
+          provider,
+          via: principal.kind === 'api' ? ('api' as const) : ('session' as const),
+          expiresAt,
+        },
+      },
+    ]);
+    this.live.set(id, {
+      id,
+      actor: actorOf(principal),
+      provider,
+      model,
+      voice: voiceName,
+      sampleRate,
+      profile: settings.profile,
+      ws: null,
+      responded: false,
+      stream: null,
+      eventSeq: 0,
+      audioSeq: 0,
+      chunks: 0,
+      bytes: 0,
+      chars: 0,
+      createdAt: now.getTime(),
+      idle: null,
+      ended: false,
+    });
+    return {
+      ok: true,
+      success: true,
+      session_id: id,
+      websocket_path: `/voice/output/${id}`,
+      expires_at: Math.floor(Date.parse(expiresAt) / 1000),
+      resume_supported: false,
+      provider,
+      model,
+      voice: voiceName,
+      sample_rate: sampleRate,
+      codec: 'pcm',
+      protocol: PROTOCOL,
+      profile: settings.profile,
+      config_scope: settings.config_scope,
+      fallback_to_global: settings.fallback_to_global,
+    };
+  }
+
+  /** The HTTP server's upgrade for `/voice/...`: true when it was this module's to answer. */
+  handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): boolean => {
+    const pathname = new URL(req.url ?? '/', 'http://relay').pathname;
+    if (!pathname.startsWith('/voice/')) return false;
+    void this.upgrade(pathname, req, socket, head);
+    return true;
+  };
+
+  private async upgrade(pathname: string, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const refuse = (status: number, code: string, error: string) => {
+      const body = JSON.stringify({ ok: false, success: false, error, code });
+      socket.end(
+        `HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : status === 410 ? 'Gone' : status === 409 ? 'Conflict' : status === 403 ? 'Forbidden' : status === 401 ? 'Unauthorized' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    };
+    const m = PATH_RE.exec(pathname);
+    if (!m) return refuse(404, 'not_found', 'no such voice socket');
+    if (m[1] !== 'output')
+      return refuse(
+        404,
+        'voice.unknown_session',
+        `no ${m[1]} voice session ${m[2].slice(0, 8)}...: realtime sessions are not available on this relay yet`,
+      );
+    let principal: Principal;
+    try {
+      principal = await authenticateVoice(this.auth, req, 'voice:tts');
+    } catch (err) {
+      const r = toErrorResponse(err);
+      return refuse(r.status, r.body.code, r.body.error);
+    }
+    const s = this.live.get(m[2]);
+    const known = this.log.models.voice.session(m[2]);
+    if (!s || !known)
+      return refuse(
+        s ? 410 : 404,
+        s ? 'voice.session_ended' : 'voice.unknown_session',
+        s ? 'this voice session has ended' : 'no such voice output session',
+      );
+    if (s.ended || (known.expiresAt <= this.clock.now().getTime() && !s.ws))
+      return refuse(410, 'voice.session_ended', 'this voice session has ended (its socket must open within 60 s of creation)');
+    if (actorOf(principal) !== s.actor) return refuse(403, 'voice.session_not_yours', 'this voice session belongs to another caller');
+    if (s.ws) return refuse(409, 'voice.session_attached', 'this voice session already has a socket');
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(s, ws));
+  }
+
+  private attach(s: Live, ws: WebSocket): void {
+    s.ws = ws;
+    this.touch(s);
+    this.send(s, this.ready(s));
+    ws.on('message', (data: RawData, isBinary: boolean) => this.onFrame(s, data, isBinary));
+    ws.on('error', (err) => this.logger.debug({ err: err.message }, 'voice output socket error'));
+    ws.on('close', () => void this.end(s, s.responded ? 'closed' : 'closed_before_response'));
+  }
+
+  private ready(s: Live) {
+    return {
+      type: 'voice.session.ready',
+      session_id: s.id,
+      provider: s.provider,
+      model: s.model,
+      voice: s.voice,
+      sample_rate: s.sampleRate,
+      output_mode: 'streaming_tts_renderer',
+      resume_supported: false,
+      last_event_id: s.eventSeq,
+      last_audio_event_id: s.audioSeq,
+      profile: s.profile,
+    };
+  }
+
+  private onFrame(s: Live, data: RawData, isBinary: boolean): void {
+    this.touch(s);
+    if (isBinary) return this.error(s, 'unsupported websocket frame: send JSON text');
+    let msg: unknown;
+    try {
+      msg = JSON.parse(String(data));
+    } catch {
+      return this.error(s, 'invalid JSON message');
+    }
+    if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return this.error(s, 'message must be a JSON object');
+    const m = msg as Record<string, unknown>;
+    switch (m.type) {
+      case 'session.start':
+        return this.send(s, this.ready(s));
+      case 'client.ack':
+        return;
+      case 'session.close':
+        s.ws?.close(1000, 'session closed');
+        return;
+      case 'response.create':
+        if (s.responded) return this.error(s, s.stream ? 'response already running' : 'response already completed');
+        void this.respond(s, m);
+        return;
+      default:
+        return this.error(s, `unsupported message type: ${String(m.type).slice(0, 40)}`);
+    }
+  }
+
+  private async respond(s: Live, m: Record<string, unknown>): Promise<void> {
+    const raw = typeof m.text === 'string' ? m.text : typeof m.prompt === 'string' ? m.prompt : '';
+    if (raw.trim() === '') return this.error(s, 'response.create missing text');
+    if (raw.length > MAX_TTS_CHARS) return this.error(s, `text exceeds ${MAX_TTS_CHARS} characters`, { code: 'voice.text_too_long' });
+    const text = sanitizeForSpeech(raw);
+    if (text === '') return this.error(s, 'text is empty after removing markup');
+    s.responded = true;
+    s.chars = text.length;
+    const started = performance.now();
+    let firstAudioMs: number | null = null;
+    this.send(s, {
+      type: 'voice.response.started',
+      provider: s.provider,
+      model: s.model,
+      voice: s.voice,
+      render_mode: 'verbatim',
+      text_chars: text.length,
+      output_mode: 'streaming_tts_renderer',
+    });
+    try {
+      s.stream = s.provider === 'openai' ? await openaiPcm(this.config.voice, text, s.voice, s.model) : offlinePcm(this.config.voice, text, s.voice);
+      const frameBytes = Math.round((s.stream.sampleRate * 2 * FRAME_MS) / 1000);
+      let pending: Buffer = Buffer.alloc(0);
+      for await (const chunk of s.stream.chunks) {
+        if (!s.ws || s.ws.readyState !== s.ws.OPEN) break;
+        pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+        while (pending.length >= frameBytes) {
+          await this.sendAudio(s, pending.subarray(0, frameBytes));
+          firstAudioMs ??= performance.now() - started;
+          pending = pending.subarray(frameBytes);
+        }
+      }
+      if (pending.length >= 2 && s.ws?.readyState === s.ws?.OPEN) await this.sendAudio(s, pending.subarray(0, pending.length - (pending.length % 2)));
+      s.stream = null;
+      this.send(s, { type: 'voice.audio.done' });
+      this.send(s, {
+        type: 'voice.response.done',
+        provider: s.provider,
+        model: s.model,
+        voice: s.voice,
+        output_mode: 'streaming_tts_renderer',
+        metrics: {
+          chunks: s.chunks,
+          bytes: s.bytes,
+          first_audio_ms: firstAudioMs === null ? null : Math.round(firstAudioMs),
+          total_ms: Math.round(performance.now() - started),
+        },
+      });
+    } catch (err) {
+      s.stream = null;
+      const message =
+        err instanceof VoiceProviderError || err instanceof DomainError ? err.message : `voice output provider failed: ${(err as Error).message}`;
+      this.error(s, message, { provider: s.provider, code: (err as { code?: string }).code ?? 'voice.provider_failed' });
+    }
+    this.touch(s);
+  }
+
+  /** One audio frame; waits while the socket holds more than HIGH_WATER unsent (the provider's stream is not read meanwhile). */
+  private async sendAudio(s: Live, pcm: Buffer): Promise<void> {
+    const ws = s.ws;
+    if (!ws) return;
+    const lv = pcmLevels(pcm);
+    s.audioSeq++;
+    s.chunks++;
+    s.bytes += pcm.length;
+    this.send(s, {
+      type: 'voice.audio.delta',
+      audio_event_id: s.audioSeq,
+      audio_base64: pcm.toString('base64'),
+      byte_count: pcm.length,
+      sample_rate: s.stream?.sampleRate ?? s.sampleRate,
+      channels: 1,
+      sample_width: 2,
+      label: null,
+      peak_level: lv.peak,
+      rms_level: lv.rms,
+    });
+    while (ws.readyState === ws.OPEN && ws.bufferedAmount > HIGH_WATER) {
+      await new Promise((r) => setTimeout(r, 10));
+      if (ws.bufferedAmount <= LOW_WATER) break;
+    }
+  }
+
+  private send(s: Live, event: Record<string, unknown>): void {
+    s.eventSeq++;
+    const ws = s.ws;
+    if (!ws || ws.readyState !== ws.OPEN) return;
+    ws.send(JSON.stringify({ ...event, event_id: s.eventSeq, at_ms: Math.round(this.clock.now().getTime() - s.createdAt) }));
+  }
+
+  private error(s: Live, message: string, extra: Record<string, unknown> = {}): void {
+    this.send(s, { type: 'voice.error', message, ...extra });
+  }
+
+  private touch(s: Live): void {
+    if (s.idle) clearTimeout(s.idle);
+    s.idle = setTimeout(() => s.ws?.close(1000, 'idle'), IDLE_MS);
+    s.idle.unref();
+  }
+
+  private async end(s: Live, reason: string): Promise<void> {
+    if (s.ended) return;
+    s.ended = true;
+    if (s.idle) clearTimeout(s.idle);
+    s.stream?.stop();
+    this.live.delete(s.id);
+    await this.log
+      .run(s.actor, () => [
+        { type: 'voice.session_ended', data: { sessionId: s.id, kind: 'output' as const, reason, chunks: s.chunks, bytes: s.bytes, chars: s.chars } },
+      ])
+      .catch((err: Error) => this.logger.warn({ err: err.message }, 'voice session end not recorded'));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    for (const s of this.live.values()) {
+      s.stream?.stop();
+      s.ws?.close(1001, 'relay stopping');
+    }
+    this.wss.close();
+  }
+}
