@@ -601,3 +601,108 @@ describe('the streaming output session: POST /voice/output/session, then its soc
     ws.close();
   });
 });
+
+describe('the experimental realtime session (/voice/realtime/session and its socket)', () => {
+  const rejectedOrOpen = (ws: WebSocket) =>
+    new Promise<number>((resolve) => {
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('open', () => resolve(101));
+      ws.on('error', () => undefined);
+    });
+  const until = async (pred: () => boolean, ms = 10_000) => {
+    const end = Date.now() + ms;
+    while (!pred()) {
+      if (Date.now() > end) throw new Error('timed out');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+
+  it('is off until enabled (404 naming how), then acknowledges input audio and answers responses, several in turn', async () => {
+    const relay = await startRelay({ env: { VOICE_TOOLS_OPENAI_KEY: '', OPENAI_API_KEY: '' } });
+    try {
+      const p = await pairPhone(relay);
+      p.phone.close();
+      const off = await call(relay, 'POST', '/voice/realtime/session', {}, bearer(p.token));
+      expect(off.status).toBe(404);
+      expect(off.body.error).toContain('PATCH /voice/realtime/config');
+      expect((await call(relay, 'PATCH', '/voice/realtime/config', { enabled: true }, bearer(p.token))).status).toBe(200);
+      const created = await call(relay, 'POST', '/voice/realtime/session', {}, bearer(p.token));
+      expect(created.body).toMatchObject({ success: true, protocol: 'hermes.voice.realtime.v0', provider: 'offline' });
+      const id = created.body.session_id as string;
+      expect(created.body.websocket_path).toBe(`/voice/realtime/${id}`);
+      // An output-session path does not open a realtime session.
+      expect(await rejectedOrOpen(new WebSocket(`${relay.url.replace('http', 'ws')}/voice/output/${id}`, { headers: bearer(p.token) }))).toBe(404);
+      const ws = new WebSocket(`${relay.url.replace('http', 'ws')}/voice/realtime/${id}`, { headers: bearer(p.token) });
+      const got: Array<Record<string, any>> = [];
+      ws.on('message', (d) => got.push(JSON.parse(String(d))));
+      await until(() => got.length > 0);
+      expect(got[0]).toMatchObject({ type: 'voice.session.ready', protocol: 'hermes.voice.realtime.v0' });
+      ws.send(JSON.stringify({ type: 'input_audio.append', audio_base64: Buffer.alloc(4800).toString('base64'), sample_rate: 24000 }));
+      ws.send(JSON.stringify({ type: 'input_audio.append', audio_base64: '!!!' }));
+      await until(() => got.some((f) => f.type === 'voice.error'));
+      expect(got.find((f) => f.type === 'voice.input_audio.received')).toMatchObject({ byte_count: 4800, total_bytes: 4800, sample_rate: 24000 });
+      for (const text of ['first answer', 'second answer']) {
+        const n = got.filter((f) => f.type === 'voice.response.done').length;
+        ws.send(JSON.stringify({ type: 'response.create', text }));
+        await until(() => got.filter((f) => f.type === 'voice.response.done').length === n + 1);
+      }
+      expect(got.filter((f) => f.type === 'voice.response.started')[0]).toMatchObject({ input_audio_bytes: 4800, render_mode: 'conversation' });
+      ws.close();
+      await until(() => readEvents(relay.home).some((e) => e.type === 'voice.session_ended' && e.data.sessionId === id));
+      expect(readEvents(relay.home).find((e) => e.type === 'voice.session_created' && e.data.sessionId === id)!.data).toMatchObject({
+        kind: 'realtime',
+      });
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it("renders through the provider's realtime WebSocket (a real ws server standing in for it): audio deltas, the transcript, errors", async () => {
+    const { WebSocketServer } = await import('ws');
+    const server = http.createServer();
+    const wss = new WebSocketServer({ server });
+    const seen: Array<{ url: string; auth: string | undefined; beta: string | undefined; frames: any[] }> = [];
+    wss.on('connection', (sock, req) => {
+      const rec = { url: req.url!, auth: req.headers.authorization, beta: req.headers['openai-beta'] as string | undefined, frames: [] as any[] };
+      seen.push(rec);
+      sock.on('message', (d) => {
+        const f = JSON.parse(String(d));
+        rec.frames.push(f);
+        if (f.type !== 'response.create') return;
+        const text = rec.frames.find((x) => x.type === 'conversation.item.create').item.content[0].text as string;
+        if (text === 'fail please') return sock.send(JSON.stringify({ type: 'error', error: { message: 'provider says no' } }));
+        for (let i = 0; i < 5; i++) sock.send(JSON.stringify({ type: 'response.audio.delta', delta: Buffer.alloc(4800, i + 1).toString('base64') }));
+        sock.send(JSON.stringify({ type: 'response.audio_transcript.done', transcript: `spoken: ${text}` }));
+        sock.send(JSON.stringify({ type: 'response.done' }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    const relay = await startRelay({ env: { OPENAI_API_KEY: 'sk-realtime-test', OPENAI_BASE_URL: base, RELAY_REALTIME_VOICE_ENABLED: '1' } });
+    try {
+      const p = await pairPhone(relay);
+      p.phone.close();
+      const id = (await call(relay, 'POST', '/voice/realtime/session', { voice: 'verse' }, bearer(p.token))).body.session_id as string;
+      const ws = new WebSocket(`${relay.url.replace('http', 'ws')}/voice/realtime/${id}`, { headers: bearer(p.token) });
+      const got: Array<Record<string, any>> = [];
+      ws.on('message', (d) => got.push(JSON.parse(String(d))));
+      await until(() => got.length > 0);
+      ws.send(JSON.stringify({ type: 'response.create', text: 'say hello' }));
+      await until(() => got.some((f) => f.type === 'voice.response.done'));
+      const deltas = got.filter((f) => f.type === 'voice.audio.delta');
+      expect(deltas.reduce((n, d) => n + d.byte_count, 0)).toBe(24000);
+      expect(deltas[0]).toMatchObject({ sample_rate: 24000, byte_count: 4800 });
+      expect(got.find((f) => f.type === 'voice.transcript.final')).toMatchObject({ text: 'spoken: say hello' });
+      expect(seen[0]).toMatchObject({ url: '/v1/realtime?model=gpt-4o-realtime-preview', auth: 'Bearer sk-realtime-test', beta: 'realtime=v1' });
+      expect(seen[0].frames[0]).toMatchObject({ type: 'session.update', session: { voice: 'verse', output_audio_format: 'pcm16' } });
+      ws.send(JSON.stringify({ type: 'response.create', text: 'fail please' }));
+      await until(() => got.some((f) => f.type === 'voice.error'));
+      expect(got.find((f) => f.type === 'voice.error')!.message).toContain('provider says no');
+      ws.close();
+    } finally {
+      await relay.close();
+      wss.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});

@@ -57,6 +57,8 @@ export type RelayConfig = {
   media: MediaConfig;
   /** Relay voice (spec 4.5): provider keys from the environment (or the service's .env), caps and tools. */
   voice: VoiceConfig;
+  /** RELAY_REALTIME_VOICE_ENABLED=1: the experimental realtime session on without a settings PATCH. */
+  realtimeVoiceEnabled: boolean;
   /** RELAY_CONSOLE_DIR: the built console (default: apps/console/dist of this checkout). */
   consoleDir: string | null;
   /** SSE comment line on idle console streams, so proxies and browsers keep them open. */
@@ -219,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     bridge: loadBridgeConfig(env),
     media: loadMediaConfig(env, svcHome),
     voice: loadVoiceConfig(env),
+    realtimeVoiceEnabled: truthy(env.RELAY_REALTIME_VOICE_ENABLED),
     consoleDir: env.RELAY_CONSOLE_DIR ? path.resolve(env.RELAY_CONSOLE_DIR) : null,
     consoleHeartbeatMs: 15_000,
   };

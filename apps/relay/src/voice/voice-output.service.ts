@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { actorOf, DomainError, expireVoiceSessions, MAX_TTS_CHARS, VOICE_SESSION_CONNECT_SECONDS, type Principal } from '@svc/domain';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -13,12 +13,17 @@ import { Scheduler } from '../common/scheduler';
 import { Secrets } from '../common/secrets';
 import { toErrorResponse } from '../common/http-errors';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
-import { offlinePcm, openaiPcm, pcmLevels, type PcmStream } from './pcm-stream';
+import { offlinePcm, openaiPcm, openaiRealtimePcm, pcmLevels, type PcmStream } from './pcm-stream';
 import { VoiceProviderError } from './voice-provider';
 import { sanitizeForSpeech, VoiceService } from './voice.service';
 
-/** The wire protocol name the reference clients know this session by (PROTOCOL.md "Relay voice"). */
-const PROTOCOL = 'hermes.voice.output.v0';
+type Kind = 'output' | 'realtime';
+/** The wire protocol names the reference clients know these sessions by (PROTOCOL.md "Relay voice"). */
+const PROTOCOL: Record<Kind, string> = { output: 'hermes.voice.output.v0', realtime: 'hermes.voice.realtime.v0' };
+const SECTION = { output: 'voice_output', realtime: 'realtime_voice' } as const;
+const GRANT: Record<Kind, string> = { output: 'voice:tts', realtime: 'voice:realtime' };
+/** Input audio a realtime session accepts in all (it is counted and acknowledged, not kept). */
+const MAX_INPUT_AUDIO_BYTES = 16 * 1024 * 1024;
 /** Audio goes out in frames of about 100 ms. */
 const FRAME_MS = 100;
 /** Back-pressure: past this much unsent on the socket the provider is paused, and resumed below LOW. */
@@ -30,6 +35,10 @@ const PATH_RE = /^\/voice\/(output|realtime|realtime-agent)\/([A-Za-z0-9_-]{1,64
 
 type Live = {
   id: string;
+  kind: Kind;
+  inputBytes: number;
+  /** A response is being rendered (from response.create to done or error). */
+  busy: boolean;
   actor: string;
   provider: string;
   model: string | null;
@@ -58,7 +67,7 @@ type Live = {
  * socket idles 60 s, or it was never opened.
  */
 @Injectable()
-export class VoiceOutputService implements OnApplicationShutdown {
+export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly live = new Map<string, Live>();
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
   private readonly auth: AuthDeps;
@@ -92,12 +101,19 @@ export class VoiceOutputService implements OnApplicationShutdown {
     return new Set([...this.live.values()].filter((s) => s.ws !== null).map((s) => s.id));
   }
 
-  /** POST /voice/output/session. */
-  async create(body: unknown, principal: Principal) {
+  /** POST /voice/output/session and /voice/realtime/session (realtime is experimental: off until enabled). */
+  async create(kind: Kind, body: unknown, principal: Principal) {
     const b = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
-    const settings = this.voice.settings('voice_output', b.profile);
-    if (settings.enabled === false)
-      throw new DomainError('voice.output_disabled', 'not_found', 'voice output is disabled (voice_output.enabled: false)', { success: false });
+    const settings = this.voice.settings(SECTION[kind], b.profile);
+    if (settings.enabled !== true && !(kind === 'realtime' && this.config.realtimeVoiceEnabled))
+      throw new DomainError(
+        `voice.${kind}_disabled`,
+        'not_found',
+        kind === 'output'
+          ? 'voice output is disabled (voice_output.enabled: false)'
+          : 'realtime voice is disabled (experimental: PATCH /voice/realtime/config {"enabled": true}, or RELAY_REALTIME_VOICE_ENABLED=1)',
+        { success: false },
+      );
     const provider = this.voice.providerId(typeof b.provider === 'string' ? b.provider : settings.provider);
     if (provider === null)
       throw new DomainError('voice.unknown_provider', 'invalid', `no voice provider "${String(b.provider ?? settings.provider).slice(0, 40)}"`, {
@@ -123,7 +139,7 @@ export class VoiceOutputService implements OnApplicationShutdown {
         type: 'voice.session_created',
         data: {
           sessionId: id,
-          kind: 'output' as const,
+          kind,
           profile: settings.profile,
           provider,
           via: principal.kind === 'api' ? ('api' as const) : ('session' as const),
@@ -133,6 +149,9 @@ export class VoiceOutputService implements OnApplicationShutdown {
     ]);
     this.live.set(id, {
       id,
+      kind,
+      inputBytes: 0,
+      busy: false,
       actor: actorOf(principal),
       provider,
       model,
@@ -155,7 +174,7 @@ export class VoiceOutputService implements OnApplicationShutdown {
       ok: true,
       success: true,
       session_id: id,
-      websocket_path: `/voice/output/${id}`,
+      websocket_path: `/voice/${kind}/${id}`,
       expires_at: Math.floor(Date.parse(expiresAt) / 1000),
       resume_supported: false,
       provider,
@@ -163,7 +182,7 @@ export class VoiceOutputService implements OnApplicationShutdown {
       voice: voiceName,
       sample_rate: sampleRate,
       codec: 'pcm',
-      protocol: PROTOCOL,
+      protocol: PROTOCOL[kind],
       profile: settings.profile,
       config_scope: settings.config_scope,
       fallback_to_global: settings.fallback_to_global,
@@ -187,27 +206,18 @@ export class VoiceOutputService implements OnApplicationShutdown {
     };
     const m = PATH_RE.exec(pathname);
     if (!m) return refuse(404, 'not_found', 'no such voice socket');
-    if (m[1] !== 'output')
-      return refuse(
-        404,
-        'voice.unknown_session',
-        `no ${m[1]} voice session ${m[2].slice(0, 8)}...: realtime sessions are not available on this relay yet`,
-      );
+    if (m[1] === 'realtime-agent') return refuse(404, 'voice.unknown_session', 'realtime-agent sessions are not available on this relay yet');
+    const kind = m[1] as Kind;
     let principal: Principal;
     try {
-      principal = await authenticateVoice(this.auth, req, 'voice:tts');
+      principal = await authenticateVoice(this.auth, req, GRANT[kind]);
     } catch (err) {
       const r = toErrorResponse(err);
       return refuse(r.status, r.body.code, r.body.error);
     }
     const s = this.live.get(m[2]);
     const known = this.log.models.voice.session(m[2]);
-    if (!s || !known)
-      return refuse(
-        s ? 410 : 404,
-        s ? 'voice.session_ended' : 'voice.unknown_session',
-        s ? 'this voice session has ended' : 'no such voice output session',
-      );
+    if (!s || !known || s.kind !== kind) return refuse(404, 'voice.unknown_session', `no such ${kind} voice session`);
     if (s.ended || (known.expiresAt <= this.clock.now().getTime() && !s.ws))
       return refuse(410, 'voice.session_ended', 'this voice session has ended (its socket must open within 60 s of creation)');
     if (actorOf(principal) !== s.actor) return refuse(403, 'voice.session_not_yours', 'this voice session belongs to another caller');
@@ -227,12 +237,13 @@ export class VoiceOutputService implements OnApplicationShutdown {
   private ready(s: Live) {
     return {
       type: 'voice.session.ready',
+      protocol: PROTOCOL[s.kind],
       session_id: s.id,
       provider: s.provider,
       model: s.model,
       voice: s.voice,
       sample_rate: s.sampleRate,
-      output_mode: 'streaming_tts_renderer',
+      ...(s.kind === 'output' ? { output_mode: 'streaming_tts_renderer' } : {}),
       resume_supported: false,
       last_event_id: s.eventSeq,
       last_audio_event_id: s.audioSeq,
@@ -260,9 +271,21 @@ export class VoiceOutputService implements OnApplicationShutdown {
         s.ws?.close(1000, 'session closed');
         return;
       case 'response.create':
-        if (s.responded) return this.error(s, s.stream ? 'response already running' : 'response already completed');
+        if (s.busy || (s.responded && s.kind === 'output')) return this.error(s, s.busy ? 'response already running' : 'response already completed');
         void this.respond(s, m);
         return;
+      case 'input_audio.append': {
+        if (s.kind !== 'realtime') return this.error(s, 'unsupported message type: input_audio.append');
+        const audio = typeof m.audio_base64 === 'string' ? m.audio_base64.trim() : '';
+        if (audio === '' || !/^[A-Za-z0-9+/]*={0,2}$/.test(audio))
+          return this.error(s, audio === '' ? 'input_audio.append missing audio_base64' : 'input_audio.append audio_base64 is invalid');
+        const n = Math.floor((audio.replace(/=+$/, '').length * 3) / 4);
+        if (s.inputBytes + n > MAX_INPUT_AUDIO_BYTES)
+          return this.error(s, `input audio exceeds ${MAX_INPUT_AUDIO_BYTES} bytes in this session`, { code: 'voice.audio_too_large' });
+        s.inputBytes += n;
+        const rate = typeof m.sample_rate === 'number' && Number.isInteger(m.sample_rate) ? m.sample_rate : 24000;
+        return this.send(s, { type: 'voice.input_audio.received', byte_count: n, total_bytes: s.inputBytes, sample_rate: rate });
+      }
       default:
         return this.error(s, `unsupported message type: ${String(m.type).slice(0, 40)}`);
     }
@@ -275,7 +298,8 @@ export class VoiceOutputService implements OnApplicationShutdown {
     const text = sanitizeForSpeech(raw);
     if (text === '') return this.error(s, 'text is empty after removing markup');
     s.responded = true;
-    s.chars = text.length;
+    s.busy = true;
+    s.chars += text.length;
     const started = performance.now();
     let firstAudioMs: number | null = null;
     this.send(s, {
@@ -283,12 +307,19 @@ export class VoiceOutputService implements OnApplicationShutdown {
       provider: s.provider,
       model: s.model,
       voice: s.voice,
-      render_mode: 'verbatim',
+      render_mode: s.kind === 'output' ? 'verbatim' : 'conversation',
       text_chars: text.length,
-      output_mode: 'streaming_tts_renderer',
+      ...(s.kind === 'output' ? { output_mode: 'streaming_tts_renderer' } : { input_audio_bytes: s.inputBytes }),
     });
+    let transcript: (() => string | null) | null = null;
     try {
-      s.stream = s.provider === 'openai' ? await openaiPcm(this.config.voice, text, s.voice, s.model) : offlinePcm(this.config.voice, text, s.voice);
+      if (s.provider === 'openai' && s.kind === 'realtime') {
+        const rt = openaiRealtimePcm(this.config.voice, text, s.voice, s.model);
+        transcript = rt.transcript;
+        s.stream = rt;
+      } else
+        s.stream =
+          s.provider === 'openai' ? await openaiPcm(this.config.voice, text, s.voice, s.model) : offlinePcm(this.config.voice, text, s.voice);
       const frameBytes = Math.round((s.stream.sampleRate * 2 * FRAME_MS) / 1000);
       let pending: Buffer = Buffer.alloc(0);
       for await (const chunk of s.stream.chunks) {
@@ -302,13 +333,15 @@ export class VoiceOutputService implements OnApplicationShutdown {
       }
       if (pending.length >= 2 && s.ws?.readyState === s.ws?.OPEN) await this.sendAudio(s, pending.subarray(0, pending.length - (pending.length % 2)));
       s.stream = null;
+      const spoken = transcript?.();
+      if (spoken) this.send(s, { type: 'voice.transcript.final', text: spoken });
       this.send(s, { type: 'voice.audio.done' });
       this.send(s, {
         type: 'voice.response.done',
         provider: s.provider,
         model: s.model,
         voice: s.voice,
-        output_mode: 'streaming_tts_renderer',
+        ...(s.kind === 'output' ? { output_mode: 'streaming_tts_renderer' } : {}),
         metrics: {
           chunks: s.chunks,
           bytes: s.bytes,
@@ -317,11 +350,13 @@ export class VoiceOutputService implements OnApplicationShutdown {
         },
       });
     } catch (err) {
+      s.stream?.stop();
       s.stream = null;
       const message =
         err instanceof VoiceProviderError || err instanceof DomainError ? err.message : `voice output provider failed: ${(err as Error).message}`;
       this.error(s, message, { provider: s.provider, code: (err as { code?: string }).code ?? 'voice.provider_failed' });
     }
+    s.busy = false;
     this.touch(s);
   }
 
@@ -376,16 +411,32 @@ export class VoiceOutputService implements OnApplicationShutdown {
     this.live.delete(s.id);
     await this.log
       .run(s.actor, () => [
-        { type: 'voice.session_ended', data: { sessionId: s.id, kind: 'output' as const, reason, chunks: s.chunks, bytes: s.bytes, chars: s.chars } },
+        { type: 'voice.session_ended', data: { sessionId: s.id, kind: s.kind, reason, chunks: s.chunks, bytes: s.bytes, chars: s.chars } },
       ])
       .catch((err: Error) => this.logger.warn({ err: err.message }, 'voice session end not recorded'));
   }
 
+  /** Before the server closes (it would wait for them): every voice socket is closed (1001), then cut if it does not answer. */
+  async beforeApplicationShutdown(): Promise<void> {
+    const open = [...this.live.values()].filter((s) => s.ws);
+    for (const s of this.live.values()) s.stream?.stop();
+    await Promise.all(
+      open.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            const ws = s.ws!;
+            const cut = setTimeout(() => ws.terminate(), 1000);
+            ws.once('close', () => {
+              clearTimeout(cut);
+              resolve();
+            });
+            ws.close(1001, 'relay stopping');
+          }),
+      ),
+    );
+  }
+
   async onApplicationShutdown(): Promise<void> {
-    for (const s of this.live.values()) {
-      s.stream?.stop();
-      s.ws?.close(1001, 'relay stopping');
-    }
     this.wss.close();
   }
 }

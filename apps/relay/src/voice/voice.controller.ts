@@ -21,7 +21,15 @@ export class VoiceController {
   @Auth('voice', 'voice:tts')
   @HttpCode(200)
   outputSession(@Body() body: unknown, @Caller() caller: Principal) {
-    return this.output.create(body, caller);
+    return this.output.create('output', body, caller);
+  }
+
+  /** Experimental (spec 4.5): a realtime voice session on the same socket machinery (`/voice/realtime/{session_id}`). */
+  @Post('/realtime/session')
+  @Auth('voice', 'voice:realtime')
+  @HttpCode(200)
+  realtimeSession(@Body() body: unknown, @Caller() caller: Principal) {
+    return this.output.create('realtime', body, caller);
   }
 
   @Get('/config')

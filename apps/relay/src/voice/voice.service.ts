@@ -310,7 +310,7 @@ export class VoiceService {
     const base: Record<string, VoiceSettingValue> = {
       ...VoiceService.DEFAULTS[section],
       provider: providerDefault,
-      model: providerDefault === 'openai' ? 'gpt-4o-mini-tts' : 'espeak-ng',
+      model: providerDefault === 'openai' ? (section === 'voice_output' ? 'gpt-4o-mini-tts' : 'gpt-4o-realtime-preview') : 'espeak-ng',
       voice: providerDefault === 'openai' ? 'alloy' : 'en-us',
       sample_rate: providerDefault === 'openai' ? 24000 : 22050,
       ...this.log.models.voice.settings(section),
