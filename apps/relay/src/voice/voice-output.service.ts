@@ -41,8 +41,8 @@ type Live = {
   busy: boolean;
   actor: string;
   provider: string;
-  model: string | null;
-  voice: string | null;
+  model: string;
+  voice: string;
   sampleRate: number;
   profile: string | null;
   ws: WebSocket | null;
@@ -130,8 +130,11 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
     const str = (v: unknown) => (typeof v === 'string' && v.trim() !== '' && v.length <= 128 ? v.trim() : null);
     const id = randomBytes(18).toString('base64url');
     const sampleRate = provider === 'openai' ? 24000 : 22050;
-    const voiceName = str(b.voice) ?? (typeof settings.voice === 'string' ? settings.voice : null);
-    const model = str(b.model) ?? (typeof settings.model === 'string' ? settings.model : null);
+    // The app decodes `model` and `voice` as non-null strings: always name one.
+    const voiceName = str(b.voice) ?? (typeof settings.voice === 'string' ? settings.voice : provider === 'openai' ? 'alloy' : 'en-us');
+    const model =
+      str(b.model) ??
+      (typeof settings.model === 'string' ? settings.model : provider === 'openai' ? (kind === 'output' ? 'gpt-4o-mini-tts' : 'gpt-4o-realtime-preview') : 'espeak-ng');
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + VOICE_SESSION_CONNECT_SECONDS * 1000).toISOString();
     await this.log.run(actorOf(principal), () => [
