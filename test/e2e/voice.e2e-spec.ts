@@ -706,3 +706,149 @@ describe('the experimental realtime session (/voice/realtime/session and its soc
     }
   });
 });
+
+describe('the realtime-agent broker (fallback engine: speech -> text -> the agent API -> speech)', () => {
+  const until = async (pred: () => boolean, ms = 15_000) => {
+    const end = Date.now() + ms;
+    while (!pred()) {
+      if (Date.now() > end) throw new Error('timed out');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  let api: http.Server;
+  const asked: Array<{ auth: string | undefined; session: string | undefined; body: any }> = [];
+  let relay: TestRelay;
+  let token: string;
+  beforeAll(async () => {
+    api = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString() || '{}');
+        asked.push({ auth: req.headers.authorization, session: req.headers['x-hermes-session-id'] as string | undefined, body });
+        if (req.url !== '/v1/chat/completions') {
+          res.statusCode = 404;
+          return res.end('{}');
+        }
+        const last = body.messages.at(-1).content as string;
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: `The agent heard: **${last}**` } }] }));
+      });
+    });
+    await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
+    relay = await startRelay({
+      env: {
+        VOICE_TOOLS_OPENAI_KEY: '',
+        OPENAI_API_KEY: '',
+        API_SERVER_KEY: API_KEY,
+        RELAY_WEBAPI_URL: `http://127.0.0.1:${(api.address() as AddressInfo).port}`,
+        RELAY_REALTIME_VOICE_ENABLED: '1',
+      },
+    });
+    const p = await pairPhone(relay);
+    p.phone.close();
+    token = p.token;
+  });
+  afterAll(async () => {
+    await relay.close();
+    await new Promise((r) => api.close(r));
+  });
+
+  it('binds the session to its chat session id and context; a spoken turn is transcribed, answered by the agent, mirrored and spoken', async () => {
+    const created = await call(
+      relay,
+      'POST',
+      '/voice/realtime-agent/session',
+      {
+        chat_session_id: 'chat-42',
+        context_messages: [
+          { role: 'user', content: 'earlier question' },
+          { role: 'assistant', content: 'earlier answer' },
+        ],
+      },
+      bearer(token),
+    );
+    expect(created.body).toMatchObject({
+      success: true,
+      protocol: 'hermes.voice.realtime_agent.v0',
+      chat_session_id: 'chat-42',
+      broker_mode: 'fallback_engine',
+      tool_surface: [],
+    });
+    const id = created.body.session_id as string;
+    expect(created.body.websocket_path).toBe(`/voice/realtime-agent/${id}`);
+    const ws = new WebSocket(`${relay.url.replace('http', 'ws')}/voice/realtime-agent/${id}`, { headers: bearer(token) });
+    const got: Array<Record<string, any>> = [];
+    ws.on('message', (d) => got.push(JSON.parse(String(d))));
+    await until(() => got.length > 0);
+    expect(got[0]).toMatchObject({ type: 'voice.session.ready', protocol: 'hermes.voice.realtime_agent.v0' });
+
+    // The mic: "hello world" as 24 kHz 16-bit PCM in 100 ms appends, then commit.
+    const { readWav: rw, resample: rs, writeWav16: ww } = await import('../../apps/relay/src/voice/wav');
+    const pcm = ww(rs(rw(spokenWav('hello world')), 24000)).subarray(44);
+    for (let i = 0; i < pcm.length; i += 4800)
+      ws.send(JSON.stringify({ type: 'input_audio.append', audio_base64: pcm.subarray(i, i + 4800).toString('base64'), sample_rate: 24000 }));
+    ws.send(JSON.stringify({ type: 'input_audio.commit' }));
+    await until(() => got.some((f) => f.type === 'voice.response.done' || f.type === 'voice.error'));
+    const heard = got.find((f) => f.type === 'voice.input_transcript.final')!;
+    expect(heard.text).toMatch(/hello|world/);
+    const types = got.map((f) => f.type);
+    expect(types.indexOf('hermes.run.started')).toBeGreaterThan(types.indexOf('voice.input_transcript.final'));
+    expect(got.find((f) => f.type === 'voice.response.delta')).toMatchObject({
+      delta: `The agent heard: **${heard.text}**`,
+      source: 'hermes',
+      delivery: 'final',
+    });
+    expect(got.filter((f) => f.type === 'voice.output_audio.delta').length).toBeGreaterThan(5);
+    expect(types.slice(-2)).toEqual(['voice.output_audio.done', 'voice.response.done']);
+    expect(asked[0]).toMatchObject({ auth: `Bearer ${API_KEY}`, session: 'chat-42' });
+    expect(asked[0].body.messages).toEqual([
+      { role: 'user', content: 'earlier question' },
+      { role: 'assistant', content: 'earlier answer' },
+      { role: 'user', content: heard.text },
+    ]);
+
+    // A typed turn continues the same conversation.
+    const n = got.length;
+    ws.send(JSON.stringify({ type: 'response.create', text: 'second question' }));
+    await until(() => got.slice(n).some((f) => f.type === 'voice.response.done'));
+    expect(asked[1].body.messages.slice(-2)).toEqual([
+      { role: 'assistant', content: `The agent heard: **${heard.text}**` },
+      { role: 'user', content: 'second question' },
+    ]);
+    ws.send(JSON.stringify({ type: 'input_audio.commit' }));
+    await until(() => got.slice(n).some((f) => f.type === 'voice.error'));
+    expect(got.slice(n).find((f) => f.type === 'voice.error')!.message).toContain('no audio');
+    ws.close();
+    await until(() => readEvents(relay.home).some((e) => e.type === 'voice.session_ended' && e.data.sessionId === id));
+    expect(
+      readEvents(relay.home)
+        .map((e) => JSON.stringify(e))
+        .join(''),
+    ).not.toContain('second question');
+  });
+
+  it('refuses bad session bodies (400) and says when the agent API cannot be reached', async () => {
+    for (const body of [{ chat_session_id: '../x' }, { context_messages: 'no' }, { context_messages: [{ role: 'tool', content: 'x' }] }])
+      expect((await call(relay, 'POST', '/voice/realtime-agent/session', body, bearer(token))).status).toBe(400);
+    const down = await startRelay({
+      env: { RELAY_WEBAPI_URL: 'http://127.0.0.1:1', RELAY_REALTIME_VOICE_ENABLED: '1', VOICE_TOOLS_OPENAI_KEY: '', OPENAI_API_KEY: '' },
+    });
+    try {
+      const p = await pairPhone(down);
+      p.phone.close();
+      const id = (await call(down, 'POST', '/voice/realtime-agent/session', {}, bearer(p.token))).body.session_id as string;
+      const ws = new WebSocket(`${down.url.replace('http', 'ws')}/voice/realtime-agent/${id}`, { headers: bearer(p.token) });
+      const got: Array<Record<string, any>> = [];
+      ws.on('message', (d) => got.push(JSON.parse(String(d))));
+      await until(() => got.length > 0);
+      ws.send(JSON.stringify({ type: 'response.create', text: 'anyone there?' }));
+      await until(() => got.some((f) => f.type === 'voice.error'));
+      expect(got.find((f) => f.type === 'voice.error')).toMatchObject({ code: 'voice.agent_unreachable' });
+      expect(got.find((f) => f.type === 'voice.error')!.message).toContain('cannot reach the agent API at http://127.0.0.1:1');
+      ws.close();
+    } finally {
+      await down.close();
+    }
+  });
+});

@@ -16,12 +16,24 @@ import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import { offlinePcm, openaiPcm, openaiRealtimePcm, pcmLevels, type PcmStream } from './pcm-stream';
 import { VoiceProviderError } from './voice-provider';
 import { sanitizeForSpeech, VoiceService } from './voice.service';
+import { writeWav16 } from './wav';
 
-type Kind = 'output' | 'realtime';
+type Kind = 'output' | 'realtime' | 'realtime_agent';
 /** The wire protocol names the reference clients know these sessions by (PROTOCOL.md "Relay voice"). */
-const PROTOCOL: Record<Kind, string> = { output: 'hermes.voice.output.v0', realtime: 'hermes.voice.realtime.v0' };
-const SECTION = { output: 'voice_output', realtime: 'realtime_voice' } as const;
-const GRANT: Record<Kind, string> = { output: 'voice:tts', realtime: 'voice:realtime' };
+const PROTOCOL: Record<Kind, string> = {
+  output: 'hermes.voice.output.v0',
+  realtime: 'hermes.voice.realtime.v0',
+  realtime_agent: 'hermes.voice.realtime_agent.v0',
+};
+const SECTION = { output: 'voice_output', realtime: 'realtime_voice', realtime_agent: 'realtime_agent' } as const;
+const GRANT: Record<Kind, string> = { output: 'voice:tts', realtime: 'voice:realtime', realtime_agent: 'voice:realtime' };
+/** URL segment of each kind (`/voice/<segment>/<session_id>`). */
+const SEGMENT: Record<Kind, string> = { output: 'output', realtime: 'realtime', realtime_agent: 'realtime-agent' };
+const KIND_OF_SEGMENT: Record<string, Kind> = { output: 'output', realtime: 'realtime', 'realtime-agent': 'realtime_agent' };
+/** The broker keeps this much conversation (the app sends at most 14 messages of at most 1,500 characters). */
+const MAX_CONTEXT = 14;
+const MAX_CONTEXT_CHARS = 1500;
+const CHAT_SESSION_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 /** Input audio a realtime session accepts in all (it is counted and acknowledged, not kept). */
 const MAX_INPUT_AUDIO_BYTES = 16 * 1024 * 1024;
 /** Audio goes out in frames of about 100 ms. */
@@ -39,6 +51,12 @@ type Live = {
   inputBytes: number;
   /** A response is being rendered (from response.create to done or error). */
   busy: boolean;
+  /** realtime_agent: the agent chat session the turns continue, the conversation so far, the mic audio not yet committed. */
+  chatSessionId: string | null;
+  context: Array<{ role: 'user' | 'assistant' | 'system'; content: string }>;
+  inputPcm: Buffer[];
+  inputRate: number;
+  abort: AbortController | null;
   actor: string;
   provider: string;
   model: string;
@@ -105,13 +123,13 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
   async create(kind: Kind, body: unknown, principal: Principal) {
     const b = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
     const settings = this.voice.settings(SECTION[kind], b.profile);
-    if (settings.enabled !== true && !(kind === 'realtime' && this.config.realtimeVoiceEnabled))
+    if (settings.enabled !== true && !(kind !== 'output' && this.config.realtimeVoiceEnabled))
       throw new DomainError(
         `voice.${kind}_disabled`,
         'not_found',
         kind === 'output'
           ? 'voice output is disabled (voice_output.enabled: false)'
-          : 'realtime voice is disabled (experimental: PATCH /voice/realtime/config {"enabled": true}, or RELAY_REALTIME_VOICE_ENABLED=1)',
+          : `${kind === 'realtime' ? 'realtime voice' : 'the realtime agent'} is disabled (experimental: PATCH /voice/${SEGMENT[kind]}/config {"enabled": true}, or RELAY_REALTIME_VOICE_ENABLED=1)`,
         { success: false },
       );
     const provider = this.voice.providerId(typeof b.provider === 'string' ? b.provider : settings.provider);
@@ -128,13 +146,20 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
         { success: false },
       );
     const str = (v: unknown) => (typeof v === 'string' && v.trim() !== '' && v.length <= 128 ? v.trim() : null);
+    const agent = kind === 'realtime_agent' ? agentFields(b) : { chatSessionId: null, context: [] };
     const id = randomBytes(18).toString('base64url');
     const sampleRate = provider === 'openai' ? 24000 : 22050;
     // The app decodes `model` and `voice` as non-null strings: always name one.
     const voiceName = str(b.voice) ?? (typeof settings.voice === 'string' ? settings.voice : provider === 'openai' ? 'alloy' : 'en-us');
     const model =
       str(b.model) ??
-      (typeof settings.model === 'string' ? settings.model : provider === 'openai' ? (kind === 'output' ? 'gpt-4o-mini-tts' : 'gpt-4o-realtime-preview') : 'espeak-ng');
+      (typeof settings.model === 'string'
+        ? settings.model
+        : provider === 'openai'
+          ? kind === 'output'
+            ? 'gpt-4o-mini-tts'
+            : 'gpt-4o-realtime-preview'
+          : 'espeak-ng');
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + VOICE_SESSION_CONNECT_SECONDS * 1000).toISOString();
     await this.log.run(actorOf(principal), () => [
@@ -155,6 +180,10 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
       kind,
       inputBytes: 0,
       busy: false,
+      ...agent,
+      inputPcm: [],
+      inputRate: 24000,
+      abort: null,
       actor: actorOf(principal),
       provider,
       model,
@@ -177,7 +206,8 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
       ok: true,
       success: true,
       session_id: id,
-      websocket_path: `/voice/${kind}/${id}`,
+      websocket_path: `/voice/${SEGMENT[kind]}/${id}`,
+      ...(kind === 'realtime_agent' ? { chat_session_id: agent.chatSessionId, broker_mode: 'fallback_engine', tool_surface: [] } : {}),
       expires_at: Math.floor(Date.parse(expiresAt) / 1000),
       resume_supported: false,
       provider,
@@ -209,8 +239,7 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
     };
     const m = PATH_RE.exec(pathname);
     if (!m) return refuse(404, 'not_found', 'no such voice socket');
-    if (m[1] === 'realtime-agent') return refuse(404, 'voice.unknown_session', 'realtime-agent sessions are not available on this relay yet');
-    const kind = m[1] as Kind;
+    const kind = KIND_OF_SEGMENT[m[1]];
     let principal: Principal;
     try {
       principal = await authenticateVoice(this.auth, req, GRANT[kind]);
@@ -274,11 +303,16 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
         s.ws?.close(1000, 'session closed');
         return;
       case 'response.create':
+        if (s.kind === 'realtime_agent') {
+          if (s.busy) return this.error(s, 'response already running');
+          void this.agentTurn(s, typeof m.text === 'string' ? m.text : typeof m.prompt === 'string' ? m.prompt : '');
+          return;
+        }
         if (s.busy || (s.responded && s.kind === 'output')) return this.error(s, s.busy ? 'response already running' : 'response already completed');
         void this.respond(s, m);
         return;
       case 'input_audio.append': {
-        if (s.kind !== 'realtime') return this.error(s, 'unsupported message type: input_audio.append');
+        if (s.kind === 'output') return this.error(s, 'unsupported message type: input_audio.append');
         const audio = typeof m.audio_base64 === 'string' ? m.audio_base64.trim() : '';
         if (audio === '' || !/^[A-Za-z0-9+/]*={0,2}$/.test(audio))
           return this.error(s, audio === '' ? 'input_audio.append missing audio_base64' : 'input_audio.append audio_base64 is invalid');
@@ -286,9 +320,25 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
         if (s.inputBytes + n > MAX_INPUT_AUDIO_BYTES)
           return this.error(s, `input audio exceeds ${MAX_INPUT_AUDIO_BYTES} bytes in this session`, { code: 'voice.audio_too_large' });
         s.inputBytes += n;
-        const rate = typeof m.sample_rate === 'number' && Number.isInteger(m.sample_rate) ? m.sample_rate : 24000;
+        const rate =
+          typeof m.sample_rate === 'number' && Number.isInteger(m.sample_rate) && m.sample_rate >= 8000 && m.sample_rate <= 48000
+            ? m.sample_rate
+            : 24000;
+        if (s.kind === 'realtime_agent') {
+          s.inputPcm.push(Buffer.from(audio, 'base64'));
+          s.inputRate = rate;
+        }
         return this.send(s, { type: 'voice.input_audio.received', byte_count: n, total_bytes: s.inputBytes, sample_rate: rate });
       }
+      case 'input_audio.commit':
+        if (s.kind !== 'realtime_agent') return this.error(s, 'unsupported message type: input_audio.commit');
+        if (s.busy) return this.error(s, 'response already running');
+        void this.agentTurnFromAudio(s);
+        return;
+      case 'response.cancel':
+        s.abort?.abort();
+        s.stream?.stop();
+        return;
       default:
         return this.error(s, `unsupported message type: ${String(m.type).slice(0, 40)}`);
     }
@@ -323,18 +373,7 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
       } else
         s.stream =
           s.provider === 'openai' ? await openaiPcm(this.config.voice, text, s.voice, s.model) : offlinePcm(this.config.voice, text, s.voice);
-      const frameBytes = Math.round((s.stream.sampleRate * 2 * FRAME_MS) / 1000);
-      let pending: Buffer = Buffer.alloc(0);
-      for await (const chunk of s.stream.chunks) {
-        if (!s.ws || s.ws.readyState !== s.ws.OPEN) break;
-        pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-        while (pending.length >= frameBytes) {
-          await this.sendAudio(s, pending.subarray(0, frameBytes));
-          firstAudioMs ??= performance.now() - started;
-          pending = pending.subarray(frameBytes);
-        }
-      }
-      if (pending.length >= 2 && s.ws?.readyState === s.ws?.OPEN) await this.sendAudio(s, pending.subarray(0, pending.length - (pending.length % 2)));
+      firstAudioMs = await this.pump(s, 'voice.audio.delta', started);
       s.stream = null;
       const spoken = transcript?.();
       if (spoken) this.send(s, { type: 'voice.transcript.final', text: spoken });
@@ -363,8 +402,153 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
     this.touch(s);
   }
 
+  /** realtime_agent: the committed mic audio (16-bit PCM) is transcribed by the stt provider, then taken as the turn. */
+  private async agentTurnFromAudio(s: Live): Promise<void> {
+    const pcm = Buffer.concat(s.inputPcm);
+    s.inputPcm = [];
+    if (pcm.length < 2) return this.error(s, 'input_audio.commit with no audio appended');
+    s.busy = true;
+    let text: string;
+    try {
+      const samples = new Float32Array(Math.floor(pcm.length / 2));
+      for (let i = 0; i < samples.length; i++) samples[i] = pcm.readInt16LE(i * 2) / 32768;
+      const scope = this.voice.files.resolve(s.profile);
+      const stt = this.voice.section(scope, 'stt');
+      if (!stt.providerId)
+        throw new VoiceProviderError('voice.provider_unavailable', `stt provider "${stt.configured}" is not available in this relay`, 'unavailable');
+      const r = await this.voice.provider(stt.providerId).transcribe({
+        audio: writeWav16({ sampleRate: s.inputRate, samples }),
+        contentType: 'audio/wav',
+        fileName: 'input.wav',
+        language: null,
+        model: null,
+      });
+      text = r.text.trim();
+    } catch (err) {
+      s.busy = false;
+      return this.error(s, `transcription failed: ${(err as Error).message}`, {
+        code: (err as { code?: string }).code ?? 'voice.transcription_failed',
+      });
+    }
+    this.send(s, { type: 'voice.input_transcript.final', text });
+    s.busy = false;
+    if (text === '') return this.error(s, 'nothing was heard in the committed audio', { code: 'voice.empty_transcript' });
+    return this.agentTurn(s, text);
+  }
+
+  /**
+   * realtime_agent's fallback engine: the turn goes to the agent host's OpenAI-compatible chat API
+   * (RELAY_WEBAPI_URL `/v1/chat/completions`, the API key, the chat session id as `X-Hermes-Session-Id`),
+   * its answer is mirrored as `voice.response.delta` and spoken with the voice output provider. The agent
+   * runs its own tools; the broker exposes none (`tool_surface: []`).
+   */
+  private async agentTurn(s: Live, raw: string): Promise<void> {
+    const text = raw.trim().slice(0, MAX_TTS_CHARS);
+    if (text === '') return this.error(s, 'response.create missing text');
+    s.busy = true;
+    s.responded = true;
+    const abort = (s.abort = new AbortController());
+    const started = performance.now();
+    this.send(s, { type: 'hermes.run.started', chat_session_id: s.chatSessionId, profile: s.profile, tool_surface: [] });
+    this.send(s, {
+      type: 'voice.response.started',
+      provider: s.provider,
+      model: s.model,
+      voice: s.voice,
+      render_mode: 'conversation',
+      text_chars: text.length,
+    });
+    let answer: string;
+    try {
+      const timer = setTimeout(() => abort.abort(), this.config.voice.timeoutMs);
+      const res = await fetch(`${this.config.webapiUrl.replace(/\/+$/, '')}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(this.config.apiServer.key ? { authorization: `Bearer ${this.config.apiServer.key}` } : {}),
+          ...(s.chatSessionId ? { 'x-hermes-session-id': s.chatSessionId } : {}),
+        },
+        body: JSON.stringify({ model: 'hermes-agent', stream: false, messages: [...s.context, { role: 'user', content: text }] }),
+        signal: abort.signal,
+      }).finally(() => clearTimeout(timer));
+      if (res.status === 401 || res.status === 403)
+        throw new VoiceProviderError(
+          'voice.agent_auth',
+          `the agent API refused the relay (${res.status}): set API_SERVER_KEY to the API server's key`,
+        );
+      if (!res.ok) throw new VoiceProviderError('voice.agent_error', `the agent API answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+      const j = (await res.json()) as { choices?: Array<{ message?: { content?: unknown } }> };
+      const content = j.choices?.[0]?.message?.content;
+      if (typeof content !== 'string') throw new VoiceProviderError('voice.agent_error', 'the agent API answered without a message');
+      answer = content;
+    } catch (err) {
+      s.busy = false;
+      s.abort = null;
+      if (abort.signal.aborted) return this.error(s, 'the turn was cancelled or timed out', { code: 'voice.turn_cancelled' });
+      const message =
+        err instanceof VoiceProviderError ? err.message : `cannot reach the agent API at ${this.config.webapiUrl}: ${(err as Error).message}`;
+      return this.error(s, message, { code: (err as { code?: string }).code ?? 'voice.agent_unreachable' });
+    }
+    s.context.push({ role: 'user', content: text.slice(0, MAX_CONTEXT_CHARS) }, { role: 'assistant', content: answer.slice(0, MAX_CONTEXT_CHARS) });
+    s.context = s.context.slice(-MAX_CONTEXT);
+    this.send(s, { type: 'voice.response.delta', delta: answer, source: 'hermes', delivery: 'final' });
+    const spoken = sanitizeForSpeech(answer);
+    s.chars += spoken.length;
+    let firstAudioMs: number | null = null;
+    try {
+      if (spoken !== '') {
+        s.stream =
+          s.provider === 'openai' ? await openaiPcm(this.config.voice, spoken, s.voice, null) : offlinePcm(this.config.voice, spoken, s.voice);
+        firstAudioMs = await this.pump(s, 'voice.output_audio.delta', started);
+      }
+      s.stream = null;
+      this.send(s, { type: 'voice.output_audio.done' });
+      this.send(s, {
+        type: 'voice.response.done',
+        text: answer,
+        provider: s.provider,
+        voice: s.voice,
+        metrics: {
+          chunks: s.chunks,
+          bytes: s.bytes,
+          first_audio_ms: firstAudioMs === null ? null : Math.round(firstAudioMs),
+          total_ms: Math.round(performance.now() - started),
+        },
+      });
+    } catch (err) {
+      s.stream?.stop();
+      s.stream = null;
+      this.error(s, err instanceof VoiceProviderError ? err.message : `speaking the answer failed: ${(err as Error).message}`, {
+        code: (err as { code?: string }).code ?? 'voice.provider_failed',
+      });
+    }
+    s.busy = false;
+    s.abort = null;
+    this.touch(s);
+  }
+
+  /** Reads the current stream into ~100 ms frames of `type`; returns when the first frame went out (ms since `started`). */
+  private async pump(s: Live, type: string, started: number): Promise<number | null> {
+    let first: number | null = null;
+    const stream = s.stream!;
+    const frameBytes = Math.round((stream.sampleRate * 2 * FRAME_MS) / 1000);
+    let pending: Buffer = Buffer.alloc(0);
+    for await (const chunk of stream.chunks) {
+      if (!s.ws || s.ws.readyState !== s.ws.OPEN) break;
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      while (pending.length >= frameBytes) {
+        await this.sendAudio(s, pending.subarray(0, frameBytes), type);
+        first ??= performance.now() - started;
+        pending = pending.subarray(frameBytes);
+      }
+    }
+    if (pending.length >= 2 && s.ws?.readyState === s.ws?.OPEN)
+      await this.sendAudio(s, pending.subarray(0, pending.length - (pending.length % 2)), type);
+    return first;
+  }
+
   /** One audio frame; waits while the socket holds more than HIGH_WATER unsent (the provider's stream is not read meanwhile). */
-  private async sendAudio(s: Live, pcm: Buffer): Promise<void> {
+  private async sendAudio(s: Live, pcm: Buffer, type = 'voice.audio.delta'): Promise<void> {
     const ws = s.ws;
     if (!ws) return;
     const lv = pcmLevels(pcm);
@@ -372,7 +556,7 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
     s.chunks++;
     s.bytes += pcm.length;
     this.send(s, {
-      type: 'voice.audio.delta',
+      type,
       audio_event_id: s.audioSeq,
       audio_base64: pcm.toString('base64'),
       byte_count: pcm.length,
@@ -442,4 +626,29 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
   async onApplicationShutdown(): Promise<void> {
     this.wss.close();
   }
+}
+
+/** realtime_agent session fields (the app's body): `chat_session_id`, and up to 14 `context_messages` of at most 1,500 characters. */
+function agentFields(b: Record<string, unknown>): { chatSessionId: string | null; context: Live['context'] } {
+  let chatSessionId: string | null = null;
+  if (b.chat_session_id !== undefined && b.chat_session_id !== null && b.chat_session_id !== '') {
+    if (typeof b.chat_session_id !== 'string' || !CHAT_SESSION_RE.test(b.chat_session_id))
+      throw new DomainError('validation_failed', 'invalid', 'chat_session_id must be 1-128 letters, digits, "_", ".", ":" or "-"', {
+        success: false,
+      });
+    chatSessionId = b.chat_session_id;
+  }
+  const raw = b.context_messages;
+  if (raw !== undefined && !Array.isArray(raw))
+    throw new DomainError('validation_failed', 'invalid', 'context_messages must be a list', { success: false });
+  const context: Live['context'] = [];
+  for (const m of ((raw as unknown[]) ?? []).slice(-MAX_CONTEXT)) {
+    const msg = m as { role?: unknown; content?: unknown };
+    if (typeof msg !== 'object' || msg === null || !['user', 'assistant', 'system'].includes(msg.role as string) || typeof msg.content !== 'string')
+      throw new DomainError('validation_failed', 'invalid', 'each context message is {"role": "user"|"assistant"|"system", "content": "..."}', {
+        success: false,
+      });
+    context.push({ role: msg.role as 'user' | 'assistant' | 'system', content: msg.content.slice(0, MAX_CONTEXT_CHARS) });
+  }
+  return { chatSessionId, context };
 }

@@ -32,6 +32,14 @@ export class VoiceController {
     return this.output.create('realtime', body, caller);
   }
 
+  /** Experimental (spec 4.5): the realtime-agent broker session (`/voice/realtime-agent/{session_id}`). */
+  @Post('/realtime-agent/session')
+  @Auth('voice', 'voice:realtime')
+  @HttpCode(200)
+  agentSession(@Body() body: unknown, @Caller() caller: Principal) {
+    return this.output.create('realtime_agent', body, caller);
+  }
+
   @Get('/config')
   @Auth('voice', 'voice:config')
   config(@Query('profile') profile: unknown) {

@@ -333,7 +333,19 @@ export class VoiceService {
     const s = this.settings(section, profileRaw);
     const id = this.providerId(s.provider) ?? this.defaultProvider();
     const o = await this.provider(id).options();
-    return { ...s, models: o.models, voices: o.voices, languages: o.languages, sample_rates: o.sample_rates };
+    const agent =
+      section === 'realtime_agent'
+        ? {
+            experimental: true,
+            broker_mode: 'fallback_engine',
+            fallback_engine: 'stt -> agent API (RELAY_WEBAPI_URL /v1/chat/completions) -> voice output',
+            tool_surface: [],
+            limits: { max_context_messages: 14, max_context_chars: 1500, max_input_audio_bytes: 16 * 1024 * 1024, max_text_chars: MAX_TTS_CHARS },
+          }
+        : section === 'realtime_voice'
+          ? { experimental: true }
+          : {};
+    return { ...s, ...agent, models: o.models, voices: o.voices, languages: o.languages, sample_rates: o.sample_rates };
   }
 
   /** PATCH: a named profile with a config file is rewritten (atomically); otherwise the relay-owned defaults change. */
