@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import WebSocket from 'ws';
 import { bearer, pairPhone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
@@ -850,5 +851,92 @@ describe('the realtime-agent broker (fallback engine: speech -> text -> the agen
     } finally {
       await down.close();
     }
+  });
+});
+
+describe('providers that hang or die: bounded time, a clean error, nothing left behind, the relay keeps serving', () => {
+  const pgrep = (pattern: string) => {
+    try {
+      return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim();
+    } catch {
+      return '';
+    }
+  };
+
+  it('a hanging espeak-ng is killed at RELAY_VOICE_TIMEOUT_SECONDS (504); one that dies mid-stream ends the stream with voice.error', async () => {
+    const bin = fs.mkdtempSync(path.join(tempHome(), 'bin-'));
+    fs.writeFileSync(
+      path.join(bin, 'espeak-ng'),
+      '#!/bin/sh\nif [ "$2" = "en-gb" ]; then printf "RIFF\\377\\377\\377\\177WAVEfmt \\020\\000\\000\\000"; head -c 20000 /dev/zero; exit 3; fi\nexec sleep 31.25\n',
+      { mode: 0o755 },
+    );
+    fs.symlinkSync('/usr/bin/lame', path.join(bin, 'lame'));
+    const relay = await startRelay({
+      env: { RELAY_VOICE_OFFLINE_BIN_DIR: bin, RELAY_VOICE_TIMEOUT_SECONDS: '1', VOICE_TOOLS_OPENAI_KEY: '', OPENAI_API_KEY: '' },
+    });
+    try {
+      const p = await pairPhone(relay);
+      p.phone.close();
+      const t0 = Date.now();
+      const r = await synth(relay, { text: 'this will hang' }, bearer(p.token));
+      expect(r.status).toBe(504);
+      expect(JSON.parse(r.bytes.toString())).toMatchObject({ ok: false, success: false, code: 'voice.provider_timeout' });
+      expect(Date.now() - t0).toBeLessThan(5000);
+      expect(pgrep('sleep 31.25')).toBe('');
+      expect(
+        readEvents(relay.home)
+          .filter((e) => e.type === 'voice.synthesized')
+          .at(-1)!.data,
+      ).toMatchObject({ outcome: 'failed', error: 'voice.provider_timeout' });
+
+      // Streaming: espeak-ng writes a little audio, then exits 3.
+      const id = (await call(relay, 'POST', '/voice/output/session', { voice: 'en-gb' }, bearer(p.token))).body.session_id as string;
+      const ws = new WebSocket(`${relay.url.replace('http', 'ws')}/voice/output/${id}`, { headers: bearer(p.token) });
+      const got: Array<Record<string, any>> = [];
+      ws.on('message', (d) => got.push(JSON.parse(String(d))));
+      await new Promise((r2) => ws.once('open', r2));
+      ws.send(JSON.stringify({ type: 'response.create', text: 'dies midway' }));
+      const end = Date.now() + 5000;
+      while (!got.some((f) => f.type === 'voice.error' || f.type === 'voice.response.done') && Date.now() < end)
+        await new Promise((r2) => setTimeout(r2, 10));
+      expect(got.some((f) => f.type === 'voice.audio.delta')).toBe(true);
+      expect(got.find((f) => f.type === 'voice.error')).toMatchObject({ code: 'voice.synthesis_failed' });
+      expect(got.find((f) => f.type === 'voice.error')!.message).toContain('exit 3');
+      expect(got.some((f) => f.type === 'voice.response.done')).toBe(false);
+      ws.close();
+      expect((await fetch(`${relay.url}/health`)).status).toBe(200);
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it('an HTTP provider that never answers is cut at the bound (504), and no transcription temp file is left', async () => {
+    const sockets: import('node:net').Socket[] = [];
+    const server = http.createServer(() => undefined);
+    server.on('connection', (s) => sockets.push(s));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const relay = await startRelay({
+      env: {
+        OPENAI_API_KEY: 'sk-hang',
+        OPENAI_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        RELAY_VOICE_TIMEOUT_SECONDS: '1',
+      },
+    });
+    try {
+      const p = await pairPhone(relay);
+      p.phone.close();
+      const t0 = Date.now();
+      const r = await synth(relay, { text: 'nobody home' }, bearer(p.token));
+      expect(r.status).toBe(504);
+      expect(Date.now() - t0).toBeLessThan(5000);
+      const t = await transcribe(relay, spokenWav('x'), 'audio/wav', bearer(p.token));
+      expect(t.status).toBe(504);
+      expect((await fetch(`${relay.url}/health`)).status).toBe(200);
+    } finally {
+      await relay.close();
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    }
+    expect(fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith('svc-stt-'))).toEqual([]);
   });
 });

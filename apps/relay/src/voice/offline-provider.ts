@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { VoiceConfig } from '../common/config';
-import { findProgram, runTool } from './run-tool';
+import { findProgram, runTool, ToolTimeoutError } from './run-tool';
 import {
   VoiceProviderError,
   type ProviderOptions,
@@ -72,14 +72,14 @@ export class OfflineVoiceProvider implements VoiceProvider {
       timeoutMs: this.cfg.timeoutMs,
       maxStdout: 64 * 1024 * 1024,
     }).catch((e: Error) => {
-      throw new VoiceProviderError('voice.synthesis_failed', `espeak-ng: ${e.message}`);
+      throw failed('voice.synthesis_failed', 'espeak-ng', e);
     });
     const mp3 = await runTool(this.bin('lame')!, ['--quiet', '-b', '64', '-', '-'], {
       input: wav.stdout,
       timeoutMs: this.cfg.timeoutMs,
       maxStdout: 16 * 1024 * 1024,
     }).catch((e: Error) => {
-      throw new VoiceProviderError('voice.synthesis_failed', `lame: ${e.message}`);
+      throw failed('voice.synthesis_failed', 'lame', e);
     });
     return { audio: mp3.stdout, contentType: 'audio/mpeg' };
   }
@@ -146,7 +146,7 @@ export class OfflineVoiceProvider implements VoiceProvider {
         path.join(model, 'cmudict-en-us.dict'),
       ];
       r = await runTool(this.bin('pocketsphinx_continuous')!, args, { timeoutMs: this.cfg.timeoutMs, maxStdout: 1024 * 1024 }).catch((e: Error) => {
-        throw new VoiceProviderError('voice.transcription_failed', `pocketsphinx: ${e.message}`);
+        throw failed('voice.transcription_failed', 'pocketsphinx', e);
       });
     } finally {
       await fs.promises.rm(dir, { recursive: true, force: true });
@@ -205,4 +205,10 @@ export class OfflineVoiceProvider implements VoiceProvider {
 
 function isMp3(b: Buffer): boolean {
   return (b.length > 3 && b.toString('latin1', 0, 3) === 'ID3') || (b.length > 2 && b[0] === 0xff && (b[1] & 0xe0) === 0xe0);
+}
+
+/** A program's failure as the caller sees it: past its time bound 504 `voice.provider_timeout`, else 502. */
+function failed(code: string, program: string, e: Error): VoiceProviderError {
+  if (e instanceof ToolTimeoutError) return new VoiceProviderError('voice.provider_timeout', `${program}: ${e.message}`, 'timeout');
+  return new VoiceProviderError(code, `${program}: ${e.message}`);
 }

@@ -49,10 +49,13 @@ export class OpenAiVoiceProvider implements VoiceProvider {
       headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${this.cfg.openaiKey}` },
       signal: AbortSignal.timeout(this.cfg.timeoutMs),
     }).catch((e: Error) => {
-      throw new VoiceProviderError(
-        'voice.provider_unreachable',
-        `the openai provider could not be reached: ${e.name === 'TimeoutError' ? 'timed out' : e.message}`,
-      );
+      if (e.name === 'TimeoutError')
+        throw new VoiceProviderError(
+          'voice.provider_timeout',
+          `the openai provider did not answer within ${Math.round(this.cfg.timeoutMs / 1000)} s`,
+          'timeout',
+        );
+      throw new VoiceProviderError('voice.provider_unreachable', `the openai provider could not be reached: ${e.message}`);
     });
     if (!res.ok) {
       const body = (await res.text().catch(() => '')).slice(0, 300);

@@ -27,9 +27,34 @@ export function offlinePcm(cfg: VoiceConfig, text: string, voice: string | null)
   const child = spawn(bin, ['-v', v, '--stdout'], { stdio: ['pipe', 'pipe', 'ignore'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
   child.stdin.on('error', () => undefined);
   child.stdin.end(text);
-  const timer = setTimeout(() => child.kill('SIGKILL'), cfg.timeoutMs);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, cfg.timeoutMs);
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   child.on('close', () => clearTimeout(timer));
-  return { sampleRate: 22050, chunks: skipWavHeader(child.stdout), stop: () => child.kill('SIGKILL') };
+  child.on('error', () => undefined);
+  let stopped = false;
+  async function* chunks(): AsyncIterable<Buffer> {
+    yield* skipWavHeader(child.stdout);
+    const code = await exited;
+    if (timedOut)
+      throw new VoiceProviderError(
+        'voice.provider_timeout',
+        `espeak-ng took longer than ${Math.round(cfg.timeoutMs / 1000)} s and was stopped`,
+        'timeout',
+      );
+    if (code !== 0 && !stopped) throw new VoiceProviderError('voice.synthesis_failed', `espeak-ng stopped mid-speech (exit ${code ?? 'by signal'})`);
+  }
+  return {
+    sampleRate: 22050,
+    chunks: chunks(),
+    stop: () => {
+      stopped = true;
+      child.kill('SIGKILL');
+    },
+  };
 }
 
 /** Drops the 44-byte RIFF header espeak-ng writes first (its sizes are placeholders on a pipe). */

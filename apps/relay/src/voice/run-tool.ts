@@ -4,6 +4,9 @@ import * as path from 'node:path';
 
 export type ToolRun = { stdout: Buffer; stderr: string };
 
+/** The program ran past its time bound and was killed. */
+export class ToolTimeoutError extends Error {}
+
 /** Finds a program in `dir` or on the PATH (null when absent), without running a shell. */
 export function findProgram(name: string, dir: string | null, envPath = process.env.PATH ?? ''): string | null {
   const dirs = dir ? [dir] : envPath.split(path.delimiter).filter(Boolean);
@@ -36,7 +39,10 @@ export function runTool(file: string, args: string[], opts: { input?: Buffer | s
       failed = e;
       child.kill('SIGKILL');
     };
-    const timer = setTimeout(() => fail(new Error(`${path.basename(file)} took longer than ${Math.round(opts.timeoutMs / 1000)} s`)), opts.timeoutMs);
+    const timer = setTimeout(
+      () => fail(new ToolTimeoutError(`${path.basename(file)} took longer than ${Math.round(opts.timeoutMs / 1000)} s and was stopped`)),
+      opts.timeoutMs,
+    );
     child.stdout.on('data', (d: Buffer) => {
       outBytes += d.length;
       if (outBytes > opts.maxStdout) return fail(new Error(`${path.basename(file)} produced more than ${opts.maxStdout} bytes`));

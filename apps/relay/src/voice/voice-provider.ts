@@ -33,7 +33,7 @@ export class VoiceProviderError extends Error {
   constructor(
     readonly code: string,
     message: string,
-    readonly status: 'unavailable' | 'unsupported' | 'invalid' | 'upstream' = 'upstream',
+    readonly status: 'unavailable' | 'unsupported' | 'invalid' | 'upstream' | 'timeout' = 'upstream',
   ) {
     super(message);
   }

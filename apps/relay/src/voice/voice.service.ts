@@ -271,6 +271,13 @@ export class VoiceService {
       const kind = err.code === 'voice.no_api_key' ? 'not_configured' : err.status === 'upstream' ? 'upstream' : err.status;
       return new DomainError(err.code, kind, err.message, { success: false });
     }
+    if ((err as Error).name === 'TimeoutError')
+      return new DomainError(
+        'voice.provider_timeout',
+        'timeout',
+        `the voice provider did not finish within ${Math.round(this.config.voice.timeoutMs / 1000)} s`,
+        { success: false },
+      );
     this.logger.error({ err: (err as Error).message }, 'voice provider failed');
     return new DomainError('voice.provider_failed', 'upstream', `the voice provider failed: ${(err as Error).message.slice(0, 200)}`, {
       success: false,
