@@ -456,7 +456,15 @@ describe('the OpenAI-compatible provider (against a real HTTP server standing in
 
     const t = await transcribe(relay, spokenWav('x'), 'audio/wav', bearer(token));
     expect(t.body).toMatchObject({ success: true, text: 'transcribed by the fake', provider: 'openai' });
-    expect(seen.find((x) => x.url === '/v1/audio/transcriptions')!.type).toMatch(/^multipart\/form-data/);
+    const upload = seen.find((x) => x.url === '/v1/audio/transcriptions')!;
+    expect(upload.type).toMatch(/^multipart\/form-data; boundary=/);
+    const boundary = upload.type!.split('boundary=')[1];
+    const text = upload.body.toString('latin1');
+    expect(
+      text.startsWith(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="audio.wav"\r\nContent-Type: audio/wav\r\n\r\nRIFF`),
+    ).toBe(true);
+    expect(text).toContain(`--${boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\nwhisper-1\r\n--${boundary}--\r\n`);
+    expect(upload.body.length).toBeGreaterThan(spokenWav('x').length);
 
     const o = await call(relay, 'GET', '/voice/output/providers/openai/options', undefined, bearer(token));
     expect(o.body).toMatchObject({ source: 'discovered', models: ['gpt-4o-mini-tts', 'whisper-1'] });
