@@ -23,7 +23,7 @@ import type { Runtime } from './common/tokens';
 import { relayVersion } from './common/version';
 import { PhoneHub } from './phone-socket/phone-hub.service';
 import { RelayWsAdapter } from './phone-socket/relay-ws-adapter';
-import { VoiceOutputService } from './voice/voice-output.service';
+import { VoiceSessions } from './voice/voice-sessions.service';
 
 export type RelayOptions = {
   config?: RelayConfig;
@@ -131,7 +131,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   });
   installHealthRoute(instance, { log, clock, runtime });
   const hub = app.get(PhoneHub);
-  const voiceOutput = app.get(VoiceOutputService);
+  const voiceOutput = app.get(VoiceSessions);
   app.useWebSocketAdapter(
     new RelayWsAdapter(
       app,

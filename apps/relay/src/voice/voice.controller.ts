@@ -3,7 +3,7 @@ import { DomainError, type Principal } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Auth, Caller } from '../common/auth';
 import { VoiceService } from './voice.service';
-import { VoiceOutputService } from './voice-output.service';
+import { VoiceSessions } from './voice-sessions.service';
 
 /**
  * Relay voice (spec 4.5). Every route takes a paired session's voice grant or API voice (the API bearer;
@@ -13,10 +13,10 @@ import { VoiceOutputService } from './voice-output.service';
 export class VoiceController {
   constructor(
     private readonly voice: VoiceService,
-    private readonly output: VoiceOutputService,
+    private readonly output: VoiceSessions,
   ) {}
 
-  /** A short-lived streaming TTS session; its socket is `/voice/output/{session_id}` (VoiceOutputService). */
+  /** A short-lived streaming TTS session; its socket is `/voice/output/{session_id}` (VoiceSessions). */
   @Post('/output/session')
   @Auth('voice', 'voice:tts')
   @HttpCode(200)

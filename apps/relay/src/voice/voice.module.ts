@@ -2,11 +2,11 @@ import { Module } from '@nestjs/common';
 import { RelaySecurityController } from './security.controller';
 import { VoiceController } from './voice.controller';
 import { VoiceService } from './voice.service';
-import { VoiceOutputService } from './voice-output.service';
+import { VoiceSessions } from './voice-sessions.service';
 
 @Module({
   controllers: [VoiceController, RelaySecurityController],
-  providers: [VoiceService, VoiceOutputService],
-  exports: [VoiceService, VoiceOutputService],
+  providers: [VoiceService, VoiceSessions],
+  exports: [VoiceService, VoiceSessions],
 })
 export class VoiceModule {}

@@ -16,9 +16,9 @@ import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import { offlinePcm, openaiPcm, openaiRealtimePcm, pcmLevels, type PcmStream } from './pcm-stream';
 import { VoiceProviderError } from './voice-provider';
 import { sanitizeForSpeech, VoiceService } from './voice.service';
-import { writeWav16 } from './wav';
+import { agentFields, RealtimeAgentBroker } from './realtime-agent';
 
-type Kind = 'output' | 'realtime' | 'realtime_agent';
+export type Kind = 'output' | 'realtime' | 'realtime_agent';
 /** The wire protocol names the reference clients know these sessions by (PROTOCOL.md "Relay voice"). */
 const PROTOCOL: Record<Kind, string> = {
   output: 'hermes.voice.output.v0',
@@ -30,10 +30,6 @@ const GRANT: Record<Kind, string> = { output: 'voice:tts', realtime: 'voice:real
 /** URL segment of each kind (`/voice/<segment>/<session_id>`). */
 const SEGMENT: Record<Kind, string> = { output: 'output', realtime: 'realtime', realtime_agent: 'realtime-agent' };
 const KIND_OF_SEGMENT: Record<string, Kind> = { output: 'output', realtime: 'realtime', 'realtime-agent': 'realtime_agent' };
-/** The broker keeps this much conversation (the app sends at most 14 messages of at most 1,500 characters). */
-const MAX_CONTEXT = 14;
-const MAX_CONTEXT_CHARS = 1500;
-const CHAT_SESSION_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 /** Input audio a realtime session accepts in all (it is counted and acknowledged, not kept). */
 const MAX_INPUT_AUDIO_BYTES = 16 * 1024 * 1024;
 /** Audio goes out in frames of about 100 ms. */
@@ -45,7 +41,7 @@ const LOW_WATER = 128 * 1024;
 const IDLE_MS = 60_000;
 const PATH_RE = /^\/voice\/(output|realtime|realtime-agent)\/([A-Za-z0-9_-]{1,64})$/;
 
-type Live = {
+export type Live = {
   id: string;
   kind: Kind;
   inputBytes: number;
@@ -77,18 +73,22 @@ type Live = {
 };
 
 /**
- * The streaming output session (spec 4.5): `POST /voice/output/session` creates it (an event), the client
- * opens `/voice/output/{session_id}` with the same credential within 60 s, sends `response.create {text}`,
- * and receives `voice.audio.delta` frames (base64 16-bit PCM, ~100 ms each) as the provider produces them,
- * then `voice.audio.done` and `voice.response.done`. The provider is paused while the socket has more than
- * 512 KiB unsent. One response per session; the session ends (an event) when the socket closes, the
- * socket idles 60 s, or it was never opened.
+ * The voice sessions of spec 4.5 and their sockets. `POST /voice/{output,realtime,realtime-agent}/session`
+ * creates one (an event); the client opens `websocket_path` with the same credential within 60 s. Output:
+ * `response.create {text}` streams `voice.audio.delta` frames (base64 16-bit PCM, ~100 ms each) as the
+ * provider produces them, then `voice.audio.done` and `voice.response.done`, once. Realtime (experimental):
+ * the same, in turn, rendered offline or through the provider's realtime socket, with input audio
+ * acknowledged. Realtime agent (experimental): turns go through RealtimeAgentBroker. The provider is paused
+ * while a socket has more than 512 KiB unsent; a session ends (an event) when its socket closes, idles
+ * 60 s, or was never opened.
  */
 @Injectable()
-export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicationShutdown {
+export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly live = new Map<string, Live>();
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
   private readonly auth: AuthDeps;
+  /** The realtime-agent broker's turns (realtime-agent.ts). */
+  private readonly agent: RealtimeAgentBroker;
 
   constructor(
     private readonly log: CommandLoop,
@@ -108,6 +108,12 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
       port: () => runtime.port,
       apiVoice: { key: config.apiServer.key, tls: config.tls !== null, trustProxyHeaders: config.trustProxyHeaders },
     };
+    this.agent = new RealtimeAgentBroker(config, voice, {
+      send: (s, e) => this.send(s, e),
+      error: (s, m, x) => this.error(s, m, x),
+      pump: (s, type, started) => this.pump(s, type, started),
+      touch: (s) => this.touch(s),
+    });
     scheduler.register('voice.expire', (m, now) => expireVoiceSessions(m, now, this.attached()));
     this.log.bus.ofType('voice.session_ended').subscribe((e) => {
       const s = this.live.get(e.data.sessionId);
@@ -305,7 +311,7 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
       case 'response.create':
         if (s.kind === 'realtime_agent') {
           if (s.busy) return this.error(s, 'response already running');
-          void this.agentTurn(s, typeof m.text === 'string' ? m.text : typeof m.prompt === 'string' ? m.prompt : '');
+          void this.agent.turn(s, typeof m.text === 'string' ? m.text : typeof m.prompt === 'string' ? m.prompt : '');
           return;
         }
         if (s.busy || (s.responded && s.kind === 'output')) return this.error(s, s.busy ? 'response already running' : 'response already completed');
@@ -333,7 +339,7 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
       case 'input_audio.commit':
         if (s.kind !== 'realtime_agent') return this.error(s, 'unsupported message type: input_audio.commit');
         if (s.busy) return this.error(s, 'response already running');
-        void this.agentTurnFromAudio(s);
+        void this.agent.turnFromAudio(s);
         return;
       case 'response.cancel':
         s.abort?.abort();
@@ -399,131 +405,6 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
       this.error(s, message, { provider: s.provider, code: (err as { code?: string }).code ?? 'voice.provider_failed' });
     }
     s.busy = false;
-    this.touch(s);
-  }
-
-  /** realtime_agent: the committed mic audio (16-bit PCM) is transcribed by the stt provider, then taken as the turn. */
-  private async agentTurnFromAudio(s: Live): Promise<void> {
-    const pcm = Buffer.concat(s.inputPcm);
-    s.inputPcm = [];
-    if (pcm.length < 2) return this.error(s, 'input_audio.commit with no audio appended');
-    s.busy = true;
-    let text: string;
-    try {
-      const samples = new Float32Array(Math.floor(pcm.length / 2));
-      for (let i = 0; i < samples.length; i++) samples[i] = pcm.readInt16LE(i * 2) / 32768;
-      const scope = this.voice.files.resolve(s.profile);
-      const stt = this.voice.section(scope, 'stt');
-      if (!stt.providerId)
-        throw new VoiceProviderError('voice.provider_unavailable', `stt provider "${stt.configured}" is not available in this relay`, 'unavailable');
-      const r = await this.voice.provider(stt.providerId).transcribe({
-        audio: writeWav16({ sampleRate: s.inputRate, samples }),
-        contentType: 'audio/wav',
-        fileName: 'input.wav',
-        language: null,
-        model: null,
-      });
-      text = r.text.trim();
-    } catch (err) {
-      s.busy = false;
-      return this.error(s, `transcription failed: ${(err as Error).message}`, {
-        code: (err as { code?: string }).code ?? 'voice.transcription_failed',
-      });
-    }
-    this.send(s, { type: 'voice.input_transcript.final', text });
-    s.busy = false;
-    if (text === '') return this.error(s, 'nothing was heard in the committed audio', { code: 'voice.empty_transcript' });
-    return this.agentTurn(s, text);
-  }
-
-  /**
-   * realtime_agent's fallback engine: the turn goes to the agent host's OpenAI-compatible chat API
-   * (RELAY_WEBAPI_URL `/v1/chat/completions`, the API key, the chat session id as `X-Hermes-Session-Id`),
-   * its answer is mirrored as `voice.response.delta` and spoken with the voice output provider. The agent
-   * runs its own tools; the broker exposes none (`tool_surface: []`).
-   */
-  private async agentTurn(s: Live, raw: string): Promise<void> {
-    const text = raw.trim().slice(0, MAX_TTS_CHARS);
-    if (text === '') return this.error(s, 'response.create missing text');
-    s.busy = true;
-    s.responded = true;
-    const abort = (s.abort = new AbortController());
-    const started = performance.now();
-    this.send(s, { type: 'hermes.run.started', chat_session_id: s.chatSessionId, profile: s.profile, tool_surface: [] });
-    this.send(s, {
-      type: 'voice.response.started',
-      provider: s.provider,
-      model: s.model,
-      voice: s.voice,
-      render_mode: 'conversation',
-      text_chars: text.length,
-    });
-    let answer: string;
-    try {
-      const timer = setTimeout(() => abort.abort(), this.config.voice.timeoutMs);
-      const res = await fetch(`${this.config.webapiUrl.replace(/\/+$/, '')}/v1/chat/completions`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(this.config.apiServer.key ? { authorization: `Bearer ${this.config.apiServer.key}` } : {}),
-          ...(s.chatSessionId ? { 'x-hermes-session-id': s.chatSessionId } : {}),
-        },
-        body: JSON.stringify({ model: 'hermes-agent', stream: false, messages: [...s.context, { role: 'user', content: text }] }),
-        signal: abort.signal,
-      }).finally(() => clearTimeout(timer));
-      if (res.status === 401 || res.status === 403)
-        throw new VoiceProviderError(
-          'voice.agent_auth',
-          `the agent API refused the relay (${res.status}): set API_SERVER_KEY to the API server's key`,
-        );
-      if (!res.ok) throw new VoiceProviderError('voice.agent_error', `the agent API answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
-      const j = (await res.json()) as { choices?: Array<{ message?: { content?: unknown } }> };
-      const content = j.choices?.[0]?.message?.content;
-      if (typeof content !== 'string') throw new VoiceProviderError('voice.agent_error', 'the agent API answered without a message');
-      answer = content;
-    } catch (err) {
-      s.busy = false;
-      s.abort = null;
-      if (abort.signal.aborted) return this.error(s, 'the turn was cancelled or timed out', { code: 'voice.turn_cancelled' });
-      const message =
-        err instanceof VoiceProviderError ? err.message : `cannot reach the agent API at ${this.config.webapiUrl}: ${(err as Error).message}`;
-      return this.error(s, message, { code: (err as { code?: string }).code ?? 'voice.agent_unreachable' });
-    }
-    s.context.push({ role: 'user', content: text.slice(0, MAX_CONTEXT_CHARS) }, { role: 'assistant', content: answer.slice(0, MAX_CONTEXT_CHARS) });
-    s.context = s.context.slice(-MAX_CONTEXT);
-    this.send(s, { type: 'voice.response.delta', delta: answer, source: 'hermes', delivery: 'final' });
-    const spoken = sanitizeForSpeech(answer);
-    s.chars += spoken.length;
-    let firstAudioMs: number | null = null;
-    try {
-      if (spoken !== '') {
-        s.stream =
-          s.provider === 'openai' ? await openaiPcm(this.config.voice, spoken, s.voice, null) : offlinePcm(this.config.voice, spoken, s.voice);
-        firstAudioMs = await this.pump(s, 'voice.output_audio.delta', started);
-      }
-      s.stream = null;
-      this.send(s, { type: 'voice.output_audio.done' });
-      this.send(s, {
-        type: 'voice.response.done',
-        text: answer,
-        provider: s.provider,
-        voice: s.voice,
-        metrics: {
-          chunks: s.chunks,
-          bytes: s.bytes,
-          first_audio_ms: firstAudioMs === null ? null : Math.round(firstAudioMs),
-          total_ms: Math.round(performance.now() - started),
-        },
-      });
-    } catch (err) {
-      s.stream?.stop();
-      s.stream = null;
-      this.error(s, err instanceof VoiceProviderError ? err.message : `speaking the answer failed: ${(err as Error).message}`, {
-        code: (err as { code?: string }).code ?? 'voice.provider_failed',
-      });
-    }
-    s.busy = false;
-    s.abort = null;
     this.touch(s);
   }
 
@@ -626,29 +507,4 @@ export class VoiceOutputService implements BeforeApplicationShutdown, OnApplicat
   async onApplicationShutdown(): Promise<void> {
     this.wss.close();
   }
-}
-
-/** realtime_agent session fields (the app's body): `chat_session_id`, and up to 14 `context_messages` of at most 1,500 characters. */
-function agentFields(b: Record<string, unknown>): { chatSessionId: string | null; context: Live['context'] } {
-  let chatSessionId: string | null = null;
-  if (b.chat_session_id !== undefined && b.chat_session_id !== null && b.chat_session_id !== '') {
-    if (typeof b.chat_session_id !== 'string' || !CHAT_SESSION_RE.test(b.chat_session_id))
-      throw new DomainError('validation_failed', 'invalid', 'chat_session_id must be 1-128 letters, digits, "_", ".", ":" or "-"', {
-        success: false,
-      });
-    chatSessionId = b.chat_session_id;
-  }
-  const raw = b.context_messages;
-  if (raw !== undefined && !Array.isArray(raw))
-    throw new DomainError('validation_failed', 'invalid', 'context_messages must be a list', { success: false });
-  const context: Live['context'] = [];
-  for (const m of ((raw as unknown[]) ?? []).slice(-MAX_CONTEXT)) {
-    const msg = m as { role?: unknown; content?: unknown };
-    if (typeof msg !== 'object' || msg === null || !['user', 'assistant', 'system'].includes(msg.role as string) || typeof msg.content !== 'string')
-      throw new DomainError('validation_failed', 'invalid', 'each context message is {"role": "user"|"assistant"|"system", "content": "..."}', {
-        success: false,
-      });
-    context.push({ role: msg.role as 'user' | 'assistant' | 'system', content: msg.content.slice(0, MAX_CONTEXT_CHARS) });
-  }
-  return { chatSessionId, context };
 }

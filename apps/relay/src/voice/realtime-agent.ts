@@ -1,0 +1,183 @@
+import { DomainError, MAX_TTS_CHARS } from '@svc/domain';
+import type { RelayConfig } from '../common/config';
+import { offlinePcm, openaiPcm } from './pcm-stream';
+import { VoiceProviderError } from './voice-provider';
+import type { Live } from './voice-sessions.service';
+import { sanitizeForSpeech, type VoiceService } from './voice.service';
+import { writeWav16 } from './wav';
+
+/** The broker keeps this much conversation (the app sends at most 14 messages of at most 1,500 characters). */
+const MAX_CONTEXT = 14;
+const MAX_CONTEXT_CHARS = 1500;
+const CHAT_SESSION_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** What the broker needs of the session socket (VoiceSessions owns it). */
+export type SessionIo = {
+  send(s: Live, event: Record<string, unknown>): void;
+  error(s: Live, message: string, extra?: Record<string, unknown>): void;
+  pump(s: Live, type: string, started: number): Promise<number | null>;
+  touch(s: Live): void;
+};
+
+/**
+ * The realtime-agent broker (spec 4.5, experimental), its "fallback engine": a turn is the committed mic
+ * audio transcribed by the stt provider, or typed text; it goes to the agent host's OpenAI-compatible chat
+ * API with the session's context; the answer is mirrored as text and spoken with the voice output provider.
+ */
+export class RealtimeAgentBroker {
+  constructor(
+    private readonly config: RelayConfig,
+    private readonly voice: VoiceService,
+    private readonly io: SessionIo,
+  ) {}
+
+  /** realtime_agent: the committed mic audio (16-bit PCM) is transcribed by the stt provider, then taken as the turn. */
+  async turnFromAudio(s: Live): Promise<void> {
+    const pcm = Buffer.concat(s.inputPcm);
+    s.inputPcm = [];
+    if (pcm.length < 2) return this.io.error(s, 'input_audio.commit with no audio appended');
+    s.busy = true;
+    let text: string;
+    try {
+      const samples = new Float32Array(Math.floor(pcm.length / 2));
+      for (let i = 0; i < samples.length; i++) samples[i] = pcm.readInt16LE(i * 2) / 32768;
+      const scope = this.voice.files.resolve(s.profile);
+      const stt = this.voice.section(scope, 'stt');
+      if (!stt.providerId)
+        throw new VoiceProviderError('voice.provider_unavailable', `stt provider "${stt.configured}" is not available in this relay`, 'unavailable');
+      const r = await this.voice.provider(stt.providerId).transcribe({
+        audio: writeWav16({ sampleRate: s.inputRate, samples }),
+        contentType: 'audio/wav',
+        fileName: 'input.wav',
+        language: null,
+        model: null,
+      });
+      text = r.text.trim();
+    } catch (err) {
+      s.busy = false;
+      return this.io.error(s, `transcription failed: ${(err as Error).message}`, {
+        code: (err as { code?: string }).code ?? 'voice.transcription_failed',
+      });
+    }
+    this.io.send(s, { type: 'voice.input_transcript.final', text });
+    s.busy = false;
+    if (text === '') return this.io.error(s, 'nothing was heard in the committed audio', { code: 'voice.empty_transcript' });
+    return this.turn(s, text);
+  }
+
+  /**
+   * realtime_agent's fallback engine: the turn goes to the agent host's OpenAI-compatible chat API
+   * (RELAY_WEBAPI_URL `/v1/chat/completions`, the API key, the chat session id as `X-Hermes-Session-Id`),
+   * its answer is mirrored as `voice.response.delta` and spoken with the voice output provider. The agent
+   * runs its own tools; the broker exposes none (`tool_surface: []`).
+   */
+  async turn(s: Live, raw: string): Promise<void> {
+    const text = raw.trim().slice(0, MAX_TTS_CHARS);
+    if (text === '') return this.io.error(s, 'response.create missing text');
+    s.busy = true;
+    s.responded = true;
+    const abort = (s.abort = new AbortController());
+    const started = performance.now();
+    this.io.send(s, { type: 'hermes.run.started', chat_session_id: s.chatSessionId, profile: s.profile, tool_surface: [] });
+    this.io.send(s, {
+      type: 'voice.response.started',
+      provider: s.provider,
+      model: s.model,
+      voice: s.voice,
+      render_mode: 'conversation',
+      text_chars: text.length,
+    });
+    let answer: string;
+    try {
+      const timer = setTimeout(() => abort.abort(), this.config.voice.timeoutMs);
+      const res = await fetch(`${this.config.webapiUrl.replace(/\/+$/, '')}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(this.config.apiServer.key ? { authorization: `Bearer ${this.config.apiServer.key}` } : {}),
+          ...(s.chatSessionId ? { 'x-hermes-session-id': s.chatSessionId } : {}),
+        },
+        body: JSON.stringify({ model: 'hermes-agent', stream: false, messages: [...s.context, { role: 'user', content: text }] }),
+        signal: abort.signal,
+      }).finally(() => clearTimeout(timer));
+      if (res.status === 401 || res.status === 403)
+        throw new VoiceProviderError(
+          'voice.agent_auth',
+          `the agent API refused the relay (${res.status}): set API_SERVER_KEY to the API server's key`,
+        );
+      if (!res.ok) throw new VoiceProviderError('voice.agent_error', `the agent API answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+      const j = (await res.json()) as { choices?: Array<{ message?: { content?: unknown } }> };
+      const content = j.choices?.[0]?.message?.content;
+      if (typeof content !== 'string') throw new VoiceProviderError('voice.agent_error', 'the agent API answered without a message');
+      answer = content;
+    } catch (err) {
+      s.busy = false;
+      s.abort = null;
+      if (abort.signal.aborted) return this.io.error(s, 'the turn was cancelled or timed out', { code: 'voice.turn_cancelled' });
+      const message =
+        err instanceof VoiceProviderError ? err.message : `cannot reach the agent API at ${this.config.webapiUrl}: ${(err as Error).message}`;
+      return this.io.error(s, message, { code: (err as { code?: string }).code ?? 'voice.agent_unreachable' });
+    }
+    s.context.push({ role: 'user', content: text.slice(0, MAX_CONTEXT_CHARS) }, { role: 'assistant', content: answer.slice(0, MAX_CONTEXT_CHARS) });
+    s.context = s.context.slice(-MAX_CONTEXT);
+    this.io.send(s, { type: 'voice.response.delta', delta: answer, source: 'hermes', delivery: 'final' });
+    const spoken = sanitizeForSpeech(answer);
+    s.chars += spoken.length;
+    let firstAudioMs: number | null = null;
+    try {
+      if (spoken !== '') {
+        s.stream =
+          s.provider === 'openai' ? await openaiPcm(this.config.voice, spoken, s.voice, null) : offlinePcm(this.config.voice, spoken, s.voice);
+        firstAudioMs = await this.io.pump(s, 'voice.output_audio.delta', started);
+      }
+      s.stream = null;
+      this.io.send(s, { type: 'voice.output_audio.done' });
+      this.io.send(s, {
+        type: 'voice.response.done',
+        text: answer,
+        provider: s.provider,
+        voice: s.voice,
+        metrics: {
+          chunks: s.chunks,
+          bytes: s.bytes,
+          first_audio_ms: firstAudioMs === null ? null : Math.round(firstAudioMs),
+          total_ms: Math.round(performance.now() - started),
+        },
+      });
+    } catch (err) {
+      s.stream?.stop();
+      s.stream = null;
+      this.io.error(s, err instanceof VoiceProviderError ? err.message : `speaking the answer failed: ${(err as Error).message}`, {
+        code: (err as { code?: string }).code ?? 'voice.provider_failed',
+      });
+    }
+    s.busy = false;
+    s.abort = null;
+    this.io.touch(s);
+  }
+}
+
+/** realtime_agent session fields (the app's body): `chat_session_id`, and up to 14 `context_messages` of at most 1,500 characters. */
+export function agentFields(b: Record<string, unknown>): { chatSessionId: string | null; context: Live['context'] } {
+  let chatSessionId: string | null = null;
+  if (b.chat_session_id !== undefined && b.chat_session_id !== null && b.chat_session_id !== '') {
+    if (typeof b.chat_session_id !== 'string' || !CHAT_SESSION_RE.test(b.chat_session_id))
+      throw new DomainError('validation_failed', 'invalid', 'chat_session_id must be 1-128 letters, digits, "_", ".", ":" or "-"', {
+        success: false,
+      });
+    chatSessionId = b.chat_session_id;
+  }
+  const raw = b.context_messages;
+  if (raw !== undefined && !Array.isArray(raw))
+    throw new DomainError('validation_failed', 'invalid', 'context_messages must be a list', { success: false });
+  const context: Live['context'] = [];
+  for (const m of ((raw as unknown[]) ?? []).slice(-MAX_CONTEXT)) {
+    const msg = m as { role?: unknown; content?: unknown };
+    if (typeof msg !== 'object' || msg === null || !['user', 'assistant', 'system'].includes(msg.role as string) || typeof msg.content !== 'string')
+      throw new DomainError('validation_failed', 'invalid', 'each context message is {"role": "user"|"assistant"|"system", "content": "..."}', {
+        success: false,
+      });
+    context.push({ role: msg.role as 'user' | 'assistant' | 'system', content: msg.content.slice(0, MAX_CONTEXT_CHARS) });
+  }
+  return { chatSessionId, context };
+}
