@@ -674,11 +674,16 @@ describe('the experimental realtime session (/voice/realtime/session and its soc
     wss.on('connection', (sock, req) => {
       const rec = { url: req.url!, auth: req.headers.authorization, beta: req.headers['openai-beta'] as string | undefined, frames: [] as any[] };
       seen.push(rec);
+      let heard = 0;
       sock.on('message', (d) => {
         const f = JSON.parse(String(d));
         rec.frames.push(f);
+        if (f.type === 'input_audio_buffer.append') heard += Buffer.from(f.audio, 'base64').length;
+        if (f.type === 'input_audio_buffer.commit')
+          sock.send(JSON.stringify({ type: 'conversation.item.input_audio_transcription.completed', transcript: `heard ${heard} bytes` }));
         if (f.type !== 'response.create') return;
-        const text = rec.frames.find((x) => x.type === 'conversation.item.create').item.content[0].text as string;
+        const typed = rec.frames.filter((x) => x.type === 'conversation.item.create').at(-1)?.item.content[0].text as string | undefined;
+        const text = rec.frames.at(-2)?.type === 'conversation.item.create' ? typed! : `your audio (${heard} bytes)`;
         if (text === 'fail please') return sock.send(JSON.stringify({ type: 'error', error: { message: 'provider says no' } }));
         for (let i = 0; i < 5; i++) sock.send(JSON.stringify({ type: 'response.audio.delta', delta: Buffer.alloc(4800, i + 1).toString('base64') }));
         sock.send(JSON.stringify({ type: 'response.audio_transcript.done', transcript: `spoken: ${text}` }));
@@ -704,6 +709,16 @@ describe('the experimental realtime session (/voice/realtime/session and its soc
       expect(got.find((f) => f.type === 'voice.transcript.final')).toMatchObject({ text: 'spoken: say hello' });
       expect(seen[0]).toMatchObject({ url: '/v1/realtime?model=gpt-4o-realtime-preview', auth: 'Bearer sk-realtime-test', beta: 'realtime=v1' });
       expect(seen[0].frames[0]).toMatchObject({ type: 'session.update', session: { voice: 'verse', output_audio_format: 'pcm16' } });
+      // The mic: forwarded to the provider on the same connection, committed, transcribed, answered.
+      ws.send(JSON.stringify({ type: 'input_audio.append', audio_base64: Buffer.alloc(9600, 3).toString('base64'), sample_rate: 24000 }));
+      ws.send(JSON.stringify({ type: 'input_audio.commit' }));
+      await until(() => got.some((f) => f.type === 'voice.input_transcript.final'));
+      expect(got.find((f) => f.type === 'voice.input_transcript.final')).toMatchObject({ text: 'heard 9600 bytes' });
+      const n = got.filter((f) => f.type === 'voice.response.done').length;
+      ws.send(JSON.stringify({ type: 'response.create' }));
+      await until(() => got.filter((f) => f.type === 'voice.response.done').length === n + 1);
+      expect(got.filter((f) => f.type === 'voice.transcript.final').at(-1)).toMatchObject({ text: 'spoken: your audio (9600 bytes)' });
+      expect(seen).toHaveLength(1);
       ws.send(JSON.stringify({ type: 'response.create', text: 'fail please' }));
       await until(() => got.some((f) => f.type === 'voice.error'));
       expect(got.find((f) => f.type === 'voice.error')!.message).toContain('provider says no');

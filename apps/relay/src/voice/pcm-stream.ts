@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { WebSocket } from 'ws';
 import type { VoiceConfig } from '../common/config';
 import { findProgram } from './run-tool';
 import { VoiceProviderError } from './voice-provider';
@@ -118,83 +117,4 @@ export function pcmLevels(pcm: Buffer): { peak: number; rms: number } {
     sum += v * v;
   }
   return { peak: Math.round(peak * 1000) / 1000, rms: n === 0 ? 0 : Math.round(Math.sqrt(sum / n) * 1000) / 1000 };
-}
-
-/**
- * A response rendered through the provider's realtime WebSocket (OpenAI's `/realtime`): the text goes in as
- * a user item, the audio comes back as `response.audio.delta` (24 kHz 16-bit PCM) and the spoken text as
- * `response.audio_transcript.done`. The socket is closed when the response is done, on error, or by `stop()`.
- */
-export function openaiRealtimePcm(
-  cfg: VoiceConfig,
-  text: string,
-  voice: string | null,
-  model: string | null,
-): PcmStream & { transcript: () => string | null } {
-  if (!cfg.openaiKey)
-    throw new VoiceProviderError(
-      'voice.no_api_key',
-      'no API key is available for the openai provider (set VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY)',
-      'unavailable',
-    );
-  const url = `${cfg.openaiBaseUrl.replace(/^http/, 'ws')}/realtime?model=${encodeURIComponent(model ?? 'gpt-4o-realtime-preview')}`;
-  const sock = new WebSocket(url, {
-    headers: { authorization: `Bearer ${cfg.openaiKey}`, 'openai-beta': 'realtime=v1' },
-    maxPayload: 16 * 1024 * 1024,
-  });
-  const queue: Array<Buffer | null | Error> = [];
-  let wake: (() => void) | null = null;
-  let transcript: string | null = null;
-  const push = (x: Buffer | null | Error) => {
-    queue.push(x);
-    wake?.();
-  };
-  const timer = setTimeout(() => {
-    push(new VoiceProviderError('voice.provider_timeout', `the realtime provider took longer than ${Math.round(cfg.timeoutMs / 1000)} s`));
-    sock.terminate();
-  }, cfg.timeoutMs);
-  sock.on('open', () => {
-    sock.send(
-      JSON.stringify({ type: 'session.update', session: { modalities: ['audio', 'text'], voice: voice ?? 'alloy', output_audio_format: 'pcm16' } }),
-    );
-    sock.send(JSON.stringify({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } }));
-    sock.send(JSON.stringify({ type: 'response.create', response: { modalities: ['audio', 'text'] } }));
-  });
-  sock.on('message', (data) => {
-    let m: { type?: string; delta?: string; transcript?: string; error?: { message?: string } };
-    try {
-      m = JSON.parse(String(data)) as typeof m;
-    } catch {
-      return;
-    }
-    if (m.type === 'response.audio.delta' && typeof m.delta === 'string') push(Buffer.from(m.delta, 'base64'));
-    else if (m.type === 'response.audio_transcript.done' && typeof m.transcript === 'string') transcript = m.transcript;
-    else if (m.type === 'response.done') {
-      push(null);
-      sock.close(1000);
-    } else if (m.type === 'error') {
-      push(new VoiceProviderError('voice.provider_error', `the realtime provider: ${m.error?.message ?? 'error'}`.slice(0, 300)));
-      sock.close(1000);
-    }
-  });
-  sock.on('unexpected-response', (_req, res) =>
-    push(new VoiceProviderError('voice.provider_error', `the realtime provider answered ${res.statusCode ?? 0}`)),
-  );
-  sock.on('error', (e) => push(new VoiceProviderError('voice.provider_unreachable', `the realtime provider could not be reached: ${e.message}`)));
-  sock.on('close', () => {
-    clearTimeout(timer);
-    push(null);
-  });
-  async function* chunks(): AsyncIterable<Buffer> {
-    for (;;) {
-      if (queue.length === 0) await new Promise<void>((r) => (wake = r));
-      wake = null;
-      const x = queue.shift();
-      if (x === undefined) continue;
-      if (x === null) return;
-      if (x instanceof Error) throw x;
-      yield x;
-    }
-  }
-  return { sampleRate: 24000, chunks: chunks(), stop: () => sock.terminate(), transcript: () => transcript };
 }

@@ -13,7 +13,8 @@ import { Scheduler } from '../common/scheduler';
 import { Secrets } from '../common/secrets';
 import { toErrorResponse } from '../common/http-errors';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
-import { offlinePcm, openaiPcm, openaiRealtimePcm, pcmLevels, type PcmStream } from './pcm-stream';
+import { offlinePcm, openaiPcm, pcmLevels, type PcmStream } from './pcm-stream';
+import { RealtimeUpstream } from './realtime-upstream';
 import { VoiceProviderError } from './voice-provider';
 import { sanitizeForSpeech, VoiceService } from './voice.service';
 import { agentFields, RealtimeAgentBroker } from './realtime-agent';
@@ -53,6 +54,8 @@ export type Live = {
   inputPcm: Buffer[];
   inputRate: number;
   abort: AbortController | null;
+  /** realtime with the openai provider: the session's socket to the provider's realtime API (opened on first use). */
+  upstream: RealtimeUpstream | null;
   actor: string;
   provider: string;
   model: string;
@@ -190,6 +193,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
       inputPcm: [],
       inputRate: 24000,
       abort: null,
+      upstream: null,
       actor: actorOf(principal),
       provider,
       model,
@@ -334,9 +338,24 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
           s.inputPcm.push(Buffer.from(audio, 'base64'));
           s.inputRate = rate;
         }
+        if (s.kind === 'realtime' && s.provider === 'openai')
+          this.upstreamOf(s)
+            ?.appendAudio(audio)
+            .catch((err: Error) => this.error(s, err.message, { code: (err as { code?: string }).code ?? 'voice.provider_error' }));
         return this.send(s, { type: 'voice.input_audio.received', byte_count: n, total_bytes: s.inputBytes, sample_rate: rate });
       }
       case 'input_audio.commit':
+        if (s.kind === 'realtime') {
+          if (s.provider !== 'openai')
+            return this.error(
+              s,
+              'the offline provider has no realtime input: its input audio is acknowledged, not heard; send text in response.create',
+            );
+          this.upstreamOf(s)
+            ?.commitAudio()
+            .catch((err: Error) => this.error(s, err.message, { code: (err as { code?: string }).code ?? 'voice.provider_error' }));
+          return;
+        }
         if (s.kind !== 'realtime_agent') return this.error(s, 'unsupported message type: input_audio.commit');
         if (s.busy) return this.error(s, 'response already running');
         void this.agent.turnFromAudio(s);
@@ -352,10 +371,11 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
 
   private async respond(s: Live, m: Record<string, unknown>): Promise<void> {
     const raw = typeof m.text === 'string' ? m.text : typeof m.prompt === 'string' ? m.prompt : '';
-    if (raw.trim() === '') return this.error(s, 'response.create missing text');
+    const fromAudio = raw.trim() === '' && s.kind === 'realtime' && s.provider === 'openai' && s.inputBytes > 0;
+    if (raw.trim() === '' && !fromAudio) return this.error(s, 'response.create missing text');
     if (raw.length > MAX_TTS_CHARS) return this.error(s, `text exceeds ${MAX_TTS_CHARS} characters`, { code: 'voice.text_too_long' });
     const text = sanitizeForSpeech(raw);
-    if (text === '') return this.error(s, 'text is empty after removing markup');
+    if (text === '' && !fromAudio) return this.error(s, 'text is empty after removing markup');
     s.responded = true;
     s.busy = true;
     s.chars += text.length;
@@ -372,8 +392,9 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     });
     let transcript: (() => string | null) | null = null;
     try {
-      if (s.provider === 'openai' && s.kind === 'realtime') {
-        const rt = openaiRealtimePcm(this.config.voice, text, s.voice, s.model);
+      const upstream = s.kind === 'realtime' && s.provider === 'openai' ? this.upstreamOf(s) : null;
+      if (upstream) {
+        const rt = upstream.respond(text === '' ? null : text);
         transcript = rt.transcript;
         s.stream = rt;
       } else
@@ -471,9 +492,22 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     s.idle.unref();
   }
 
+  /** The realtime session's provider socket, opened on first use (null, with a voice.error sent, when it cannot be). */
+  private upstreamOf(s: Live): RealtimeUpstream | null {
+    if (s.upstream) return s.upstream;
+    try {
+      s.upstream = new RealtimeUpstream(this.config.voice, s.voice, s.model, (frame) => this.send(s, frame));
+      return s.upstream;
+    } catch (err) {
+      this.error(s, (err as Error).message, { code: (err as { code?: string }).code ?? 'voice.provider_error' });
+      return null;
+    }
+  }
+
   private async end(s: Live, reason: string): Promise<void> {
     if (s.ended) return;
     s.ended = true;
+    s.upstream?.close();
     if (s.idle) clearTimeout(s.idle);
     s.stream?.stop();
     this.live.delete(s.id);
