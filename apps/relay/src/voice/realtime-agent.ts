@@ -31,6 +31,34 @@ export class RealtimeAgentBroker {
     private readonly io: SessionIo,
   ) {}
 
+  /**
+   * One turn of the agent host's OpenAI-compatible chat API (`RELAY_WEBAPI_URL` `/v1/chat/completions`, the
+   * API key, the chat session id as `X-Hermes-Session-Id`, the session's context), bounded by the voice
+   * timeout and `signal`. Returns the answer's text.
+   */
+  async ask(s: Live, text: string, signal: AbortSignal): Promise<string> {
+    const bound = AbortSignal.any([signal, AbortSignal.timeout(this.config.voice.timeoutMs)]);
+    const res = await fetch(`${this.config.webapiUrl.replace(/\/+$/, '')}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(this.config.apiServer.key ? { authorization: `Bearer ${this.config.apiServer.key}` } : {}),
+        ...(s.chatSessionId ? { 'x-hermes-session-id': s.chatSessionId } : {}),
+      },
+      body: JSON.stringify({ model: 'hermes-agent', stream: false, messages: [...s.context, { role: 'user', content: text }] }),
+      signal: bound,
+    });
+    if (res.status === 401 || res.status === 403)
+      throw new VoiceProviderError('voice.agent_auth', `the agent API refused the relay (${res.status}): set API_SERVER_KEY to the API server's key`);
+    if (!res.ok) throw new VoiceProviderError('voice.agent_error', `the agent API answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+    const j = (await res.json()) as { choices?: Array<{ message?: { content?: unknown } }> };
+    const content = j.choices?.[0]?.message?.content;
+    if (typeof content !== 'string') throw new VoiceProviderError('voice.agent_error', 'the agent API answered without a message');
+    s.context.push({ role: 'user', content: text.slice(0, MAX_CONTEXT_CHARS) }, { role: 'assistant', content: content.slice(0, MAX_CONTEXT_CHARS) });
+    s.context = s.context.slice(-MAX_CONTEXT);
+    return content;
+  }
+
   /** realtime_agent: the committed mic audio (16-bit PCM) is transcribed by the stt provider, then taken as the turn. */
   async turnFromAudio(s: Live): Promise<void> {
     const pcm = Buffer.concat(s.inputPcm);
@@ -89,27 +117,7 @@ export class RealtimeAgentBroker {
     });
     let answer: string;
     try {
-      const timer = setTimeout(() => abort.abort(), this.config.voice.timeoutMs);
-      const res = await fetch(`${this.config.webapiUrl.replace(/\/+$/, '')}/v1/chat/completions`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(this.config.apiServer.key ? { authorization: `Bearer ${this.config.apiServer.key}` } : {}),
-          ...(s.chatSessionId ? { 'x-hermes-session-id': s.chatSessionId } : {}),
-        },
-        body: JSON.stringify({ model: 'hermes-agent', stream: false, messages: [...s.context, { role: 'user', content: text }] }),
-        signal: abort.signal,
-      }).finally(() => clearTimeout(timer));
-      if (res.status === 401 || res.status === 403)
-        throw new VoiceProviderError(
-          'voice.agent_auth',
-          `the agent API refused the relay (${res.status}): set API_SERVER_KEY to the API server's key`,
-        );
-      if (!res.ok) throw new VoiceProviderError('voice.agent_error', `the agent API answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
-      const j = (await res.json()) as { choices?: Array<{ message?: { content?: unknown } }> };
-      const content = j.choices?.[0]?.message?.content;
-      if (typeof content !== 'string') throw new VoiceProviderError('voice.agent_error', 'the agent API answered without a message');
-      answer = content;
+      answer = await this.ask(s, text, abort.signal);
     } catch (err) {
       s.busy = false;
       s.abort = null;
@@ -118,8 +126,6 @@ export class RealtimeAgentBroker {
         err instanceof VoiceProviderError ? err.message : `cannot reach the agent API at ${this.config.webapiUrl}: ${(err as Error).message}`;
       return this.io.error(s, message, { code: (err as { code?: string }).code ?? 'voice.agent_unreachable' });
     }
-    s.context.push({ role: 'user', content: text.slice(0, MAX_CONTEXT_CHARS) }, { role: 'assistant', content: answer.slice(0, MAX_CONTEXT_CHARS) });
-    s.context = s.context.slice(-MAX_CONTEXT);
     this.io.send(s, { type: 'voice.response.delta', delta: answer, source: 'hermes', delivery: 'final' });
     const spoken = sanitizeForSpeech(answer);
     s.chars += spoken.length;
