@@ -963,3 +963,126 @@ describe('providers that hang or die: bounded time, a clean error, nothing left 
     expect(fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith('svc-stt-'))).toEqual([]);
   });
 });
+
+describe('the realtime-agent broker, provider-native engine (a realtime provider with the narrow tool surface)', () => {
+  const until = async (pred: () => boolean, ms = 10_000) => {
+    const end = Date.now() + ms;
+    while (!pred()) {
+      if (Date.now() > end) throw new Error('timed out');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+
+  it('forwards the mic, mirrors the input transcript, runs hermes_run_task through the agent API and speaks the answer', async () => {
+    const { WebSocketServer } = await import('ws');
+    // The agent host's API.
+    const asked: any[] = [];
+    const agentApi = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        asked.push({ session: req.headers['x-hermes-session-id'], body: JSON.parse(Buffer.concat(chunks).toString()) });
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ choices: [{ message: { content: 'It is sunny in Lisbon.' } }] }));
+      });
+    });
+    await new Promise<void>((r) => agentApi.listen(0, '127.0.0.1', r));
+    // The realtime provider: transcribes the committed audio, calls hermes_run_task, then speaks the tool's output.
+    // Its HTTP side has no model list (discovery falls back to the static options at once).
+    const server = http.createServer((_req, res) => {
+      res.statusCode = 404;
+      res.end('{}');
+    });
+    const wss = new WebSocketServer({ server });
+    const frames: any[] = [];
+    wss.on('connection', (sock) => {
+      let bytes = 0;
+      const out = (f: object) => sock.send(JSON.stringify(f));
+      sock.on('message', (d) => {
+        const f = JSON.parse(String(d));
+        frames.push(f);
+        if (f.type === 'input_audio_buffer.append') bytes += Buffer.from(f.audio, 'base64').length;
+        if (f.type === 'input_audio_buffer.commit')
+          out({ type: 'conversation.item.input_audio_transcription.completed', transcript: `weather in lisbon (${bytes} bytes)` });
+        if (f.type !== 'response.create') return;
+        const toolOutput = frames.filter((x) => x.type === 'conversation.item.create' && x.item.type === 'function_call_output').at(-1);
+        out({ type: 'response.created' });
+        if (!toolOutput) {
+          out({
+            type: 'response.function_call_arguments.done',
+            name: 'hermes_run_task',
+            call_id: 'call-1',
+            arguments: JSON.stringify({ task: 'what is the weather in Lisbon' }),
+          });
+        } else {
+          for (let i = 0; i < 3; i++) out({ type: 'response.audio.delta', delta: Buffer.alloc(4800, i + 1).toString('base64') });
+          out({ type: 'response.audio_transcript.delta', delta: toolOutput.item.output });
+        }
+        out({ type: 'response.done' });
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const relay = await startRelay({
+      env: {
+        OPENAI_API_KEY: 'sk-native',
+        OPENAI_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        RELAY_WEBAPI_URL: `http://127.0.0.1:${(agentApi.address() as AddressInfo).port}`,
+        RELAY_REALTIME_VOICE_ENABLED: '1',
+      },
+    });
+    try {
+      const p = await pairPhone(relay);
+      p.phone.close();
+      const config = await call(relay, 'GET', '/voice/realtime-agent/config', undefined, bearer(p.token));
+      expect(config.body).toMatchObject({
+        broker_mode: 'provider_realtime',
+        tool_surface: ['hermes_run_task', 'hermes_get_status', 'hermes_cancel', 'hermes_confirm'],
+      });
+      const created = await call(relay, 'POST', '/voice/realtime-agent/session', { chat_session_id: 'chat-7' }, bearer(p.token));
+      expect(created.body).toMatchObject({
+        broker_mode: 'provider_realtime',
+        tool_surface: ['hermes_run_task', 'hermes_get_status', 'hermes_cancel', 'hermes_confirm'],
+      });
+      const ws = new WebSocket(`${relay.url.replace('http', 'ws')}/voice/realtime-agent/${created.body.session_id}`, { headers: bearer(p.token) });
+      const got: Array<Record<string, any>> = [];
+      ws.on('message', (d) => got.push(JSON.parse(String(d))));
+      await until(() => got.length > 0);
+      ws.send(JSON.stringify({ type: 'input_audio.append', audio_base64: Buffer.alloc(9600, 1).toString('base64') }));
+      ws.send(JSON.stringify({ type: 'input_audio.commit' }));
+      await until(() => got.filter((f) => f.type === 'voice.response.done').length === 2);
+      const types = got.map((f) => f.type);
+      expect(got.find((f) => f.type === 'voice.input_transcript.final')).toMatchObject({ text: 'weather in lisbon (9600 bytes)' });
+      expect(got.find((f) => f.type === 'voice.tool.requested')).toMatchObject({
+        name: 'hermes_run_task',
+        call_id: 'call-1',
+        arguments: { task: 'what is the weather in Lisbon' },
+      });
+      expect(types.indexOf('hermes.run.started')).toBeLessThan(types.indexOf('hermes.run.completed'));
+      expect(got.find((f) => f.type === 'hermes.run.completed')).toMatchObject({ chat_session_id: 'chat-7', text: 'It is sunny in Lisbon.' });
+      expect(got.find((f) => f.type === 'voice.tool.completed')).toMatchObject({ name: 'hermes_run_task', ok: true });
+      expect(got.filter((f) => f.type === 'voice.output_audio.delta')).toHaveLength(3);
+      expect(got.find((f) => f.type === 'voice.response.delta')).toMatchObject({ delta: 'It is sunny in Lisbon.', source: 'provider' });
+      expect(asked[0]).toMatchObject({ session: 'chat-7' });
+      expect(asked[0].body.messages.at(-1)).toEqual({ role: 'user', content: 'what is the weather in Lisbon' });
+      const update = frames.find((f) => f.type === 'session.update');
+      expect(update.session.tools.map((t: { name: string }) => t.name)).toEqual([
+        'hermes_run_task',
+        'hermes_get_status',
+        'hermes_cancel',
+        'hermes_confirm',
+      ]);
+      expect(frames.find((f) => f.type === 'conversation.item.create' && f.item.type === 'function_call_output').item).toMatchObject({
+        call_id: 'call-1',
+        output: 'It is sunny in Lisbon.',
+      });
+      ws.close();
+    } finally {
+      await relay.close();
+      wss.close();
+      server.closeAllConnections();
+      agentApi.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await new Promise((r) => agentApi.close(r));
+    }
+  });
+});

@@ -42,18 +42,18 @@ export class OpenAiVoiceProvider implements VoiceProvider {
       : 'no API key is available for the openai provider (set VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY, or put it in the service .env)';
   }
 
-  private async call(pathName: string, init: RequestInit): Promise<Response> {
+  private async call(pathName: string, init: RequestInit, timeoutMs = this.cfg.timeoutMs): Promise<Response> {
     const why = this.unavailable();
     if (why) throw new VoiceProviderError('voice.no_api_key', why, 'unavailable');
     const res = await fetch(`${this.cfg.openaiBaseUrl}${pathName}`, {
       ...init,
       headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${this.cfg.openaiKey}` },
-      signal: AbortSignal.timeout(this.cfg.timeoutMs),
+      signal: AbortSignal.timeout(timeoutMs),
     }).catch((e: Error) => {
       if (e.name === 'TimeoutError')
         throw new VoiceProviderError(
           'voice.provider_timeout',
-          `the openai provider did not answer within ${Math.round(this.cfg.timeoutMs / 1000)} s`,
+          `the openai provider did not answer within ${Math.round(timeoutMs / 1000)} s`,
           'timeout',
         );
       throw new VoiceProviderError('voice.provider_unreachable', `the openai provider could not be reached: ${e.message}`);
@@ -114,15 +114,20 @@ export class OpenAiVoiceProvider implements VoiceProvider {
     if (this.discovered && this.now() - this.discovered.at < DISCOVERY_TTL_MS) return this.discovered.options;
     if (this.unavailable()) return { ...STATIC, source: 'static' };
     try {
-      const res = await this.call('/models', { method: 'GET' });
-      const j = (await res.json()) as { data?: Array<{ id?: unknown }> };
+      // Discovery must not hold up a settings page: 3 s, then the static list.
+      const res = await this.call('/models', { method: 'GET' }, Math.min(3000, this.cfg.timeoutMs));
+      const body = await res.text();
+      const j = JSON.parse(body) as { data?: Array<{ id?: unknown }> };
       const ids = (j.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
       const audio = ids.filter((id) => /tts|whisper|transcribe|audio/i.test(id)).sort();
       const options: ProviderOptions = { ...STATIC, models: audio.length > 0 ? audio : STATIC.models, source: 'discovered' };
       this.discovered = { at: this.now(), options };
       return options;
     } catch {
-      return { ...STATIC, source: 'static' };
+      // A provider that cannot list its models is not asked again for a minute (the static list answers).
+      const options: ProviderOptions = { ...STATIC, source: 'static' };
+      this.discovered = { at: this.now() - DISCOVERY_TTL_MS + 60_000, options };
+      return options;
     }
   }
 }

@@ -15,6 +15,7 @@ import { toErrorResponse } from '../common/http-errors';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import { offlinePcm, openaiPcm, pcmLevels, type PcmStream } from './pcm-stream';
 import { RealtimeUpstream } from './realtime-upstream';
+import { AGENT_TOOLS, NativeAgentLink } from './native-agent';
 import { VoiceProviderError } from './voice-provider';
 import { sanitizeForSpeech, VoiceService } from './voice.service';
 import { agentFields, RealtimeAgentBroker } from './realtime-agent';
@@ -56,6 +57,8 @@ export type Live = {
   abort: AbortController | null;
   /** realtime with the openai provider: the session's socket to the provider's realtime API (opened on first use). */
   upstream: RealtimeUpstream | null;
+  /** realtime_agent with the openai provider: the provider-native engine (native-agent.ts). */
+  native: NativeAgentLink | null;
   actor: string;
   provider: string;
   model: string;
@@ -194,6 +197,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
       inputRate: 24000,
       abort: null,
       upstream: null,
+      native: null,
       actor: actorOf(principal),
       provider,
       model,
@@ -217,7 +221,11 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
       success: true,
       session_id: id,
       websocket_path: `/voice/${SEGMENT[kind]}/${id}`,
-      ...(kind === 'realtime_agent' ? { chat_session_id: agent.chatSessionId, broker_mode: 'fallback_engine', tool_surface: [] } : {}),
+      ...(kind === 'realtime_agent'
+        ? provider === 'openai'
+          ? { chat_session_id: agent.chatSessionId, broker_mode: 'provider_realtime', tool_surface: AGENT_TOOLS }
+          : { chat_session_id: agent.chatSessionId, broker_mode: 'fallback_engine', tool_surface: [] }
+        : {}),
       expires_at: Math.floor(Date.parse(expiresAt) / 1000),
       resume_supported: false,
       provider,
@@ -304,6 +312,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     }
     if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return this.error(s, 'message must be a JSON object');
     const m = msg as Record<string, unknown>;
+    if (s.kind === 'realtime_agent' && s.provider === 'openai') return this.onNativeFrame(s, m);
     switch (m.type) {
       case 'session.start':
         return this.send(s, this.ready(s));
@@ -492,6 +501,62 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     s.idle.unref();
   }
 
+  /** realtime_agent with a realtime provider: frames go to the provider-native engine. */
+  private onNativeFrame(s: Live, m: Record<string, unknown>): void {
+    const link = this.nativeOf(s);
+    if (!link) return;
+    switch (m.type) {
+      case 'session.start':
+        return this.send(s, this.ready(s));
+      case 'client.ack':
+        return;
+      case 'session.close':
+        s.ws?.close(1000, 'session closed');
+        return;
+      case 'input_audio.append': {
+        const audio = typeof m.audio_base64 === 'string' ? m.audio_base64.trim() : '';
+        if (audio === '' || !/^[A-Za-z0-9+/]*={0,2}$/.test(audio)) return this.error(s, 'input_audio.append needs base64 audio_base64');
+        const n = Math.floor((audio.replace(/=+$/, '').length * 3) / 4);
+        if (s.inputBytes + n > MAX_INPUT_AUDIO_BYTES)
+          return this.error(s, `input audio exceeds ${MAX_INPUT_AUDIO_BYTES} bytes in this session`, { code: 'voice.audio_too_large' });
+        s.inputBytes += n;
+        link.appendAudio(audio);
+        return this.send(s, { type: 'voice.input_audio.received', byte_count: n, total_bytes: s.inputBytes, sample_rate: 24000 });
+      }
+      case 'input_audio.commit':
+        s.responded = true;
+        return link.commit();
+      case 'response.create': {
+        const text = typeof m.text === 'string' ? m.text.trim() : '';
+        if (text === '') return this.error(s, 'response.create missing text (or send input_audio.commit)');
+        if (text.length > MAX_TTS_CHARS) return this.error(s, `text exceeds ${MAX_TTS_CHARS} characters`, { code: 'voice.text_too_long' });
+        s.responded = true;
+        s.chars += text.length;
+        return link.say(text);
+      }
+      case 'response.cancel':
+        return link.cancel();
+      default:
+        return this.error(s, `unsupported message type: ${String(m.type).slice(0, 40)}`);
+    }
+  }
+
+  private nativeOf(s: Live): NativeAgentLink | null {
+    if (s.native) return s.native;
+    try {
+      s.native = new NativeAgentLink(this.config, s, {
+        send: (x, e) => this.send(x, e),
+        error: (x, msg, extra) => this.error(x, msg, extra),
+        audio: (x, pcm, type) => this.sendAudio(x, pcm, type),
+        ask: (x, text, signal) => this.agent.ask(x, text, signal),
+      });
+      return s.native;
+    } catch (err) {
+      this.error(s, (err as Error).message, { code: (err as { code?: string }).code ?? 'voice.provider_error' });
+      return null;
+    }
+  }
+
   /** The realtime session's provider socket, opened on first use (null, with a voice.error sent, when it cannot be). */
   private upstreamOf(s: Live): RealtimeUpstream | null {
     if (s.upstream) return s.upstream;
@@ -508,6 +573,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     if (s.ended) return;
     s.ended = true;
     s.upstream?.close();
+    s.native?.close();
     if (s.idle) clearTimeout(s.idle);
     s.stream?.stop();
     this.live.delete(s.id);

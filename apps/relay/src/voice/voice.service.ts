@@ -15,6 +15,7 @@ import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
+import { AGENT_TOOLS } from './native-agent';
 import { OfflineVoiceProvider } from './offline-provider';
 import { OpenAiVoiceProvider } from './openai-provider';
 import {
@@ -340,13 +341,14 @@ export class VoiceService {
     const s = this.settings(section, profileRaw);
     const id = this.providerId(s.provider) ?? this.defaultProvider();
     const o = await this.provider(id).options();
+    const native = this.providerId(s.provider) === 'openai';
     const agent =
       section === 'realtime_agent'
         ? {
             experimental: true,
-            broker_mode: 'fallback_engine',
+            broker_mode: native ? 'provider_realtime' : 'fallback_engine',
             fallback_engine: 'stt -> agent API (RELAY_WEBAPI_URL /v1/chat/completions) -> voice output',
-            tool_surface: [],
+            tool_surface: native ? [...AGENT_TOOLS] : [],
             limits: { max_context_messages: 14, max_context_chars: 1500, max_input_audio_bytes: 16 * 1024 * 1024, max_text_chars: MAX_TTS_CHARS },
           }
         : section === 'realtime_voice'
