@@ -245,6 +245,10 @@ def desktop_flows(ref, checkout, work, relay, minted):
         subprocess.run(["tmux", "kill-session", "-t", tm], capture_output=True)
     rc, out, _ = d.run("sessions")
     record("desktop CLI", "sessions", rc == 0 and "default" in out, last_line(out, "default|rror"))
+    rc, out, _ = d.run("relay", "info")
+    record("desktop CLI", "relay info (GET /relay/info)", rc == 0 and "uptime" in out and "version" in out, last_line(out, "version|rror"))
+    rc, out, _ = d.run("relay", "security")
+    record("desktop CLI", "relay security (GET /relay/security)", rc == 0 and "rror" not in out, strip_ansi(out).strip().replace("\n", " | ")[:200])
     return d
 
 
@@ -385,7 +389,7 @@ def doctor(ref, relay):
     report, _ = captured(doc.collect_doctor_report, relay_port=relay.port, timeout=1.0)
     checks = {c.get("id"): c for c in report.get("checks", [])}
     c = checks.get("relay-loopback", {})
-    record("host doctor.py", "relay-loopback check (GET /relay/info)", c.get("status") == "ok", f"{c.get('status')}: {c.get('summary')}", gap="issue 14: /relay/info")
+    record("host doctor.py", "relay-loopback check (GET /relay/info)", c.get("status") == "ok", f"{c.get('status')}: {c.get('summary')}")
     # Everything else it checks (the API server, the dashboard, the plugin's own install) is not the relay.
 
 

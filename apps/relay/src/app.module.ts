@@ -20,6 +20,7 @@ import { ThreadsModule } from './threads/threads.module';
 import { TerminalModule } from './terminal/terminal.module';
 import { TuiModule } from './tui/tui.module';
 import { VoiceModule } from './voice/voice.module';
+import { OperatorModule } from './operator/relay-info.controller';
 
 export type CoreValues = { config: RelayConfig; clock: Clock; log: CommandLoop; secrets: Secrets; logger: Logger; runtime: Runtime };
 
@@ -60,6 +61,7 @@ export class CoreModule {
     BridgeModule,
     MediaModule,
     VoiceModule,
+    OperatorModule,
     ConsoleModule,
   ],
 })
