@@ -235,3 +235,24 @@ describe('relay voice from the CLI: the service .env and svc relay insecure-api-
     expect(none.stderr()).toContain('no relay answers');
   });
 });
+
+describe('svc relay update-check (a real relay process)', () => {
+  it('reports the running version and "latest unknown" offline, and JSON with --json', async () => {
+    const home = tempHome();
+    const relay = await startRelayProcess(home);
+    try {
+      const env = { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: new URL(relay.url).port };
+      const text = spawnSvc(['relay', 'update-check'], env);
+      expect((await text.exited).code).toBe(0);
+      expect(text.stdout()).toContain('svc relay 0.1.0: latest unknown');
+      const json = spawnSvc(['relay', 'update-check', '--json'], env);
+      await json.exited;
+      expect(JSON.parse(json.stdout())).toMatchObject({ current: '0.1.0', status: 'unknown', update_available: false });
+      const bad = spawnSvc(['relay', 'update-check', '--nope'], env);
+      expect((await bad.exited).code).toBe(2);
+    } finally {
+      relay.child.kill('SIGTERM');
+      await relay.exited;
+    }
+  });
+});

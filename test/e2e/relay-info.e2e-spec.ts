@@ -53,3 +53,68 @@ describe('GET /relay/info (spec 4.10; also read by the app with its bearer)', ()
     expect((await call(relay, 'GET', '/relay/info', undefined, { ...REMOTE, ...bearer('info-api-key-0123456789') })).status).toBe(401);
   });
 });
+
+describe('GET /relay/update-check (works offline; an optional feed)', () => {
+  it('without a feed reports the running version and "unknown", never an error status', async () => {
+    const relay = await startRelay();
+    try {
+      const r = await call(relay, 'GET', '/relay/update-check');
+      expect(r).toMatchObject({
+        status: 200,
+        body: { current: '0.1.0', latest: null, update_available: false, update_command: null, status: 'unknown' },
+      });
+      expect(r.body.error).toContain('RELAY_UPDATE_FEED_URL');
+      expect((await call(relay, 'GET', '/relay/update-check', undefined, REMOTE)).status).toBe(401);
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it('reads a feed, keeps its answer an hour (refresh=1 asks again), and degrades a broken feed to "unknown"', async () => {
+    const http = await import('node:http');
+    let latest = '0.2.0';
+    let hits = 0;
+    let broken = false;
+    const feed = http.createServer((_req, res) => {
+      hits++;
+      if (broken) {
+        res.statusCode = 500;
+        return res.end('no');
+      }
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ latest, update_command: 'npm install && npm start' }));
+    });
+    await new Promise<void>((r) => feed.listen(0, '127.0.0.1', r));
+    const relay = await startRelay({
+      env: { RELAY_UPDATE_FEED_URL: `http://127.0.0.1:${(feed.address() as import('node:net').AddressInfo).port}/latest.json` },
+    });
+    try {
+      const p = await pairPhone(relay);
+      p.phone.close();
+      const first = await call(relay, 'GET', '/relay/update-check', undefined, { ...REMOTE, ...bearer(p.token) });
+      expect(first.body).toMatchObject({
+        current: '0.1.0',
+        latest: '0.2.0',
+        update_available: true,
+        update_command: 'npm install && npm start',
+        status: 'behind',
+      });
+      latest = '0.1.0';
+      expect((await call(relay, 'GET', '/relay/update-check')).body.latest).toBe('0.2.0');
+      expect(hits).toBe(1);
+      expect((await call(relay, 'GET', '/relay/update-check?refresh=1')).body).toMatchObject({
+        latest: '0.1.0',
+        update_available: false,
+        status: 'current',
+      });
+      broken = true;
+      relay.clock.advance(3_600_001);
+      const down = await call(relay, 'GET', '/relay/update-check');
+      expect(down).toMatchObject({ status: 200, body: { current: '0.1.0', update_available: false, status: 'unknown' } });
+      expect(down.body.error).toContain('500');
+    } finally {
+      await relay.close();
+      await new Promise((r) => feed.close(r));
+    }
+  });
+});

@@ -10,6 +10,7 @@ Usage:
   svc relay events tail            print the newest events (--follow to keep watching)
   svc relay insecure-api-key [status|on|off]
                                    API-key voice auth over plain HTTP from other hosts (until restart)
+  svc relay update-check           is a newer relay available (offline: "unknown")
   svc phone-sim [options]          a simulated sideload phone for Device Control (demo, tests)
   svc help [command]               help for a command (also: <command> --help)
   svc --version                    print the relay's version
@@ -35,6 +36,7 @@ Commands:
                         audit the event log
   insecure-api-key [status|on|off]
                         the plain-HTTP API-key voice escape hatch of the running relay
+  update-check          whether a newer relay is available
 
 Run "svc help relay <command>" for a command's options.`,
 
@@ -89,6 +91,12 @@ auth from other hosts over plain HTTP (spec 5 rule 3; PATCH /relay/security on l
 until the relay restarts (start with --allow-insecure-api-key or RELAY_ALLOW_INSECURE_API_BEARER=1 to
 keep it); each change is recorded in the event log. Prefer TLS (RELAY_SSL_CERT/RELAY_SSL_KEY) or a TLS
 proxy with RELAY_TRUST_PROXY_HEADERS=1.`,
+
+  'relay update-check': `Usage: svc relay update-check [--refresh] [--json]
+
+Asks the running relay (GET /relay/update-check on loopback) whether a newer version is available. With
+no feed configured (RELAY_UPDATE_FEED_URL, a JSON document {"latest": "x.y.z", "update_command": "..."})
+it reports the running version and "latest unknown"; a feed's answer is kept an hour (--refresh asks again).`,
 
   'relay events': `Usage: svc relay events <replay|verify|tail> [options]
 

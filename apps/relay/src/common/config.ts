@@ -59,6 +59,8 @@ export type RelayConfig = {
   voice: VoiceConfig;
   /** RELAY_REALTIME_VOICE_ENABLED=1: the experimental realtime session on without a settings PATCH. */
   realtimeVoiceEnabled: boolean;
+  /** RELAY_UPDATE_FEED_URL: a JSON document `{latest, update_command?}` for `/relay/update-check` (unset: offline, "unknown"). */
+  updateFeedUrl: string | null;
   /** RELAY_CONSOLE_DIR: the built console (default: apps/console/dist of this checkout). */
   consoleDir: string | null;
   /** SSE comment line on idle console streams, so proxies and browsers keep them open. */
@@ -222,6 +224,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     media: loadMediaConfig(env, svcHome),
     voice: loadVoiceConfig(env),
     realtimeVoiceEnabled: truthy(env.RELAY_REALTIME_VOICE_ENABLED),
+    updateFeedUrl: updateFeed(env.RELAY_UPDATE_FEED_URL),
     consoleDir: env.RELAY_CONSOLE_DIR ? path.resolve(env.RELAY_CONSOLE_DIR) : null,
     consoleHeartbeatMs: 15_000,
   };
@@ -241,6 +244,13 @@ export type VoiceConfig = {
   /** RELAY_VOICE_SPHINX_MODEL: pocketsphinx's model directory (default Debian's en-us). */
   sphinxModelDir: string;
 };
+
+function updateFeed(raw: string | undefined): string | null {
+  const v = raw?.trim();
+  if (!v) return null;
+  if (!/^https?:\/\/[^\s]+$/i.test(v)) throw new ConfigError(`RELAY_UPDATE_FEED_URL must be an http(s) URL, got "${v}"`);
+  return v;
+}
 
 function loadVoiceConfig(env: NodeJS.ProcessEnv): VoiceConfig {
   const base = env.OPENAI_BASE_URL?.trim() || 'https://api.openai.com/v1';

@@ -1,4 +1,4 @@
-import { Controller, Get, Inject, Module } from '@nestjs/common';
+import { Controller, Get, Inject, Module, Query } from '@nestjs/common';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Auth } from '../common/auth';
@@ -51,6 +51,58 @@ export class RelayInfoController {
     };
   }
 
+  /**
+   * `GET /relay/update-check[?refresh=1]` (spec 4.10; the app asks it too, with its bearer). Works offline:
+   * without a feed (`RELAY_UPDATE_FEED_URL`, a JSON document `{latest, update_command?}`) it reports the
+   * running version and `status: unknown`, never an error status. A feed answer is kept for an hour.
+   */
+  @Get('/update-check')
+  @Auth('loopback-or-paired')
+  async updateCheck(@Query('refresh') refresh?: string) {
+    const current = this.runtime.version;
+    const now = this.clock.now().getTime();
+    const feed = this.config.updateFeedUrl;
+    if (!feed)
+      return {
+        current,
+        latest: null,
+        update_available: false,
+        update_command: null,
+        status: 'unknown',
+        error: 'no update feed is configured (RELAY_UPDATE_FEED_URL)',
+      };
+    const force = refresh === '1' || refresh === 'true';
+    if (!force && this.updateCache && now - this.updateCache.at < 3_600_000) return this.updateCache.result;
+    let result: Record<string, unknown>;
+    try {
+      const res = await fetch(feed, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5000) });
+      if (!res.ok) throw new Error(`the feed answered ${res.status}`);
+      const j = JSON.parse((await res.text()).slice(0, 64 * 1024)) as { latest?: unknown; update_command?: unknown };
+      if (typeof j.latest !== 'string' || !/^\d+(\.\d+){0,3}([-+][\w.]+)?$/.test(j.latest)) throw new Error('the feed has no "latest" version');
+      const newer = compareVersions(j.latest, current) > 0;
+      result = {
+        current,
+        latest: j.latest,
+        update_available: newer,
+        update_command: newer && typeof j.update_command === 'string' ? j.update_command.slice(0, 300) : null,
+        status: newer ? 'behind' : 'current',
+      };
+    } catch (err) {
+      result = {
+        current,
+        latest: null,
+        update_available: false,
+        update_command: null,
+        status: 'unknown',
+        error: `update check failed: ${(err as Error).message}`.slice(0, 200),
+      };
+    }
+    this.updateCache = { at: now, result };
+    return result;
+  }
+
+  private updateCache: { at: number; result: Record<string, unknown> } | null = null;
+
   /** Profiles with a config under `$SVC_HOME/profiles/` (names only; relay enablement is issue 14's). */
   private profiles(): Array<{ name: string; relay_state: string }> {
     const dir = path.join(this.config.svcHome, 'profiles');
@@ -70,3 +122,18 @@ export class RelayInfoController {
 
 @Module({ imports: [BridgeModule], controllers: [RelayInfoController] })
 export class OperatorModule {}
+
+/** Dotted numeric versions compared part by part (a pre-release suffix sorts before its release). */
+export function compareVersions(a: string, b: string): number {
+  const parse = (v: string) => {
+    const [main, pre] = v.split(/[-+]/, 2);
+    return { parts: main.split('.').map((x) => Number(x) || 0), pre: pre !== undefined && v.includes('-') };
+  };
+  const x = parse(a);
+  const y = parse(b);
+  for (let i = 0; i < Math.max(x.parts.length, y.parts.length); i++) {
+    const d = (x.parts[i] ?? 0) - (y.parts[i] ?? 0);
+    if (d !== 0) return Math.sign(d);
+  }
+  return x.pre === y.pre ? 0 : x.pre ? -1 : 1;
+}
