@@ -118,3 +118,77 @@ describe('GET /relay/update-check (works offline; an optional feed)', () => {
     }
   });
 });
+
+describe('POST /relay/model-capabilities (spec 4.10, rows of 2.5)', () => {
+  let relay: TestRelay;
+  beforeAll(async () => {
+    relay = await startRelay();
+  });
+  afterAll(() => relay.close());
+  const ask = (body: unknown, headers: Record<string, string> = {}) => call(relay, 'POST', '/relay/model-capabilities', body, headers);
+
+  it('answers one row per pair in order: exact adapters where known, the advisory fallback otherwise', async () => {
+    const r = await ask({
+      schema_version: 1,
+      profile: 'work',
+      refresh: false,
+      models: [
+        { provider: 'openai', model: 'gpt-4o' },
+        { provider: 'OpenAI', model: 'o3-mini' },
+        { provider: 'deepseek', model: 'deepseek-reasoner' },
+        { provider: 'someone', model: 'mystery-1' },
+      ],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ schema_version: 1, contract_version: '1.0' });
+    expect(r.body.capabilities).toEqual([
+      { provider: 'openai', model: 'gpt-4o', reasoning: false, reasoning_efforts: [], reasoning_efforts_exact: true, source: 'provider-adapter' },
+      {
+        provider: 'OpenAI',
+        model: 'o3-mini',
+        reasoning: true,
+        reasoning_efforts: ['low', 'medium', 'high'],
+        reasoning_efforts_exact: true,
+        source: 'provider-adapter',
+      },
+      {
+        provider: 'deepseek',
+        model: 'deepseek-reasoner',
+        reasoning: true,
+        reasoning_efforts: ['none', 'low', 'medium', 'high', 'max'],
+        reasoning_efforts_exact: true,
+        source: 'provider-adapter',
+      },
+      {
+        provider: 'someone',
+        model: 'mystery-1',
+        reasoning: true,
+        reasoning_efforts: ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max', 'ultra'],
+        reasoning_efforts_exact: false,
+        source: 'canonical-fallback',
+      },
+    ]);
+  });
+
+  it('refuses bad requests with 400 (65 pairs, none, schema 2, malformed pairs), and needs loopback or the chat grant', async () => {
+    const pair = { provider: 'p', model: 'm' };
+    for (const body of [
+      { schema_version: 1, models: Array.from({ length: 65 }, () => pair) },
+      { schema_version: 1, models: [] },
+      { schema_version: 2, models: [pair] },
+      { models: [pair] },
+      { schema_version: 1, models: [{ provider: '', model: 'm' }] },
+      { schema_version: 1, models: ['x'] },
+      { schema_version: 1, profile: '../x', models: [pair] },
+    ])
+      expect((await ask(body)).status).toBe(400);
+    expect((await ask({ schema_version: 1, models: Array.from({ length: 64 }, () => pair) })).body.capabilities).toHaveLength(64);
+    const withChat = await pairPhone(relay);
+    withChat.phone.close();
+    expect((await ask({ schema_version: 1, models: [pair] }, { ...REMOTE, ...bearer(withChat.token) })).status).toBe(200);
+    const noChat = await pairPhone(relay, { terms: { grants: { chat: false } } });
+    noChat.phone.close();
+    expect((await ask({ schema_version: 1, models: [pair] }, { ...REMOTE, ...bearer(noChat.token) })).status).toBe(403);
+    expect((await ask({ schema_version: 1, models: [pair] }, REMOTE)).status).toBe(401);
+  });
+});

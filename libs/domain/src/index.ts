@@ -35,4 +35,5 @@ export * from './media/media-policy';
 export * from './media/chat-markers';
 export * from './voice/voice.projection';
 export * from './voice/voice';
+export * from './model-capabilities';
 export * from './bridge/app-wire';

@@ -1,4 +1,5 @@
-import { Controller, Get, Inject, Module, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Module, Post, Query } from '@nestjs/common';
+import { DomainError, modelCapabilities } from '@svc/domain';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Auth } from '../common/auth';
@@ -102,6 +103,48 @@ export class RelayInfoController {
   }
 
   private updateCache: { at: number; result: Record<string, unknown> } | null = null;
+
+  /**
+   * `POST /relay/model-capabilities` (spec 4.10, 2.5): loopback, or a paired phone with an active `chat`
+   * grant. Schema 1, 1-64 `{provider, model}` pairs; one row per pair. Never lists models, never reaches a
+   * provider or returns a credential (the clients fail soft on anything else).
+   */
+  @Post('/model-capabilities')
+  @Auth('loopback-or-paired', 'chat')
+  @HttpCode(200)
+  capabilities(@Body() body: unknown) {
+    const b = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : null) as Record<string, unknown> | null;
+    if (!b) throw new DomainError('validation_failed', 'invalid', 'send {"schema_version": 1, "models": [{"provider", "model"}, ...]}');
+    if (b.schema_version !== 1)
+      throw new DomainError(
+        'unsupported_schema',
+        'invalid',
+        `schema_version must be 1, got ${JSON.stringify(b.schema_version ?? null).slice(0, 20)}`,
+      );
+    if (b.profile !== undefined && b.profile !== null && (typeof b.profile !== 'string' || !PROFILE_NAME_RE.test(b.profile)))
+      throw new DomainError('validation_failed', 'invalid', 'profile must be a profile name');
+    if (b.refresh !== undefined && typeof b.refresh !== 'boolean')
+      throw new DomainError('validation_failed', 'invalid', 'refresh must be true or false');
+    const models = b.models;
+    if (!Array.isArray(models) || models.length < 1 || models.length > 64)
+      throw new DomainError(
+        'validation_failed',
+        'invalid',
+        `models must be a list of 1 to 64 {provider, model} pairs${Array.isArray(models) ? `, got ${models.length}` : ''}`,
+      );
+    const pairs = models.map((m: unknown, i) => {
+      const x = m as { provider?: unknown; model?: unknown };
+      const ok = (v: unknown, max: number) => typeof v === 'string' && v.trim() !== '' && v.length <= max && !/[\x00-\x1f]/.test(v);
+      if (typeof m !== 'object' || m === null || !ok(x.provider, 128) || !ok(x.model, 256))
+        throw new DomainError(
+          'validation_failed',
+          'invalid',
+          `models[${i}] must be {"provider": "...", "model": "..."} (at most 128 and 256 characters)`,
+        );
+      return { provider: x.provider as string, model: x.model as string };
+    });
+    return { schema_version: 1, contract_version: '1.0', capabilities: modelCapabilities(pairs) };
+  }
 
   /** Profiles with a config under `$SVC_HOME/profiles/` (names only; relay enablement is issue 14's). */
   private profiles(): Array<{ name: string; relay_state: string }> {
