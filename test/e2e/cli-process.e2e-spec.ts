@@ -256,3 +256,54 @@ describe('svc relay update-check (a real relay process)', () => {
     }
   });
 });
+
+describe('svc relay doctor (a real relay process)', () => {
+  it('checks the relay, the API server, TLS, the log chain and lock, disk and the .env, with fix hints and no secret', async () => {
+    const home = tempHome();
+    const key = 'doctor-api-key-0123456789abcdef';
+    fs.writeFileSync(path.join(home, '.env'), `API_SERVER_KEY=${key}\n`, { mode: 0o644 });
+    fs.chmodSync(path.join(home, '.env'), 0o644);
+    const relay = await startRelayProcess(home);
+    try {
+      const env = {
+        SVC_HOME: home,
+        RELAY_HOST: '127.0.0.1',
+        RELAY_PORT: new URL(relay.url).port,
+        RELAY_WEBAPI_URL: 'http://127.0.0.1:1',
+        API_SERVER_KEY: key,
+      };
+      const p = spawnSvc(['relay', 'doctor', '--json'], env);
+      expect((await p.exited).code).toBe(0);
+      const report = JSON.parse(p.stdout()) as {
+        schema_version: number;
+        status: string;
+        checks: Array<{ id: string; status: string; summary: string; fix?: string }>;
+      };
+      const by = Object.fromEntries(report.checks.map((c) => [c.id, c]));
+      expect(report.schema_version).toBe(1);
+      expect(by.relay).toMatchObject({ status: 'ok' });
+      expect(by['native-routes']).toMatchObject({ status: 'warn' });
+      expect(by['native-routes'].fix).toContain('RELAY_WEBAPI_URL');
+      expect(by.tls).toMatchObject({ status: 'warn' });
+      expect(by['log-chain']).toMatchObject({ status: 'ok' });
+      expect(by['log-chain'].summary).toMatch(/verified: \d+ records/);
+      expect(by.lock.summary).toContain('held by the running relay');
+      expect(by.disk.status).not.toBe('error');
+      expect(by['env-file']).toMatchObject({ status: 'warn', fix: `chmod 600 ${path.join(home, '.env')}` });
+      expect(p.stdout() + p.stderr()).not.toContain(key);
+      const text = spawnSvc(['relay', 'doctor'], env);
+      await text.exited;
+      expect(text.stdout()).toMatch(/ok\s+relay\s+relay 0\.1\.0 answers/);
+    } finally {
+      relay.child.kill('SIGTERM');
+      await relay.exited;
+    }
+    // No relay: an error, exit 1, and how to start one.
+    const none = spawnSvc(['relay', 'doctor', '--json'], { SVC_HOME: home, RELAY_PORT: '1', RELAY_WEBAPI_URL: 'http://127.0.0.1:1' });
+    expect((await none.exited).code).toBe(1);
+    const r = JSON.parse(none.stdout()) as { status: string; checks: Array<{ id: string; status: string; fix?: string }> };
+    expect(r.status).toBe('error');
+    expect(r.checks.find((c) => c.id === 'relay')).toMatchObject({ status: 'error', fix: expect.stringContaining('svc relay start') });
+    expect(r.checks.find((c) => c.id === 'lock')!.status).toBe('ok');
+  });
+});

@@ -541,6 +541,8 @@ describe('the streaming output session: POST /voice/output/session, then its soc
     const done = got.at(-1)!;
     const bytes = deltas.reduce((n, d) => n + d.byte_count, 0);
     expect(done.metrics).toMatchObject({ chunks: deltas.length, bytes });
+    expect(typeof done.metrics.response_done_ms).toBe('number');
+    expect(Object.values(done.metrics)).not.toContain(null);
     expect(got.map((f) => f.event_id)).toEqual(got.map((_, i) => i + 1));
 
     ws.send(JSON.stringify({ type: 'response.create', text: 'again' }));
@@ -1047,11 +1049,15 @@ describe('the realtime-agent broker, provider-native engine (a realtime provider
       const got: Array<Record<string, any>> = [];
       ws.on('message', (d) => got.push(JSON.parse(String(d))));
       await until(() => got.length > 0);
-      ws.send(JSON.stringify({ type: 'input_audio.append', audio_base64: Buffer.alloc(9600, 1).toString('base64') }));
+      ws.send(
+        JSON.stringify({ type: 'input_audio.append', chunk_id: 1, sample_rate: 16000, audio_base64: Buffer.alloc(9600, 1).toString('base64') }),
+      );
       ws.send(JSON.stringify({ type: 'input_audio.commit' }));
       await until(() => got.filter((f) => f.type === 'voice.response.done').length === 2);
       const types = got.map((f) => f.type);
-      expect(got.find((f) => f.type === 'voice.input_transcript.final')).toMatchObject({ text: 'weather in lisbon (9600 bytes)' });
+      // 9,600 bytes at 16 kHz reach the provider as 14,400 bytes at its 24 kHz.
+      expect(got.find((f) => f.type === 'voice.input_transcript.final')).toMatchObject({ text: 'weather in lisbon (14400 bytes)' });
+      expect(got.find((f) => f.type === 'voice.input_audio.received')).toMatchObject({ byte_count: 9600, input_chunk_id: 1, sample_rate: 16000 });
       expect(got.find((f) => f.type === 'voice.tool.requested')).toMatchObject({
         name: 'hermes_run_task',
         call_id: 'call-1',

@@ -11,6 +11,7 @@ Usage:
   svc relay insecure-api-key [status|on|off]
                                    API-key voice auth over plain HTTP from other hosts (until restart)
   svc relay update-check           is a newer relay available (offline: "unknown")
+  svc relay doctor [--json]        check the relay, the agent's API, TLS, the event log, disk
   svc phone-sim [options]          a simulated sideload phone for Device Control (demo, tests)
   svc help [command]               help for a command (also: <command> --help)
   svc --version                    print the relay's version
@@ -37,6 +38,7 @@ Commands:
   insecure-api-key [status|on|off]
                         the plain-HTTP API-key voice escape hatch of the running relay
   update-check          whether a newer relay is available
+  doctor                check the relay and what it depends on, with fix hints
 
 Run "svc help relay <command>" for a command's options.`,
 
@@ -91,6 +93,13 @@ auth from other hosts over plain HTTP (spec 5 rule 3; PATCH /relay/security on l
 until the relay restarts (start with --allow-insecure-api-key or RELAY_ALLOW_INSECURE_API_BEARER=1 to
 keep it); each change is recorded in the event log. Prefer TLS (RELAY_SSL_CERT/RELAY_SSL_KEY) or a TLS
 proxy with RELAY_TRUST_PROXY_HEADERS=1.`,
+
+  'relay doctor': `Usage: svc relay doctor [--json]
+
+Checks, read-only, and prints each with a fix hint: the relay on this host (GET /health through RELAY_HOST
+and RELAY_PORT), the agent's native routes (RELAY_WEBAPI_URL's /v1/capabilities), TLS (the certificate's
+expiry), the event log's chain and lock, free disk where the relay writes, and the service .env's
+permissions. Never prints a secret. Exit 1 when a check is an error, else 0 (warnings included).`,
 
   'relay update-check': `Usage: svc relay update-check [--refresh] [--json]
 

@@ -118,3 +118,15 @@ export function pcmLevels(pcm: Buffer): { peak: number; rms: number } {
   }
   return { peak: Math.round(peak * 1000) / 1000, rms: n === 0 ? 0 : Math.round(Math.sqrt(sum / n) * 1000) / 1000 };
 }
+
+/** `metrics` is always an object, and holds no nulls (the app reads `first_audio_ms`, `response_done_ms` as numbers). */
+export function metricsOf(s: { chunks: number; bytes: number }, firstAudioMs: number | null, started: number): Record<string, number> {
+  const done = Math.round(performance.now() - started);
+  return {
+    chunks: s.chunks,
+    bytes: s.bytes,
+    ...(firstAudioMs === null ? {} : { first_audio_ms: Math.round(firstAudioMs) }),
+    response_done_ms: done,
+    total_ms: done,
+  };
+}

@@ -1,6 +1,6 @@
 import { DomainError, MAX_TTS_CHARS } from '@svc/domain';
 import type { RelayConfig } from '../common/config';
-import { offlinePcm, openaiPcm } from './pcm-stream';
+import { metricsOf, offlinePcm, openaiPcm } from './pcm-stream';
 import { VoiceProviderError } from './voice-provider';
 import type { Live } from './voice-sessions.service';
 import { sanitizeForSpeech, type VoiceService } from './voice.service';
@@ -143,12 +143,7 @@ export class RealtimeAgentBroker {
         text: answer,
         provider: s.provider,
         voice: s.voice,
-        metrics: {
-          chunks: s.chunks,
-          bytes: s.bytes,
-          first_audio_ms: firstAudioMs === null ? null : Math.round(firstAudioMs),
-          total_ms: Math.round(performance.now() - started),
-        },
+        metrics: metricsOf(s, firstAudioMs, started),
       });
     } catch (err) {
       s.stream?.stop();

@@ -13,11 +13,12 @@ import { Scheduler } from '../common/scheduler';
 import { Secrets } from '../common/secrets';
 import { toErrorResponse } from '../common/http-errors';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
-import { offlinePcm, openaiPcm, pcmLevels, type PcmStream } from './pcm-stream';
+import { metricsOf, offlinePcm, openaiPcm, pcmLevels, type PcmStream } from './pcm-stream';
 import { RealtimeUpstream } from './realtime-upstream';
 import { AGENT_TOOLS, NativeAgentLink } from './native-agent';
 import { VoiceProviderError } from './voice-provider';
 import { sanitizeForSpeech, VoiceService } from './voice.service';
+import { resample, writeWav16 } from './wav';
 import { agentFields, RealtimeAgentBroker } from './realtime-agent';
 
 export type Kind = 'output' | 'realtime' | 'realtime_agent';
@@ -351,7 +352,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
           this.upstreamOf(s)
             ?.appendAudio(audio)
             .catch((err: Error) => this.error(s, err.message, { code: (err as { code?: string }).code ?? 'voice.provider_error' }));
-        return this.send(s, { type: 'voice.input_audio.received', byte_count: n, total_bytes: s.inputBytes, sample_rate: rate });
+        return this.send(s, { type: 'voice.input_audio.received', byte_count: n, total_bytes: s.inputBytes, sample_rate: rate, ...chunkOf(m) });
       }
       case 'input_audio.commit':
         if (s.kind === 'realtime') {
@@ -420,12 +421,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
         model: s.model,
         voice: s.voice,
         ...(s.kind === 'output' ? { output_mode: 'streaming_tts_renderer' } : {}),
-        metrics: {
-          chunks: s.chunks,
-          bytes: s.bytes,
-          first_audio_ms: firstAudioMs === null ? null : Math.round(firstAudioMs),
-          total_ms: Math.round(performance.now() - started),
-        },
+        metrics: metricsOf(s, firstAudioMs, started),
       });
     } catch (err) {
       s.stream?.stop();
@@ -520,8 +516,13 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
         if (s.inputBytes + n > MAX_INPUT_AUDIO_BYTES)
           return this.error(s, `input audio exceeds ${MAX_INPUT_AUDIO_BYTES} bytes in this session`, { code: 'voice.audio_too_large' });
         s.inputBytes += n;
-        link.appendAudio(audio);
-        return this.send(s, { type: 'voice.input_audio.received', byte_count: n, total_bytes: s.inputBytes, sample_rate: 24000 });
+        const rate =
+          typeof m.sample_rate === 'number' && Number.isInteger(m.sample_rate) && m.sample_rate >= 8000 && m.sample_rate <= 48000
+            ? m.sample_rate
+            : 24000;
+        // The provider's realtime input is 24 kHz 16-bit PCM; the app records at 16 kHz.
+        link.appendAudio(rate === 24000 ? audio : pcm16Resampled(Buffer.from(audio, 'base64'), rate, 24000).toString('base64'));
+        return this.send(s, { type: 'voice.input_audio.received', byte_count: n, total_bytes: s.inputBytes, sample_rate: rate, ...chunkOf(m) });
       }
       case 'input_audio.commit':
         s.responded = true;
@@ -607,4 +608,19 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
   async onApplicationShutdown(): Promise<void> {
     this.wss.close();
   }
+}
+
+/**
+ * The app numbers its mic chunks (`chunk_id`) and drops a chunk from its resend buffer once an ack names it
+ * as `input_chunk_id` (notes of the app's RelayVoiceClient); absent when the client sent none.
+ */
+function chunkOf(m: Record<string, unknown>): { input_chunk_id?: number } {
+  return typeof m.chunk_id === 'number' && Number.isInteger(m.chunk_id) && m.chunk_id >= 0 ? { input_chunk_id: m.chunk_id } : {};
+}
+
+/** 16-bit little-endian mono PCM from one rate to another (wav.ts's resampler). */
+function pcm16Resampled(pcm: Buffer, from: number, to: number): Buffer {
+  const samples = new Float32Array(Math.floor(pcm.length / 2));
+  for (let i = 0; i < samples.length; i++) samples[i] = pcm.readInt16LE(i * 2) / 32768;
+  return writeWav16(resample({ sampleRate: from, samples }, to)).subarray(44);
 }

@@ -1,0 +1,221 @@
+import { readLogLock, verifyLog } from '@svc/events';
+import { X509Certificate } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { svcHomeFrom } from '../common/config';
+import { EXIT, line, UsageError, colours, type CliIo } from './io';
+import { relayEndpoint, requestJson } from './pair';
+
+const COMMAND = 'relay doctor';
+type Status = 'ok' | 'warn' | 'error';
+export type DoctorCheck = { id: string; status: Status; summary: string; fix?: string };
+
+const GiB = 1024 ** 3;
+
+/**
+ * `svc relay doctor [--json]` (spec 4.13): the relay, the agent's native routes through RELAY_WEBAPI_URL's
+ * `/v1/capabilities`, TLS, the event log's chain and lock, disk, and the service .env's permissions; each
+ * check with a fix hint. Read-only, and never prints a secret (keys are sent, never shown). Exit 1 when a
+ * check is an error, else 0.
+ */
+export async function doctorCommand(args: string[], io: CliIo): Promise<number> {
+  const json = args.includes('--json');
+  const other = args.find((a) => a !== '--json');
+  if (other) throw new UsageError(other.startsWith('-') ? `unknown option ${other}` : `unexpected argument "${other}"`, COMMAND);
+  const env = io.env;
+  const home = svcHomeFrom(env);
+  const checks: DoctorCheck[] = [];
+
+  // The relay on this host.
+  let endpointUrl = '';
+  try {
+    const endpoint = relayEndpoint(env);
+    endpointUrl = endpoint.url;
+    const h = await requestJson(endpoint, 'GET', '/health', undefined, 3000);
+    const body = h.body as { status?: string; version?: string; sessions?: number };
+    checks.push(
+      h.status === 200 && body?.status === 'ok'
+        ? { id: 'relay', status: 'ok', summary: `relay ${body.version ?? '?'} answers at ${endpoint.url} (${body.sessions ?? 0} sessions)` }
+        : {
+            id: 'relay',
+            status: 'error',
+            summary: `${endpoint.url}/health answered ${h.status}`,
+            fix: 'check the relay log; restart it with "svc relay start"',
+          },
+    );
+  } catch (err) {
+    checks.push({
+      id: 'relay',
+      status: 'error',
+      summary: `no relay answers at ${endpointUrl || 'RELAY_HOST/RELAY_PORT'} (${(err as Error).message})`,
+      fix: 'start it with "svc relay start"; a relay on another host or port needs the same RELAY_HOST and RELAY_PORT here',
+    });
+  }
+
+  // The agent's native routes.
+  const webapi = (env.RELAY_WEBAPI_URL || 'http://localhost:8642').replace(/\/+$/, '');
+  try {
+    const res = await fetch(`${webapi}/v1/capabilities`, {
+      headers: env.API_SERVER_KEY ? { authorization: `Bearer ${env.API_SERVER_KEY}` } : {},
+      signal: AbortSignal.timeout(3000),
+    });
+    await res.arrayBuffer();
+    checks.push(
+      res.ok
+        ? { id: 'native-routes', status: 'ok', summary: `the API server at ${webapi} answers /v1/capabilities` }
+        : res.status === 401 || res.status === 403
+          ? {
+              id: 'native-routes',
+              status: 'warn',
+              summary: `the API server at ${webapi} refused /v1/capabilities (${res.status})`,
+              fix: "set API_SERVER_KEY to the API server's key",
+            }
+          : {
+              id: 'native-routes',
+              status: 'warn',
+              summary: `the API server at ${webapi} answered /v1/capabilities with ${res.status}`,
+              fix: 'update the agent, or point RELAY_WEBAPI_URL at its API server',
+            },
+    );
+  } catch (err) {
+    checks.push({
+      id: 'native-routes',
+      status: 'warn',
+      summary: `no API server answers at ${webapi} (${(err as Error).name === 'TimeoutError' ? 'timed out' : (err as Error).message})`,
+      fix: "start the agent's API server, or set RELAY_WEBAPI_URL (the relay works without it; the realtime agent does not)",
+    });
+  }
+
+  // TLS.
+  if (env.RELAY_SSL_CERT) {
+    try {
+      const cert = new X509Certificate(fs.readFileSync(env.RELAY_SSL_CERT));
+      const days = Math.floor((Date.parse(cert.validTo) - Date.now()) / 86_400_000);
+      checks.push(
+        days < 0
+          ? {
+              id: 'tls',
+              status: 'error',
+              summary: `the certificate expired ${-days} days ago (${cert.validTo})`,
+              fix: 'renew RELAY_SSL_CERT and restart the relay',
+            }
+          : days < 14
+            ? { id: 'tls', status: 'warn', summary: `the certificate expires in ${days} days (${cert.validTo})`, fix: 'renew RELAY_SSL_CERT soon' }
+            : { id: 'tls', status: 'ok', summary: `TLS certificate valid for ${days} more days` },
+      );
+    } catch (err) {
+      checks.push({
+        id: 'tls',
+        status: 'error',
+        summary: `RELAY_SSL_CERT cannot be read as a certificate (${(err as Error).message.slice(0, 80)})`,
+        fix: 'point RELAY_SSL_CERT at a PEM certificate',
+      });
+    }
+  } else
+    checks.push({
+      id: 'tls',
+      status: 'warn',
+      summary: 'plain HTTP/ws: phones must opt in to a plain connection, and the API key is refused from other hosts',
+      fix: 'set RELAY_SSL_CERT and RELAY_SSL_KEY, or put a TLS proxy in front (RELAY_TRUST_PROXY_HEADERS=1)',
+    });
+
+  // The event log: its chain and its lock.
+  const events = path.join(home, 'relay', 'events');
+  if (!fs.existsSync(events))
+    checks.push({ id: 'log-chain', status: 'warn', summary: `no event log at ${events} yet`, fix: 'it is created by the first "svc relay start"' });
+  else {
+    try {
+      const r = verifyLog(events);
+      checks.push(
+        r.ok
+          ? {
+              id: 'log-chain',
+              status: 'ok',
+              summary: `event log verified: ${r.lastSeq} records in ${r.segments} segments${r.tornTailBytes ? `, a torn last line of ${r.tornTailBytes} bytes` : ''}`,
+            }
+          : {
+              id: 'log-chain',
+              status: 'error',
+              summary: `the event log is broken at seq ${r.seq} (${r.segment}): ${r.reason}`,
+              fix: `inspect it with "svc relay events verify --log ${events}"`,
+            },
+      );
+    } catch (err) {
+      checks.push({
+        id: 'log-chain',
+        status: 'error',
+        summary: `the event log could not be read (${(err as Error).message.slice(0, 100)})`,
+        fix: `check the permissions of ${events}`,
+      });
+    }
+    const holder = readLogLock(events);
+    const alive = holder !== null && pidAlive(holder.pid);
+    checks.push(
+      holder === null
+        ? { id: 'lock', status: 'ok', summary: 'no relay holds the event log' }
+        : alive
+          ? { id: 'lock', status: 'ok', summary: `held by the running relay (pid ${holder.pid} since ${holder.since})` }
+          : {
+              id: 'lock',
+              status: 'warn',
+              summary: `a lock from pid ${holder.pid} (not running) is left on the log`,
+              fix: 'the next "svc relay start" takes it over and records it',
+            },
+    );
+  }
+
+  // Disk.
+  try {
+    const st = fs.statfsSync(fs.existsSync(home) ? home : path.dirname(home));
+    const free = st.bavail * st.bsize;
+    const gib = (free / GiB).toFixed(1);
+    checks.push(
+      free < 100 * 1024 ** 2
+        ? {
+            id: 'disk',
+            status: 'error',
+            summary: `${gib} GiB free where the relay writes`,
+            fix: 'free disk space: the relay stops rather than lose an event',
+          }
+        : free < GiB
+          ? { id: 'disk', status: 'warn', summary: `${gib} GiB free where the relay writes`, fix: 'free disk space soon' }
+          : { id: 'disk', status: 'ok', summary: `${gib} GiB free where the relay writes` },
+    );
+  } catch (err) {
+    checks.push({ id: 'disk', status: 'warn', summary: `free space unknown (${(err as Error).message.slice(0, 80)})` });
+  }
+
+  // The service's environment file holds keys: nobody else should read it.
+  const envFile = path.join(home, '.env');
+  try {
+    const mode = fs.statSync(envFile).mode & 0o777;
+    checks.push(
+      mode & 0o044
+        ? { id: 'env-file', status: 'warn', summary: `${envFile} is readable by others (mode ${mode.toString(8)})`, fix: `chmod 600 ${envFile}` }
+        : { id: 'env-file', status: 'ok', summary: `${envFile} is private (mode ${mode.toString(8)})` },
+    );
+  } catch {
+    checks.push({ id: 'env-file', status: 'ok', summary: 'no service .env file (variables come from the environment)' });
+  }
+
+  const worst: Status = checks.some((c) => c.status === 'error') ? 'error' : checks.some((c) => c.status === 'warn') ? 'warn' : 'ok';
+  if (json) line(io.stdout, JSON.stringify({ schema_version: 1, status: worst, checks }));
+  else {
+    const c = colours(io.stdout, env);
+    for (const k of checks) {
+      const mark = k.status === 'ok' ? c.green('ok   ') : k.status === 'warn' ? c.yellow('warn ') : c.red('error');
+      line(io.stdout, `${mark} ${k.id.padEnd(13)} ${k.summary}`);
+      if (k.fix) line(io.stdout, `      ${''.padEnd(13)} ${c.dim(`fix: ${k.fix}`)}`);
+    }
+  }
+  return worst === 'error' ? EXIT.failed : EXIT.ok;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
