@@ -880,13 +880,19 @@ describe('the realtime-agent broker (fallback engine: speech -> text -> the agen
 });
 
 describe('providers that hang or die: bounded time, a clean error, nothing left behind, the relay keeps serving', () => {
-  const pgrep = (pattern: string) => {
-    try {
-      return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim();
-    } catch {
-      return '';
-    }
-  };
+  /** Processes whose command line contains `pattern` (read from /proc: no procps needed). */
+  const pgrep = (pattern: string) =>
+    fs
+      .readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .filter((d) => {
+        try {
+          return fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').join(' ').includes(pattern);
+        } catch {
+          return false;
+        }
+      })
+      .join(' ');
 
   it('a hanging espeak-ng is killed at RELAY_VOICE_TIMEOUT_SECONDS (504); one that dies mid-stream ends the stream with voice.error', async () => {
     const bin = fs.mkdtempSync(path.join(tempHome(), 'bin-'));
