@@ -21,6 +21,7 @@ import { TerminalModule } from './terminal/terminal.module';
 import { TuiModule } from './tui/tui.module';
 import { VoiceModule } from './voice/voice.module';
 import { OperatorModule } from './operator/relay-info.controller';
+import { ProfilesModule } from './profiles/profiles.controller';
 
 export type CoreValues = { config: RelayConfig; clock: Clock; log: CommandLoop; secrets: Secrets; logger: Logger; runtime: Runtime };
 
@@ -62,6 +63,7 @@ export class CoreModule {
     MediaModule,
     VoiceModule,
     OperatorModule,
+    ProfilesModule,
     ConsoleModule,
   ],
 })

@@ -1,0 +1,188 @@
+import { Controller, Get, Inject, Module, Param, Req } from '@nestjs/common';
+import { DomainError } from '@svc/domain';
+import type { FastifyRequest } from 'fastify';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Auth } from '../common/auth';
+import type { RelayConfig } from '../common/config';
+import { checkLoopback } from '../common/net';
+import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import { PROFILE_NAME_RE, readYamlMap } from '../voice/voice-config';
+
+/** What one profile file may show at most (the rest is cut and `truncated: true`). */
+const MAX_SOUL_BYTES = 64 * 1024;
+const MAX_MEMORY_BYTES = 32 * 1024;
+const MAX_ENTRIES = 500;
+const MEMORY_EXT = /\.(md|txt)$/i;
+
+/**
+ * Spec 4.7, the read side: a profile's config (its public part for a phone), skills, SOUL and memory, from
+ * the service home's profile layout (`default` is the service home itself, others `profiles/<name>/`).
+ * Loopback, or a paired phone (the app's profile inspector). Names are checked (no traversal, no hidden
+ * names); files are read within caps; a phone never sees a host path or a config section outside the
+ * public schema (description, model.default), since provider sections may hold credentials.
+ */
+@Controller('/api/profiles')
+export class ProfilesController {
+  constructor(
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @Inject(RUNTIME) private readonly runtime: Runtime,
+  ) {}
+
+  private home(name: string): string {
+    if (name !== 'default' && !PROFILE_NAME_RE.test(name))
+      throw new DomainError('validation_failed', 'invalid', 'a profile name is letters, digits, "_", "-" and "." (not first), at most 64 characters');
+    const dir = name === 'default' ? this.config.svcHome : path.join(this.config.svcHome, 'profiles', name);
+    if (!isDir(dir)) throw new DomainError('profile.not_found', 'not_found', `no profile "${name}"`, { profile: name });
+    return dir;
+  }
+
+  private operator(req: FastifyRequest): boolean {
+    return checkLoopback(req.raw.socket.remoteAddress, req.headers, this.runtime.port).ok && !req.headers.authorization;
+  }
+
+  @Get('/:name/config')
+  @Auth('loopback-or-paired')
+  getConfig(@Param('name') name: string, @Req() req: FastifyRequest) {
+    const file = path.join(this.home(name), 'config.yaml');
+    if (!isFile(file)) throw new DomainError('profile.no_config', 'not_found', `profile "${name}" has no config.yaml`, { profile: name });
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = readYamlMap(file, true);
+    } catch (err) {
+      throw new DomainError(
+        'profile.config_unreadable',
+        'conflict',
+        `config.yaml of "${name}" cannot be read: ${(err as Error).message.slice(0, 160)}`,
+        { profile: name },
+      );
+    }
+    const full = this.operator(req);
+    return { profile: name, path: full ? file : 'config.yaml', config: full ? parsed : publicConfig(parsed), readonly: true };
+  }
+
+  @Get('/:name/skills')
+  @Auth('loopback-or-paired')
+  getSkills(@Param('name') name: string) {
+    const root = path.join(this.home(name), 'skills');
+    const skills: Array<{ name: string; category: string; description: string; path: string; enabled: boolean }> = [];
+    for (const category of listDirs(root)) {
+      for (const skill of listDirs(path.join(root, category))) {
+        const file = path.join(root, category, skill, 'SKILL.md');
+        if (!isFile(file) || skills.length >= MAX_ENTRIES) continue;
+        skills.push({
+          name: skill,
+          category,
+          description: frontMatterDescription(readCapped(file, 8192).text),
+          path: `skills/${category}/${skill}/SKILL.md`,
+          enabled: true,
+        });
+      }
+    }
+    return { profile: name, skills, total: skills.length };
+  }
+
+  @Get('/:name/soul')
+  @Auth('loopback-or-paired')
+  getSoul(@Param('name') name: string) {
+    const file = path.join(this.home(name), 'SOUL.md');
+    if (!isFile(file)) return { profile: name, path: 'SOUL.md', content: '', exists: false, size_bytes: 0, truncated: false };
+    const r = readCapped(file, MAX_SOUL_BYTES);
+    return { profile: name, path: 'SOUL.md', content: r.text, exists: true, size_bytes: r.size, truncated: r.truncated };
+  }
+
+  @Get('/:name/memory')
+  @Auth('loopback-or-paired')
+  getMemory(@Param('name') name: string) {
+    const dir = path.join(this.home(name), 'memories');
+    const entries = listFiles(dir)
+      .filter((f) => MEMORY_EXT.test(f))
+      .sort()
+      .slice(0, MAX_ENTRIES)
+      .map((filename) => {
+        const r = readCapped(path.join(dir, filename), MAX_MEMORY_BYTES);
+        return {
+          name: filename.replace(MEMORY_EXT, ''),
+          filename,
+          path: `memories/${filename}`,
+          content: r.text,
+          size_bytes: r.size,
+          truncated: r.truncated,
+        };
+      });
+    return { profile: name, memories_dir: 'memories', entries, total: entries.length };
+  }
+}
+
+@Module({ controllers: [ProfilesController] })
+export class ProfilesModule {}
+
+/** The public profile schema (the reference's): `description`, and `model.default`. Nothing else leaves the host. */
+export function publicConfig(parsed: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (typeof parsed.description === 'string') out.description = parsed.description;
+  const model = parsed.model;
+  if (typeof model === 'object' && model !== null && typeof (model as { default?: unknown }).default === 'string')
+    out.model = { default: (model as { default: string }).default };
+  return out;
+}
+
+function frontMatterDescription(text: string): string {
+  const m = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text);
+  const d = m ? /^description:\s*(.+)$/m.exec(m[1]) : null;
+  return d
+    ? d[1]
+        .trim()
+        .replace(/^["']|["']$/g, '')
+        .slice(0, 500)
+    : '';
+}
+
+function readCapped(file: string, max: number): { text: string; size: number; truncated: boolean } {
+  const size = fs.statSync(file).size;
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(Math.min(size, max));
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    return { text: buf.subarray(0, n).toString('utf8'), size, truncated: size > max };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+const visible = (n: string) => !n.startsWith('.');
+function listDirs(dir: string): string[] {
+  try {
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && visible(e.name))
+      .map((e) => e.name)
+      .sort();
+  } catch {
+    return [];
+  }
+}
+function listFiles(dir: string): string[] {
+  try {
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isFile() && visible(e.name))
+      .map((e) => e.name);
+  } catch {
+    return [];
+  }
+}
+function isDir(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function isFile(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isFile();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,91 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { bearer, pairPhone, startRelay, tempHome, type TestRelay } from '../support/harness';
+import { call, REMOTE } from '../support/http';
+
+/** A realistic service home: the default profile (the home itself) and one named profile. */
+function profileTree(): string {
+  const home = tempHome();
+  const work = path.join(home, 'profiles', 'work');
+  fs.mkdirSync(path.join(work, 'skills', 'coding', 'refactor'), { recursive: true });
+  fs.mkdirSync(path.join(work, 'skills', 'notes', 'daily'), { recursive: true });
+  fs.mkdirSync(path.join(work, 'skills', '.hidden', 'x'), { recursive: true });
+  fs.mkdirSync(path.join(work, 'memories'), { recursive: true });
+  fs.writeFileSync(
+    path.join(work, 'config.yaml'),
+    'description: Work persona\nmodel:\n  default: gpt-5\n  provider: openai\nproviders:\n  openai:\n    api_key: sk-secret-in-config\n',
+  );
+  fs.writeFileSync(path.join(work, 'SOUL.md'), '# Soul\nBe brief.\n');
+  fs.writeFileSync(
+    path.join(work, 'skills', 'coding', 'refactor', 'SKILL.md'),
+    '---\nname: refactor\ndescription: "Refactor code safely"\n---\nbody',
+  );
+  fs.writeFileSync(path.join(work, 'skills', 'notes', 'daily', 'SKILL.md'), 'no front matter');
+  fs.writeFileSync(path.join(work, 'skills', '.hidden', 'x', 'SKILL.md'), 'hidden');
+  fs.writeFileSync(path.join(work, 'memories', 'people.md'), 'Ana likes tea.');
+  fs.writeFileSync(path.join(work, 'memories', 'big.txt'), 'x'.repeat(40 * 1024));
+  fs.writeFileSync(path.join(work, 'memories', 'image.png'), 'not a memory');
+  fs.symlinkSync('/etc/passwd', path.join(work, 'memories', 'passwd.md'));
+  fs.writeFileSync(path.join(home, 'config.yaml'), 'description: Default\n');
+  return home;
+}
+
+describe('profile files, read side (spec 4.7)', () => {
+  let relay: TestRelay;
+  let token: string;
+  beforeAll(async () => {
+    relay = await startRelay({ home: profileTree() });
+    const p = await pairPhone(relay);
+    p.phone.close();
+    token = p.token;
+  });
+  afterAll(() => relay.close());
+  const phone = () => ({ ...REMOTE, ...bearer(token) });
+
+  it('config: a phone gets only the public schema and no host path; the operator on loopback the whole file', async () => {
+    const remote = await call(relay, 'GET', '/api/profiles/work/config', undefined, phone());
+    expect(remote).toMatchObject({ status: 200, body: { profile: 'work', path: 'config.yaml', readonly: true } });
+    expect(remote.body.config).toEqual({ description: 'Work persona', model: { default: 'gpt-5' } });
+    expect(JSON.stringify(remote.body)).not.toContain('sk-secret');
+    const local = await call(relay, 'GET', '/api/profiles/work/config');
+    expect(local.body.config.providers.openai.api_key).toBe('sk-secret-in-config');
+    expect((await call(relay, 'GET', '/api/profiles/default/config', undefined, phone())).body.config).toEqual({ description: 'Default' });
+  });
+
+  it('skills from skills/<category>/<name>/SKILL.md with their description; soul; memory within caps, no symlink followed', async () => {
+    const skills = await call(relay, 'GET', '/api/profiles/work/skills', undefined, phone());
+    expect(skills.body).toEqual({
+      profile: 'work',
+      total: 2,
+      skills: [
+        { name: 'refactor', category: 'coding', description: 'Refactor code safely', path: 'skills/coding/refactor/SKILL.md', enabled: true },
+        { name: 'daily', category: 'notes', description: '', path: 'skills/notes/daily/SKILL.md', enabled: true },
+      ],
+    });
+    expect((await call(relay, 'GET', '/api/profiles/work/soul', undefined, phone())).body).toEqual({
+      profile: 'work',
+      path: 'SOUL.md',
+      content: '# Soul\nBe brief.\n',
+      exists: true,
+      size_bytes: 17,
+      truncated: false,
+    });
+    expect((await call(relay, 'GET', '/api/profiles/default/soul', undefined, phone())).body).toMatchObject({ exists: false, content: '' });
+    const memory = await call(relay, 'GET', '/api/profiles/work/memory', undefined, phone());
+    expect(memory.body.total).toBe(2);
+    expect(memory.body.entries.map((e: { filename: string }) => e.filename)).toEqual(['big.txt', 'people.md']);
+    expect(memory.body.entries[0]).toMatchObject({ name: 'big', size_bytes: 40 * 1024, truncated: true });
+    expect(memory.body.entries[0].content).toHaveLength(32 * 1024);
+    expect(JSON.stringify(memory.body)).not.toContain('root:');
+  });
+
+  it('refuses odd names (400) and unknown profiles (404); a stranger gets 401', async () => {
+    const statuses: Record<string, number> = {};
+    for (const bad of ['%2E%2E', '.hidden', 'a%2Fb', 'x'.repeat(65)])
+      statuses[bad] = (await call(relay, 'GET', `/api/profiles/${bad}/config`, undefined, phone())).status;
+    // `..` (even as %2E%2E) is a dot segment the URL itself resolves away: /api/config, no such route.
+    expect(statuses).toEqual({ '%2E%2E': 404, '.hidden': 400, 'a%2Fb': 400, ['x'.repeat(65)]: 400 });
+    expect((await call(relay, 'GET', '/api/profiles/nobody/skills', undefined, phone())).status).toBe(404);
+    expect((await call(relay, 'GET', '/api/profiles/work/config', undefined, REMOTE)).status).toBe(401);
+  });
+});
