@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { bearer, pairPhone, startRelay, tempHome, type TestRelay } from '../support/harness';
+import { bearer, pairPhone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { call, REMOTE } from '../support/http';
 
 /** A realistic service home: the default profile (the home itself) and one named profile. */
@@ -69,6 +70,7 @@ describe('profile files, read side (spec 4.7)', () => {
       exists: true,
       size_bytes: 17,
       truncated: false,
+      etag: expect.stringMatching(/^"sha256:[0-9a-f]{32}"$/),
     });
     expect((await call(relay, 'GET', '/api/profiles/default/soul', undefined, phone())).body).toMatchObject({ exists: false, content: '' });
     const memory = await call(relay, 'GET', '/api/profiles/work/memory', undefined, phone());
@@ -87,5 +89,87 @@ describe('profile files, read side (spec 4.7)', () => {
     expect(statuses).toEqual({ '%2E%2E': 404, '.hidden': 400, 'a%2Fb': 400, ['x'.repeat(65)]: 400 });
     expect((await call(relay, 'GET', '/api/profiles/nobody/skills', undefined, phone())).status).toBe(404);
     expect((await call(relay, 'GET', '/api/profiles/work/config', undefined, REMOTE)).status).toBe(401);
+  });
+});
+
+describe('profile files, the write side: PUT soul and memory (atomic, If-Match, an event with the digest)', () => {
+  let relay: TestRelay;
+  let token: string;
+  let work: string;
+  beforeAll(async () => {
+    const home = profileTree();
+    work = path.join(home, 'profiles', 'work');
+    relay = await startRelay({ home });
+    const p = await pairPhone(relay);
+    p.phone.close();
+    token = p.token;
+  });
+  afterAll(() => relay.close());
+  const phone = (extra: Record<string, string> = {}) => ({ ...REMOTE, ...bearer(token), ...extra });
+  const put = async (route: string, body: unknown, headers: Record<string, string>) => {
+    const res = await fetch(`${relay.url}${route}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, etag: res.headers.get('etag'), body: (await res.json()) as Record<string, any> };
+  };
+  const events = () => readEvents(relay.home).filter((e) => e.type === 'profile.file_written');
+
+  it('replaces SOUL.md as the app sends it (no If-Match), answers its shape, records the digest not the text', async () => {
+    const r = await put('/api/profiles/work/soul', { content: 'Be kind and brief.\n' }, phone());
+    expect(r).toMatchObject({ status: 200, body: { ok: true, profile: 'work', path: 'SOUL.md', bytes_written: 19 } });
+    expect(fs.readFileSync(path.join(work, 'SOUL.md'), 'utf8')).toBe('Be kind and brief.\n');
+    expect(fs.readdirSync(work).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    const e = events().at(-1)!;
+    expect(e.data).toEqual({
+      profile: 'work',
+      file: 'SOUL.md',
+      sha256: createHash('sha256').update('Be kind and brief.\n').digest('hex'),
+      bytes: 19,
+      replaced: true,
+    });
+    expect(JSON.stringify(readEvents(relay.home))).not.toContain('kind and brief');
+    const got = await call(relay, 'GET', '/api/profiles/work/soul', undefined, phone());
+    expect(got.body.etag).toBe(r.etag);
+  });
+
+  it('honours If-Match: a stale ETag is 412 with nothing written; the current one writes', async () => {
+    const { body } = await call(relay, 'GET', '/api/profiles/work/soul', undefined, phone());
+    const first = await put('/api/profiles/work/soul', { content: 'editor A\n' }, phone({ 'if-match': body.etag }));
+    expect(first.status).toBe(200);
+    const before = events().length;
+    const stale = await put('/api/profiles/work/soul', { content: 'editor B\n' }, phone({ 'if-match': body.etag }));
+    expect(stale.status).toBe(412);
+    expect(stale.body).toMatchObject({ ok: false, code: 'profile.stale', etag: first.etag });
+    expect(fs.readFileSync(path.join(work, 'SOUL.md'), 'utf8')).toBe('editor A\n');
+    expect(events()).toHaveLength(before);
+    expect((await put('/api/profiles/work/soul', { content: 'editor B\n' }, phone({ 'if-match': first.etag! }))).status).toBe(200);
+  });
+
+  it('creates and replaces memory files; refuses odd names, oversized or non-string content, links and unknown profiles, writing nothing', async () => {
+    const created = await put('/api/profiles/work/memory/projects.md', { content: 'Ship voice.' }, phone());
+    expect(created.body).toEqual({ ok: true, profile: 'work', filename: 'projects.md', path: 'memories/projects.md', bytes_written: 11 });
+    expect(events().at(-1)!.data).toMatchObject({ file: 'memories/projects.md', replaced: false });
+    const list = await call(relay, 'GET', '/api/profiles/work/memory', undefined, phone());
+    expect(list.body.entries.map((e: { filename: string }) => e.filename)).toContain('projects.md');
+    const before = events().length;
+    const files = fs.readdirSync(path.join(work, 'memories')).sort();
+    for (const [route, body, status] of [
+      ['/api/profiles/work/memory/x.exe', { content: 'x' }, 400],
+      ['/api/profiles/work/memory/.hidden.md', { content: 'x' }, 400],
+      ['/api/profiles/work/memory/a%2Fb.md', { content: 'x' }, 400],
+      ['/api/profiles/work/memory/big.md', { content: 'x'.repeat(128 * 1024 + 1) }, 413],
+      ['/api/profiles/work/memory/n.md', { content: 5 }, 400],
+      ['/api/profiles/work/memory/passwd.md', { content: 'owned' }, 403],
+      ['/api/profiles/nobody/soul', { content: 'x' }, 404],
+    ] as const) {
+      const r = await put(route, body, phone());
+      expect([route, r.status]).toEqual([route, status]);
+    }
+    expect((await put('/api/profiles/work/soul', { content: 'x' }, REMOTE)).status).toBe(401);
+    expect(events()).toHaveLength(before);
+    expect(fs.readdirSync(path.join(work, 'memories')).sort()).toEqual(files);
+    expect(fs.readFileSync('/etc/passwd', 'utf8')).not.toContain('owned');
   });
 });

@@ -17,7 +17,8 @@ export type ErrorKind =
   | 'unavailable' // 503
   | 'upstream' // 502
   | 'timeout' // 504
-  | 'not_configured'; // 500: the relay lacks what the operator must configure (spec 7: a voice provider's API key)
+  | 'not_configured' // 500: the relay lacks what the operator must configure (spec 7: a voice provider's API key)
+  | 'precondition_failed'; // 412: an If-Match that no longer matches (a profile file changed since it was read)
 
 export class DomainError extends Error {
   constructor(

@@ -13,6 +13,7 @@ export * from './events/terminal.events';
 export * from './events/bridge.events';
 export * from './events/media.events';
 export * from './events/voice.events';
+export * from './events/profile.events';
 export * from './chain';
 export * from './bus';
 export * from './event-store';

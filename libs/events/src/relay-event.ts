@@ -11,6 +11,7 @@ import type { PhoneThreadsEvent } from './events/threads.events';
 import type { TerminalEvent } from './events/terminal.events';
 import type { MediaEvent } from './events/media.events';
 import type { VoiceEvent } from './events/voice.events';
+import type { ProfileEvent } from './events/profile.events';
 
 /** Every state change of the relay. Add a feature's union here (one line each); exhaustive switches find the gaps. */
 export type RelayEvent =
@@ -26,7 +27,8 @@ export type RelayEvent =
   | TerminalEvent
   | BridgeEvent
   | MediaEvent
-  | VoiceEvent;
+  | VoiceEvent
+  | ProfileEvent;
 
 export type RelayEventType = RelayEvent['type'];
 export type EventOf<T extends RelayEventType> = Extract<RelayEvent, { type: T }>;

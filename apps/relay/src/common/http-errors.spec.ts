@@ -20,6 +20,7 @@ describe('error bodies', () => {
       upstream: 502,
       timeout: 504,
       not_configured: 500,
+      precondition_failed: 412,
     };
     expect(STATUS_OF).toEqual(expected);
     const r = toErrorResponse(new DomainError('x.y', 'rate_limited', 'slow down', { retry_after: 5 }));

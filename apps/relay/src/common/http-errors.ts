@@ -20,6 +20,7 @@ export const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
   upstream: 502,
   timeout: 504,
   not_configured: 500,
+  precondition_failed: 412,
 };
 
 /**

@@ -1,9 +1,11 @@
-import { Controller, Get, Inject, Module, Param, Req } from '@nestjs/common';
-import { DomainError } from '@svc/domain';
-import type { FastifyRequest } from 'fastify';
+import { Body, Controller, Get, HttpCode, Inject, Module, Param, Put, Req, Res } from '@nestjs/common';
+import { actorOf, DomainError, type Principal } from '@svc/domain';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Auth } from '../common/auth';
+import { atomicWrite, fileEtag } from '../common/atomic-write';
+import { Auth, Caller } from '../common/auth';
+import { CommandLoop } from '../common/command-loop';
 import type { RelayConfig } from '../common/config';
 import { checkLoopback } from '../common/net';
 import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
@@ -14,6 +16,10 @@ const MAX_SOUL_BYTES = 64 * 1024;
 const MAX_MEMORY_BYTES = 32 * 1024;
 const MAX_ENTRIES = 500;
 const MEMORY_EXT = /\.(md|txt)$/i;
+const MEMORY_FILE_RE = /^[A-Za-z0-9][A-Za-z0-9 _.-]{0,95}\.(md|txt)$/;
+/** What one write may hold. */
+const MAX_SOUL_WRITE = 256 * 1024;
+const MAX_MEMORY_WRITE = 128 * 1024;
 
 /**
  * Spec 4.7, the read side: a profile's config (its public part for a phone), skills, SOUL and memory, from
@@ -25,6 +31,7 @@ const MEMORY_EXT = /\.(md|txt)$/i;
 @Controller('/api/profiles')
 export class ProfilesController {
   constructor(
+    private readonly log: CommandLoop,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {}
@@ -84,11 +91,107 @@ export class ProfilesController {
 
   @Get('/:name/soul')
   @Auth('loopback-or-paired')
-  getSoul(@Param('name') name: string) {
+  getSoul(@Param('name') name: string, @Res({ passthrough: true }) reply: FastifyReply) {
     const file = path.join(this.home(name), 'SOUL.md');
+    const etag = isFile(file) ? fileEtag(file) : null;
+    if (etag) void reply.header('etag', etag);
     if (!isFile(file)) return { profile: name, path: 'SOUL.md', content: '', exists: false, size_bytes: 0, truncated: false };
     const r = readCapped(file, MAX_SOUL_BYTES);
-    return { profile: name, path: 'SOUL.md', content: r.text, exists: true, size_bytes: r.size, truncated: r.truncated };
+    return { profile: name, path: 'SOUL.md', content: r.text, exists: true, size_bytes: r.size, truncated: r.truncated, etag };
+  }
+
+  /** `PUT /api/profiles/{name}/soul {content}`: SOUL.md replaced atomically (see write()). */
+  @Put('/:name/soul')
+  @Auth('loopback-or-paired', undefined, { bodyLimit: MAX_SOUL_WRITE + 64 * 1024 })
+  @HttpCode(200)
+  async putSoul(
+    @Param('name') name: string,
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Caller() caller: Principal,
+  ) {
+    const home = this.home(name);
+    const r = await this.write(name, path.join(home, 'SOUL.md'), 'SOUL.md', body, MAX_SOUL_WRITE, req, reply, caller);
+    return { ok: true, profile: name, path: 'SOUL.md', bytes_written: r.bytes };
+  }
+
+  /** `PUT /api/profiles/{name}/memory/{filename} {content}`: one memory file (`.md` or `.txt`), created or replaced. */
+  @Put('/:name/memory/:filename')
+  @Auth('loopback-or-paired', undefined, { bodyLimit: MAX_MEMORY_WRITE + 64 * 1024 })
+  @HttpCode(200)
+  async putMemory(
+    @Param('name') name: string,
+    @Param('filename') filename: string,
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Caller() caller: Principal,
+  ) {
+    const home = this.home(name);
+    if (!MEMORY_FILE_RE.test(filename))
+      throw new DomainError(
+        'validation_failed',
+        'invalid',
+        'a memory file name is letters, digits, " _.-" (not first), at most 100 characters, ending in .md or .txt',
+        { profile: name },
+      );
+    const dir = path.join(home, 'memories');
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const r = await this.write(name, path.join(dir, filename), `memories/${filename}`, body, MAX_MEMORY_WRITE, req, reply, caller);
+    return { ok: true, profile: name, filename, path: `memories/${filename}`, bytes_written: r.bytes };
+  }
+
+  /**
+   * One profile file write: `{content}` (a string within the cap: 413 past it), `If-Match` honoured when
+   * sent (a stale ETag is 412 and nothing is written; the app sends none, so its writes replace the file),
+   * then atomicWrite, then `profile.file_written` with the digest (never the text). The answer's ETag is
+   * the new file's.
+   */
+  private async write(
+    name: string,
+    file: string,
+    rel: string,
+    body: unknown,
+    max: number,
+    req: FastifyRequest,
+    reply: FastifyReply,
+    caller: Principal,
+  ) {
+    const content = (body as { content?: unknown } | null)?.content;
+    if (typeof body !== 'object' || body === null || typeof content !== 'string')
+      throw new DomainError('validation_failed', 'invalid', 'send {"content": "..."} (a string)', { profile: name });
+    const size = Buffer.byteLength(content, 'utf8');
+    if (size > max)
+      throw new DomainError('profile.too_large', 'too_large', `${rel} may be at most ${max} bytes (this is ${size})`, {
+        profile: name,
+        max_bytes: max,
+      });
+    if (isSymlink(file))
+      throw new DomainError('profile.symlink', 'forbidden', `${rel} is a symbolic link; the relay does not write through links`, { profile: name });
+    const current = fileEtag(file);
+    const ifMatch = req.headers['if-match'];
+    if (typeof ifMatch === 'string' && ifMatch.trim() !== '*' && ifMatch.trim() !== current)
+      throw new DomainError(
+        'profile.stale',
+        'precondition_failed',
+        `${rel} changed since it was read (If-Match ${ifMatch.trim().slice(0, 60)}, now ${current ?? 'absent'}); read it again and reapply`,
+        {
+          profile: name,
+          etag: current,
+        },
+      );
+    if (ifMatch === '*' && current === null)
+      throw new DomainError('profile.stale', 'precondition_failed', `${rel} does not exist`, { profile: name, etag: null });
+    const written = atomicWrite(file, content);
+    await this.log.run(actorOf(caller), () => [
+      {
+        type: 'profile.file_written' as const,
+        data: { profile: name, file: rel, sha256: written.sha256, bytes: written.bytes, replaced: current !== null },
+      },
+    ]);
+    void reply.header('etag', fileEtag(file) ?? '');
+    return written;
   }
 
   @Get('/:name/memory')
@@ -96,7 +199,7 @@ export class ProfilesController {
   getMemory(@Param('name') name: string) {
     const dir = path.join(this.home(name), 'memories');
     const entries = listFiles(dir)
-      .filter((f) => MEMORY_EXT.test(f))
+      .filter((f) => MEMORY_EXT.test(f) && isFile(path.join(dir, f)))
       .sort()
       .slice(0, MAX_ENTRIES)
       .map((filename) => {
@@ -175,6 +278,13 @@ function listFiles(dir: string): string[] {
 function isDir(p: string): boolean {
   try {
     return fs.lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function isSymlink(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isSymbolicLink();
   } catch {
     return false;
   }

@@ -1,9 +1,9 @@
 import type { VoiceSection, VoiceSettingValue } from '@svc/events';
-import { createHash, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as Yaml from 'yaml';
 import { jsonDepthExceeds } from '@svc/events';
+import { atomicWrite } from '../common/atomic-write';
 
 /** `yaml` (72 modules) is loaded by the first voice call that reads a config, not at the relay's start. */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -86,28 +86,8 @@ export class VoiceConfigFiles {
       else next[k] = v;
     }
     data[section] = next;
-    const text = yaml().stringify(data);
-    const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomUUID()}.tmp`);
-    const fd = fs.openSync(tmp, 'wx', 0o600);
-    try {
-      fs.writeFileSync(fd, text);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    try {
-      fs.renameSync(tmp, file);
-    } catch (err) {
-      fs.rmSync(tmp, { force: true });
-      throw err;
-    }
-    const dir = fs.openSync(path.dirname(file), 'r');
-    try {
-      fs.fsyncSync(dir);
-    } finally {
-      fs.closeSync(dir);
-    }
-    return { path: file, sha256: createHash('sha256').update(text).digest('hex') };
+    const written = atomicWrite(file, yaml().stringify(data));
+    return { path: file, sha256: written.sha256 };
   }
 }
 
