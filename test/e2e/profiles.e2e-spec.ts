@@ -173,3 +173,39 @@ describe('profile files, the write side: PUT soul and memory (atomic, If-Match, 
     expect(fs.readFileSync('/etc/passwd', 'utf8')).not.toContain('owned');
   });
 });
+
+describe('GET /api/profiles/{name}/avatar', () => {
+  it('serves the first conventional image by its bytes; 404 naming what it looks for; 415 for a non-image; links not followed', async () => {
+    const home = profileTree();
+    const work = path.join(home, 'profiles', 'work');
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('tiny png body')]);
+    fs.writeFileSync(path.join(work, 'Icon.PNG'), Buffer.from('GIF89a gif body'));
+    fs.writeFileSync(path.join(work, 'avatar.png'), png);
+    fs.mkdirSync(path.join(home, 'profiles', 'fake'), { recursive: true });
+    fs.writeFileSync(path.join(home, 'profiles', 'fake', 'avatar.jpg'), 'not an image');
+    fs.mkdirSync(path.join(home, 'profiles', 'linked'), { recursive: true });
+    fs.symlinkSync(path.join(work, 'avatar.png'), path.join(home, 'profiles', 'linked', 'avatar.png'));
+    const relay = await startRelay({ home });
+    try {
+      const p = await pairPhone(relay);
+      p.phone.close();
+      const res = await fetch(`${relay.url}/api/profiles/work/avatar`, { headers: { ...REMOTE, ...bearer(p.token) } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('image/png');
+      expect(res.headers.get('cache-control')).toBe('private, max-age=3600');
+      expect(Buffer.from(await res.arrayBuffer())).toEqual(png);
+      fs.rmSync(path.join(work, 'avatar.png'));
+      const icon = await fetch(`${relay.url}/api/profiles/work/avatar`, { headers: bearer(p.token) });
+      expect(icon.headers.get('content-type')).toBe('image/gif');
+      await icon.arrayBuffer();
+      const none = await call(relay, 'GET', '/api/profiles/default/avatar', undefined, bearer(p.token));
+      expect(none.status).toBe(404);
+      expect(none.body.expected_names).toContain('avatar.png');
+      expect((await call(relay, 'GET', '/api/profiles/fake/avatar', undefined, bearer(p.token))).status).toBe(415);
+      expect((await call(relay, 'GET', '/api/profiles/linked/avatar', undefined, bearer(p.token))).status).toBe(404);
+      expect((await call(relay, 'GET', '/api/profiles/work/avatar', undefined, REMOTE)).status).toBe(401);
+    } finally {
+      await relay.close();
+    }
+  });
+});

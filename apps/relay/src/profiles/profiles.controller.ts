@@ -17,6 +17,9 @@ const MAX_MEMORY_BYTES = 32 * 1024;
 const MAX_ENTRIES = 500;
 const MEMORY_EXT = /\.(md|txt)$/i;
 const MEMORY_FILE_RE = /^[A-Za-z0-9][A-Za-z0-9 _.-]{0,95}\.(md|txt)$/;
+const AVATAR_STEMS = ['avatar', 'profile', 'profile-image', 'profile_image', 'agent', 'icon'];
+const AVATAR_EXTS = ['.png', '.jpg', '.jpeg', '.webp', '.gif'];
+const MAX_AVATAR_BYTES = 10 * 1024 * 1024;
 /** What one write may hold. */
 const MAX_SOUL_WRITE = 256 * 1024;
 const MAX_MEMORY_WRITE = 128 * 1024;
@@ -66,6 +69,45 @@ export class ProfilesController {
     }
     const full = this.operator(req);
     return { profile: name, path: full ? file : 'config.yaml', config: full ? parsed : publicConfig(parsed), readonly: true };
+  }
+
+  /**
+   * `GET /api/profiles/{name}/avatar`: the first conventional image among the profile's direct children
+   * (`avatar`, `profile`, `profile-image`, `profile_image`, `agent`, `icon` x `.png .jpg .jpeg .webp .gif`,
+   * case-insensitive, the reference's order). Regular files only (a link is never followed), at most 10 MiB,
+   * and its bytes must be that image type: 404 naming the expected names, 415 when not an image.
+   */
+  @Get('/:name/avatar')
+  @Auth('loopback-or-paired')
+  getAvatar(@Param('name') name: string, @Res({ passthrough: true }) reply: FastifyReply) {
+    const home = this.home(name);
+    const byLower = new Map<string, string>();
+    for (const f of listFiles(home).sort()) if (!byLower.has(f.toLowerCase())) byLower.set(f.toLowerCase(), f);
+    let found: string | null = null;
+    for (const stem of AVATAR_STEMS) {
+      for (const ext of AVATAR_EXTS) {
+        const f = byLower.get(`${stem}${ext}`);
+        if (f && !found) found = f;
+      }
+    }
+    if (!found)
+      throw new DomainError('profile.avatar_not_found', 'not_found', `profile "${name}" has no avatar image`, {
+        profile: name,
+        expected_names: AVATAR_STEMS.slice(0, 2).flatMap((s) => AVATAR_EXTS.map((e) => `${s}${e}`)),
+      });
+    const file = path.join(home, found);
+    const size = fs.lstatSync(file).size;
+    if (size > MAX_AVATAR_BYTES)
+      throw new DomainError('profile.avatar_too_large', 'too_large', `${found} is larger than ${MAX_AVATAR_BYTES} bytes`, { profile: name });
+    const bytes = fs.readFileSync(file);
+    const type = imageType(bytes);
+    if (!type) throw new DomainError('profile.avatar_invalid', 'unsupported', `${found} is not a PNG, JPEG, GIF or WebP image`, { profile: name });
+    void reply
+      .header('content-type', type)
+      .header('cache-control', 'private, max-age=3600')
+      .header('content-disposition', `inline; filename="${found.replace(/["\r\n]/g, '')}"`)
+      .header('x-content-type-options', 'nosniff');
+    return bytes;
   }
 
   @Get('/:name/skills')
@@ -295,4 +337,13 @@ function isFile(p: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The image type its bytes say (never the file name's). */
+function imageType(b: Buffer): string | null {
+  if (b.length >= 8 && b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
+  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg';
+  if (b.length >= 6 && (b.toString('latin1', 0, 6) === 'GIF87a' || b.toString('latin1', 0, 6) === 'GIF89a')) return 'image/gif';
+  if (b.length >= 12 && b.toString('latin1', 0, 4) === 'RIFF' && b.toString('latin1', 8, 12) === 'WEBP') return 'image/webp';
+  return null;
 }
