@@ -313,7 +313,6 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     }
     if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return this.error(s, 'message must be a JSON object');
     const m = msg as Record<string, unknown>;
-    if (s.kind === 'realtime_agent' && s.provider === 'openai') return this.onNativeFrame(s, m);
     switch (m.type) {
       case 'session.start':
         return this.send(s, this.ready(s));
@@ -322,6 +321,12 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
       case 'session.close':
         s.ws?.close(1000, 'session closed');
         return;
+      case 'input_audio.append':
+        if (s.kind === 'output') return this.error(s, 'unsupported message type: input_audio.append');
+        return this.inputAudio(s, m);
+    }
+    if (s.kind === 'realtime_agent' && s.provider === 'openai') return this.onNativeFrame(s, m);
+    switch (m.type) {
       case 'response.create':
         if (s.kind === 'realtime_agent') {
           if (s.busy) return this.error(s, 'response already running');
@@ -331,29 +336,6 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
         if (s.busy || (s.responded && s.kind === 'output')) return this.error(s, s.busy ? 'response already running' : 'response already completed');
         void this.respond(s, m);
         return;
-      case 'input_audio.append': {
-        if (s.kind === 'output') return this.error(s, 'unsupported message type: input_audio.append');
-        const audio = typeof m.audio_base64 === 'string' ? m.audio_base64.trim() : '';
-        if (audio === '' || !/^[A-Za-z0-9+/]*={0,2}$/.test(audio))
-          return this.error(s, audio === '' ? 'input_audio.append missing audio_base64' : 'input_audio.append audio_base64 is invalid');
-        const n = Math.floor((audio.replace(/=+$/, '').length * 3) / 4);
-        if (s.inputBytes + n > MAX_INPUT_AUDIO_BYTES)
-          return this.error(s, `input audio exceeds ${MAX_INPUT_AUDIO_BYTES} bytes in this session`, { code: 'voice.audio_too_large' });
-        s.inputBytes += n;
-        const rate =
-          typeof m.sample_rate === 'number' && Number.isInteger(m.sample_rate) && m.sample_rate >= 8000 && m.sample_rate <= 48000
-            ? m.sample_rate
-            : 24000;
-        if (s.kind === 'realtime_agent') {
-          s.inputPcm.push(Buffer.from(audio, 'base64'));
-          s.inputRate = rate;
-        }
-        if (s.kind === 'realtime' && s.provider === 'openai')
-          this.upstreamOf(s)
-            ?.appendAudio(audio)
-            .catch((err: Error) => this.error(s, err.message, { code: (err as { code?: string }).code ?? 'voice.provider_error' }));
-        return this.send(s, { type: 'voice.input_audio.received', byte_count: n, total_bytes: s.inputBytes, sample_rate: rate, ...chunkOf(m) });
-      }
       case 'input_audio.commit':
         if (s.kind === 'realtime') {
           if (s.provider !== 'openai')
@@ -497,33 +479,39 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     s.idle.unref();
   }
 
+  /**
+   * `input_audio.append {audio_base64, sample_rate?, chunk_id?}` for every session that takes audio: checked,
+   * counted against the session's cap, then kept (the fallback agent transcribes it at commit) or forwarded
+   * to the provider's realtime socket at its 24 kHz (the app records 16 kHz), and acknowledged.
+   */
+  private inputAudio(s: Live, m: Record<string, unknown>): void {
+    const audio = typeof m.audio_base64 === 'string' ? m.audio_base64.trim() : '';
+    if (audio === '' || !/^[A-Za-z0-9+/]*={0,2}$/.test(audio))
+      return this.error(s, audio === '' ? 'input_audio.append missing audio_base64' : 'input_audio.append audio_base64 is invalid');
+    const n = Math.floor((audio.replace(/=+$/, '').length * 3) / 4);
+    if (s.inputBytes + n > MAX_INPUT_AUDIO_BYTES)
+      return this.error(s, `input audio exceeds ${MAX_INPUT_AUDIO_BYTES} bytes in this session`, { code: 'voice.audio_too_large' });
+    s.inputBytes += n;
+    const rate =
+      typeof m.sample_rate === 'number' && Number.isInteger(m.sample_rate) && m.sample_rate >= 8000 && m.sample_rate <= 48000 ? m.sample_rate : 24000;
+    const at24k = () => (rate === 24000 ? audio : pcm16Resampled(Buffer.from(audio, 'base64'), rate, 24000).toString('base64'));
+    if (s.provider === 'openai' && s.kind === 'realtime_agent') this.nativeOf(s)?.appendAudio(at24k());
+    else if (s.provider === 'openai' && s.kind === 'realtime')
+      this.upstreamOf(s)
+        ?.appendAudio(at24k())
+        .catch((err: Error) => this.error(s, err.message, { code: (err as { code?: string }).code ?? 'voice.provider_error' }));
+    else if (s.kind === 'realtime_agent') {
+      s.inputPcm.push(Buffer.from(audio, 'base64'));
+      s.inputRate = rate;
+    }
+    this.send(s, { type: 'voice.input_audio.received', byte_count: n, total_bytes: s.inputBytes, sample_rate: rate, ...chunkOf(m) });
+  }
+
   /** realtime_agent with a realtime provider: frames go to the provider-native engine. */
   private onNativeFrame(s: Live, m: Record<string, unknown>): void {
     const link = this.nativeOf(s);
     if (!link) return;
     switch (m.type) {
-      case 'session.start':
-        return this.send(s, this.ready(s));
-      case 'client.ack':
-        return;
-      case 'session.close':
-        s.ws?.close(1000, 'session closed');
-        return;
-      case 'input_audio.append': {
-        const audio = typeof m.audio_base64 === 'string' ? m.audio_base64.trim() : '';
-        if (audio === '' || !/^[A-Za-z0-9+/]*={0,2}$/.test(audio)) return this.error(s, 'input_audio.append needs base64 audio_base64');
-        const n = Math.floor((audio.replace(/=+$/, '').length * 3) / 4);
-        if (s.inputBytes + n > MAX_INPUT_AUDIO_BYTES)
-          return this.error(s, `input audio exceeds ${MAX_INPUT_AUDIO_BYTES} bytes in this session`, { code: 'voice.audio_too_large' });
-        s.inputBytes += n;
-        const rate =
-          typeof m.sample_rate === 'number' && Number.isInteger(m.sample_rate) && m.sample_rate >= 8000 && m.sample_rate <= 48000
-            ? m.sample_rate
-            : 24000;
-        // The provider's realtime input is 24 kHz 16-bit PCM; the app records at 16 kHz.
-        link.appendAudio(rate === 24000 ? audio : pcm16Resampled(Buffer.from(audio, 'base64'), rate, 24000).toString('base64'));
-        return this.send(s, { type: 'voice.input_audio.received', byte_count: n, total_bytes: s.inputBytes, sample_rate: rate, ...chunkOf(m) });
-      }
       case 'input_audio.commit':
         s.responded = true;
         return link.commit();
