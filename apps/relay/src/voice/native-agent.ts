@@ -1,6 +1,6 @@
-import { WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
+import { openProviderRealtime } from './realtime-upstream';
 import type { RelayConfig } from '../common/config';
-import { VoiceProviderError } from './voice-provider';
 import type { Live } from './voice-sessions.service';
 
 /** The narrow tool surface the provider's model may call (the reference broker's names). */
@@ -60,45 +60,13 @@ export class NativeAgentLink {
     private readonly s: Live,
     private readonly io: NativeIo,
   ) {
-    if (!cfg.voice.openaiKey)
-      throw new VoiceProviderError(
-        'voice.no_api_key',
-        'no API key is available for the openai provider (set VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY)',
-        'unavailable',
-      );
-    const url = `${cfg.voice.openaiBaseUrl.replace(/^http/, 'ws')}/realtime?model=${encodeURIComponent(s.model)}`;
-    this.sock = new WebSocket(url, {
-      headers: { authorization: `Bearer ${cfg.voice.openaiKey}`, 'openai-beta': 'realtime=v1' },
-      maxPayload: 16 * 1024 * 1024,
-    });
-    this.opened = new Promise((resolve, reject) => {
-      this.sock.once('open', () => {
-        this.sock.send(
-          JSON.stringify({
-            type: 'session.update',
-            session: {
-              modalities: ['audio', 'text'],
-              voice: s.voice,
-              input_audio_format: 'pcm16',
-              output_audio_format: 'pcm16',
-              input_audio_transcription: { model: 'whisper-1' },
-              turn_detection: null,
-              instructions:
-                'You are the voice of the Hermes agent. For anything that needs the agent (its tools, files, memory, actions), call hermes_run_task with the request and speak its answer briefly.',
-              tools: TOOL_SPECS,
-              tool_choice: 'auto',
-            },
-          }),
-        );
-        resolve();
-      });
-      this.sock.once('unexpected-response', (_req, res) =>
-        reject(new VoiceProviderError('voice.provider_error', `the realtime provider answered ${res.statusCode ?? 0}`)),
-      );
-      this.sock.once('error', (e) =>
-        reject(new VoiceProviderError('voice.provider_unreachable', `the realtime provider could not be reached: ${e.message}`)),
-      );
-    });
+    ({ sock: this.sock, opened: this.opened } = openProviderRealtime(cfg.voice, s.model, {
+      voice: s.voice,
+      instructions:
+        'You are the voice of the Hermes agent. For anything that needs the agent (its tools, files, memory, actions), call hermes_run_task with the request and speak its answer briefly.',
+      tools: TOOL_SPECS,
+      tool_choice: 'auto',
+    }));
     this.opened.catch((err: Error) => this.io.error(s, err.message, { code: (err as { code?: string }).code ?? 'voice.provider_error' }));
     this.sock.on('message', (data) => void this.onMessage(String(data)));
     this.sock.on('error', () => undefined);

@@ -3,6 +3,50 @@ import type { VoiceConfig } from '../common/config';
 import type { PcmStream } from './pcm-stream';
 import { VoiceProviderError } from './voice-provider';
 
+/**
+ * A socket to the provider's realtime API (OpenAI `/realtime`: the key in the header, never in the URL),
+ * and a promise that holds once it is open and its `session.update` (16-bit PCM both ways, whisper
+ * transcription of the input, no server-side turn detection, plus `session`) was sent.
+ */
+export function openProviderRealtime(cfg: VoiceConfig, model: string, session: Record<string, unknown>): { sock: WebSocket; opened: Promise<void> } {
+  if (!cfg.openaiKey)
+    throw new VoiceProviderError(
+      'voice.no_api_key',
+      'no API key is available for the openai provider (set VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY)',
+      'unavailable',
+    );
+  const url = `${cfg.openaiBaseUrl.replace(/^http/, 'ws')}/realtime?model=${encodeURIComponent(model)}`;
+  const sock = new WebSocket(url, {
+    headers: { authorization: `Bearer ${cfg.openaiKey}`, 'openai-beta': 'realtime=v1' },
+    maxPayload: 16 * 1024 * 1024,
+  });
+  const opened = new Promise<void>((resolve, reject) => {
+    sock.once('open', () => {
+      sock.send(
+        JSON.stringify({
+          type: 'session.update',
+          session: {
+            modalities: ['audio', 'text'],
+            input_audio_format: 'pcm16',
+            output_audio_format: 'pcm16',
+            input_audio_transcription: { model: 'whisper-1' },
+            turn_detection: null,
+            ...session,
+          },
+        }),
+      );
+      resolve();
+    });
+    sock.once('unexpected-response', (_req, res) =>
+      reject(new VoiceProviderError('voice.provider_error', `the realtime provider answered ${res.statusCode ?? 0}`)),
+    );
+    sock.once('error', (e) =>
+      reject(new VoiceProviderError('voice.provider_unreachable', `the realtime provider could not be reached: ${e.message}`)),
+    );
+  });
+  return { sock, opened };
+}
+
 type Pending = { queue: Array<Buffer | null | Error>; wake: (() => void) | null; transcript: string | null };
 
 /**
@@ -24,41 +68,7 @@ export class RealtimeUpstream {
     model: string,
     private readonly onEvent: (frame: Record<string, unknown>) => void,
   ) {
-    if (!cfg.openaiKey)
-      throw new VoiceProviderError(
-        'voice.no_api_key',
-        'no API key is available for the openai provider (set VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY)',
-        'unavailable',
-      );
-    const url = `${cfg.openaiBaseUrl.replace(/^http/, 'ws')}/realtime?model=${encodeURIComponent(model)}`;
-    this.sock = new WebSocket(url, {
-      headers: { authorization: `Bearer ${cfg.openaiKey}`, 'openai-beta': 'realtime=v1' },
-      maxPayload: 16 * 1024 * 1024,
-    });
-    this.opened = new Promise((resolve, reject) => {
-      this.sock.once('open', () => {
-        this.sock.send(
-          JSON.stringify({
-            type: 'session.update',
-            session: {
-              modalities: ['audio', 'text'],
-              voice,
-              output_audio_format: 'pcm16',
-              input_audio_format: 'pcm16',
-              input_audio_transcription: { model: 'whisper-1' },
-              turn_detection: null,
-            },
-          }),
-        );
-        resolve();
-      });
-      this.sock.once('unexpected-response', (_req, res) =>
-        reject(new VoiceProviderError('voice.provider_error', `the realtime provider answered ${res.statusCode ?? 0}`)),
-      );
-      this.sock.once('error', (e) =>
-        reject(new VoiceProviderError('voice.provider_unreachable', `the realtime provider could not be reached: ${e.message}`)),
-      );
-    });
+    ({ sock: this.sock, opened: this.opened } = openProviderRealtime(cfg, model, { voice }));
     this.opened.catch(() => undefined);
     this.sock.on('message', (data) => this.onMessage(String(data)));
     this.sock.on('error', () => undefined);
