@@ -7,7 +7,7 @@ import { jsonDepthExceeds, JsonTooDeepError, MAX_JSON_DEPTH } from '@svc/events'
 import { config as rxjsConfig } from 'rxjs';
 import type { DestinationStream, Logger } from 'pino';
 import { AppModule } from './app.module';
-import { installAuthHook } from './common/auth-hook';
+import { apiVoiceOf, installAuthHook } from './common/auth-hook';
 import { Clock, SystemClock } from './common/clock';
 import { checkTerminalConfig, loadConfig, relayDir, type RelayConfig } from './common/config';
 import { CommandLoop } from './common/command-loop';
@@ -127,7 +127,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
     clock,
     logger,
     port: () => runtime.port,
-    apiVoice: { key: config.apiServer.key, tls: config.tls !== null, trustProxyHeaders: config.trustProxyHeaders },
+    apiVoice: apiVoiceOf(config),
   });
   installHealthRoute(instance, { log, clock, runtime });
   const hub = app.get(PhoneHub);

@@ -19,6 +19,15 @@ export type AuthDeps = {
   apiVoice?: { key: string | null; tls: boolean; trustProxyHeaders: boolean };
 };
 
+/** The API-voice settings of a relay's configuration (the same for the HTTP hook and the voice sockets). */
+export function apiVoiceOf(config: {
+  apiServer: { key: string | null };
+  tls: unknown;
+  trustProxyHeaders: boolean;
+}): NonNullable<AuthDeps['apiVoice']> {
+  return { key: config.apiServer.key, tls: config.tls !== null, trustProxyHeaders: config.trustProxyHeaders };
+}
+
 const BEARER_RE = /^Bearer\s+([A-Za-z0-9_\-.~+/=]{16,512})\s*$/i;
 
 /**

@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { authenticateVoice, type AuthDeps } from '../common/auth-hook';
+import { apiVoiceOf, authenticateVoice, type AuthDeps } from '../common/auth-hook';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
@@ -113,7 +113,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
       clock,
       logger,
       port: () => runtime.port,
-      apiVoice: { key: config.apiServer.key, tls: config.tls !== null, trustProxyHeaders: config.trustProxyHeaders },
+      apiVoice: apiVoiceOf(config),
     };
     this.agent = new RealtimeAgentBroker(config, voice, {
       send: (s, e) => this.send(s, e),
