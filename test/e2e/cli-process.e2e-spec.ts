@@ -307,3 +307,78 @@ describe('svc relay doctor (a real relay process)', () => {
     expect(r.checks.find((c) => c.id === 'lock')!.status).toBe('ok');
   });
 });
+
+describe('svc relay profiles (processes)', () => {
+  function tree(): string {
+    const home = tempHome();
+    fs.writeFileSync(path.join(home, 'config.yaml'), '# root\nmodel: {default: m}\nplugins:\n  enabled: [svc-relay]\n');
+    for (const [name, text] of [
+      ['alpha', 'model: {default: a}\n'],
+      ['beta', '# beta keeps this comment\nplugins:\n  disabled:\n    - svc-relay\n    - other\n'],
+    ]) {
+      fs.mkdirSync(path.join(home, 'profiles', name), { recursive: true });
+      fs.writeFileSync(path.join(home, 'profiles', name, 'config.yaml'), text);
+    }
+    return home;
+  }
+
+  it('with no relay running: list and enable work on the files, usage errors exit 2', async () => {
+    const home = tree();
+    const env = { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '1' };
+    const list = spawnSvc(['relay', 'profiles', 'list', '--json'], env);
+    expect((await list.exited).code).toBe(0);
+    expect(JSON.parse(list.stdout())).toMatchObject({
+      relay_running: false,
+      profiles: [
+        { profile: 'default', state: 'enabled' },
+        { profile: 'alpha', state: 'absent' },
+        { profile: 'beta', state: 'disabled' },
+      ],
+    });
+    const text = spawnSvc(['relay', 'profiles'], env);
+    await text.exited;
+    expect(text.stdout()).toMatch(/✗\s+beta\s+disabled/);
+    expect(text.stdout()).toContain('svc relay profiles enable --all');
+    for (const args of [['enable'], ['enable', '--all', 'alpha'], ['list', '--all'], ['frobnicate'], ['enable', '../x']]) {
+      const bad = spawnSvc(['relay', 'profiles', ...args], env);
+      expect((await bad.exited).code).toBe(2);
+    }
+    const unknown = spawnSvc(['relay', 'profiles', 'enable', 'gamma'], env);
+    expect((await unknown.exited).code).toBe(1);
+    expect(unknown.stderr()).toContain('no profile "gamma"');
+    const en = spawnSvc(['relay', 'profiles', 'enable', 'beta', '--json'], env);
+    expect((await en.exited).code).toBe(0);
+    expect(JSON.parse(en.stdout()).results).toEqual([
+      expect.objectContaining({ profile: 'beta', was: 'disabled', changed: true, backup: path.join(home, 'profiles', 'beta', 'config.yaml.bak') }),
+    ]);
+    expect(fs.readFileSync(path.join(home, 'profiles', 'beta', 'config.yaml'), 'utf8')).toBe(
+      '# beta keeps this comment\nplugins:\n  disabled:\n    - other\n  enabled:\n    - svc-relay\n',
+    );
+  });
+
+  it('with a relay running: enable --all goes through the relay, which records it', async () => {
+    const home = tree();
+    const relay = await startRelayProcess(home);
+    try {
+      const env = { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: new URL(relay.url).port };
+      const dry = spawnSvc(['relay', 'profiles', 'enable', '--all', '--dry-run'], env);
+      expect((await dry.exited).code).toBe(0);
+      expect(dry.stdout()).toContain('would enable in alpha');
+      const en = spawnSvc(['relay', 'profiles', 'enable', '--all'], env);
+      expect((await en.exited).code).toBe(0);
+      expect(en.stdout()).toContain('already enabled in default');
+      expect(en.stdout()).toContain('The relay recorded the change');
+      const list = spawnSvc(['relay', 'profiles', 'list', '--json'], env);
+      await list.exited;
+      expect(JSON.parse(list.stdout()).profiles.map((p: { state: string }) => p.state)).toEqual(['enabled', 'enabled', 'enabled']);
+    } finally {
+      relay.child.kill('SIGTERM');
+      await relay.exited;
+    }
+    expect(
+      readEvents(home)
+        .filter((e) => e.type === 'profile.relay_enabled')
+        .map((e) => e.data.profile),
+    ).toEqual(['alpha', 'beta']);
+  });
+});

@@ -38,8 +38,8 @@ describe('GET /relay/info (spec 4.10; also read by the app with its bearer)', ()
     expect(r.body.uptime_seconds).toBeGreaterThanOrEqual(90);
     expect(r.body.capabilities).toEqual(expect.arrayContaining(['bridge', 'media', 'relay_voice', 'terminal']));
     expect(r.body.profiles).toEqual([
-      { name: 'home', relay_state: 'available' },
-      { name: 'work', relay_state: 'available' },
+      { name: 'home', relay_state: 'absent' },
+      { name: 'work', relay_state: 'absent' },
     ]);
     const text = JSON.stringify(r.body);
     expect(text).not.toContain(token);

@@ -35,5 +35,6 @@ export * from './media/media-policy';
 export * from './media/chat-markers';
 export * from './voice/voice.projection';
 export * from './voice/voice';
+export * from './profiles/profiles.projection';
 export * from './model-capabilities';
 export * from './bridge/app-wire';

@@ -11,6 +11,7 @@ import { ImageActivityProjection } from './image-activity/image-activity.project
 import { TerminalProjection } from './terminal/terminal.projection';
 import { MediaProjection } from './media/media.projection';
 import { VoiceProjection } from './voice/voice.projection';
+import { ProfilesProjection } from './profiles/profiles.projection';
 
 /**
  * The read-model schema. Bump it when a projection's state or its meaning changes (2: rate limits keyed
@@ -37,6 +38,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly bridge = new BridgeProjection();
   readonly media = new MediaProjection();
   readonly voice = new VoiceProjection();
+  readonly profiles = new ProfilesProjection();
   /** The seq of the last event applied. */
   lastSeq = 0;
 

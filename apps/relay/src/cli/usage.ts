@@ -12,6 +12,7 @@ Usage:
                                    API-key voice auth over plain HTTP from other hosts (until restart)
   svc relay update-check           is a newer relay available (offline: "unknown")
   svc relay doctor [--json]        check the relay, the agent's API, TLS, the event log, disk
+  svc relay profiles [list|enable] which profiles enable the relay's plugin; enable it
   svc phone-sim [options]          a simulated sideload phone for Device Control (demo, tests)
   svc help [command]               help for a command (also: <command> --help)
   svc --version                    print the relay's version
@@ -100,6 +101,17 @@ Checks, read-only, and prints each with a fix hint: the relay on this host (GET 
 and RELAY_PORT), the agent's native routes (RELAY_WEBAPI_URL's /v1/capabilities), TLS (the certificate's
 expiry), the event log's chain and lock, free disk where the relay writes, and the service .env's
 permissions. Never prints a secret. Exit 1 when a check is an error, else 0 (warnings included).`,
+
+  'relay profiles': `Usage: svc relay profiles [list] [--json]
+       svc relay profiles enable (--all | <profile>...) [--dry-run] [--json]
+
+list      each profile config (the global config.yaml as "default", profiles/<name>/config.yaml) and
+          whether it enables the relay's plugin: enabled, disabled (plugins.disabled) or absent
+enable    add svc-relay to plugins.enabled (and take it out of plugins.disabled); the YAML is edited in
+          place (comments and order kept), the previous text kept as config.yaml.bak
+
+With a relay running (RELAY_HOST/RELAY_PORT), the relay does the write, records it in its log and tells
+connected phones; with none, the files are read and written here. Exit 1 when a config could not be changed.`,
 
   'relay update-check': `Usage: svc relay update-check [--refresh] [--json]
 

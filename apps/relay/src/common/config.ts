@@ -12,7 +12,10 @@ export type RelayConfig = {
   svcHome: string;
   tls: { cert: string; key: string } | null;
   webapiUrl: string;
+  /** The global config (`--config`, RELAY_SVC_CONFIG, default `$SVC_HOME/config.yaml`): voice settings and the `default` profile. */
   svcConfigPath: string;
+  /** RELAY_PROFILE_DISCOVERY=0 offers phones no profiles (the routes of spec 4.7 still answer). */
+  profileDiscovery: boolean;
   logLevel: LogLevel;
   terminalShell: string | null;
   /** RELAY_PAIRING_CODE: registered at start (the value itself is never logged). */
@@ -191,7 +194,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     svcHome,
     tls,
     webapiUrl: flags.webapiUrl ?? env.RELAY_WEBAPI_URL ?? 'http://localhost:8642',
-    svcConfigPath: flags.config ?? env.RELAY_SVC_CONFIG ?? path.join(svcHome, 'config.yaml'),
+    svcConfigPath: path.resolve(flags.config ?? env.RELAY_SVC_CONFIG ?? path.join(svcHome, 'config.yaml')),
+    profileDiscovery: env.RELAY_PROFILE_DISCOVERY === undefined || truthy(env.RELAY_PROFILE_DISCOVERY),
     logLevel: logLevel as LogLevel,
     terminalShell: shell,
     pairingCode: env.RELAY_PAIRING_CODE || null,

@@ -1,13 +1,12 @@
 import { Body, Controller, Get, HttpCode, Inject, Module, Post, Query } from '@nestjs/common';
 import { DomainError, modelCapabilities } from '@svc/domain';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Auth } from '../common/auth';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
 import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import { BridgeModule } from '../bridge/bridge.module';
+import { ProfileCatalog } from '../profiles/profile-catalog.service';
 import { BridgeService } from '../bridge/bridge.service';
 import { PROFILE_NAME_RE } from '../voice/voice-config';
 
@@ -27,6 +26,7 @@ export class RelayInfoController {
     private readonly bridge: BridgeService,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(RUNTIME) private readonly runtime: Runtime,
+    private readonly catalog: ProfileCatalog,
   ) {}
 
   @Get('/info')
@@ -146,20 +146,9 @@ export class RelayInfoController {
     return { schema_version: 1, contract_version: '1.0', capabilities: modelCapabilities(pairs) };
   }
 
-  /** Profiles with a config under `$SVC_HOME/profiles/` (names only; relay enablement is issue 14's). */
+  /** Every profile with a config, and whether it enables the relay's plugin (`enabled`, `disabled`, `absent`). */
   private profiles(): Array<{ name: string; relay_state: string }> {
-    const dir = path.join(this.config.svcHome, 'profiles');
-    let names: string[] = [];
-    try {
-      names = fs.readdirSync(dir);
-    } catch {
-      return [];
-    }
-    return names
-      .filter((n) => PROFILE_NAME_RE.test(n) && fs.existsSync(path.join(dir, n, 'config.yaml')))
-      .sort()
-      .slice(0, 200)
-      .map((name) => ({ name, relay_state: 'available' }));
+    return this.catalog.all().map((p) => ({ name: p.name, relay_state: p.relay }));
   }
 }
 

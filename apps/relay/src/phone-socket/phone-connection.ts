@@ -37,9 +37,10 @@ export class PhoneConnection {
     return this.principal?.tokenPrefix ?? null;
   }
 
-  send(channel: string, type: string, payload: Record<string, unknown>, id?: string): boolean {
+  /** `topLevel`: envelope fields beside `payload` (the app reads `profiles.updated`'s array there). */
+  send(channel: string, type: string, payload: Record<string, unknown>, id?: string, topLevel?: Record<string, unknown>): boolean {
     if (this.ws.readyState !== this.ws.OPEN) return false;
-    this.ws.send(JSON.stringify({ channel, type, id: id ?? randomUUID(), payload }));
+    this.ws.send(JSON.stringify({ channel, type, id: id ?? randomUUID(), payload, ...topLevel }));
     return true;
   }
 

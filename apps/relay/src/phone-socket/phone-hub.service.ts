@@ -27,6 +27,7 @@ import { normalizeIp } from '../common/net';
 import { newSessionToken, Secrets, tokenPrefix } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import type { RelayConfig } from '../common/config';
+import { ProfileCatalog } from '../profiles/profile-catalog.service';
 import { ChannelRouter } from './channel-router';
 import { CHANNEL_GRANT, CLOSE, KNOWN_CHANNELS, parseEnvelope, type Envelope } from './envelope';
 import { PhoneConnection } from './phone-connection';
@@ -60,6 +61,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
    */
   private readonly pending = new Set<PhoneConnection>();
   private sub: Subscription | null = null;
+  private profilesSub: Subscription | null = null;
   private pingTimer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -67,6 +69,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     private readonly clock: Clock,
     private readonly secrets: Secrets,
     private readonly router: ChannelRouter,
+    private readonly profiles: ProfileCatalog,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(RUNTIME) private readonly runtime: Runtime,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -79,6 +82,12 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
         c.send('system', 'session.revoked', { reason, revoked_self: e.type === 'session.revoked' && e.data.self });
         c.close(CLOSE.revoked, `session ${reason}`);
       }
+    });
+    // Every authenticated phone hears of a profile change (after it is durable). The app reads the array at
+    // the envelope's top level; it is in the payload too, where the reference relay put it.
+    this.profilesSub = this.log.bus.ofType('profile.catalog_changed').subscribe(() => {
+      const profiles = this.profiles.rows();
+      for (const c of this.conns) if (c.principal) c.send('pairing', 'profiles.updated', { profiles }, undefined, { profiles });
     });
     this.pingTimer = setInterval(() => {
       for (const c of this.conns) {
@@ -100,6 +109,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
   /** Before Nest disposes the ws server (which would cut sockets with 1006), say goodbye with 1001. */
   beforeApplicationShutdown(): void {
     this.sub?.unsubscribe();
+    this.profilesSub?.unsubscribe();
     if (this.pingTimer) clearInterval(this.pingTimer);
     for (const c of this.conns) c.close(CLOSE.shutdown, 'relay stopping');
   }
@@ -408,6 +418,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
         transport_hint: session.transportHint,
         client_surface: session.clientSurface ?? 'unknown',
         device_form_factor: session.deviceFormFactor ?? 'unknown',
+        profiles: this.profiles.rows(),
       },
       env.id,
     );

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Inject, Module, Param, Put, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Global, HttpCode, Inject, Module, Param, Post, Put, Req, Res } from '@nestjs/common';
 import { actorOf, DomainError, type Principal } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import * as fs from 'node:fs';
@@ -6,19 +6,17 @@ import * as path from 'node:path';
 import { atomicWrite, fileEtag } from '../common/atomic-write';
 import { Auth, Caller } from '../common/auth';
 import { CommandLoop } from '../common/command-loop';
-import type { RelayConfig } from '../common/config';
 import { checkLoopback } from '../common/net';
-import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
-import { PROFILE_NAME_RE, readYamlMap } from '../voice/voice-config';
+import { RUNTIME, type Runtime } from '../common/tokens';
+import { readYamlMap } from '../voice/voice-config';
+import { ProfileCatalog } from './profile-catalog.service';
+import { findAvatar, RELAY_PLUGIN, isFile, isSymlink, listDirs, listFiles, MAX_SOUL_BYTES, ProfileLayout, readCapped } from './profile-files';
 
 /** What one profile file may show at most (the rest is cut and `truncated: true`). */
-const MAX_SOUL_BYTES = 64 * 1024;
 const MAX_MEMORY_BYTES = 32 * 1024;
 const MAX_ENTRIES = 500;
 const MEMORY_EXT = /\.(md|txt)$/i;
 const MEMORY_FILE_RE = /^[A-Za-z0-9][A-Za-z0-9 _.-]{0,95}\.(md|txt)$/;
-const AVATAR_STEMS = ['avatar', 'profile', 'profile-image', 'profile_image', 'agent', 'icon'];
-const AVATAR_EXTS = ['.png', '.jpg', '.jpeg', '.webp', '.gif'];
 const MAX_AVATAR_BYTES = 10 * 1024 * 1024;
 /** What one write may hold. */
 const MAX_SOUL_WRITE = 256 * 1024;
@@ -35,15 +33,15 @@ const MAX_MEMORY_WRITE = 128 * 1024;
 export class ProfilesController {
   constructor(
     private readonly log: CommandLoop,
-    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(RUNTIME) private readonly runtime: Runtime,
+    private readonly catalog: ProfileCatalog,
   ) {}
 
   private home(name: string): string {
-    if (name !== 'default' && !PROFILE_NAME_RE.test(name))
+    if (!ProfileLayout.validName(name))
       throw new DomainError('validation_failed', 'invalid', 'a profile name is letters, digits, "_", "-" and "." (not first), at most 64 characters');
-    const dir = name === 'default' ? this.config.svcHome : path.join(this.config.svcHome, 'profiles', name);
-    if (!isDir(dir)) throw new DomainError('profile.not_found', 'not_found', `no profile "${name}"`, { profile: name });
+    const dir = this.catalog.layout.homeOf(name);
+    if (!dir) throw new DomainError('profile.not_found', 'not_found', `no profile "${name}"`, { profile: name });
     return dir;
   }
 
@@ -54,7 +52,8 @@ export class ProfilesController {
   @Get('/:name/config')
   @Auth('loopback-or-paired')
   getConfig(@Param('name') name: string, @Req() req: FastifyRequest) {
-    const file = path.join(this.home(name), 'config.yaml');
+    this.home(name);
+    const file = this.catalog.layout.configOf(name);
     if (!isFile(file)) throw new DomainError('profile.no_config', 'not_found', `profile "${name}" has no config.yaml`, { profile: name });
     let parsed: Record<string, unknown>;
     try {
@@ -81,19 +80,11 @@ export class ProfilesController {
   @Auth('loopback-or-paired')
   getAvatar(@Param('name') name: string, @Res({ passthrough: true }) reply: FastifyReply) {
     const home = this.home(name);
-    const byLower = new Map<string, string>();
-    for (const f of listFiles(home).sort()) if (!byLower.has(f.toLowerCase())) byLower.set(f.toLowerCase(), f);
-    let found: string | null = null;
-    for (const stem of AVATAR_STEMS) {
-      for (const ext of AVATAR_EXTS) {
-        const f = byLower.get(`${stem}${ext}`);
-        if (f && !found) found = f;
-      }
-    }
+    const found = findAvatar(home);
     if (!found)
       throw new DomainError('profile.avatar_not_found', 'not_found', `profile "${name}" has no avatar image`, {
         profile: name,
-        expected_names: AVATAR_STEMS.slice(0, 2).flatMap((s) => AVATAR_EXTS.map((e) => `${s}${e}`)),
+        expected_names: ['avatar', 'profile'].flatMap((s) => ['.png', '.jpg', '.jpeg', '.webp', '.gif'].map((e) => `${s}${e}`)),
       });
     const file = path.join(home, found);
     const size = fs.lstatSync(file).size;
@@ -259,7 +250,69 @@ export class ProfilesController {
   }
 }
 
-@Module({ controllers: [ProfilesController] })
+/**
+ * The operator's side of profile enablement (loopback): what `svc relay profiles list|enable` asks a
+ * running relay, so the change is written by the log's one writer and recorded (`profile.relay_enabled`).
+ */
+@Controller('/relay/profiles')
+export class ProfilesOperatorController {
+  constructor(private readonly catalog: ProfileCatalog) {}
+
+  @Get()
+  @Auth('loopback')
+  async list() {
+    await this.catalog.rescan('rescan');
+    return {
+      ok: true,
+      plugin: RELAY_PLUGIN,
+      profiles: this.catalog
+        .all()
+        .map((p) => ({ profile: p.name, state: p.relay, readable: p.row !== null, file: this.catalog.layout.configOf(p.name) })),
+      offered: this.catalog.rows().map((r) => r.name),
+    };
+  }
+
+  @Post('/enable')
+  @Auth('loopback')
+  @HttpCode(200)
+  async enable(@Body() body: unknown, @Caller() caller: Principal) {
+    const b = (body ?? {}) as { names?: unknown; all?: unknown; dry_run?: unknown };
+    if (
+      typeof body !== 'object' ||
+      body === null ||
+      (b.names !== undefined && !(Array.isArray(b.names) && b.names.every((n) => typeof n === 'string')))
+    )
+      throw new DomainError('validation_failed', 'invalid', 'send {"names": ["<profile>", ...]} or {"all": true}, optionally "dry_run": true');
+    const names = (b.names as string[] | undefined) ?? [];
+    if (names.length === 0 && b.all !== true)
+      throw new DomainError('validation_failed', 'invalid', 'name the profiles to enable, or send "all": true');
+    const known = new Set(this.catalog.layout.names());
+    const unknown = names.filter((n) => !known.has(n));
+    if (unknown.length)
+      throw new DomainError(
+        'profile.not_found',
+        'not_found',
+        `no profile ${unknown.map((n) => JSON.stringify(n.slice(0, 64))).join(', ')} (known: ${[...known].join(', ') || 'none'})`,
+      );
+    const results = await this.catalog.enable(b.all === true ? [] : names, b.dry_run === true, actorOf(caller));
+    return {
+      ok: results.every((r) => !r.error),
+      action: 'enable',
+      dry_run: b.dry_run === true,
+      results: results.map((r) => ({
+        profile: r.profile,
+        path: r.file,
+        was: r.was,
+        changed: r.changed,
+        ...(r.backup ? { backup: r.backup } : {}),
+        ...(r.error ? { error: r.error } : {}),
+      })),
+    };
+  }
+}
+
+@Global()
+@Module({ controllers: [ProfilesController, ProfilesOperatorController], providers: [ProfileCatalog], exports: [ProfileCatalog] })
 export class ProfilesModule {}
 
 /** The public profile schema (the reference's): `description`, and `model.default`. Nothing else leaves the host. */
@@ -281,62 +334,6 @@ function frontMatterDescription(text: string): string {
         .replace(/^["']|["']$/g, '')
         .slice(0, 500)
     : '';
-}
-
-function readCapped(file: string, max: number): { text: string; size: number; truncated: boolean } {
-  const size = fs.statSync(file).size;
-  const fd = fs.openSync(file, 'r');
-  try {
-    const buf = Buffer.alloc(Math.min(size, max));
-    const n = fs.readSync(fd, buf, 0, buf.length, 0);
-    return { text: buf.subarray(0, n).toString('utf8'), size, truncated: size > max };
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-const visible = (n: string) => !n.startsWith('.');
-function listDirs(dir: string): string[] {
-  try {
-    return fs
-      .readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isDirectory() && visible(e.name))
-      .map((e) => e.name)
-      .sort();
-  } catch {
-    return [];
-  }
-}
-function listFiles(dir: string): string[] {
-  try {
-    return fs
-      .readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isFile() && visible(e.name))
-      .map((e) => e.name);
-  } catch {
-    return [];
-  }
-}
-function isDir(p: string): boolean {
-  try {
-    return fs.lstatSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
-function isSymlink(p: string): boolean {
-  try {
-    return fs.lstatSync(p).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
-function isFile(p: string): boolean {
-  try {
-    return fs.lstatSync(p).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /** The image type its bytes say (never the file name's). */

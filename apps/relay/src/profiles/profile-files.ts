@@ -1,0 +1,411 @@
+import type { RelayPluginState } from '@svc/events';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import type * as Yaml from 'yaml';
+import { atomicWrite } from '../common/atomic-write';
+import { PROFILE_NAME_RE, readYamlMap, type YamlMap } from '../voice/voice-config';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const yaml = (): typeof Yaml => require('yaml') as typeof Yaml;
+
+/** The plugin name a profile's `plugins.enabled` lists for the relay's tools. */
+export const RELAY_PLUGIN = 'svc-relay';
+/** What a SOUL.md may contribute to a row (`system_message`) and what GET soul shows at most. */
+export const MAX_SOUL_BYTES = 64 * 1024;
+/** Profiles the relay looks at, at most (a service home with more is refused beyond this, in name order). */
+export const MAX_PROFILES = 200;
+export const AVATAR_STEMS = ['avatar', 'profile', 'profile-image', 'profile_image', 'agent', 'icon'];
+export const AVATAR_EXTS = ['.png', '.jpg', '.jpeg', '.webp', '.gif'];
+
+/**
+ * The service home's profile layout (the reference's): the `default` profile is the global config
+ * (`--config`, RELAY_SVC_CONFIG, default `$SVC_HOME/config.yaml`) with its files beside the service home's
+ * root, every other profile a directory `$SVC_HOME/profiles/<name>/` with its own `config.yaml`, `SOUL.md`,
+ * `memories/`, `skills/`, `.env` and avatar. Names are checked before they touch a path.
+ */
+export class ProfileLayout {
+  constructor(
+    readonly svcHome: string,
+    readonly globalConfig: string,
+  ) {}
+
+  static validName(name: string): boolean {
+    return name === 'default' || PROFILE_NAME_RE.test(name);
+  }
+
+  /** The profile's directory, or null when `name` is not a profile here. */
+  homeOf(name: string): string | null {
+    if (!ProfileLayout.validName(name)) return null;
+    const dir = name === 'default' ? this.svcHome : path.join(this.svcHome, 'profiles', name);
+    return isDir(dir) ? dir : null;
+  }
+
+  configOf(name: string): string {
+    return name === 'default' ? this.globalConfig : path.join(this.svcHome, 'profiles', name, 'config.yaml');
+  }
+
+  /** Every profile with a config file: `default` first (when the global config exists), then by name. */
+  names(): string[] {
+    const out: string[] = [];
+    if (isFile(this.globalConfig)) out.push('default');
+    for (const n of listDirs(path.join(this.svcHome, 'profiles')))
+      if (PROFILE_NAME_RE.test(n) && n !== 'default' && isFile(this.configOf(n))) out.push(n);
+    return out.slice(0, MAX_PROFILES);
+  }
+}
+
+/** One profile as phones see it (`auth.ok.profiles[]`, `pairing/profiles.updated`): the app's field names. */
+export type ProfileRow = {
+  name: string;
+  model: string;
+  provider: string;
+  description: string;
+  system_message: string | null;
+  gateway_running: boolean;
+  has_soul: boolean;
+  skill_count: number;
+  api_server_enabled: boolean;
+  api_server_url: string | null;
+  api_server_host: string | null;
+  api_server_port: number | null;
+  api_server_key_present: boolean;
+  is_default: boolean;
+  has_avatar: boolean;
+};
+
+export type ScannedProfile = { name: string; relay: RelayPluginState; row: ProfileRow | null; sha256: string };
+
+/**
+ * Reads one profile into its row: model and provider from `model:`, the description from the config or
+ * the SOUL's first line, the SOUL (capped) as the system message, the profile API server's address from
+ * `platforms.api_server` / `api_server` / the profile's `.env` (only whether a key is set, never the key),
+ * and whether its gateway runs (its `gateway.pid` names a live process, or its API port accepts a
+ * connection within 250 ms). Null when the config cannot be read as a mapping.
+ */
+export async function readProfileRow(layout: ProfileLayout, name: string, apiBaseUrl: string | null): Promise<ProfileRow | null> {
+  const home = layout.homeOf(name);
+  if (!home) return null;
+  let data: YamlMap;
+  try {
+    data = readYamlMap(layout.configOf(name), true);
+  } catch {
+    return null;
+  }
+  const modelSection = data.model;
+  const model =
+    typeof modelSection === 'string'
+      ? modelSection
+      : isMap(modelSection) && typeof modelSection.default === 'string' && modelSection.default
+        ? modelSection.default
+        : 'unknown';
+  const provider = isMap(modelSection) && typeof modelSection.provider === 'string' ? modelSection.provider : '';
+  const soulFile = path.join(home, 'SOUL.md');
+  const soul = isFile(soulFile) ? readCapped(soulFile, MAX_SOUL_BYTES).text.trimEnd() : null;
+  const described = typeof data.description === 'string' ? data.description.trim() : '';
+  const api = apiServerOf(data, home, apiBaseUrl);
+  return {
+    name,
+    model: model.slice(0, 256),
+    provider: provider.slice(0, 128),
+    description: (described || (soul ? firstLine(soul) : '')).slice(0, 500),
+    system_message: soul ? soul : null,
+    // Probed where the host reaches it (its own host and port), not at the address phones are given.
+    gateway_running: gatewayPidAlive(home) || (api.api_server_enabled && (await portOpen(api.api_server_host!, api.api_server_port!))),
+    has_soul: soul !== null,
+    skill_count: countSkills(path.join(home, 'skills')),
+    ...api,
+    is_default: name === 'default',
+    has_avatar: findAvatar(home) !== null,
+  };
+}
+
+/** Every profile: its relay-plugin state, its row (null when its config is unreadable) and the row's digest. */
+export async function scanProfiles(layout: ProfileLayout, apiBaseUrl: string | null): Promise<ScannedProfile[]> {
+  return Promise.all(
+    layout.names().map(async (name) => {
+      const row = await readProfileRow(layout, name, apiBaseUrl);
+      return {
+        name,
+        relay: relayPluginState(layout.configOf(name)),
+        row,
+        sha256: createHash('sha256')
+          .update(JSON.stringify(row ?? { unreadable: name }))
+          .digest('hex'),
+      };
+    }),
+  );
+}
+
+/** `enabled` / `disabled` / `absent`: whether the config's `plugins.enabled` or `plugins.disabled` lists the relay. */
+export function relayPluginState(configFile: string): RelayPluginState {
+  let data: YamlMap;
+  try {
+    data = readYamlMap(configFile, true);
+  } catch {
+    return 'absent';
+  }
+  const plugins = data.plugins;
+  if (!isMap(plugins)) return 'absent';
+  if (Array.isArray(plugins.enabled) && plugins.enabled.includes(RELAY_PLUGIN)) return 'enabled';
+  if (Array.isArray(plugins.disabled) && plugins.disabled.includes(RELAY_PLUGIN)) return 'disabled';
+  return 'absent';
+}
+
+export class ProfileConfigError extends Error {}
+
+export type EnableResult = {
+  profile: string;
+  file: string;
+  was: RelayPluginState;
+  changed: boolean;
+  sha256?: string;
+  bytes?: number;
+  backup?: string;
+};
+
+/**
+ * Puts the relay in a profile config's `plugins.enabled` (and takes it out of `plugins.disabled`). The
+ * YAML document is edited in place, so comments, order and every other key survive; the previous text is
+ * kept as `config.yaml.bak` (0600) and the new one written atomically. A config that already enables the
+ * relay is not touched. A config that is not a YAML mapping, or whose `plugins` lists are not lists, is
+ * refused (ProfileConfigError) rather than rewritten.
+ */
+export function enableRelayPlugin(profile: string, configFile: string, dryRun: boolean): EnableResult {
+  const was = relayPluginState(configFile);
+  const base: EnableResult = { profile, file: configFile, was, changed: false };
+  if (was === 'enabled') return base;
+  const text = fs.readFileSync(configFile, 'utf8');
+  readYamlMap(configFile, true); // refuses what cannot be rewritten (size, depth, not a mapping) with a clear message
+  const doc = yaml().parseDocument(text);
+  if (doc.errors.length) throw new ProfileConfigError(`${path.basename(configFile)} of ${profile}: ${doc.errors[0].message}`);
+  const plugins = doc.get('plugins', true);
+  if (plugins !== undefined && plugins !== null && !yaml().isMap(plugins))
+    throw new ProfileConfigError(`plugins in the config of ${profile} is not a mapping; fix it by hand first`);
+  for (const key of ['enabled', 'disabled']) {
+    const list = doc.getIn(['plugins', key], true);
+    if (list !== undefined && list !== null && !yaml().isSeq(list))
+      throw new ProfileConfigError(`plugins.${key} in the config of ${profile} is not a list; fix it by hand first`);
+  }
+  if (dryRun) return { ...base, changed: true };
+  const disabled = doc.getIn(['plugins', 'disabled'], true) as Yaml.YAMLSeq | undefined;
+  if (disabled) {
+    const i = disabled.items.findIndex((x) => (yaml().isScalar(x) ? x.value : x) === RELAY_PLUGIN);
+    if (i >= 0) disabled.items.splice(i, 1);
+  }
+  const enabled = doc.getIn(['plugins', 'enabled'], true) as Yaml.YAMLSeq | undefined;
+  if (enabled) enabled.add(RELAY_PLUGIN);
+  else doc.setIn(['plugins', 'enabled'], doc.createNode([RELAY_PLUGIN]));
+  const backup = `${configFile}.bak`;
+  atomicWrite(backup, text);
+  const written = atomicWrite(configFile, doc.toString());
+  return { ...base, changed: true, sha256: written.sha256, bytes: written.bytes, backup };
+}
+
+function apiServerOf(data: YamlMap, home: string, apiBaseUrl: string | null) {
+  const platform: YamlMap = {};
+  const platforms = data.platforms;
+  if (isMap(platforms)) {
+    const c = isMap(platforms.api_server) ? platforms.api_server : isMap(platforms['api-server']) ? platforms['api-server'] : null;
+    if (c) Object.assign(platform, c);
+  }
+  if (isMap(data.api_server)) Object.assign(platform, data.api_server);
+  if (isMap(platform.extra)) Object.assign(platform, platform.extra);
+  const env = dotenvOf(path.join(home, '.env'));
+  const str = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : typeof v === 'number' ? String(v) : null);
+  const int = (v: unknown) => {
+    const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v.trim()) : NaN;
+    return Number.isInteger(n) && n > 0 && n < 65536 ? n : null;
+  };
+  const bool = (v: unknown): boolean | null => {
+    if (typeof v === 'boolean') return v;
+    const t = typeof v === 'string' ? v.trim().toLowerCase() : typeof v === 'number' ? String(v) : null;
+    if (t === null) return null;
+    if (['1', 'true', 'yes', 'on'].includes(t)) return true;
+    if (['0', 'false', 'no', 'off'].includes(t)) return false;
+    return null;
+  };
+  const host = str(platform.host) ?? str(env.API_SERVER_HOST) ?? '127.0.0.1';
+  const port = int(platform.port) ?? int(env.API_SERVER_PORT) ?? 8642;
+  const keyPresent = Boolean(str(platform.key) ?? str(env.API_SERVER_KEY));
+  const enabled = bool(platform.enabled ?? env.API_SERVER_ENABLED) ?? keyPresent;
+  let url: string | null = null;
+  if (enabled) {
+    let scheme = 'http';
+    let routeHost = host;
+    if (apiBaseUrl && isLocalHost(host)) {
+      try {
+        const u = new URL(apiBaseUrl);
+        scheme = u.protocol.replace(':', '') || scheme;
+        routeHost = u.hostname.replace(/^\[|\]$/g, '') || routeHost;
+      } catch {
+        /* keep the profile's own host */
+      }
+    }
+    url = `${scheme}://${routeHost.includes(':') ? `[${routeHost}]` : routeHost}:${port}`;
+  }
+  return {
+    api_server_enabled: enabled,
+    api_server_url: url,
+    api_server_host: enabled ? host : null,
+    api_server_port: enabled ? port : null,
+    api_server_key_present: keyPresent,
+  };
+}
+
+function isLocalHost(h: string): boolean {
+  return ['127.0.0.1', 'localhost', '0.0.0.0', '::', '::1'].includes(h.toLowerCase());
+}
+
+/** `KEY=value` lines of a profile's `.env` (16 KiB at most; quotes stripped). */
+function dotenvOf(file: string): Record<string, string> {
+  if (!isFile(file)) return {};
+  const out: Record<string, string> = {};
+  for (const raw of readCapped(file, 16 * 1024).text.split(/\r?\n/)) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(raw);
+    if (m) out[m[1]] = m[2].trim().replace(/^(['"])(.*)\1$/, '$2');
+  }
+  return out;
+}
+
+/** `gateway.pid` (JSON `{pid, ...}` or a bare number) naming a live process whose command line looks like a gateway. */
+function gatewayPidAlive(home: string): boolean {
+  const file = path.join(home, 'gateway.pid');
+  if (!isFile(file)) return false;
+  const raw = readCapped(file, 4096).text.trim();
+  let pid: number;
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    pid = typeof parsed === 'number' ? parsed : isMap(parsed) && typeof parsed.pid === 'number' ? parsed.pid : NaN;
+  } catch {
+    pid = NaN;
+  }
+  if (!Number.isInteger(pid) || pid <= 1) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').toLowerCase();
+    return /gateway|svc|hermes|agent/.test(cmd);
+  } catch {
+    return process.platform !== 'linux';
+  }
+}
+
+function portOpen(host: string, port: number): Promise<boolean> {
+  if (host === '0.0.0.0' || host === '::') host = '127.0.0.1';
+  return new Promise((resolve) => {
+    const s = net.connect({ host, port });
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(250, () => done(false));
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+  });
+}
+
+/** SKILL.md files under `skills/`, at most 4 levels down and 2,000 entries looked at. */
+function countSkills(root: string): number {
+  let n = 0;
+  let seen = 0;
+  const walk = (dir: string, depth: number) => {
+    if (depth > 4 || seen > 2000) return;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      seen++;
+      if (e.isFile() && e.name === 'SKILL.md') n++;
+      else if (e.isDirectory() && !e.name.startsWith('.')) walk(path.join(dir, e.name), depth + 1);
+    }
+  };
+  walk(root, 0);
+  return n;
+}
+
+function firstLine(text: string): string {
+  for (const raw of text.split(/\r?\n/)) {
+    const l = raw.trim().replace(/^#+/, '').trim();
+    if (l) return l;
+  }
+  return '';
+}
+
+/** The profile's avatar: the first conventional image name among its direct regular files (case-insensitive). */
+export function findAvatar(home: string): string | null {
+  const byLower = new Map<string, string>();
+  for (const f of listFiles(home).sort()) if (!byLower.has(f.toLowerCase())) byLower.set(f.toLowerCase(), f);
+  for (const stem of AVATAR_STEMS)
+    for (const ext of AVATAR_EXTS) {
+      const f = byLower.get(`${stem}${ext}`);
+      if (f) return f;
+    }
+  return null;
+}
+
+export function readCapped(file: string, max: number): { text: string; size: number; truncated: boolean } {
+  const size = fs.statSync(file).size;
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(Math.min(size, max));
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    return { text: buf.subarray(0, n).toString('utf8'), size, truncated: size > max };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+const visible = (n: string) => !n.startsWith('.');
+export function listDirs(dir: string): string[] {
+  try {
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && visible(e.name))
+      .map((e) => e.name)
+      .sort();
+  } catch {
+    return [];
+  }
+}
+export function listFiles(dir: string): string[] {
+  try {
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isFile() && visible(e.name))
+      .map((e) => e.name);
+  } catch {
+    return [];
+  }
+}
+export function isDir(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+export function isSymlink(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+export function isFile(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+function isMap(x: unknown): x is YamlMap {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
