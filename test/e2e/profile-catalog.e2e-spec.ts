@@ -124,11 +124,14 @@ describe('the profile catalog: auth.ok, profiles.updated, enablement (spec 4.7, 
   it('the 30 s rescan (on the injected clock) notices a config edited by hand; no change, no event', async () => {
     const { phone } = await pairPhone(relay);
     const before = readEvents(relay.home).filter((e) => e.type === 'profile.catalog_changed').length;
-    await relay.clock.advance(31_000);
-    await relay.clock.advance(31_000);
+    relay.clock.advance(31_000);
+    await relay.sweep();
+    relay.clock.advance(31_000);
+    await relay.sweep();
     expect(readEvents(relay.home).filter((e) => e.type === 'profile.catalog_changed')).toHaveLength(before);
     fs.writeFileSync(path.join(relay.home, 'profiles', 'broken', 'config.yaml'), 'model:\n  default: fixed-model\n');
-    await relay.clock.advance(31_000);
+    relay.clock.advance(31_000);
+    await relay.sweep();
     const pushed = await phone.type('pairing', 'profiles.updated');
     expect((pushed.payload.profiles as Array<{ name: string }>).map((p) => p.name)).toEqual(['default', 'broken', 'coder']);
     phone.close();
