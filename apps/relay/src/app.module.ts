@@ -22,6 +22,7 @@ import { TuiModule } from './tui/tui.module';
 import { VoiceModule } from './voice/voice.module';
 import { OperatorModule } from './operator/relay-info.controller';
 import { ProfilesModule } from './profiles/profiles.controller';
+import { DesktopModule } from './desktop/desktop.controller';
 
 export type CoreValues = { config: RelayConfig; clock: Clock; log: CommandLoop; secrets: Secrets; logger: Logger; runtime: Runtime };
 
@@ -64,6 +65,7 @@ export class CoreModule {
     VoiceModule,
     OperatorModule,
     ProfilesModule,
+    DesktopModule,
     ConsoleModule,
   ],
 })

@@ -36,5 +36,7 @@ export * from './media/chat-markers';
 export * from './voice/voice.projection';
 export * from './voice/voice';
 export * from './profiles/profiles.projection';
+export * from './desktop/desktop.projection';
+export * from './desktop/desktop';
 export * from './model-capabilities';
 export * from './bridge/app-wire';

@@ -12,6 +12,7 @@ import { TerminalProjection } from './terminal/terminal.projection';
 import { MediaProjection } from './media/media.projection';
 import { VoiceProjection } from './voice/voice.projection';
 import { ProfilesProjection } from './profiles/profiles.projection';
+import { DesktopProjection } from './desktop/desktop.projection';
 
 /**
  * The read-model schema. Bump it when a projection's state or its meaning changes (2: rate limits keyed
@@ -39,6 +40,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly media = new MediaProjection();
   readonly voice = new VoiceProjection();
   readonly profiles = new ProfilesProjection();
+  readonly desktop = new DesktopProjection();
   /** The seq of the last event applied. */
   lastSeq = 0;
 

@@ -14,6 +14,7 @@ export * from './events/bridge.events';
 export * from './events/media.events';
 export * from './events/voice.events';
 export * from './events/profile.events';
+export * from './events/desktop.events';
 export * from './chain';
 export * from './bus';
 export * from './event-store';

@@ -12,6 +12,7 @@ import type { TerminalEvent } from './events/terminal.events';
 import type { MediaEvent } from './events/media.events';
 import type { VoiceEvent } from './events/voice.events';
 import type { ProfileEvent } from './events/profile.events';
+import type { DesktopEvent } from './events/desktop.events';
 
 /** Every state change of the relay. Add a feature's union here (one line each); exhaustive switches find the gaps. */
 export type RelayEvent =
@@ -28,7 +29,8 @@ export type RelayEvent =
   | BridgeEvent
   | MediaEvent
   | VoiceEvent
-  | ProfileEvent;
+  | ProfileEvent
+  | DesktopEvent;
 
 export type RelayEventType = RelayEvent['type'];
 export type EventOf<T extends RelayEventType> = Extract<RelayEvent, { type: T }>;

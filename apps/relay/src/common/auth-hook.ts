@@ -94,6 +94,9 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
           return done();
         }
         case 'loopback-or-paired':
+          // A route that names its caller (desktop dispatch) checks a bearer sent from loopback too: a bad
+          // token is refused rather than quietly treated as the operator.
+          if (cfg.bearerOnLoopback && req.headers.authorization !== undefined) return bearer(req, ip, cfg.grant, done);
           if (checkLoopback(req.raw.socket.remoteAddress, req.headers, deps.port()).ok) {
             assertJsonBody(req);
             req.principal = { kind: 'operator' };

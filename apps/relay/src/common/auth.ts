@@ -10,7 +10,7 @@ import type { FastifyRequest } from 'fastify';
  */
 export type AuthClass = 'public' | 'loopback' | 'paired' | 'loopback-or-paired' | 'voice';
 
-export type RouteAuth = { auth: AuthClass; grant?: string; bodyLimit?: number; noHead?: boolean };
+export type RouteAuth = { auth: AuthClass; grant?: string; bodyLimit?: number; noHead?: boolean; bearerOnLoopback?: boolean };
 
 /**
  * `@Auth('paired', 'chat')`: checked in a Fastify onRequest hook, before the body is even read.
@@ -18,7 +18,11 @@ export type RouteAuth = { auth: AuthClass; grant?: string; bodyLimit?: number; n
  * it per route, and only after auth passed is a byte of the body read. `options.noHead` refuses HEAD
  * (405) on a GET route whose handler acts rather than reads.
  */
-export function Auth(auth: AuthClass, grant?: string, options: { bodyLimit?: number; noHead?: boolean } = {}): MethodDecorator & ClassDecorator {
+export function Auth(
+  auth: AuthClass,
+  grant?: string,
+  options: { bodyLimit?: number; noHead?: boolean; bearerOnLoopback?: boolean } = {},
+): MethodDecorator & ClassDecorator {
   return applyDecorators(RouteConfig({ auth, grant, ...options } satisfies RouteAuth));
 }
 

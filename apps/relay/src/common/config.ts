@@ -14,6 +14,8 @@ export type RelayConfig = {
   webapiUrl: string;
   /** The global config (`--config`, RELAY_SVC_CONFIG, default `$SVC_HOME/config.yaml`): voice settings and the `default` profile. */
   svcConfigPath: string;
+  /** How long a desktop tool call waits for the client (spec 4.6; the reference's 30 s, computer use 180 s, adb 300 s). */
+  desktop: { defaultMs: number; computerUseMs: number; adbMs: number };
   /** RELAY_PROFILE_DISCOVERY=0 offers phones no profiles (the routes of spec 4.7 still answer). */
   profileDiscovery: boolean;
   logLevel: LogLevel;
@@ -195,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     tls,
     webapiUrl: flags.webapiUrl ?? env.RELAY_WEBAPI_URL ?? 'http://localhost:8642',
     svcConfigPath: path.resolve(flags.config ?? env.RELAY_SVC_CONFIG ?? path.join(svcHome, 'config.yaml')),
+    desktop: { defaultMs: 30_000, computerUseMs: 180_000, adbMs: 300_000 },
     profileDiscovery: env.RELAY_PROFILE_DISCOVERY === undefined || truthy(env.RELAY_PROFILE_DISCOVERY),
     logLevel: logLevel as LogLevel,
     terminalShell: shell,

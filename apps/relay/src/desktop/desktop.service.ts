@@ -1,0 +1,216 @@
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import {
+  desktopTimeoutMs,
+  DomainError,
+  parseActiveEditor,
+  parseDesktopStatus,
+  parseWorkspace,
+  pickDesktopTarget,
+  reportDesktopClient,
+  reportDesktopContext,
+  type DesktopClient,
+} from '@svc/domain';
+import type { DesktopOutcome } from '@svc/events';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { CommandLoop } from '../common/command-loop';
+import type { RelayConfig } from '../common/config';
+import { LOGGER, RELAY_CONFIG } from '../common/tokens';
+import { ChannelRouter } from '../phone-socket/channel-router';
+import type { Envelope } from '../phone-socket/envelope';
+import type { PhoneConnection } from '../phone-socket/phone-connection';
+
+export type DesktopReply = { status: number; body: Record<string, unknown> };
+
+type Pending = {
+  requestId: string;
+  tool: string;
+  conn: PhoneConnection;
+  target: DesktopClient;
+  started: number;
+  timer: NodeJS.Timeout;
+  resolve: (r: DesktopReply) => void;
+  reject: (e: Error) => void;
+};
+
+/**
+ * Desktop tools (spec 4.6): desktop clients report themselves on the `desktop` channel (`desktop.status`
+ * with their tools, `workspace`, `active_editor`); the agent host's tools call `/desktop/{tool}`, and the
+ * call goes out as `desktop.command` to the one client that serves it and comes back as its
+ * `desktop.response`, within the tool's timeout. Any number of calls may be in flight; only the socket
+ * a call went to may answer it. `last_seen_at` (the 30 s heartbeat) is liveness, kept here, not logged.
+ */
+@Injectable()
+export class DesktopService implements OnApplicationShutdown {
+  private readonly pending = new Map<string, Pending>();
+  private readonly conns = new Map<string, PhoneConnection>();
+  private readonly lastSeen = new Map<string, number>();
+
+  constructor(
+    private readonly log: CommandLoop,
+    router: ChannelRouter,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    router.register('desktop', { onFrame: (c, e) => this.onFrame(c, e), onClose: (c) => this.onClose(c) });
+  }
+
+  onApplicationShutdown(): void {
+    for (const p of [...this.pending.values()])
+      this.finish(p, 'client_gone', null, new DomainError('desktop.relay_stopping', 'unavailable', 'the relay is stopping'));
+  }
+
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  lastSeenAt(connId: string): number | null {
+    return this.lastSeen.get(connId) ?? null;
+  }
+
+  // ---- client side -----------------------------------------------------------------------------
+
+  private async onFrame(conn: PhoneConnection, env: Envelope): Promise<void> {
+    // The CLI sends `desktop.status` and `desktop.response` prefixed, `workspace` and `active_editor` bare.
+    const type = env.type.startsWith('desktop.') ? env.type.slice('desktop.'.length) : env.type;
+    const p = conn.principal!;
+    const who = { connId: conn.id, tokenPrefix: p.tokenPrefix };
+    switch (type) {
+      case 'status': {
+        const st = parseDesktopStatus(env.payload);
+        if (!st.ok) return conn.error(st.message, 'bad_frame', { channel: 'desktop' }, env.id);
+        this.conns.set(conn.id, conn);
+        this.lastSeen.set(conn.id, Date.now());
+        await this.log.run(`device:${p.tokenPrefix}`, (m) =>
+          reportDesktopClient(m, { ...who, deviceId: p.deviceId, deviceName: p.deviceName }, st.value),
+        );
+        return;
+      }
+      case 'response':
+        return this.onResponse(conn, env);
+      case 'workspace':
+        this.conns.set(conn.id, conn);
+        await this.log.run(`device:${p.tokenPrefix}`, (m) =>
+          reportDesktopContext(m, who, { kind: 'workspace', workspace: parseWorkspace(env.payload) }),
+        );
+        return;
+      case 'active_editor':
+        this.conns.set(conn.id, conn);
+        await this.log.run(`device:${p.tokenPrefix}`, (m) =>
+          reportDesktopContext(m, who, { kind: 'active_editor', activeEditor: parseActiveEditor(env.payload) }),
+        );
+        return;
+      default:
+        conn.error(`unknown desktop message "${env.type.slice(0, 64)}"`, 'unknown_type', { channel: 'desktop' }, env.id);
+    }
+  }
+
+  private onResponse(conn: PhoneConnection, env: Envelope): void {
+    const id = typeof env.payload.request_id === 'string' ? env.payload.request_id : null;
+    const p = id ? this.pending.get(id) : undefined;
+    // Only the socket a call went to may answer it; the call stays open for that socket.
+    if (!p || p.conn !== conn) {
+      conn.error(
+        id
+          ? `no desktop call ${id.slice(0, 64)} is waiting for this client (answered already, timed out, or sent to another)`
+          : 'desktop.response needs its request_id',
+        'unknown_request',
+        { channel: 'desktop', request_id: id },
+        env.id,
+      );
+      return;
+    }
+    const failed = env.payload.ok === false || (typeof env.payload.status === 'number' && env.payload.status >= 400);
+    // The client's answer goes back as it is (the host's tools read `ok`, `result`, `error`), with the target named.
+    const body = { ...env.payload, target: { device_id: p.target.deviceId, device_name: p.target.deviceName } };
+    this.finish(p, failed ? 'tool_error' : 'ok', { status: 200, body });
+  }
+
+  private onClose(conn: PhoneConnection): void {
+    this.conns.delete(conn.id);
+    this.lastSeen.delete(conn.id);
+    for (const p of [...this.pending.values()])
+      if (p.conn === conn)
+        this.finish(
+          p,
+          'client_gone',
+          null,
+          new DomainError('desktop.client_gone', 'upstream', `${p.target.deviceName} disconnected before answering ${p.tool}`, {
+            request_id: p.requestId,
+          }),
+        );
+  }
+
+  // ---- host side -------------------------------------------------------------------------------
+
+  /**
+   * One tool call: the target picked (refusals are not logged: nothing was sent), `desktop.command_sent`
+   * made durable, the command sent, then the answer, the timeout or the client's departure, each ending
+   * the call with `desktop.command_completed`.
+   */
+  async dispatch(tool: string, args: Record<string, unknown>, selector: string | null, actor: string): Promise<DesktopReply> {
+    const target = pickDesktopTarget(this.log.models, tool, selector);
+    const conn = this.conns.get(target.connId);
+    if (!conn || conn.closed) throw new DomainError('desktop.no_client', 'unavailable', `${target.deviceName} is not connected any more`);
+    const requestId = randomUUID();
+    const timeoutMs = desktopTimeoutMs(tool, this.config.desktop);
+    await this.log.run(actor, () => [
+      {
+        type: 'desktop.command_sent',
+        data: { requestId, tool, connId: conn.id, tokenPrefix: target.tokenPrefix, deviceId: target.deviceId, timeoutMs },
+      },
+    ]);
+    return new Promise<DesktopReply>((resolve, reject) => {
+      const p: Pending = {
+        requestId,
+        tool,
+        conn,
+        target,
+        started: Date.now(),
+        resolve,
+        reject,
+        timer: setTimeout(
+          () =>
+            this.finish(
+              p,
+              'timeout',
+              null,
+              new DomainError('desktop.timeout', 'timeout', `${target.deviceName} did not answer ${tool} within ${Math.round(timeoutMs / 1000)} s`, {
+                request_id: requestId,
+                timeout_seconds: timeoutMs / 1000,
+              }),
+            ),
+          timeoutMs,
+        ),
+      };
+      this.pending.set(requestId, p);
+      const sent = conn.send('desktop', 'desktop.command', { request_id: requestId, tool, args, target_device_id: target.deviceId }, requestId);
+      if (!sent)
+        this.finish(
+          p,
+          'send_failed',
+          null,
+          new DomainError('desktop.client_gone', 'upstream', `${target.deviceName} disconnected before the call was sent`, { request_id: requestId }),
+        );
+    });
+  }
+
+  /** Ends a call once: its timer cleared, the outcome logged, then the caller answered. */
+  private finish(p: Pending, outcome: DesktopOutcome, reply: DesktopReply | null, error?: DomainError): void {
+    if (this.pending.get(p.requestId) !== p) return;
+    this.pending.delete(p.requestId);
+    clearTimeout(p.timer);
+    const durationMs = Date.now() - p.started;
+    this.log
+      .run(`device:${p.target.tokenPrefix}`, () => [
+        { type: 'desktop.command_completed', data: { requestId: p.requestId, tool: p.tool, tokenPrefix: p.target.tokenPrefix, outcome, durationMs } },
+      ])
+      .then(
+        () => (reply ? p.resolve(reply) : p.reject(error!)),
+        (err: Error) => {
+          this.logger.error({ err: err.message, requestId: p.requestId }, 'desktop call end could not be recorded');
+          p.reject(err);
+        },
+      );
+  }
+}

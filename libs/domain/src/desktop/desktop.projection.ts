@@ -1,0 +1,157 @@
+import type { DesktopActiveEditor, DesktopOutcome, DesktopWorkspace, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
+import { eventAtMs } from '../event-time';
+
+export type DesktopClient = {
+  connId: string;
+  tokenPrefix: string;
+  deviceId: string;
+  deviceName: string;
+  /** Null until the client sent `desktop.status`: such a socket serves no tool and is never a target. */
+  tools: string[] | null;
+  host: string | null;
+  platform: string | null;
+  version: string | null;
+  computerUse: boolean;
+  workspace: DesktopWorkspace | null;
+  activeEditor: DesktopActiveEditor | null;
+  reportedAt: number;
+};
+
+export type DesktopDispatch = {
+  requestId: string;
+  tool: string;
+  deviceId: string;
+  tokenPrefix: string;
+  actor: string;
+  sentAt: number;
+  outcome: DesktopOutcome | 'pending';
+  durationMs: number | null;
+};
+
+const RECENT_MAX = 100;
+
+type State = { clients: DesktopClient[]; recent: DesktopDispatch[]; outcomes: Record<string, number> };
+
+/**
+ * Desktop clients and their dispatches. Clients (tools, identity, workspace, active editor) are live
+ * state of a socket: dropped when it closes, all reset at `relay.started`. The last 100 dispatches and
+ * the count of each outcome outlive a restart (a dispatch in flight at a crash stays `pending`, and is
+ * shown as such).
+ */
+export class DesktopProjection implements Projection<State> {
+  private readonly clients = new Map<string, DesktopClient>();
+  private recent: DesktopDispatch[] = [];
+  private outcomes: Record<string, number> = {};
+
+  apply(stored: StoredEvent): void {
+    const e = stored as StoredRelayEvent;
+    switch (e.type) {
+      case 'relay.started':
+        this.clients.clear();
+        break;
+      case 'phone.disconnected':
+        this.clients.delete(e.data.connId);
+        break;
+      case 'desktop.client_reported': {
+        const was = this.clients.get(e.data.connId);
+        this.clients.set(e.data.connId, {
+          connId: e.data.connId,
+          tokenPrefix: e.data.tokenPrefix,
+          deviceId: e.data.deviceId,
+          deviceName: e.data.deviceName,
+          tools: [...e.data.tools],
+          host: e.data.host,
+          platform: e.data.platform,
+          version: e.data.version,
+          computerUse: e.data.computerUse,
+          workspace: was?.workspace ?? null,
+          activeEditor: was?.activeEditor ?? null,
+          reportedAt: eventAtMs(e),
+        });
+        break;
+      }
+      case 'desktop.context_reported': {
+        const c = this.clients.get(e.data.connId) ?? this.blank(e.data.connId, e.data.tokenPrefix, eventAtMs(e));
+        if (e.data.kind === 'workspace') c.workspace = e.data.workspace;
+        else c.activeEditor = e.data.activeEditor;
+        this.clients.set(c.connId, c);
+        break;
+      }
+      case 'desktop.command_sent':
+        this.recent.push({
+          requestId: e.data.requestId,
+          tool: e.data.tool,
+          deviceId: e.data.deviceId,
+          tokenPrefix: e.data.tokenPrefix,
+          actor: e.actor,
+          sentAt: eventAtMs(e),
+          outcome: 'pending',
+          durationMs: null,
+        });
+        if (this.recent.length > RECENT_MAX) this.recent.splice(0, this.recent.length - RECENT_MAX);
+        break;
+      case 'desktop.command_completed': {
+        const d = this.recent.find((x) => x.requestId === e.data.requestId);
+        if (d) {
+          d.outcome = e.data.outcome;
+          d.durationMs = e.data.durationMs;
+        }
+        this.outcomes[e.data.outcome] = (this.outcomes[e.data.outcome] ?? 0) + 1;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  private blank(connId: string, tokenPrefix: string, at: number): DesktopClient {
+    return {
+      connId,
+      tokenPrefix,
+      deviceId: '',
+      deviceName: '',
+      tools: null,
+      host: null,
+      platform: null,
+      version: null,
+      computerUse: false,
+      workspace: null,
+      activeEditor: null,
+      reportedAt: at,
+    };
+  }
+
+  client(connId: string): DesktopClient | undefined {
+    return this.clients.get(connId);
+  }
+
+  /** Every desktop socket that said something on the channel, oldest report first. */
+  all(): DesktopClient[] {
+    return [...this.clients.values()];
+  }
+
+  /** Sockets that advertised their tools: the only ones a call may go to. */
+  targets(): DesktopClient[] {
+    return this.all().filter((c) => c.tools !== null);
+  }
+
+  /** Newest first. */
+  recentDispatches(limit = RECENT_MAX): DesktopDispatch[] {
+    return this.recent.slice(-limit).reverse();
+  }
+
+  outcomeCounts(): Readonly<Record<string, number>> {
+    return this.outcomes;
+  }
+
+  snapshot(): State {
+    return { clients: this.all(), recent: this.recent, outcomes: this.outcomes };
+  }
+
+  restore(s: State): void {
+    this.clients.clear();
+    for (const c of s.clients ?? []) this.clients.set(c.connId, c);
+    this.recent = s.recent ?? [];
+    this.outcomes = s.outcomes ?? {};
+  }
+}

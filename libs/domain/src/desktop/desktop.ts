@@ -1,0 +1,192 @@
+import type { DesktopActiveEditor, DesktopClientReported, DesktopContextReported, DesktopWorkspace, NewEvent } from '@svc/events';
+import { DomainError } from '../errors';
+import type { ReadModels } from '../read-models';
+import type { DesktopClient } from './desktop.projection';
+
+/** Tool names: what the desktop CLI and the host's tools use (`desktop_read_file`, `desktop_adb_shell`...). */
+export const DESKTOP_TOOL_RE = /^[a-z][a-z0-9_]{0,63}$/;
+const MAX_TOOLS = 256;
+
+export type DesktopStatus = Omit<DesktopClientReported['data'], 'connId' | 'tokenPrefix' | 'deviceId' | 'deviceName'> & {
+  deviceId: string | null;
+  deviceName: string | null;
+};
+
+const str = (v: unknown, max: number): string | null =>
+  typeof v === 'string' && v.trim() !== ''
+    ? v
+        .trim()
+        .slice(0, max)
+        .replace(/[\x00-\x1f\x7f]/g, '')
+    : null;
+
+/** `desktop.status` (the CLI's: advertised_tools, device_id, device_name, host, platform, version, computer_use...). */
+export function parseDesktopStatus(p: Record<string, unknown>): { ok: true; value: DesktopStatus } | { ok: false; message: string } {
+  const tools = p.advertised_tools;
+  if (tools !== undefined && !Array.isArray(tools)) return { ok: false, message: 'desktop.status: advertised_tools must be a list of tool names' };
+  const list = (tools ?? []) as unknown[];
+  if (list.length > MAX_TOOLS) return { ok: false, message: `desktop.status: at most ${MAX_TOOLS} advertised tools` };
+  const bad = list.find((t) => typeof t !== 'string' || !DESKTOP_TOOL_RE.test(t));
+  if (bad !== undefined) return { ok: false, message: `desktop.status: "${String(bad).slice(0, 64)}" is not a tool name (a-z, 0-9, _; at most 64)` };
+  return {
+    ok: true,
+    value: {
+      tools: [...new Set(list as string[])].sort(),
+      deviceId: str(p.device_id, 128),
+      deviceName: str(p.device_name, 128) ?? str(p.host, 128),
+      host: str(p.host, 128),
+      platform: str(p.platform, 32),
+      version: str(p.version, 32),
+      computerUse: typeof p.computer_use === 'object' && p.computer_use !== null && (p.computer_use as { enabled?: unknown }).enabled === true,
+    },
+  };
+}
+
+/**
+ * The client's identity is its paired session's (device id and name from `system/auth`), the status's
+ * own only where the session has none. A status that changes nothing the relay keeps is not an event
+ * (the CLI repeats it every 30 s).
+ */
+export function reportDesktopClient(
+  models: ReadModels,
+  conn: { connId: string; tokenPrefix: string; deviceId: string; deviceName: string },
+  st: DesktopStatus,
+): NewEvent<DesktopClientReported>[] {
+  const known = (v: string) => v !== '' && !['unknown', 'none', 'null'].includes(v.toLowerCase());
+  const data: DesktopClientReported['data'] = {
+    connId: conn.connId,
+    tokenPrefix: conn.tokenPrefix,
+    deviceId: known(conn.deviceId) ? conn.deviceId : (st.deviceId ?? conn.connId),
+    deviceName: known(conn.deviceName) ? conn.deviceName : (st.deviceName ?? 'desktop'),
+    tools: st.tools,
+    host: st.host,
+    platform: st.platform,
+    version: st.version,
+    computerUse: st.computerUse,
+  };
+  const was = models.desktop.client(conn.connId);
+  if (
+    was?.tools &&
+    was.deviceId === data.deviceId &&
+    was.deviceName === data.deviceName &&
+    was.host === data.host &&
+    was.platform === data.platform &&
+    was.version === data.version &&
+    was.computerUse === data.computerUse &&
+    was.tools.join() === data.tools.join()
+  )
+    return [];
+  return [{ type: 'desktop.client_reported', data }];
+}
+
+const count = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < 1e9 ? v : null);
+
+/** `workspace` (WorkspaceContext v1), kept to the fields the relay shows; anything else is ignored. */
+export function parseWorkspace(p: Record<string, unknown>): DesktopWorkspace {
+  const g = typeof p.git_status_summary === 'object' && p.git_status_summary !== null ? (p.git_status_summary as Record<string, unknown>) : null;
+  return {
+    cwd: str(p.cwd, 1024),
+    gitRoot: str(p.git_root, 1024),
+    gitBranch: str(p.git_branch, 256),
+    repoName: str(p.repo_name, 256),
+    hostname: str(p.hostname, 128),
+    platform: str(p.platform, 32),
+    activeShell: str(p.active_shell, 64),
+    gitStatus: g
+      ? {
+          staged: count(g.staged) ?? 0,
+          modified: count(g.modified) ?? 0,
+          untracked: count(g.untracked) ?? 0,
+          ahead: count(g.ahead),
+          behind: count(g.behind),
+        }
+      : null,
+  };
+}
+
+/** `active_editor` (ActiveEditorHint v1): source, editor, cwd. The command line it may carry is dropped: it can hold anything the user typed. */
+export function parseActiveEditor(p: Record<string, unknown>): DesktopActiveEditor {
+  return { source: str(p.source, 32) ?? 'none', editor: str(p.editor, 128), cwd: str(p.cwd, 1024) };
+}
+
+export function reportDesktopContext(
+  models: ReadModels,
+  conn: { connId: string; tokenPrefix: string },
+  report: { kind: 'workspace'; workspace: DesktopWorkspace } | { kind: 'active_editor'; activeEditor: DesktopActiveEditor },
+): NewEvent<DesktopContextReported>[] {
+  const was = models.desktop.client(conn.connId);
+  const same =
+    report.kind === 'workspace'
+      ? JSON.stringify(was?.workspace) === JSON.stringify(report.workspace)
+      : JSON.stringify(was?.activeEditor) === JSON.stringify(report.activeEditor);
+  if (was && same) return [];
+  return [{ type: 'desktop.context_reported', data: { connId: conn.connId, tokenPrefix: conn.tokenPrefix, ...report } }];
+}
+
+const fold = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+
+/**
+ * Which client a call goes to. `selector` matches a client's device id or name, or its host, exactly
+ * (case aside) or with everything but letters and digits ignored (`"axiom desktop"` = `AXIOM-DESKTOP`).
+ * With no selector there must be exactly one client: with several the call is refused rather than sent
+ * to a guess. The client must advertise the tool.
+ */
+export function pickDesktopTarget(models: ReadModels, tool: string, selector: string | null): DesktopClient {
+  const targets = models.desktop.targets();
+  const label = (c: DesktopClient) => `${c.deviceName} (${c.deviceId})`;
+  if (targets.length === 0)
+    throw new DomainError(
+      'desktop.no_client',
+      'unavailable',
+      'no desktop client is connected: start the desktop CLI (its daemon, or a shell that serves tools) and pair it with this relay',
+    );
+  let target: DesktopClient;
+  if (selector) {
+    const s = selector.toLowerCase();
+    const hits = targets.filter((c) =>
+      [c.deviceId, c.deviceName, c.host].some(
+        (v) => v !== null && v !== '' && (v.toLowerCase() === s || (fold(v) !== '' && fold(v) === fold(selector))),
+      ),
+    );
+    if (hits.length === 0)
+      throw new DomainError(
+        'desktop.unknown_device',
+        'not_found',
+        `no connected desktop matches "${selector.slice(0, 64)}"; connected: ${targets.map(label).join(', ')}`,
+        {
+          devices: targets.map((c) => ({ device_id: c.deviceId, device_name: c.deviceName })),
+        },
+      );
+    if (hits.length > 1)
+      throw new DomainError(
+        'desktop.ambiguous_device',
+        'conflict',
+        `"${selector.slice(0, 64)}" matches ${hits.length} desktops; name one by its device_id: ${hits.map(label).join(', ')}`,
+        {
+          devices: hits.map((c) => ({ device_id: c.deviceId, device_name: c.deviceName })),
+        },
+      );
+    target = hits[0];
+  } else {
+    if (targets.length > 1)
+      throw new DomainError(
+        'desktop.ambiguous_device',
+        'conflict',
+        `${targets.length} desktop clients are connected: pass "device" (a device_id or name) to pick one: ${targets.map(label).join(', ')}`,
+        { devices: targets.map((c) => ({ device_id: c.deviceId, device_name: c.deviceName })) },
+      );
+    target = targets[0];
+  }
+  if (!target.tools!.includes(tool))
+    throw new DomainError('desktop.tool_not_advertised', 'not_found', `${label(target)} does not serve "${tool}"`, {
+      advertised_tools: target.tools,
+    });
+  return target;
+}
+
+/** How long a call may take (the reference's): adb 300 s (approval plus a bounded operation), computer use 180 s (a human approval prompt), others 30 s. */
+export function desktopTimeoutMs(tool: string, t: { defaultMs: number; computerUseMs: number; adbMs: number }): number {
+  if (tool.startsWith('desktop_adb_')) return t.adbMs;
+  if (tool.startsWith('desktop_computer_')) return t.computerUseMs;
+  return t.defaultMs;
+}

@@ -1,0 +1,62 @@
+import type { Ev } from '../event';
+
+/**
+ * Desktop tools (spec 4.6): desktop clients (the desktop CLI's daemon, shell or chat) serve tools the
+ * agent host calls through `/desktop/{tool}`. Tool arguments and results never enter the log: a dispatch
+ * is recorded as its tool name, target, outcome and duration.
+ */
+
+/** What a desktop client said about itself in `desktop.status` (written only when something changed). */
+export type DesktopClientReported = Ev<
+  'desktop.client_reported',
+  {
+    connId: string;
+    tokenPrefix: string;
+    deviceId: string;
+    deviceName: string;
+    tools: string[];
+    host: string | null;
+    platform: string | null;
+    version: string | null;
+    /** The client advertises the experimental computer-use tools. */
+    computerUse: boolean;
+  }
+>;
+
+/** The client's workspace (`workspace`: cwd, git root and branch, repo) as it reported it. */
+export type DesktopWorkspace = {
+  cwd: string | null;
+  gitRoot: string | null;
+  gitBranch: string | null;
+  repoName: string | null;
+  hostname: string | null;
+  platform: string | null;
+  activeShell: string | null;
+  gitStatus: { staged: number; modified: number; untracked: number; ahead: number | null; behind: number | null } | null;
+};
+
+/** The client's active-editor hint (`active_editor`): where the user is working. Its command line is not kept. */
+export type DesktopActiveEditor = { source: string; editor: string | null; cwd: string | null };
+
+export type DesktopContextReported = Ev<
+  'desktop.context_reported',
+  { connId: string; tokenPrefix: string } & (
+    { kind: 'workspace'; workspace: DesktopWorkspace } | { kind: 'active_editor'; activeEditor: DesktopActiveEditor }
+  )
+>;
+
+/** A tool call sent to a desktop client (`desktop.command`). `requester`: who asked (the log actor). */
+export type DesktopCommandSent = Ev<
+  'desktop.command_sent',
+  { requestId: string; tool: string; connId: string; tokenPrefix: string; deviceId: string; timeoutMs: number }
+>;
+
+export type DesktopOutcome = 'ok' | 'tool_error' | 'timeout' | 'client_gone' | 'send_failed';
+
+/** The call ended: the client answered (`ok`, or `tool_error` when it said `ok: false`), or it did not. */
+export type DesktopCommandCompleted = Ev<
+  'desktop.command_completed',
+  { requestId: string; tool: string; tokenPrefix: string; outcome: DesktopOutcome; durationMs: number }
+>;
+
+export type DesktopEvent = DesktopClientReported | DesktopContextReported | DesktopCommandSent | DesktopCommandCompleted;
