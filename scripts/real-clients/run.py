@@ -252,6 +252,78 @@ def desktop_flows(ref, checkout, work, relay, minted):
     return d
 
 
+def desktop_tools(ref, checkout, work, relay, desktop):
+    """The desktop CLI's daemon serving its tools; the host's desktop_tool.py calling them through the relay."""
+    env = dict(os.environ, HOME=str(desktop.home), NO_COLOR="1", FORCE_COLOR="0")
+    ws_url = relay.url.replace("http", "ws")
+
+    def start_daemon():
+        log = open(work / "desktop-daemon.log", "a")
+        return subprocess.Popen(desktop.argv + ["daemon", "--remote", ws_url, "--allow-tools", "--no-voice", "--log-json"],
+                                cwd=desktop.cwd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def stop_daemon(p):
+        os.killpg(p.pid, signal.SIGTERM)
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+        wait_until(lambda: http("GET", relay.url + "/desktop/_ping")[0] == 503, 10)
+
+    # The CLI's default access ("ask every time") waits for a local approval nobody gives here: the relay
+    # answers 504 at the tool's 30 s timeout instead of hanging.
+    daemon = start_daemon()
+    try:
+        if wait_until(lambda: http("GET", relay.url + "/desktop/_ping")[0] == 200, 45):
+            t0 = time.monotonic()
+            try:
+                req = urllib.request.Request(relay.url + "/desktop/desktop_read_file", data=b'{"path": "/etc/hostname"}', method="POST", headers={"content-type": "application/json"})
+                with urllib.request.urlopen(req, timeout=40) as r:
+                    code, body = r.status, json.loads(r.read())
+            except urllib.error.HTTPError as e:
+                code, body = e.code, json.loads(e.read() or b"null")
+            secs = time.monotonic() - t0
+            record("desktop CLI", "daemon in 'ask every time' access, nobody approves: 504 desktop.timeout at 30 s", code == 504 and (body or {}).get("code") == "desktop.timeout" and 29 < secs < 35, f"{code} after {secs:.1f}s: {json.dumps(body)[:160]}")
+    finally:
+        stop_daemon(daemon)
+    rc, out, _ = desktop.run("hosts", "access", "full-access", "--yes", "--remote", ws_url)
+    record("desktop CLI", "hosts access full-access --yes (operator's choice for this run)", rc == 0, last_line(out, "access|rror"))
+    daemon = start_daemon()
+    try:
+        ready = wait_until(lambda: http("GET", relay.url + "/desktop/_ping")[0] == 200, 45)
+        record("desktop CLI", "daemon --allow-tools: desktop.status reaches the relay (GET /desktop/_ping 200)", bool(ready), json.dumps(http("GET", relay.url + "/desktop/_ping")[1]))
+        if not ready:
+            return
+        os.environ.update(DESKTOP_RELAY_URL=relay.url)
+        os.environ.pop("DESKTOP_RELAY_TOKEN", None)
+        import plugin.tools.desktop_tool as t  # noqa: E402  (the agent's desktop tools)
+
+        def tool(name, check, *a, **kw):
+            try:
+                v = getattr(t, name)(*a, **kw)
+            except Exception as e:
+                v = f"raised {type(e).__name__}: {e}"
+            text = v if isinstance(v, str) else json.dumps(v)
+            record("host desktop_tool.py", name + (f"({', '.join(map(repr, a))})" if a else ""), check(text), text[:240])
+            return text
+
+        tool("_check_tool", lambda s: s == "true", "desktop_read_file")
+        tool("_check_tool", lambda s: s == "false", "desktop_no_such_tool")
+        tool("_check_relay", lambda s: s == "true")
+        target = work / "desktop-file.txt"
+        tool("desktop_write_file", lambda s: '"ok": true' in s, str(target), "written by the agent through svc relay\n")
+        tool("desktop_read_file", lambda s: "written by the agent through svc relay" in s, str(target))
+        tool("desktop_terminal", lambda s: "hello-from-desktop" in s, "echo hello-from-desktop")
+        tool("desktop_search_files", lambda s: "desktop-file.txt" in s, "desktop-file*", str(work))
+        tool("desktop_checksum", lambda s: '"ok": true' in s, str(target))
+        tool("desktop_health", lambda s: '"connected": true' in s and "desktop_read_file" in s)
+        tool("desktop_read_file", lambda s: "error" in s.lower(), str(work / "missing.txt"))
+    finally:
+        stop_daemon(daemon)
+    gone = http("GET", relay.url + "/desktop/_ping")[0] == 503
+    record("desktop CLI", "daemon stopped: /desktop/_ping 503 (the host's tools hide themselves)", bool(gone), str(http("GET", relay.url + "/desktop/_ping")[0]))
+
+
 def desktop_voice(ref, checkout, relay):
     """The desktop CLI's local voice page server, proxying to relay voice (offline provider)."""
     code = "VOICE" + str(random.randint(0, 9))
@@ -397,7 +469,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("reference", type=Path)
     ap.add_argument("checkout", type=Path, nargs="?", default=HERE.parent.parent)
-    ap.add_argument("--only", default="host,desktop,bridge,threads,doctor,voice")
+    ap.add_argument("--only", default="host,desktop,desktop-tools,bridge,threads,doctor,voice")
     a = ap.parse_args()
     ref, checkout = a.reference.resolve(), a.checkout.resolve()
     if not (checkout / "dist").exists():
@@ -422,6 +494,8 @@ def main():
     try:
         minted = stage("host", host_pairing, ref, relay) if "host" in only or "desktop" in only else None
         desk = stage("desktop", desktop_flows, ref, checkout, work, relay, minted) if "desktop" in only else None
+        if "desktop-tools" in only and desk:
+            stage("desktop-tools", desktop_tools, ref, checkout, work, relay, desk)
         if "bridge" in only and desk:
             stage("bridge", device_control, ref, checkout, work, relay, desk)
         if "threads" in only:
