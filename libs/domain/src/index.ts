@@ -38,5 +38,6 @@ export * from './voice/voice';
 export * from './profiles/profiles.projection';
 export * from './desktop/desktop.projection';
 export * from './desktop/desktop';
+export * from './usage/usage.projection';
 export * from './model-capabilities';
 export * from './bridge/app-wire';

@@ -13,6 +13,7 @@ import { MediaProjection } from './media/media.projection';
 import { VoiceProjection } from './voice/voice.projection';
 import { ProfilesProjection } from './profiles/profiles.projection';
 import { DesktopProjection } from './desktop/desktop.projection';
+import { UsageProjection } from './usage/usage.projection';
 
 /**
  * The read-model schema. Bump it when a projection's state or its meaning changes (2: rate limits keyed
@@ -41,6 +42,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly voice = new VoiceProjection();
   readonly profiles = new ProfilesProjection();
   readonly desktop = new DesktopProjection();
+  readonly usage = new UsageProjection();
   /** The seq of the last event applied. */
   lastSeq = 0;
 

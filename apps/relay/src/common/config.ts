@@ -16,6 +16,8 @@ export type RelayConfig = {
   svcConfigPath: string;
   /** How long a desktop tool call waits for the client (spec 4.6; the reference's 30 s, computer use 180 s, adb 300 s). */
   desktop: { defaultMs: number; computerUseMs: number; adbMs: number };
+  /** RELAY_PROVIDER_USAGE_ENABLED=1 turns on `/usage/providers` (spec 4.8). */
+  providerUsageEnabled: boolean;
   /** RELAY_PROFILE_DISCOVERY=0 offers phones no profiles (the routes of spec 4.7 still answer). */
   profileDiscovery: boolean;
   logLevel: LogLevel;
@@ -198,6 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     webapiUrl: flags.webapiUrl ?? env.RELAY_WEBAPI_URL ?? 'http://localhost:8642',
     svcConfigPath: path.resolve(flags.config ?? env.RELAY_SVC_CONFIG ?? path.join(svcHome, 'config.yaml')),
     desktop: { defaultMs: 30_000, computerUseMs: 180_000, adbMs: 300_000 },
+    providerUsageEnabled: truthy(env.RELAY_PROVIDER_USAGE_ENABLED),
     profileDiscovery: env.RELAY_PROFILE_DISCOVERY === undefined || truthy(env.RELAY_PROFILE_DISCOVERY),
     logLevel: logLevel as LogLevel,
     terminalShell: shell,

@@ -6,6 +6,8 @@ import type { RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
 import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import { BridgeModule } from '../bridge/bridge.module';
+import { VoiceModule } from '../voice/voice.module';
+import { UsageController } from './usage.controller';
 import { ProfileCatalog } from '../profiles/profile-catalog.service';
 import { BridgeService } from '../bridge/bridge.service';
 import { PROFILE_NAME_RE } from '../voice/voice-config';
@@ -152,7 +154,7 @@ export class RelayInfoController {
   }
 }
 
-@Module({ imports: [BridgeModule], controllers: [RelayInfoController] })
+@Module({ imports: [BridgeModule, VoiceModule], controllers: [RelayInfoController, UsageController] })
 export class OperatorModule {}
 
 /** Dotted numeric versions compared part by part (a pre-release suffix sorts before its release). */

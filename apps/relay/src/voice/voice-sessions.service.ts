@@ -185,6 +185,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
           provider,
           via: principal.kind === 'api' ? ('api' as const) : ('session' as const),
           expiresAt,
+          ...(agent.chatSessionId ? { chatSessionId: agent.chatSessionId } : {}),
         },
       },
     ]);

@@ -97,6 +97,11 @@ export class VoiceService {
     return PROVIDER_ALIASES[name.toLowerCase()] ?? null;
   }
 
+  /** The providers this relay has, and why each cannot serve now (null when it can). Never a key. */
+  providerStates(): Array<{ provider: string; unavailable: string | null }> {
+    return [...this.providers].map(([provider, p]) => ({ provider, unavailable: p.unavailable() }));
+  }
+
   provider(id: string): VoiceProvider {
     const p = this.providers.get(id);
     if (!p)

@@ -68,7 +68,16 @@ export type VoiceSessionKind = 'output' | 'realtime' | 'realtime_agent';
 /** A short-lived voice session (its socket must be opened before `expiresAt`). Ephemeral: reset at `relay.started`. */
 export type VoiceSessionCreated = Ev<
   'voice.session_created',
-  { sessionId: string; kind: VoiceSessionKind; profile: string | null; provider: string; via: VoiceVia; expiresAt: string }
+  {
+    sessionId: string;
+    kind: VoiceSessionKind;
+    profile: string | null;
+    provider: string;
+    via: VoiceVia;
+    expiresAt: string;
+    /** The realtime agent's chat session (`chat_session_id`), when the caller bound one. */
+    chatSessionId?: string;
+  }
 >;
 export type VoiceSessionEnded = Ev<
   'voice.session_ended',
