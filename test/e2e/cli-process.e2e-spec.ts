@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { bearer, Phone, readEvents, tempHome } from '../support/harness';
 import { ensureBuilt, ROOT, spawnSvc, startRelayProcess } from '../support/dist';
+import { WebSocket } from 'ws';
 
 jest.setTimeout(60_000);
 
@@ -380,5 +382,48 @@ describe('svc relay profiles (processes)', () => {
         .filter((e) => e.type === 'profile.relay_enabled')
         .map((e) => e.data.profile),
     ).toEqual(['alpha', 'beta']);
+  });
+});
+
+describe('svc relay start --config and --webapi-url take effect', () => {
+  it('the default profile is the --config file; profile rows point loopback API servers at --webapi-url', async () => {
+    const home = tempHome();
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-config-'));
+    const config = path.join(elsewhere, 'agent.yaml');
+    fs.writeFileSync(
+      config,
+      'description: From the --config file\nmodel: {default: flag-model}\nplatforms: {api_server: {enabled: true, port: 9911}}\n',
+    );
+    fs.writeFileSync(path.join(home, 'config.yaml'), 'description: the ignored default\n');
+    const relay = await startRelayProcess(home, {}, ['--config', config, '--webapi-url', 'http://203.0.113.5:8642']);
+    try {
+      const cfg = await (await fetch(`${relay.url}/api/profiles/default/config`)).json();
+      expect(cfg).toMatchObject({ profile: 'default', path: config, config: { description: 'From the --config file' } });
+      const code = 'FLAGS1';
+      await fetch(`${relay.url}/pairing/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ code }),
+      });
+      const ws = new WebSocket(relay.url.replace('http', 'ws') + '/ws');
+      const ok = await new Promise<Record<string, any>>((resolve, reject) => {
+        ws.on('open', () => ws.send(JSON.stringify({ channel: 'system', type: 'auth', id: 'a', payload: { pairing_code: code, device_id: 'd1' } })));
+        ws.on('message', (d) => {
+          const f = JSON.parse(d.toString());
+          if (f.type === 'auth.ok') resolve(f.payload);
+          if (f.type === 'auth.fail') reject(new Error(JSON.stringify(f)));
+        });
+      });
+      ws.close();
+      expect(ok.profiles[0]).toMatchObject({
+        name: 'default',
+        model: 'flag-model',
+        api_server_url: 'http://203.0.113.5:9911',
+        api_server_host: '127.0.0.1',
+      });
+    } finally {
+      relay.child.kill('SIGTERM');
+      await relay.exited;
+    }
   });
 });
