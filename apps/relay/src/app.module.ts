@@ -23,6 +23,7 @@ import { VoiceModule } from './voice/voice.module';
 import { OperatorModule } from './operator/relay-info.controller';
 import { ProfilesModule } from './profiles/profiles.controller';
 import { DesktopModule } from './desktop/desktop.controller';
+import { SecureLinkModule } from './secure-link/secure-link.controller';
 
 export type CoreValues = { config: RelayConfig; clock: Clock; log: CommandLoop; secrets: Secrets; logger: Logger; runtime: Runtime };
 
@@ -66,6 +67,7 @@ export class CoreModule {
     OperatorModule,
     ProfilesModule,
     DesktopModule,
+    SecureLinkModule,
     ConsoleModule,
   ],
 })

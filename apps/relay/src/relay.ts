@@ -24,6 +24,7 @@ import { relayVersion } from './common/version';
 import { PhoneHub } from './phone-socket/phone-hub.service';
 import { RelayWsAdapter } from './phone-socket/relay-ws-adapter';
 import { VoiceSessions } from './voice/voice-sessions.service';
+import { startSecureLink } from './secure-link/secure-link.start';
 
 export type RelayOptions = {
   config?: RelayConfig;
@@ -129,7 +130,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
     port: () => runtime.port,
     apiVoice: apiVoiceOf(config),
   });
-  installHealthRoute(instance, { log, clock, runtime });
+  installHealthRoute(instance, { log, clock, runtime, secureLinkEnabled: config.secureLink.enabled });
   const hub = app.get(PhoneHub);
   const voiceOutput = app.get(VoiceSessions);
   app.useWebSocketAdapter(
@@ -159,6 +160,8 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
   runtime.url = `${scheme}://${host}:${runtime.port}`;
   logger.info({ url: runtime.url, version, lastSeq: log.lastSeq }, 'relay listening');
+  const secureLink = config.secureLink.enabled ? await startSecureLink({ config, log, logger, relayServer: instance.server }) : null;
+  runtime.secureLink = secureLink;
 
   let closed = false;
   return {
@@ -174,6 +177,8 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
     async close(reason = 'shutdown') {
       if (closed) return;
       closed = true;
+      runtime.secureLink = null;
+      await secureLink?.close();
       await app.close();
       await log.run('system', () => [{ type: 'relay.stopping', data: { reason } }]).catch(() => undefined);
       await log.close();

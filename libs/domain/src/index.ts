@@ -39,5 +39,6 @@ export * from './profiles/profiles.projection';
 export * from './desktop/desktop.projection';
 export * from './desktop/desktop';
 export * from './usage/usage.projection';
+export * from './secure-link/secure-link.projection';
 export * from './model-capabilities';
 export * from './bridge/app-wire';

@@ -14,6 +14,7 @@ import { VoiceProjection } from './voice/voice.projection';
 import { ProfilesProjection } from './profiles/profiles.projection';
 import { DesktopProjection } from './desktop/desktop.projection';
 import { UsageProjection } from './usage/usage.projection';
+import { SecureLinkProjection } from './secure-link/secure-link.projection';
 
 /**
  * The read-model schema. Bump it when a projection's state or its meaning changes (2: rate limits keyed
@@ -43,6 +44,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly profiles = new ProfilesProjection();
   readonly desktop = new DesktopProjection();
   readonly usage = new UsageProjection();
+  readonly secureLink = new SecureLinkProjection();
   /** The seq of the last event applied. */
   lastSeq = 0;
 

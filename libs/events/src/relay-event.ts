@@ -13,6 +13,7 @@ import type { MediaEvent } from './events/media.events';
 import type { VoiceEvent } from './events/voice.events';
 import type { ProfileEvent } from './events/profile.events';
 import type { DesktopEvent } from './events/desktop.events';
+import type { SecureLinkEvent } from './events/secure-link.events';
 
 /** Every state change of the relay. Add a feature's union here (one line each); exhaustive switches find the gaps. */
 export type RelayEvent =
@@ -30,7 +31,8 @@ export type RelayEvent =
   | MediaEvent
   | VoiceEvent
   | ProfileEvent
-  | DesktopEvent;
+  | DesktopEvent
+  | SecureLinkEvent;
 
 export type RelayEventType = RelayEvent['type'];
 export type EventOf<T extends RelayEventType> = Extract<RelayEvent, { type: T }>;

@@ -16,6 +16,8 @@ export type RelayConfig = {
   svcConfigPath: string;
   /** How long a desktop tool call waits for the client (spec 4.6; the reference's 30 s, computer use 180 s, adb 300 s). */
   desktop: { defaultMs: number; computerUseMs: number; adbMs: number };
+  /** Secure Link (spec 4.11): one pinned HTTPS origin for this relay, the API server and the dashboard. */
+  secureLink: SecureLinkConfig;
   /** RELAY_PROVIDER_USAGE_ENABLED=1 turns on `/usage/providers` (spec 4.8). */
   providerUsageEnabled: boolean;
   /** RELAY_PROFILE_DISCOVERY=0 offers phones no profiles (the routes of spec 4.7 still answer). */
@@ -156,6 +158,29 @@ function tuiAgentConfig(env: NodeJS.ProcessEnv, svcHome: string): TuiAgentConfig
   };
 }
 
+export type SecureLinkConfig = {
+  enabled: boolean;
+  /** Bind address, and the advertised host unless it binds all (then this machine's LAN address). */
+  host: string;
+  port: number;
+  cert: string | null;
+  key: string | null;
+  /** Where `/dashboard` goes (loopback http only). */
+  dashboardUrl: string;
+};
+
+function loadSecureLinkConfig(env: NodeJS.ProcessEnv): SecureLinkConfig {
+  const port = intInRange(env.RELAY_SECURE_LINK_PORT, 'RELAY_SECURE_LINK_PORT', 9443, 0, 65535);
+  return {
+    enabled: truthy(env.RELAY_SECURE_LINK_ENABLED),
+    host: env.RELAY_SECURE_LINK_HOST?.trim() || '0.0.0.0',
+    port,
+    cert: env.RELAY_SECURE_LINK_CERT?.trim() || null,
+    key: env.RELAY_SECURE_LINK_KEY?.trim() || null,
+    dashboardUrl: (env.RELAY_SECURE_LINK_DASHBOARD_URL?.trim() || 'http://127.0.0.1:9119').replace(/\/+$/, ''),
+  };
+}
+
 export type StartFlags = Partial<{
   host: string;
   port: number;
@@ -201,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     svcConfigPath: path.resolve(flags.config ?? env.RELAY_SVC_CONFIG ?? path.join(svcHome, 'config.yaml')),
     desktop: { defaultMs: 30_000, computerUseMs: 180_000, adbMs: 300_000 },
     providerUsageEnabled: truthy(env.RELAY_PROVIDER_USAGE_ENABLED),
+    secureLink: loadSecureLinkConfig(env),
     profileDiscovery: env.RELAY_PROFILE_DISCOVERY === undefined || truthy(env.RELAY_PROFILE_DISCOVERY),
     logLevel: logLevel as LogLevel,
     terminalShell: shell,

@@ -4,4 +4,20 @@ export const LOGGER = Symbol('LOGGER');
 export const RUNTIME = Symbol('RUNTIME');
 
 /** Facts known only once the relay listens (the real port when started on port 0). */
-export type Runtime = { port: number; startedAt: Date; version: string; url: string };
+/** What the rest of the relay reads of a running Secure Link origin (secure-link/secure-link.server.ts). */
+export interface SecureLinkView {
+  readonly url: string;
+  readonly pin: string;
+  candidate(): Record<string, unknown>;
+  services(): Record<string, unknown>;
+  identityView(): Record<string, unknown>;
+}
+
+export type Runtime = {
+  port: number;
+  startedAt: Date;
+  version: string;
+  url: string;
+  /** The Secure Link origin while it runs (null when disabled or unavailable). */
+  secureLink?: SecureLinkView | null;
+};

@@ -4,7 +4,14 @@ import type { Clock } from '../common/clock';
 import type { CommandLoop } from '../common/command-loop';
 import type { Runtime } from '../common/tokens';
 
-export type HealthBody = { status: 'ok'; version: string; clients: number; sessions: number };
+export type HealthBody = {
+  status: 'ok';
+  version: string;
+  clients: number;
+  sessions: number;
+  secure_link: Record<string, unknown>;
+  secure_proxy?: Record<string, unknown>;
+};
 
 /**
  * `GET /health` (spec 4.1): public, no credential, nothing secret. A plain Fastify route rather than a
@@ -12,15 +19,34 @@ export type HealthBody = { status: 'ok'; version: string; clients: number; sessi
  * pipeline cost it about a quarter of its throughput (docs/BENCHMARKS.md). It still passes the auth
  * hook as a `public` route.
  */
-export function installHealthRoute(instance: FastifyInstance, deps: { log: CommandLoop; clock: Clock; runtime: Runtime }): void {
+export function installHealthRoute(
+  instance: FastifyInstance,
+  deps: { log: CommandLoop; clock: Clock; runtime: Runtime; secureLinkEnabled: boolean },
+): void {
   const config: RouteAuth = { auth: 'public' };
   instance.get('/health', { config }, async (_request, reply): Promise<HealthBody> => {
     void reply.header('Cache-Control', 'no-store');
+    const sl = deps.runtime.secureLink ?? null;
+    const state = deps.log.models.secureLink.state;
     return {
       status: 'ok',
       version: deps.runtime.version,
       clients: deps.log.models.connections.count(),
       sessions: deps.log.models.sessions.count(deps.clock.now()),
+      // Spec 4.1/4.11: whether Secure Link runs, its public identity (the pin phones hold) and the last
+      // identity change (phones paired before it must pair again). Nothing here is a secret.
+      secure_link: {
+        display_name: 'svc Secure Link',
+        enabled: deps.secureLinkEnabled,
+        status: sl ? 'available' : deps.secureLinkEnabled ? 'unavailable' : 'disabled',
+        security: 'pinned_tls',
+        capabilities: ['relay', 'api', 'dashboard'],
+        ...(sl ? { url: sl.url, services: sl.services(), identity: sl.identityView() } : {}),
+        ...(!sl && state.reason ? { last_error: state.reason } : {}),
+        ...(state.changedAt !== null ? { identity_changed_at: new Date(state.changedAt).toISOString() } : {}),
+        reach: { enabled: false, state: 'disabled', transport: 'opaque_inner_tls' },
+      },
+      ...(sl ? { secure_proxy: sl.candidate() } : {}),
     };
   });
 }

@@ -63,7 +63,10 @@ export class PairingService implements OnApplicationBootstrap {
 
   async mint(input: MintInput) {
     const terms = pairingTerms(input);
-    const endpoints = input.endpoints === undefined ? undefined : checkEndpoints(input.endpoints);
+    const endpoints = withSecureLink(
+      input.endpoints === undefined ? undefined : checkEndpoints(input.endpoints),
+      this.runtime.secureLink?.candidate() ?? null,
+    );
     const api = this.apiServer(input);
     let registered: { code: string; expires_at: number } | null = null;
     for (let attempt = 0; !registered; attempt++) {
@@ -201,6 +204,25 @@ function checkEndpoints(list: Record<string, unknown>[]): Record<string, unknown
   }
   if (JSON.stringify(list).length > 8192) throw new DomainError('validation.endpoints', 'invalid', 'endpoints: at most 8 KiB of JSON');
   return list;
+}
+
+/**
+ * The QR's endpoint candidates with this relay's Secure Link origin among them (replacing any the caller
+ * sent as `plugin_proxy`), in the reference's order (tailscale, public, plugin_proxy, others, lan,
+ * brokers) and renumbered: `priority` is the index.
+ */
+export function withSecureLink(
+  list: Record<string, unknown>[] | undefined,
+  candidate: Record<string, unknown> | null,
+): Record<string, unknown>[] | undefined {
+  if (!candidate) return list;
+  const all = [...(list ?? []).filter((e) => e.role !== 'plugin_proxy'), candidate];
+  const rank = (e: Record<string, unknown>) =>
+    ({ tailscale: 0, public: 1, plugin_proxy: 2, lan: 4, outbound_broker: 5, broker: 5, relay_broker: 5 })[String(e.role)] ?? 3;
+  return all
+    .map((e, i) => ({ e, i }))
+    .sort((a, b) => rank(a.e) - rank(b.e) || a.i - b.i)
+    .map(({ e }, i) => ({ ...e, priority: i }));
 }
 
 function lanAddress(): string | null {
