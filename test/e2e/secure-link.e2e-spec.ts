@@ -29,11 +29,11 @@ async function fakeApi(key: string): Promise<{ server: http.Server; url: string;
 }
 
 /** A fake dashboard that requires its login (the gate Secure Link checks), setting a cookie scoped to `/`. */
-async function fakeDashboard(gated: () => boolean): Promise<{ server: http.Server; url: string; seen: Seen[] }> {
+async function fakeDashboard(gated: boolean): Promise<{ server: http.Server; url: string; seen: Seen[] }> {
   const seen: Seen[] = [];
   const server = http.createServer((req, res) => {
     seen.push({ path: req.url ?? '', headers: req.headers });
-    if (req.url === '/api/health') return res.end(JSON.stringify({ status: 'ok', auth_required: gated() }));
+    if (req.url === '/api/health') return res.end(JSON.stringify({ status: 'ok', auth_required: gated }));
     if (req.url === '/login') {
       res.writeHead(302, { location: '/home', 'set-cookie': 'dash=1; Path=/; Domain=example.org; HttpOnly' });
       return res.end();
@@ -89,14 +89,13 @@ describe('Secure Link (spec 4.11): the pinned HTTPS origin', () => {
   let relay: TestRelay;
   let api: Awaited<ReturnType<typeof fakeApi>>;
   let dash: Awaited<ReturnType<typeof fakeDashboard>>;
-  let gated = true;
   let candidate: Record<string, any>;
   let agent: https.Agent;
   const API_KEY = 'api-key-for-the-agent-0123456789';
 
   beforeAll(async () => {
     api = await fakeApi(API_KEY);
-    dash = await fakeDashboard(() => gated);
+    dash = await fakeDashboard(true);
     relay = await startRelay({
       env: {
         RELAY_SECURE_LINK_ENABLED: '1',
@@ -296,6 +295,24 @@ describe('Secure Link that cannot start', () => {
     } finally {
       await relay.close();
       busy.close();
+    }
+  });
+
+  it('a dashboard that does not require a login is not served (503), and nothing reaches it but the health probe', async () => {
+    const open = await fakeDashboard(false);
+    const relay = await startRelay({
+      home: tempHome(),
+      env: { RELAY_SECURE_LINK_ENABLED: '1', RELAY_SECURE_LINK_HOST: '127.0.0.1', RELAY_SECURE_LINK_PORT: '0', RELAY_SECURE_LINK_DASHBOARD_URL: open.url },
+    });
+    try {
+      const c = (await call(relay, 'GET', '/health')).body.secure_proxy;
+      const a = pinnedAgent(c.proxy.pin_sha256, c.proxy.cert_der);
+      const r = await get(`${c.proxy.url}/dashboard/home`, a);
+      expect(r).toMatchObject({ status: 503, body: { ok: false, code: 'secure_link.dashboard_unauthenticated' } });
+      expect(open.seen.map((s) => s.path)).toEqual(['/api/health']);
+    } finally {
+      await relay.close();
+      open.server.close();
     }
   });
 
