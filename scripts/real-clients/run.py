@@ -85,14 +85,14 @@ def captured(fn, *a, **kw):
 
 
 class Relay:
-    def __init__(self, checkout, work):
+    def __init__(self, checkout, work, extra_env=None, log_name="relay.log"):
         self.port = free_port()
         self.home = Path(tempfile.mkdtemp(prefix="svc-home-", dir=work))
         self.url = f"http://127.0.0.1:{self.port}"
-        env = dict(os.environ, SVC_HOME=str(self.home), RELAY_HOST="127.0.0.1", RELAY_PORT=str(self.port), PHONE_ENABLED="1")
+        env = dict(os.environ, SVC_HOME=str(self.home), RELAY_HOST="127.0.0.1", RELAY_PORT=str(self.port), PHONE_ENABLED="1", **(extra_env or {}))
         env.pop("RELAY_TUI_COMMAND", None)
         env["HOME"] = str(self.home)  # no agent checkout under ~/.hermes: the default configuration
-        self.log = open(work / "relay.log", "w")
+        self.log = open(work / log_name, "w")
         self.proc = subprocess.Popen(["node", str(checkout / "bin/svc"), "relay", "start"], env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         if not wait_until(lambda: http("GET", self.url + "/health")[0] == 200, 30):
             raise SystemExit(f"relay did not start; see {work / 'relay.log'}")
@@ -324,6 +324,43 @@ def desktop_tools(ref, checkout, work, relay, desktop):
     record("desktop CLI", "daemon stopped: /desktop/_ping 503 (the host's tools hide themselves)", bool(gone), str(http("GET", relay.url + "/desktop/_ping")[0]))
 
 
+def secure_link(ref, checkout, work):
+    """The desktop CLI pairing through Secure Link (the pinned HTTPS origin) from a /pairing/mint invite."""
+    sl_port = free_port()
+    relay = Relay(checkout, work, {"RELAY_SECURE_LINK_ENABLED": "1", "RELAY_SECURE_LINK_HOST": "127.0.0.1", "RELAY_SECURE_LINK_PORT": str(sl_port)}, "relay-secure-link.log")
+    try:
+        health = http("GET", relay.url + "/health")[1]
+        pin = (health.get("secure_proxy") or {}).get("proxy", {}).get("pin_sha256")
+        record("relay", "Secure Link up: /health secure_proxy candidate with its pin", health.get("secure_link", {}).get("status") == "available" and bool(pin), str(pin))
+        d = Desktop(ref, work)
+        # The CLI hands its pinned certificate to the WebSocket through a Bun-only option; under Node the same
+        # certificate is trusted through NODE_EXTRA_CA_CERTS (the CLI still checks the pin itself first).
+        cert = relay.home / "relay" / "secure-link" / "cert.pem"
+        os.environ["NODE_EXTRA_CA_CERTS"] = str(cert)
+        try:
+            url = http("POST", relay.url + "/pairing/mint", {})[1]["pairing_url"]
+            rc, out, _ = d.run("pair", "--pair-qr", url, timeout=60)
+            record("desktop CLI", "pair --pair-qr: picks the Secure Link endpoint, checks its pin, pairs over wss /relay/ws", rc == 0 and "Secure Link" in out and "Paired" in out, last_line(out, "route|Paired|rror|pin"))
+            rc, out, _ = d.run("devices")
+            record("desktop CLI", "devices through Secure Link (GET /relay/.../sessions)", rc == 0 and "this device" in out, last_line(out, "this device|rror"))
+            rc, out, _ = d.run("relay", "info")
+            record("desktop CLI", "relay info through Secure Link", rc == 0 and "devices" in out, last_line(out, "devices|rror"))
+        finally:
+            os.environ.pop("NODE_EXTRA_CA_CERTS", None)
+        # The certificate the origin serves has the pin the QR carries (what the clients compare).
+        import ssl, socket, hashlib, base64  # noqa: E401
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        with socket.create_connection(("127.0.0.1", sl_port), timeout=5) as raw, ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+            der = s.getpeercert(binary_form=True)
+        spki = subprocess.run(["sh", "-c", "openssl x509 -inform der -pubkey -noout | openssl pkey -pubin -outform der"], input=der, capture_output=True).stdout
+        served = "sha256/" + base64.b64encode(hashlib.sha256(spki).digest()).decode()
+        record("relay", "the served certificate's SPKI pin is the QR's", served == pin, served)
+    finally:
+        relay.stop()
+
+
 def desktop_voice(ref, checkout, relay):
     """The desktop CLI's local voice page server, proxying to relay voice (offline provider)."""
     code = "VOICE" + str(random.randint(0, 9))
@@ -469,7 +506,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("reference", type=Path)
     ap.add_argument("checkout", type=Path, nargs="?", default=HERE.parent.parent)
-    ap.add_argument("--only", default="host,desktop,desktop-tools,bridge,threads,doctor,voice")
+    ap.add_argument("--only", default="host,desktop,desktop-tools,bridge,threads,doctor,voice,secure-link")
     a = ap.parse_args()
     ref, checkout = a.reference.resolve(), a.checkout.resolve()
     if not (checkout / "dist").exists():
@@ -502,6 +539,8 @@ def main():
             stage("threads", threads, ref, checkout, work, relay)
         if "voice" in only:
             stage("voice", desktop_voice, ref, checkout, relay)
+        if "secure-link" in only:
+            stage("secure-link", secure_link, ref, checkout, work)
         if "doctor" in only:
             stage("doctor", doctor, ref, relay)
     finally:

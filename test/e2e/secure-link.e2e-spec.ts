@@ -188,6 +188,8 @@ describe('Secure Link (spec 4.11): the pinned HTTPS origin', () => {
     const sessions = await get(`${proxy.proxy.url}/relay/sessions`, agent, bearer(token));
     expect(sessions.status).toBe(200);
     expect(sessions.body.sessions.some((s: { device_id: string }) => s.device_id === 'sl-phone')).toBe(true);
+    // The desktop CLI appends routes to its socket URL (`.../relay/ws` + `/sessions`): the same route.
+    expect((await get(`${proxy.proxy.url}/relay/ws/sessions`, agent, bearer(token))).status).toBe(200);
     // Namespaces share transport trust, never credentials: the relay token is nothing to the API, the API key nothing to the relay.
     const apiWithRelayToken = await get(`${proxy.proxy.url}/api/v1/models`, agent, {
       ...bearer(token),
@@ -302,7 +304,12 @@ describe('Secure Link that cannot start', () => {
     const open = await fakeDashboard(false);
     const relay = await startRelay({
       home: tempHome(),
-      env: { RELAY_SECURE_LINK_ENABLED: '1', RELAY_SECURE_LINK_HOST: '127.0.0.1', RELAY_SECURE_LINK_PORT: '0', RELAY_SECURE_LINK_DASHBOARD_URL: open.url },
+      env: {
+        RELAY_SECURE_LINK_ENABLED: '1',
+        RELAY_SECURE_LINK_HOST: '127.0.0.1',
+        RELAY_SECURE_LINK_PORT: '0',
+        RELAY_SECURE_LINK_DASHBOARD_URL: open.url,
+      },
     });
     try {
       const c = (await call(relay, 'GET', '/health')).body.secure_proxy;

@@ -185,7 +185,9 @@ export class SecureLinkServer implements SecureLinkView {
     if (!safePath(raw)) return sendJson(res, 400, 'secure_link.unsafe_path', 'unsafe proxy path (encoded slashes, dots or backslashes)');
     if (pathname === '/relay/health' && (req.method === 'GET' || req.method === 'HEAD')) return void this.relayHealth(res, req.method === 'HEAD');
     if (pathname.startsWith('/relay/')) {
-      req.url = raw.slice('/relay'.length);
+      // The desktop CLI makes its HTTP base from its socket URL (`wss://host/relay/ws` -> `https://host/relay/ws`)
+      // and appends the route: `/relay/ws/sessions` is `/relay/sessions` (the relay has nothing under `/ws/`).
+      req.url = pathname.startsWith('/relay/ws/') ? raw.slice('/relay/ws'.length) : raw.slice('/relay'.length);
       markProxied(req);
       this.relayServer.emit('request', req, res);
       return;
