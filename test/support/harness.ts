@@ -15,7 +15,13 @@ export function tempHome(): string {
 
 /** A real relay on an ephemeral loopback port, with a temp SVC_HOME and a manual clock. */
 export async function startRelay(
-  opts: { home?: string; clock?: ManualClock; env?: NodeJS.ProcessEnv; config?: Partial<RelayConfig> } = {},
+  opts: {
+    home?: string;
+    clock?: ManualClock;
+    env?: NodeJS.ProcessEnv;
+    config?: Partial<RelayConfig>;
+    reachBackoff?: { baseMs: number; maxMs: number };
+  } = {},
 ): Promise<TestRelay> {
   const home = opts.home ?? tempHome();
   const clock = opts.clock ?? new ManualClock('2026-03-01T12:00:00.000Z');
@@ -28,7 +34,13 @@ export async function startRelay(
   });
   const env = { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_LOG_LEVEL: 'DEBUG', ...opts.env };
   const config = { ...loadConfig(env), sweepIntervalMs: 3_600_000, ...opts.config };
-  const relay = await createRelay({ config, clock, logDestination: sink, onFatal: (e) => logs.push(`FATAL ${e.message}`) });
+  const relay = await createRelay({
+    config,
+    clock,
+    logDestination: sink,
+    onFatal: (e) => logs.push(`FATAL ${e.message}`),
+    reachBackoff: opts.reachBackoff,
+  });
   const t = relay as TestRelay;
   t.home = home;
   t.logs = logs;

@@ -24,7 +24,7 @@ import { relayVersion } from './common/version';
 import { PhoneHub } from './phone-socket/phone-hub.service';
 import { RelayWsAdapter } from './phone-socket/relay-ws-adapter';
 import { VoiceSessions } from './voice/voice-sessions.service';
-import { startSecureLink } from './secure-link/secure-link.start';
+import { startReach, startSecureLink } from './secure-link/secure-link.start';
 
 export type RelayOptions = {
   config?: RelayConfig;
@@ -33,6 +33,8 @@ export type RelayOptions = {
   logDestination?: DestinationStream;
   /** The log can no longer be written; default: log and exit(1), since state ran ahead of the disk. */
   onFatal?: (err: Error) => void;
+  /** The Reach connector's reconnect delays (tests shrink them; default 1 s doubling to 60 s). */
+  reachBackoff?: { baseMs: number; maxMs: number };
 };
 
 export type Relay = {
@@ -162,6 +164,8 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   logger.info({ url: runtime.url, version, lastSeq: log.lastSeq }, 'relay listening');
   const secureLink = config.secureLink.enabled ? await startSecureLink({ config, log, logger, relayServer: instance.server }) : null;
   runtime.secureLink = secureLink;
+  const reach = startReach({ config, log, logger, secureLink, runtime, backoff: options.reachBackoff });
+  runtime.reach = reach;
 
   let closed = false;
   return {
@@ -178,6 +182,8 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
       if (closed) return;
       closed = true;
       runtime.secureLink = null;
+      runtime.reach = null;
+      reach?.stop();
       await secureLink?.close();
       await app.close();
       await log.run('system', () => [{ type: 'relay.stopping', data: { reason } }]).catch(() => undefined);

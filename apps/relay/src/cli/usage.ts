@@ -13,6 +13,8 @@ Usage:
   svc relay update-check           is a newer relay available (offline: "unknown")
   svc relay doctor [--json]        check the relay, the agent's API, TLS, the event log, disk
   svc relay profiles [list|enable] which profiles enable the relay's plugin; enable it
+  svc reach --credentials FILE     the Reach broker (experimental; see "svc help reach")
+  svc reach host-entry [--json]    this relay's Reach host id, a new host token and its broker entry
   svc phone-sim [options]          a simulated sideload phone for Device Control (demo, tests)
   svc help [command]               help for a command (also: <command> --help)
   svc --version                    print the relay's version
@@ -101,6 +103,26 @@ Checks, read-only, and prints each with a fix hint: the relay on this host (GET 
 and RELAY_PORT), the agent's native routes (RELAY_WEBAPI_URL's /v1/capabilities), TLS (the certificate's
 expiry), the event log's chain and lock, free disk where the relay writes, and the service .env's
 permissions. Never prints a secret. Exit 1 when a check is an error, else 0 (warnings included).`,
+
+  reach: `Usage: svc reach --credentials FILE [--listen ADDR] [--port P] [--tls-cert C --tls-key K] [--state FILE]
+
+The Reach broker (experimental): phones that cannot reach a relay directly meet it here. Relays hold a
+control socket (WSS /v1/connect) registered with their host token; phones come with a bootstrap
+credential (from a pairing QR, one use) or a route credential (from auth.ok). The broker copies opaque
+bytes: the Secure Link TLS session inside is end to end.
+
+  --credentials FILE  {"hosts": {"<host id>": {"host_token_sha256": "<base64url SHA-256>"}}}
+                      (digests only: "svc reach host-entry" on the relay prints an entry); SIGHUP re-reads it
+  --listen ADDR       default 127.0.0.1; anything but loopback needs --tls-cert and --tls-key
+  --port P            default 9444
+  --state FILE        keep published credentials (digests) across restarts
+Public: GET /health. Runs until SIGINT/SIGTERM.`,
+
+  'reach host-entry': `Usage: svc reach host-entry [--json]
+
+Prints this relay's Reach host id (made once under $SVC_HOME/relay/secure-link/host-id, or
+RELAY_SECURE_LINK_BROKER_HOST_ID_FILE), a new host token for the relay's environment
+(RELAY_SECURE_LINK_BROKER_HOST_TOKEN) and the broker's credentials entry holding only its digest.`,
 
   'relay profiles': `Usage: svc relay profiles [list] [--json]
        svc relay profiles enable (--all | <profile>...) [--dry-run] [--json]

@@ -167,6 +167,8 @@ export type SecureLinkConfig = {
   key: string | null;
   /** Where `/dashboard` goes (loopback http only). */
   dashboardUrl: string;
+  /** Reach (experimental): the connector to a broker. The host token comes from the environment only. */
+  reach: { enabled: boolean; brokerUrl: string | null; hostToken: string | null; hostIdFile: string | null };
 };
 
 function loadSecureLinkConfig(env: NodeJS.ProcessEnv): SecureLinkConfig {
@@ -178,6 +180,12 @@ function loadSecureLinkConfig(env: NodeJS.ProcessEnv): SecureLinkConfig {
     cert: env.RELAY_SECURE_LINK_CERT?.trim() || null,
     key: env.RELAY_SECURE_LINK_KEY?.trim() || null,
     dashboardUrl: (env.RELAY_SECURE_LINK_DASHBOARD_URL?.trim() || 'http://127.0.0.1:9119').replace(/\/+$/, ''),
+    reach: {
+      enabled: truthy(env.RELAY_EXPERIMENTAL_REACH_ENABLED),
+      brokerUrl: env.RELAY_SECURE_LINK_BROKER_URL?.trim() || null,
+      hostToken: env.RELAY_SECURE_LINK_BROKER_HOST_TOKEN?.trim() || null,
+      hostIdFile: env.RELAY_SECURE_LINK_BROKER_HOST_ID_FILE?.trim() || null,
+    },
   };
 }
 

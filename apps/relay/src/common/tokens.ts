@@ -13,6 +13,17 @@ export interface SecureLinkView {
   identityView(): Record<string, unknown>;
 }
 
+/** What the rest of the relay reads of the Reach connector (reach/connector.ts). */
+export interface ReachView {
+  readonly connected: boolean;
+  readonly connectUrl: string;
+  readonly hostId: string;
+  status(): Record<string, unknown>;
+  publishBootstrap(pairingId: string, token: string, expiresAt: number): Promise<void>;
+  publishRoute(credentialId: string, token: string, expiresAt: number, deviceIdHash: string): Promise<void>;
+  revokeRoute(credentialId: string): Promise<void>;
+}
+
 export type Runtime = {
   port: number;
   startedAt: Date;
@@ -20,4 +31,7 @@ export type Runtime = {
   url: string;
   /** The Secure Link origin while it runs (null when disabled or unavailable). */
   secureLink?: SecureLinkView | null;
+  /** The Reach connector while it exists; `reachStatus` says why not otherwise (disabled, unavailable). */
+  reach?: ReachView | null;
+  reachStatus?: Record<string, unknown>;
 };

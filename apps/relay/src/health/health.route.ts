@@ -44,7 +44,7 @@ export function installHealthRoute(
         ...(sl ? { url: sl.url, services: sl.services(), identity: sl.identityView() } : {}),
         ...(!sl && state.reason ? { last_error: state.reason } : {}),
         ...(state.changedAt !== null ? { identity_changed_at: new Date(state.changedAt).toISOString() } : {}),
-        reach: { enabled: false, state: 'disabled', transport: 'opaque_inner_tls' },
+        reach: deps.runtime.reach?.status() ?? deps.runtime.reachStatus ?? { enabled: false, state: 'disabled', transport: 'opaque_inner_tls' },
       },
       ...(sl ? { secure_proxy: sl.candidate() } : {}),
     };

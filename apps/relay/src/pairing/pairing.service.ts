@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { newId, newToken } from '../reach/protocol';
 import {
   epoch,
   approvePairing,
@@ -63,10 +64,41 @@ export class PairingService implements OnApplicationBootstrap {
 
   async mint(input: MintInput) {
     const terms = pairingTerms(input);
-    const endpoints = withSecureLink(
-      input.endpoints === undefined ? undefined : checkEndpoints(input.endpoints),
-      this.runtime.secureLink?.candidate() ?? null,
-    );
+    const secureLink = this.runtime.secureLink?.candidate() ?? null;
+    let endpoints = withSecureLink(input.endpoints === undefined ? undefined : checkEndpoints(input.endpoints), secureLink);
+    // Reach, when connected: a one-use bootstrap credential for this pairing (10 minutes, the code's life),
+    // published to the broker as its digest before the QR names it. Tried by clients only after the rest.
+    const reach = this.runtime.reach;
+    if (secureLink && reach?.connected) {
+      const token = newToken();
+      const expiresAt = Math.floor(this.clock.now().getTime() / 1000) + 600;
+      try {
+        await reach.publishBootstrap(newId(), token, expiresAt);
+        endpoints = withSecureLink(
+          [
+            ...(endpoints ?? []),
+            {
+              role: 'outbound_broker',
+              recommended: false,
+              experimental: true,
+              security: 'e2ee_pinned_tls',
+              broker: {
+                protocol_version: 1,
+                url: reach.connectUrl,
+                host_id: reach.hostId,
+                credential_kind: 'bootstrap',
+                token,
+                expires_at: expiresAt,
+              },
+              proxy: JSON.parse(JSON.stringify(secureLink.proxy)) as Record<string, unknown>,
+            },
+          ],
+          secureLink,
+        );
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message }, 'Reach bootstrap not published; the QR has no Reach route');
+      }
+    }
     const api = this.apiServer(input);
     let registered: { code: string; expires_at: number } | null = null;
     for (let attempt = 0; !registered; attempt++) {

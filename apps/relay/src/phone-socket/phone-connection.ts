@@ -19,6 +19,8 @@ export class PhoneConnection {
   closed = false;
   /** Its `system/auth` frame is being handled (a pairing may be being written): never dropped to make room. */
   authenticating = false;
+  /** It came through Secure Link (directly or over Reach): the only sockets offered a Reach route credential. */
+  viaSecureLink = false;
   /** Cleared when a protocol ping goes out, set by the pong (or any frame): a dead peer misses one. */
   alive = true;
 

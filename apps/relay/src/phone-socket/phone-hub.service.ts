@@ -28,6 +28,8 @@ import { newSessionToken, Secrets, tokenPrefix } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import type { RelayConfig } from '../common/config';
 import { ProfileCatalog } from '../profiles/profile-catalog.service';
+import { newToken, tokenSha256 } from '../reach/protocol';
+import { VIA_SECURE_LINK } from '../secure-link/secure-link.server';
 import { ChannelRouter } from './channel-router';
 import { CHANNEL_GRANT, CLOSE, KNOWN_CHANNELS, parseEnvelope, type Envelope } from './envelope';
 import { PhoneConnection } from './phone-connection';
@@ -61,6 +63,8 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
    */
   private readonly pending = new Set<PhoneConnection>();
   private sub: Subscription | null = null;
+  /** Reach route credentials handed out, by credential id (a token is reused while it lives). */
+  private readonly routes = new Map<string, { token: string; expiresAt: number }>();
   private profilesSub: Subscription | null = null;
   private pingTimer: NodeJS.Timeout | null = null;
 
@@ -77,6 +81,9 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
 
   onModuleInit(): void {
     this.sub = this.log.bus.ofType('session.revoked', 'session.expired').subscribe((e) => {
+      // Its Reach route dies with it (best effort: the broker also lets it expire).
+      const credentialId = this.routeCredentialId(e.data.tokenPrefix);
+      if (this.routes.delete(credentialId)) this.runtime.reach?.revokeRoute(credentialId).catch(() => undefined);
       for (const c of this.byPrefix(e.data.tokenPrefix)) {
         const reason = e.type === 'session.expired' ? 'expired' : e.data.reason;
         c.send('system', 'session.revoked', { reason, revoked_self: e.type === 'session.revoked' && e.data.self });
@@ -112,6 +119,44 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     this.profilesSub?.unsubscribe();
     if (this.pingTimer) clearInterval(this.pingTimer);
     for (const c of this.conns) c.close(CLOSE.shutdown, 'relay stopping');
+  }
+
+  private routeCredentialId(tokenPrefix: string): string {
+    return this.secrets.mac('reach-route', tokenPrefix).slice(0, 22);
+  }
+
+  /**
+   * `route_credential` (spec 4.11): a phone that came through Secure Link while Reach is connected gets a
+   * route token for the broker (published as its digest first), so it can come back that way when the
+   * direct routes fail. `expires_at` is whole seconds (the app reads a long).
+   */
+  private async routeCredential(session: Session, sessionToken: string): Promise<{ route_credential?: Record<string, unknown> }> {
+    const reach = this.runtime.reach;
+    if (!reach?.connected) return {};
+    const credentialId = this.routeCredentialId(session.tokenPrefix);
+    const now = Math.floor(this.clock.now().getTime() / 1000);
+    const expiresAt = session.expiresAt ? Math.floor(new Date(session.expiresAt).getTime() / 1000) : now + 30 * 86_400;
+    let cached = this.routes.get(credentialId);
+    if (!cached || cached.expiresAt <= now) {
+      cached = { token: newToken(), expiresAt };
+      try {
+        await reach.publishRoute(credentialId, cached.token, expiresAt, tokenSha256(session.deviceId || sessionToken));
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message }, 'Reach route credential not published');
+        return {};
+      }
+      this.routes.set(credentialId, cached);
+    }
+    return {
+      route_credential: {
+        kind: 'broker_route',
+        broker_url: reach.connectUrl,
+        host_id: reach.hostId,
+        credential_id: credentialId,
+        token: cached.token,
+        expires_at: cached.expiresAt,
+      },
+    };
   }
 
   /** Phones that passed auth. */
@@ -165,6 +210,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
   accept(ws: WebSocket, req: IncomingMessage): void {
     const path = new URL(req.url ?? '/', 'http://relay').pathname;
     const conn = new PhoneConnection(ws, normalizeIp(req.socket.remoteAddress), path);
+    conn.viaSecureLink = (req as IncomingMessage & { [VIA_SECURE_LINK]?: boolean })[VIA_SECURE_LINK] === true;
     this.conns.add(conn);
     this.makeRoomFor(conn.subject);
     this.pending.add(conn);
@@ -419,6 +465,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
         client_surface: session.clientSurface ?? 'unknown',
         device_form_factor: session.deviceFormFactor ?? 'unknown',
         profiles: this.profiles.rows(),
+        ...(conn.viaSecureLink ? await this.routeCredential(session, token) : {}),
       },
       env.id,
     );

@@ -32,6 +32,8 @@ const MAX_BODY = 16 * 1024 * 1024;
 const PROBE_TTL_MS = 15_000;
 
 const DISPLAY = 'svc Secure Link';
+/** Set on a request that came through Secure Link (the phone hub offers a Reach route credential only then). */
+export const VIA_SECURE_LINK = Symbol.for('svc.viaSecureLink');
 const DESCRIPTION = "Pinned TLS access to this host's relay, API and dashboard";
 
 type Upstream = { url: URL; name: 'API' | 'Dashboard' };
@@ -381,6 +383,7 @@ export class SecureLinkServer implements SecureLinkView {
  * limits by the socket's address, never by a header).
  */
 function markProxied(req: http.IncomingMessage): void {
+  (req as http.IncomingMessage & { [VIA_SECURE_LINK]?: boolean })[VIA_SECURE_LINK] = true;
   for (const h of ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-prefix', 'forwarded', 'x-real-ip']) delete req.headers[h];
   req.headers['x-forwarded-for'] = req.socket.remoteAddress ?? 'unknown';
 }

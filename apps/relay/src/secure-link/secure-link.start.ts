@@ -6,6 +6,8 @@ import { relayDir, type RelayConfig } from '../common/config';
 import type { CommandLoop } from '../common/command-loop';
 import { advertisedHost, IdentityError, loadOrCreateIdentity } from './identity';
 import { SecureLinkServer } from './secure-link.server';
+import { brokerUrls, loadOrCreateHostId, ReachConnector } from '../reach/connector';
+import type { Runtime } from '../common/tokens';
 
 /** Where the relay keeps its own Secure Link identity. */
 export function secureLinkDir(config: Pick<RelayConfig, 'svcHome'>): string {
@@ -68,4 +70,66 @@ export async function startSecureLink(deps: {
     await log.run('system', () => [{ type: 'secure_link.unavailable', data: { reason: reason.slice(0, 500) } }]);
     return null;
   }
+}
+
+/**
+ * The Reach connector (RELAY_EXPERIMENTAL_REACH_ENABLED=1): needs Secure Link running (its streams end in
+ * the Secure Link origin), a broker URL and the host token from the environment. Misconfigured, it is
+ * `unavailable` with the reason (`/health`, the log) and the relay runs on. Its connected/lost changes
+ * are events; each attempt is not.
+ */
+export function startReach(deps: {
+  config: RelayConfig;
+  log: CommandLoop;
+  logger: Logger;
+  secureLink: SecureLinkServer | null;
+  runtime: Runtime;
+  backoff?: { baseMs: number; maxMs: number };
+}): ReachConnector | null {
+  const r = deps.config.secureLink.reach;
+  const base = { transport: 'opaque_inner_tls' };
+  if (!r.enabled) {
+    deps.runtime.reachStatus = { enabled: false, state: 'disabled', last_error: null, ...base };
+    return null;
+  }
+  const unavailable = (error: string) => {
+    deps.runtime.reachStatus = { enabled: true, state: 'unavailable', last_error: error, ...base };
+    deps.logger.error({ reason: error }, 'Reach unavailable');
+    void deps.log
+      .run('system', () => [{ type: 'secure_link.reach_changed', data: { state: 'unavailable', hostId: null, error } }])
+      .catch(() => undefined);
+    return null;
+  };
+  if (!deps.secureLink) return unavailable('Reach needs Secure Link running (RELAY_SECURE_LINK_ENABLED=1): its streams end there');
+  if (!r.brokerUrl) return unavailable('RELAY_SECURE_LINK_BROKER_URL is not set');
+  if (!r.hostToken) return unavailable('RELAY_SECURE_LINK_BROKER_HOST_TOKEN is not set (the environment only)');
+  if (r.hostToken.length < 32 || r.hostToken.length > 512) return unavailable('RELAY_SECURE_LINK_BROKER_HOST_TOKEN must be 32-512 characters');
+  let hostId: string;
+  try {
+    brokerUrls(r.brokerUrl);
+    hostId = loadOrCreateHostId(r.hostIdFile ?? path.join(secureLinkDir(deps.config), 'host-id'));
+  } catch (err) {
+    return unavailable((err as Error).message);
+  }
+  const sl = deps.secureLink;
+  let wasConnected = false;
+  const connector = new ReachConnector({
+    brokerUrl: r.brokerUrl,
+    hostToken: r.hostToken,
+    hostId,
+    accept: (stream) => sl.acceptStream(stream),
+    logger: deps.logger,
+    backoff: deps.backoff,
+    onState: (state, error) => {
+      if (state === 'connected') wasConnected = true;
+      const logged = state === 'connected' ? 'connected' : state === 'backoff' && wasConnected ? 'lost' : null;
+      if (state === 'backoff') wasConnected = false;
+      if (logged)
+        void deps.log
+          .run('system', () => [{ type: 'secure_link.reach_changed', data: { state: logged, hostId, error: logged === 'lost' ? error : null } }])
+          .catch(() => undefined);
+    },
+  });
+  connector.start();
+  return connector;
 }

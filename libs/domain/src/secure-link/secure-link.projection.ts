@@ -9,6 +9,7 @@ type State = {
   reason: string | null;
   previousPin: string | null;
   changedAt: number | null;
+  reach: { state: 'disabled' | 'connected' | 'lost' | 'unavailable'; at: number | null; error: string | null };
 };
 
 /**
@@ -16,13 +17,25 @@ type State = {
  * serves, and the last identity change (durable: phones paired before it must re-pair).
  */
 export class SecureLinkProjection implements Projection<State> {
-  private s: State = { status: 'disabled', url: null, pin: null, notAfter: null, reason: null, previousPin: null, changedAt: null };
+  private s: State = {
+    status: 'disabled',
+    url: null,
+    pin: null,
+    notAfter: null,
+    reason: null,
+    previousPin: null,
+    changedAt: null,
+    reach: { state: 'disabled', at: null, error: null },
+  };
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
     switch (e.type) {
       case 'relay.started':
-        this.s = { ...this.s, status: 'disabled', url: null, reason: null };
+        this.s = { ...this.s, status: 'disabled', url: null, reason: null, reach: { state: 'disabled', at: null, error: null } };
+        break;
+      case 'secure_link.reach_changed':
+        this.s = { ...this.s, reach: { state: e.data.state, at: eventAtMs(e), error: e.data.error } };
         break;
       case 'secure_link.started':
         this.s = { ...this.s, status: 'available', url: e.data.url, pin: e.data.pin, notAfter: e.data.notAfter, reason: null };
@@ -52,6 +65,6 @@ export class SecureLinkProjection implements Projection<State> {
   }
 
   restore(s: State): void {
-    this.s = { ...s };
+    this.s = { ...s, reach: s.reach ?? { state: 'disabled', at: null, error: null } };
   }
 }

@@ -15,4 +15,13 @@ export type SecureLinkIdentityChanged = Ev<'secure_link.identity_changed', { pre
 /** Secure Link was enabled but could not start (identity, port, openssl): the relay runs without it. */
 export type SecureLinkUnavailable = Ev<'secure_link.unavailable', { reason: string }>;
 
-export type SecureLinkEvent = SecureLinkStarted | SecureLinkIdentityChanged | SecureLinkUnavailable;
+/**
+ * The Reach connector's standing with its broker changed: `connected`, `lost` (it was connected and is
+ * backing off), or `unavailable` (misconfigured; it will not try). The attempts in between are not logged.
+ */
+export type SecureLinkReachChanged = Ev<
+  'secure_link.reach_changed',
+  { state: 'connected' | 'lost' | 'unavailable'; hostId: string | null; error: string | null }
+>;
+
+export type SecureLinkEvent = SecureLinkStarted | SecureLinkIdentityChanged | SecureLinkUnavailable | SecureLinkReachChanged;

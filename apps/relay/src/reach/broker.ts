@@ -1,0 +1,467 @@
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type * as net from 'node:net';
+import * as path from 'node:path';
+import type { Logger } from 'pino';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { atomicWrite } from '../common/atomic-write';
+import {
+  decodeHostFrame,
+  DIGEST_RE,
+  encodeHostFrame,
+  FLAG_CLOSE,
+  FLAG_DATA,
+  HEADER_SIZE,
+  ID_RE,
+  MAX_CONTROL,
+  MAX_FRAME,
+  newId,
+  parseRegister,
+  REACH_PROTOCOL,
+  sameDigest,
+  tokenSha256,
+  type Register,
+} from './protocol';
+
+export type BrokerOptions = {
+  /** `{"hosts": {"<host id>": {"host_token_sha256": "<base64url SHA-256>"}}}`: digests only, never a token. */
+  credentialsFile: string;
+  /** Published bootstrap and route credentials (digests) survive a restart here; in memory without it. */
+  stateFile?: string | null;
+  listen: string;
+  port: number;
+  tls?: { cert: string; key: string } | null;
+  logger: Logger;
+  limits?: Partial<typeof DEFAULT_LIMITS>;
+  /** Every byte the broker forwards, for audits (and the tests that prove it is ciphertext). */
+  onForward?: (direction: 'to_host' | 'to_client', bytes: Buffer) => void;
+};
+
+const DEFAULT_LIMITS = {
+  streamsPerHost: 16,
+  hosts: 256,
+  registerMs: 10_000,
+  idleMs: 300_000,
+  attemptsPerMinute: 30,
+  queueBytes: 8 * 1024 * 1024,
+  credentialsPerHost: 1024,
+};
+
+type Credential = {
+  hostId: string;
+  kind: 'bootstrap' | 'route';
+  id: string;
+  expiresAt: number;
+  usesLeft: number;
+  deviceIdHash: string | null;
+};
+
+type HostConn = { ws: WebSocket; hostId: string; connectionId: string; streams: Map<string, Stream> };
+type Stream = { id: string; host: HostConn; client: WebSocket; digest: string; idle: NodeJS.Timeout | null };
+
+export class BrokerConfigError extends Error {}
+
+/** The credential file: opaque host ids, each with the base64url SHA-256 of its host token. */
+export function readCredentials(file: string): Map<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new BrokerConfigError(`cannot read the credentials file ${file}: ${(err as Error).message}`);
+  }
+  const hosts = (parsed as { hosts?: unknown })?.hosts;
+  if (typeof hosts !== 'object' || hosts === null || Array.isArray(hosts))
+    throw new BrokerConfigError(`${file}: expected {"hosts": {"<host id>": {"host_token_sha256": "..."}}}`);
+  const out = new Map<string, string>();
+  for (const [id, v] of Object.entries(hosts)) {
+    const digest = (v as { host_token_sha256?: unknown })?.host_token_sha256;
+    if (!ID_RE.test(id)) throw new BrokerConfigError(`${file}: host id "${id.slice(0, 40)}" is not 22 base64url characters`);
+    if (typeof digest !== 'string' || !DIGEST_RE.test(digest))
+      throw new BrokerConfigError(`${file}: host ${id} needs host_token_sha256 (43 base64url characters: the digest, never the token)`);
+    out.set(id, digest);
+  }
+  return out;
+}
+
+const isLoopback = (h: string) => ['127.0.0.1', '::1', 'localhost'].includes(h) || h.startsWith('127.');
+
+/**
+ * The Reach broker (`svc reach`): a rendezvous on a public address. Hosts (relays) hold one control
+ * socket each, registered with their host token (the broker knows only its digest); phones connect with
+ * a bootstrap credential (from a pairing QR, one use) or a route credential (from `auth.ok`, one stream
+ * at a time), both published by the host as digests. Matched, the broker copies opaque bytes between
+ * the phone and the host's stream: the Secure Link TLS session inside is end to end, so the broker
+ * holds no key that could read it. Public listeners must use TLS; plain text only on loopback.
+ */
+export class ReachBroker {
+  private server: http.Server | https.Server | null = null;
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME + HEADER_SIZE, perMessageDeflate: false });
+  private readonly hosts = new Map<string, HostConn>();
+  private readonly credentials = new Map<string, Credential>();
+  private readonly consumed = new Map<string, number>();
+  private readonly activeRoutes = new Map<string, number>();
+  private readonly seenConnections = new Map<string, number>();
+  private readonly attempts = new Map<string, number[]>();
+  private readonly limits: typeof DEFAULT_LIMITS;
+  private hostDigests: Map<string, string>;
+  private streams = 0;
+
+  constructor(private readonly opts: BrokerOptions) {
+    this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    if (!opts.tls && !isLoopback(opts.listen))
+      throw new BrokerConfigError(
+        `a public listener needs TLS (--tls-cert and --tls-key); plain text is allowed only on loopback, not on ${opts.listen}`,
+      );
+    this.hostDigests = readCredentials(opts.credentialsFile);
+    this.loadState();
+  }
+
+  get port(): number {
+    return (this.server?.address() as net.AddressInfo | null)?.port ?? 0;
+  }
+
+  get url(): string {
+    return `${this.opts.tls ? 'wss' : 'ws'}://${this.opts.listen.includes(':') ? `[${this.opts.listen}]` : this.opts.listen}:${this.port}/v1/connect`;
+  }
+
+  stats() {
+    return { hosts_online: this.hosts.size, active_streams: this.streams };
+  }
+
+  async start(): Promise<void> {
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.onRequest(req, res);
+    const server = this.opts.tls
+      ? https.createServer({ cert: fs.readFileSync(this.opts.tls.cert), key: fs.readFileSync(this.opts.tls.key), minVersion: 'TLSv1.2' }, handler)
+      : http.createServer(handler);
+    server.headersTimeout = 10_000;
+    server.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket as net.Socket, head));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.opts.port, this.opts.listen, () => resolve());
+    });
+    this.server = server;
+    this.opts.logger.info({ url: this.url, hosts: this.hostDigests.size }, 'reach broker listening');
+  }
+
+  async close(): Promise<void> {
+    for (const h of this.hosts.values()) h.ws.close(1001, 'broker stopping');
+    for (const c of this.wss.clients) c.terminate();
+    const s = this.server;
+    this.server = null;
+    if (s) await new Promise<void>((r) => s.close(() => r()));
+  }
+
+  /** Re-reads the credentials file (SIGHUP): hosts no longer listed are dropped. */
+  reloadCredentials(): void {
+    this.hostDigests = readCredentials(this.opts.credentialsFile);
+    for (const [id, h] of this.hosts) if (!this.hostDigests.has(id)) h.ws.close(1008, 'host removed');
+  }
+
+  private onRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const p = (req.url ?? '/').split('?')[0];
+    const send = (status: number, body: unknown) => {
+      const text = JSON.stringify(body);
+      res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+    };
+    if (p === '/health' && (req.method === 'GET' || req.method === 'HEAD'))
+      return send(200, { ok: true, service: 'svc_reach', protocol_version: REACH_PROTOCOL, ...this.stats() });
+    if (p === '/v1/connect') return send(426, { ok: false, error: 'this is a WebSocket endpoint', code: 'upgrade_required' });
+    send(404, { ok: false, error: 'not found', code: 'not_found' });
+  }
+
+  private onUpgrade(req: http.IncomingMessage, socket: net.Socket, head: Buffer): void {
+    const refuse = (status: number, error: string) => {
+      const text = JSON.stringify({ ok: false, error, code: status === 429 ? 'rate_limited' : 'bad_request' });
+      socket.end(
+        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+      );
+    };
+    const [p, query] = (req.url ?? '/').split('?');
+    if (p !== '/v1/connect') return refuse(404, 'not found');
+    if (query !== undefined || req.headers.authorization) return refuse(400, 'credentials must be sent in registration');
+    const peer = socket.remoteAddress ?? 'unknown';
+    if (!this.rateAllowed(peer)) return refuse(429, 'too many connection attempts');
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onSocket(ws, peer));
+  }
+
+  private rateAllowed(peer: string): boolean {
+    const now = Date.now();
+    const list = (this.attempts.get(peer) ?? []).filter((t) => now - t < 60_000);
+    list.push(now);
+    this.attempts.set(peer, list);
+    if (this.attempts.size > 4096) this.attempts.delete(this.attempts.keys().next().value as string);
+    return list.length <= this.limits.attemptsPerMinute;
+  }
+
+  private error(ws: WebSocket, code: string, why: string, peer: string): void {
+    this.opts.logger.info({ peer, code, why }, 'reach connection refused');
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'error', protocol_version: REACH_PROTOCOL, code }));
+    ws.close(1008, code);
+  }
+
+  private onSocket(ws: WebSocket, peer: string): void {
+    const timer = setTimeout(() => this.error(ws, 'unauthorized', 'no registration in time', peer), this.limits.registerMs);
+    ws.once('message', (data, isBinary) => {
+      clearTimeout(timer);
+      const text = data.toString();
+      if (isBinary || text.length > MAX_CONTROL) return this.error(ws, 'unauthorized', 'first frame is not a registration', peer);
+      const reg = parseRegister(text);
+      if (!reg.ok) return this.error(ws, reg.code, reg.why, peer);
+      this.pruneReplay();
+      if (this.seenConnections.has(reg.value.connection_id)) return this.error(ws, 'replayed', 'connection id seen before', peer);
+      this.seenConnections.set(reg.value.connection_id, Date.now());
+      if (reg.value.role === 'host') this.onHost(ws, reg.value, peer);
+      else this.onClient(ws, reg.value, peer);
+    });
+    ws.on('error', () => ws.terminate());
+  }
+
+  // ---- hosts -----------------------------------------------------------------------------------
+
+  private onHost(ws: WebSocket, reg: Register, peer: string): void {
+    const expected = this.hostDigests.get(reg.host_id);
+    if (reg.credential_kind !== 'host' || !expected || !sameDigest(expected, tokenSha256(reg.token)))
+      return this.error(ws, 'unauthorized', 'host credential', peer);
+    if (this.hosts.has(reg.host_id) || this.hosts.size >= this.limits.hosts)
+      return this.error(ws, 'host_busy', 'host already online or too many hosts', peer);
+    const host: HostConn = { ws, hostId: reg.host_id, connectionId: reg.connection_id, streams: new Map() };
+    this.hosts.set(reg.host_id, host);
+    ws.send(JSON.stringify({ type: 'registered', protocol_version: REACH_PROTOCOL }));
+    this.opts.logger.info({ host: reg.host_id, peer }, 'reach host online');
+    ws.on('message', (data, isBinary) => (isBinary ? this.hostData(host, toBuffer(data)) : this.hostControl(host, data.toString(), peer)));
+    ws.on('close', () => {
+      if (this.hosts.get(reg.host_id) === host) this.hosts.delete(reg.host_id);
+      for (const s of [...host.streams.values()]) this.closeStream(s, false);
+      this.opts.logger.info({ host: reg.host_id }, 'reach host offline');
+    });
+  }
+
+  private hostControl(host: HostConn, text: string, peer: string): void {
+    let m: Record<string, unknown>;
+    try {
+      m = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return this.error(host.ws, 'unauthorized', 'control frame is not JSON', peer);
+    }
+    const keys = Object.keys(m ?? {})
+      .sort()
+      .join();
+    const future = (v: unknown) => {
+      const ms = typeof v === 'number' ? v * 1000 : typeof v === 'string' ? Date.parse(v) : NaN;
+      return Number.isFinite(ms) && ms > Date.now() ? ms : null;
+    };
+    if (m.protocol_version !== REACH_PROTOCOL) return this.error(host.ws, 'unsupported_version', 'control version', peer);
+    if (m.type === 'publish_bootstrap' && keys === 'expires_at,max_uses,pairing_id,protocol_version,token_sha256,type') {
+      const exp = future(m.expires_at);
+      if (
+        !exp ||
+        m.max_uses !== 1 ||
+        typeof m.token_sha256 !== 'string' ||
+        !DIGEST_RE.test(m.token_sha256) ||
+        typeof m.pairing_id !== 'string' ||
+        m.pairing_id.length > 128
+      )
+        return this.error(host.ws, 'unauthorized', 'bad bootstrap publication', peer);
+      if (!this.roomFor(host.hostId)) return this.error(host.ws, 'quota_exceeded', 'credentials per host', peer);
+      this.credentials.set(m.token_sha256, {
+        hostId: host.hostId,
+        kind: 'bootstrap',
+        id: m.pairing_id,
+        expiresAt: exp,
+        usesLeft: 1,
+        deviceIdHash: null,
+      });
+      this.saveState();
+      return void host.ws.send(
+        JSON.stringify({ type: 'published', protocol_version: REACH_PROTOCOL, credential_kind: 'bootstrap', pairing_id: m.pairing_id }),
+      );
+    }
+    if (m.type === 'publish_route' && keys === 'credential_id,device_id_hash,expires_at,protocol_version,token_sha256,type') {
+      const exp = future(m.expires_at);
+      if (
+        !exp ||
+        typeof m.token_sha256 !== 'string' ||
+        !DIGEST_RE.test(m.token_sha256) ||
+        typeof m.credential_id !== 'string' ||
+        !/^[A-Za-z0-9_-]{1,256}$/.test(m.credential_id) ||
+        typeof m.device_id_hash !== 'string'
+      )
+        return this.error(host.ws, 'unauthorized', 'bad route publication', peer);
+      // A route credential replaces the one of the same id (a new token for the same session).
+      for (const [d, c] of this.credentials)
+        if (c.hostId === host.hostId && c.kind === 'route' && c.id === m.credential_id) this.credentials.delete(d);
+      if (!this.roomFor(host.hostId)) return this.error(host.ws, 'quota_exceeded', 'credentials per host', peer);
+      this.credentials.set(m.token_sha256, {
+        hostId: host.hostId,
+        kind: 'route',
+        id: m.credential_id,
+        expiresAt: exp,
+        usesLeft: Number.MAX_SAFE_INTEGER,
+        deviceIdHash: m.device_id_hash.slice(0, 64),
+      });
+      this.saveState();
+      return void host.ws.send(
+        JSON.stringify({ type: 'published', protocol_version: REACH_PROTOCOL, credential_kind: 'route', credential_id: m.credential_id }),
+      );
+    }
+    if (
+      m.type === 'revoke' &&
+      keys === 'credential_id,credential_kind,protocol_version,type' &&
+      m.credential_kind === 'route' &&
+      typeof m.credential_id === 'string'
+    ) {
+      for (const [d, c] of this.credentials)
+        if (c.hostId === host.hostId && c.kind === 'route' && c.id === m.credential_id) {
+          this.credentials.delete(d);
+          for (const s of [...host.streams.values()]) if (s.digest === d) this.closeStream(s, true);
+        }
+      this.saveState();
+      return void host.ws.send(
+        JSON.stringify({ type: 'revoked', protocol_version: REACH_PROTOCOL, credential_kind: 'route', credential_id: m.credential_id }),
+      );
+    }
+    this.error(host.ws, 'unauthorized', `unknown control ${String(m.type).slice(0, 32)}`, peer);
+  }
+
+  private roomFor(hostId: string): boolean {
+    const now = Date.now();
+    for (const [d, c] of this.credentials) if (c.expiresAt <= now) this.credentials.delete(d);
+    return [...this.credentials.values()].filter((c) => c.hostId === hostId).length < this.limits.credentialsPerHost;
+  }
+
+  private hostData(host: HostConn, frame: Buffer): void {
+    const f = decodeHostFrame(frame);
+    if (!f) return this.error(host.ws, 'unauthorized', 'bad host frame', 'host');
+    const s = host.streams.get(f.streamId);
+    if (!s) return;
+    if (f.flags === FLAG_CLOSE) return this.closeStream(s, false);
+    this.touch(s);
+    this.opts.onForward?.('to_client', f.payload);
+    if (s.client.bufferedAmount > this.limits.queueBytes) return this.closeStream(s, true);
+    s.client.send(f.payload, { binary: true });
+  }
+
+  // ---- clients ---------------------------------------------------------------------------------
+
+  private onClient(ws: WebSocket, reg: Register, peer: string): void {
+    const digest = tokenSha256(reg.token);
+    const c = this.credentials.get(digest);
+    const host = this.hosts.get(reg.host_id);
+    let refusal: string | null = null;
+    if (this.consumed.has(digest)) refusal = 'replayed';
+    else if (!c || c.hostId !== reg.host_id || c.kind !== reg.credential_kind) refusal = 'unauthorized';
+    else if (c.expiresAt <= Date.now()) refusal = 'expired';
+    else if (c.usesLeft <= 0) refusal = 'replayed';
+    else if (c.kind === 'route' && (this.activeRoutes.get(digest) ?? 0) >= 1) refusal = 'host_busy';
+    else if (!host) refusal = 'host_offline';
+    else if (host.streams.size >= this.limits.streamsPerHost) refusal = 'host_busy';
+    if (refusal) return this.error(ws, refusal, `client for host ${reg.host_id}`, peer);
+    const cred = c!;
+    cred.usesLeft--;
+    if (cred.kind === 'bootstrap') {
+      this.credentials.delete(digest);
+      this.consumed.set(digest, Math.max(Date.now() + 86_400_000, cred.expiresAt));
+      this.saveState();
+    }
+    const s: Stream = { id: newId(), host: host!, client: ws, digest, idle: null };
+    host!.streams.set(s.id, s);
+    this.activeRoutes.set(digest, (this.activeRoutes.get(digest) ?? 0) + 1);
+    this.streams++;
+    this.touch(s);
+    host!.ws.send(JSON.stringify({ type: 'open', protocol_version: REACH_PROTOCOL, stream_id: s.id, host_connection_id: host!.connectionId }));
+    ws.send(JSON.stringify({ type: 'matched', protocol_version: REACH_PROTOCOL, stream_id: s.id }));
+    this.opts.logger.info({ host: reg.host_id, stream: s.id, kind: cred.kind, peer }, 'reach stream open');
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary) return this.error(ws, 'unauthorized', 'text after match', peer);
+      const bytes = toBuffer(data);
+      if (bytes.length === 0 || bytes.length > MAX_FRAME) return this.closeStream(s, true);
+      this.touch(s);
+      this.opts.onForward?.('to_host', bytes);
+      if (s.host.ws.bufferedAmount > this.limits.queueBytes) return this.closeStream(s, true);
+      s.host.ws.send(encodeHostFrame(FLAG_DATA, s.id, bytes), { binary: true });
+    });
+    ws.on('close', () => this.closeStream(s, true));
+  }
+
+  private touch(s: Stream): void {
+    if (s.idle) clearTimeout(s.idle);
+    s.idle = setTimeout(() => this.closeStream(s, true), this.limits.idleMs);
+    s.idle.unref();
+  }
+
+  private closeStream(s: Stream, notifyHost: boolean): void {
+    if (s.host.streams.get(s.id) !== s) return;
+    s.host.streams.delete(s.id);
+    this.streams--;
+    if (s.idle) clearTimeout(s.idle);
+    const n = (this.activeRoutes.get(s.digest) ?? 1) - 1;
+    if (n <= 0) this.activeRoutes.delete(s.digest);
+    else this.activeRoutes.set(s.digest, n);
+    if (notifyHost && s.host.ws.readyState === s.host.ws.OPEN) s.host.ws.send(encodeHostFrame(FLAG_CLOSE, s.id), { binary: true });
+    if (s.client.readyState === s.client.OPEN) s.client.close(1000, 'stream closed');
+  }
+
+  private pruneReplay(): void {
+    const now = Date.now();
+    for (const [id, at] of this.seenConnections) if (now - at > 86_400_000) this.seenConnections.delete(id);
+    for (const [d, until] of this.consumed) if (until <= now) this.consumed.delete(d);
+  }
+
+  // ---- state -----------------------------------------------------------------------------------
+
+  private loadState(): void {
+    const file = this.opts.stateFile;
+    if (!file || !fs.existsSync(file)) return;
+    let parsed: { version?: number; credentials?: unknown[]; consumed?: unknown[] };
+    try {
+      parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof parsed;
+    } catch (err) {
+      throw new BrokerConfigError(`cannot read the state file ${file}: ${(err as Error).message}`);
+    }
+    const now = Date.now();
+    for (const raw of parsed.credentials ?? []) {
+      const c = raw as Record<string, unknown>;
+      if (typeof c.token_sha256 !== 'string' || typeof c.host_id !== 'string' || !this.hostDigests.has(c.host_id)) continue;
+      const exp = Number(c.expires_at) * 1000;
+      if (!(exp > now) || (c.kind !== 'bootstrap' && c.kind !== 'route')) continue;
+      this.credentials.set(c.token_sha256, {
+        hostId: c.host_id,
+        kind: c.kind,
+        id: String(c.credential_id ?? ''),
+        expiresAt: exp,
+        usesLeft: Number(c.uses_left ?? 1),
+        deviceIdHash: typeof c.device_id_hash === 'string' ? c.device_id_hash : null,
+      });
+    }
+    for (const raw of parsed.consumed ?? []) {
+      const c = raw as { token_sha256?: unknown; expires_at?: unknown };
+      if (typeof c.token_sha256 === 'string' && Number(c.expires_at) * 1000 > now) this.consumed.set(c.token_sha256, Number(c.expires_at) * 1000);
+    }
+  }
+
+  private saveState(): void {
+    const file = this.opts.stateFile;
+    if (!file) return;
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    const body = {
+      version: 1,
+      credentials: [...this.credentials].map(([d, c]) => ({
+        host_id: c.hostId,
+        token_sha256: d,
+        expires_at: Math.floor(c.expiresAt / 1000),
+        uses_left: Math.min(c.usesLeft, 1_000_000_000),
+        kind: c.kind,
+        credential_id: c.id,
+        device_id_hash: c.deviceIdHash,
+      })),
+      consumed: [...this.consumed].map(([d, until]) => ({ token_sha256: d, expires_at: Math.floor(until / 1000) })),
+    };
+    atomicWrite(file, JSON.stringify(body));
+  }
+}
+
+function toBuffer(data: RawData): Buffer {
+  return Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+}

@@ -1,0 +1,323 @@
+import { randomInt } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocket, type RawData } from 'ws';
+import { atomicWrite } from '../common/atomic-write';
+import type { ReachView } from '../common/tokens';
+import {
+  decodeHostFrame,
+  encodeHostFrame,
+  FLAG_CLOSE,
+  FLAG_DATA,
+  HEADER_SIZE,
+  ID_RE,
+  MAX_FRAME,
+  newId,
+  REACH_PROTOCOL,
+  tokenSha256,
+} from './protocol';
+
+export type ReachState = 'disabled' | 'unavailable' | 'stopped' | 'connecting' | 'connected' | 'backoff';
+
+export class ReachConfigError extends Error {}
+
+/** The broker's base URL (`wss://host[:port]`, a trailing `/` or `/v1/connect` taken off) and its connect URL. */
+export function brokerUrls(raw: string): { base: string; connect: string } {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ReachConfigError(`RELAY_SECURE_LINK_BROKER_URL "${raw.slice(0, 80)}" is not a URL`);
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
+  if (u.protocol !== 'wss:' && !(u.protocol === 'ws:' && loopback))
+    throw new ReachConfigError('RELAY_SECURE_LINK_BROKER_URL must be wss:// (ws:// only on loopback)');
+  if (u.username || u.password || u.search || u.hash)
+    throw new ReachConfigError('RELAY_SECURE_LINK_BROKER_URL carries no credentials, query or fragment');
+  const base = `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '').replace(/\/v1\/connect$/, '')}`;
+  return { base, connect: `${base}/v1/connect` };
+}
+
+/** The host id: one line, 22 base64url characters, made once (0600 in a 0700 directory). */
+export function loadOrCreateHostId(file: string): string {
+  if (fs.existsSync(file)) {
+    const id = fs.readFileSync(file, 'utf8').trim();
+    if (!ID_RE.test(id)) throw new ReachConfigError(`the Reach host id file ${file} is malformed (22 base64url characters expected)`);
+    return id;
+  }
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const id = newId();
+  atomicWrite(file, `${id}\n`);
+  return id;
+}
+
+type Pending = { resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout };
+
+/**
+ * The relay's side of Reach (spec 4.11): one control socket to the broker, registered with the host token
+ * (from the environment only; the broker holds its digest). Each stream the broker opens becomes a
+ * connection into the Secure Link origin in this process (never a loopback TCP connection, so the relay
+ * never mistakes a phone for the operator); bytes are copied as they are, the TLS inside is Secure Link's.
+ * States: stopped, connecting, connected, backoff (1 s doubling to 60 s, with jitter; reset after a clean
+ * close). The relay tries Reach only as the clients' last route: they use direct routes first.
+ */
+export class ReachConnector implements ReachView {
+  private ws: WebSocket | null = null;
+  private stateValue: ReachState = 'stopped';
+  private lastError: string | null = null;
+  private delay: number;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = true;
+  private readonly streams = new Map<string, Duplex>();
+  private readonly acks = new Map<string, Pending>();
+  private attempts = 0;
+  private connectedAt: number | null = null;
+  private completed = 0;
+  readonly connectUrl: string;
+  readonly baseUrl: string;
+
+  constructor(
+    private readonly opts: {
+      brokerUrl: string;
+      hostToken: string;
+      hostId: string;
+      accept: (stream: Duplex) => void;
+      logger: Logger;
+      onState?: (state: ReachState, error: string | null) => void;
+      backoff?: { baseMs: number; maxMs: number };
+      streamLimit?: number;
+    },
+  ) {
+    const u = brokerUrls(opts.brokerUrl);
+    this.connectUrl = u.connect;
+    this.baseUrl = u.base;
+    this.delay = this.base;
+  }
+
+  get hostId(): string {
+    return this.opts.hostId;
+  }
+
+  private get base(): number {
+    return this.opts.backoff?.baseMs ?? 1000;
+  }
+
+  get state(): ReachState {
+    return this.stateValue;
+  }
+
+  get connected(): boolean {
+    return this.stateValue === 'connected';
+  }
+
+  status() {
+    return {
+      enabled: true,
+      state: this.stateValue,
+      connected: this.connected,
+      broker_url: this.baseUrl,
+      host_id: this.opts.hostId,
+      active_streams: this.streams.size,
+      stream_limit: this.opts.streamLimit ?? 16,
+      completed_streams: this.completed,
+      connect_attempts: this.attempts,
+      connected_at: this.connectedAt === null ? null : Math.floor(this.connectedAt / 1000),
+      last_error: this.lastError,
+      transport: 'opaque_inner_tls',
+    };
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.connect();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.ws?.close(1001, 'relay stopping');
+    this.ws = null;
+    for (const s of this.streams.values()) s.destroy();
+    this.setState('stopped', null);
+  }
+
+  private setState(state: ReachState, error: string | null): void {
+    if (error !== null) this.lastError = error.slice(0, 500);
+    if (state === this.stateValue) return;
+    this.stateValue = state;
+    this.opts.onState?.(state, error);
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    this.attempts++;
+    this.setState('connecting', null);
+    const ws = new WebSocket(this.connectUrl, { perMessageDeflate: false, maxPayload: MAX_FRAME + HEADER_SIZE, handshakeTimeout: 10_000 });
+    this.ws = ws;
+    let registered = false;
+    let failure: string | null = null;
+    const regTimer = setTimeout(() => {
+      failure = 'the broker did not confirm the registration within 10 s';
+      ws.terminate();
+    }, 10_000);
+    ws.on('open', () =>
+      ws.send(
+        JSON.stringify({
+          type: 'register',
+          protocol_version: REACH_PROTOCOL,
+          role: 'host',
+          host_id: this.opts.hostId,
+          connection_id: newId(),
+          credential_kind: 'host',
+          token: this.opts.hostToken,
+        }),
+      ),
+    );
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) return this.onData(toBuffer(data));
+      let m: Record<string, unknown>;
+      try {
+        m = JSON.parse(data.toString()) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      if (m.type === 'registered' && !registered) {
+        registered = true;
+        clearTimeout(regTimer);
+        this.delay = this.base;
+        this.connectedAt = Date.now();
+        this.lastError = null;
+        this.setState('connected', null);
+        this.opts.logger.info({ broker: this.baseUrl }, 'reach connected');
+        return;
+      }
+      if (m.type === 'error') {
+        failure = `the broker refused: ${String(m.code).slice(0, 40)}`;
+        return;
+      }
+      if (m.type === 'open' && typeof m.stream_id === 'string' && ID_RE.test(m.stream_id)) return this.openStream(m.stream_id);
+      if (m.type === 'published' || m.type === 'revoked') {
+        const key = `${String(m.type === 'revoked' ? 'revoke' : m.credential_kind)}:${String(m.pairing_id ?? m.credential_id)}`;
+        const p = this.acks.get(key);
+        if (p) {
+          clearTimeout(p.timer);
+          this.acks.delete(key);
+          p.resolve();
+        }
+      }
+    });
+    ws.on('error', (err) => (failure ??= err.message));
+    ws.on('close', (code) => {
+      clearTimeout(regTimer);
+      if (this.ws === ws) this.ws = null;
+      for (const s of this.streams.values()) s.destroy();
+      this.streams.clear();
+      for (const [k, p] of this.acks) {
+        clearTimeout(p.timer);
+        p.reject(new Error('the broker connection closed'));
+        this.acks.delete(k);
+      }
+      this.connectedAt = null;
+      if (this.stopped) return;
+      const clean = registered && code === 1000 && failure === null;
+      if (!clean) this.opts.logger.warn({ err: failure ?? `closed ${code}` }, 'reach connection lost; backing off');
+      this.setState('backoff', failure ?? (registered ? `the broker closed the connection (${code})` : `closed ${code} before registration`));
+      const wait = clean ? this.base : this.delay + randomInt(0, Math.max(1, Math.floor(Math.min(1000, this.delay / 4))));
+      this.delay = clean ? this.base : Math.min(this.delay * 2, this.opts.backoff?.maxMs ?? 60_000);
+      this.timer = setTimeout(() => this.connect(), wait);
+      this.timer.unref();
+    });
+  }
+
+  private openStream(id: string): void {
+    const ws = this.ws;
+    if (!ws || this.streams.size >= (this.opts.streamLimit ?? 16)) {
+      ws?.send(encodeHostFrame(FLAG_CLOSE, id), { binary: true });
+      return;
+    }
+    let closedByBroker = false;
+    const stream = new Duplex({
+      read() {},
+      write: (chunk: Buffer, _enc, cb) => {
+        // TLS records are at most ~16 KiB; chunk anyway so no frame passes the broker's limit.
+        for (let i = 0; i < chunk.length; i += MAX_FRAME - HEADER_SIZE)
+          if (ws.readyState === ws.OPEN) ws.send(encodeHostFrame(FLAG_DATA, id, chunk.subarray(i, i + MAX_FRAME - HEADER_SIZE)), { binary: true });
+        cb();
+      },
+      final: (cb) => {
+        if (!closedByBroker && ws.readyState === ws.OPEN) ws.send(encodeHostFrame(FLAG_CLOSE, id), { binary: true });
+        cb();
+      },
+      destroy: (err, cb) => {
+        if (this.streams.get(id) === stream) {
+          this.streams.delete(id);
+          this.completed++;
+          if (!closedByBroker && ws.readyState === ws.OPEN) ws.send(encodeHostFrame(FLAG_CLOSE, id), { binary: true });
+        }
+        cb(err);
+      },
+    });
+    (stream as Duplex & { markBrokerClosed?: () => void }).markBrokerClosed = () => (closedByBroker = true);
+    this.streams.set(id, stream);
+    this.opts.accept(stream);
+  }
+
+  private onData(frame: Buffer): void {
+    const f = decodeHostFrame(frame);
+    if (!f) return;
+    const s = this.streams.get(f.streamId) as (Duplex & { markBrokerClosed?: () => void }) | undefined;
+    if (!s) return;
+    if (f.flags === FLAG_CLOSE) {
+      s.markBrokerClosed?.();
+      s.push(null);
+      s.destroy();
+      return;
+    }
+    s.push(f.payload);
+  }
+
+  private control(key: string, body: Record<string, unknown>): Promise<void> {
+    const ws = this.ws;
+    if (!ws || !this.connected) return Promise.reject(new Error('Reach is not connected'));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.acks.delete(key);
+        reject(new Error('the broker did not acknowledge within 10 s'));
+      }, 10_000);
+      this.acks.set(key, { resolve, reject, timer });
+      ws.send(JSON.stringify({ protocol_version: REACH_PROTOCOL, ...body }));
+    });
+  }
+
+  /** A one-use bootstrap credential for a pairing QR (the broker stores its digest). */
+  publishBootstrap(pairingId: string, token: string, expiresAt: number): Promise<void> {
+    return this.control(`bootstrap:${pairingId}`, {
+      type: 'publish_bootstrap',
+      pairing_id: pairingId,
+      token_sha256: tokenSha256(token),
+      expires_at: expiresAt,
+      max_uses: 1,
+    });
+  }
+
+  /** A route credential for a paired session (one stream at a time). */
+  publishRoute(credentialId: string, token: string, expiresAt: number, deviceIdHash: string): Promise<void> {
+    return this.control(`route:${credentialId}`, {
+      type: 'publish_route',
+      credential_id: credentialId,
+      token_sha256: tokenSha256(token),
+      expires_at: expiresAt,
+      device_id_hash: deviceIdHash,
+    });
+  }
+
+  revokeRoute(credentialId: string): Promise<void> {
+    return this.control(`revoke:${credentialId}`, { type: 'revoke', credential_kind: 'route', credential_id: credentialId });
+  }
+}
+
+function toBuffer(data: RawData): Buffer {
+  return Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+}
