@@ -28,11 +28,13 @@ export async function doctorCommand(args: string[], io: CliIo): Promise<number> 
 
   // The relay on this host.
   let endpointUrl = '';
+  let secureLink: SecureLinkHealth | null = null;
   try {
     const endpoint = relayEndpoint(env);
     endpointUrl = endpoint.url;
     const h = await requestJson(endpoint, 'GET', '/health', undefined, 3000);
-    const body = h.body as { status?: string; version?: string; sessions?: number };
+    const body = h.body as { status?: string; version?: string; sessions?: number; secure_link?: SecureLinkHealth };
+    secureLink = body?.secure_link ?? null;
     checks.push(
       h.status === 200 && body?.status === 'ok'
         ? { id: 'relay', status: 'ok', summary: `relay ${body.version ?? '?'} answers at ${endpoint.url} (${body.sessions ?? 0} sessions)` }
@@ -51,6 +53,9 @@ export async function doctorCommand(args: string[], io: CliIo): Promise<number> 
       fix: 'start it with "svc relay start"; a relay on another host or port needs the same RELAY_HOST and RELAY_PORT here',
     });
   }
+
+  // Secure Link and Reach, as the running relay reports them.
+  if (secureLink) checks.push(...secureLinkChecks(secureLink));
 
   // The agent's native routes.
   const webapi = (env.RELAY_WEBAPI_URL || 'http://localhost:8642').replace(/\/+$/, '');
@@ -218,4 +223,57 @@ function pidAlive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+type SecureLinkHealth = {
+  enabled?: boolean;
+  status?: string;
+  url?: string;
+  last_error?: string;
+  identity_changed_at?: string;
+  identity?: { pin_sha256?: string; not_after?: string };
+  reach?: { enabled?: boolean; state?: string; last_error?: string | null };
+};
+
+/** Secure Link (on, off or broken; the identity's expiry and last change) and Reach, from `/health`. */
+export function secureLinkChecks(sl: SecureLinkHealth): DoctorCheck[] {
+  const out: DoctorCheck[] = [];
+  if (!sl.enabled) out.push({ id: 'secure-link', status: 'ok', summary: 'Secure Link is off (phones reach the relay directly)' });
+  else if (sl.status !== 'available')
+    out.push({
+      id: 'secure-link',
+      status: 'error',
+      summary: `Secure Link is enabled but not running: ${sl.last_error ?? 'unknown reason'}`,
+      fix: 'see GET /secure-link/preflight on this machine; fix the cause and restart the relay',
+    });
+  else {
+    const days = sl.identity?.not_after ? Math.floor((Date.parse(sl.identity.not_after) - Date.now()) / 86_400_000) : null;
+    const changed = sl.identity_changed_at ? `; the identity changed at ${sl.identity_changed_at}: phones paired before then must pair again` : '';
+    out.push({
+      id: 'secure-link',
+      status: (days !== null && days < 30) || changed ? 'warn' : 'ok',
+      summary: `Secure Link at ${sl.url ?? '?'} (pin ${sl.identity?.pin_sha256 ?? '?'}, certificate valid ${days ?? '?'} more days)${changed}`,
+      ...(days !== null && days < 30
+        ? { fix: 'renew the Secure Link certificate (a new one means pairing every phone again)' }
+        : changed
+          ? { fix: 'pair the affected phones again (svc relay pair)' }
+          : {}),
+    });
+  }
+  const r = sl.reach;
+  if (r?.enabled)
+    out.push(
+      r.state === 'connected'
+        ? { id: 'reach', status: 'ok', summary: 'Reach is connected to its broker' }
+        : {
+            id: 'reach',
+            status: r.state === 'unavailable' ? 'error' : 'warn',
+            summary: `Reach is ${r.state ?? 'unknown'}${r.last_error ? `: ${r.last_error}` : ''}`,
+            fix:
+              r.state === 'unavailable'
+                ? 'set what the reason names and restart the relay'
+                : 'check that the broker runs and the host token matches its credentials entry',
+          },
+    );
+  return out;
 }
