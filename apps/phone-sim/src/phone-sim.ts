@@ -50,6 +50,8 @@ export type PhoneSimOptions = {
   answerDelayMs?: number;
   /** Upper bound on a real `/wait` sleep (default 15000). */
   maxWaitMs?: number;
+  /** Options for the socket (a pinned CA for Secure Link, a `createConnection` for a Reach stream). */
+  wsOptions?: import('ws').ClientOptions;
 };
 
 export type ScreenNode = {
@@ -138,7 +140,7 @@ export class PhoneSim {
   /** Connects and authenticates; resolves once `system/auth.ok` arrived and the status was sent. */
   start(): Promise<this> {
     const url = wsUrl(this.opts.relayUrl);
-    const ws = new WebSocket(url);
+    const ws = new WebSocket(url, this.opts.wsOptions);
     this.ws = ws;
     return new Promise((resolve, reject) => {
       let authed = false;
