@@ -57,6 +57,37 @@ export async function doctorCommand(args: string[], io: CliIo): Promise<number> 
   // Secure Link and Reach, as the running relay reports them.
   if (secureLink) checks.push(...secureLinkChecks(secureLink));
 
+  // The compatibility hook, from the files only (independent of the relay and of the API server).
+  try {
+    const { compatStatus } = await import('./compat');
+    const c = compatStatus(env);
+    const dangling = c.pth_files.filter((f) => !f.module_present);
+    checks.push(
+      !c.installed
+        ? { id: 'compat-hook', status: 'ok', summary: 'the compatibility hook is not installed (only older API servers need it)' }
+        : dangling.length
+          ? {
+              id: 'compat-hook',
+              status: 'warn',
+              summary: `${dangling[0].path} loads ${c.module.path}, which is missing: it does nothing`,
+              fix: 'svc relay compat install (or remove)',
+            }
+          : {
+              id: 'compat-hook',
+              status: c.module.current ? 'ok' : 'warn',
+              summary: `the compatibility hook is installed (${c.pth_files.map((f) => f.path).join(', ')})${c.module.current ? '' : ', an older version'}`,
+              ...(c.module.current ? {} : { fix: 'svc relay compat install, then restart the API server' }),
+            },
+    );
+  } catch (err) {
+    checks.push({
+      id: 'compat-hook',
+      status: 'warn',
+      summary: `hook state unknown: ${(err as Error).message.split('\n')[0]}`,
+      fix: 'set SVC_PYTHON to the agent python',
+    });
+  }
+
   // The agent's native routes.
   const webapi = (env.RELAY_WEBAPI_URL || 'http://localhost:8642').replace(/\/+$/, '');
   try {

@@ -13,6 +13,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'relay events tail': async (args, io) => (await import('./events')).tailCommand(args, io),
   'relay insecure-api-key': async (args, io) => (await import('./security')).insecureApiKeyCommand(args, io),
   'relay update-check': async (args, io) => (await import('./update-check')).updateCheckCommand(args, io),
+  'relay compat': async (args, io) => (await import('./compat')).compatCommand(args, io),
   'relay profiles': async (args, io) => (await import('./profiles')).profilesCommand(args, io),
   'relay doctor': async (args, io) => (await import('./doctor')).doctorCommand(args, io),
   reach: async (args, io) => (await import('./reach')).reachCommand(args, io),

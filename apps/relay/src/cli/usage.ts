@@ -13,6 +13,8 @@ Usage:
   svc relay update-check           is a newer relay available (offline: "unknown")
   svc relay doctor [--json]        check the relay, the agent's API, TLS, the event log, disk
   svc relay profiles [list|enable] which profiles enable the relay's plugin; enable it
+  svc relay compat [status|install|remove]
+                                   the compatibility hook for older agent API servers
   svc reach --credentials FILE     the Reach broker (experimental; see "svc help reach")
   svc reach host-entry [--json]    this relay's Reach host id, a new host token and its broker entry
   svc phone-sim [options]          a simulated sideload phone for Device Control (demo, tests)
@@ -123,6 +125,17 @@ Public: GET /health. Runs until SIGINT/SIGTERM.`,
 Prints this relay's Reach host id (made once under $SVC_HOME/relay/secure-link/host-id, or
 RELAY_SECURE_LINK_BROKER_HOST_ID_FILE), a new host token for the relay's environment
 (RELAY_SECURE_LINK_BROKER_HOST_TOKEN) and the broker's credentials entry holding only its digest.`,
+
+  'relay compat': `Usage: svc relay compat [status] [--site-packages DIR] [--json]
+       svc relay compat install [--site-packages DIR] [--dry-run] [--force] [--json]
+       svc relay compat remove [--all | --site-packages DIR] [--dry-run] [--force] [--json]
+
+The compatibility hook (spec 4.12) fills gaps of agent API servers older than the clients: a one-line
+svc_relay_compat.pth in the agent Python's site-packages (SVC_PYTHON, default python3) loads the hook kept
+under $SVC_HOME/compat/. Inside the API server it adds, only where the server lacks them, GET/PATCH
+/api/config (other fields kept), GET /api/skills/{name}, GET /api/memory and the 501 PUT /api/skills/toggle.
+It never shadows an upstream route, never adds session routes, never starts the relay or unlocks relay
+features. Restart the API server after install or remove. --all removes it from every site-packages.`,
 
   'relay profiles': `Usage: svc relay profiles [list] [--json]
        svc relay profiles enable (--all | <profile>...) [--dry-run] [--json]

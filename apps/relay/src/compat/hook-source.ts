@@ -1,0 +1,311 @@
+/**
+ * The compatibility hook's Python module (spec 4.12), written by `svc relay compat install` next to the
+ * service home and loaded by a one-line `.pth` in the agent's site-packages. It runs inside the agent's
+ * API server process and only fills gaps of older API servers; it never starts the relay, creates relay
+ * sessions or unlocks relay features.
+ */
+export const HOOK_MODULE = 'svc_relay_compat';
+export const HOOK_VERSION = 1;
+
+export const HOOK_SOURCE = String.raw`"""svc relay compatibility hook (spec 4.12), version ${HOOK_VERSION}.
+
+Loaded at interpreter start by svc_relay_compat.pth. When aiohttp.web is imported it wraps
+Application.pre_freeze: just before an API server's router freezes (every upstream route registered by
+then), the hook adds the compatibility routes that server does not have. It recognises the agent's API
+server by its /v1/chat/completions route and leaves every other aiohttp application alone.
+
+Rules: a route the server already has (same method and path) is never shadowed; session CRUD is never
+injected; PUT /api/skills/toggle is an explicit 501; PATCH /api/config changes only the keys it is sent
+and keeps every other field; what this hook cannot serve faithfully (session search, memory writes,
+provider model lists, slash commands) is not injected, so clients see the feature as absent rather than
+a write going somewhere else. Any failure is logged and leaves the server as it was.
+"""
+import importlib.abc
+import importlib.util
+import json
+import logging
+import os
+import sys
+import tempfile
+
+log = logging.getLogger("svc_relay_compat")
+VERSION = ${HOOK_VERSION}
+_DONE = "_svc_relay_compat_done"
+_PATCHED = "_svc_relay_compat_patched"
+
+
+def _home():
+    return os.environ.get("SVC_HOME") or os.path.expanduser("~/.svc")
+
+
+def _config_path():
+    return os.environ.get("RELAY_SVC_CONFIG") or os.path.join(_home(), "config.yaml")
+
+
+def _authorized(request):
+    adapter = request.app.get("api_server_adapter") if hasattr(request.app, "get") else None
+    check = getattr(adapter, "_check_auth", None)
+    if check is not None:
+        return check(request)
+    key = os.environ.get("API_SERVER_KEY")
+    if not key:
+        return None
+    from aiohttp import web
+
+    if request.headers.get("Authorization", "") != "Bearer " + key:
+        return web.json_response({"error": "unauthorized"}, status=401)
+    return None
+
+
+def _load_yaml(path):
+    import yaml
+
+    try:
+        with open(path, "r", encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except FileNotFoundError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _atomic_write(path, text):
+    d = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".svc-compat-", dir=d)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _model_view(cfg):
+    m = cfg.get("model")
+    if isinstance(m, dict):
+        return {"model": m.get("default") or "", "provider": m.get("provider") or "", "base_url": m.get("base_url") or ""}
+    return {"model": m if isinstance(m, str) else "", "provider": "", "base_url": ""}
+
+
+async def _skills_toggle(request):
+    denied = _authorized(request)
+    if denied is not None:
+        return denied
+    from aiohttp import web
+
+    await request.read()
+    return web.json_response(
+        {"error": "skill_toggle_not_implemented", "detail": "enabling or disabling a skill needs the agent's own API; this host does not have it"},
+        status=501,
+    )
+
+
+async def _skill_detail(request):
+    denied = _authorized(request)
+    if denied is not None:
+        return denied
+    from aiohttp import web
+
+    name = request.match_info.get("name", "")
+    if not name or name.startswith(".") or "/" in name or "\\" in name or ".." in name:
+        return web.json_response({"error": "invalid skill name"}, status=400)
+    root = os.path.join(_home(), "skills")
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        if os.path.basename(dirpath) == name and "SKILL.md" in filenames:
+            p = os.path.join(dirpath, "SKILL.md")
+            if os.path.islink(p):
+                continue
+            with open(p, "r", encoding="utf-8", errors="replace") as fh:
+                content = fh.read(256 * 1024)
+            return web.json_response({"success": True, "name": name, "path": os.path.relpath(p, root), "content": content})
+    return web.json_response({"success": False, "error": "no skill named " + name}, status=404)
+
+
+async def _config_get(request):
+    denied = _authorized(request)
+    if denied is not None:
+        return denied
+    from aiohttp import web
+
+    cfg = _load_yaml(_config_path())
+    out = _model_view(cfg)
+    out["config"] = cfg
+    return web.json_response(out)
+
+
+async def _config_patch(request):
+    denied = _authorized(request)
+    if denied is not None:
+        return denied
+    from aiohttp import web
+    import yaml
+
+    try:
+        body = await request.json()
+    except Exception:
+        return web.json_response({"error": "Invalid JSON in request body"}, status=400)
+    if not isinstance(body, dict):
+        return web.json_response({"error": "the body must be a JSON object"}, status=400)
+    unknown = [k for k in body if k not in ("model", "provider", "base_url")]
+    if unknown:
+        return web.json_response({"error": "only model, provider and base_url can be changed here", "unknown": unknown}, status=400)
+    for k, v in body.items():
+        if not isinstance(v, str) or len(v) > 512:
+            return web.json_response({"error": k + " must be a string"}, status=400)
+    path = _config_path()
+    cfg = _load_yaml(path)
+    model = cfg.get("model")
+    model = dict(model) if isinstance(model, dict) else ({"default": model} if isinstance(model, str) else {})
+    before = (model.get("default"), str(model.get("provider") or "").lower(), model.get("base_url"))
+    if "model" in body:
+        model["default"] = body["model"]
+    for k in ("provider", "base_url"):
+        if k in body:
+            model[k] = body[k]
+    after = (model.get("default"), str(model.get("provider") or "").lower(), model.get("base_url"))
+    if before != after:
+        model.pop("context_length", None)
+    cfg["model"] = model
+    try:
+        _atomic_write(path, yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
+    except OSError as exc:
+        return web.json_response({"error": "could not save the config: " + str(exc)}, status=500)
+    out = _model_view(cfg)
+    out["ok"] = True
+    return web.json_response(out)
+
+
+async def _memory_get(request):
+    denied = _authorized(request)
+    if denied is not None:
+        return denied
+    from aiohttp import web
+
+    target = request.query.get("target", "all")
+    if target not in ("all", "memory", "user"):
+        return web.json_response({"error": "target must be one of: all, memory, user"}, status=400)
+    files = {"memory": "MEMORY.md", "user": "USER.md"}
+    out = []
+    for t in ("memory", "user"):
+        if target not in ("all", t):
+            continue
+        p = os.path.join(_home(), "memories", files[t])
+        try:
+            with open(p, "r", encoding="utf-8", errors="replace") as fh:
+                text = fh.read(256 * 1024)
+        except FileNotFoundError:
+            text = ""
+        entries = [e.strip() for e in text.split("\n\n") if e.strip()]
+        out.append({"target": t, "entries": entries, "entry_count": len(entries)})
+    return web.json_response({"targets": out})
+
+
+ROUTES = [
+    ("PUT", "/api/skills/toggle", _skills_toggle),
+    ("GET", "/api/skills/{name}", _skill_detail),
+    ("GET", "/api/config", _config_get),
+    ("PATCH", "/api/config", _config_patch),
+    ("GET", "/api/memory", _memory_get),
+]
+
+
+def _has(app, method, path):
+    for resource in app.router.resources():
+        info = resource.get_info()
+        canonical = getattr(resource, "canonical", None) or info.get("path") or info.get("formatter")
+        if canonical != path:
+            continue
+        for route in resource:
+            if route.method in (method, "*"):
+                return True
+    return False
+
+
+def _is_api_server(app):
+    try:
+        return any(
+            (getattr(r, "canonical", None) or r.get_info().get("path")) in ("/v1/chat/completions", "/v1/runs")
+            for r in app.router.resources()
+        )
+    except Exception:
+        return False
+
+
+def _add_routes(app):
+    if app.__dict__.get(_DONE) or not _is_api_server(app):
+        return
+    app.__dict__[_DONE] = True
+    added = []
+    for method, path, handler in ROUTES:
+        try:
+            if _has(app, method, path):
+                continue
+            app.router.add_route(method, path, handler)
+            added.append(method + " " + path)
+        except Exception:
+            log.warning("svc relay compat: %s %s not added", method, path, exc_info=True)
+    app["svc_relay_compat"] = {"version": VERSION, "added": added}
+    log.info("svc relay compat: added %s", ", ".join(added) or "nothing (the server has them all)")
+
+
+def _patch(web):
+    app_cls = web.Application
+    if getattr(app_cls, _PATCHED, False):
+        return
+    original = app_cls.pre_freeze
+
+    def pre_freeze(self):
+        if not getattr(self, "_pre_frozen", False):
+            try:
+                _add_routes(self)
+            except Exception:
+                log.warning("svc relay compat: skipped", exc_info=True)
+        return original(self)
+
+    app_cls.pre_freeze = pre_freeze
+    setattr(app_cls, _PATCHED, True)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name != "aiohttp.web":
+            return None
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        inner = spec.loader
+
+        class _Loader(importlib.abc.Loader):
+            def create_module(self, s):
+                return inner.create_module(s)
+
+            def exec_module(self, module):
+                inner.exec_module(module)
+                try:
+                    _patch(module)
+                except Exception:
+                    log.warning("svc relay compat: not installed in this process", exc_info=True)
+
+        spec.loader = _Loader()
+        return spec
+
+
+def install():
+    if "aiohttp.web" in sys.modules:
+        _patch(sys.modules["aiohttp.web"])
+    elif not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Finder())
+
+
+install()
+`;
