@@ -134,7 +134,14 @@ describe('security', () => {
       const res = await inject({ method: 'GET', url: '/health', remoteAddress: '10.0.0.9' });
       expect(res.statusCode).toBe(200);
       const body = JSON.parse(res.body);
-      expect(body).toEqual({ status: 'ok', version: expect.any(String), clients: expect.any(Number), sessions: expect.any(Number) });
+      expect(body).toEqual({
+        status: 'ok',
+        version: expect.any(String),
+        clients: expect.any(Number),
+        sessions: expect.any(Number),
+        // Spec 4.1/4.11: Secure Link's state (off here); with it on, its public pin and certificate.
+        secure_link: expect.objectContaining({ enabled: false, status: 'disabled', reach: expect.objectContaining({ state: 'disabled' }) }),
+      });
     });
 
     it('GET /sessions from a remote peer needs the bearer (401) and works with it', async () => {
