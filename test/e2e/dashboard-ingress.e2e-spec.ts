@@ -162,6 +162,23 @@ describe('dashboard ingress (spec 4.11): the relay at the dashboard origin, a fi
     expect((await req(`${d.base}/sessions`, 'GET', { ...DASH, 'x-svc-relay-session': token })).status).toBe(200);
   });
 
+  it('the dashboard-side provider usage: the dashboard login, answered from the relay’s /usage/providers', async () => {
+    const url = `http://${d.host}/api/plugins/svc-relay/provider-usage`;
+    expect((await req(url, 'GET')).status).toBe(401);
+    // This relay has provider usage off: the relay's own 404 naming the variable comes back as it is.
+    expect(await req(`${url}?profile=default&junk=1`, 'GET', DASH)).toMatchObject({ status: 404, body: { code: 'usage.disabled' } });
+    const on = await startRelay({ env: { RELAY_PROVIDER_USAGE_ENABLED: '1' } });
+    try {
+      const d2 = await dashboard(on);
+      const r = await req(`http://${d2.host}/api/plugins/svc-relay/provider-usage?profile=default`, 'GET', DASH);
+      expect(r).toMatchObject({ status: 200, body: { ok: true, scope: { profile: 'default', session_id: null } } });
+      expect((await req(`http://${d2.host}/api/plugins/svc-relay/provider-usage`, 'POST', DASH, {})).status).toBe(405);
+      d2.server.close();
+    } finally {
+      await on.close();
+    }
+  });
+
   it('mounts only under its base: other dashboard paths are the dashboard’s', async () => {
     const r = await fetch(`http://${d.host}/api/plugins/other/x`);
     expect(await r.text()).toBe('dashboard page');

@@ -4,6 +4,8 @@ import type { Duplex } from 'node:stream';
 
 /** Where the dashboard mounts the ingress (spec 4.11). */
 export const INGRESS_BASE = '/api/plugins/svc-relay/transport';
+/** The dashboard's provider-usage route (spec 4.8): dashboard-authenticated, answered from the relay's `/usage/providers`. */
+export const PROVIDER_USAGE_PATH = '/api/plugins/svc-relay/provider-usage';
 
 /**
  * The client-safe allowlist: what a paired phone or desktop may reach through the dashboard's origin.
@@ -164,6 +166,11 @@ export class DashboardIngress {
   }
 
   handle(req: http.IncomingMessage, res: http.ServerResponse): boolean {
+    const raw = req.url ?? '/';
+    if (raw === PROVIDER_USAGE_PATH || raw.startsWith(`${PROVIDER_USAGE_PATH}?`)) {
+      void this.providerUsage(req, res, raw.slice(PROVIDER_USAGE_PATH.length));
+      return true;
+    }
     const tail = this.tailOf(req);
     if (tail === null) return false;
     void this.forward(req, res, tail);
@@ -209,6 +216,30 @@ export class DashboardIngress {
       }
     });
     req.pipe(up);
+  }
+
+  /**
+   * `GET /api/plugins/svc-relay/provider-usage[?profile=&session_id=]` (spec 4.8): the dashboard's own user
+   * (its authentication, no relay session) reads the relay's provider usage, as the operator of this host.
+   * Only `profile` and `session_id` are passed on; nothing else of the request reaches the relay.
+   */
+  private async providerUsage(req: http.IncomingMessage, res: http.ServerResponse, query: string): Promise<void> {
+    if (!this.enabled) return json(res, 503, 'ingress.disabled', 'the svc-relay dashboard plugin is disabled');
+    if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, 'ingress.method_not_allowed', 'GET only');
+    if (!(await this.opts.authenticate(req))) return json(res, 401, 'ingress.dashboard_auth', 'dashboard authentication required');
+    const given = new URLSearchParams(query.replace(/^\?/, ''));
+    const pass = new URLSearchParams();
+    for (const k of ['profile', 'session_id']) {
+      const v = given.get(k);
+      if (v !== null) pass.set(k, v);
+    }
+    const target = new URL(`/usage/providers${pass.size ? `?${pass.toString()}` : ''}`, this.relay);
+    const up = http.get(target, { headers: { host: this.relay.host, accept: 'application/json' }, timeout: 10_000 }, (ures) => {
+      res.writeHead(ures.statusCode ?? 502, { 'content-type': ures.headers['content-type'] ?? 'application/json', 'cache-control': 'no-store' });
+      ures.pipe(res);
+    });
+    up.on('timeout', () => up.destroy(new Error('timeout')));
+    up.on('error', () => (res.headersSent ? res.destroy() : json(res, 502, 'ingress.relay_unavailable', 'the relay did not answer')));
   }
 
   handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): boolean {
