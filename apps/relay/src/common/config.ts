@@ -168,7 +168,8 @@ export type SecureLinkConfig = {
   /** Where `/dashboard` goes (loopback http only). */
   dashboardUrl: string;
   /** Reach (experimental): the connector to a broker. The host token comes from the environment only. */
-  reach: { enabled: boolean; brokerUrl: string | null; hostToken: string | null; hostIdFile: string | null };
+  /** `caFile`: a private CA for the broker's certificate (RELAY_SECURE_LINK_BROKER_CA_FILE); the system's otherwise. */
+  reach: { enabled: boolean; brokerUrl: string | null; hostToken: string | null; hostIdFile: string | null; caFile: string | null };
 };
 
 function loadSecureLinkConfig(env: NodeJS.ProcessEnv): SecureLinkConfig {
@@ -185,6 +186,7 @@ function loadSecureLinkConfig(env: NodeJS.ProcessEnv): SecureLinkConfig {
       brokerUrl: env.RELAY_SECURE_LINK_BROKER_URL?.trim() || null,
       hostToken: env.RELAY_SECURE_LINK_BROKER_HOST_TOKEN?.trim() || null,
       hostIdFile: env.RELAY_SECURE_LINK_BROKER_HOST_ID_FILE?.trim() || null,
+      caFile: env.RELAY_SECURE_LINK_BROKER_CA_FILE?.trim() || null,
     },
   };
 }

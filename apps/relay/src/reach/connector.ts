@@ -88,6 +88,8 @@ export class ReachConnector implements ReachView {
       onState?: (state: ReachState, error: string | null) => void;
       backoff?: { baseMs: number; maxMs: number };
       streamLimit?: number;
+      /** PEM of a private CA for the broker (the system's CAs otherwise). */
+      ca?: string;
     },
   ) {
     const u = brokerUrls(opts.brokerUrl);
@@ -154,7 +156,12 @@ export class ReachConnector implements ReachView {
     if (this.stopped) return;
     this.attempts++;
     this.setState('connecting', null);
-    const ws = new WebSocket(this.connectUrl, { perMessageDeflate: false, maxPayload: MAX_FRAME + HEADER_SIZE, handshakeTimeout: 10_000 });
+    const ws = new WebSocket(this.connectUrl, {
+      perMessageDeflate: false,
+      maxPayload: MAX_FRAME + HEADER_SIZE,
+      handshakeTimeout: 10_000,
+      ...(this.opts.ca ? { ca: this.opts.ca } : {}),
+    });
     this.ws = ws;
     let registered = false;
     let failure: string | null = null;

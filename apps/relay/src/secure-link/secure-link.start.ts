@@ -105,8 +105,10 @@ export function startReach(deps: {
   if (!r.hostToken) return unavailable('RELAY_SECURE_LINK_BROKER_HOST_TOKEN is not set (the environment only)');
   if (r.hostToken.length < 32 || r.hostToken.length > 512) return unavailable('RELAY_SECURE_LINK_BROKER_HOST_TOKEN must be 32-512 characters');
   let hostId: string;
+  let ca: string | undefined;
   try {
     brokerUrls(r.brokerUrl);
+    if (r.caFile) ca = fs.readFileSync(r.caFile, 'utf8');
     hostId = loadOrCreateHostId(r.hostIdFile ?? path.join(secureLinkDir(deps.config), 'host-id'));
   } catch (err) {
     return unavailable((err as Error).message);
@@ -118,6 +120,7 @@ export function startReach(deps: {
     hostToken: r.hostToken,
     hostId,
     accept: (stream) => sl.acceptStream(stream),
+    ca,
     logger: deps.logger,
     backoff: deps.backoff,
     onState: (state, error) => {
