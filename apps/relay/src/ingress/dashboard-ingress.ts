@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
+import { refuseUpgrade, safeProxyPath as safe, sendJsonError as json } from '../common/proxy-http';
 
 /** Where the dashboard mounts the ingress (spec 4.11). */
 export const INGRESS_BASE = '/api/plugins/svc-relay/transport';
@@ -83,29 +84,6 @@ const sessionOf = (req: http.IncomingMessage): string | null => {
   const s = Array.isArray(v) ? v[0] : v;
   return s && /^[\x21-\x7e]{8,512}$/.test(s.trim()) ? s.trim() : null;
 };
-
-function safe(raw: string): boolean {
-  const p = raw.split('?')[0];
-  if (/\\|\/\/|%2f|%5c|%2e/i.test(p)) return false;
-  return !p.split('/').some((seg) => seg === '.' || seg === '..');
-}
-
-function json(res: http.ServerResponse, status: number, code: string, error: string): void {
-  const text = JSON.stringify({ ok: false, error, code });
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-  });
-  res.end(text);
-}
-
-function refuseUpgrade(socket: Duplex, status: number, code: string, error: string): void {
-  const text = JSON.stringify({ ok: false, error, code });
-  socket.end(
-    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
-  );
-}
 
 /** A WebSocket close frame from the server side (unmasked): how the ingress ends a tunnelled socket itself. */
 function closeFrame(code: number, reason: string): Buffer {

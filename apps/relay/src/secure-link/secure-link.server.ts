@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { SecureLinkConfig } from '../common/config';
 import type { SecureLinkView } from '../common/tokens';
 import type { SecureLinkIdentity } from './identity';
+import { refuseUpgrade as refuse, safeProxyPath as safePath, sendJsonError as sendJson } from '../common/proxy-http';
 
 /** Request headers no namespace ever forwards: hop-by-hop, forwarding claims, and the relay-session hints. */
 const HOP = new Set([
@@ -221,7 +222,7 @@ export class SecureLinkServer implements SecureLinkView {
     dropSessionHints(req.headers);
     const raw = req.url ?? '/';
     const pathname = raw.split('?')[0];
-    if (!safePath(raw)) return refuseUpgrade(socket, 400, 'unsafe proxy path');
+    if (!safePath(raw)) return refuse(socket, 400, 'secure_link.unsafe_path', 'unsafe proxy path');
     if (pathname.startsWith('/relay/')) {
       req.url = raw.slice('/relay'.length);
       markProxied(req);
@@ -232,11 +233,11 @@ export class SecureLinkServer implements SecureLinkView {
       void this.dashboardGate().then((ok) =>
         ok
           ? this.tunnelUpgrade(this.dashboard!, raw.slice('/dashboard'.length), req, socket, head)
-          : refuseUpgrade(socket, 503, 'dashboard not gated'),
+          : refuse(socket, 503, 'secure_link.dashboard_unauthenticated', 'Secure Link serves the dashboard only while it requires a login'),
       );
       return;
     }
-    refuseUpgrade(socket, 404, 'no WebSocket here');
+    refuse(socket, 404, 'secure_link.not_found', 'no WebSocket here');
   }
 
   private async relayHealth(res: http.ServerResponse, head: boolean): Promise<void> {
@@ -369,7 +370,7 @@ export class SecureLinkServer implements SecureLinkView {
       conn.destroy();
       socket.destroy();
     };
-    conn.on('error', () => (socket.writable ? refuseUpgrade(socket, 502, 'dashboard upstream unavailable') : end()));
+    conn.on('error', () => (socket.writable ? refuse(socket, 502, 'secure_link.upstream_unavailable', 'Dashboard upstream unavailable') : end()));
     socket.on('error', end);
     socket.on('close', () => conn.destroy());
     conn.on('close', () => socket.destroy());
@@ -393,13 +394,6 @@ function dropSessionHints(h: http.IncomingHttpHeaders): void {
   delete h['x-hermes-relay-session'];
 }
 
-/** The raw path must not smuggle a traversal past the namespace prefix. */
-function safePath(raw: string): boolean {
-  const p = raw.split('?')[0];
-  if (/\\|\/\/|%2f|%5c|%2e/i.test(p)) return false;
-  return !p.split('/').some((seg) => seg === '.' || seg === '..');
-}
-
 function scopeCookie(c: string): string {
   const parts = c.split(';').map((x) => x.trim());
   const kept = parts.filter((x, i) => i === 0 || !/^(path|domain)=/i.test(x));
@@ -415,21 +409,4 @@ function relocate(loc: string, upstream: URL): string | null {
   } catch {
     return null;
   }
-}
-
-function sendJson(res: http.ServerResponse, status: number, code: string, error: string): void {
-  const text = JSON.stringify({ ok: false, error, code });
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-  });
-  res.end(text);
-}
-
-function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
-  const text = JSON.stringify({ ok: false, error: reason, code: `secure_link.${status}` });
-  socket.end(
-    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
-  );
 }

@@ -1,0 +1,33 @@
+import * as http from 'node:http';
+import type { Duplex } from 'node:stream';
+
+/**
+ * Small pieces shared by the relay's forwarders (the Secure Link origin, the dashboard ingress): the raw
+ * path check that keeps a namespace prefix from being escaped, and the JSON refusals they answer with.
+ */
+
+/** False for a raw path that could smuggle a traversal past a prefix: `\`, `//`, `%2f`, `%5c`, `%2e`, or a `.`/`..` segment. */
+export function safeProxyPath(raw: string): boolean {
+  const p = raw.split('?')[0];
+  if (/\\|\/\/|%2f|%5c|%2e/i.test(p)) return false;
+  return !p.split('/').some((seg) => seg === '.' || seg === '..');
+}
+
+/** `{ok: false, error, code}` with the status, never cached. */
+export function sendJsonError(res: http.ServerResponse, status: number, code: string, error: string): void {
+  const text = JSON.stringify({ ok: false, error, code });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+  });
+  res.end(text);
+}
+
+/** The same refusal for a WebSocket upgrade, written on the raw socket before any 101. */
+export function refuseUpgrade(socket: Duplex, status: number, code: string, error: string): void {
+  const text = JSON.stringify({ ok: false, error, code });
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+  );
+}
