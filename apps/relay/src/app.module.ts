@@ -24,6 +24,7 @@ import { OperatorModule } from './operator/relay-info.controller';
 import { ProfilesModule } from './profiles/profiles.controller';
 import { DesktopModule } from './desktop/desktop.controller';
 import { SecureLinkModule } from './secure-link/secure-link.controller';
+import { MetricsModule } from './metrics/metrics.controller';
 
 export type CoreValues = { config: RelayConfig; clock: Clock; log: CommandLoop; secrets: Secrets; logger: Logger; runtime: Runtime };
 
@@ -68,6 +69,7 @@ export class CoreModule {
     ProfilesModule,
     DesktopModule,
     SecureLinkModule,
+    MetricsModule,
     ConsoleModule,
   ],
 })

@@ -25,6 +25,7 @@ import { PhoneHub } from './phone-socket/phone-hub.service';
 import { RelayWsAdapter } from './phone-socket/relay-ws-adapter';
 import { VoiceSessions } from './voice/voice-sessions.service';
 import { startReach, startSecureLink } from './secure-link/secure-link.start';
+import { MetricsService } from './metrics/metrics.service';
 
 export type RelayOptions = {
   config?: RelayConfig;
@@ -133,6 +134,12 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
     apiVoice: apiVoiceOf(config),
   });
   installHealthRoute(instance, { log, clock, runtime, secureLinkEnabled: config.secureLink.enabled });
+  const metrics = app.get(MetricsService);
+  // Every answered request, by its route template (never the path: tokens and names stay out of labels).
+  instance.addHook('onResponse', (request, reply, done) => {
+    metrics.observeHttp(request.method, request.routeOptions?.url, reply.statusCode);
+    done();
+  });
   const hub = app.get(PhoneHub);
   const voiceOutput = app.get(VoiceSessions);
   app.useWebSocketAdapter(

@@ -97,6 +97,9 @@ export class CommandLoop {
     return log;
   }
 
+  /** Told how long each decision's events took to become durable (the metrics' commit histogram). */
+  commitObserver: ((seconds: number) => void) | null = null;
+
   /** Decide against the latest state, append, and resolve once durable. A DomainError writes nothing. */
   run<E extends RelayEvent = RelayEvent>(actor: string, decide: Decide<E>): Promise<StoredEvent<E>[]> {
     const now = this.opts.clock.now();
@@ -114,7 +117,13 @@ export class CommandLoop {
       return Promise.reject(err);
     }
     for (const e of appended.stored) this.decision.apply(e);
-    return appended.durable.then(() => appended.stored as StoredEvent<E>[]);
+    const observe = this.commitObserver;
+    if (!observe) return appended.durable.then(() => appended.stored as StoredEvent<E>[]);
+    const t0 = process.hrtime.bigint();
+    return appended.durable.then(() => {
+      observe(Number(process.hrtime.bigint() - t0) / 1e9);
+      return appended.stored as StoredEvent<E>[];
+    });
   }
 
   get lastSeq(): number {

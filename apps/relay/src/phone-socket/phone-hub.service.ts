@@ -159,6 +159,11 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     };
   }
 
+  /** Every open phone socket, authenticated or not. */
+  openCount(): number {
+    return this.conns.size;
+  }
+
   /** Phones that passed auth. */
   authenticatedCount(): number {
     let n = 0;

@@ -1,0 +1,21 @@
+import { Controller, Get, Global, Module, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { Auth } from '../common/auth';
+import { MetricsService } from './metrics.service';
+
+/** `GET /metrics` (loopback): the Prometheus text format, for the operator's monitoring on this host. */
+@Controller('/metrics')
+export class MetricsController {
+  constructor(private readonly metrics: MetricsService) {}
+
+  @Get()
+  @Auth('loopback')
+  async scrape(@Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
+    void reply.header('content-type', this.metrics.registry.contentType).header('cache-control', 'no-store');
+    return this.metrics.registry.metrics();
+  }
+}
+
+@Global()
+@Module({ controllers: [MetricsController], providers: [MetricsService], exports: [MetricsService] })
+export class MetricsModule {}
