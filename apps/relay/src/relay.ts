@@ -26,6 +26,7 @@ import { RelayWsAdapter } from './phone-socket/relay-ws-adapter';
 import { VoiceSessions } from './voice/voice-sessions.service';
 import { startReach, startSecureLink } from './secure-link/secure-link.start';
 import { MetricsService } from './metrics/metrics.service';
+import { installOpenApiRoute } from './openapi/openapi.route';
 
 export type RelayOptions = {
   config?: RelayConfig;
@@ -45,6 +46,8 @@ export type Relay = {
   log: CommandLoop;
   logger: Logger;
   runtime: Runtime;
+  /** Every HTTP route Fastify registered (method, URL template). */
+  routes: ReadonlyArray<{ method: string; url: string }>;
   /** `http://127.0.0.1:<port>` (or https), for tests and the CLI. */
   url: string;
   port: number;
@@ -116,6 +119,11 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
         }
       : { http: serverTimeouts(config.headersTimeoutMs, config.requestTimeoutMs) }),
   });
+  // Every route as Fastify registers it: what the OpenAPI description is checked against.
+  const routes: Array<{ method: string; url: string }> = [];
+  adapter.getInstance().addHook('onRoute', (r) => {
+    for (const m of Array.isArray(r.method) ? r.method : [r.method]) routes.push({ method: m, url: r.url });
+  });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, log, secrets, logger, runtime }), adapter, {
     logger: new NestPinoLogger(logger),
     // The relay installs its own JSON parser (installBoundedJsonParser); Nest's would replace it at init.
@@ -134,6 +142,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
     apiVoice: apiVoiceOf(config),
   });
   installHealthRoute(instance, { log, clock, runtime, secureLinkEnabled: config.secureLink.enabled });
+  installOpenApiRoute(app, instance, version);
   const metrics = app.get(MetricsService);
   // Every answered request, by its route template (never the path: tokens and names stay out of labels).
   instance.addHook('onResponse', (request, reply, done) => {
@@ -182,6 +191,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
     log,
     logger,
     runtime,
+    routes,
     url: runtime.url,
     port: runtime.port,
     sweep: () => scheduler.sweep(),
