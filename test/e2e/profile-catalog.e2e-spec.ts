@@ -220,6 +220,30 @@ describe('the profile catalog: auth.ok, profiles.updated, enablement (spec 4.7, 
   });
 });
 
+describe('many large SOULs', () => {
+  it('auth.ok carries at most 256 KiB of SOUL text; the rest of the rows come without theirs (has_soul stays true)', async () => {
+    const home = tempHome();
+    for (let i = 0; i < 6; i++) {
+      const dir = path.join(home, 'profiles', `p${i}`);
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, 'config.yaml'), 'model: {default: m}\n');
+      fs.writeFileSync(path.join(dir, 'SOUL.md'), `# Soul ${i}\n` + 'x'.repeat(60 * 1024));
+    }
+    const relay = await startRelay({ home });
+    try {
+      const { phone, ok } = await pairPhone(relay);
+      phone.close();
+      const rows = ok.payload.profiles as Array<{ name: string; system_message: string | null; has_soul: boolean }>;
+      expect(rows).toHaveLength(6);
+      expect(rows.filter((r) => r.system_message !== null)).toHaveLength(4);
+      expect(rows.every((r) => r.has_soul)).toBe(true);
+      expect(JSON.stringify(ok).length).toBeLessThan(300 * 1024);
+    } finally {
+      await relay.close();
+    }
+  });
+});
+
 describe('profile discovery off (RELAY_PROFILE_DISCOVERY=0)', () => {
   it('offers phones no profiles and records no catalog', async () => {
     const relay = await startRelay({ home: hostTree(9), env: { RELAY_PROFILE_DISCOVERY: '0' } });

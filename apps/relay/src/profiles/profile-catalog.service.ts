@@ -9,6 +9,8 @@ import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { enableRelayPlugin, ProfileLayout, scanProfiles, type EnableResult, type ProfileRow, type ScannedProfile } from './profile-files';
 
+/** The SOUL text all rows of one auth.ok may carry together. */
+export const MAX_SOULS_IN_ROWS = 256 * 1024;
 /** How often the profile tree is looked at again (the reference's 30 s). */
 export const PROFILE_RESCAN_MS = 30_000;
 
@@ -55,7 +57,22 @@ export class ProfileCatalog implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** The rows phones get (`auth.ok.profiles`, `profiles.updated`), in catalog order. */
   rows(): ProfileRow[] {
-    return this.scanned.filter((p) => p.row !== null && p.relay !== 'disabled').map((p) => p.row!);
+    // Every SOUL rides along in auth.ok: past 256 KiB of them, the rest go without (the app reads one
+    // through GET /api/profiles/{name}/soul when it needs it), so a host with many large SOULs does not
+    // make every authentication megabytes long.
+    let budget = MAX_SOULS_IN_ROWS;
+    return this.scanned
+      .filter((p) => p.row !== null && p.relay !== 'disabled')
+      .map((p) => {
+        const row = p.row!;
+        const size = row.system_message ? Buffer.byteLength(row.system_message) : 0;
+        if (size <= budget) {
+          budget -= size;
+          return row;
+        }
+        budget = 0;
+        return { ...row, system_message: null };
+      });
   }
 
   /** Every profile with its relay-plugin state (the operator's view: `svc relay profiles list`). */
