@@ -11,8 +11,8 @@ export class MetricsController {
   @Get()
   @Auth('loopback')
   async scrape(@Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
-    void reply.header('content-type', this.metrics.registry.contentType).header('cache-control', 'no-store');
-    return this.metrics.registry.metrics();
+    void reply.header('content-type', this.metrics.contentType).header('cache-control', 'no-store');
+    return this.metrics.render();
   }
 }
 

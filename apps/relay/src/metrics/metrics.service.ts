@@ -1,118 +1,73 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type * as Prom from 'prom-client';
 import type { Subscription } from 'rxjs';
 import { CommandLoop } from '../common/command-loop';
 import { PhoneHub } from '../phone-socket/phone-hub.service';
 
+const COMMIT_BUCKETS = [0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+type Labels = Record<string, string>;
+
+/** A labelled counter kept as plain numbers until a scrape renders it. */
+class Tally {
+  readonly values = new Map<string, { labels: Labels; n: number }>();
+  inc(labels: Labels, by = 1): void {
+    const key = Object.values(labels).join('\u0000');
+    const v = this.values.get(key);
+    if (v) v.n += by;
+    else this.values.set(key, { labels, n: by });
+  }
+}
+
 /**
  * Prometheus metrics (issue 16): requests by route template and status, phone sockets, durable events and
  * commit latency, Device Control outcomes and safety decisions, media bytes served, terminal shells, the
- * Threads queue, desktop calls, and the process's own metrics (prom-client). No label ever holds a token,
- * a code, a device name or a path: routes are their templates (`/media/:token`), everything else a fixed
- * set of values from the relay's own vocabulary.
+ * Threads queue, desktop calls, and the process's own metrics. Counting is plain numbers; prom-client is
+ * loaded by the first scrape (it costs start-up tens of milliseconds otherwise). No label ever holds a
+ * token, a code, a device name or a path: routes are their templates (`/media/:token`), everything else
+ * a fixed set of values from the relay's own vocabulary.
  */
 @Injectable()
 export class MetricsService implements OnModuleInit, OnModuleDestroy {
-  readonly registry = new Registry();
   private readonly subs: Subscription[] = [];
-  readonly httpRequests = new Counter({
-    name: 'svc_http_requests_total',
-    help: 'HTTP requests answered, by method, route template and status',
-    labelNames: ['method', 'route', 'status'],
-    registers: [this.registry],
-  });
-  readonly eventsAppended = new Counter({
-    name: 'svc_events_appended_total',
-    help: 'Durable events appended to the log, by type',
-    labelNames: ['type'],
-    registers: [this.registry],
-  });
-  readonly commitSeconds = new Histogram({
-    name: 'svc_event_commit_seconds',
-    help: 'Time from append to durable (the group commit and its fdatasync), per decision',
-    buckets: [0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-    registers: [this.registry],
-  });
-  readonly bridgeCommands = new Counter({
-    name: 'svc_bridge_commands_total',
-    help: 'Device Control commands by outcome',
-    labelNames: ['outcome'],
-    registers: [this.registry],
-  });
-  readonly safetyDecisions = new Counter({
-    name: 'svc_bridge_safety_decisions_total',
-    help: 'Safety pipeline decisions',
-    labelNames: ['decision'],
-    registers: [this.registry],
-  });
-  readonly mediaBytes = new Counter({
-    name: 'svc_media_bytes_served_total',
-    help: 'Media bytes served, by token or by path',
-    labelNames: ['via'],
-    registers: [this.registry],
-  });
-  readonly desktopCalls = new Counter({
-    name: 'svc_desktop_calls_total',
-    help: 'Desktop tool calls by outcome',
-    labelNames: ['outcome'],
-    registers: [this.registry],
-  });
+  private readonly http = new Tally();
+  private readonly events = new Tally();
+  private readonly bridge = new Tally();
+  private readonly safety = new Tally();
+  private readonly media = new Tally();
+  private readonly desktop = new Tally();
+  private readonly commit = { buckets: COMMIT_BUCKETS.map(() => 0), sum: 0, count: 0 };
+  private registry: Prom.Registry | null = null;
 
   constructor(
     private readonly log: CommandLoop,
     private readonly hub: PhoneHub,
-  ) {
-    const models = () => this.log.models;
-    const phones = this.hub;
-    new Gauge({
-      name: 'svc_phone_sockets',
-      help: 'Phone sockets open, and authenticated',
-      labelNames: ['state'],
-      registers: [this.registry],
-      collect() {
-        this.set({ state: 'open' }, phones.openCount());
-        this.set({ state: 'authenticated' }, phones.authenticatedCount());
-      },
-    });
-    new Gauge({
-      name: 'svc_terminal_shells',
-      help: 'Terminal shells running',
-      registers: [this.registry],
-      collect() {
-        this.set(models().terminal.allShells().length);
-      },
-    });
-    new Gauge({
-      name: 'svc_threads_queue_depth',
-      help: 'Agent-to-phone messages queued for a phone',
-      registers: [this.registry],
-      collect() {
-        this.set(models().phoneThreads.queuedCount());
-      },
-    });
-    collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
-  }
+  ) {}
 
   onModuleInit(): void {
-    this.log.commitObserver = (seconds) => this.commitSeconds.observe(seconds);
+    this.log.commitObserver = (seconds) => {
+      this.commit.count++;
+      this.commit.sum += seconds;
+      for (let i = 0; i < COMMIT_BUCKETS.length; i++) if (seconds <= COMMIT_BUCKETS[i]) this.commit.buckets[i]++;
+    };
     this.subs.push(
       this.log.bus.events$.subscribe((e) => {
-        this.eventsAppended.inc({ type: e.type });
+        this.events.inc({ type: e.type });
         switch (e.type) {
           case 'bridge.command_answered':
-            this.bridgeCommands.inc({ outcome: e.data.status < 400 ? 'answered' : 'error_status' });
+            this.bridge.inc({ outcome: e.data.status < 400 ? 'answered' : 'error_status' });
             break;
           case 'bridge.command_failed':
-            this.bridgeCommands.inc({ outcome: e.data.reason });
+            this.bridge.inc({ outcome: e.data.reason });
             break;
           case 'bridge.safety_decided':
-            this.safetyDecisions.inc({ decision: e.data.decision });
+            this.safety.inc({ decision: e.data.decision });
             break;
           case 'media.fetched':
-            this.mediaBytes.inc({ via: e.data.via }, e.data.end >= e.data.start ? e.data.end - e.data.start + 1 : 0);
+            this.media.inc({ via: e.data.via }, e.data.end >= e.data.start ? e.data.end - e.data.start + 1 : 0);
             break;
           case 'desktop.command_completed':
-            this.desktopCalls.inc({ outcome: e.data.outcome });
+            this.desktop.inc({ outcome: e.data.outcome });
             break;
           default:
             break;
@@ -128,6 +83,78 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
 
   /** One answered request (the Fastify onResponse hook): the route template, never the path. */
   observeHttp(method: string, route: string | undefined, status: number): void {
-    this.httpRequests.inc({ method, route: route ?? 'unmatched', status: String(status) });
+    this.http.inc({ method, route: route ?? 'unmatched', status: String(status) });
+  }
+
+  get contentType(): string {
+    return 'text/plain; version=0.0.4; charset=utf-8';
+  }
+
+  /** The Prometheus text: prom-client's registry (built on the first scrape) and the commit histogram. */
+  async render(): Promise<string> {
+    const registry = (this.registry ??= this.buildRegistry());
+    const c = this.commit;
+    const lines = [
+      '# HELP svc_event_commit_seconds Time from append to durable (the group commit and its fdatasync), per decision',
+      '# TYPE svc_event_commit_seconds histogram',
+      ...COMMIT_BUCKETS.map((le, i) => `svc_event_commit_seconds_bucket{le="${le}"} ${c.buckets[i]}`),
+      `svc_event_commit_seconds_bucket{le="+Inf"} ${c.count}`,
+      `svc_event_commit_seconds_sum ${c.sum}`,
+      `svc_event_commit_seconds_count ${c.count}`,
+    ];
+    return `${await registry.metrics()}\n${lines.join('\n')}\n`;
+  }
+
+  private buildRegistry(): Prom.Registry {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const prom = require('prom-client') as typeof Prom;
+    const registry = new prom.Registry();
+    const counter = (name: string, help: string, labelNames: string[], tally: Tally) =>
+      new prom.Counter({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const { labels, n } of tally.values.values()) this.inc(labels, n);
+        },
+      });
+    counter('svc_http_requests_total', 'HTTP requests answered, by method, route template and status', ['method', 'route', 'status'], this.http);
+    counter('svc_events_appended_total', 'Durable events appended to the log, by type', ['type'], this.events);
+    counter('svc_bridge_commands_total', 'Device Control commands by outcome', ['outcome'], this.bridge);
+    counter('svc_bridge_safety_decisions_total', 'Safety pipeline decisions', ['decision'], this.safety);
+    counter('svc_media_bytes_served_total', 'Media bytes served, by token or by path', ['via'], this.media);
+    counter('svc_desktop_calls_total', 'Desktop tool calls by outcome', ['outcome'], this.desktop);
+    const phones = this.hub;
+    const models = () => this.log.models;
+    new prom.Gauge({
+      name: 'svc_phone_sockets',
+      help: 'Phone sockets open, and authenticated',
+      labelNames: ['state'],
+      registers: [registry],
+      collect() {
+        this.set({ state: 'open' }, phones.openCount());
+        this.set({ state: 'authenticated' }, phones.authenticatedCount());
+      },
+    });
+    new prom.Gauge({
+      name: 'svc_terminal_shells',
+      help: 'Terminal shells running',
+      registers: [registry],
+      collect() {
+        this.set(models().terminal.allShells().length);
+      },
+    });
+    new prom.Gauge({
+      name: 'svc_threads_queue_depth',
+      help: 'Agent-to-phone messages queued for a phone',
+      registers: [registry],
+      collect() {
+        this.set(models().phoneThreads.queuedCount());
+      },
+    });
+    prom.collectDefaultMetrics({ register: registry, prefix: 'svc_' });
+    return registry;
   }
 }
