@@ -6,6 +6,31 @@ import type { Duplex } from 'node:stream';
  * path check that keeps a namespace prefix from being escaped, and the JSON refusals they answer with.
  */
 
+/**
+ * Request headers a forwarder never passes on as they came: hop-by-hop ones, the client's own forwarding
+ * claims (the forwarder states the peer itself), the Host, and the relay-session hints
+ * (`X-Svc-Relay-Session` and its `hermes` spelling), which name a credential of the relay's trust domain.
+ */
+export const NOT_FORWARDED = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-forwarded-prefix',
+  'x-real-ip',
+  'x-svc-relay-session',
+  'x-hermes-relay-session',
+]);
+
 /** False for a raw path that could smuggle a traversal past a prefix: `\`, `//`, `%2f`, `%5c`, `%2e`, or a `.`/`..` segment. */
 export function safeProxyPath(raw: string): boolean {
   const p = raw.split('?')[0];

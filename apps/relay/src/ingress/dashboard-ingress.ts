@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { refuseUpgrade, safeProxyPath as safe, sendJsonError as json } from '../common/proxy-http';
+import { NOT_FORWARDED, refuseUpgrade, safeProxyPath as safe, sendJsonError as json } from '../common/proxy-http';
 
 /** Where the dashboard mounts the ingress (spec 4.11). */
 export const INGRESS_BASE = '/api/plugins/svc-relay/transport';
@@ -42,28 +42,7 @@ const HTTP_ALLOW: ReadonlyArray<[string, RegExp]> = [
 const WS_ALLOW: ReadonlyArray<RegExp> = [/^\/ws$/, /^\/voice\/(output|realtime|realtime-agent)\/[A-Za-z0-9_-]{8,64}$/];
 
 /** Never forwarded toward the relay (credentials of other trust domains, forwarding claims, hop-by-hop). */
-const DROP = new Set([
-  'authorization',
-  'cookie',
-  'x-svc-relay-session',
-  'x-hermes-relay-session',
-  'host',
-  'forwarded',
-  'x-forwarded-for',
-  'x-forwarded-host',
-  'x-forwarded-proto',
-  'x-forwarded-prefix',
-  'x-real-ip',
-  'connection',
-  'keep-alive',
-  'proxy-authorization',
-  'proxy-authenticate',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'origin',
-]);
+const DROP = new Set([...NOT_FORWARDED, 'authorization', 'cookie', 'origin']);
 
 export type IngressOptions = {
   /** The relay on this machine (`http://127.0.0.1:8767`). */

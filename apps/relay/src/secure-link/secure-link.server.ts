@@ -6,28 +6,8 @@ import type { Logger } from 'pino';
 import type { SecureLinkConfig } from '../common/config';
 import type { SecureLinkView } from '../common/tokens';
 import type { SecureLinkIdentity } from './identity';
-import { refuseUpgrade as refuse, safeProxyPath as safePath, sendJsonError as sendJson } from '../common/proxy-http';
+import { NOT_FORWARDED, refuseUpgrade as refuse, safeProxyPath as safePath, sendJsonError as sendJson } from '../common/proxy-http';
 
-/** Request headers no namespace ever forwards: hop-by-hop, forwarding claims, and the relay-session hints. */
-const HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'forwarded',
-  'x-forwarded-for',
-  'x-forwarded-host',
-  'x-forwarded-proto',
-  'x-forwarded-prefix',
-  'x-real-ip',
-  'x-svc-relay-session',
-  'x-hermes-relay-session',
-]);
 /** What one request body through `/api` or `/dashboard` may be. */
 const MAX_BODY = 16 * 1024 * 1024;
 const PROBE_TTL_MS = 15_000;
@@ -306,7 +286,7 @@ export class SecureLinkServer implements SecureLinkView {
     if (declared > MAX_BODY)
       return sendJson(res, 413, 'secure_link.too_large', `a request body through Secure Link may be at most ${MAX_BODY} bytes`);
     const headers: http.OutgoingHttpHeaders = {};
-    for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && v !== undefined) headers[k] = v;
+    for (const [k, v] of Object.entries(req.headers)) if (!NOT_FORWARDED.has(k) && v !== undefined) headers[k] = v;
     if (req.headers['transfer-encoding']) headers['transfer-encoding'] = 'chunked';
     headers.host = up.url.host;
     if (dashboard) {
@@ -319,7 +299,7 @@ export class SecureLinkServer implements SecureLinkView {
     const upstream = http.request(target, { method: req.method, headers, timeout: 120_000 }, (ures) => {
       const out: http.OutgoingHttpHeaders = {};
       for (const [k, v] of Object.entries(ures.headers)) {
-        if (HOP.has(k) || v === undefined) continue;
+        if (NOT_FORWARDED.has(k) || v === undefined) continue;
         if (k === 'set-cookie') {
           if (!dashboard) continue;
           out[k] = (v as string[]).map(scopeCookie);
@@ -358,7 +338,7 @@ export class SecureLinkServer implements SecureLinkView {
     const conn = net.connect(Number(up.url.port || 80), up.url.hostname.replace(/^\[|\]$/g, ''));
     const lines = [`${req.method} ${tail || '/'} HTTP/1.1`, `host: ${up.url.host}`, 'connection: Upgrade', 'upgrade: websocket'];
     for (const [k, v] of Object.entries(req.headers))
-      if (!HOP.has(k) && v !== undefined) for (const one of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${one}`);
+      if (!NOT_FORWARDED.has(k) && v !== undefined) for (const one of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${one}`);
     lines.push('x-forwarded-prefix: /dashboard', 'x-forwarded-proto: https', `x-forwarded-for: ${req.socket.remoteAddress ?? ''}`);
     conn.once('connect', () => {
       conn.write(lines.join('\r\n') + '\r\n\r\n');
