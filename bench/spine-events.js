@@ -54,7 +54,6 @@ async function relayRound(CLIENTS) {
   const dir = tempDir('svc-bench-events-');
   const secrets = Secrets.load(dir);
   const log = await CommandLoop.open({
-    relayDir: dir,
     store: fileStore(dir, 64 << 20),
     secrets,
     clock: new SystemClock(),

@@ -12,6 +12,7 @@ import { Clock, SystemClock } from './common/clock';
 import { checkTerminalConfig, loadConfig, relayDir, type RelayConfig } from './common/config';
 import { CommandLoop } from './common/command-loop';
 import { fileStore } from './common/file-store';
+import { postgresStore } from './common/postgres-store';
 import { ErrorFilter, frameworkErrors } from './common/http-errors';
 import { createLogger, NestPinoLogger } from './common/logger';
 import { installHealthRoute } from './health/health.route';
@@ -73,8 +74,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
       process.exit(1);
     });
   const log = await CommandLoop.open({
-    relayDir: relayDir(config),
-    store: fileStore(relayDir(config), config.segmentBytes),
+    store: config.eventStoreUrl ? postgresStore(config.eventStoreUrl) : fileStore(relayDir(config), config.segmentBytes),
     secrets,
     clock,
     logger,

@@ -1,4 +1,5 @@
 import type { NewEvent, StoredEvent } from './event';
+import type { Snapshot } from './snapshot-store';
 
 /** Thrown when the log cannot be trusted: an edited, removed or reordered record. */
 export class ChainError extends Error {
@@ -12,8 +13,11 @@ export class ChainError extends Error {
   }
 }
 
-/** Where a long scan is: bytes read of the bytes it will read, and the last seq it checked. */
-export type ScanProgress = { bytesDone: number; bytesTotal: number; seq: number };
+/**
+ * Where a long scan is: how much it has read of what it will read (bytes of a file log, records of a
+ * database log: only the ratio means anything), and the last seq it checked.
+ */
+export type ScanProgress = { done: number; total: number; seq: number };
 
 export type OpenOptions = {
   /** Replay from this seq on (a snapshot covers the ones before). */
@@ -45,7 +49,21 @@ export interface EventStore {
   open(options: OpenOptions): Promise<OpenResult>;
   append(events: readonly NewEvent[], at: string, defaultActor: string): Appended;
   readonly lastSeq: number;
+  /** Where the log is, fit for a log line (a directory, or a database URL without its password). */
+  readonly location: string;
   /** Resolves when everything appended so far is durable. */
   drain(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * Where projection snapshots live (beside the log: files in the relay directory, or a table in the
+ * log's database). Each carries a MAC under the install's key; `latest` skips one that fails it.
+ * `write` serializes the snapshot before it returns (the models may move on while it is stored).
+ */
+export interface SnapshotPort {
+  latest<M>(): Promise<Snapshot<M> | null>;
+  write<M>(snapshot: Snapshot<M>): Promise<void>;
+  /** Lets go of what it holds open (a database connection); the file store holds nothing. */
+  close?(): Promise<void>;
 }

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { checkLine, encodeRecord } from './chain';
+import { encodeRecord } from './chain';
+import { ChainWalker } from './chain-walker';
 import { GENESIS_HASH, type NewEvent, type StoredEvent } from './event';
-import { jsonDepthExceeds, MAX_FILE_JSON_DEPTH } from './json-limits';
 import { acquireLogLock } from './log-lock';
 import { ChainError, type Appended, type EventStore, type OpenOptions, type OpenResult, type ScanProgress } from './event-store';
 
@@ -89,6 +89,10 @@ export class FileEventStore implements EventStore {
 
   get lastSeq(): number {
     return this.seq;
+  }
+
+  get location(): string {
+    return this.options.dir;
   }
 
   async open(opts: OpenOptions): Promise<OpenResult> {
@@ -262,58 +266,29 @@ export function scanLog(
   const anchor = Math.max(1, opts.fromSeq - 1);
   let startIdx = 0;
   for (let i = 0; i < segments.length; i++) if (segments[i].firstSeq <= anchor) startIdx = i;
-  let expectedSeq = 0;
-  let prev: string | undefined = startIdx === 0 ? GENESIS_HASH : undefined;
-  let lastSeq = 0;
-  let lastHash = GENESIS_HASH;
+  let walker: ChainWalker | null = null;
   let torn: ScanResult['torn'];
 
   const sizes = opts.onProgress ? segments.map((seg, i) => (i < startIdx ? 0 : fs.statSync(path.join(dir, seg.file)).size)) : [];
-  const bytesTotal = sizes.reduce((a, b) => a + b, 0);
+  const total = sizes.reduce((a, b) => a + b, 0);
   let bytesBefore = 0;
   for (let i = startIdx; i < segments.length; i++) {
     const seg = segments[i];
     const file = path.join(dir, seg.file);
-    if (!expectedSeq) expectedSeq = seg.firstSeq;
+    const w = (walker ??= new ChainWalker(opts, seg.firstSeq));
     const onChunk = opts.onProgress
-      ? (read: number) => opts.onProgress!({ bytesDone: bytesBefore + read, bytesTotal: Math.max(bytesTotal, bytesBefore + read), seq: lastSeq })
+      ? (read: number) => opts.onProgress!({ done: bytesBefore + read, total: Math.max(total, bytesBefore + read), seq: w.lastSeq })
       : undefined;
-    const { end, tail } = scanLines(
-      file,
-      (line) => {
-        const check = checkLine(line);
-        if (!check.ok) throw new ChainError(expectedSeq, seg.file, check.reason);
-        if (check.seq !== expectedSeq) throw new ChainError(check.seq, seg.file, `expected seq ${expectedSeq}`);
-        if (prev !== undefined && check.prev !== prev) {
-          throw new ChainError(check.seq, seg.file, 'previous-hash link does not match');
-        }
-        if (opts.expectPrev !== undefined && check.seq === opts.fromSeq - 1 && check.hash !== opts.expectPrev) {
-          throw new ChainError(check.seq, seg.file, 'the snapshot does not match this record');
-        }
-        expectedSeq = check.seq + 1;
-        prev = check.hash;
-        lastSeq = check.seq;
-        lastHash = check.hash;
-        if (opts.onEvent && check.seq >= opts.fromSeq) {
-          // The chain hash is no MAC: a record rewritten with its chain recomputed still passes, and
-          // projections and the console walk what it holds.
-          if (jsonDepthExceeds(line, MAX_FILE_JSON_DEPTH)) {
-            throw new ChainError(check.seq, seg.file, `record nests JSON deeper than ${MAX_FILE_JSON_DEPTH} levels`);
-          }
-          opts.onEvent(JSON.parse(line) as StoredEvent);
-        }
-      },
-      onChunk,
-    );
+    const { end, tail } = scanLines(file, (line) => w.record(line, seg.file), onChunk);
     bytesBefore += sizes[i] ?? 0;
     if (tail.length > 0) {
-      if (i !== segments.length - 1) throw new ChainError(expectedSeq, seg.file, 'unterminated record inside the log');
+      if (i !== segments.length - 1) throw new ChainError(w.next, seg.file, 'unterminated record inside the log');
       torn = { segment: seg.file, end, bytes: Buffer.byteLength(tail) };
     }
   }
-  if (opts.fromSeq > 1 && lastSeq < opts.fromSeq - 1) {
-    throw new ChainError(opts.fromSeq - 1, '(snapshot)', `the log ends at seq ${lastSeq}, before the snapshot`);
-  }
+  walker ??= new ChainWalker(opts);
+  walker.finish();
+  const { lastSeq, lastHash } = walker;
   return { lastSeq, lastHash, torn };
 }
 

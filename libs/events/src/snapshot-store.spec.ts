@@ -13,16 +13,16 @@ describe('SnapshotStore', () => {
 
   it('restores the latest snapshot that carries a good MAC', () => {
     const store = new SnapshotStore(dir, mac);
-    store.write({ seq: 5, hash: 'h5', at: 'now', models: { a: [1, { b: 2 }] } });
-    expect(store.latest()).toEqual({ seq: 5, hash: 'h5', at: 'now', models: { a: [1, { b: 2 }] } });
+    store.writeSync({ seq: 5, hash: 'h5', at: 'now', models: { a: [1, { b: 2 }] } });
+    expect(store.latestSync()).toEqual({ seq: 5, hash: 'h5', at: 'now', models: { a: [1, { b: 2 }] } });
   });
 
   it('skips a snapshot nested past the file limit even with a good MAC (a full replay follows instead)', () => {
     const store = new SnapshotStore(dir, mac);
-    store.write({ seq: 5, hash: 'h5', at: 'now', models: { ok: true } });
+    store.writeSync({ seq: 5, hash: 'h5', at: 'now', models: { ok: true } });
     let deep: unknown = 1;
     for (let i = 0; i < 300; i++) deep = { d: deep };
-    store.write({ seq: 9, hash: 'h9', at: 'now', models: deep });
-    expect(store.latest<{ ok: boolean }>()).toMatchObject({ seq: 5, models: { ok: true } });
+    store.writeSync({ seq: 9, hash: 'h9', at: 'now', models: deep });
+    expect(store.latestSync<{ ok: boolean }>()).toMatchObject({ seq: 5, models: { ok: true } });
   });
 });

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { SnapshotPort } from './event-store';
 import { MAX_FILE_JSON_DEPTH, parseJsonBounded } from './json-limits';
 
 export type Snapshot<M = unknown> = { seq: number; hash: string; at: string; models: M };
@@ -10,14 +11,27 @@ const SNAP_RE = /^snapshot-(\d{12})\.json$/;
  * Projection snapshots, so start-up replays only what came after the latest one. Each file carries a
  * MAC under the install's key: a snapshot cannot be forged to change state without breaking it.
  */
-export class SnapshotStore {
+export class SnapshotStore implements SnapshotPort {
   constructor(
     private readonly dir: string,
     private readonly mac: (text: string) => string,
     private readonly keep = 2,
   ) {}
 
-  latest<M>(): Snapshot<M> | null {
+  latest<M>(): Promise<Snapshot<M> | null> {
+    return Promise.resolve(this.latestSync<M>());
+  }
+
+  write<M>(snapshot: Snapshot<M>): Promise<void> {
+    try {
+      this.writeSync(snapshot);
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+
+  latestSync<M>(): Snapshot<M> | null {
     if (!fs.existsSync(this.dir)) return null;
     const files = fs
       .readdirSync(this.dir)
@@ -28,8 +42,8 @@ export class SnapshotStore {
       try {
         const text = fs.readFileSync(path.join(this.dir, file), 'utf8');
         const { body, mac } = parseJsonBounded(text, MAX_FILE_JSON_DEPTH) as { body: string; mac: string };
-        // Checked again past the MAC: restoring walks the models, and the key may have leaked.
-        if (typeof body === 'string' && mac === this.mac(body)) return parseJsonBounded(body, MAX_FILE_JSON_DEPTH) as Snapshot<M>;
+        const snapshot = openSnapshot<M>(body, mac, this.mac);
+        if (snapshot) return snapshot;
       } catch {
         // an unreadable snapshot is skipped; the log is the truth and a full replay still works
       }
@@ -37,7 +51,7 @@ export class SnapshotStore {
     return null;
   }
 
-  write<M>(snapshot: Snapshot<M>): void {
+  writeSync<M>(snapshot: Snapshot<M>): void {
     fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const body = JSON.stringify(snapshot);
     const file = path.join(this.dir, `snapshot-${String(snapshot.seq).padStart(12, '0')}.json`);
@@ -58,4 +72,10 @@ export class SnapshotStore {
       .slice(this.keep);
     for (const f of old) fs.rmSync(path.join(this.dir, f), { force: true });
   }
+}
+
+/** A stored snapshot's body, if its MAC holds (parsed bounded again past the MAC: restoring walks the models, and the key may have leaked). */
+export function openSnapshot<M>(body: unknown, mac: unknown, macOf: (text: string) => string): Snapshot<M> | null {
+  if (typeof body !== 'string' || typeof mac !== 'string' || mac !== macOf(body)) return null;
+  return parseJsonBounded(body, MAX_FILE_JSON_DEPTH) as Snapshot<M>;
 }

@@ -54,7 +54,7 @@ export function progressLine(out: Out, label: string, now: () => number = Date.n
       if (t - last < 200) return;
       last = t;
       shown = true;
-      const pct = p.bytesTotal > 0 ? Math.floor((p.bytesDone * 100) / p.bytesTotal) : 0;
+      const pct = p.total > 0 ? Math.floor((p.done * 100) / p.total) : 0;
       out.write(`\r${label} ${pct}%  seq ${p.seq.toLocaleString('en-US')}\x1b[K`);
     },
     done: () => {

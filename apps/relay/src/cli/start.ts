@@ -1,4 +1,4 @@
-import { ChainError, LOCK_FILE, LogLockedError } from '@svc/events';
+import { ChainError, LOCK_FILE, LogLockedError, PgConnectError, PgLogLockedError, SchemaTooNewError } from '@svc/events';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { ConfigError, loadConfig, relayDir, svcHomeFrom, type RelayConfig, type StartFlags } from '../common/config';
@@ -115,9 +115,16 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
     if (e instanceof ChainError) {
       throw new CliError(
         `the event log is broken at seq ${e.seq} (${e.segment}): ${e.reason}\n` +
-          `the relay refuses to start on a log it cannot prove; inspect it with "svc relay events verify --log ${path.join(relayDir(config), 'events')}"`,
+          `the relay refuses to start on a log it cannot prove; inspect it with "svc relay events verify${config.eventStoreUrl ? '' : ` --log ${path.join(relayDir(config), 'events')}`}"`,
       );
     }
+    if (e instanceof PgLogLockedError) {
+      throw new CliError(
+        `${e.message}\n` +
+          `two relays on one log would fork its chain: stop the other one, or give this one its own database or schema (?options=-c%20search_path%3DNAME)`,
+      );
+    }
+    if (e instanceof PgConnectError || e instanceof SchemaTooNewError) throw new CliError(e.message);
     if (e instanceof LogLockedError) {
       throw new CliError(
         `${e.message}\n` +
@@ -139,7 +146,7 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
   );
   line(
     io.stderr,
-    `event log ${path.join(relayDir(config), 'events')} (last seq ${relay.log.lastSeq}${relay.log.recovered ? `, cut a torn last line of ${relay.log.recovered.droppedBytes} bytes` : ''}${relay.log.staleLock ? `, the previous relay${relay.log.staleLock.pid === null ? '' : ` (pid ${relay.log.staleLock.pid})`} did not stop` : ''})`,
+    `event log ${relay.log.location} (last seq ${relay.log.lastSeq}${relay.log.recovered ? `, cut a torn last line of ${relay.log.recovered.droppedBytes} bytes` : ''}${relay.log.staleLock ? `, the previous relay${relay.log.staleLock.pid === null ? '' : ` (pid ${relay.log.staleLock.pid})`} did not stop` : ''})`,
   );
   if (envFile.loaded)
     line(

@@ -28,7 +28,6 @@ describe('auth hook', () => {
     const secrets = Secrets.load(dir);
     const logger = pino({ level: 'silent' });
     log = await CommandLoop.open({
-      relayDir: dir,
       store: fileStore(dir, 1 << 20),
       secrets,
       clock,

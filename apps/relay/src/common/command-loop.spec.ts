@@ -34,7 +34,6 @@ describe('CommandLoop.open', () => {
     const info = jest.fn();
     const logger = { info, warn: jest.fn(), error: jest.fn(), debug: jest.fn() } as unknown as Logger;
     const log = await CommandLoop.open({
-      relayDir,
       store: fileStore(relayDir, 64 << 20),
       secrets: Secrets.load(relayDir),
       clock: new SteppingClock(),

@@ -1,15 +1,14 @@
 import { ReadModels } from '@svc/domain';
 import {
   EventBus,
-  SnapshotStore,
   type EventStore,
+  type SnapshotPort,
   type NewEvent,
   type RelayEvent,
   type Snapshot,
   type StoredEvent,
   type StoredRelayEvent,
 } from '@svc/events';
-import * as path from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from './clock';
 import type { Secrets } from './secrets';
@@ -17,11 +16,18 @@ import type { Secrets } from './secrets';
 /** A rule run by the loop; `E` is the events it can decide, and what `run` hands back, already narrowed. */
 export type Decide<E extends RelayEvent = RelayEvent> = (models: ReadModels, now: Date) => readonly NewEvent<E>[];
 
-/** Makes the store the loop writes through (the composition root picks the adapter: `fileStore`). */
-export type StoreFactory = (hooks: { onDurable: (batch: readonly StoredEvent[]) => void; onFatal: (err: Error) => void }) => EventStore;
+/**
+ * Makes the store the loop writes through and the one its snapshots go to (the composition root picks
+ * the adapter: `fileStore`, or `postgresStore` for RELAY_EVENT_STORE=postgres://...).
+ */
+export type StoreFactory = (hooks: {
+  onDurable: (batch: readonly StoredEvent[]) => void;
+  onFatal: (err: Error) => void;
+  /** The install's MAC for snapshots. */
+  mac: (text: string) => string;
+}) => { store: EventStore; snapshots: SnapshotPort };
 
 export type CommandLoopOptions = {
-  relayDir: string;
   store: StoreFactory;
   secrets: Secrets;
   clock: Clock;
@@ -42,6 +48,7 @@ export class CommandLoop {
   readonly bus = new EventBus();
   private readonly decision = new ReadModels();
   private lastSnapshotSeq = 0;
+  private snapshotting: Promise<void> | null = null;
   private lastHashValue = '';
   private readonly recent: number[] = [];
   recovered: { segment: string; droppedBytes: number } | undefined;
@@ -50,17 +57,20 @@ export class CommandLoop {
 
   private constructor(
     private readonly store: EventStore,
-    private readonly snapshots: SnapshotStore,
+    private readonly snapshots: SnapshotPort,
     private readonly opts: CommandLoopOptions,
   ) {}
 
   static async open(opts: CommandLoopOptions): Promise<CommandLoop> {
-    const snapshots = new SnapshotStore(path.join(opts.relayDir, 'snapshots'), (t) => opts.secrets.mac('snapshot', t));
     // eslint-disable-next-line prefer-const -- assigned once below; the store's callback needs the binding first
     let log!: CommandLoop;
-    const store = opts.store({ onDurable: (batch) => log.onDurable(batch), onFatal: opts.onFatal });
+    const { store, snapshots } = opts.store({
+      onDurable: (batch) => log.onDurable(batch),
+      onFatal: opts.onFatal,
+      mac: (t) => opts.secrets.mac('snapshot', t),
+    });
     log = new CommandLoop(store, snapshots, opts);
-    let snap = snapshots.latest<Record<string, unknown>>();
+    let snap = await snapshots.latest<Record<string, unknown>>();
     const unusable = snap && log.models.unrestorable(snap.models);
     if (snap && unusable) {
       opts.logger.warn({ snapshotSeq: snap.seq, reason: unusable }, 'snapshot not used (written by another relay version); replaying the whole log');
@@ -78,7 +88,7 @@ export class CommandLoop {
         const now = opts.clock.now().getTime();
         if (now - reported < 2000) return;
         reported = now;
-        const percent = p.bytesTotal > 0 ? Math.floor((p.bytesDone * 100) / p.bytesTotal) : 0;
+        const percent = p.total > 0 ? Math.floor((p.done * 100) / p.total) : 0;
         opts.logger.info({ percent, seq: p.seq, seconds: Math.round((now - started) / 1000) }, 'replaying the event log');
       },
     });
@@ -145,9 +155,18 @@ export class CommandLoop {
     return this.store.drain();
   }
 
+  /** Where the log is, fit to print (a database URL without its password). */
+  get location(): string {
+    return this.store.location;
+  }
+
   async close(): Promise<void> {
+    // The last snapshot goes in before the store closes (a database store writes it on its connection).
+    await this.store.drain().catch(() => undefined);
+    await this.snapshotting;
+    if (this.models.lastSeq > this.lastSnapshotSeq) await this.writeSnapshot();
     await this.store.close();
-    if (this.models.lastSeq > this.lastSnapshotSeq) this.writeSnapshot();
+    await this.snapshots.close?.();
     this.bus.complete();
   }
 
@@ -159,10 +178,13 @@ export class CommandLoop {
       if (this.recent.length < 100_000) this.recent.push(t);
       this.bus.publish(e as StoredRelayEvent);
     }
-    if (this.models.lastSeq - this.lastSnapshotSeq >= this.opts.snapshotEvery) this.writeSnapshot();
+    if (this.models.lastSeq - this.lastSnapshotSeq >= this.opts.snapshotEvery && !this.snapshotting) {
+      this.snapshotting = this.writeSnapshot().finally(() => (this.snapshotting = null));
+    }
   }
 
-  private writeSnapshot(): void {
+  /** Never rejects: a snapshot that is not written only makes the next start replay more. */
+  private async writeSnapshot(): Promise<void> {
     const snap: Snapshot = {
       seq: this.models.lastSeq,
       hash: this.lastHashValue,
@@ -170,7 +192,7 @@ export class CommandLoop {
       models: this.models.snapshot(),
     };
     try {
-      this.snapshots.write(snap);
+      await this.snapshots.write(snap);
       this.lastSnapshotSeq = snap.seq;
     } catch (err) {
       this.opts.logger.warn({ err: (err as Error).message }, 'snapshot not written; start-up will replay more of the log');

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { splitCommandLine } from './command-line';
+import { isPostgresUrl, redactPgUrl } from '@svc/events';
 
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
 export const LOG_LEVELS: readonly LogLevel[] = ['DEBUG', 'INFO', 'WARNING', 'ERROR'];
@@ -36,6 +37,8 @@ export type RelayConfig = {
   maxUnauthenticatedSockets: number;
   /** Per address (IPv6 per /64), within maxUnauthenticatedSockets. */
   maxUnauthenticatedPerAddress: number;
+  /** RELAY_EVENT_STORE: a postgres:// URL puts the log and its snapshots in that database; null: the file log. */
+  eventStoreUrl: string | null;
   segmentBytes: number;
   snapshotEvery: number;
   sweepIntervalMs: number;
@@ -252,6 +255,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     pingIntervalMs: 30_000,
     maxUnauthenticatedSockets: 64,
     maxUnauthenticatedPerAddress: 8,
+    eventStoreUrl: eventStoreUrl(env),
     segmentBytes: 64 * 1024 * 1024,
     snapshotEvery: 50_000,
     sweepIntervalMs: 1_000,
@@ -397,4 +401,19 @@ function isExecutableFile(file: string): boolean {
 
 export function relayDir(config: Pick<RelayConfig, 'svcHome'>): string {
   return path.join(config.svcHome, 'relay');
+}
+
+/** RELAY_EVENT_STORE: unset, empty or `file` is the embedded file log; otherwise a postgres:// URL. */
+function eventStoreUrl(env: NodeJS.ProcessEnv): string | null {
+  const v = env.RELAY_EVENT_STORE?.trim();
+  if (!v || v.toLowerCase() === 'file') return null;
+  if (!isPostgresUrl(v)) {
+    throw new ConfigError('RELAY_EVENT_STORE must be a postgres:// (or postgresql://) URL, or unset for the file log under SVC_HOME');
+  }
+  try {
+    new URL(v);
+  } catch {
+    throw new ConfigError(`RELAY_EVENT_STORE is not a URL (${redactPgUrl(v)})`);
+  }
+  return v;
 }

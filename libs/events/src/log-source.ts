@@ -1,0 +1,200 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ChainWalker } from './chain-walker';
+import type { StoredEvent } from './event';
+import { ChainError, type ScanProgress } from './event-store';
+import { listSegments, scanLines, scanLog } from './file-event-store';
+import { connectPg, redactPgUrl, TABLE, type PgClient } from './postgres/pg-connection';
+import { walkPgLog } from './postgres/pg-read';
+import { schemaVersion } from './postgres/pg-schema';
+
+export type LogWalk = { lastSeq: number; lastHash: string; records: number; tornTailBytes: number };
+
+/** What a proven walk reports, or where the proof fails (the first bad record). */
+export type LogVerifyReport = ({ ok: true } & LogWalk & { containers: number }) | { ok: false; seq: number; segment: string; reason: string };
+
+/**
+ * A log to read, wherever it is: a directory of segments or a database. Read-only: nothing is locked
+ * and nothing cut, so an auditor can read beside a running relay.
+ */
+export interface LogSource {
+  readonly kind: 'file' | 'postgres';
+  /** Printable: a directory, or a database URL without its password. */
+  readonly location: string;
+  /** Segments of a directory; 1 for a database table (0 when empty). */
+  containers(): Promise<number>;
+  /** Proves the chain from seq 1 (the same ChainWalker for both), handing each record on. Throws ChainError. */
+  walk(opts?: { onEvent?: (e: StoredEvent) => void; onProgress?: (p: ScanProgress) => void }): Promise<LogWalk>;
+  /** The exact records in seq order, a page at a time (unverified: feed them to a ChainWalker). */
+  pages(): AsyncIterable<string[]>;
+  close(): Promise<void>;
+}
+
+export async function verifySource(source: LogSource, onProgress?: (p: ScanProgress) => void): Promise<LogVerifyReport> {
+  try {
+    const walk = await source.walk({ onProgress });
+    return { ok: true, ...walk, containers: await source.containers() };
+  } catch (err) {
+    if (err instanceof ChainError) return { ok: false, seq: err.seq, segment: err.segment, reason: err.reason };
+    throw err;
+  }
+}
+
+export class FileLogSource implements LogSource {
+  readonly kind = 'file';
+  constructor(readonly location: string) {}
+
+  containers(): Promise<number> {
+    return Promise.resolve(listSegments(this.location).length);
+  }
+
+  walk(opts: { onEvent?: (e: StoredEvent) => void; onProgress?: (p: ScanProgress) => void } = {}): Promise<LogWalk> {
+    let records = 0;
+    const onEvent = (e: StoredEvent): void => {
+      records++;
+      opts.onEvent?.(e);
+    };
+    try {
+      const r = scanLog(this.location, { fromSeq: 1, onProgress: opts.onProgress, onEvent });
+      return Promise.resolve({ lastSeq: r.lastSeq, lastHash: r.lastHash, records, tornTailBytes: r.torn?.bytes ?? 0 });
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+
+  /** A torn last line is not a record and is left out. */
+  async *pages(): AsyncIterable<string[]> {
+    for (const seg of listSegments(this.location)) yield* linePages(path.join(this.location, seg.file));
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+export class PgLogSource implements LogSource {
+  readonly kind = 'postgres';
+  readonly location: string;
+  private client: Promise<PgClient> | null = null;
+
+  constructor(private readonly url: string) {
+    this.location = redactPgUrl(url);
+  }
+
+  /** The connection, for a caller that reads more (tail). */
+  connection(): Promise<PgClient> {
+    this.client ??= connectPg(this.url, 'reader').then((c) => {
+      c.on('error', () => undefined); // a lost reader fails its next query, which reports it
+      return c;
+    });
+    return this.client;
+  }
+
+  async containers(): Promise<number> {
+    const c = await this.connection();
+    if ((await schemaVersion(c)) === 0) return 0;
+    const r = await c.query<{ n: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${TABLE.events}) AS n`);
+    return r.rows[0].n ? 1 : 0;
+  }
+
+  async walk(opts: { onEvent?: (e: StoredEvent) => void; onProgress?: (p: ScanProgress) => void } = {}): Promise<LogWalk> {
+    const c = await this.connection();
+    if ((await schemaVersion(c)) === 0) return { lastSeq: 0, lastHash: new ChainWalker({ fromSeq: 1 }).lastHash, records: 0, tornTailBytes: 0 };
+    const r = await walkPgLog(c, { fromSeq: 1, onEvent: opts.onEvent, onProgress: opts.onProgress });
+    return { ...r, tornTailBytes: 0 };
+  }
+
+  async *pages(): AsyncIterable<string[]> {
+    const c = await this.connection();
+    if ((await schemaVersion(c)) === 0) return;
+    for (let from = 1; ;) {
+      const r = await c.query<{ seq: string; record: string }>(`SELECT seq, record FROM ${TABLE.events} WHERE seq >= $1 ORDER BY seq LIMIT 5000`, [
+        from,
+      ]);
+      if (r.rows.length === 0) return;
+      yield r.rows.map((row) => row.record);
+      from = Number(r.rows[r.rows.length - 1].seq) + 1;
+    }
+  }
+
+  async close(): Promise<void> {
+    const pending = this.client;
+    this.client = null;
+    if (pending) await (await pending.catch(() => null))?.end().catch(() => undefined);
+  }
+}
+
+/** One JSON-lines file of records from seq 1 (what `svc relay events export --to FILE` writes). */
+export class JsonlLogSource implements LogSource {
+  readonly kind = 'file';
+  constructor(readonly location: string) {}
+
+  containers(): Promise<number> {
+    return Promise.resolve(1);
+  }
+
+  walk(opts: { onEvent?: (e: StoredEvent) => void; onProgress?: (p: ScanProgress) => void } = {}): Promise<LogWalk> {
+    const name = path.basename(this.location);
+    let records = 0;
+    const walker = new ChainWalker({
+      fromSeq: 1,
+      onEvent: (e) => {
+        records++;
+        opts.onEvent?.(e);
+      },
+    });
+    try {
+      const total = opts.onProgress ? fs.statSync(this.location).size : 0;
+      const { tail } = scanLines(
+        this.location,
+        (l) => walker.record(l, name),
+        opts.onProgress && ((read) => opts.onProgress!({ done: read, total, seq: walker.lastSeq })),
+      );
+      if (tail.length > 0) throw new ChainError(walker.next, name, 'unterminated last record (the file was cut short)');
+      return Promise.resolve({ lastSeq: walker.lastSeq, lastHash: walker.lastHash, records, tornTailBytes: 0 });
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+
+  pages(): AsyncIterable<string[]> {
+    return linePages(this.location);
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** Complete lines of a file, 5000 at a time, streamed (a partial last line is left out). */
+async function* linePages(file: string): AsyncIterable<string[]> {
+  // A utf8 stream decodes a character split across two chunks whole.
+  const stream = fs.createReadStream(file, { highWaterMark: 1 << 20, encoding: 'utf8' });
+  let carry = '';
+  let page: string[] = [];
+  for await (const chunk of stream as AsyncIterable<string>) {
+    const text = carry + chunk;
+    const parts = text.split('\n');
+    carry = parts.pop()!;
+    for (const p of parts) {
+      page.push(p);
+      if (page.length >= 5000) {
+        yield page;
+        page = [];
+      }
+    }
+  }
+  if (page.length) yield page;
+}
+
+/** A database URL, a log directory (the events directory itself), or one JSON-lines export file. */
+export function openLogSource(location: string): LogSource {
+  if (/^postgres(ql)?:\/\//i.test(location)) return new PgLogSource(location);
+  if (fs.existsSync(location) && fs.statSync(location).isFile()) return new JsonlLogSource(location);
+  return new FileLogSource(location);
+}
+
+/** Whether a directory holds no log yet (no segments), so a copy may be written into it. */
+export function fileLogIsEmpty(dir: string): boolean {
+  return !fs.existsSync(dir) || listSegments(dir).length === 0;
+}

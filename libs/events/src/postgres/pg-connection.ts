@@ -1,0 +1,75 @@
+import type { Client } from 'pg';
+import * as os from 'node:os';
+
+export type PgClient = Client;
+
+/** The tables a relay keeps in its database (in the connection's schema: set it with `?options=-c search_path=NAME`). */
+export const TABLE = {
+  events: 'svc_relay_events',
+  snapshots: 'svc_relay_snapshots',
+  schema: 'svc_relay_schema',
+} as const;
+
+/** `postgres://` or `postgresql://`: what RELAY_EVENT_STORE and the CLI's `--log`/`--to` take as a database. */
+export function isPostgresUrl(value: string | undefined): value is string {
+  return typeof value === 'string' && /^postgres(ql)?:\/\//i.test(value.trim());
+}
+
+/** The URL fit for a log line or an error: the password (and any `password=` parameter) replaced by `***`. */
+export function redactPgUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    for (const key of [...u.searchParams.keys()]) if (/pass/i.test(key)) u.searchParams.set(key, '***');
+    return u.toString();
+  } catch {
+    return 'postgres://(unparseable URL)';
+  }
+}
+
+/** Thrown when the database cannot be reached or refuses the login; the message never holds the password. */
+export class PgConnectError extends Error {
+  constructor(
+    readonly location: string,
+    reason: string,
+  ) {
+    super(`cannot reach the event store ${location}: ${reason}`);
+    this.name = 'PgConnectError';
+  }
+}
+
+/**
+ * One connection (node-postgres, loaded on first use so a relay on the file log never pays for it). The
+ * application name says which relay holds it, which is what a refused second relay is told.
+ */
+export async function connectPg(url: string, role: 'writer' | 'snapshots' | 'reader'): Promise<PgClient> {
+  const { Client: PgClientClass } = await import('pg');
+  const client = new PgClientClass({
+    connectionString: url,
+    application_name: `svc-relay ${role} pid ${process.pid} on ${os.hostname()}`.slice(0, 63),
+    connectionTimeoutMillis: 10_000,
+  });
+  // An error event with no listener would crash the process; the owner installs its own after connecting.
+  const early = (): void => undefined;
+  client.on('error', early);
+  try {
+    await client.connect();
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw new PgConnectError(redactPgUrl(url), pgReason(err));
+  }
+  client.off('error', early);
+  return client;
+}
+
+/** A database error in one line, with its SQLSTATE when it has one. */
+export function pgReason(err: unknown): string {
+  const e = err as { message?: string; code?: string };
+  const msg = e?.message || String(err);
+  return e?.code && /^[0-9A-Z]{5}$/.test(e.code) ? `${msg} (SQLSTATE ${e.code})` : msg;
+}
+
+/** SQLSTATE 42P01: the table does not exist (a database no relay has written yet). */
+export function isUndefinedTable(err: unknown): boolean {
+  return (err as { code?: string })?.code === '42P01';
+}

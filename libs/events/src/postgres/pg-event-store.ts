@@ -1,0 +1,242 @@
+import { randomUUID } from 'node:crypto';
+import { encodeRecord } from '../chain';
+import { GENESIS_HASH, type NewEvent, type StoredEvent } from '../event';
+import type { Appended, EventStore, OpenOptions, OpenResult, SnapshotPort } from '../event-store';
+import { openSnapshot, type Snapshot } from '../snapshot-store';
+import { connectPg, isUndefinedTable, pgReason, redactPgUrl, TABLE, type PgClient } from './pg-connection';
+import { takeWriterLock } from './pg-lock';
+import { walkPgLog } from './pg-read';
+import { migrate } from './pg-schema';
+
+export type PgEventStoreOptions = {
+  url: string;
+  onDurable: (events: readonly StoredEvent[]) => void;
+  /** Called when the store can no longer write (the relay must stop: state ran ahead of the database). */
+  onFatal?: (error: Error) => void;
+};
+
+type Pending = {
+  seqs: number[];
+  ats: string[];
+  types: string[];
+  actors: string[];
+  records: string[];
+  events: StoredEvent[];
+  waiters: Array<{ resolve: () => void; reject: (e: Error) => void }>;
+};
+
+/** The channel a batch's commit notifies (its payload: the batch's last seq), so `events tail -f` wakes at once. */
+export const APPEND_CHANNEL = 'svc_relay_events';
+
+// One statement is one transaction: the whole batch commits, or none of it (no torn batch to cut).
+const APPEND_SQL = `WITH ins AS (
+  INSERT INTO ${TABLE.events} (seq, at, type, actor, record)
+  SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[])
+  RETURNING seq)
+SELECT pg_notify('${APPEND_CHANNEL}', max(seq)::text) FROM ins`;
+
+/**
+ * The EventStore on PostgreSQL: the same records (the exact line the file log would hold), seq and hash
+ * chain; one connection that holds the writer's advisory lock for the relay's life and commits each
+ * group-committed batch as one transaction. Durable means committed (the server's WAL flush, with its
+ * default synchronous_commit).
+ */
+export class PgEventStore implements EventStore {
+  private client: PgClient | null = null;
+  private seq = 0;
+  private hash = GENESIS_HASH;
+  private pending: Pending | null = null;
+  private flushing: Promise<void> | null = null;
+  private failed: Error | null = null;
+  private closing = false;
+  readonly location: string;
+
+  constructor(private readonly options: PgEventStoreOptions) {
+    this.location = redactPgUrl(options.url);
+  }
+
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  async open(opts: OpenOptions): Promise<OpenResult> {
+    const client = await connectPg(this.options.url, 'writer');
+    // The session holds the lock: once it is gone another relay may write, so this one must stop.
+    client.on('error', (err) => this.lost(err));
+    try {
+      // Before anything is read or written (a migration is a write): one writer per log.
+      await takeWriterLock(client, this.location);
+      await migrate(client);
+      const walk = await walkPgLog(client, opts);
+      this.seq = walk.lastSeq;
+      this.hash = walk.lastHash;
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    this.client = client;
+    return { lastSeq: this.seq, lastHash: this.hash };
+  }
+
+  append(events: readonly NewEvent[], at: string, defaultActor: string): Appended {
+    if (this.failed) return { stored: [], durable: Promise.reject(this.failed) };
+    if (this.client === null) throw new Error('event store is not open');
+    const batch = (this.pending ??= { seqs: [], ats: [], types: [], actors: [], records: [], events: [], waiters: [] });
+    const stored: StoredEvent[] = [];
+    for (const e of events) {
+      const fields = {
+        seq: this.seq + 1,
+        id: randomUUID(),
+        at,
+        type: e.type,
+        actor: e.actor ?? defaultActor,
+        data: e.data,
+        v: 1 as const,
+        prev: this.hash,
+      };
+      const { line, hash } = encodeRecord(fields);
+      this.seq = fields.seq;
+      this.hash = hash;
+      batch.seqs.push(fields.seq);
+      batch.ats.push(at);
+      batch.types.push(fields.type);
+      batch.actors.push(fields.actor);
+      batch.records.push(line);
+      stored.push({ ...fields, hash });
+    }
+    batch.events.push(...stored);
+    const durable = new Promise<void>((resolve, reject) => batch.waiters.push({ resolve, reject }));
+    this.flushing ??= this.flushLoop();
+    return { stored, durable };
+  }
+
+  async drain(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.failed) throw this.failed;
+  }
+
+  async close(): Promise<void> {
+    await this.drain().catch(() => undefined);
+    this.closing = true;
+    const client = this.client;
+    this.client = null;
+    // Ending the session releases the advisory lock.
+    if (client) await client.end().catch(() => undefined);
+  }
+
+  /** A snapshot store on its own connection (a snapshot of many MiB must not hold up a commit). */
+  snapshots(mac: (text: string) => string): PgSnapshotStore {
+    return new PgSnapshotStore(this.options.url, mac);
+  }
+
+  /** One INSERT (one transaction) per batch; appends that arrive during the commit form the next batch. */
+  private async flushLoop(): Promise<void> {
+    await new Promise<void>((r) => setImmediate(r));
+    try {
+      while (this.pending && !this.failed) {
+        const batch = this.pending;
+        this.pending = null;
+        try {
+          await this.client!.query({
+            name: 'svc-append',
+            text: APPEND_SQL,
+            values: [batch.seqs, batch.ats, batch.types, batch.actors, batch.records],
+          });
+        } catch (err) {
+          this.fail(new Error(`event log write failed: ${pgReason(err)}`), batch);
+          return;
+        }
+        this.options.onDurable(batch.events);
+        for (const w of batch.waiters) w.resolve();
+      }
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  private lost(err: Error): void {
+    if (this.closing || this.failed) return;
+    this.fail(new Error(`event store connection lost (${this.location}): ${pgReason(err)}`), null);
+  }
+
+  private fail(err: Error, batch: Pending | null): void {
+    if (this.failed) return;
+    this.failed = err;
+    for (const w of batch?.waiters ?? []) w.reject(err);
+    for (const w of this.pending?.waiters ?? []) w.reject(err);
+    this.pending = null;
+    this.options.onFatal?.(err);
+  }
+}
+
+/** Projection snapshots in a table beside the log, MAC'd like the files; the newest two are kept. */
+export class PgSnapshotStore implements SnapshotPort {
+  private client: Promise<PgClient> | null = null;
+
+  constructor(
+    private readonly url: string,
+    private readonly mac: (text: string) => string,
+    private readonly keep = 2,
+  ) {}
+
+  async latest<M>(): Promise<Snapshot<M> | null> {
+    const client = await this.connection();
+    let rows: Array<{ body: string; mac: string }>;
+    try {
+      rows = (await client.query<{ body: string; mac: string }>(`SELECT body, mac FROM ${TABLE.snapshots} ORDER BY seq DESC LIMIT 5`)).rows;
+    } catch (err) {
+      if (isUndefinedTable(err)) return null; // a database no relay has written yet
+      throw err;
+    }
+    for (const row of rows) {
+      try {
+        const snap = openSnapshot<M>(row.body, row.mac, this.mac);
+        if (snap) return snap;
+      } catch {
+        // an unreadable snapshot is skipped; the log is the truth and a full replay still works
+      }
+    }
+    return null;
+  }
+
+  write<M>(snapshot: Snapshot<M>): Promise<void> {
+    // Serialized now: the models move on while the row is stored.
+    const body = JSON.stringify(snapshot);
+    const mac = this.mac(body);
+    return this.store(snapshot.seq, body, mac);
+  }
+
+  async close(): Promise<void> {
+    const pending = this.client;
+    this.client = null;
+    if (pending) await (await pending.catch(() => null))?.end().catch(() => undefined);
+  }
+
+  private async store(seq: number, body: string, mac: string): Promise<void> {
+    const client = await this.connection();
+    await client.query(
+      `INSERT INTO ${TABLE.snapshots} (seq, body, mac) VALUES ($1, $2, $3) ON CONFLICT (seq) DO UPDATE SET body = $2, mac = $3, at = now()`,
+      [seq, body, mac],
+    );
+    await client.query(`DELETE FROM ${TABLE.snapshots} WHERE seq NOT IN (SELECT seq FROM ${TABLE.snapshots} ORDER BY seq DESC LIMIT $1)`, [
+      this.keep,
+    ]);
+  }
+
+  private connection(): Promise<PgClient> {
+    if (!this.client) {
+      const pending = connectPg(this.url, 'snapshots').then((c) => {
+        // A lost snapshot connection is reopened on the next write (snapshots are an optimisation).
+        c.on('error', () => {
+          if (this.client === pending) this.client = null;
+        });
+        return c;
+      });
+      pending.catch(() => {
+        if (this.client === pending) this.client = null;
+      });
+      this.client = pending;
+    }
+    return this.client;
+  }
+}

@@ -1,0 +1,43 @@
+import { TABLE, type PgClient } from './pg-connection';
+
+/** The advisory lock's first key ('SVCR'); the second is the schema's, so two schemas hold two logs. */
+const LOCK_CLASS = 0x53564352;
+const SCHEMA_KEY = `hashtext(current_schema()) & 2147483647`;
+
+export type PgLockHolder = { pid: number; application: string | null; client: string | null; since: string | null };
+
+/** Thrown when another session holds the log's writer lock: a second relay must not write a record. */
+export class PgLogLockedError extends Error {
+  constructor(
+    readonly location: string,
+    readonly holder: PgLockHolder | null,
+  ) {
+    const who = holder
+      ? `${holder.application || 'a session'} (database backend pid ${holder.pid}${holder.client ? ` from ${holder.client}` : ''}${holder.since ? `, connected since ${holder.since}` : ''})`
+      : 'another session';
+    super(`the event log in ${location} (${TABLE.events}) is in use by ${who}`);
+    this.name = 'PgLogLockedError';
+  }
+}
+
+/**
+ * Takes the log's writer lock for this session's life: a session-level advisory lock, which the database
+ * drops by itself when the session ends, however it ends, so no stale lock outlives a crashed relay.
+ */
+export async function takeWriterLock(client: PgClient, location: string): Promise<void> {
+  const r = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock($1, ${SCHEMA_KEY}) AS ok`, [LOCK_CLASS]);
+  if (r.rows[0]?.ok) return;
+  const holder = await client.query<{ pid: number; application: string | null; client: string | null; since: Date | null }>(
+    `SELECT a.pid, a.application_name AS application, host(a.client_addr) AS client, a.backend_start AS since
+       FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+        AND l.classid = $1::bigint::oid AND l.objid = (${SCHEMA_KEY})::bigint::oid
+      LIMIT 1`,
+    [LOCK_CLASS],
+  );
+  const h = holder.rows[0];
+  throw new PgLogLockedError(
+    location,
+    h ? { pid: h.pid, application: h.application, client: h.client, since: h.since ? h.since.toISOString() : null } : null,
+  );
+}
