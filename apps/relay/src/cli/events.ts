@@ -1,9 +1,21 @@
 import { ReadModels, type Session } from '@svc/domain';
-import { ChainError, checkLine, listSegments, replayLog, scanLines, verifyLog, type ScanProgress, type StoredEvent } from '@svc/events';
+import {
+  ChainError,
+  checkLine,
+  listSegments,
+  PgLogSource,
+  scanLines,
+  verifySource,
+  type LogSource,
+  type LogVerifyReport,
+  type ScanProgress,
+  type StoredEvent,
+} from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CliError, colours, EXIT, line, parseFlags, progressLine, UsageError, type CliIo } from './io';
-import { resolveLogDir } from './log-dir';
+import { resolveLogSource } from './log-dir';
+import { followPg, tailPg } from './events-pg';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 const short = (ms: number | null): string => (ms === null ? 'never' : new Date(ms).toISOString().slice(0, 16).replace('T', ' ') + 'Z');
@@ -18,7 +30,10 @@ function chainFailure(err: unknown): never {
 // ---------------------------------------------------------------------------------------------- replay
 
 export type ReplayReport = {
+  /** Where the log is: a directory, a JSON-lines export, or a database URL without its password. */
   dir: string;
+  store: 'file' | 'postgres';
+  /** Segments of a directory; 1 for an export file or a database table. */
   segments: number;
   events: number;
   lastSeq: number;
@@ -40,11 +55,18 @@ export type ReplayReport = {
   rateLimitBlocks: Array<{ ip: string; kind: string; until: string | null }>;
 };
 
-export function replayReport(dir: string, at: Date, onProgress?: (p: ScanProgress) => void): ReplayReport {
+export async function replayReport(source: LogSource, at: Date, onProgress?: (p: ScanProgress) => void): Promise<ReplayReport> {
   const models = new ReadModels();
+  const countsByType: Record<string, number> = {};
   let summary;
   try {
-    summary = replayLog(dir, models, undefined, onProgress);
+    summary = await source.walk({
+      onProgress,
+      onEvent: (e) => {
+        models.apply(e);
+        countsByType[e.type] = (countsByType[e.type] ?? 0) + 1;
+      },
+    });
   } catch (err) {
     chainFailure(err);
   }
@@ -63,14 +85,15 @@ export function replayReport(dir: string, at: Date, onProgress?: (p: ScanProgres
   };
   const live = models.pairing.live(at);
   return {
-    dir,
-    segments: listSegments(dir).length,
-    events: summary.events,
+    dir: source.location,
+    store: source.kind,
+    segments: await source.containers(),
+    events: summary.records,
     lastSeq: summary.lastSeq,
     lastHash: summary.lastHash,
     tornTailBytes: summary.tornTailBytes,
     at: at.toISOString(),
-    countsByType: Object.fromEntries(Object.entries(summary.countsByType).sort(([a], [b]) => a.localeCompare(b))),
+    countsByType: Object.fromEntries(Object.entries(countsByType).sort(([a], [b]) => a.localeCompare(b))),
     sessions: models.sessions
       .active(at)
       .sort((a, b) => b.lastSeen - a.lastSeen)
@@ -81,16 +104,18 @@ export function replayReport(dir: string, at: Date, onProgress?: (p: ScanProgres
   };
 }
 
-export function replayCommand(args: string[], io: CliIo): number {
+export async function replayCommand(args: string[], io: CliIo): Promise<number> {
   const v = parseFlags('relay events replay', args, { log: { type: 'string' }, at: { type: 'string' }, json: { type: 'boolean' } });
   const at = v.at === undefined ? new Date() : new Date(v.at);
   if (Number.isNaN(at.getTime())) throw new UsageError(`--at ${v.at}: not an ISO time like 2026-03-01T12:00:00Z`, 'relay events replay');
   const progress = progressLine(io.stderr, 'replaying');
   let r: ReplayReport;
+  const source = resolveLogSource(io.env, v.log);
   try {
-    r = replayReport(resolveLogDir(io.env, v.log), at, progress.update);
+    r = await replayReport(source, at, progress.update);
   } finally {
     progress.done();
+    await source.close();
   }
   if (v.json) {
     line(io.stdout, JSON.stringify(r, null, 2));
@@ -98,7 +123,7 @@ export function replayCommand(args: string[], io: CliIo): number {
   }
   const c = colours(io.stdout, io.env);
   const out = (s = '') => line(io.stdout, s);
-  out(`${c.bold('event log')}   ${r.dir} (${r.segments} segment${r.segments === 1 ? '' : 's'})`);
+  out(`${c.bold('event log')}   ${r.dir} (${containersText(r.store, r.segments)})`);
   out(`${c.bold('records')}     ${r.events} replayed, last seq ${r.lastSeq}, chain ${c.green('ok')}`);
   out(`${c.bold('last hash')}   ${r.lastHash}`);
   if (r.tornTailBytes > 0)
@@ -140,26 +165,41 @@ function table(rows: string[][]): string[] {
 
 // ---------------------------------------------------------------------------------------------- verify
 
-export function verifyCommand(args: string[], io: CliIo): number {
+/** `3 segments`, or the table a database log lives in. */
+function containersText(store: 'file' | 'postgres', n: number): string {
+  return store === 'postgres' ? 'table svc_relay_events' : `${n} segment${n === 1 ? '' : 's'}`;
+}
+
+export async function verifyCommand(args: string[], io: CliIo): Promise<number> {
   const v = parseFlags('relay events verify', args, { log: { type: 'string' }, json: { type: 'boolean' } });
-  const dir = resolveLogDir(io.env, v.log);
+  const source = resolveLogSource(io.env, v.log);
+  const dir = source.location;
   const progress = progressLine(io.stderr, 'verifying');
-  let report: ReturnType<typeof verifyLog>;
+  let report: LogVerifyReport;
   try {
-    report = verifyLog(dir, progress.update);
+    report = await verifySource(source, progress.update);
   } finally {
     progress.done();
+    await source.close();
   }
   if (v.json) {
-    line(io.stdout, JSON.stringify({ dir, ...report }, null, 2));
+    const json = report.ok
+      ? {
+          dir,
+          store: source.kind,
+          ok: true,
+          lastSeq: report.lastSeq,
+          lastHash: report.lastHash,
+          segments: report.containers,
+          tornTailBytes: report.tornTailBytes,
+        }
+      : { dir, store: source.kind, ...report };
+    line(io.stdout, JSON.stringify(json, null, 2));
     return report.ok ? EXIT.ok : EXIT.failed;
   }
   const c = colours(io.stdout, io.env);
   if (report.ok) {
-    line(
-      io.stdout,
-      `${c.green('ok')}  ${dir}: ${report.lastSeq} records in ${report.segments} segment${report.segments === 1 ? '' : 's'}, chain intact`,
-    );
+    line(io.stdout, `${c.green('ok')}  ${dir}: ${report.lastSeq} records in ${containersText(source.kind, report.containers)}, chain intact`);
     line(io.stdout, `    last seq ${report.lastSeq}, last hash ${report.lastHash}`);
     if (report.tornTailBytes > 0) {
       line(
@@ -200,15 +240,30 @@ export async function tailCommand(args: string[], io: CliIo): Promise<number> {
   });
   const limit = v.limit === undefined ? 20 : Number(v.limit);
   if (!Number.isInteger(limit) || limit < 0) throw new UsageError(`--limit ${v.limit}: a whole number >= 0`, 'relay events tail');
-  const dir = resolveLogDir(io.env, v.log);
+  const source = resolveLogSource(io.env, v.log);
   const matches = typeMatcher(v.type ?? []);
   const print = printer(io, Boolean(v.json));
+  if (source instanceof PgLogSource) {
+    try {
+      const last = await tailPg(source, v.type ?? [], limit, print);
+      if (v.follow) await followPg(source, last, io.signal, (type, text) => matches(type) && print(text));
+    } finally {
+      await source.close();
+    }
+    return EXIT.ok;
+  }
+  const dir = source.location;
 
   // The newest `limit` matching records (all of them with --limit 0), oldest first.
   const ring: string[] = [];
   const pos = { segment: '', offset: 0 };
-  for (const seg of listSegments(dir)) {
-    const { end } = scanLines(path.join(dir, seg.file), (text) => {
+  // A JSON-lines export is one file (and nothing writes to it: no --follow).
+  const exportFile = source.kind === 'file' && fs.statSync(dir).isFile();
+  if (exportFile && v.follow) throw new UsageError("--follow: an export file does not grow; follow the relay's log instead", 'relay events tail');
+  const files = exportFile ? [{ file: path.basename(dir) }] : listSegments(dir);
+  const base = exportFile ? path.dirname(dir) : dir;
+  for (const seg of files) {
+    const { end } = scanLines(path.join(base, seg.file), (text) => {
       const type = TYPE_RE.exec(text)?.[1];
       if (type === undefined || !matches(type)) return;
       if (limit === 0) return print(text);

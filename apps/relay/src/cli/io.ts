@@ -91,3 +91,17 @@ export function parseFlags<T extends Record<string, { type: 'string' | 'boolean'
     throw new UsageError((err as Error).message, command);
   }
 }
+
+/** parseFlags for a command that also takes operands (`svc relay events import FILE`). */
+export function parseFlagsAndPositionals<T extends Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>>(
+  command: string,
+  args: string[],
+  options: T,
+) {
+  try {
+    const r = parseArgs({ args, options, strict: true, allowPositionals: true });
+    return { values: r.values, positionals: r.positionals };
+  } catch (err) {
+    throw new UsageError((err as Error).message, command);
+  }
+}

@@ -1,4 +1,4 @@
-import { eventsDir, listSegments } from '@svc/events';
+import { eventsDir, FileLogSource, isPostgresUrl, JsonlLogSource, listSegments, PgLogSource, type LogSource } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { svcHomeFrom } from '../common/config';
@@ -22,4 +22,19 @@ export function resolveLogDir(env: NodeJS.ProcessEnv, given: string | undefined)
     if (fs.existsSync(dir) && listSegments(dir).length > 0) return dir;
   }
   throw new CliError(`--log ${given}: no event log segments (segment-*.jsonl) there`);
+}
+
+/**
+ * The log a command reads: `--log` (a postgres:// URL, a log directory as above, or one JSON-lines
+ * export file), else the relay's own store: RELAY_EVENT_STORE's database when it names one, else the
+ * file log under SVC_HOME.
+ */
+export function resolveLogSource(env: NodeJS.ProcessEnv, given: string | undefined): LogSource {
+  if (isPostgresUrl(given)) return new PgLogSource(given.trim());
+  if (given === undefined && isPostgresUrl(env.RELAY_EVENT_STORE)) return new PgLogSource(env.RELAY_EVENT_STORE.trim());
+  if (given !== undefined && fs.existsSync(given) && fs.statSync(given).isFile()) {
+    if (!/\.jsonl$/i.test(given)) throw new CliError(`--log ${given}: give the event log directory, a .jsonl export, or a postgres:// URL`);
+    return new JsonlLogSource(path.resolve(given));
+  }
+  return new FileLogSource(resolveLogDir(env, given));
 }

@@ -8,6 +8,7 @@ Usage:
   svc relay events replay          rebuild state from the event log and print a summary
   svc relay events verify          check every record's checksum and the hash chain
   svc relay events tail            print the newest events (--follow to keep watching)
+  svc relay events export|import   copy a log between the file store and PostgreSQL, chain proven
   svc relay insecure-api-key [status|on|off]
                                    API-key voice auth over plain HTTP from other hosts (until restart)
   svc relay update-check           is a newer relay available (offline: "unknown")
@@ -38,8 +39,8 @@ route with plausible data, answers destructive-verb confirmations by --confirm, 
 Commands:
   start                 run the relay
   pair                  mint a pairing code on the running relay and show its QR
-  events replay|verify|tail
-                        audit the event log
+  events replay|verify|tail|export|import
+                        audit the event log, or move it between stores
   insecure-api-key [status|on|off]
                         the plain-HTTP API-key voice escape hatch of the running relay
   update-check          whether a newer relay is available
@@ -154,15 +155,17 @@ Asks the running relay (GET /relay/update-check on loopback) whether a newer ver
 no feed configured (RELAY_UPDATE_FEED_URL, a JSON document {"latest": "x.y.z", "update_command": "..."})
 it reports the running version and "latest unknown"; a feed's answer is kept an hour (--refresh asks again).`,
 
-  'relay events': `Usage: svc relay events <replay|verify|tail> [options]
+  'relay events': `Usage: svc relay events <replay|verify|tail|export|import> [options]
 
   replay    rebuild every read model from the log (from seq 1, verifying the chain) and summarise
   verify    check every record's checksum, the seq order and the previous-hash links
   tail      print the newest events, optionally following new ones
+  export    copy the log to a .jsonl file, a log directory or an empty PostgreSQL database
+  import    fill an empty store (the relay's own by default) from a copy
 
 Run "svc help relay events <command>" for options.`,
 
-  'relay events replay': `Usage: svc relay events replay [--log PATH] [--at TIME] [--json]
+  'relay events replay': `Usage: svc relay events replay [--log WHERE] [--at TIME] [--json]
 
 Rebuilds state from the event log exactly as the relay does at start (every projection, from seq 1,
 checking the hash chain; snapshots are not trusted) and prints: sessions with their grants, live
@@ -170,12 +173,13 @@ pairing codes, rate-limit blocks, event counts per type, the last seq and hash. 
 last line is reported, not cut.
 
 Options:
-  --log PATH     event log directory (default <SVC_HOME or ~/.svc>/relay/events)
+  --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
+                 own, RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME or ~/.svc>/relay/events)
   --at TIME      judge expiry at this ISO time instead of now
   --json         print the summary as JSON
   -h, --help     show this help`,
 
-  'relay events verify': `Usage: svc relay events verify [--log PATH] [--json]
+  'relay events verify': `Usage: svc relay events verify [--log WHERE] [--json]
 
 Checks every record of the log: its own checksum, consecutive seqs, and that each record names the
 hash of the one before (the chain). Exits 1 and names the first bad record when anything was edited,
@@ -183,11 +187,12 @@ removed or reordered. A torn last line (an interrupted write) is reported but is
 relay cuts it at its next start.
 
 Options:
-  --log PATH     event log directory (default <SVC_HOME or ~/.svc>/relay/events)
+  --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
+                 own, RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME or ~/.svc>/relay/events)
   --json         print the report as JSON
   -h, --help     show this help`,
 
-  'relay events tail': `Usage: svc relay events tail [--follow] [--type T]... [--limit N] [--log PATH] [--json]
+  'relay events tail': `Usage: svc relay events tail [--follow] [--type T]... [--limit N] [--log WHERE] [--json]
 
 Prints the newest events, oldest first.
 
@@ -196,8 +201,38 @@ Options:
   --type T       only events of this type; "session" or "session." matches every session.* type;
                  repeat the option or separate types with commas
   -n, --limit N  how many events to print first (default 20; 0 prints them all)
-  --log PATH     event log directory (default <SVC_HOME or ~/.svc>/relay/events)
+  --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
+                 own, RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME or ~/.svc>/relay/events)
   --json         print the stored records (one JSON line each)
+  -h, --help     show this help`,
+
+  'relay events export': `Usage: svc relay events export [--log WHERE] [--to FILE|DIR/|postgres://...] [--json]
+
+Copies the relay's log record for record (the same seqs, ids and hashes) to a new JSON-lines FILE, a
+file-store log directory (DIR/, existing or ending in a slash), or an empty PostgreSQL database; without
+--to, the records go to stdout. Every record is proven on the way, the target is read back and proven
+again on arrival, and a log that fails its proof is not copied (nothing is left behind).
+The target must hold no log yet, and no relay may be writing it.
+
+Options:
+  --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
+                 own, RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME or ~/.svc>/relay/events)
+  --to TARGET    where the copy goes (default: stdout)
+  --json         print the report as JSON
+  -h, --help     show this help`,
+
+  'relay events import': `Usage: svc relay events import SOURCE [--into DIR|postgres://...] [--json]
+
+Copies SOURCE (a .jsonl export, a log directory, or a postgres:// URL) into an empty store: by default
+the relay's own (RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME>/relay/events). The chain
+is proven on the way and again on arrival. Stop the relay first: a store in use is refused. Snapshots
+of a file store's previous log are removed (they describe a log that is gone); the relay replays the
+imported log in full at its next start. Tokens stay valid only where SVC_HOME's relay/secret.key is
+the one that wrote the log (the log holds keyed digests, never tokens).
+
+Options:
+  --into TARGET  the store to fill (default: the relay's own)
+  --json         print the report as JSON
   -h, --help     show this help`,
 };
 

@@ -1,0 +1,73 @@
+import { APPEND_CHANNEL, TABLE, type PgLogSource } from '@svc/events';
+
+/** The SQL for `--type` (the same rule as typeMatcher: `session` and `session.` take every `session.*`). */
+function typeFilter(specs: string[], firstParam: number): { where: string; values: unknown[] } {
+  const wanted = specs
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (wanted.length === 0) return { where: 'TRUE', values: [] };
+  const like = wanted.map((w) => (w.endsWith('.') ? w : w + '.').replace(/[\\%_]/g, (c) => '\\' + c) + '%');
+  return { where: `(type = ANY($${firstParam}::text[]) OR type LIKE ANY($${firstParam + 1}::text[]))`, values: [wanted, like] };
+}
+
+/** Prints the newest `limit` matching records (all with 0), oldest first; returns the last seq there is. */
+export async function tailPg(source: PgLogSource, types: string[], limit: number, print: (text: string) => void): Promise<number> {
+  const c = await source.connection();
+  const top = await c.query<{ hi: string | null }>(`SELECT max(seq) AS hi FROM ${TABLE.events}`).catch(() => ({ rows: [{ hi: null }] }));
+  const hi = Number(top.rows[0].hi ?? 0);
+  if (hi === 0) return 0;
+  const f = typeFilter(types, 2);
+  if (limit > 0) {
+    const r = await c.query<{ record: string }>(
+      `SELECT record FROM (SELECT seq, record FROM ${TABLE.events} WHERE seq <= $1 AND ${f.where} ORDER BY seq DESC LIMIT ${limit}) t ORDER BY seq`,
+      [hi, ...f.values],
+    );
+    for (const row of r.rows) print(row.record);
+    return hi;
+  }
+  for (let from = 1; from <= hi;) {
+    const r = await c.query<{ seq: string; record: string }>(
+      `SELECT seq, record FROM ${TABLE.events} WHERE seq >= $1 AND seq <= ${hi} AND ${f.where} ORDER BY seq LIMIT 5000`,
+      [from, ...f.values],
+    );
+    if (r.rows.length === 0) break;
+    for (const row of r.rows) print(row.record);
+    from = Number(r.rows[r.rows.length - 1].seq) + 1;
+  }
+  return hi;
+}
+
+/**
+ * Hands over every record after `last` as it commits: woken by the writer's NOTIFY on each batch, with a
+ * poll every second behind it (a notification can be missed across a reconnect).
+ */
+export async function followPg(
+  source: PgLogSource,
+  last: number,
+  signal: AbortSignal | undefined,
+  onRecord: (type: string, text: string) => void,
+): Promise<void> {
+  const c = await source.connection();
+  let wake: (() => void) | null = null;
+  c.on('notification', () => wake?.());
+  await c.query(`LISTEN ${APPEND_CHANNEL}`);
+  const stopped = new Promise<void>((resolve) => {
+    if (!signal) return;
+    if (signal.aborted) resolve();
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  while (!signal?.aborted) {
+    const r = await c.query<{ seq: string; type: string; record: string }>(
+      `SELECT seq, type, record FROM ${TABLE.events} WHERE seq > $1 ORDER BY seq LIMIT 1000`,
+      [last],
+    );
+    for (const row of r.rows) {
+      onRecord(row.type, row.record);
+      last = Number(row.seq);
+    }
+    if (r.rows.length === 1000) continue;
+    await Promise.race([stopped, new Promise<void>((resolve) => ((wake = resolve), setTimeout(resolve, 1000)))]);
+    wake = null;
+  }
+}

@@ -1,0 +1,229 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { bearer, Phone, readEvents, tempHome } from '../support/harness';
+import { ensureBuilt, spawnSvc, startRelayProcess } from '../support/dist';
+import { startPostgres, type TestPostgres } from '../support/postgres';
+
+/**
+ * The relay on RELAY_EVENT_STORE=postgres://... as operators run it (real processes, a real server):
+ * state survives a restart, a second relay is refused before it writes, and the audit commands
+ * (verify, replay, tail, export, import) work on the database as on the file log.
+ */
+jest.setTimeout(90_000);
+
+let pg: TestPostgres;
+beforeAll(async () => {
+  ensureBuilt();
+  pg = await startPostgres();
+}, 120_000);
+afterAll(() => pg?.stop());
+
+const PASSWORD_URL = (url: string) => url.replace('postgres://svc@', 'postgres://svc:hunter2-secret@');
+
+async function svc(args: string[], env: NodeJS.ProcessEnv) {
+  const p = spawnSvc(args, env);
+  const { code } = await p.exited;
+  return { code, out: p.stdout(), err: p.stderr() };
+}
+
+async function pairPhone(url: string, code: string) {
+  const reg = await fetch(`${url}/pairing/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ code }),
+  });
+  expect(reg.status).toBe(200);
+  const phone = await Phone.connect(url);
+  const ok = await phone.auth({ pairing_code: code, device_name: 'pixel', device_id: 'd-pg' });
+  expect(ok.type).toBe('auth.ok');
+  return { phone, token: ok.payload.session_token as string };
+}
+
+describe('svc relay start on PostgreSQL', () => {
+  it('writes its log to the database, keeps sessions across a restart, and never prints the URL password or a token', async () => {
+    const url = PASSWORD_URL(await pg.createDatabase());
+    const home = tempHome();
+    const env = { RELAY_EVENT_STORE: url };
+    const first = await startRelayProcess(home, env);
+    expect(first.stderr()).toMatch(/event log postgres:\/\/svc:\*\*\*@127\.0\.0\.1:\d+\/\w+ \(last seq 1\)/);
+    const { phone, token } = await pairPhone(first.url, 'PGA123');
+    phone.close();
+    first.child.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+    // Nothing went to the file log.
+    expect(fs.existsSync(path.join(home, 'relay', 'events'))).toBe(false);
+    const db = new URL(url).pathname.slice(1);
+    const types = (await pg.query(db, 'SELECT type FROM svc_relay_events ORDER BY seq')).map((r) => r.type);
+    expect(types[0]).toBe('relay.started');
+    expect(types).toContain('session.created');
+    expect(types.at(-1)).toBe('relay.stopping');
+    // The last snapshot went into its table on the way out.
+    expect((await pg.query(db, 'SELECT count(*)::int AS n FROM svc_relay_snapshots'))[0].n).toBe(1);
+
+    const second = await startRelayProcess(home, env);
+    const sessions = await fetch(`${second.url}/sessions`, { headers: bearer(token) });
+    expect(sessions.status).toBe(200);
+    second.child.kill('SIGTERM');
+    expect((await second.exited).code).toBe(0);
+    for (const out of [first.stdout() + first.stderr(), second.stdout() + second.stderr()]) {
+      expect(out).not.toContain('hunter2-secret');
+      expect(out).not.toContain(token);
+      expect(out).not.toContain('PGA123');
+    }
+    const records = (await pg.query(db, 'SELECT record FROM svc_relay_events')).map((r) => r.record as string).join('\n');
+    expect(records).not.toContain(token);
+    expect(records).not.toContain('PGA123');
+  });
+
+  it('a second relay on the same database exits 1 before it writes a record; the first goes on', async () => {
+    const url = await pg.createDatabase();
+    const db = new URL(url).pathname.slice(1);
+    const first = await startRelayProcess(tempHome(), { RELAY_EVENT_STORE: url });
+    const before = (await pg.query(db, 'SELECT count(*)::int AS n FROM svc_relay_events'))[0].n;
+    const second = spawnSvc(['relay', 'start'], { SVC_HOME: tempHome(), RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_EVENT_STORE: url });
+    expect((await second.exited).code).toBe(1);
+    expect(second.stderr()).toMatch(
+      /the event log in postgres:\/\/svc@127\.0\.0\.1:\d+\/\w+ \(svc_relay_events\) is in use by svc-relay writer pid \d+/,
+    );
+    expect(second.stderr()).toContain('two relays on one log would fork its chain');
+    expect(second.stderr()).not.toContain('    at ');
+    expect((await pg.query(db, 'SELECT count(*)::int AS n FROM svc_relay_events'))[0].n).toBe(before);
+    const { phone } = await pairPhone(first.url, 'PGB123');
+    phone.close();
+    first.child.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+  });
+
+  it('an unreachable database or a bad RELAY_EVENT_STORE is a clear start-up error (exit 1)', async () => {
+    const bad = await svc(['relay', 'start'], { SVC_HOME: tempHome(), RELAY_PORT: '0', RELAY_EVENT_STORE: 'mysql://x' });
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('RELAY_EVENT_STORE must be a postgres:// (or postgresql://) URL');
+    const down = await svc(['relay', 'start'], {
+      SVC_HOME: tempHome(),
+      RELAY_HOST: '127.0.0.1',
+      RELAY_PORT: '0',
+      RELAY_EVENT_STORE: 'postgres://svc:pw-secret@127.0.0.1:1/none',
+    });
+    expect(down.code).toBe(1);
+    expect(down.err).toContain('cannot reach the event store postgres://svc:***@127.0.0.1:1/none');
+    expect(down.err).not.toContain('pw-secret');
+  });
+
+  it('the database lost under a running relay stops it (exit 1) rather than serve unrecorded state', async () => {
+    const url = await pg.createDatabase();
+    const db = new URL(url).pathname.slice(1);
+    const relay = await startRelayProcess(tempHome(), { RELAY_EVENT_STORE: url });
+    await pg.query(db, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'svc-relay writer%'`, [
+      db,
+    ]);
+    const { code } = await relay.exited;
+    expect(code).toBe(1);
+    expect(relay.stdout()).toContain('event store connection lost');
+  });
+});
+
+describe('svc relay events on both stores', () => {
+  it('export file -> PostgreSQL -> file, import, verify, replay and tail agree, and the chain is the same', async () => {
+    // A real relay's file log with a paired session.
+    const home = tempHome();
+    const relay = await startRelayProcess(home);
+    const { phone, token } = await pairPhone(relay.url, 'CPY123');
+    phone.close();
+    relay.child.kill('SIGTERM');
+    await relay.exited;
+    const fileEvents = readEvents(home);
+    const env = { SVC_HOME: home };
+
+    const url = await pg.createDatabase();
+    const exp = await svc(['relay', 'events', 'export', '--to', url, '--json'], env);
+    expect(exp.code).toBe(0);
+    const exported = JSON.parse(exp.out) as { records: number; lastSeq: number; lastHash: string };
+    expect(exported.records).toBe(fileEvents.length);
+
+    const verifyFile = JSON.parse((await svc(['relay', 'events', 'verify', '--json'], env)).out);
+    const verifyPg = await svc(['relay', 'events', 'verify', '--json'], { ...env, RELAY_EVENT_STORE: url });
+    expect(verifyPg.code).toBe(0);
+    expect(JSON.parse(verifyPg.out)).toMatchObject({ ok: true, store: 'postgres', lastSeq: verifyFile.lastSeq, lastHash: verifyFile.lastHash });
+
+    const replayFile = JSON.parse((await svc(['relay', 'events', 'replay', '--json'], env)).out);
+    const replayPg = JSON.parse((await svc(['relay', 'events', 'replay', '--json', '--log', url], env)).out);
+    expect(replayPg.store).toBe('postgres');
+    for (const k of ['events', 'lastSeq', 'lastHash', 'countsByType', 'sessions']) expect(replayPg[k]).toEqual(replayFile[k]);
+    expect(replayPg.sessions).toHaveLength(1);
+
+    const tailFile = await svc(['relay', 'events', 'tail', '--json', '-n', '3', '--type', 'session,relay.stopping'], env);
+    const tailPg = await svc(['relay', 'events', 'tail', '--json', '-n', '3', '--type', 'session,relay.stopping', '--log', url], env);
+    expect(tailPg.code).toBe(0);
+    expect(tailPg.out).toBe(tailFile.out);
+    expect(
+      tailPg.out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).type),
+    ).toEqual(['session.created', 'relay.stopping']);
+
+    // Back from the database into a fresh home's file store: the same chain, and the token still works there.
+    const home2 = tempHome();
+    fs.mkdirSync(path.join(home2, 'relay'), { recursive: true });
+    fs.copyFileSync(path.join(home, 'relay', 'secret.key'), path.join(home2, 'relay', 'secret.key'));
+    const imp = await svc(['relay', 'events', 'import', url, '--json'], { SVC_HOME: home2 });
+    expect(imp.code).toBe(0);
+    expect(JSON.parse(imp.out)).toMatchObject({ lastSeq: exported.lastSeq, lastHash: exported.lastHash });
+    expect(readEvents(home2)).toEqual(fileEvents);
+    const again = await startRelayProcess(home2);
+    expect((await fetch(`${again.url}/sessions`, { headers: bearer(token) })).status).toBe(200);
+    again.child.kill('SIGTERM');
+    await again.exited;
+
+    // An export file too: byte for byte the log's records.
+    const file = path.join(tempHome(), 'log.jsonl');
+    expect((await svc(['relay', 'events', 'export', '--log', url, '--to', file], env)).code).toBe(0);
+    const segs = fs
+      .readdirSync(path.join(home, 'relay', 'events'))
+      .filter((f) => f.endsWith('.jsonl'))
+      .sort();
+    expect(fs.readFileSync(file, 'utf8')).toBe(segs.map((f) => fs.readFileSync(path.join(home, 'relay', 'events', f), 'utf8')).join(''));
+    expect((await svc(['relay', 'events', 'verify', '--log', file], env)).code).toBe(0);
+
+    // Refusals: a full target, a store in use, the same log twice.
+    const full = await svc(['relay', 'events', 'export', '--to', url], env);
+    expect(full.code).toBe(1);
+    expect(full.err).toMatch(/already holds a log \(\d+ records\): a copy goes only into an empty store/);
+    const busy = await startRelayProcess(tempHome(), { RELAY_EVENT_STORE: url });
+    const inUse = await svc(['relay', 'events', 'import', file, '--into', url], env);
+    expect(inUse.code).toBe(1);
+    expect(inUse.err).toContain('a relay is writing the target: stop it first');
+    busy.child.kill('SIGTERM');
+    await busy.exited;
+  });
+
+  it('verify on PostgreSQL names the first bad record and exits 1; tail --follow wakes on each commit', async () => {
+    const url = await pg.createDatabase();
+    const db = new URL(url).pathname.slice(1);
+    const relay = await startRelayProcess(tempHome(), { RELAY_EVENT_STORE: url });
+    const follow = spawnSvc(['relay', 'events', 'tail', '-f', '--json', '-n', '0', '--type', 'pairing'], { RELAY_EVENT_STORE: url });
+    await new Promise((r) => setTimeout(r, 1500));
+    const reg = await fetch(`${relay.url}/pairing/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ code: 'FLW123' }),
+    });
+    expect(reg.status).toBe(200);
+    const deadline = Date.now() + 10_000;
+    while (!follow.stdout().includes('pairing.') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(JSON.parse(follow.stdout().trim().split('\n')[0])).toMatchObject({ type: expect.stringMatching(/^pairing\./) });
+    follow.child.kill('SIGINT');
+    await follow.exited;
+    relay.child.kill('SIGTERM');
+    await relay.exited;
+
+    await pg.query(db, `UPDATE svc_relay_events SET record = replace(record, '"port":', '"port":1') WHERE seq = 1`);
+    const v = await svc(['relay', 'events', 'verify'], { RELAY_EVENT_STORE: url });
+    expect(v.code).toBe(1);
+    expect(v.err).toContain('first bad record: seq 1 in svc_relay_events: checksum mismatch');
+    const start = await svc(['relay', 'start'], { SVC_HOME: tempHome(), RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_EVENT_STORE: url });
+    expect(start.code).toBe(1);
+    expect(start.err).toContain('the event log is broken at seq 1 (svc_relay_events): checksum mismatch');
+    expect(start.err).toContain('svc relay events verify"');
+  });
+});
