@@ -1,0 +1,166 @@
+'use strict';
+// Issue 16: the event log on PostgreSQL against the file log, in the same run.
+//  1. Durable events per second through the relay's command loop (decide, append with group commit,
+//     durable, apply, publish) under 1, 16 and 256 concurrent pair/revoke clients: the file store
+//     (fdatasync) and the PostgreSQL store (one INSERT a batch, committed with the server's WAL flush)
+//     alternate round by round on the same disk; the ratio is PostgreSQL's to the file's.
+//  2. Replay: the same log (written by the file rounds' workload) read, proven and applied to every
+//     read model from PostgreSQL and from the file store; and the copy file -> PostgreSQL (import).
+//   node bench/event-store.js [--seconds 2] [--clients 1,16,256] [--rounds 3] [--replay-events 100000]
+const fs = require('node:fs');
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+const { dist, median, tempDir, fmt, report } = require('./_lib');
+const { startPostgres } = require('../scripts/temp-postgres');
+
+const { CommandLoop } = dist('apps/relay/src/common/command-loop.js');
+const { fileStore } = dist('apps/relay/src/common/file-store.js');
+const { postgresStore } = dist('apps/relay/src/common/postgres-store.js');
+const { Secrets, newSessionToken, tokenPrefix, secureRandomBytes } = dist('apps/relay/src/common/secrets.js');
+const { SystemClock } = dist('apps/relay/src/common/clock.js');
+const domain = dist('libs/domain/src/index.js');
+const events = dist('libs/events/src/index.js');
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '2' },
+    clients: { type: 'string', default: '1,16,256' },
+    rounds: { type: 'string', default: '3' },
+    'replay-events': { type: 'string', default: '100000' },
+  },
+});
+const SECONDS = Number(values.seconds);
+const LEVELS = values.clients.split(',').map(Number);
+const ROUNDS = Number(values.rounds);
+const REPLAY_EVENTS = Number(values['replay-events']);
+
+const silent = { info() {}, warn() {}, error() {}, debug() {}, fatal() {} };
+const terms = domain.pairingTerms({});
+const device = { deviceId: '', deviceName: 'bench', deviceModel: null, devicePlatform: null };
+const CODE = () => domain.codeFromBytes(secureRandomBytes(16));
+
+/** The relay's pair/revoke cycle (3 commands, 3+ events) from `clients` concurrent callers, until `until` says stop. */
+async function drive(log, secrets, clients, until) {
+  let commands = 0;
+  const client = async () => {
+    while (until(log)) {
+      const codeDigest = secrets.digest(CODE());
+      await log.run('operator', (m, now) => domain.registerCode(m, { codeDigest, source: 'register', terms }, now));
+      const token = newSessionToken();
+      const prefix = tokenPrefix(token);
+      await log.run('public:127.0.0.1', (m, now) =>
+        domain.consumeCode(m, { codeDigest, tokenDigest: secrets.digest(token), tokenPrefix: prefix, device, ip: '127.0.0.1' }, now),
+      );
+      const caller = { kind: 'device', tokenPrefix: prefix, deviceId: '', deviceName: 'bench' };
+      await log.run(`device:${prefix}`, (m, now) => domain.revokeSession(m, prefix, caller, now));
+      commands += 3;
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, client));
+  await log.drain();
+  return commands;
+}
+
+async function round(kind, clients, pg) {
+  const dir = tempDir('svc-bench-store-');
+  const secrets = Secrets.load(dir);
+  const store = kind === 'file' ? fileStore(dir, 64 << 20) : postgresStore(await pg.createDatabase());
+  const log = await CommandLoop.open({
+    store,
+    secrets,
+    clock: new SystemClock(),
+    logger: silent,
+    snapshotEvery: 1e9,
+    onFatal: (e) => {
+      throw e;
+    },
+  });
+  const first = log.lastSeq;
+  const start = process.hrtime.bigint();
+  const stopAt = Date.now() + SECONDS * 1000;
+  await drive(log, secrets, clients, () => Date.now() < stopAt);
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const n = log.lastSeq - first;
+  await log.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  return n / seconds;
+}
+
+/** A file log of about `n` events from the relay's own workload (256 clients), for the replay rounds. */
+async function writeReplayLog(n) {
+  const dir = tempDir('svc-bench-replay-');
+  const secrets = Secrets.load(dir);
+  const log = await CommandLoop.open({
+    store: fileStore(dir, 64 << 20),
+    secrets,
+    clock: new SystemClock(),
+    logger: silent,
+    snapshotEvery: 1e9,
+    onFatal: (e) => {
+      throw e;
+    },
+  });
+  await drive(log, secrets, 256, (l) => l.lastSeq < n);
+  await log.close();
+  return path.join(dir, 'events');
+}
+
+async function timeReplay(source) {
+  const models = new (dist('libs/domain/src/index.js').ReadModels)();
+  const t0 = process.hrtime.bigint();
+  const r = await source.walk({ onEvent: (e) => models.apply(e) });
+  const s = Number(process.hrtime.bigint() - t0) / 1e9;
+  await source.close();
+  return { eps: r.records / s, records: r.records };
+}
+
+(async () => {
+  const pg = await startPostgres();
+  try {
+    const rows = [['clients', 'PostgreSQL events/s (median)', 'file events/s (median)', 'ratio PG / file', 'rounds']];
+    const results = [];
+    for (const clients of LEVELS) {
+      const file = [];
+      const pgs = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        file.push(await round('file', clients, pg));
+        pgs.push(await round('postgres', clients, pg));
+      }
+      const f = median(file);
+      const p = median(pgs);
+      results.push({ clients, pg: p, file: f, ratio: p / f, roundsPg: pgs, roundsFile: file });
+      rows.push([String(clients), fmt(p), fmt(f), (p / f).toFixed(2), `${pgs.map(fmt).join(' / ')} | ${file.map(fmt).join(' / ')}`]);
+    }
+    report('Durable events/s through the command loop (pair/revoke), PostgreSQL vs file store', rows);
+
+    const dir = await writeReplayLog(REPLAY_EVENTS);
+    const url = await pg.createDatabase();
+    const t0 = process.hrtime.bigint();
+    const copied = await events.copyLog(new events.FileLogSource(dir), { kind: 'postgres', url });
+    const importSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    const replay = { pg: [], file: [] };
+    for (let r = 0; r < ROUNDS; r++) {
+      replay.pg.push((await timeReplay(new events.PgLogSource(url))).eps);
+      replay.file.push((await timeReplay(new events.FileLogSource(dir))).eps);
+    }
+    const rp = median(replay.pg);
+    const rf = median(replay.file);
+    report(`Replay of ${copied.records} events into every read model (chain proven), PostgreSQL vs file store`, [
+      ['source', 'events/s (median)', 'ratio PG / file', 'rounds'],
+      ['PostgreSQL', fmt(rp), (rp / rf).toFixed(2), replay.pg.map(fmt).join(' / ')],
+      ['file', fmt(rf), '1.00', replay.file.map(fmt).join(' / ')],
+    ]);
+    console.log(
+      `import file -> PostgreSQL (proven on the way and on arrival): ${copied.records} records in ${importSeconds.toFixed(2)} s (${fmt(copied.records / importSeconds)} records/s)`,
+    );
+    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
+    console.log(
+      JSON.stringify({ bench: 'event-store', results, replay: { records: copied.records, pg: rp, file: rf, ratio: rp / rf }, importSeconds }),
+    );
+  } finally {
+    await pg.stop();
+  }
+})().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,111 @@
+'use strict';
+// A throwaway PostgreSQL server: `initdb` on a temp directory, `pg_ctl start` on a free loopback port.
+// Used by the tests (test/support/postgres.ts) and the benchmarks (bench/event-store.js); run by hand,
+//   node scripts/temp-postgres.js
+// starts one and prints its URL until Ctrl-C. Debian's `postgresql` package provides the binaries
+// (apt-get install -y postgresql); PG_BIN points elsewhere. As root, the server runs as the `postgres`
+// user (PostgreSQL refuses to run as root).
+const { execFile } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+
+function postgresBinDir() {
+  const candidates = [];
+  if (process.env.PG_BIN) candidates.push(process.env.PG_BIN);
+  const lib = '/usr/lib/postgresql';
+  if (fs.existsSync(lib)) for (const v of fs.readdirSync(lib).sort((a, b) => Number(b) - Number(a))) candidates.push(path.join(lib, v, 'bin'));
+  for (const p of (process.env.PATH || '').split(path.delimiter)) candidates.push(p);
+  for (const dir of candidates) if (fs.existsSync(path.join(dir, 'initdb')) && fs.existsSync(path.join(dir, 'pg_ctl'))) return dir;
+  throw new Error("PostgreSQL server binaries (initdb, pg_ctl) not found: install Debian's postgresql (apt-get install -y postgresql) or set PG_BIN");
+}
+
+function run(cmd, args, asUser) {
+  const [file, argv] = asUser ? ['runuser', ['-u', asUser, '--', cmd, ...args]] : [cmd, args];
+  return new Promise((resolve, reject) =>
+    execFile(file, argv, { timeout: 60_000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${path.basename(cmd)} failed: ${stderr || err.message}`)) : resolve(stdout),
+    ),
+  );
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+let dbCounter = 0;
+
+/**
+ * Starts a server; resolves to { url(db), createDatabase(name?), query(db, sql, values?), stop() }.
+ * `settings` are extra `-c name=value` server settings.
+ */
+async function startPostgres(settings = {}) {
+  const { Client } = require('pg');
+  const bin = postgresBinDir();
+  const asUser = process.getuid && process.getuid() === 0 ? 'postgres' : null;
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-pg-'));
+  if (asUser) {
+    const uid = Number((await run('id', ['-u', asUser], null)).trim());
+    const gid = Number((await run('id', ['-g', asUser], null)).trim());
+    fs.chownSync(root, uid, gid);
+  }
+  const data = path.join(root, 'data');
+  const port = await freePort();
+  await run(path.join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'svc', '-E', 'UTF8', '--no-locale', '--no-sync'], asUser);
+  const extra = Object.entries(settings)
+    .map(([k, v]) => ` -c ${k}=${v}`)
+    .join('');
+  await run(
+    path.join(bin, 'pg_ctl'),
+    ['-D', data, '-l', path.join(root, 'server.log'), '-w', '-t', '60', '-o', `-p ${port} -k ${root} -c listen_addresses=127.0.0.1${extra}`, 'start'],
+    asUser,
+  );
+  const url = (db) => `postgres://svc@127.0.0.1:${port}/${db}`;
+  const query = async (db, sql, values = []) => {
+    const c = new Client({ connectionString: url(db) });
+    await c.connect();
+    try {
+      return (await c.query(sql, values)).rows;
+    } finally {
+      await c.end();
+    }
+  };
+  return {
+    url,
+    query,
+    async createDatabase(name = `t${process.pid}_${++dbCounter}`) {
+      await query('postgres', `CREATE DATABASE ${name}`);
+      return url(name);
+    },
+    async stop() {
+      await run(path.join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop'], asUser).catch(() => undefined);
+      fs.rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+module.exports = { startPostgres, postgresBinDir };
+
+if (require.main === module) {
+  startPostgres()
+    .then(async (pg) => {
+      const url = await pg.createDatabase('svc');
+      console.log(`PostgreSQL on ${url} (Ctrl-C stops it and removes its data)`);
+      console.log(`  RELAY_EVENT_STORE=${url} npm start`);
+      const stop = () => pg.stop().then(() => process.exit(0));
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    })
+    .catch((err) => {
+      console.error(err.message);
+      process.exit(1);
+    });
+}
