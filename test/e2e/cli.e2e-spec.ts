@@ -385,7 +385,7 @@ describe('svc relay events', () => {
     expect(none.stderr).toContain('no event log at');
     const file = await svc(['relay', 'events', 'tail', '--log', path.join(relay.home, 'relay', 'secret.key')], env);
     expect(file.code).toBe(1);
-    expect(file.stderr).toContain('not a file');
+    expect(file.stderr).toContain('give the event log directory, a .jsonl export, or a postgres:// URL');
   });
 
   it('tail prints the newest N, filters by type prefix, and --json prints the stored records', async () => {
