@@ -29,7 +29,7 @@ export class ConsoleApiController {
 
   @Get('/overview')
   @Auth('loopback')
-  overview() {
+  async overview() {
     const now = this.clock.now();
     const m = this.log.models;
     const codes = m.pairing.live(now);
@@ -47,8 +47,8 @@ export class ConsoleApiController {
       pending_pairings: codes.filter((c) => c.state === 'pending').length,
       ready_codes: codes.filter((c) => c.state === 'ready').length,
       events_per_second: this.log.eventsPerSecond(),
-      log: { last_seq: this.log.lastSeq, ...this.state.logSize() },
-      chain: this.state.chainStatus(),
+      log: { last_seq: this.log.lastSeq, ...(await this.state.logSize()) },
+      chain: await this.state.chainStatus(),
       console_streams: this.stream.count(),
       bridge: {
         devices: m.bridge.allDevices().length,
@@ -68,7 +68,7 @@ export class ConsoleApiController {
       })(),
       threads: { queued: m.phoneThreads.queuedCount(), subscribed: m.phoneThreads.subscriber() !== null },
       features: this.features.list(),
-      recent_events: this.state.history.newest(10).map(toConsoleEvent),
+      recent_events: this.state.newest(10).map(toConsoleEvent),
     };
   }
 
@@ -82,8 +82,8 @@ export class ConsoleApiController {
   @Post('/chain/verify')
   @Auth('loopback')
   @HttpCode(200)
-  verify() {
-    return { ok: true, chain: this.state.verifyChain() };
+  async verify() {
+    return { ok: true, chain: await this.state.verifyChain() };
   }
 
   /**
@@ -92,7 +92,7 @@ export class ConsoleApiController {
    */
   @Get('/events')
   @Auth('loopback')
-  events(@Query() q: Record<string, string | undefined>) {
+  async events(@Query() q: Record<string, string | undefined>) {
     const limit = intParam(q.limit, 'limit', 1, 1000) ?? 100;
     const after = intParam(q.after, 'after', 0);
     const before = intParam(q.before, 'before', 1);
@@ -105,7 +105,7 @@ export class ConsoleApiController {
     };
     if (filter.device !== undefined && filter.device.length > 64)
       throw new DomainError('validation.device', 'invalid', 'device: at most 64 characters');
-    const page = after !== undefined ? this.state.history.after(after, limit, filter) : this.state.history.before(before, limit, filter);
+    const page = after !== undefined ? await this.state.after(after, limit, filter) : await this.state.before(before, limit, filter);
     const seqs = page.events.map((e) => e.seq);
     return {
       ok: true,

@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { listSegments } from '@svc/events';
+import { listSegments, PgLogSource, TABLE } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Subscription } from 'rxjs';
@@ -8,16 +8,24 @@ import { relayDir, type RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
 import { RELAY_CONFIG } from '../common/tokens';
 import { ChainMonitor, type ChainStatus } from './chain-monitor';
-import { EventHistory } from './event-history';
+import { EventHistory, type Page } from './event-history';
+import { PgChainMonitor, PgEventHistory } from './pg-console-log';
+import type { EventFilter } from './console-event';
 
-/** What the console reads beyond the read models: event history, chain status, log size. */
+export type LogSize = { store: 'file' | 'postgres'; bytes: number; segments: number };
+
+/**
+ * What the console reads beyond the read models: event history, chain status, log size, from the file
+ * log's segments or the database's table (RELAY_EVENT_STORE), on a reader connection of its own.
+ */
 @Injectable()
 export class ConsoleState implements OnModuleInit, OnModuleDestroy {
-  readonly eventsDir: string;
-  readonly history: EventHistory;
-  readonly chain: ChainMonitor;
+  private readonly history: EventHistory | PgEventHistory;
+  private readonly chain: ChainMonitor | PgChainMonitor;
+  private readonly pg: PgLogSource | null;
+  private readonly eventsDir: string;
   private sub: Subscription | null = null;
-  private sized: { seq: number; size: { bytes: number; segments: number } } | null = null;
+  private sized: { seq: number; size: LogSize } | null = null;
   private checked: { seq: number; status: ChainStatus } | null = null;
 
   constructor(
@@ -26,40 +34,65 @@ export class ConsoleState implements OnModuleInit, OnModuleDestroy {
     @Inject(RELAY_CONFIG) config: RelayConfig,
   ) {
     this.eventsDir = path.join(relayDir(config), 'events');
-    this.history = new EventHistory(this.eventsDir, () => this.log.lastSeq);
-    this.chain = new ChainMonitor(this.eventsDir, () => clock.now().getTime());
+    const durable = () => this.log.lastSeq;
+    this.pg = config.eventStoreUrl ? new PgLogSource(config.eventStoreUrl) : null;
+    this.history = this.pg ? new PgEventHistory(this.pg, durable) : new EventHistory(this.eventsDir, durable);
+    this.chain = this.pg
+      ? new PgChainMonitor(this.pg, durable, () => clock.now().getTime())
+      : new ChainMonitor(this.eventsDir, () => clock.now().getTime());
   }
 
-  onModuleInit(): void {
-    this.history.seed();
+  async onModuleInit(): Promise<void> {
+    await this.history.seed();
     this.sub = this.log.bus.events$.subscribe((e) => this.history.push(e));
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     this.sub?.unsubscribe();
+    await this.pg?.close();
   }
 
-  /** The chain status; touches the disk only when the log has grown since the last look. */
-  chainStatus(): ChainStatus {
+  newest(n: number) {
+    return this.history.newest(n);
+  }
+
+  /** Events with seq > after, oldest first. */
+  after(after: number, limit: number, filter?: EventFilter): Promise<Page> {
+    return Promise.resolve(this.history.after(after, limit, filter));
+  }
+
+  /** Events with seq < before, newest first. */
+  before(before: number | undefined, limit: number, filter?: EventFilter): Promise<Page> {
+    return Promise.resolve(this.history.before(before, limit, filter));
+  }
+
+  /** The chain status; reads the log only when it has grown since the last look. */
+  async chainStatus(): Promise<ChainStatus> {
     const seq = this.log.lastSeq;
-    if (this.checked?.seq !== seq) this.checked = { seq, status: this.chain.check() };
+    if (this.checked?.seq !== seq) this.checked = { seq, status: await this.chain.check() };
     return this.checked.status;
   }
 
   /** A full re-read from seq 1. */
-  verifyChain(): ChainStatus {
+  async verifyChain(): Promise<ChainStatus> {
+    await Promise.resolve(this.chain.check()).catch(() => undefined); // let a check in flight finish on the old state
     this.chain.reset();
-    this.checked = { seq: this.log.lastSeq, status: this.chain.check(true) };
+    this.checked = { seq: this.log.lastSeq, status: await this.chain.check(true) };
     return this.checked.status;
   }
 
-  logSize(): { bytes: number; segments: number } {
+  async logSize(): Promise<LogSize> {
     const seq = this.log.lastSeq;
-    if (this.sized?.seq !== seq) this.sized = { seq, size: this.measure() };
+    if (this.sized?.seq !== seq) this.sized = { seq, size: await this.measure() };
     return this.sized.size;
   }
 
-  private measure(): { bytes: number; segments: number } {
+  private async measure(): Promise<LogSize> {
+    if (this.pg) {
+      const c = await this.pg.connection();
+      const r = await c.query<{ bytes: string }>(`SELECT pg_total_relation_size($1) AS bytes`, [TABLE.events]);
+      return { store: 'postgres', bytes: Number(r.rows[0].bytes), segments: 1 };
+    }
     let bytes = 0;
     const segments = listSegments(this.eventsDir);
     for (const s of segments) {
@@ -69,6 +102,6 @@ export class ConsoleState implements OnModuleInit, OnModuleDestroy {
         // a segment removed (by hand) between list and stat: counted as gone; the chain monitor reports it
       }
     }
-    return { bytes, segments: segments.length };
+    return { store: 'file', bytes, segments: segments.length };
   }
 }

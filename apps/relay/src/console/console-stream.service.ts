@@ -130,7 +130,7 @@ export class ConsoleStream implements BeforeApplicationShutdown {
     try {
       // Replay what is durable now; anything newer is already queued from the bus.
       while (!closed && lastSent < head) {
-        const page = this.state.history.after(lastSent, REPLAY_PAGE);
+        const page = await this.state.after(lastSent, REPLAY_PAGE);
         if (page.events.length === 0) break;
         const before = lastSent;
         let flowing = true;

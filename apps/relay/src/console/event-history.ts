@@ -9,19 +9,48 @@ const TAIL_BYTES = 2 * 1024 * 1024;
 
 export type Page = { events: StoredRelayEvent[]; more: boolean };
 
+/** The newest events in memory, contiguous by seq, fed by the bus. */
+export class EventRing {
+  events: StoredRelayEvent[] = [];
+  constructor(readonly capacity: number) {}
+
+  push(e: StoredRelayEvent): void {
+    const last = this.events.at(-1);
+    if (last && e.seq <= last.seq) return;
+    if (last && e.seq !== last.seq + 1) this.events = []; // a gap: keep the ring contiguous
+    this.events.push(e);
+    if (this.events.length > this.capacity * 1.5) this.events = this.events.slice(-this.capacity);
+  }
+
+  newest(n: number): StoredRelayEvent[] {
+    return this.events.slice(-n).reverse();
+  }
+
+  /** The first seq the ring holds (Infinity when empty). */
+  get start(): number {
+    return this.events[0]?.seq ?? Infinity;
+  }
+}
+
 /**
  * Reads stored events for the console: the newest ones from an in-memory ring fed by the bus (seeded
  * from the log's tail at start), anything older straight from the segment files. Never returns an event
  * past `durableSeq()`: a line on disk whose fsync has not finished is not yet an event anyone may see.
  */
 export class EventHistory {
-  private ring: StoredRelayEvent[] = [];
+  private readonly store: EventRing;
 
   constructor(
     private readonly dir: string,
     private readonly durableSeq: () => number,
     private readonly capacity = 5000,
-  ) {}
+  ) {
+    this.store = new EventRing(capacity);
+  }
+
+  private get ring(): StoredRelayEvent[] {
+    return this.store.events;
+  }
 
   /** Seeds the ring from the last 2 MiB of the log (newest segments first; bounded reads). */
   seed(): void {
@@ -52,20 +81,16 @@ export class EventHistory {
       }
       parts.unshift(events);
     }
-    this.ring = parts.flat().slice(-this.capacity);
+    this.store.events = parts.flat().slice(-this.capacity);
   }
 
   /** Called for every durable event, in seq order. */
   push(e: StoredRelayEvent): void {
-    const last = this.ring.at(-1);
-    if (last && e.seq <= last.seq) return;
-    if (last && e.seq !== last.seq + 1) this.ring = []; // a gap: keep the ring contiguous
-    this.ring.push(e);
-    if (this.ring.length > this.capacity * 1.5) this.ring = this.ring.slice(-this.capacity);
+    this.store.push(e);
   }
 
   newest(n: number): StoredRelayEvent[] {
-    return this.ring.slice(-n).reverse();
+    return this.store.newest(n);
   }
 
   /** Events with seq > after, oldest first. */
@@ -154,7 +179,7 @@ function seqOf(line: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-function parse(line: string): StoredRelayEvent | null {
+export function parse(line: string): StoredRelayEvent | null {
   if (jsonDepthExceeds(line, MAX_FILE_JSON_DEPTH)) return null;
   try {
     return JSON.parse(line) as StoredRelayEvent;

@@ -15,7 +15,7 @@ export type Overview = {
   pending_pairings: number;
   ready_codes: number;
   events_per_second: number;
-  log: { last_seq: number; bytes: number; segments: number };
+  log: { last_seq: number; bytes: number; segments: number; store: 'file' | 'postgres' };
   chain: ChainStatus;
   console_streams: number;
   bridge?: { devices: number; commands_total: number; stopped_by_safety: number };

@@ -61,7 +61,11 @@ export function OverviewPage() {
             <Stat
               label="Event log"
               value={`#${count(o.log.last_seq)}`}
-              hint={`${bytes(o.log.bytes)} in ${o.log.segments} segment${o.log.segments === 1 ? '' : 's'}`}
+              hint={
+                o.log.store === 'postgres'
+                  ? `${bytes(o.log.bytes)} in PostgreSQL (table svc_relay_events)`
+                  : `${bytes(o.log.bytes)} in ${o.log.segments} segment${o.log.segments === 1 ? '' : 's'}`
+              }
             />
             <Stat
               label="Chain"

@@ -1,0 +1,149 @@
+import { ChainError, ChainWalker, columnsDisagree, TABLE, type PgLogSource, type PgRow, type StoredRelayEvent } from '@svc/events';
+import type { ChainStatus } from './chain-monitor';
+import { matches, type EventFilter } from './console-event';
+import { EventRing, parse, type Page } from './event-history';
+
+const PAGE = 500;
+
+/**
+ * The console's event history when the log is in PostgreSQL: the same ring of the newest events fed by
+ * the bus, and anything older read from the table by seq (an index range scan, a page at a time). Like
+ * the file history, it never returns an event past `durableSeq()`.
+ */
+export class PgEventHistory {
+  private readonly ring: EventRing;
+
+  constructor(
+    private readonly source: PgLogSource,
+    private readonly durableSeq: () => number,
+    capacity = 5000,
+  ) {
+    this.ring = new EventRing(capacity);
+  }
+
+  async seed(): Promise<void> {
+    const c = await this.source.connection();
+    const r = await c.query<{ record: string }>(
+      `SELECT record FROM (SELECT seq, record FROM ${TABLE.events} WHERE seq <= $1 ORDER BY seq DESC LIMIT $2) t ORDER BY seq`,
+      [this.durableSeq(), this.ring.capacity],
+    );
+    this.ring.events = r.rows.map((row) => parse(row.record)).filter((e): e is StoredRelayEvent => e !== null);
+  }
+
+  push(e: StoredRelayEvent): void {
+    this.ring.push(e);
+  }
+
+  newest(n: number): StoredRelayEvent[] {
+    return this.ring.newest(n);
+  }
+
+  /** Events with seq > after, oldest first. */
+  async after(after: number, limit: number, filter: EventFilter = {}): Promise<Page> {
+    const upTo = this.durableSeq();
+    const out: StoredRelayEvent[] = [];
+    const ringStart = this.ring.start;
+    let next = after + 1;
+    // Older than the ring: from the table, up to the ring's first seq.
+    while (next < Math.min(ringStart, upTo + 1)) {
+      const rows = await this.rows(`seq >= $1 AND seq < $2 ORDER BY seq`, [next, Math.min(ringStart, upTo + 1)]);
+      if (rows.length === 0) break;
+      for (const e of rows) {
+        next = e.seq + 1;
+        if (!matches(e, filter)) continue;
+        if (out.length === limit) return { events: out, more: true };
+        out.push(e);
+      }
+    }
+    for (const e of this.ring.events) {
+      if (e.seq < next || e.seq > upTo || !matches(e, filter)) continue;
+      if (out.length === limit) return { events: out, more: true };
+      out.push(e);
+    }
+    return { events: out, more: false };
+  }
+
+  /** Events with seq < before (default: all), newest first. */
+  async before(before: number | undefined, limit: number, filter: EventFilter = {}): Promise<Page> {
+    const bound = Math.min(before ?? Infinity, this.durableSeq() + 1);
+    const out: StoredRelayEvent[] = [];
+    for (let i = this.ring.events.length - 1; i >= 0; i--) {
+      const e = this.ring.events[i];
+      if (e.seq >= bound || !matches(e, filter)) continue;
+      if (out.length === limit) return { events: out, more: true };
+      out.push(e);
+    }
+    let cursor = Math.min(this.ring.start, bound);
+    while (cursor > 1) {
+      const rows = await this.rows(`seq < $1 ORDER BY seq DESC`, [cursor]);
+      if (rows.length === 0) break;
+      for (const e of rows) {
+        cursor = e.seq;
+        if (!matches(e, filter)) continue;
+        if (out.length === limit) return { events: out, more: true };
+        out.push(e);
+      }
+    }
+    return { events: out, more: false };
+  }
+
+  private async rows(where: string, values: unknown[]): Promise<StoredRelayEvent[]> {
+    const c = await this.source.connection();
+    const r = await c.query<{ record: string }>(`SELECT record FROM ${TABLE.events} WHERE ${where} LIMIT ${PAGE}`, values);
+    return r.rows.map((row) => parse(row.record)).filter((e): e is StoredRelayEvent => e !== null);
+  }
+}
+
+/**
+ * The chain check of a database log, incremental like the file monitor: each check reads only the rows
+ * committed since the last one, proves them with the same ChainWalker, and checks the SQL columns
+ * against each record. Once broken it stays broken until a full re-check.
+ */
+export class PgChainMonitor {
+  private walker = new ChainWalker({ fromSeq: 1 });
+  private status: ChainStatus | null = null;
+  private running: Promise<ChainStatus> | null = null;
+
+  constructor(
+    private readonly source: PgLogSource,
+    private readonly durableSeq: () => number,
+    private readonly nowMs: () => number,
+  ) {}
+
+  reset(): void {
+    this.walker = new ChainWalker({ fromSeq: 1 });
+    this.status = null;
+  }
+
+  check(force = false): Promise<ChainStatus> {
+    if (this.status?.state === 'broken' && !force) return Promise.resolve(this.status);
+    this.running ??= this.walk().finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async walk(): Promise<ChainStatus> {
+    const c = await this.source.connection();
+    const upTo = this.durableSeq();
+    const walker = this.walker;
+    try {
+      while (walker.next <= upTo) {
+        const r = await c.query<PgRow>(
+          `SELECT seq, at, type, actor, record FROM ${TABLE.events} WHERE seq >= $1 AND seq <= $2 ORDER BY seq LIMIT 5000`,
+          [walker.next, upTo],
+        );
+        if (r.rows.length === 0) throw new ChainError(walker.next, TABLE.events, `expected seq ${walker.next}: it is missing`);
+        for (const row of r.rows) {
+          walker.record(row.record, TABLE.events);
+          const disagree = columnsDisagree(row);
+          if (disagree) throw new ChainError(Number(row.seq), TABLE.events, disagree);
+        }
+      }
+    } catch (err) {
+      if (!(err instanceof ChainError)) throw err;
+      this.status = { state: 'broken', broken_at_seq: err.seq, segment: err.segment, reason: err.reason, checked_at: this.nowMs() };
+      return this.status;
+    }
+    this.status = { state: 'verified', verified_to_seq: walker.lastSeq, checked_at: this.nowMs() };
+    return this.status;
+  }
+}
