@@ -90,6 +90,20 @@ describe('svc relay start on PostgreSQL', () => {
     expect((await pg.query(db, 'SELECT count(*)::int AS n FROM svc_relay_events'))[0].n).toBe(before);
     const { phone } = await pairPhone(first.url, 'PGB123');
     phone.close();
+    // The doctor sees the database, the chain and who writes it.
+    const doc = await svc(['relay', 'doctor', '--json'], {
+      SVC_HOME: tempHome(),
+      RELAY_EVENT_STORE: url,
+      RELAY_PORT: '1',
+      RELAY_WEBAPI_URL: 'http://127.0.0.1:1',
+    });
+    const checks = (JSON.parse(doc.out) as { checks: Array<{ id: string; status: string; summary: string }> }).checks;
+    expect(checks.find((c) => c.id === 'log-store')).toMatchObject({ status: 'ok', summary: expect.stringContaining('schema 2') });
+    expect(checks.find((c) => c.id === 'log-chain')).toMatchObject({
+      status: 'ok',
+      summary: expect.stringMatching(/event log verified: \d+ records in table svc_relay_events/),
+    });
+    expect(checks.find((c) => c.id === 'lock')?.summary).toMatch(/^held by svc-relay writer pid \d+/);
     first.child.kill('SIGTERM');
     expect((await first.exited).code).toBe(0);
   });

@@ -1,4 +1,4 @@
-import { readLogLock, verifyLog } from '@svc/events';
+import { isPostgresUrl, PgLogSource, readLogLock, schemaVersion, SCHEMA_VERSION, verifySource, verifyLog, writerLockHolder } from '@svc/events';
 import { X509Certificate } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -157,7 +157,8 @@ export async function doctorCommand(args: string[], io: CliIo): Promise<number> 
 
   // The event log: its chain and its lock.
   const events = path.join(home, 'relay', 'events');
-  if (!fs.existsSync(events))
+  if (isPostgresUrl(env.RELAY_EVENT_STORE)) checks.push(...(await postgresLogChecks(env.RELAY_EVENT_STORE.trim())));
+  else if (!fs.existsSync(events))
     checks.push({ id: 'log-chain', status: 'warn', summary: `no event log at ${events} yet`, fix: 'it is created by the first "svc relay start"' });
   else {
     try {
@@ -307,4 +308,53 @@ export function secureLinkChecks(sl: SecureLinkHealth): DoctorCheck[] {
           },
     );
   return out;
+}
+
+/** RELAY_EVENT_STORE=postgres://...: the database answers, its schema, the chain, who holds the writer lock. */
+async function postgresLogChecks(url: string): Promise<DoctorCheck[]> {
+  const source = new PgLogSource(url);
+  const checks: DoctorCheck[] = [];
+  try {
+    const c = await source.connection();
+    const version = await schemaVersion(c);
+    checks.push(
+      version > SCHEMA_VERSION
+        ? {
+            id: 'log-store',
+            status: 'error',
+            summary: `${source.location}: schema version ${version}, newer than this relay's ${SCHEMA_VERSION}`,
+            fix: 'run the relay version that wrote it',
+          }
+        : { id: 'log-store', status: 'ok', summary: `PostgreSQL event store ${source.location} (schema ${version || 'not created yet'})` },
+    );
+    const r = await verifySource(source);
+    checks.push(
+      r.ok
+        ? { id: 'log-chain', status: 'ok', summary: `event log verified: ${r.lastSeq} records in table svc_relay_events` }
+        : {
+            id: 'log-chain',
+            status: 'error',
+            summary: `the event log is broken at seq ${r.seq} (${r.segment}): ${r.reason}`,
+            fix: 'inspect it with "svc relay events verify"',
+          },
+    );
+    const holder = await writerLockHolder(c);
+    checks.push({
+      id: 'lock',
+      status: 'ok',
+      summary: holder
+        ? `held by ${holder.application || `database backend pid ${holder.pid}`}${holder.since ? ` since ${holder.since}` : ''}`
+        : 'no relay holds the event log',
+    });
+  } catch (err) {
+    checks.push({
+      id: 'log-store',
+      status: 'error',
+      summary: (err as Error).message.slice(0, 200),
+      fix: 'check RELAY_EVENT_STORE (host, port, database, user) and that the server is running',
+    });
+  } finally {
+    await source.close();
+  }
+  return checks;
 }

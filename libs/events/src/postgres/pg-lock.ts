@@ -27,7 +27,12 @@ export class PgLogLockedError extends Error {
 export async function takeWriterLock(client: PgClient, location: string): Promise<void> {
   const r = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock($1, ${SCHEMA_KEY}) AS ok`, [LOCK_CLASS]);
   if (r.rows[0]?.ok) return;
-  const holder = await client.query<{ pid: number; application: string | null; client: string | null; since: Date | null }>(
+  throw new PgLogLockedError(location, await writerLockHolder(client));
+}
+
+/** The session holding this schema's writer lock (a running relay), or null. */
+export async function writerLockHolder(client: PgClient): Promise<PgLockHolder | null> {
+  const r = await client.query<{ pid: number; application: string | null; client: string | null; since: Date | null }>(
     `SELECT a.pid, a.application_name AS application, host(a.client_addr) AS client, a.backend_start AS since
        FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
       WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
@@ -35,9 +40,6 @@ export async function takeWriterLock(client: PgClient, location: string): Promis
       LIMIT 1`,
     [LOCK_CLASS],
   );
-  const h = holder.rows[0];
-  throw new PgLogLockedError(
-    location,
-    h ? { pid: h.pid, application: h.application, client: h.client, since: h.since ? h.since.toISOString() : null } : null,
-  );
+  const h = r.rows[0];
+  return h ? { pid: h.pid, application: h.application, client: h.client, since: h.since ? h.since.toISOString() : null } : null;
 }
