@@ -327,7 +327,10 @@ def desktop_tools(ref, checkout, work, relay, desktop):
 def secure_link(ref, checkout, work):
     """The desktop CLI pairing through Secure Link (the pinned HTTPS origin) from a /pairing/mint invite."""
     sl_port = free_port()
-    relay = Relay(checkout, work, {"RELAY_SECURE_LINK_ENABLED": "1", "RELAY_SECURE_LINK_HOST": "127.0.0.1", "RELAY_SECURE_LINK_PORT": str(sl_port)}, "relay-secure-link.log")
+    # This relay runs beside the main one: on a PostgreSQL log (RELAY_EVENT_STORE) it needs a database of its
+    # own (RELAY_EVENT_STORE_SECOND), or the one-writer lock refuses it, as it should.
+    second = {"RELAY_EVENT_STORE": os.environ["RELAY_EVENT_STORE_SECOND"]} if os.environ.get("RELAY_EVENT_STORE_SECOND") else {}
+    relay = Relay(checkout, work, {"RELAY_SECURE_LINK_ENABLED": "1", "RELAY_SECURE_LINK_HOST": "127.0.0.1", "RELAY_SECURE_LINK_PORT": str(sl_port), **second}, "relay-secure-link.log")
     try:
         health = http("GET", relay.url + "/health")[1]
         pin = (health.get("secure_proxy") or {}).get("proxy", {}).get("pin_sha256")
