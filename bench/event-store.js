@@ -129,7 +129,13 @@ async function timeReplay(source) {
       const f = median(file);
       const p = median(pgs);
       results.push({ clients, pg: p, file: f, ratio: p / f, roundsPg: pgs, roundsFile: file });
-      rows.push([String(clients), fmt(p), fmt(f), (p / f).toFixed(2), `${pgs.map(fmt).join(' / ')} | ${file.map(fmt).join(' / ')}`]);
+      rows.push([
+        String(clients),
+        fmt(p),
+        fmt(f),
+        (p / f).toFixed(2),
+        `${pgs.map((x) => fmt(x)).join(' / ')} | ${file.map((x) => fmt(x)).join(' / ')}`,
+      ]);
     }
     report('Durable events/s through the command loop (pair/revoke), PostgreSQL vs file store', rows);
 
@@ -147,8 +153,8 @@ async function timeReplay(source) {
     const rf = median(replay.file);
     report(`Replay of ${copied.records} events into every read model (chain proven), PostgreSQL vs file store`, [
       ['source', 'events/s (median)', 'ratio PG / file', 'rounds'],
-      ['PostgreSQL', fmt(rp), (rp / rf).toFixed(2), replay.pg.map(fmt).join(' / ')],
-      ['file', fmt(rf), '1.00', replay.file.map(fmt).join(' / ')],
+      ['PostgreSQL', fmt(rp), (rp / rf).toFixed(2), replay.pg.map((x) => fmt(x)).join(' / ')],
+      ['file', fmt(rf), '1.00', replay.file.map((x) => fmt(x)).join(' / ')],
     ]);
     console.log(
       `import file -> PostgreSQL (proven on the way and on arrival): ${copied.records} records in ${importSeconds.toFixed(2)} s (${fmt(copied.records / importSeconds)} records/s)`,

@@ -7,7 +7,7 @@ import { acquireLogLock } from './log-lock';
 import type { LogSource, LogWalk } from './log-source';
 import { connectPg, redactPgUrl, TABLE } from './postgres/pg-connection';
 import { takeWriterLock } from './postgres/pg-lock';
-import { columnsOf, walkPgLog } from './postgres/pg-read';
+import { columnsOf, INSERT_ROWS, walkPgLog } from './postgres/pg-read';
 import { migrate } from './postgres/pg-schema';
 
 /** Where a copy of a log goes: a log directory (the file store's), one JSON-lines file, or a database. */
@@ -72,16 +72,21 @@ async function copyToPostgres(pages: AsyncIterable<string[]>, url: string): Prom
       await client.query(`DELETE FROM ${TABLE.snapshots}`);
       for await (const page of pages) {
         const cols = page.map(columnsOf);
-        await client.query(
-          `INSERT INTO ${TABLE.events} (seq, at, type, actor, record) SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[])`,
-          [cols.map((c) => c.seq), cols.map((c) => c.at), cols.map((c) => c.type), cols.map((c) => c.actor), page],
-        );
+        await client.query(INSERT_ROWS, [
+          cols.map((c) => c.seq),
+          cols.map((c) => c.at),
+          cols.map((c) => c.type),
+          cols.map((c) => c.actor),
+          JSON.stringify(page),
+        ]);
       }
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     }
+    // Statistics for the planner now, not whenever autovacuum comes by.
+    await client.query(`ANALYZE ${TABLE.events}`);
     const walk = await walkPgLog(client, { fromSeq: 1 });
     return { ...walk, tornTailBytes: 0 };
   } finally {

@@ -5,7 +5,7 @@ import type { StoredEvent } from './event';
 import { ChainError, type ScanProgress } from './event-store';
 import { listSegments, scanLines, scanLog } from './file-event-store';
 import { connectPg, redactPgUrl, TABLE, type PgClient } from './postgres/pg-connection';
-import { walkPgLog } from './postgres/pg-read';
+import { pageQuery, walkPgLog, type PgRow } from './postgres/pg-read';
 import { schemaVersion } from './postgres/pg-schema';
 
 export type LogWalk = { lastSeq: number; lastHash: string; records: number; tornTailBytes: number };
@@ -107,13 +107,13 @@ export class PgLogSource implements LogSource {
   async *pages(): AsyncIterable<string[]> {
     const c = await this.connection();
     if ((await schemaVersion(c)) === 0) return;
-    for (let from = 1; ;) {
-      const r = await c.query<{ seq: string; record: string }>(`SELECT seq, record FROM ${TABLE.events} WHERE seq >= $1 ORDER BY seq LIMIT 5000`, [
-        from,
-      ]);
-      if (r.rows.length === 0) return;
-      yield r.rows.map((row) => row.record);
-      from = Number(r.rows[r.rows.length - 1].seq) + 1;
+    const top = await c.query<{ hi: string | null }>(`SELECT max(seq) AS hi FROM ${TABLE.events}`);
+    const hi = Number(top.rows[0].hi ?? 0);
+    for (let from = 1; from <= hi;) {
+      const r = await c.query<PgRow>(pageQuery(from, hi));
+      // A gap yields a short page (the walker that reads them names it); past it, the next range.
+      if (r.rows.length) yield r.rows.map((row) => row.record);
+      from = r.rows.length ? Number(r.rows[r.rows.length - 1].seq) + 1 : from + 5000;
     }
   }
 

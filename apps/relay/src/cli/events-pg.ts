@@ -18,7 +18,17 @@ export async function tailPg(source: PgLogSource, types: string[], limit: number
   const hi = Number(top.rows[0].hi ?? 0);
   if (hi === 0) return 0;
   const f = typeFilter(types, 2);
+  if (limit > 0 && f.values.length === 0) {
+    // Unfiltered: the newest `limit` seqs are a range.
+    const r = await c.query<{ record: string }>(
+      `SELECT record FROM ${TABLE.events} WHERE seq <= $1::bigint AND seq > $1::bigint - $2::bigint ORDER BY seq`,
+      [hi, limit],
+    );
+    for (const row of r.rows) print(row.record);
+    return hi;
+  }
   if (limit > 0) {
+    // Filtered: the (type, seq) index finds the newest of each type.
     const r = await c.query<{ record: string }>(
       `SELECT record FROM (SELECT seq, record FROM ${TABLE.events} WHERE seq <= $1 AND ${f.where} ORDER BY seq DESC LIMIT ${limit}) t ORDER BY seq`,
       [hi, ...f.values],
@@ -26,14 +36,15 @@ export async function tailPg(source: PgLogSource, types: string[], limit: number
     for (const row of r.rows) print(row.record);
     return hi;
   }
-  for (let from = 1; from <= hi;) {
-    const r = await c.query<{ seq: string; record: string }>(
-      `SELECT seq, record FROM ${TABLE.events} WHERE seq >= $1 AND seq <= ${hi} AND ${f.where} ORDER BY seq LIMIT 5000`,
-      [from, ...f.values],
-    );
-    if (r.rows.length === 0) break;
+  // All of them, oldest first, by bounded seq ranges (see pageQuery).
+  const g = typeFilter(types, 3);
+  for (let from = 1; from <= hi; from += 5000) {
+    const r = await c.query<{ record: string }>(`SELECT record FROM ${TABLE.events} WHERE seq >= $1 AND seq < $2 AND ${g.where} ORDER BY seq`, [
+      from,
+      Math.min(hi + 1, from + 5000),
+      ...g.values,
+    ]);
     for (const row of r.rows) print(row.record);
-    from = Number(r.rows[r.rows.length - 1].seq) + 1;
   }
   return hi;
 }
@@ -59,7 +70,7 @@ export async function followPg(
   });
   while (!signal?.aborted) {
     const r = await c.query<{ seq: string; type: string; record: string }>(
-      `SELECT seq, type, record FROM ${TABLE.events} WHERE seq > $1 ORDER BY seq LIMIT 1000`,
+      `SELECT seq, type, record FROM ${TABLE.events} WHERE seq > $1 AND seq <= $1 + 1000 ORDER BY seq`,
       [last],
     );
     for (const row of r.rows) {

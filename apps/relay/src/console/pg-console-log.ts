@@ -1,4 +1,4 @@
-import { ChainError, ChainWalker, columnsDisagree, TABLE, type PgLogSource, type PgRow, type StoredRelayEvent } from '@svc/events';
+import { ChainError, ChainWalker, columnsDisagree, pageQuery, TABLE, type PgLogSource, type PgRow, type StoredRelayEvent } from '@svc/events';
 import type { ChainStatus } from './chain-monitor';
 import { matches, type EventFilter } from './console-event';
 import { EventRing, parse, type Page } from './event-history';
@@ -24,7 +24,7 @@ export class PgEventHistory {
   async seed(): Promise<void> {
     const c = await this.source.connection();
     const r = await c.query<{ record: string }>(
-      `SELECT record FROM (SELECT seq, record FROM ${TABLE.events} WHERE seq <= $1 ORDER BY seq DESC LIMIT $2) t ORDER BY seq`,
+      `SELECT record FROM ${TABLE.events} WHERE seq <= $1::bigint AND seq > $1::bigint - $2::bigint ORDER BY seq`,
       [this.durableSeq(), this.ring.capacity],
     );
     this.ring.events = r.rows.map((row) => parse(row.record)).filter((e): e is StoredRelayEvent => e !== null);
@@ -46,8 +46,11 @@ export class PgEventHistory {
     let next = after + 1;
     // Older than the ring: from the table, up to the ring's first seq.
     while (next < Math.min(ringStart, upTo + 1)) {
-      const rows = await this.rows(`seq >= $1 AND seq < $2 ORDER BY seq`, [next, Math.min(ringStart, upTo + 1)]);
-      if (rows.length === 0) break;
+      const rows = await this.rows(`seq >= $1 AND seq < $2 ORDER BY seq`, [next, Math.min(ringStart, upTo + 1, next + PAGE)]);
+      if (rows.length === 0) {
+        next += PAGE; // a gap (the chain check reports it)
+        continue;
+      }
       for (const e of rows) {
         next = e.seq + 1;
         if (!matches(e, filter)) continue;
@@ -75,8 +78,11 @@ export class PgEventHistory {
     }
     let cursor = Math.min(this.ring.start, bound);
     while (cursor > 1) {
-      const rows = await this.rows(`seq < $1 ORDER BY seq DESC`, [cursor]);
-      if (rows.length === 0) break;
+      const rows = await this.rows(`seq < $1 AND seq >= $2 ORDER BY seq DESC`, [cursor, cursor - PAGE]);
+      if (rows.length === 0) {
+        cursor -= PAGE;
+        continue;
+      }
       for (const e of rows) {
         cursor = e.seq;
         if (!matches(e, filter)) continue;
@@ -89,7 +95,8 @@ export class PgEventHistory {
 
   private async rows(where: string, values: unknown[]): Promise<StoredRelayEvent[]> {
     const c = await this.source.connection();
-    const r = await c.query<{ record: string }>(`SELECT record FROM ${TABLE.events} WHERE ${where} LIMIT ${PAGE}`, values);
+    // Bounded seq ranges, never an open range with a LIMIT (see pageQuery).
+    const r = await c.query<{ record: string }>(`SELECT record FROM ${TABLE.events} WHERE ${where}`, values);
     return r.rows.map((row) => parse(row.record)).filter((e): e is StoredRelayEvent => e !== null);
   }
 }
@@ -127,10 +134,7 @@ export class PgChainMonitor {
     const walker = this.walker;
     try {
       while (walker.next <= upTo) {
-        const r = await c.query<PgRow>(
-          `SELECT seq, at, type, actor, record FROM ${TABLE.events} WHERE seq >= $1 AND seq <= $2 ORDER BY seq LIMIT 5000`,
-          [walker.next, upTo],
-        );
+        const r = await c.query<PgRow>(pageQuery(walker.next, upTo));
         if (r.rows.length === 0) throw new ChainError(walker.next, TABLE.events, `expected seq ${walker.next}: it is missing`);
         for (const row of r.rows) {
           walker.record(row.record, TABLE.events);

@@ -5,7 +5,7 @@ import type { Appended, EventStore, OpenOptions, OpenResult, SnapshotPort } from
 import { openSnapshot, type Snapshot } from '../snapshot-store';
 import { connectPg, isUndefinedTable, pgReason, redactPgUrl, TABLE, type PgClient } from './pg-connection';
 import { takeWriterLock } from './pg-lock';
-import { walkPgLog } from './pg-read';
+import { INSERT_ROWS, walkPgLog } from './pg-read';
 import { migrate } from './pg-schema';
 
 export type PgEventStoreOptions = {
@@ -29,10 +29,7 @@ type Pending = {
 export const APPEND_CHANNEL = 'svc_relay_events';
 
 // One statement is one transaction: the whole batch commits, or none of it (no torn batch to cut).
-const APPEND_SQL = `WITH ins AS (
-  INSERT INTO ${TABLE.events} (seq, at, type, actor, record)
-  SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[])
-  RETURNING seq)
+const APPEND_SQL = `WITH ins AS (${INSERT_ROWS} RETURNING seq)
 SELECT pg_notify('${APPEND_CHANNEL}', max(seq)::text) FROM ins`;
 
 /**
@@ -140,7 +137,7 @@ export class PgEventStore implements EventStore {
           await this.client!.query({
             name: 'svc-append',
             text: APPEND_SQL,
-            values: [batch.seqs, batch.ats, batch.types, batch.actors, batch.records],
+            values: [batch.seqs, batch.ats, batch.types, batch.actors, JSON.stringify(batch.records)],
           });
         } catch (err) {
           this.fail(new Error(`event log write failed: ${pgReason(err)}`), batch);
