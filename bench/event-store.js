@@ -12,13 +12,12 @@ const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { dist, median, tempDir, fmt, report } = require('./_lib');
 const { startPostgres } = require('../scripts/temp-postgres');
+const { openLoop, pairRevokeCycle } = require('./_workload');
 
-const { CommandLoop } = dist('apps/relay/src/common/command-loop.js');
 const { fileStore } = dist('apps/relay/src/common/file-store.js');
 const { postgresStore } = dist('apps/relay/src/common/postgres-store.js');
-const { Secrets, newSessionToken, tokenPrefix, secureRandomBytes } = dist('apps/relay/src/common/secrets.js');
-const { SystemClock } = dist('apps/relay/src/common/clock.js');
-const domain = dist('libs/domain/src/index.js');
+const { Secrets } = dist('apps/relay/src/common/secrets.js');
+const { ReadModels } = dist('libs/domain/src/index.js');
 const events = dist('libs/events/src/index.js');
 
 const { values } = parseArgs({
@@ -34,47 +33,20 @@ const LEVELS = values.clients.split(',').map(Number);
 const ROUNDS = Number(values.rounds);
 const REPLAY_EVENTS = Number(values['replay-events']);
 
-const silent = { info() {}, warn() {}, error() {}, debug() {}, fatal() {} };
-const terms = domain.pairingTerms({});
-const device = { deviceId: '', deviceName: 'bench', deviceModel: null, devicePlatform: null };
-const CODE = () => domain.codeFromBytes(secureRandomBytes(16));
-
-/** The relay's pair/revoke cycle (3 commands, 3+ events) from `clients` concurrent callers, until `until` says stop. */
+/** Pair/revoke cycles from `clients` concurrent callers while `until(log)` holds. */
 async function drive(log, secrets, clients, until) {
-  let commands = 0;
   const client = async () => {
-    while (until(log)) {
-      const codeDigest = secrets.digest(CODE());
-      await log.run('operator', (m, now) => domain.registerCode(m, { codeDigest, source: 'register', terms }, now));
-      const token = newSessionToken();
-      const prefix = tokenPrefix(token);
-      await log.run('public:127.0.0.1', (m, now) =>
-        domain.consumeCode(m, { codeDigest, tokenDigest: secrets.digest(token), tokenPrefix: prefix, device, ip: '127.0.0.1' }, now),
-      );
-      const caller = { kind: 'device', tokenPrefix: prefix, deviceId: '', deviceName: 'bench' };
-      await log.run(`device:${prefix}`, (m, now) => domain.revokeSession(m, prefix, caller, now));
-      commands += 3;
-    }
+    while (until(log)) await pairRevokeCycle(log, secrets);
   };
   await Promise.all(Array.from({ length: clients }, client));
   await log.drain();
-  return commands;
 }
 
 async function round(kind, clients, pg) {
   const dir = tempDir('svc-bench-store-');
   const secrets = Secrets.load(dir);
   const store = kind === 'file' ? fileStore(dir, 64 << 20) : postgresStore(await pg.createDatabase());
-  const log = await CommandLoop.open({
-    store,
-    secrets,
-    clock: new SystemClock(),
-    logger: silent,
-    snapshotEvery: 1e9,
-    onFatal: (e) => {
-      throw e;
-    },
-  });
+  const log = await openLoop(store, secrets, 1e9);
   const first = log.lastSeq;
   const start = process.hrtime.bigint();
   const stopAt = Date.now() + SECONDS * 1000;
@@ -90,23 +62,14 @@ async function round(kind, clients, pg) {
 async function writeReplayLog(n) {
   const dir = tempDir('svc-bench-replay-');
   const secrets = Secrets.load(dir);
-  const log = await CommandLoop.open({
-    store: fileStore(dir, 64 << 20),
-    secrets,
-    clock: new SystemClock(),
-    logger: silent,
-    snapshotEvery: 1e9,
-    onFatal: (e) => {
-      throw e;
-    },
-  });
+  const log = await openLoop(fileStore(dir, 64 << 20), secrets, 1e9);
   await drive(log, secrets, 256, (l) => l.lastSeq < n);
   await log.close();
   return path.join(dir, 'events');
 }
 
 async function timeReplay(source) {
-  const models = new (dist('libs/domain/src/index.js').ReadModels)();
+  const models = new ReadModels();
   const t0 = process.hrtime.bigint();
   const r = await source.walk({ onEvent: (e) => models.apply(e) });
   const s = Number(process.hrtime.bigint() - t0) / 1e9;

@@ -9,11 +9,9 @@ const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { dist, median, tempDir, fmt, report } = require('./_lib');
 
-const { CommandLoop } = dist('apps/relay/src/common/command-loop.js');
 const { fileStore } = dist('apps/relay/src/common/file-store.js');
-const { Secrets, newSessionToken, tokenPrefix, secureRandomBytes } = dist('apps/relay/src/common/secrets.js');
-const { SystemClock } = dist('apps/relay/src/common/clock.js');
-const domain = dist('libs/domain/src/index.js');
+const { Secrets } = dist('apps/relay/src/common/secrets.js');
+const { openLoop, pairRevokeCycle } = require('./_workload');
 const { FileEventStore } = dist('libs/events/src/index.js');
 
 const { values } = parseArgs({
@@ -45,24 +43,10 @@ fs.fdatasync = function (fd, cb) {
   return realSync.call(fs, fd, cb);
 };
 
-const silent = { info() {}, warn() {}, error() {}, debug() {}, fatal() {} };
-const terms = domain.pairingTerms({});
-const device = { deviceId: '', deviceName: 'bench', deviceModel: null, devicePlatform: null };
-const CODE = () => domain.codeFromBytes(secureRandomBytes(16));
-
 async function relayRound(CLIENTS) {
   const dir = tempDir('svc-bench-events-');
   const secrets = Secrets.load(dir);
-  const log = await CommandLoop.open({
-    store: fileStore(dir, 64 << 20),
-    secrets,
-    clock: new SystemClock(),
-    logger: silent,
-    snapshotEvery: 50_000,
-    onFatal: (e) => {
-      throw e;
-    },
-  });
+  const log = await openLoop(fileStore(dir, 64 << 20), secrets);
   io.writes = [];
   io.syncs = 0;
   io.on = true;
@@ -72,15 +56,7 @@ async function relayRound(CLIENTS) {
   const cpu0 = process.cpuUsage();
   const client = async () => {
     while (Date.now() < stopAt) {
-      const codeDigest = secrets.digest(CODE());
-      const a = await log.run('operator', (m, now) => domain.registerCode(m, { codeDigest, source: 'register', terms }, now));
-      const token = newSessionToken();
-      const prefix = tokenPrefix(token);
-      const b = await log.run('public:127.0.0.1', (m, now) =>
-        domain.consumeCode(m, { codeDigest, tokenDigest: secrets.digest(token), tokenPrefix: prefix, device, ip: '127.0.0.1' }, now),
-      );
-      const caller = { kind: 'device', tokenPrefix: prefix, deviceId: '', deviceName: 'bench' };
-      const c = await log.run(`device:${prefix}`, (m, now) => domain.revokeSession(m, prefix, caller, now));
+      const [a, b, c] = await pairRevokeCycle(log, secrets);
       commands += 3;
       if (!SAMPLE) SAMPLE = [a, b, c].map((batch) => ({ actor: batch[0].actor, events: batch.map((e) => ({ type: e.type, data: e.data })) }));
     }

@@ -1,5 +1,5 @@
-import { hash as digestOnce } from 'node:crypto';
-import type { StoredEvent } from './event';
+import { hash as digestOnce, randomUUID } from 'node:crypto';
+import type { NewEvent, StoredEvent } from './event';
 
 const HASH_KEY = ',"hash":"';
 const HASH_TAIL_LENGTH = HASH_KEY.length + 64 + 2; // ,"hash":"<64 hex>"}
@@ -42,4 +42,28 @@ export function checkLine(line: string): LineCheck {
 /** One-shot `crypto.hash` (engines: Node >= 20.19): half the cost of createHash().update().digest() on a record. */
 export function sha256(text: string): string {
   return digestOnce('sha256', text, 'hex');
+}
+
+/**
+ * Puts events on the chain after `head` (the last record's seq and hash): each gets the next seq, an id,
+ * the time, its actor and the links, and is encoded as its record line. Both stores append with this.
+ */
+export function stampRecords(
+  events: readonly NewEvent[],
+  at: string,
+  defaultActor: string,
+  head: { seq: number; hash: string },
+): { stored: StoredEvent[]; lines: string[]; seq: number; hash: string } {
+  const stored: StoredEvent[] = [];
+  const lines: string[] = [];
+  let { seq, hash } = head;
+  for (const e of events) {
+    const fields = { seq: seq + 1, id: randomUUID(), at, type: e.type, actor: e.actor ?? defaultActor, data: e.data, v: 1 as const, prev: hash };
+    const record = encodeRecord(fields);
+    seq = fields.seq;
+    hash = record.hash;
+    lines.push(record.line);
+    stored.push({ ...fields, hash });
+  }
+  return { stored, lines, seq, hash };
 }

@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { encodeRecord } from './chain';
+import { stampRecords } from './chain';
 import { ChainWalker } from './chain-walker';
 import { GENESIS_HASH, type NewEvent, type StoredEvent } from './event';
 import { acquireLogLock } from './log-lock';
@@ -128,25 +127,10 @@ export class FileEventStore implements EventStore {
   append(events: readonly NewEvent[], at: string, defaultActor: string): Appended {
     if (this.failed) return { stored: [], durable: Promise.reject(this.failed) };
     if (this.fd === null) throw new Error('event store is not open');
-    const stored: StoredEvent[] = [];
-    let text = '';
-    for (const e of events) {
-      const fields = {
-        seq: this.seq + 1,
-        id: randomUUID(),
-        at,
-        type: e.type,
-        actor: e.actor ?? defaultActor,
-        data: e.data,
-        v: 1 as const,
-        prev: this.hash,
-      };
-      const { line, hash } = encodeRecord(fields);
-      this.seq = fields.seq;
-      this.hash = hash;
-      text += line + '\n';
-      stored.push({ ...fields, hash });
-    }
+    const { stored, lines, seq, hash } = stampRecords(events, at, defaultActor, { seq: this.seq, hash: this.hash });
+    this.seq = seq;
+    this.hash = hash;
+    const text = lines.join('\n') + '\n';
     const batch = (this.pending ??= { text: '', events: [], waiters: [] });
     batch.text += text;
     batch.events.push(...stored);

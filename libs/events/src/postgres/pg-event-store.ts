@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { encodeRecord } from '../chain';
+import { stampRecords } from '../chain';
 import { GENESIS_HASH, type NewEvent, type StoredEvent } from '../event';
 import type { Appended, EventStore, OpenOptions, OpenResult, SnapshotPort } from '../event-store';
 import { openSnapshot, type Snapshot } from '../snapshot-store';
@@ -79,28 +78,16 @@ export class PgEventStore implements EventStore {
     if (this.failed) return { stored: [], durable: Promise.reject(this.failed) };
     if (this.client === null) throw new Error('event store is not open');
     const batch = (this.pending ??= { seqs: [], ats: [], types: [], actors: [], records: [], events: [], waiters: [] });
-    const stored: StoredEvent[] = [];
-    for (const e of events) {
-      const fields = {
-        seq: this.seq + 1,
-        id: randomUUID(),
-        at,
-        type: e.type,
-        actor: e.actor ?? defaultActor,
-        data: e.data,
-        v: 1 as const,
-        prev: this.hash,
-      };
-      const { line, hash } = encodeRecord(fields);
-      this.seq = fields.seq;
-      this.hash = hash;
-      batch.seqs.push(fields.seq);
+    const { stored, lines, seq, hash } = stampRecords(events, at, defaultActor, { seq: this.seq, hash: this.hash });
+    this.seq = seq;
+    this.hash = hash;
+    for (const e of stored) {
+      batch.seqs.push(e.seq);
       batch.ats.push(at);
-      batch.types.push(fields.type);
-      batch.actors.push(fields.actor);
-      batch.records.push(line);
-      stored.push({ ...fields, hash });
+      batch.types.push(e.type);
+      batch.actors.push(e.actor);
     }
+    batch.records.push(...lines);
     batch.events.push(...stored);
     const durable = new Promise<void>((resolve, reject) => batch.waiters.push({ resolve, reject }));
     this.flushing ??= this.flushLoop();
