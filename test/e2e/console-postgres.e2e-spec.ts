@@ -120,6 +120,8 @@ describe('the console of a relay on PostgreSQL', () => {
         chain: { state: string };
       };
       expect(verify.chain.state).toBe('verified');
+      const metrics = await (await fetch(`${relay.url}/metrics`)).text();
+      expect(metrics).toMatch(new RegExp(`^svc_event_log_last_seq\\{store="postgres"\\} ${o.log.last_seq}$`, 'm'));
     } finally {
       relay.child.kill('SIGTERM');
       await relay.exited;

@@ -40,6 +40,7 @@ describe('GET /metrics (issue 16): Prometheus text on loopback, no secret or nam
     expect(value(m.text, 'svc_event_commit_seconds_count')).toBeGreaterThan(3);
     expect(m.text).toContain('svc_process_cpu_seconds_total');
     expect(m.text).toContain('svc_terminal_shells 0');
+    expect(m.text).toMatch(/^svc_event_log_last_seq\{store="file"\} [1-9]\d*$/m);
     // Never a token, a code, a device name or a path in a label.
     for (const secret of [token, token.slice(0, 8), reg.body.token, 'Ana', 'dev-private-42', 'photo-of-private-thing', relay.home])
       expect(m.text).not.toContain(secret);

@@ -49,6 +49,8 @@ export interface EventStore {
   open(options: OpenOptions): Promise<OpenResult>;
   append(events: readonly NewEvent[], at: string, defaultActor: string): Appended;
   readonly lastSeq: number;
+  /** Which adapter this is (the metrics label it). */
+  readonly kind: 'file' | 'postgres';
   /** Where the log is, fit for a log line (a directory, or a database URL without its password). */
   readonly location: string;
   /** Resolves when everything appended so far is durable. */

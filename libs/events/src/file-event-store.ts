@@ -90,6 +90,8 @@ export class FileEventStore implements EventStore {
     return this.seq;
   }
 
+  readonly kind = 'file';
+
   get location(): string {
     return this.options.dir;
   }

@@ -155,6 +155,11 @@ export class CommandLoop {
     return this.store.drain();
   }
 
+  /** Which store holds the log. */
+  get storeKind(): 'file' | 'postgres' {
+    return this.store.kind;
+  }
+
   /** Where the log is, fit to print (a database URL without its password). */
   get location(): string {
     return this.store.location;

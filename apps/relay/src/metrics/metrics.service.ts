@@ -154,6 +154,17 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
         this.set(models().phoneThreads.queuedCount());
       },
     });
+    const log = this.log;
+    new prom.Gauge({
+      name: 'svc_event_log_last_seq',
+      help: 'The last durable seq of the event log, by the store it is in (file or postgres)',
+      labelNames: ['store'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.set({ store: log.storeKind }, log.lastSeq);
+      },
+    });
     prom.collectDefaultMetrics({ register: registry, prefix: 'svc_' });
     return registry;
   }

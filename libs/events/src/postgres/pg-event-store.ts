@@ -46,6 +46,7 @@ export class PgEventStore implements EventStore {
   private failed: Error | null = null;
   private closing = false;
   readonly location: string;
+  readonly kind = 'postgres';
 
   constructor(private readonly options: PgEventStoreOptions) {
     this.location = redactPgUrl(options.url);
