@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { burstThenKill, expectAcknowledgedSurvived } from '../support/crash-burst';
 import { bearer, Phone, readEvents, tempHome } from '../support/harness';
 import { ensureBuilt, spawnSvc, startRelayProcess } from '../support/dist';
 import { startPostgres, type TestPostgres } from '../support/postgres';
@@ -121,6 +122,25 @@ describe('svc relay start on PostgreSQL', () => {
     expect(down.code).toBe(1);
     expect(down.err).toContain('cannot reach the event store postgres://svc:***@127.0.0.1:1/none');
     expect(down.err).not.toContain('pw-secret');
+  });
+
+  it('SIGKILL during a burst of pairings: every acknowledged code, session and revocation is in the database after the restart', async () => {
+    const url = await pg.createDatabase();
+    const home = tempHome();
+    const first = await startRelayProcess(home, { RELAY_EVENT_STORE: url, RELAY_LOG_LEVEL: 'WARNING' });
+    const ack = await burstThenKill(first);
+    expect((await first.exited).signal).toBe('SIGKILL');
+    expect(ack.paired.size).toBeGreaterThanOrEqual(20);
+    expect(ack.inFlightAtKill).toBeGreaterThan(0);
+    // A batch is one transaction: the kill leaves whole batches, and the chain proves.
+    expect((await svc(['relay', 'events', 'verify', '--json'], { RELAY_EVENT_STORE: url })).code).toBe(0);
+    const second = await startRelayProcess(home, { RELAY_EVENT_STORE: url, RELAY_LOG_LEVEL: 'WARNING' });
+    try {
+      await expectAcknowledgedSurvived(second.url, ack);
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exited;
+    }
   });
 
   it('the database lost under a running relay stops it (exit 1) rather than serve unrecorded state', async () => {
