@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { stampRecords } from './chain';
+import { GroupCommitStore, type Batch } from './group-commit';
 import { ChainWalker } from './chain-walker';
-import { GENESIS_HASH, type NewEvent, type StoredEvent } from './event';
+import type { StoredEvent } from './event';
 import { acquireLogLock } from './log-lock';
-import { ChainError, type Appended, type EventStore, type OpenOptions, type OpenResult, type ScanProgress } from './event-store';
+import { ChainError, type EventStore, type OpenOptions, type OpenResult, type ScanProgress } from './event-store';
 
 const SEGMENT_RE = /^segment-(\d{12})\.jsonl$/;
 const READ_CHUNK = 1 << 20;
@@ -17,8 +17,6 @@ export type FileEventStoreOptions = {
   /** Called when the store can no longer write (the relay must stop: state ran ahead of the disk). */
   onFatal?: (error: Error) => void;
 };
-
-type Pending = { text: string; events: StoredEvent[]; waiters: Array<{ resolve: () => void; reject: (e: Error) => void }> };
 
 export function segmentName(firstSeq: number): string {
   return `segment-${String(firstSeq).padStart(12, '0')}.jsonl`;
@@ -70,30 +68,25 @@ export function scanLines(
   }
 }
 
-export class FileEventStore implements EventStore {
+export class FileEventStore extends GroupCommitStore implements EventStore {
   private fd: number | null = null;
   private segmentFile = '';
   private segmentSize = 0;
-  private seq = 0;
-  private hash = GENESIS_HASH;
-  private pending: Pending | null = null;
-  private flushing: Promise<void> | null = null;
-  private failed: Error | null = null;
   private readonly segmentBytes: number;
   private releaseLock: () => void = () => undefined;
+  readonly kind = 'file';
 
   constructor(private readonly options: FileEventStoreOptions) {
+    super(options);
     this.segmentBytes = options.segmentBytes ?? 64 * 1024 * 1024;
   }
 
-  get lastSeq(): number {
-    return this.seq;
-  }
-
-  readonly kind = 'file';
-
   get location(): string {
     return this.options.dir;
+  }
+
+  protected get writable(): boolean {
+    return this.fd !== null;
   }
 
   async open(opts: OpenOptions): Promise<OpenResult> {
@@ -126,26 +119,6 @@ export class FileEventStore implements EventStore {
     return { lastSeq: this.seq, lastHash: this.hash, recovered };
   }
 
-  append(events: readonly NewEvent[], at: string, defaultActor: string): Appended {
-    if (this.failed) return { stored: [], durable: Promise.reject(this.failed) };
-    if (this.fd === null) throw new Error('event store is not open');
-    const { stored, lines, seq, hash } = stampRecords(events, at, defaultActor, { seq: this.seq, hash: this.hash });
-    this.seq = seq;
-    this.hash = hash;
-    const text = lines.join('\n') + '\n';
-    const batch = (this.pending ??= { text: '', events: [], waiters: [] });
-    batch.text += text;
-    batch.events.push(...stored);
-    const durable = new Promise<void>((resolve, reject) => batch.waiters.push({ resolve, reject }));
-    this.flushing ??= this.flushLoop();
-    return { stored, durable };
-  }
-
-  async drain(): Promise<void> {
-    while (this.flushing) await this.flushing;
-    if (this.failed) throw this.failed;
-  }
-
   async close(): Promise<void> {
     await this.drain().catch(() => undefined);
     if (this.fd !== null) fs.closeSync(this.fd);
@@ -155,36 +128,18 @@ export class FileEventStore implements EventStore {
   }
 
   /** One write and one fdatasync per batch; appends that arrive during the fdatasync form the next batch. */
-  private async flushLoop(): Promise<void> {
-    await new Promise<void>((r) => setImmediate(r));
+  protected async writeBatch(batch: Batch): Promise<void> {
     try {
-      while (this.pending) {
-        const batch = this.pending;
-        this.pending = null;
-        let written: number;
-        try {
-          written = writeAll(this.fd!, batch.text);
-          await datasync(this.fd!);
-        } catch (err) {
-          this.fail(err as Error, batch);
-          return;
-        }
-        this.segmentSize += written;
-        this.options.onDurable(batch.events);
-        for (const w of batch.waiters) w.resolve();
-        if (this.segmentSize >= this.segmentBytes) this.rotate();
-      }
-    } finally {
-      this.flushing = null;
+      const written = writeAll(this.fd!, batch.lines.join('\n') + '\n');
+      await datasync(this.fd!);
+      this.segmentSize += written;
+    } catch (err) {
+      throw new Error(`event log write failed: ${(err as Error).message}`);
     }
   }
 
-  private fail(err: Error, batch: Pending): void {
-    this.failed = new Error(`event log write failed: ${err.message}`);
-    for (const w of batch.waiters) w.reject(this.failed);
-    for (const w of this.pending?.waiters ?? []) w.reject(this.failed);
-    this.pending = null;
-    this.options.onFatal?.(this.failed);
+  protected override afterBatch(): void {
+    if (this.segmentSize >= this.segmentBytes) this.rotate();
   }
 
   private openSegment(file: string): void {

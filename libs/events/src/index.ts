@@ -28,6 +28,7 @@ export * from './snapshot-store';
 export * from './projection';
 export * from './replay';
 export * from './chain-walker';
+export * from './group-commit';
 export * from './postgres/pg-connection';
 export * from './postgres/pg-schema';
 export * from './postgres/pg-lock';

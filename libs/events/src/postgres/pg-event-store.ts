@@ -1,6 +1,6 @@
-import { stampRecords } from '../chain';
-import { GENESIS_HASH, type NewEvent, type StoredEvent } from '../event';
-import type { Appended, EventStore, OpenOptions, OpenResult, SnapshotPort } from '../event-store';
+import type { StoredEvent } from '../event';
+import { GroupCommitStore, type Batch } from '../group-commit';
+import type { EventStore, OpenOptions, OpenResult, SnapshotPort } from '../event-store';
 import { openSnapshot, type Snapshot } from '../snapshot-store';
 import { connectPg, isUndefinedTable, pgReason, redactPgUrl, TABLE, type PgClient } from './pg-connection';
 import { takeWriterLock } from './pg-lock';
@@ -12,16 +12,6 @@ export type PgEventStoreOptions = {
   onDurable: (events: readonly StoredEvent[]) => void;
   /** Called when the store can no longer write (the relay must stop: state ran ahead of the database). */
   onFatal?: (error: Error) => void;
-};
-
-type Pending = {
-  seqs: number[];
-  ats: string[];
-  types: string[];
-  actors: string[];
-  records: string[];
-  events: StoredEvent[];
-  waiters: Array<{ resolve: () => void; reject: (e: Error) => void }>;
 };
 
 /** The channel a batch's commit notifies (its payload: the batch's last seq), so `events tail -f` wakes at once. */
@@ -37,23 +27,19 @@ SELECT pg_notify('${APPEND_CHANNEL}', max(seq)::text) FROM ins`;
  * group-committed batch as one transaction. Durable means committed (the server's WAL flush, with its
  * default synchronous_commit).
  */
-export class PgEventStore implements EventStore {
+export class PgEventStore extends GroupCommitStore implements EventStore {
   private client: PgClient | null = null;
-  private seq = 0;
-  private hash = GENESIS_HASH;
-  private pending: Pending | null = null;
-  private flushing: Promise<void> | null = null;
-  private failed: Error | null = null;
   private closing = false;
   readonly location: string;
   readonly kind = 'postgres';
 
   constructor(private readonly options: PgEventStoreOptions) {
+    super(options);
     this.location = redactPgUrl(options.url);
   }
 
-  get lastSeq(): number {
-    return this.seq;
+  protected get writable(): boolean {
+    return this.client !== null;
   }
 
   async open(opts: OpenOptions): Promise<OpenResult> {
@@ -75,31 +61,6 @@ export class PgEventStore implements EventStore {
     return { lastSeq: this.seq, lastHash: this.hash };
   }
 
-  append(events: readonly NewEvent[], at: string, defaultActor: string): Appended {
-    if (this.failed) return { stored: [], durable: Promise.reject(this.failed) };
-    if (this.client === null) throw new Error('event store is not open');
-    const batch = (this.pending ??= { seqs: [], ats: [], types: [], actors: [], records: [], events: [], waiters: [] });
-    const { stored, lines, seq, hash } = stampRecords(events, at, defaultActor, { seq: this.seq, hash: this.hash });
-    this.seq = seq;
-    this.hash = hash;
-    for (const e of stored) {
-      batch.seqs.push(e.seq);
-      batch.ats.push(at);
-      batch.types.push(e.type);
-      batch.actors.push(e.actor);
-    }
-    batch.records.push(...lines);
-    batch.events.push(...stored);
-    const durable = new Promise<void>((resolve, reject) => batch.waiters.push({ resolve, reject }));
-    this.flushing ??= this.flushLoop();
-    return { stored, durable };
-  }
-
-  async drain(): Promise<void> {
-    while (this.flushing) await this.flushing;
-    if (this.failed) throw this.failed;
-  }
-
   async close(): Promise<void> {
     await this.drain().catch(() => undefined);
     this.closing = true;
@@ -115,42 +76,28 @@ export class PgEventStore implements EventStore {
   }
 
   /** One INSERT (one transaction) per batch; appends that arrive during the commit form the next batch. */
-  private async flushLoop(): Promise<void> {
-    await new Promise<void>((r) => setImmediate(r));
+  protected async writeBatch(batch: Batch): Promise<void> {
+    const columns = { seqs: [] as number[], types: [] as string[], actors: [] as string[], ats: [] as string[] };
+    for (const e of batch.events) {
+      columns.seqs.push(e.seq);
+      columns.ats.push(e.at);
+      columns.types.push(e.type);
+      columns.actors.push(e.actor);
+    }
     try {
-      while (this.pending && !this.failed) {
-        const batch = this.pending;
-        this.pending = null;
-        try {
-          await this.client!.query({
-            name: 'svc-append',
-            text: APPEND_SQL,
-            values: [batch.seqs, batch.ats, batch.types, batch.actors, JSON.stringify(batch.records)],
-          });
-        } catch (err) {
-          this.fail(new Error(`event log write failed: ${pgReason(err)}`), batch);
-          return;
-        }
-        this.options.onDurable(batch.events);
-        for (const w of batch.waiters) w.resolve();
-      }
-    } finally {
-      this.flushing = null;
+      await this.client!.query({
+        name: 'svc-append',
+        text: APPEND_SQL,
+        values: [columns.seqs, columns.ats, columns.types, columns.actors, JSON.stringify(batch.lines)],
+      });
+    } catch (err) {
+      throw new Error(`event log write failed: ${pgReason(err)}`);
     }
   }
 
   private lost(err: Error): void {
     if (this.closing || this.failed) return;
     this.fail(new Error(`event store connection lost (${this.location}): ${pgReason(err)}`), null);
-  }
-
-  private fail(err: Error, batch: Pending | null): void {
-    if (this.failed) return;
-    this.failed = err;
-    for (const w of batch?.waiters ?? []) w.reject(err);
-    for (const w of this.pending?.waiters ?? []) w.reject(err);
-    this.pending = null;
-    this.options.onFatal?.(err);
   }
 }
 
