@@ -128,3 +128,20 @@ describe('the console of a relay on PostgreSQL', () => {
     }
   });
 });
+
+describe('a reader whose connection is lost', () => {
+  it('connects again for the next query (the console keeps working after the database drops its session)', async () => {
+    const { url } = await writeLog(5);
+    const source = new PgLogSource(url);
+    const h = new PgEventHistory(source, () => 5, 2);
+    await h.seed();
+    await pg.query(
+      dbOf(url),
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'svc-relay reader%'`,
+      [dbOf(url)],
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    expect(seqs((await h.before(undefined, 10)).events)).toEqual([5, 4, 3, 2, 1]);
+    await source.close();
+  });
+});

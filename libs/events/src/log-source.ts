@@ -83,10 +83,19 @@ export class PgLogSource implements LogSource {
 
   /** The connection, for a caller that reads more (tail). */
   connection(): Promise<PgClient> {
-    this.client ??= connectPg(this.url, 'reader').then((c) => {
-      c.on('error', () => undefined); // a lost reader fails its next query, which reports it
-      return c;
-    });
+    if (!this.client) {
+      const pending = connectPg(this.url, 'reader').then((c) => {
+        // A lost reader fails the query in hand; the next one connects again.
+        c.on('error', () => {
+          if (this.client === pending) this.client = null;
+        });
+        return c;
+      });
+      pending.catch(() => {
+        if (this.client === pending) this.client = null;
+      });
+      this.client = pending;
+    }
     return this.client;
   }
 
