@@ -100,7 +100,10 @@ if (require.main === module) {
       const url = await pg.createDatabase('svc');
       console.log(`PostgreSQL on ${url} (Ctrl-C stops it and removes its data)`);
       console.log(`  RELAY_EVENT_STORE=${url} npm start`);
-      const stop = () => pg.stop().then(() => process.exit(0));
+      // The server runs on its own (pg_ctl starts it in the background): this process waits for the signal
+      // that stops it, and removes its data.
+      const alive = setInterval(() => undefined, 1 << 30);
+      const stop = () => pg.stop().then(() => (clearInterval(alive), process.exit(0)));
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
     })

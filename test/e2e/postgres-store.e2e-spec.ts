@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { burstThenKill, expectAcknowledgedSurvived } from '../support/crash-burst';
 import { bearer, Phone, readEvents, tempHome } from '../support/harness';
-import { ensureBuilt, spawnSvc, startRelayProcess } from '../support/dist';
+import { ensureBuilt, ROOT, spawnSvc, startRelayProcess } from '../support/dist';
+import { Client } from 'pg';
 import { startPostgres, type TestPostgres } from '../support/postgres';
 
 /**
@@ -259,5 +261,26 @@ describe('svc relay events on both stores', () => {
     expect(start.code).toBe(1);
     expect(start.err).toContain('the event log is broken at seq 1 (svc_relay_events): checksum mismatch');
     expect(start.err).toContain('svc relay events verify"');
+  });
+});
+
+describe('scripts/temp-postgres.js (a throwaway server for trying RELAY_EVENT_STORE)', () => {
+  it('prints its URL, serves until SIGTERM, then stops the server and exits 0', async () => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'temp-postgres.js')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const deadline = Date.now() + 30_000;
+    while (!/postgres:\/\/\S+/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const url = /(postgres:\/\/\S+)/.exec(out)![1];
+    await new Promise((r) => setTimeout(r, 500));
+    const c = new Client({ connectionString: url });
+    await c.connect();
+    expect((await c.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await c.end();
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const again = new Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+    await expect(again.connect()).rejects.toThrow();
   });
 });
