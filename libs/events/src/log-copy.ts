@@ -39,7 +39,7 @@ export async function copyLog(source: LogSource, target: LogTarget, onProgress?:
   let records = 0;
   const check = async function* (): AsyncIterable<string[]> {
     for await (const page of source.pages()) {
-      for (const r of page) walker.record(r, source.kind === 'postgres' ? TABLE.events : 'source');
+      for (const r of page) walker.record(r, source.kind === 'postgres' ? TABLE.events : source.location);
       records += page.length;
       onProgress?.({ done: records, total: Math.max(total, records), seq: walker.lastSeq });
       yield page;
