@@ -2,19 +2,14 @@ import { PgEventStore, PgLogSource, type StoredRelayEvent } from '@svc/events';
 import { PgChainMonitor, PgEventHistory } from '../../apps/relay/src/console/pg-console-log';
 import { tempHome } from '../support/harness';
 import { ensureBuilt, startRelayProcess } from '../support/dist';
-import { startPostgres, type TestPostgres } from '../support/postgres';
+import { dbOf, usePostgres } from '../support/postgres';
 
 /** The operator console reads a PostgreSQL log as it reads the file log: history, chain check, size. */
 jest.setTimeout(60_000);
 
-let pg: TestPostgres;
-beforeAll(async () => {
-  ensureBuilt();
-  pg = await startPostgres();
-}, 120_000);
-afterAll(() => pg?.stop());
+beforeAll(() => ensureBuilt(), 120_000);
+const pg = usePostgres();
 
-const dbOf = (url: string) => new URL(url).pathname.slice(1);
 const seqs = (es: Array<{ seq: number }>) => es.map((e) => e.seq);
 
 async function writeLog(n: number): Promise<{ url: string; durable: StoredRelayEvent[] }> {

@@ -22,7 +22,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
-import { startPostgres, type TestPostgres } from '../support/postgres';
+import { dbOf, usePostgres } from '../support/postgres';
 
 /**
  * One contract, two adapters (issue 16): whatever holds the log, the relay sees the same store. The
@@ -55,13 +55,9 @@ type Adapter = {
   lockError: new (...args: never[]) => Error;
 };
 
-let pg: TestPostgres;
+const pg = usePostgres();
 const tmp: string[] = [];
-beforeAll(async () => {
-  pg = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  await pg?.stop();
+afterAll(() => {
   for (const d of tmp) fs.rmSync(d, { recursive: true, force: true });
 });
 
@@ -124,7 +120,6 @@ const pgAdapter: Adapter = {
   },
   lockError: PgLogLockedError,
 };
-const dbOf = (url: string) => new URL(url).pathname.slice(1);
 
 describe.each([fileAdapter, pgAdapter])('EventStore contract: $name', (adapter) => {
   let loc: string;

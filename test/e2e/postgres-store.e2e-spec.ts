@@ -5,7 +5,7 @@ import { burstThenKill, expectAcknowledgedSurvived } from '../support/crash-burs
 import { bearer, Phone, readEvents, tempHome } from '../support/harness';
 import { ensureBuilt, ROOT, spawnSvc, startRelayProcess } from '../support/dist';
 import { Client } from 'pg';
-import { startPostgres, type TestPostgres } from '../support/postgres';
+import { dbOf, usePostgres } from '../support/postgres';
 
 /**
  * The relay on RELAY_EVENT_STORE=postgres://... as operators run it (real processes, a real server):
@@ -14,12 +14,8 @@ import { startPostgres, type TestPostgres } from '../support/postgres';
  */
 jest.setTimeout(90_000);
 
-let pg: TestPostgres;
-beforeAll(async () => {
-  ensureBuilt();
-  pg = await startPostgres();
-}, 120_000);
-afterAll(() => pg?.stop());
+beforeAll(() => ensureBuilt(), 120_000);
+const pg = usePostgres();
 
 const PASSWORD_URL = (url: string) => url.replace('postgres://svc@', 'postgres://svc:hunter2-secret@');
 
@@ -55,7 +51,7 @@ describe('svc relay start on PostgreSQL', () => {
     expect((await first.exited).code).toBe(0);
     // Nothing went to the file log.
     expect(fs.existsSync(path.join(home, 'relay', 'events'))).toBe(false);
-    const db = new URL(url).pathname.slice(1);
+    const db = dbOf(url);
     const types = (await pg.query(db, 'SELECT type FROM svc_relay_events ORDER BY seq')).map((r) => r.type);
     expect(types[0]).toBe('relay.started');
     expect(types).toContain('session.created');
@@ -80,7 +76,7 @@ describe('svc relay start on PostgreSQL', () => {
 
   it('a second relay on the same database exits 1 before it writes a record; the first goes on', async () => {
     const url = await pg.createDatabase();
-    const db = new URL(url).pathname.slice(1);
+    const db = dbOf(url);
     const first = await startRelayProcess(tempHome(), { RELAY_EVENT_STORE: url });
     const before = (await pg.query(db, 'SELECT count(*)::int AS n FROM svc_relay_events'))[0].n;
     const second = spawnSvc(['relay', 'start'], { SVC_HOME: tempHome(), RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_EVENT_STORE: url });
@@ -147,7 +143,7 @@ describe('svc relay start on PostgreSQL', () => {
 
   it('the database lost under a running relay stops it (exit 1) rather than serve unrecorded state', async () => {
     const url = await pg.createDatabase();
-    const db = new URL(url).pathname.slice(1);
+    const db = dbOf(url);
     const relay = await startRelayProcess(tempHome(), { RELAY_EVENT_STORE: url });
     await pg.query(db, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'svc-relay writer%'`, [
       db,
@@ -235,7 +231,7 @@ describe('svc relay events on both stores', () => {
 
   it('verify on PostgreSQL names the first bad record and exits 1; tail --follow wakes on each commit', async () => {
     const url = await pg.createDatabase();
-    const db = new URL(url).pathname.slice(1);
+    const db = dbOf(url);
     const relay = await startRelayProcess(tempHome(), { RELAY_EVENT_STORE: url });
     const follow = spawnSvc(['relay', 'events', 'tail', '-f', '--json', '-n', '0', '--type', 'pairing'], { RELAY_EVENT_STORE: url });
     await new Promise((r) => setTimeout(r, 1500));

@@ -16,3 +16,28 @@ const temp = require('../../scripts/temp-postgres.js') as { startPostgres(settin
 export function startPostgres(settings?: Record<string, string>): Promise<TestPostgres> {
   return temp.startPostgres(settings);
 }
+
+/**
+ * A server for the whole test file: started before its first test, stopped after its last. The handle
+ * can be used from any test (it reaches the server started for the file).
+ */
+export function usePostgres(): TestPostgres {
+  let server: TestPostgres | null = null;
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 120_000);
+  afterAll(() => server?.stop());
+  const live = (): TestPostgres => {
+    if (!server) throw new Error('the PostgreSQL server is not started yet (use the handle inside a test or hook)');
+    return server;
+  };
+  return {
+    url: (db) => live().url(db),
+    createDatabase: (name) => live().createDatabase(name),
+    query: (db, sql, values) => live().query(db, sql, values),
+    stop: () => live().stop(),
+  };
+}
+
+/** The database name of a URL from `createDatabase`. */
+export const dbOf = (url: string): string => new URL(url).pathname.slice(1);

@@ -4,7 +4,7 @@ import { ChainWalker } from './chain-walker';
 import type { StoredEvent } from './event';
 import { ChainError, type ScanProgress } from './event-store';
 import { listSegments, scanLines, scanLog } from './file-event-store';
-import { connectPg, redactPgUrl, TABLE, type PgClient } from './postgres/pg-connection';
+import { LazyPgConnection, redactPgUrl, TABLE, type PgClient } from './postgres/pg-connection';
 import { pageQuery, walkPgLog, type PgRow } from './postgres/pg-read';
 import { schemaVersion } from './postgres/pg-schema';
 
@@ -75,28 +75,16 @@ export class FileLogSource implements LogSource {
 export class PgLogSource implements LogSource {
   readonly kind = 'postgres';
   readonly location: string;
-  private client: Promise<PgClient> | null = null;
+  private readonly conn: LazyPgConnection;
 
-  constructor(private readonly url: string) {
+  constructor(url: string) {
     this.location = redactPgUrl(url);
+    this.conn = new LazyPgConnection(url, 'reader');
   }
 
   /** The connection, for a caller that reads more (tail). */
   connection(): Promise<PgClient> {
-    if (!this.client) {
-      const pending = connectPg(this.url, 'reader').then((c) => {
-        // A lost reader fails the query in hand; the next one connects again.
-        c.on('error', () => {
-          if (this.client === pending) this.client = null;
-        });
-        return c;
-      });
-      pending.catch(() => {
-        if (this.client === pending) this.client = null;
-      });
-      this.client = pending;
-    }
-    return this.client;
+    return this.conn.get();
   }
 
   async containers(): Promise<number> {
@@ -126,10 +114,8 @@ export class PgLogSource implements LogSource {
     }
   }
 
-  async close(): Promise<void> {
-    const pending = this.client;
-    this.client = null;
-    if (pending) await (await pending.catch(() => null))?.end().catch(() => undefined);
+  close(): Promise<void> {
+    return this.conn.close();
   }
 }
 

@@ -73,3 +73,38 @@ export function pgReason(err: unknown): string {
 export function isUndefinedTable(err: unknown): boolean {
   return (err as { code?: string })?.code === '42P01';
 }
+
+/**
+ * A connection made on first use and made again after it is lost (the query in hand fails; the next one
+ * reconnects). For the readers and the snapshot store, which hold no lock: the writer never reconnects.
+ */
+export class LazyPgConnection {
+  private client: Promise<PgClient> | null = null;
+
+  constructor(
+    private readonly url: string,
+    private readonly role: 'snapshots' | 'reader',
+  ) {}
+
+  get(): Promise<PgClient> {
+    if (!this.client) {
+      const pending = connectPg(this.url, this.role).then((c) => {
+        c.on('error', () => this.forget(pending));
+        return c;
+      });
+      pending.catch(() => this.forget(pending));
+      this.client = pending;
+    }
+    return this.client;
+  }
+
+  async close(): Promise<void> {
+    const pending = this.client;
+    this.client = null;
+    if (pending) await (await pending.catch(() => null))?.end().catch(() => undefined);
+  }
+
+  private forget(pending: Promise<PgClient>): void {
+    if (this.client === pending) this.client = null;
+  }
+}

@@ -2,7 +2,7 @@ import type { StoredEvent } from '../event';
 import { GroupCommitStore, type Batch } from '../group-commit';
 import type { EventStore, OpenOptions, OpenResult, SnapshotPort } from '../event-store';
 import { openSnapshot, type Snapshot } from '../snapshot-store';
-import { connectPg, isUndefinedTable, pgReason, redactPgUrl, TABLE, type PgClient } from './pg-connection';
+import { connectPg, isUndefinedTable, LazyPgConnection, pgReason, redactPgUrl, TABLE, type PgClient } from './pg-connection';
 import { takeWriterLock } from './pg-lock';
 import { INSERT_ROWS, walkPgLog } from './pg-read';
 import { migrate } from './pg-schema';
@@ -103,16 +103,19 @@ export class PgEventStore extends GroupCommitStore implements EventStore {
 
 /** Projection snapshots in a table beside the log, MAC'd like the files; the newest two are kept. */
 export class PgSnapshotStore implements SnapshotPort {
-  private client: Promise<PgClient> | null = null;
+  // A lost snapshot connection is made again on the next write (snapshots are an optimisation).
+  private readonly conn: LazyPgConnection;
 
   constructor(
-    private readonly url: string,
+    url: string,
     private readonly mac: (text: string) => string,
     private readonly keep = 2,
-  ) {}
+  ) {
+    this.conn = new LazyPgConnection(url, 'snapshots');
+  }
 
   async latest<M>(): Promise<Snapshot<M> | null> {
-    const client = await this.connection();
+    const client = await this.conn.get();
     let rows: Array<{ body: string; mac: string }>;
     try {
       rows = (await client.query<{ body: string; mac: string }>(`SELECT body, mac FROM ${TABLE.snapshots} ORDER BY seq DESC LIMIT 5`)).rows;
@@ -138,14 +141,12 @@ export class PgSnapshotStore implements SnapshotPort {
     return this.store(snapshot.seq, body, mac);
   }
 
-  async close(): Promise<void> {
-    const pending = this.client;
-    this.client = null;
-    if (pending) await (await pending.catch(() => null))?.end().catch(() => undefined);
+  close(): Promise<void> {
+    return this.conn.close();
   }
 
   private async store(seq: number, body: string, mac: string): Promise<void> {
-    const client = await this.connection();
+    const client = await this.conn.get();
     await client.query(
       `INSERT INTO ${TABLE.snapshots} (seq, body, mac) VALUES ($1, $2, $3) ON CONFLICT (seq) DO UPDATE SET body = $2, mac = $3, at = now()`,
       [seq, body, mac],
@@ -153,22 +154,5 @@ export class PgSnapshotStore implements SnapshotPort {
     await client.query(`DELETE FROM ${TABLE.snapshots} WHERE seq NOT IN (SELECT seq FROM ${TABLE.snapshots} ORDER BY seq DESC LIMIT $1)`, [
       this.keep,
     ]);
-  }
-
-  private connection(): Promise<PgClient> {
-    if (!this.client) {
-      const pending = connectPg(this.url, 'snapshots').then((c) => {
-        // A lost snapshot connection is reopened on the next write (snapshots are an optimisation).
-        c.on('error', () => {
-          if (this.client === pending) this.client = null;
-        });
-        return c;
-      });
-      pending.catch(() => {
-        if (this.client === pending) this.client = null;
-      });
-      this.client = pending;
-    }
-    return this.client;
   }
 }
