@@ -67,11 +67,12 @@ describe('bin/svc relay start (a real process)', () => {
     const before = readEvents(home).length;
     const second = spawnSvc(['relay', 'start'], { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0' });
     expect((await second.exited).code).toBe(1);
+    // The home's lock refuses it first (before the log's own lock could), naming the holder.
     expect(second.stderr()).toContain(
-      `svc relay start: the event log ${path.join(home, 'relay', 'events')} is in use by another relay (pid ${first.child.pid}, since `,
+      `svc relay start: the relay home ${path.join(home, 'relay')} is in use by another relay (pid ${first.child.pid}, since `,
     );
-    expect(second.stderr()).toContain('two relays on one log would fork its chain');
-    expect(second.stderr()).toContain(`the lock is stale: remove ${path.join(home, 'relay', 'events', 'LOCK')}`);
+    expect(second.stderr()).toContain("two relays on one home would delete each other's uploads");
+    expect(second.stderr()).toContain(`the lock is stale: remove ${path.join(home, 'relay', 'LOCK')}`);
     expect(second.stderr()).not.toContain('    at ');
     expect(readEvents(home)).toHaveLength(before);
     // The first relay still owns a single, unforked chain.
@@ -86,6 +87,7 @@ describe('bin/svc relay start (a real process)', () => {
     const verify = spawnSvc(['relay', 'events', 'verify'], { SVC_HOME: home });
     expect((await verify.exited).code).toBe(0);
     expect(fs.existsSync(path.join(home, 'relay', 'events', 'LOCK'))).toBe(false);
+    expect(fs.existsSync(path.join(home, 'relay', 'LOCK'))).toBe(false);
     // Stopped: the log is free again.
     const third = await startRelayProcess(home);
     third.child.kill('SIGTERM');

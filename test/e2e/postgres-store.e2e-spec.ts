@@ -107,6 +107,59 @@ describe('svc relay start on PostgreSQL', () => {
     expect((await first.exited).code).toBe(0);
   });
 
+  describe('one writer per home, whatever store holds the log', () => {
+    const upload = async (url: string, token: string, bytes: Buffer) => {
+      const form = new FormData();
+      form.append('file', new Blob([bytes], { type: 'image/png' }), 'photo.png');
+      const res = await fetch(`${url}/media/upload`, { method: 'POST', headers: bearer(token), body: form });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { token: string }).token;
+    };
+    const fetchMedia = (url: string, token: string, media: string) => fetch(`${url}/media/${media}`, { headers: bearer(token) });
+
+    it('relay A on PostgreSQL, B on the file log with the same SVC_HOME: B exits 1 naming A, A keeps its uploads', async () => {
+      const home = tempHome();
+      const a = await startRelayProcess(home, { RELAY_EVENT_STORE: await pg.createDatabase() });
+      const { phone, token } = await pairPhone(a.url, 'HOM123');
+      const bytes = Buffer.from('\x89PNG owned upload of relay A');
+      const media = await upload(a.url, token, bytes);
+      const owned = fs.readdirSync(path.join(home, 'relay', 'media-owned'));
+      expect(owned.length).toBeGreaterThan(0);
+
+      const b = spawnSvc(['relay', 'start'], { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0' });
+      expect((await b.exited).code).toBe(1);
+      expect(b.stderr()).toContain(`the relay home ${path.join(home, 'relay')} is in use by another relay (pid ${a.child.pid}, since `);
+      expect(b.stderr()).toContain("two relays on one home would delete each other's uploads");
+      expect(b.stderr()).not.toContain('    at ');
+      // B touched nothing: no file log began, A's owned files are all there and its token still serves them.
+      expect(fs.existsSync(path.join(home, 'relay', 'events'))).toBe(false);
+      expect(fs.readdirSync(path.join(home, 'relay', 'media-owned')).sort()).toEqual(owned.sort());
+      const got = await fetchMedia(a.url, token, media);
+      expect(got.status).toBe(200);
+      expect(Buffer.from(await got.arrayBuffer()).equals(bytes)).toBe(true);
+      phone.close();
+      a.child.kill('SIGTERM');
+      expect((await a.exited).code).toBe(0);
+      expect(fs.existsSync(path.join(home, 'relay', 'LOCK'))).toBe(false);
+    });
+
+    it('relay A on the file log, B on PostgreSQL with the same SVC_HOME: B exits 1 before it opens the database', async () => {
+      const home = tempHome();
+      const a = await startRelayProcess(home);
+      const url = await pg.createDatabase();
+      const b = spawnSvc(['relay', 'start'], { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_EVENT_STORE: url });
+      expect((await b.exited).code).toBe(1);
+      expect(b.stderr()).toContain(`the relay home ${path.join(home, 'relay')} is in use by another relay (pid ${a.child.pid}, since `);
+      // The database was never written: not even the schema exists.
+      const tables = await pg.query(dbOf(url), "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name LIKE 'svc_relay_%'");
+      expect(tables[0].n).toBe(0);
+      const health = await fetch(`${a.url}/health`);
+      expect(health.status).toBe(200);
+      a.child.kill('SIGTERM');
+      expect((await a.exited).code).toBe(0);
+    });
+  });
+
   it('an unreachable database or a bad RELAY_EVENT_STORE is a clear start-up error (exit 1)', async () => {
     const bad = await svc(['relay', 'start'], { SVC_HOME: tempHome(), RELAY_PORT: '0', RELAY_EVENT_STORE: 'mysql://x' });
     expect(bad.code).toBe(1);

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { jsonDepthExceeds, JsonTooDeepError, MAX_JSON_DEPTH } from '@svc/events';
+import { acquireLogLock, jsonDepthExceeds, JsonTooDeepError, MAX_JSON_DEPTH } from '@svc/events';
 import { config as rxjsConfig } from 'rxjs';
 import type { DestinationStream, Logger } from 'pino';
 import { AppModule } from './app.module';
@@ -60,6 +60,20 @@ export type Relay = {
 /** Opens the log (replaying it), builds the Nest app on Fastify with the phone socket, and listens. */
 export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   const config: RelayConfig = checkTerminalConfig(options.config ?? loadConfig(process.env));
+  // One writer per home, whatever holds the event log: the home also holds owned uploads, secrets, the
+  // identity and recordings, which a second relay would clean up or rewrite under the first one's feet.
+  // Taken before anything under the home is read or written; a second relay exits naming the holder.
+  fs.mkdirSync(relayDir(config), { recursive: true, mode: 0o700 });
+  const homeLock = acquireLogLock(relayDir(config), 'relay home');
+  try {
+    return await openRelay(config, options, homeLock.release);
+  } catch (err) {
+    homeLock.release();
+    throw err;
+  }
+}
+
+async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome: () => void): Promise<Relay> {
   const clock = options.clock ?? new SystemClock();
   const logger = createLogger(config.logLevel, options.logDestination);
   // A bus subscriber that throws must not take the relay down (rxjs would rethrow it on a timer).
@@ -205,6 +219,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
       await app.close();
       await log.run('system', () => [{ type: 'relay.stopping', data: { reason } }]).catch(() => undefined);
       await log.close();
+      releaseHome();
       logger.info({ reason }, 'relay stopped');
       logger.flush?.();
     },

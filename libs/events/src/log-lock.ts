@@ -26,9 +26,11 @@ export class LogLockedError extends Error {
   constructor(
     readonly dir: string,
     readonly holder: LockHolder,
+    /** What the directory is to a person: `event log` (the log's own lock) or `relay home` (the home's). */
+    readonly what: string = 'event log',
   ) {
     const where = holder.hostname === os.hostname() ? `pid ${holder.pid}` : `pid ${holder.pid} on host ${holder.hostname}`;
-    super(`the event log ${dir} is in use by another relay (${where}, since ${holder.since})`);
+    super(`the ${what} ${dir} is in use by another relay (${where}, since ${holder.since})`);
     this.name = 'LogLockedError';
   }
 }
@@ -49,7 +51,7 @@ export type HeldLock = { release: () => void; tookOver: StaleLock | null };
 /** A lock left by a relay on this host that did not stop (what `relay.started` records); nulls: the file was unreadable. */
 export type StaleLock = { pid: number | null; since: string | null };
 
-export function acquireLogLock(dir: string): HeldLock {
+export function acquireLogLock(dir: string, what = 'event log'): HeldLock {
   const lockPath = path.join(dir, LOCK_FILE);
   const mine: LockHolder = {
     pid: process.pid,
@@ -66,7 +68,7 @@ export function acquireLogLock(dir: string): HeldLock {
     const holder = readHolder(lockPath);
     if (holder === 'gone') continue; // released between our attempt and our read: try again
     if (holder !== 'unreadable' && (holder.hostname !== mine.hostname || (holder.dirId === mine.dirId && isAlive(holder)))) {
-      throw new LogLockedError(dir, holder);
+      throw new LogLockedError(dir, holder, what);
     }
     // A dead holder's lock (or one nobody can read): take it over, then check nobody else did as well.
     replaceFile(lockPath, content);
@@ -76,8 +78,8 @@ export function acquireLogLock(dir: string): HeldLock {
     }
   }
   const holder = readHolder(lockPath);
-  if (holder !== 'gone' && holder !== 'unreadable') throw new LogLockedError(dir, holder);
-  throw new Error(`could not take the lock of the event log ${dir}`);
+  if (holder !== 'gone' && holder !== 'unreadable') throw new LogLockedError(dir, holder, what);
+  throw new Error(`could not take the lock of the ${what} ${dir}`);
 }
 
 /** What the lock file of `dir` says, if anything (for messages and tests). */

@@ -126,9 +126,13 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
     }
     if (e instanceof PgConnectError || e instanceof SchemaTooNewError) throw new CliError(e.message);
     if (e instanceof LogLockedError) {
+      const why =
+        e.what === 'relay home'
+          ? "two relays on one home would delete each other's uploads and rewrite each other's secrets, whatever store holds their logs"
+          : 'two relays on one log would fork its chain';
       throw new CliError(
         `${e.message}\n` +
-          `two relays on one log would fork its chain: stop the other one ("svc relay pair" talks to it), or give this one its own SVC_HOME\n` +
+          `${why}: stop the other one ("svc relay pair" talks to it), or give this one its own SVC_HOME\n` +
           `(if you are sure no relay uses it, the lock is stale: remove ${path.join(e.dir, LOCK_FILE)})`,
       );
     }
