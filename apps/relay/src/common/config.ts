@@ -293,6 +293,12 @@ export type VoiceConfig = {
   offlineBinDir: string | null;
   /** RELAY_VOICE_SPHINX_MODEL: pocketsphinx's model directory (default Debian's en-us). */
   sphinxModelDir: string;
+  /** RELAY_VOICE_STT_MAX_SECONDS: the longest audio offline speech to text decodes (default 120; 413 past it). */
+  sttMaxSeconds: number;
+  /** RELAY_VOICE_STT_MAX_CONCURRENT: offline transcriptions running at once (default 2, one speech process each). */
+  sttMaxConcurrent: number;
+  /** RELAY_VOICE_STT_MAX_QUEUE: offline transcriptions waiting for a slot (default 8; 503 `voice.busy` past it). */
+  sttMaxQueue: number;
 };
 
 function updateFeed(raw: string | undefined): string | null {
@@ -312,6 +318,9 @@ function loadVoiceConfig(env: NodeJS.ProcessEnv): VoiceConfig {
     timeoutMs: intInRange(env.RELAY_VOICE_TIMEOUT_SECONDS, 'RELAY_VOICE_TIMEOUT_SECONDS', 60, 1, 600) * 1000,
     offlineBinDir: env.RELAY_VOICE_OFFLINE_BIN_DIR?.trim() || null,
     sphinxModelDir: env.RELAY_VOICE_SPHINX_MODEL?.trim() || '/usr/share/pocketsphinx/model/en-us',
+    sttMaxSeconds: intInRange(env.RELAY_VOICE_STT_MAX_SECONDS, 'RELAY_VOICE_STT_MAX_SECONDS', 120, 1, 3600),
+    sttMaxConcurrent: intInRange(env.RELAY_VOICE_STT_MAX_CONCURRENT, 'RELAY_VOICE_STT_MAX_CONCURRENT', 2, 1, 64),
+    sttMaxQueue: intInRange(env.RELAY_VOICE_STT_MAX_QUEUE, 'RELAY_VOICE_STT_MAX_QUEUE', 8, 0, 1000),
   };
 }
 
