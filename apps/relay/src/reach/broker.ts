@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { atomicWrite } from '../common/atomic-write';
+import { parseJsonObject } from '../common/json-object';
 import {
   decodeHostFrame,
   DIGEST_RE,
@@ -239,15 +240,10 @@ export class ReachBroker {
   }
 
   private hostControl(host: HostConn, text: string, peer: string): void {
-    let m: Record<string, unknown>;
-    try {
-      m = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      return this.error(host.ws, 'unauthorized', 'control frame is not JSON', peer);
-    }
-    const keys = Object.keys(m ?? {})
-      .sort()
-      .join();
+    // Validated before any field is read: a host sending `null` must cost only its own connection.
+    const m = parseJsonObject(text);
+    if (m === null) return this.error(host.ws, 'unauthorized', 'control frame is not a JSON object', peer);
+    const keys = Object.keys(m).sort().join();
     const future = (v: unknown) => {
       const ms = typeof v === 'number' ? v * 1000 : typeof v === 'string' ? Date.parse(v) : NaN;
       return Number.isFinite(ms) && ms > Date.now() ? ms : null;
@@ -414,15 +410,18 @@ export class ReachBroker {
   private loadState(): void {
     const file = this.opts.stateFile;
     if (!file || !fs.existsSync(file)) return;
-    let parsed: { version?: number; credentials?: unknown[]; consumed?: unknown[] };
+    let text: string;
     try {
-      parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof parsed;
+      text = fs.readFileSync(file, 'utf8');
     } catch (err) {
       throw new BrokerConfigError(`cannot read the state file ${file}: ${(err as Error).message}`);
     }
+    const parsed = parseJsonObject(text);
+    if (parsed === null) throw new BrokerConfigError(`the state file ${file} is not a JSON object; move it away to start empty`);
+    const list = (v: unknown): Array<Record<string, unknown>> =>
+      Array.isArray(v) ? v.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x)) : [];
     const now = Date.now();
-    for (const raw of parsed.credentials ?? []) {
-      const c = raw as Record<string, unknown>;
+    for (const c of list(parsed.credentials)) {
       if (typeof c.token_sha256 !== 'string' || typeof c.host_id !== 'string' || !this.hostDigests.has(c.host_id)) continue;
       const exp = Number(c.expires_at) * 1000;
       if (!(exp > now) || (c.kind !== 'bootstrap' && c.kind !== 'route')) continue;
@@ -435,8 +434,7 @@ export class ReachBroker {
         deviceIdHash: typeof c.device_id_hash === 'string' ? c.device_id_hash : null,
       });
     }
-    for (const raw of parsed.consumed ?? []) {
-      const c = raw as { token_sha256?: unknown; expires_at?: unknown };
+    for (const c of list(parsed.consumed)) {
       if (typeof c.token_sha256 === 'string' && Number(c.expires_at) * 1000 > now) this.consumed.set(c.token_sha256, Number(c.expires_at) * 1000);
     }
   }

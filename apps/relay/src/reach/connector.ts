@@ -5,6 +5,7 @@ import { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, type RawData } from 'ws';
 import { atomicWrite } from '../common/atomic-write';
+import { parseJsonObject } from '../common/json-object';
 import type { ReachView } from '../common/tokens';
 import {
   decodeHostFrame,
@@ -36,7 +37,10 @@ export function brokerUrls(raw: string): { base: string; connect: string } {
     throw new ReachConfigError('RELAY_SECURE_LINK_BROKER_URL must be wss:// (ws:// only on loopback)');
   if (u.username || u.password || u.search || u.hash)
     throw new ReachConfigError('RELAY_SECURE_LINK_BROKER_URL carries no credentials, query or fragment');
-  const base = `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '').replace(/\/v1\/connect$/, '')}`;
+  let pathname = u.pathname;
+  while (pathname.endsWith('/')) pathname = pathname.slice(0, -1);
+  if (pathname.endsWith('/v1/connect')) pathname = pathname.slice(0, -'/v1/connect'.length);
+  const base = `${u.protocol}//${u.host}${pathname}`;
   return { base, connect: `${base}/v1/connect` };
 }
 
@@ -75,6 +79,7 @@ export class ReachConnector implements ReachView {
   private attempts = 0;
   private connectedAt: number | null = null;
   private completed = 0;
+  private dropped = 0;
   readonly connectUrl: string;
   readonly baseUrl: string;
 
@@ -124,6 +129,7 @@ export class ReachConnector implements ReachView {
       active_streams: this.streams.size,
       stream_limit: this.opts.streamLimit ?? 16,
       completed_streams: this.completed,
+      dropped_frames: this.dropped,
       connect_attempts: this.attempts,
       connected_at: this.connectedAt === null ? null : Math.floor(this.connectedAt / 1000),
       last_error: this.lastError,
@@ -184,12 +190,9 @@ export class ReachConnector implements ReachView {
     );
     ws.on('message', (data, isBinary) => {
       if (isBinary) return this.onData(toBuffer(data));
-      let m: Record<string, unknown>;
-      try {
-        m = JSON.parse(data.toString()) as Record<string, unknown>;
-      } catch {
-        return;
-      }
+      // Validated before any field is read: `null`, `[]` or `42` from a broker must not end the relay.
+      const m = parseJsonObject(data.toString());
+      if (m === null || typeof m.type !== 'string') return this.dropFrame('a control frame that is not a JSON object with a string type');
       if (m.type === 'registered' && !registered) {
         registered = true;
         clearTimeout(regTimer);
@@ -204,7 +207,10 @@ export class ReachConnector implements ReachView {
         failure = `the broker refused: ${String(m.code).slice(0, 40)}`;
         return;
       }
-      if (m.type === 'open' && typeof m.stream_id === 'string' && ID_RE.test(m.stream_id)) return this.openStream(m.stream_id);
+      if (m.type === 'open') {
+        if (typeof m.stream_id !== 'string' || !ID_RE.test(m.stream_id)) return this.dropFrame('an open without a valid stream_id');
+        return this.openStream(m.stream_id);
+      }
       if (m.type === 'published' || m.type === 'revoked') {
         const key = `${String(m.type === 'revoked' ? 'revoke' : m.credential_kind)}:${String(m.pairing_id ?? m.credential_id)}`;
         const p = this.acks.get(key);
@@ -213,7 +219,9 @@ export class ReachConnector implements ReachView {
           this.acks.delete(key);
           p.resolve();
         }
+        return;
       }
+      this.dropFrame(`an unknown control type "${m.type.slice(0, 32)}"`);
     });
     ws.on('error', (err) => (failure ??= err.message));
     ws.on('close', (code) => {
@@ -271,9 +279,16 @@ export class ReachConnector implements ReachView {
     this.opts.accept(stream);
   }
 
+  /** A frame from the broker that is not the protocol's: dropped, counted (`/health`), and logged (the first, then every 100th). */
+  private dropFrame(why: string): void {
+    this.dropped++;
+    if (this.dropped === 1 || this.dropped % 100 === 0)
+      this.opts.logger.warn({ broker: this.baseUrl, dropped_frames: this.dropped, why }, 'reach: dropped a malformed frame from the broker');
+  }
+
   private onData(frame: Buffer): void {
     const f = decodeHostFrame(frame);
-    if (!f) return;
+    if (!f) return this.dropFrame('a data frame that is not the protocol framing');
     const s = this.streams.get(f.streamId) as (Duplex & { markBrokerClosed?: () => void }) | undefined;
     if (!s) return;
     if (f.flags === FLAG_CLOSE) {

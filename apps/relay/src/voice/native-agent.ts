@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws';
-import { openProviderRealtime } from './realtime-upstream';
+import { parseJsonObject } from '../common/json-object';
+import { openProviderRealtime, providerMessage } from './realtime-upstream';
 import type { RelayConfig } from '../common/config';
 import type { Live } from './voice-sessions.service';
 
@@ -68,7 +69,9 @@ export class NativeAgentLink {
       tool_choice: 'auto',
     }));
     this.opened.catch((err: Error) => this.io.error(s, err.message, { code: (err as { code?: string }).code ?? 'voice.provider_error' }));
-    this.sock.on('message', (data) => void this.onMessage(String(data)));
+    this.sock.on('message', (data) =>
+      this.onMessage(String(data)).catch((err: Error) => this.io.error(s, err.message.slice(0, 300), { code: 'voice.provider_error' })),
+    );
     this.sock.on('error', () => undefined);
     this.sock.on('close', () => {
       if (!s.ended) this.io.error(s, 'the realtime provider closed the connection', { code: 'voice.provider_closed' });
@@ -107,13 +110,13 @@ export class NativeAgentLink {
   }
 
   private async onMessage(text: string): Promise<void> {
-    let m: Record<string, unknown>;
-    try {
-      m = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      return;
-    }
     const s = this.s;
+    // Validated before any field is read: a provider sending `null` costs this session an error, nothing more.
+    const m = parseJsonObject(text);
+    if (m === null || typeof m.type !== 'string')
+      return this.io.error(s, 'the realtime provider sent a frame that is not a JSON object with a type; dropped', {
+        code: 'voice.provider_bad_frame',
+      });
     switch (m.type) {
       case 'response.created':
         this.transcript = '';
@@ -135,10 +138,8 @@ export class NativeAgentLink {
       case 'response.done':
         this.io.send(s, { type: 'voice.output_audio.done' });
         return this.io.send(s, { type: 'voice.response.done', text: this.transcript, provider: s.provider, voice: s.voice });
-      case 'error': {
-        const err = m.error as { message?: string } | undefined;
-        return this.io.error(s, `the realtime provider: ${err?.message ?? 'error'}`.slice(0, 300), { code: 'voice.provider_error' });
-      }
+      case 'error':
+        return this.io.error(s, `the realtime provider: ${providerMessage(m.error)}`.slice(0, 300), { code: 'voice.provider_error' });
       default:
         return;
     }

@@ -1,4 +1,5 @@
 import { WebSocket } from 'ws';
+import { parseJsonObject } from '../common/json-object';
 import type { VoiceConfig } from '../common/config';
 import type { PcmStream } from './pcm-stream';
 import { VoiceProviderError } from './voice-provider';
@@ -47,6 +48,13 @@ export function openProviderRealtime(cfg: VoiceConfig, model: string, session: R
   return { sock, opened };
 }
 
+/** The text of a provider's `error` field (`{message}` or a string), whatever else it sent. */
+export function providerMessage(error: unknown): string {
+  if (typeof error === 'string') return error;
+  const message = typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : undefined;
+  return typeof message === 'string' ? message : 'error';
+}
+
 type Pending = { queue: Array<Buffer | null | Error>; wake: (() => void) | null; transcript: string | null };
 
 /**
@@ -86,10 +94,15 @@ export class RealtimeUpstream {
   }
 
   private onMessage(text: string): void {
-    let m: { type?: string; delta?: string; transcript?: string; error?: { message?: string } };
-    try {
-      m = JSON.parse(text) as typeof m;
-    } catch {
+    // Validated before any field is read: a provider sending `null` costs this session an error, nothing more.
+    const m = parseJsonObject(text);
+    if (m === null || typeof m.type !== 'string') {
+      const err = new VoiceProviderError(
+        'voice.provider_bad_frame',
+        'the realtime provider sent a frame that is not a JSON object with a type; dropped',
+      );
+      if (this.pending) this.push(err);
+      else this.onEvent({ type: 'voice.error', message: err.message, code: err.code });
       return;
     }
     switch (m.type) {
@@ -106,7 +119,7 @@ export class RealtimeUpstream {
         if (typeof m.transcript === 'string') this.onEvent({ type: 'voice.input_transcript.final', text: m.transcript });
         return;
       case 'error': {
-        const err = new VoiceProviderError('voice.provider_error', `the realtime provider: ${m.error?.message ?? 'error'}`.slice(0, 300));
+        const err = new VoiceProviderError('voice.provider_error', `the realtime provider: ${providerMessage(m.error)}`.slice(0, 300));
         if (this.pending) this.push(err);
         else this.onEvent({ type: 'voice.error', message: err.message, code: err.code });
         return;
