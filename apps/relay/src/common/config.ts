@@ -299,6 +299,12 @@ export type VoiceConfig = {
   sttMaxConcurrent: number;
   /** RELAY_VOICE_STT_MAX_QUEUE: offline transcriptions waiting for a slot (default 8; 503 `voice.busy` past it). */
   sttMaxQueue: number;
+  /** RELAY_VOICE_SESSIONS_PER_MINUTE: output sessions one caller may create a minute (default 60, burst half that; the app makes one a sentence). */
+  outputSessionsPerMinute: number;
+  /** RELAY_VOICE_REALTIME_SESSIONS_PER_MINUTE: realtime and realtime-agent sessions one caller may create a minute (default 10, burst 5). */
+  realtimeSessionsPerMinute: number;
+  /** RELAY_VOICE_MAX_OPEN_SESSIONS: voice sessions one caller may hold open at once (default 8). */
+  maxOpenSessions: number;
 };
 
 function updateFeed(raw: string | undefined): string | null {
@@ -321,6 +327,9 @@ function loadVoiceConfig(env: NodeJS.ProcessEnv): VoiceConfig {
     sttMaxSeconds: intInRange(env.RELAY_VOICE_STT_MAX_SECONDS, 'RELAY_VOICE_STT_MAX_SECONDS', 120, 1, 3600),
     sttMaxConcurrent: intInRange(env.RELAY_VOICE_STT_MAX_CONCURRENT, 'RELAY_VOICE_STT_MAX_CONCURRENT', 2, 1, 64),
     sttMaxQueue: intInRange(env.RELAY_VOICE_STT_MAX_QUEUE, 'RELAY_VOICE_STT_MAX_QUEUE', 8, 0, 1000),
+    outputSessionsPerMinute: intInRange(env.RELAY_VOICE_SESSIONS_PER_MINUTE, 'RELAY_VOICE_SESSIONS_PER_MINUTE', 60, 1, 100_000),
+    realtimeSessionsPerMinute: intInRange(env.RELAY_VOICE_REALTIME_SESSIONS_PER_MINUTE, 'RELAY_VOICE_REALTIME_SESSIONS_PER_MINUTE', 10, 1, 100_000),
+    maxOpenSessions: intInRange(env.RELAY_VOICE_MAX_OPEN_SESSIONS, 'RELAY_VOICE_MAX_OPEN_SESSIONS', 8, 1, 10_000),
   };
 }
 
