@@ -51,7 +51,7 @@ export class DesktopController {
         void reply.status(503);
         return { ok: false, error: `no connected desktop matches "${selector!.slice(0, 64)}"`, code: 'desktop.unknown_device' };
       }
-      if (name && !pool.some((c) => c.tools!.includes(name))) {
+      if (name && !pool.some((c) => this.desktop.toolsOf(c.connId)?.includes(name))) {
         void reply.status(503);
         return { ok: false, error: `no connected desktop serves "${name.slice(0, 64)}"`, code: 'desktop.tool_not_advertised' };
       }
@@ -70,7 +70,7 @@ export class DesktopController {
     const seen = all.map((c) => this.desktop.lastSeenAt(c.connId)).filter((x): x is number => x !== null);
     return {
       connected: targets.length > 0,
-      advertised_tools: [...new Set(targets.flatMap((c) => c.tools!))].sort(),
+      advertised_tools: [...new Set(targets.flatMap((c) => this.desktop.toolsOf(c.connId) ?? []))].sort(),
       pending_commands: this.desktop.inFlight,
       last_seen_at: seen.length ? Math.max(...seen) / 1000 : null,
       host: latest?.host ?? null,
@@ -125,8 +125,9 @@ export class DesktopController {
     return {
       device_id: c.deviceId || null,
       device_name: c.deviceName || null,
-      serving: c.tools !== null,
-      advertised_tools: c.tools ?? [],
+      serving: c.toolsDigest !== null,
+      advertised_tools: this.desktop.toolsOf(c.connId) ?? [],
+      tools_digest: c.toolsDigest,
       last_seen_at: ((s) => (s === null ? null : s / 1000))(this.desktop.lastSeenAt(c.connId)),
       host: c.host,
       platform: c.platform,

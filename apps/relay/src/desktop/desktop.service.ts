@@ -8,13 +8,15 @@ import {
   pickDesktopTarget,
   reportDesktopClient,
   reportDesktopContext,
+  canonicalToolList,
   type DesktopClient,
 } from '@svc/domain';
 import type { DesktopOutcome } from '@svc/events';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { CommandLoop } from '../common/command-loop';
 import type { RelayConfig } from '../common/config';
+import { ReportWindow } from '../common/report-window';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
@@ -33,18 +35,30 @@ type Pending = {
   reject: (e: Error) => void;
 };
 
+/** A client's restated reports (status, workspace, active editor) are written at most once a second each. */
+export const DESKTOP_REPORT_WINDOW_MS = 1000;
+
 /**
  * Desktop tools (spec 4.6): desktop clients report themselves on the `desktop` channel (`desktop.status`
  * with their tools, `workspace`, `active_editor`); the agent host's tools call `/desktop/{tool}`, and the
  * call goes out as `desktop.command` to the one client that serves it and comes back as its
  * `desktop.response`, within the tool's timeout. Any number of calls may be in flight; only the socket
  * a call went to may answer it. `last_seen_at` (the 30 s heartbeat) is liveness, kept here, not logged.
+ *
+ * A status, workspace or active-editor report restates state: each is written only when what the log
+ * records of it changed, and at most once per `DESKTOP_REPORT_WINDOW_MS` per connection (the latest at
+ * the window's end). The advertised tool list is not in the log (only its digest and length): the list
+ * the connection last sent is kept here, in memory, for routing and `/desktop/health`, and goes with
+ * the socket (every client sends its status again when it reconnects, and every 30 s).
  */
 @Injectable()
 export class DesktopService implements OnApplicationShutdown {
   private readonly pending = new Map<string, Pending>();
   private readonly conns = new Map<string, PhoneConnection>();
   private readonly lastSeen = new Map<string, number>();
+  /** The tool list each connection last advertised (routing and health read it; the log holds its digest). */
+  private readonly tools = new Map<string, string[]>();
+  private readonly reports: ReportWindow;
 
   constructor(
     private readonly log: CommandLoop,
@@ -53,9 +67,13 @@ export class DesktopService implements OnApplicationShutdown {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     router.register('desktop', { onFrame: (c, e) => this.onFrame(c, e), onClose: (c) => this.onClose(c) });
+    this.reports = new ReportWindow(DESKTOP_REPORT_WINDOW_MS, (err, connId, kind) =>
+      this.logger[err instanceof DomainError ? 'debug' : 'warn']({ err: err.message, conn: connId, kind }, 'desktop report not recorded'),
+    );
   }
 
   onApplicationShutdown(): void {
+    this.reports.dropAll();
     for (const p of [...this.pending.values()])
       this.finish(p, 'client_gone', null, new DomainError('desktop.relay_stopping', 'unavailable', 'the relay is stopping'));
   }
@@ -66,6 +84,11 @@ export class DesktopService implements OnApplicationShutdown {
 
   lastSeenAt(connId: string): number | null {
     return this.lastSeen.get(connId) ?? null;
+  }
+
+  /** The tools a connection advertised last (null: it sent no status, or it is gone). */
+  toolsOf(connId: string): readonly string[] | null {
+    return this.tools.get(connId) ?? null;
   }
 
   // ---- client side -----------------------------------------------------------------------------
@@ -81,25 +104,29 @@ export class DesktopService implements OnApplicationShutdown {
         if (!st.ok) return conn.error(st.message, 'bad_frame', { channel: 'desktop' }, env.id);
         this.conns.set(conn.id, conn);
         this.lastSeen.set(conn.id, Date.now());
-        await this.log.run(`device:${p.tokenPrefix}`, (m) =>
-          reportDesktopClient(m, { ...who, deviceId: p.deviceId, deviceName: p.deviceName }, st.value),
+        const { tools, ...rest } = st.value;
+        this.tools.set(conn.id, tools);
+        const report = { ...rest, toolsDigest: createHash('sha256').update(canonicalToolList(tools)).digest('hex'), toolCount: tools.length };
+        return this.reports.submit(conn.id, 'status', () =>
+          this.log.run(`device:${p.tokenPrefix}`, (m) => reportDesktopClient(m, { ...who, deviceId: p.deviceId, deviceName: p.deviceName }, report)),
         );
-        return;
       }
       case 'response':
         return this.onResponse(conn, env);
-      case 'workspace':
+      case 'workspace': {
         this.conns.set(conn.id, conn);
-        await this.log.run(`device:${p.tokenPrefix}`, (m) =>
-          reportDesktopContext(m, who, { kind: 'workspace', workspace: parseWorkspace(env.payload) }),
+        const workspace = parseWorkspace(env.payload);
+        return this.reports.submit(conn.id, 'workspace', () =>
+          this.log.run(`device:${p.tokenPrefix}`, (m) => reportDesktopContext(m, who, { kind: 'workspace', workspace })),
         );
-        return;
-      case 'active_editor':
+      }
+      case 'active_editor': {
         this.conns.set(conn.id, conn);
-        await this.log.run(`device:${p.tokenPrefix}`, (m) =>
-          reportDesktopContext(m, who, { kind: 'active_editor', activeEditor: parseActiveEditor(env.payload) }),
+        const activeEditor = parseActiveEditor(env.payload);
+        return this.reports.submit(conn.id, 'active_editor', () =>
+          this.log.run(`device:${p.tokenPrefix}`, (m) => reportDesktopContext(m, who, { kind: 'active_editor', activeEditor })),
         );
-        return;
+      }
       default:
         conn.error(`unknown desktop message "${env.type.slice(0, 64)}"`, 'unknown_type', { channel: 'desktop' }, env.id);
     }
@@ -129,6 +156,8 @@ export class DesktopService implements OnApplicationShutdown {
   private onClose(conn: PhoneConnection): void {
     this.conns.delete(conn.id);
     this.lastSeen.delete(conn.id);
+    this.tools.delete(conn.id);
+    this.reports.drop(conn.id);
     for (const p of [...this.pending.values()])
       if (p.conn === conn)
         this.finish(
@@ -149,7 +178,7 @@ export class DesktopService implements OnApplicationShutdown {
    * the call with `desktop.command_completed`.
    */
   async dispatch(tool: string, args: Record<string, unknown>, selector: string | null, actor: string): Promise<DesktopReply> {
-    const target = pickDesktopTarget(this.log.models, tool, selector);
+    const target = pickDesktopTarget(this.log.models, tool, selector, (id) => this.toolsOf(id));
     const conn = this.conns.get(target.connId);
     if (!conn || conn.closed) throw new DomainError('desktop.no_client', 'unavailable', `${target.deviceName} is not connected any more`);
     const requestId = randomUUID();

@@ -6,8 +6,13 @@ export type DesktopClient = {
   tokenPrefix: string;
   deviceId: string;
   deviceName: string;
-  /** Null until the client sent `desktop.status`: such a socket serves no tool and is never a target. */
-  tools: string[] | null;
+  /**
+   * SHA-256 of the tool list its `desktop.status` advertised (the list itself lives with the connection,
+   * in the relay's memory, not in the log). Null until the client sent one: such a socket serves no tool
+   * and is never a target.
+   */
+  toolsDigest: string | null;
+  toolCount: number;
   host: string | null;
   platform: string | null;
   version: string | null;
@@ -59,7 +64,8 @@ export class DesktopProjection implements Projection<State> {
           tokenPrefix: e.data.tokenPrefix,
           deviceId: e.data.deviceId,
           deviceName: e.data.deviceName,
-          tools: [...e.data.tools],
+          toolsDigest: e.data.toolsDigest ?? null,
+          toolCount: e.data.toolCount ?? e.data.tools?.length ?? 0,
           host: e.data.host,
           platform: e.data.platform,
           version: e.data.version,
@@ -110,7 +116,8 @@ export class DesktopProjection implements Projection<State> {
       tokenPrefix,
       deviceId: '',
       deviceName: '',
-      tools: null,
+      toolsDigest: null,
+      toolCount: 0,
       host: null,
       platform: null,
       version: null,
@@ -132,7 +139,7 @@ export class DesktopProjection implements Projection<State> {
 
   /** Sockets that advertised their tools: the only ones a call may go to. */
   targets(): DesktopClient[] {
-    return this.all().filter((c) => c.tools !== null);
+    return this.all().filter((c) => c.toolsDigest !== null);
   }
 
   /** Newest first. */
@@ -150,7 +157,8 @@ export class DesktopProjection implements Projection<State> {
 
   restore(s: State): void {
     this.clients.clear();
-    for (const c of s.clients ?? []) this.clients.set(c.connId, c);
+    // A snapshot of an older relay held tool lists; clients never outlive the `relay.started` that follows.
+    for (const c of s.clients ?? []) this.clients.set(c.connId, { ...c, toolsDigest: c.toolsDigest ?? null, toolCount: c.toolCount ?? 0 });
     this.recent = s.recent ?? [];
     this.outcomes = s.outcomes ?? {};
   }

@@ -7,7 +7,11 @@ import type { DesktopClient } from './desktop.projection';
 export const DESKTOP_TOOL_RE = /^[a-z][a-z0-9_]{0,63}$/;
 const MAX_TOOLS = 256;
 
-export type DesktopStatus = Omit<DesktopClientReported['data'], 'connId' | 'tokenPrefix' | 'deviceId' | 'deviceName'> & {
+/** A `desktop.status` after validation: the tool list (kept by the relay in memory, per connection) and identity. */
+export type DesktopStatus = Omit<DesktopReport, 'toolsDigest' | 'toolCount'> & { tools: string[] };
+
+/** What `desktop.client_reported` records of a status: the tool list only as its digest and length. */
+export type DesktopReport = Omit<DesktopClientReported['data'], 'connId' | 'tokenPrefix' | 'deviceId' | 'deviceName' | 'tools'> & {
   deviceId: string | null;
   deviceName: string | null;
 };
@@ -42,15 +46,20 @@ export function parseDesktopStatus(p: Record<string, unknown>): { ok: true; valu
   };
 }
 
+/** The text `toolsDigest` is the SHA-256 of (hex): the sorted, de-duplicated list as JSON. */
+export function canonicalToolList(tools: readonly string[]): string {
+  return JSON.stringify([...new Set(tools)].sort());
+}
+
 /**
  * The client's identity is its paired session's (device id and name from `system/auth`), the status's
- * own only where the session has none. A status that changes nothing the relay keeps is not an event
- * (the CLI repeats it every 30 s).
+ * own only where the session has none. A status that changes nothing the relay records is not an event
+ * (the CLI repeats it every 30 s; a hostile client may repeat it every millisecond).
  */
 export function reportDesktopClient(
   models: ReadModels,
   conn: { connId: string; tokenPrefix: string; deviceId: string; deviceName: string },
-  st: DesktopStatus,
+  st: DesktopReport,
 ): NewEvent<DesktopClientReported>[] {
   const known = (v: string) => v !== '' && !['unknown', 'none', 'null'].includes(v.toLowerCase());
   const data: DesktopClientReported['data'] = {
@@ -58,7 +67,8 @@ export function reportDesktopClient(
     tokenPrefix: conn.tokenPrefix,
     deviceId: known(conn.deviceId) ? conn.deviceId : (st.deviceId ?? conn.connId),
     deviceName: known(conn.deviceName) ? conn.deviceName : (st.deviceName ?? 'desktop'),
-    tools: st.tools,
+    toolsDigest: st.toolsDigest,
+    toolCount: st.toolCount,
     host: st.host,
     platform: st.platform,
     version: st.version,
@@ -66,14 +76,14 @@ export function reportDesktopClient(
   };
   const was = models.desktop.client(conn.connId);
   if (
-    was?.tools &&
+    was?.toolsDigest === data.toolsDigest &&
+    was.toolCount === data.toolCount &&
     was.deviceId === data.deviceId &&
     was.deviceName === data.deviceName &&
     was.host === data.host &&
     was.platform === data.platform &&
     was.version === data.version &&
-    was.computerUse === data.computerUse &&
-    was.tools.join() === data.tools.join()
+    was.computerUse === data.computerUse
   )
     return [];
   return [{ type: 'desktop.client_reported', data }];
@@ -129,9 +139,14 @@ const fold = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
  * Which client a call goes to. `selector` matches a client's device id or name, or its host, exactly
  * (case aside) or with everything but letters and digits ignored (`"axiom desktop"` = `AXIOM-DESKTOP`).
  * With no selector there must be exactly one client: with several the call is refused rather than sent
- * to a guess. The client must advertise the tool.
+ * to a guess. The client must advertise the tool (`toolsOf`: the list its connection last sent).
  */
-export function pickDesktopTarget(models: ReadModels, tool: string, selector: string | null): DesktopClient {
+export function pickDesktopTarget(
+  models: ReadModels,
+  tool: string,
+  selector: string | null,
+  toolsOf: (connId: string) => readonly string[] | null,
+): DesktopClient {
   const targets = models.desktop.targets();
   const label = (c: DesktopClient) => `${c.deviceName} (${c.deviceId})`;
   if (targets.length === 0)
@@ -177,9 +192,10 @@ export function pickDesktopTarget(models: ReadModels, tool: string, selector: st
       );
     target = targets[0];
   }
-  if (!target.tools!.includes(tool))
+  const tools = toolsOf(target.connId) ?? [];
+  if (!tools.includes(tool))
     throw new DomainError('desktop.tool_not_advertised', 'not_found', `${label(target)} does not serve "${tool}"`, {
-      advertised_tools: target.tools,
+      advertised_tools: tools,
     });
   return target;
 }

@@ -6,7 +6,12 @@ import type { Ev } from '../event';
  * is recorded as its tool name, target, outcome and duration.
  */
 
-/** What a desktop client said about itself in `desktop.status` (written only when something changed). */
+/**
+ * What a desktop client said about itself in `desktop.status`, written only when something recorded here
+ * changed, and at most once a second per connection (the latest state at the end of the second). The
+ * tool list itself is not recorded (a client may restate up to 256 names every frame): its SHA-256 digest
+ * (`toolsDigest`, over the sorted list as JSON) and its length say whether and when it changed.
+ */
 export type DesktopClientReported = Ev<
   'desktop.client_reported',
   {
@@ -14,7 +19,10 @@ export type DesktopClientReported = Ev<
     tokenPrefix: string;
     deviceId: string;
     deviceName: string;
-    tools: string[];
+    toolsDigest: string;
+    toolCount: number;
+    /** Older logs carried the list itself (read as its length; clients never outlive a restart). */
+    tools?: string[];
     host: string | null;
     platform: string | null;
     version: string | null;
