@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { splitCommandLine } from './command-line';
+import { redactUrl } from './redact-url';
 import { isPostgresUrl, redactPgUrl } from '@svc/events';
 
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
@@ -310,7 +311,7 @@ export type VoiceConfig = {
 function updateFeed(raw: string | undefined): string | null {
   const v = raw?.trim();
   if (!v) return null;
-  if (!/^https?:\/\/[^\s]+$/i.test(v)) throw new ConfigError(`RELAY_UPDATE_FEED_URL must be an http(s) URL, got "${v}"`);
+  if (!/^https?:\/\/[^\s]+$/i.test(v)) throw new ConfigError(`RELAY_UPDATE_FEED_URL must be an http(s) URL, got "${redactUrl(v)}"`);
   return v;
 }
 

@@ -98,7 +98,7 @@ export class ErrorFilter implements ExceptionFilter {
     // A peer that did not answer (502/503/504 the relay chose) is a warning with its message; anything
     // else at 500 or above is a fault of the relay's own, logged with its stack.
     if (exception instanceof DomainError && [502, 503, 504].includes(status))
-      this.logger.warn({ code: exception.code, msg: exception.message }, 'request refused: a peer is unavailable');
+      this.logger.warn({ code: exception.code, reason: exception.message }, 'request refused: a peer is unavailable');
     else if (status >= 500) this.logger.error({ err: scrub(exception) }, 'request failed');
     if (reply.sent) return;
     if (status === 429 && typeof body.retry_after === 'number') reply.header('Retry-After', String(body.retry_after));

@@ -4,24 +4,19 @@ import type { LogLevel } from './config';
 
 const PINO_LEVEL: Record<LogLevel, string> = { DEBUG: 'debug', INFO: 'info', WARNING: 'warn', ERROR: 'error' };
 
-/** Keys whose values never reach a log line, wherever they appear. */
+/** Field names whose values are secrets wherever they sit (top level or up to two objects down). */
+const SECRET_KEYS = ['token', 'session_token', 'refresh_token', 'pairing_code', 'key', 'api_key', 'authorization'];
+/**
+ * A pairing code is also called `code` where it arrives (a request body, a frame payload, a QR's `relay`,
+ * a `pairing` object): redacted there, by that path. The bare name `code` is an error code
+ * (`auth.invalid_token`, `ENOENT`, `WS_ERR_UNSUPPORTED_MESSAGE_LENGTH`), which the log keeps readable.
+ */
+const PAIRING_CODE_PARENTS = ['body', 'payload', 'relay', 'pairing'];
+
+/** Where secrets sit in what the relay logs: their values never reach a log line. */
 export const REDACT_PATHS = [
-  'token',
-  'session_token',
-  'pairing_code',
-  'code',
-  'key',
-  'api_key',
-  'authorization',
-  'headers.authorization',
-  'req.headers.authorization',
-  '*.token',
-  '*.session_token',
-  '*.pairing_code',
-  '*.code',
-  '*.key',
-  '*.api_key',
-  '*.authorization',
+  ...SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]),
+  ...PAIRING_CODE_PARENTS.flatMap((p) => [`${p}.code`, `*.${p}.code`, `*.*.${p}.code`]),
 ];
 
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
@@ -31,9 +26,24 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
       base: { svc: 'relay' },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
+      hooks: { logMethod: oneMessage },
     },
     destination ?? pino.destination({ dest: 1, sync: false }),
   );
+}
+
+/**
+ * A line has one `msg`: pino writes an object's own `msg` and then the message argument, so a call like
+ * `warn({ msg: detail }, 'refused')` made a line with two `msg` keys (JSON parsers keep either one). The
+ * object's `msg` is kept as `detail`.
+ */
+function oneMessage(this: Logger, args: Parameters<Logger['info']>, method: (...a: unknown[]) => void): void {
+  const [first, ...rest] = args as unknown[];
+  if (typeof first === 'object' && first !== null && !(first instanceof Error) && 'msg' in first && rest.length > 0) {
+    const { msg, ...fields } = first as Record<string, unknown>;
+    return method.apply(this, [{ ...fields, detail: msg }, ...rest]);
+  }
+  method.apply(this, args as unknown[]);
 }
 
 /** Nest's own messages (module init, route map) go through the same pino logger. */

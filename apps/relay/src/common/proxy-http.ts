@@ -29,7 +29,30 @@ export const NOT_FORWARDED = new Set([
   'x-real-ip',
   'x-svc-relay-session',
   'x-hermes-relay-session',
+  // The relay's own forwarders vouch for the peer with these (common/forwarded-peer.ts); a client's are never passed on.
+  'x-svc-proxy-peer',
+  'x-svc-proxy-secret',
+  'x-hermes-proxy-peer',
+  'x-hermes-proxy-secret',
 ]);
+
+/**
+ * The headers a forwarder passes on: none of `drop` (NOT_FORWARDED by default), and none that the
+ * message's own `Connection` header names (RFC 9110 7.6.1: `Connection: close, X-Secret-Thing` makes
+ * `X-Secret-Thing` hop-by-hop, for this hop only). For requests and for the upstream's responses alike.
+ */
+export function forwardedHeaders(
+  headers: http.IncomingHttpHeaders,
+  drop: (name: string) => boolean = (name) => NOT_FORWARDED.has(name),
+): http.OutgoingHttpHeaders {
+  const listed = new Set<string>();
+  const connection = headers.connection;
+  for (const value of Array.isArray(connection) ? connection : connection ? [connection] : [])
+    for (const name of value.split(',')) listed.add(name.trim().toLowerCase());
+  const out: http.OutgoingHttpHeaders = {};
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !drop(k) && !listed.has(k)) out[k] = v;
+  return out;
+}
 
 /** False for a raw path that could smuggle a traversal past a prefix: `\`, `//`, `%2f`, `%5c`, `%2e`, or a `.`/`..` segment. */
 export function safeProxyPath(raw: string): boolean {

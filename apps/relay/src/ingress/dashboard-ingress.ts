@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { NOT_FORWARDED, refuseUpgrade, safeProxyPath as safe, sendJsonError as json } from '../common/proxy-http';
+import { forwardedHeaders, NOT_FORWARDED, refuseUpgrade, safeProxyPath as safe, sendJsonError as json } from '../common/proxy-http';
 
 /** Where the dashboard mounts the ingress (spec 4.11). */
 export const INGRESS_BASE = '/api/plugins/svc-relay/transport';
@@ -43,6 +43,7 @@ const WS_ALLOW: ReadonlyArray<RegExp> = [/^\/ws$/, /^\/voice\/(output|realtime|r
 
 /** Never forwarded toward the relay (credentials of other trust domains, forwarding claims, hop-by-hop). */
 const DROP = new Set([...NOT_FORWARDED, 'authorization', 'cookie', 'origin']);
+const dropped = (name: string): boolean => DROP.has(name) || /-proxy-(secret|peer)$/.test(name);
 
 export type IngressOptions = {
   /** The relay on this machine (`http://127.0.0.1:8767`). */
@@ -93,7 +94,9 @@ export class DashboardIngress {
   private enabled = true;
 
   constructor(private readonly opts: IngressOptions) {
-    this.base = (opts.basePath ?? INGRESS_BASE).replace(/\/+$/, '');
+    let base = opts.basePath ?? INGRESS_BASE;
+    while (base.endsWith('/')) base = base.slice(0, -1);
+    this.base = base;
     this.relay = new URL(opts.relayUrl);
     if (this.relay.protocol !== 'http:' || !['127.0.0.1', 'localhost', '[::1]'].includes(this.relay.hostname))
       throw new Error('the ingress forwards to the relay on this machine only (http://127.0.0.1:<port>)');
@@ -148,17 +151,16 @@ export class DashboardIngress {
     const declared = Number(req.headers['content-length'] ?? 0);
     const max = this.opts.maxBodyBytes ?? 32 * 1024 * 1024;
     if (declared > max) return json(res, 413, 'ingress.too_large', `at most ${max} bytes`);
-    const headers: http.OutgoingHttpHeaders = {};
-    for (const [k, v] of Object.entries(req.headers)) if (!DROP.has(k) && !/-proxy-(secret|peer)$/.test(k) && v !== undefined) headers[k] = v;
+    const headers = forwardedHeaders(req.headers, dropped);
     if (req.headers['transfer-encoding']) headers['transfer-encoding'] = 'chunked';
     headers.host = this.relay.host;
     headers.authorization = `Bearer ${session}`;
     headers['x-forwarded-for'] = req.socket.remoteAddress ?? 'unknown';
     const up = http.request(new URL(tail, this.relay), { method: req.method, headers, timeout: 120_000 }, (ures) => {
-      const out: http.OutgoingHttpHeaders = {};
-      for (const [k, v] of Object.entries(ures.headers))
-        if (k !== 'set-cookie' && k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding' && v !== undefined) out[k] = v;
-      res.writeHead(ures.statusCode ?? 502, out);
+      res.writeHead(
+        ures.statusCode ?? 502,
+        forwardedHeaders(ures.headers, (k) => k === 'set-cookie' || NOT_FORWARDED.has(k)),
+      );
       ures.pipe(res);
     });
     up.on('timeout', () => up.destroy(new Error('relay timed out')));
@@ -224,9 +226,8 @@ export class DashboardIngress {
     params.delete('ticket');
     const rest = params.toString();
     const lines = [`GET ${path}${rest ? `?${rest}` : ''} HTTP/1.1`, `host: ${this.relay.host}`, 'connection: Upgrade', 'upgrade: websocket'];
-    for (const [k, v] of Object.entries(req.headers))
-      if (!DROP.has(k) && !/-proxy-(secret|peer)$/.test(k) && v !== undefined)
-        for (const one of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${one}`);
+    for (const [k, v] of Object.entries(forwardedHeaders(req.headers, dropped)))
+      if (v !== undefined) for (const one of Array.isArray(v) ? v : [String(v)]) lines.push(`${k}: ${one}`);
     const session = sessionOf(req);
     if (session) lines.push(`authorization: Bearer ${session}`);
     lines.push(`x-forwarded-for: ${req.socket.remoteAddress ?? 'unknown'}`);

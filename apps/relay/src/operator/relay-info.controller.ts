@@ -4,7 +4,9 @@ import { Auth } from '../common/auth';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
-import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import type { Logger } from 'pino';
+import { readUpdateFeed, type UpdateCheck } from './update-feed';
 import { BridgeModule } from '../bridge/bridge.module';
 import { VoiceModule } from '../voice/voice.module';
 import { UsageController } from './usage.controller';
@@ -29,6 +31,7 @@ export class RelayInfoController {
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(RUNTIME) private readonly runtime: Runtime,
     private readonly catalog: ProfileCatalog,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   @Get('/info')
@@ -76,35 +79,12 @@ export class RelayInfoController {
       };
     const force = refresh === '1' || refresh === 'true';
     if (!force && this.updateCache && now - this.updateCache.at < 3_600_000) return this.updateCache.result;
-    let result: Record<string, unknown>;
-    try {
-      const res = await fetch(feed, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5000) });
-      if (!res.ok) throw new Error(`the feed answered ${res.status}`);
-      const j = JSON.parse((await res.text()).slice(0, 64 * 1024)) as { latest?: unknown; update_command?: unknown };
-      if (typeof j.latest !== 'string' || !/^\d+(\.\d+){0,3}([-+][\w.]+)?$/.test(j.latest)) throw new Error('the feed has no "latest" version');
-      const newer = compareVersions(j.latest, current) > 0;
-      result = {
-        current,
-        latest: j.latest,
-        update_available: newer,
-        update_command: newer && typeof j.update_command === 'string' ? j.update_command.slice(0, 300) : null,
-        status: newer ? 'behind' : 'current',
-      };
-    } catch (err) {
-      result = {
-        current,
-        latest: null,
-        update_available: false,
-        update_command: null,
-        status: 'unknown',
-        error: `update check failed: ${(err as Error).message}`.slice(0, 200),
-      };
-    }
+    const result = await readUpdateFeed(feed, current, this.logger);
     this.updateCache = { at: now, result };
     return result;
   }
 
-  private updateCache: { at: number; result: Record<string, unknown> } | null = null;
+  private updateCache: { at: number; result: UpdateCheck } | null = null;
 
   /**
    * `POST /relay/model-capabilities` (spec 4.10, 2.5): loopback, or a paired phone with an active `chat`
@@ -157,17 +137,4 @@ export class RelayInfoController {
 @Module({ imports: [BridgeModule, VoiceModule], controllers: [RelayInfoController, UsageController] })
 export class OperatorModule {}
 
-/** Dotted numeric versions compared part by part (a pre-release suffix sorts before its release). */
-export function compareVersions(a: string, b: string): number {
-  const parse = (v: string) => {
-    const [main, pre] = v.split(/[-+]/, 2);
-    return { parts: main.split('.').map((x) => Number(x) || 0), pre: pre !== undefined && v.includes('-') };
-  };
-  const x = parse(a);
-  const y = parse(b);
-  for (let i = 0; i < Math.max(x.parts.length, y.parts.length); i++) {
-    const d = (x.parts[i] ?? 0) - (y.parts[i] ?? 0);
-    if (d !== 0) return Math.sign(d);
-  }
-  return x.pre === y.pre ? 0 : x.pre ? -1 : 1;
-}
+export { compareVersions } from './update-feed';

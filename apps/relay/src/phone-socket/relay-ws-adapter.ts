@@ -2,6 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { WsAdapter } from '@nestjs/platform-ws';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { WebSocket, WebSocketServer } from 'ws';
 
 /** An upgrade another module answers (relay voice's `/voice/...` sockets): true when it took the request. */
 export type UpgradeRoute = (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
@@ -55,6 +56,23 @@ export class RelayWsAdapter extends WsAdapter {
         else cb(false, verdict.status, verdict.message, verdict.headers);
       },
     } as never);
+  }
+
+  /**
+   * Nest logs every socket error at error level. A frame past `maxPayload` (ws closes with 1009), bad
+   * UTF-8, a bad opcode or an unmasked frame is the client's fault (ws names it `WS_ERR_*`): a warning.
+   * Other socket errors (resets) are the network's: debug (PhoneHub logs them too). The server's own: error.
+   */
+  override bindErrorHandler(server: WebSocketServer): WebSocketServer {
+    server.on('connection', (ws: WebSocket) =>
+      ws.on('error', (err: Error & { code?: string }) => {
+        if (err.code?.startsWith('WS_ERR_'))
+          this.logger.warn(`phone socket closed: the client sent a frame the relay does not take (${err.code}: ${err.message.slice(0, 120)})`);
+        else this.logger.debug(`phone socket error: ${err.message.slice(0, 120)}`);
+      }),
+    );
+    server.on('error', (err: Error) => this.logger.error(err));
+    return server;
   }
 
   override bindMessageHandlers(): void {

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { SecureLinkConfig } from '../common/config';
 import type { SecureLinkView } from '../common/tokens';
 import type { SecureLinkIdentity } from './identity';
-import { NOT_FORWARDED, refuseUpgrade as refuse, safeProxyPath as safePath, sendJsonError as sendJson } from '../common/proxy-http';
+import { forwardedHeaders, refuseUpgrade as refuse, safeProxyPath as safePath, sendJsonError as sendJson } from '../common/proxy-http';
 
 /** What one request body through `/api` or `/dashboard` may be. */
 const MAX_BODY = 16 * 1024 * 1024;
@@ -285,8 +285,7 @@ export class SecureLinkServer implements SecureLinkView {
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > MAX_BODY)
       return sendJson(res, 413, 'secure_link.too_large', `a request body through Secure Link may be at most ${MAX_BODY} bytes`);
-    const headers: http.OutgoingHttpHeaders = {};
-    for (const [k, v] of Object.entries(req.headers)) if (!NOT_FORWARDED.has(k) && v !== undefined) headers[k] = v;
+    const headers = forwardedHeaders(req.headers);
     if (req.headers['transfer-encoding']) headers['transfer-encoding'] = 'chunked';
     headers.host = up.url.host;
     if (dashboard) {
@@ -298,8 +297,8 @@ export class SecureLinkServer implements SecureLinkView {
     const target = new URL(tail.startsWith('/') ? tail : `/${tail}`, up.url);
     const upstream = http.request(target, { method: req.method, headers, timeout: 120_000 }, (ures) => {
       const out: http.OutgoingHttpHeaders = {};
-      for (const [k, v] of Object.entries(ures.headers)) {
-        if (NOT_FORWARDED.has(k) || v === undefined) continue;
+      for (const [k, v] of Object.entries(forwardedHeaders(ures.headers))) {
+        if (v === undefined) continue;
         if (k === 'set-cookie') {
           if (!dashboard) continue;
           out[k] = (v as string[]).map(scopeCookie);
@@ -337,8 +336,8 @@ export class SecureLinkServer implements SecureLinkView {
   private tunnelUpgrade(up: Upstream, tail: string, req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     const conn = net.connect(Number(up.url.port || 80), up.url.hostname.replace(/^\[|\]$/g, ''));
     const lines = [`${req.method} ${tail || '/'} HTTP/1.1`, `host: ${up.url.host}`, 'connection: Upgrade', 'upgrade: websocket'];
-    for (const [k, v] of Object.entries(req.headers))
-      if (!NOT_FORWARDED.has(k) && v !== undefined) for (const one of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${one}`);
+    for (const [k, v] of Object.entries(forwardedHeaders(req.headers)))
+      if (v !== undefined) for (const one of Array.isArray(v) ? v : [String(v)]) lines.push(`${k}: ${one}`);
     lines.push('x-forwarded-prefix: /dashboard', 'x-forwarded-proto: https', `x-forwarded-for: ${req.socket.remoteAddress ?? ''}`);
     conn.once('connect', () => {
       conn.write(lines.join('\r\n') + '\r\n\r\n');
