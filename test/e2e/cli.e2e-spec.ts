@@ -7,7 +7,7 @@ import { main } from '../../apps/relay/src/cli/main';
 import { formatLine } from '../../apps/relay/src/cli/pretty-log';
 import { decodePairing } from '../../apps/relay/src/pairing/qr-payload';
 import jsQR from 'jsqr';
-import { bearer, pairPhone, Phone, registerCode, startRelay, tempHome, type TestRelay } from '../support/harness';
+import { bearer, nextCode, pairPhone, Phone, registerCode, startRelay, tempHome, type TestRelay } from '../support/harness';
 
 /** Reads a QR drawn with UTF-8 half blocks (two rows of modules per line) back to its text. */
 function readTextQr(drawing: string): string | null {
@@ -212,6 +212,54 @@ describe('svc relay pair', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('no relay answers at http://127.0.0.1:1/health');
     expect(r.stderr).toContain('RELAY_PORT');
+  });
+});
+
+describe('svc relay devices', () => {
+  let relay: TestRelay;
+  let env: NodeJS.ProcessEnv;
+  beforeAll(async () => {
+    relay = await startRelay();
+    env = { SVC_HOME: relay.home, RELAY_HOST: '127.0.0.1', RELAY_PORT: String(relay.port) };
+  });
+  afterAll(() => relay?.close());
+
+  it('lists paired devices with their renewal, ends a renewal and revokes a device, never printing a token', async () => {
+    const empty = await svc(['relay', 'devices'], env);
+    expect(empty).toMatchObject({ code: 0, stdout: expect.stringContaining('no paired devices') });
+    const code = nextCode();
+    await registerCode(relay, code);
+    const phone = await Phone.connect(relay.url);
+    const ok = await phone.auth({ pairing_code: code, device_name: 'Pixel 9', device_id: 'dev-cli' });
+    const token = ok.payload.session_token as string;
+    const prefix = token.slice(0, 8);
+    const list = await svc(['relay', 'devices'], env);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/PREFIX\s+NAME\s+SURFACE\s+STATUS\s+EXPIRES\s+RENEWAL/);
+    expect(list.stdout).toContain(prefix);
+    expect(list.stdout).toContain('Pixel 9');
+    expect(list.stdout).toMatch(/online\s+\d{4}-\d{2}-\d{2}\s+until \d{4}-\d{2}-\d{2}, 0 renewals/);
+    expect(list.stdout).not.toContain(token);
+    expect(list.stdout).not.toContain(ok.payload.refresh_token as string);
+    const json = JSON.parse((await svc(['relay', 'devices', '--json'], env)).stdout) as { devices: Array<{ trusted_device: unknown }> };
+    expect(json.devices[0].trusted_device).toMatchObject({ renewals: 0 });
+
+    const end = await svc(['relay', 'devices', 'end-trust', prefix], env);
+    expect(end).toMatchObject({ code: 0, stdout: expect.stringContaining('ended the renewal of dev-cli') });
+    expect((await svc(['relay', 'devices'], env)).stdout).toMatch(/\s+none\n/);
+    const again = await svc(['relay', 'devices', 'end-trust', prefix], env);
+    expect(again).toMatchObject({ code: 1, stderr: expect.stringContaining('(trust.not_found)') });
+    const revoke = await svc(['relay', 'devices', 'revoke', prefix], env);
+    expect(revoke).toMatchObject({ code: 0, stdout: expect.stringContaining(`revoked ${prefix}`) });
+    expect(await phone.closed).toBe(4403);
+    expect((await svc(['relay', 'devices', 'revoke', 'x'], env)).code).toBe(2);
+    expect((await svc(['relay', 'devices', 'frobnicate'], env)).stderr).toContain('unknown action "frobnicate"');
+  });
+
+  it('says how to start a relay when none answers', async () => {
+    const r = await svc(['relay', 'devices'], { SVC_HOME: tempHome(), RELAY_HOST: '127.0.0.1', RELAY_PORT: '1' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('no relay answers at http://127.0.0.1:1');
   });
 });
 

@@ -11,6 +11,8 @@ export * from './pairing/pairing.projection';
 export * from './pairing/pairing';
 export * from './sessions/sessions.projection';
 export * from './sessions/sessions';
+export * from './trust/trust.projection';
+export * from './trust/trust';
 export * from './rate-limit/rate-limit.projection';
 export * from './rate-limit/rate-limit';
 export * from './connections/connections.projection';

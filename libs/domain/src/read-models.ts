@@ -15,6 +15,7 @@ import { ProfilesProjection } from './profiles/profiles.projection';
 import { DesktopProjection } from './desktop/desktop.projection';
 import { UsageProjection } from './usage/usage.projection';
 import { SecureLinkProjection } from './secure-link/secure-link.projection';
+import { TrustProjection } from './trust/trust.projection';
 
 /**
  * The read-model schema. Bump it when a projection's state or its meaning changes (2: rate limits keyed
@@ -30,6 +31,7 @@ export const READ_MODEL_SCHEMA = 2;
  */
 export class ReadModels implements Projection<Record<string, unknown>> {
   readonly sessions = new SessionsProjection();
+  readonly trust = new TrustProjection();
   readonly pairing = new PairingProjection();
   readonly rateLimit = new RateLimitProjection();
   readonly connections = new ConnectionsProjection();

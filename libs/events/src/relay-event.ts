@@ -14,12 +14,14 @@ import type { VoiceEvent } from './events/voice.events';
 import type { ProfileEvent } from './events/profile.events';
 import type { DesktopEvent } from './events/desktop.events';
 import type { SecureLinkEvent } from './events/secure-link.events';
+import type { TrustEvent } from './events/trust.events';
 
 /** Every state change of the relay. Add a feature's union here (one line each); exhaustive switches find the gaps. */
 export type RelayEvent =
   | RelayLifecycleEvent
   | PairingEvent
   | SessionEvent
+  | TrustEvent
   | AuthEvent
   | PhoneConnectionEvent
   | PhoneThreadsEvent

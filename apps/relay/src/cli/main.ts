@@ -8,6 +8,7 @@ type Command = (args: string[], io: CliIo) => number | Promise<number>;
 const COMMANDS: Readonly<Record<string, Command>> = {
   'relay start': async (args, io) => (await import('./start')).startCommand(args, io),
   'relay pair': async (args, io) => (await import('./pair')).pairCommand(args, io),
+  'relay devices': async (args, io) => (await import('./devices')).devicesCommand(args, io),
   'relay events replay': async (args, io) => (await import('./events')).replayCommand(args, io),
   'relay events verify': async (args, io) => (await import('./events')).verifyCommand(args, io),
   'relay events tail': async (args, io) => (await import('./events')).tailCommand(args, io),

@@ -5,6 +5,7 @@ export const HELP: Readonly<Record<string, string>> = {
 Usage:
   svc relay start [options]        run the relay (HTTP + phone WebSocket on one port)
   svc relay pair [options]         mint a pairing code on the running relay and show its QR
+  svc relay devices [--json]       the paired devices and their renewal; revoke or end-trust PREFIX
   svc relay events replay          rebuild state from the event log and print a summary
   svc relay events verify          check every record's checksum and the hash chain
   svc relay events tail            print the newest events (--follow to keep watching)
@@ -39,6 +40,7 @@ route with plausible data, answers destructive-verb confirmations by --confirm, 
 Commands:
   start                 run the relay
   pair                  mint a pairing code on the running relay and show its QR
+  devices               the paired devices and their trusted-device renewal
   events replay|verify|tail|export|import
                         audit the event log, or move it between stores
   insecure-api-key [status|on|off]
@@ -68,6 +70,19 @@ Options (each wins over its environment variable, which wins over the default):
 Logs are JSON lines on stdout; on a terminal they are printed as readable lines instead
 (RELAY_LOG_FORMAT=json|pretty forces one). Start-up messages go to stderr.
 Exit status 1 on a bad configuration, a broken event log, an event log another relay is using, or a port already in use.`,
+
+  'relay devices': `Usage: svc relay devices [--json]
+       svc relay devices revoke PREFIX [--json]
+       svc relay devices end-trust PREFIX [--json]
+
+Lists the devices paired with the relay running on this machine (its loopback console API): token
+prefix, name, surface, online or last seen, session expiry, and the trusted-device renewal (how long
+the device may renew its session with its refresh token, and how often it did).
+  revoke PREFIX      end the session and its renewal (the device must pair again)
+  end-trust PREFIX   end only the renewal: the session works until it expires, then the device must
+                     pair again
+The relay is found through RELAY_HOST and RELAY_PORT, as for "svc relay pair".
+Renewal lasts RELAY_REFRESH_TTL_DAYS (default 180) from pairing; 0 turns it off.`,
 
   'relay pair': `Usage: svc relay pair [options]
        svc relay pair --register-code CODE [--ttl DURATION] [--grants LIST] [--json]

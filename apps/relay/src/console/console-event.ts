@@ -5,7 +5,7 @@ export type { ConsoleEvent };
 /** Keys that must never reach a browser, even if a future event carried one by mistake. */
 // Not bare `key`: a notification's `key` is Android's id for it, not a credential.
 const SECRET_KEY_RE =
-  /^(?:token|session_?token|pairing_?code|code|api_?key|secret|secret_?key|private_?key|password|passphrase|bearer|authorization|cookie)$/i;
+  /^(?:token|session_?token|refresh_?token|refresh_?digest|pairing_?code|code|api_?key|secret|secret_?key|private_?key|password|passphrase|bearer|authorization|cookie)$/i;
 const DIGEST_KEY_RE = /digest$/i;
 
 /** Deep copy of event data with digests truncated and secret-named fields replaced. */

@@ -1,7 +1,10 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import {
   epoch,
+  abandonRenewal,
   abandonSession,
+  reconnectTrust,
+  renewTrust,
   consumeCode,
   DomainError,
   hasGrant,
@@ -17,6 +20,7 @@ import {
   type Session,
 } from '@svc/domain';
 import type { ClientSupports } from '@svc/events';
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
@@ -375,13 +379,25 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     }
     const supports = clientSupports(p);
     if (typeof supports === 'string') return this.failAuth(conn, supports);
+    if (p.refresh_token !== undefined && p.refresh_token !== null && typeof p.refresh_token !== 'string') {
+      return this.failAuth(conn, 'refresh_token must be a string');
+    }
+    // The app sends its refresh token beside its stored session token on every reconnect (AuthManager.kt).
+    const refresh = typeof p.refresh_token === 'string' && p.refresh_token.length > 0 ? p.refresh_token : null;
+    const refreshDigest = refresh !== null && refresh.length <= 512 ? this.secrets.digest(refresh) : null;
+    const policy = this.trustPolicy();
     let session: Session | undefined;
-    let token: string;
+    let token = '';
     let paired = false;
-    if (typeof p.session_token === 'string' && p.session_token.length > 0) {
-      token = p.session_token;
-      session = p.session_token.length <= 512 ? this.log.models.sessions.byToken(this.secrets.digest(token), now) : undefined;
-      if (!session) return this.recordFailure(conn, 'token', 'unknown, revoked or expired session token');
+    /** The refresh token this auth.ok hands out, if one was issued or rotated. */
+    let issued: string | null = null;
+    let renewal: { trustId: string; previousDigest: string; previousPrefix: string } | null = null;
+    const hasToken = typeof p.session_token === 'string' && p.session_token.length > 0;
+    if (hasToken) {
+      token = p.session_token as string;
+      session = token.length <= 512 ? this.log.models.sessions.byToken(this.secrets.digest(token), now) : undefined;
+    }
+    if (session) {
       // The reconnecting client may describe itself anew (renamed, updated): keep what it says now.
       const device = deviceInfo(p);
       if (typeof device === 'string') return this.failAuth(conn, device);
@@ -394,8 +410,54 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
         ...(p.client_surface !== undefined ? { clientSurface: device.clientSurface } : {}),
         ...(p.device_form_factor !== undefined ? { deviceFormFactor: device.deviceFormFactor } : {}),
       };
-      await this.log.run(`device:${prefix}`, (m) => updateDevice(m, prefix, sent));
+      const fresh = this.freshRefresh();
+      const live = session;
+      const stored = await this.log.run(`device:${prefix}`, (m, t) => [
+        ...updateDevice(m, prefix, sent),
+        ...reconnectTrust(m, live, { sentDigest: refreshDigest, issue: fresh.issue, ip: conn.ip }, policy, t),
+      ]);
+      if (stored.some((e) => e.type === 'trust.reuse_detected')) return this.refuseReuse(conn);
+      if (stored.some((e) => e.type === 'trust.issued')) issued = fresh.token;
       session = this.log.models.sessions.byTokenPrefix(prefix) ?? session;
+    } else if (refreshDigest !== null) {
+      // The session ended (or is unknown): a trusted device renews it with its refresh token.
+      const device = deviceInfo(p);
+      if (typeof device === 'string') return this.failAuth(conn, device);
+      const fresh = this.freshRefresh();
+      let prefix = '';
+      do {
+        token = newSessionToken();
+        prefix = tokenPrefix(token);
+      } while (this.log.models.sessions.byTokenPrefix(prefix));
+      const before = this.log.models.trust.byRefreshDigest(refreshDigest);
+      const stored = await this.log.run(`public:${conn.ip}`, (m, t) =>
+        renewTrust(
+          m,
+          {
+            refreshDigest,
+            next: fresh.issue,
+            tokenDigest: this.secrets.digest(token),
+            tokenPrefix: prefix,
+            device,
+            ip: conn.ip,
+            transport: this.config.tls ? 'wss' : 'ws',
+          },
+          policy,
+          t,
+        ),
+      );
+      if (stored.some((e) => e.type === 'trust.reuse_detected')) {
+        await this.countFailure(conn, 'refresh token reused after rotation');
+        return this.refuseReuse(conn);
+      }
+      const refused = stored.find((e) => e.type === 'trust.refused');
+      if (refused) return this.recordFailure(conn, 'token', `refresh token refused: ${(refused.data as { reason: string }).reason}`);
+      if (!stored.some((e) => e.type === 'session.created') || !before) return this.recordFailure(conn, 'token', 'unknown refresh token');
+      session = this.log.models.sessions.byTokenPrefix(prefix)!;
+      issued = fresh.token;
+      renewal = { trustId: before.trustId, previousDigest: refreshDigest, previousPrefix: before.tokenPrefix };
+    } else if (hasToken) {
+      return this.recordFailure(conn, 'token', 'unknown, revoked or expired session token');
     } else if (p.pairing_code !== undefined) {
       const code = normalizeCode(p.pairing_code);
       if (!code) return this.recordFailure(conn, 'code', 'malformed pairing code');
@@ -403,13 +465,15 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
       if (typeof device === 'string') return this.failAuth(conn, device);
       const choices = pairingChoices(p);
       if (typeof choices === 'string') return this.failAuth(conn, choices);
+      const fresh = this.freshRefresh();
       let prefix = '';
       do {
         token = newSessionToken();
         prefix = tokenPrefix(token);
       } while (this.log.models.sessions.byTokenPrefix(prefix));
+      let stored;
       try {
-        await this.log.run(`public:${conn.ip}`, (m, t) =>
+        stored = await this.log.run(`public:${conn.ip}`, (m, t) =>
           consumeCode(
             m,
             {
@@ -420,6 +484,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
               ip: conn.ip,
               choices,
               transport: this.config.tls ? 'wss' : 'ws',
+              trust: { issue: fresh.issue, policy },
             },
             t,
           ),
@@ -430,12 +495,14 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
           return this.recordFailure(conn, 'code', 'unknown, used or expired pairing code');
         throw err;
       }
+      if (stored.some((e) => e.type === 'trust.issued')) issued = fresh.token;
       session = this.log.models.sessions.byTokenPrefix(prefix)!;
       paired = true;
     } else {
       return this.failAuth(conn, 'system/auth needs pairing_code or session_token');
     }
-    if (conn.closed) return this.abandon(paired, session.tokenPrefix);
+    const abandon = () => (renewal ? this.abandonRenewal(renewal, session.tokenPrefix) : this.abandon(paired, session.tokenPrefix));
+    if (conn.closed) return abandon();
     conn.principal = { kind: 'device', tokenPrefix: session.tokenPrefix, deviceId: session.deviceId, deviceName: session.deviceName };
     conn.supports = supports;
     this.pending.delete(conn);
@@ -457,6 +524,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     ]);
     const grants: Record<string, number | null> = {};
     for (const [ch, until] of Object.entries(session.grants)) if (hasGrant(session, ch, this.clock.now())) grants[ch] = epoch(until);
+    const trust = issued !== null ? this.log.models.trust.forDevice(session.deviceId) : undefined;
     const delivered = conn.send(
       'system',
       'auth.ok',
@@ -470,11 +538,43 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
         client_surface: session.clientSurface ?? 'unknown',
         device_form_factor: session.deviceFormFactor ?? 'unknown',
         profiles: this.profiles.rows(),
+        // The app stores a rotated refresh token from auth.ok (AuthManager.kt handleAuthOk) and sends it back.
+        ...(issued !== null && trust ? { refresh_token: issued, refresh_expires_at: epoch(trust.expiresAt) } : {}),
         ...(conn.viaSecureLink ? await this.routeCredential(session, token) : {}),
       },
       env.id,
     );
-    if (!delivered) await this.abandon(paired, session.tokenPrefix);
+    if (!delivered) await abandon();
+  }
+
+  private trustPolicy() {
+    return { ttlMs: this.config.refreshTtlDays * 86_400_000 };
+  }
+
+  /** A refresh token the auth may hand out: its id and digest go to the log, the token only to the phone. */
+  private freshRefresh(): { token: string; issue: { trustId: string; refreshDigest: string } } {
+    const token = newSessionToken();
+    return { token, issue: { trustId: randomUUID(), refreshDigest: this.secrets.digest(token) } };
+  }
+
+  /** A rotated-out refresh token came back: the events ended the trust and its sessions; tell the phone why. */
+  private refuseReuse(conn: PhoneConnection): void {
+    this.failAuth(
+      conn,
+      'this device was signed out: its refresh token was used after it had been replaced (a copy?); pair it again',
+      'refresh_reuse',
+    );
+  }
+
+  /** A failed credential for the rate limiter, without closing (the caller answers). */
+  private async countFailure(conn: PhoneConnection, reason: string): Promise<void> {
+    await this.log.run(`public:${conn.ip}`, (m, now) => recordAuthFailure(m.rateLimit, { ip: conn.ip, kind: 'token', via: 'ws', reason }, now));
+  }
+
+  /** The socket closed before a renewal's auth.ok went out: the new session goes, the old refresh token stays current. */
+  private async abandonRenewal(r: { trustId: string; previousDigest: string; previousPrefix: string }, newPrefix: string): Promise<void> {
+    this.logger.info({ tokenPrefix: newPrefix }, 'phone left before receiving its renewed session: the renewal is undone');
+    await this.log.run('system', (m) => abandonRenewal(m, { ...r, newPrefix }));
   }
 
   /**

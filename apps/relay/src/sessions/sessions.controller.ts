@@ -20,6 +20,13 @@ export class SessionsController {
     return this.sessions.revoke(prefix, caller);
   }
 
+  /** Ends the device's trusted-device renewal (its refresh token) and keeps its live session. */
+  @Delete('/:prefix/trust')
+  @Auth('loopback-or-paired')
+  endTrust(@Param('prefix') prefix: string, @Caller() caller: Principal) {
+    return this.sessions.endTrust(prefix, caller);
+  }
+
   @Patch('/:prefix')
   @Auth('paired')
   shorten(@Param('prefix') prefix: string, @Body() body: ShortenDto, @Caller() caller: Principal) {

@@ -3,7 +3,9 @@ import {
   epoch,
   actorOf,
   DomainError,
+  endTrust,
   expireSessions,
+  expireTrusts,
   findByPrefix,
   hasGrant,
   revokeSession,
@@ -27,6 +29,7 @@ export class SessionsService {
     scheduler: Scheduler,
   ) {
     scheduler.register('sessions.expire', (m, now) => expireSessions(m, now));
+    scheduler.register('trust.expire', (m, now) => expireTrusts(m, now));
   }
 
   list(caller: Principal) {
@@ -57,13 +60,34 @@ export class SessionsService {
       expires_at: epoch(s.expiresAt),
       grants,
       transport_hint: s.transportHint,
+      trusted_device: this.trustView(s.deviceId),
       online: online ? online.has(s.tokenPrefix) : this.log.models.connections.isOnline(s.tokenPrefix),
       is_current: caller.kind === 'device' && caller.tokenPrefix === s.tokenPrefix,
     };
   }
 
+  /** The device's renewal as a person reads it: never its refresh token or the token's digest. */
+  trustView(deviceId: string) {
+    const t = deviceId === '' ? undefined : this.log.models.trust.forDevice(deviceId);
+    if (!t) return null;
+    return {
+      issued_at: epoch(t.issuedAt),
+      expires_at: epoch(t.expiresAt),
+      renewals: t.renewals,
+      last_renewed_at: t.lastRenewedAt === null ? null : epoch(t.lastRenewedAt),
+      adopted: t.reason === 'adopted',
+    };
+  }
+
+  /** Ends a device's trusted-device renewal; its live session stays. */
+  async endTrust(prefix: string, caller: Principal) {
+    const [e] = await this.log.run(actorOf(caller), (m, now) => endTrust(m, prefix, caller, now));
+    return { ok: true as const, device_id: e.data.deviceId, trust_ended: true };
+  }
+
   async revoke(prefix: string, caller: Principal) {
-    const [e] = await this.log.run(actorOf(caller), (m, now) => revokeSession(m, prefix, caller, now));
+    const stored = await this.log.run(actorOf(caller), (m, now) => revokeSession(m, prefix, caller, now));
+    const e = stored.find((x) => x.type === 'session.revoked')!;
     return { ok: true as const, revoked: e.data.tokenPrefix, revoked_self: e.data.self };
   }
 

@@ -4,6 +4,7 @@ import { grantExpiries } from '../grants';
 import type { ReadModels } from '../read-models';
 import { assertNotBlocked, clearAllBlocks } from '../rate-limit/rate-limit';
 import { CODE_TTL_SECONDS } from './pairing-code';
+import { issueTrust, type TrustIssue, type TrustPolicy } from '../trust/trust';
 
 type Out = NewEvent<RelayEvent>[];
 
@@ -129,6 +130,8 @@ export function consumeCode(
     choices?: PairingChoices;
     /** The socket's own transport, the hint when the code set none (as the reference relay does). */
     transport?: 'ws' | 'wss';
+    /** The refresh token issued with the session (trusted-device renewal); null or absent: none. */
+    trust?: { issue: TrustIssue | null; policy: TrustPolicy };
   },
   now: Date,
 ): Out {
@@ -164,6 +167,14 @@ export function consumeCode(
         ip: cmd.ip,
       },
     },
+    ...(cmd.trust
+      ? issueTrust(
+          m,
+          { deviceId: cmd.device.deviceId, tokenPrefix: cmd.tokenPrefix, terms, reason: 'paired', issue: cmd.trust.issue },
+          cmd.trust.policy,
+          now,
+        )
+      : []),
   ];
 }
 

@@ -1,4 +1,4 @@
-import type { GrantExpiries, NewEvent, SessionDeviceUpdated, SessionEvent, SessionRevoked, SessionShortened } from '@svc/events';
+import type { GrantExpiries, NewEvent, SessionDeviceUpdated, SessionEvent, SessionRevoked, SessionShortened, TrustEnded } from '@svc/events';
 import { parseDuration } from '../durations';
 import { DomainError } from '../errors';
 import { isGrantChannel } from '../grants';
@@ -24,19 +24,39 @@ export function findByPrefix(m: ReadModels, prefix: string, now: Date): Session 
 }
 
 /** Any paired device may revoke any other (single-operator trust model); the operator too. */
-export function revokeSession(m: ReadModels, prefix: string, caller: Principal, now: Date): NewEvent<SessionRevoked>[] {
+export function revokeSession(m: ReadModels, prefix: string, caller: Principal, now: Date): NewEvent<SessionRevoked | TrustEnded>[] {
   const target = findByPrefix(m, prefix, now);
   const self = caller.kind === 'device' && caller.tokenPrefix === target.tokenPrefix;
-  return [{ type: 'session.revoked', data: { tokenPrefix: target.tokenPrefix, by: actorOf(caller), self, reason: 'revoked' } }];
+  // A revoked device's refresh token dies with it: renewal must not undo the revocation.
+  const trust = target.deviceId === '' ? undefined : m.trust.forDevice(target.deviceId);
+  return [
+    { type: 'session.revoked', data: { tokenPrefix: target.tokenPrefix, by: actorOf(caller), self, reason: 'revoked' } },
+    ...(trust
+      ? [
+          {
+            type: 'trust.ended' as const,
+            data: { trustId: trust.trustId, deviceId: trust.deviceId, reason: 'revoked' as const, by: actorOf(caller) },
+          },
+        ]
+      : []),
+  ];
 }
 
 /**
  * A session made by a pairing whose socket closed before `auth.ok` went out: nobody holds its token, so
  * it is revoked at once (by `system`) rather than left listed and unusable. Nothing if it is already gone.
  */
-export function abandonSession(m: ReadModels, tokenPrefix: string): NewEvent<SessionEvent>[] {
-  if (!m.sessions.byTokenPrefix(tokenPrefix)) return [];
-  return [{ type: 'session.revoked', data: { tokenPrefix, by: 'system', self: false, reason: 'abandoned' } }];
+export function abandonSession(m: ReadModels, tokenPrefix: string): NewEvent<SessionEvent | TrustEnded>[] {
+  const s = m.sessions.byTokenPrefix(tokenPrefix);
+  if (!s) return [];
+  // The refresh token issued with it never left the relay either.
+  const trust = s.deviceId === '' ? undefined : m.trust.forDevice(s.deviceId);
+  return [
+    { type: 'session.revoked', data: { tokenPrefix, by: 'system', self: false, reason: 'abandoned' } },
+    ...(trust && trust.tokenPrefix === tokenPrefix
+      ? [{ type: 'trust.ended' as const, data: { trustId: trust.trustId, deviceId: trust.deviceId, reason: 'revoked' as const, by: 'system' } }]
+      : []),
+  ];
 }
 
 export type ShortenInput = {

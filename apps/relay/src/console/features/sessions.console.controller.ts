@@ -46,6 +46,13 @@ export class SessionsConsoleController {
     return this.sessions.revoke(prefix, OPERATOR);
   }
 
+  @Post('/:prefix/end-trust')
+  @Auth('loopback')
+  @HttpCode(200)
+  endTrust(@Param('prefix') prefix: string) {
+    return this.sessions.endTrust(prefix, OPERATOR);
+  }
+
   @Post('/:prefix/shorten')
   @Auth('loopback')
   @HttpCode(200)

@@ -1,0 +1,85 @@
+import { CliError, colours, EXIT, line, parseFlagsAndPositionals, UsageError, type CliIo } from './io';
+import { relayEndpoint, requestJson, type RelayEndpoint } from './pair';
+
+const COMMAND = 'relay devices';
+
+type Trust = { issued_at: number; expires_at: number; renewals: number; last_renewed_at: number | null; adopted: boolean } | null;
+type Device = {
+  token_prefix: string;
+  device_name: string;
+  device_id: string;
+  client_surface: string;
+  last_seen: number;
+  expires_at: number | null;
+  online: boolean;
+  trusted_device: Trust;
+};
+
+const day = (epoch: number) => new Date(epoch * 1000).toISOString().slice(0, 10);
+
+/** One word-wrapped table row per device: what an operator checks before revoking or ending a renewal. */
+function renewal(t: Trust): string {
+  if (!t) return 'none';
+  const n = `${t.renewals} renewal${t.renewals === 1 ? '' : 's'}`;
+  return `until ${day(t.expires_at)}, ${n}${t.adopted ? ' (adopted)' : ''}`;
+}
+
+async function call(endpoint: RelayEndpoint, method: string, route: string): Promise<unknown> {
+  let answer;
+  try {
+    answer = await requestJson(endpoint, method, route, method === 'POST' ? {} : undefined);
+  } catch (err) {
+    throw new CliError(
+      `no relay answers at ${endpoint.url} (${(err as Error).message}).\n` +
+        'Start one with "svc relay start"; a relay on another host or port needs the same RELAY_HOST and RELAY_PORT here.',
+    );
+  }
+  const body = answer.body as { ok?: boolean; error?: string; code?: string };
+  if (answer.status !== 200) throw new CliError(`${body?.error ?? `the relay answered ${answer.status}`}${body?.code ? ` (${body.code})` : ''}`);
+  return body;
+}
+
+/**
+ * `svc relay devices`: the paired devices of the relay on this machine (its loopback console API), with
+ * each one's trusted-device renewal. `revoke PREFIX` ends a session and its renewal; `end-trust PREFIX`
+ * ends only the renewal (the device keeps its session until it expires, then must pair again).
+ */
+export async function devicesCommand(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseFlagsAndPositionals(COMMAND, args, { json: { type: 'boolean' } });
+  const endpoint = relayEndpoint(io.env);
+  const [action, prefix, ...rest] = positionals;
+  if (rest.length > 0) throw new UsageError(`unexpected "${rest[0]}"`, COMMAND);
+  if (action === 'revoke' || action === 'end-trust') {
+    if (!prefix || !/^[A-Za-z0-9_-]{4,64}$/.test(prefix)) throw new UsageError(`${action} needs a token prefix (at least 4 characters)`, COMMAND);
+    const body = await call(endpoint, 'POST', `/console/api/sessions/${prefix}/${action === 'revoke' ? 'revoke' : 'end-trust'}`);
+    if (values.json) line(io.stdout, JSON.stringify(body));
+    else if (action === 'revoke') line(io.stdout, `revoked ${(body as { revoked: string }).revoked}: its session and its renewal are over`);
+    else line(io.stdout, `ended the renewal of ${(body as { device_id: string }).device_id}: its session stays until it expires`);
+    return EXIT.ok;
+  }
+  if (action !== undefined) throw new UsageError(`unknown action "${action}" (list, revoke PREFIX, end-trust PREFIX)`, COMMAND);
+  const { sessions } = (await call(endpoint, 'GET', '/console/api/sessions')) as { sessions: Device[] };
+  if (values.json) {
+    line(io.stdout, JSON.stringify({ devices: sessions }));
+    return EXIT.ok;
+  }
+  if (sessions.length === 0) {
+    line(io.stdout, 'no paired devices; pair one with "svc relay pair"');
+    return EXIT.ok;
+  }
+  const c = colours(io.stdout, io.env);
+  const rows = sessions.map((s) => [
+    s.token_prefix,
+    s.device_name,
+    s.client_surface,
+    s.online ? 'online' : `seen ${day(s.last_seen)}`,
+    s.expires_at === null ? 'never' : day(s.expires_at),
+    renewal(s.trusted_device),
+  ]);
+  const head = ['PREFIX', 'NAME', 'SURFACE', 'STATUS', 'EXPIRES', 'RENEWAL'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const fmt = (r: string[]) => r.map((v, i) => (i === r.length - 1 ? v : v.padEnd(widths[i]))).join('  ');
+  line(io.stdout, c.bold(fmt(head)));
+  for (const r of rows) line(io.stdout, fmt(r));
+  return EXIT.ok;
+}

@@ -1,0 +1,185 @@
+import { Given } from '../../../../test/support/given';
+import { DAY } from '../durations';
+import { grantDurations } from '../grants';
+import { consumeCode, registerCode } from '../pairing/pairing';
+import { ReadModels } from '../read-models';
+import { revokeSession } from '../sessions/sessions';
+import { RETIRED_PER_TRUST } from './trust.projection';
+import { abandonRenewal, endTrust, expireTrusts, reconnectTrust, renewTrust, type TrustPolicy } from './trust';
+
+const T0 = new Date('2026-03-01T00:00:00.000Z');
+const POLICY: TrustPolicy = { ttlMs: 180 * DAY * 1000 };
+const device = (deviceId: string) => ({ deviceId, deviceName: 'Pixel', deviceModel: null, devicePlatform: null });
+const later = (ms: number) => new Date(T0.getTime() + ms);
+
+/** A device paired with a one-hour session and its first refresh token `r0`. */
+function paired(policy = POLICY): Given {
+  const g = new Given();
+  g.when(
+    (m, now) =>
+      registerCode(
+        m,
+        { codeDigest: 'c', source: 'register', terms: { sessionTtlSeconds: 3600, grants: grantDurations({ terminal: 600 }), transportHint: null } },
+        now,
+      ),
+    T0,
+  );
+  g.when(
+    (m, now) =>
+      consumeCode(
+        m,
+        {
+          codeDigest: 'c',
+          tokenDigest: 's0',
+          tokenPrefix: 'p0000000',
+          device: device('dev'),
+          ip: '10.0.0.1',
+          trust: { issue: { trustId: 't1', refreshDigest: 'r0' }, policy },
+        },
+        now,
+      ),
+    T0,
+  );
+  return g;
+}
+
+const renew = (g: Given, refreshDigest: string, next: string, prefix: string, at: Date, deviceId = 'dev') =>
+  g.when(
+    (m, now) =>
+      renewTrust(
+        m,
+        {
+          refreshDigest,
+          next: { trustId: 'unused', refreshDigest: next },
+          tokenDigest: `s-${prefix}`,
+          tokenPrefix: prefix,
+          device: device(deviceId),
+          ip: '10.0.0.2',
+          transport: 'ws',
+        },
+        POLICY,
+        now,
+      ),
+    at,
+  );
+
+describe('trusted-device renewal rules', () => {
+  it('a pairing issues a trust with the terms it gave; pairing the device again replaces it', () => {
+    const g = paired();
+    expect(g.log.at(-1)).toMatchObject({ type: 'trust.issued', data: { trustId: 't1', deviceId: 'dev', reason: 'paired' } });
+    expect(g.models.trust.forDevice('dev')!.terms.sessionTtlSeconds).toBe(3600);
+    g.when((m, now) =>
+      registerCode(m, { codeDigest: 'c2', source: 'register', terms: { sessionTtlSeconds: 60, grants: {}, transportHint: null } }, now),
+    );
+    const out = g.when(
+      (m, now) =>
+        consumeCode(
+          m,
+          {
+            codeDigest: 'c2',
+            tokenDigest: 's9',
+            tokenPrefix: 'p9999999',
+            device: device('dev'),
+            ip: '10.0.0.1',
+            trust: { issue: { trustId: 't2', refreshDigest: 'r9' }, policy: POLICY },
+          },
+          now,
+        ),
+      T0,
+    );
+    expect(out.map((e) => e.type)).toEqual(['pairing.code_consumed', 'session.revoked', 'session.created', 'trust.ended', 'trust.issued']);
+    expect(g.models.trust.byRefreshDigest('r0')).toBeUndefined();
+  });
+
+  it('no trust when renewal is off or the device has no id', () => {
+    const g = paired({ ttlMs: 0 });
+    expect(g.log.some((e) => e.type === 'trust.issued')).toBe(false);
+  });
+
+  it('renewal rotates the token, opens a session with the paired terms and replaces the live one', () => {
+    const g = paired();
+    const at = later(30 * 60_000);
+    const out = renew(g, 'r0', 'r1', 'p1111111', at);
+    expect(out.map((e) => e.type)).toEqual(['trust.rotated', 'session.revoked', 'session.created']);
+    expect(out[2].data).toMatchObject({
+      tokenPrefix: 'p1111111',
+      expiresAt: new Date(at.getTime() + 3600_000).toISOString(),
+      grants: { terminal: new Date(at.getTime() + 600_000).toISOString() },
+    });
+    expect(g.models.trust.byRefreshDigest('r1')!.renewals).toBe(1);
+    expect(g.models.trust.byRefreshDigest('r0')).toBeUndefined();
+  });
+
+  it('a rotated-out token is reuse: the trust ends and every session of the device is revoked', () => {
+    const g = paired();
+    renew(g, 'r0', 'r1', 'p1111111', later(1000));
+    const out = renew(g, 'r0', 'r2', 'p2222222', later(2000));
+    expect(out.map((e) => e.type)).toEqual(['trust.reuse_detected', 'trust.ended', 'session.revoked']);
+    expect(out[2].data).toMatchObject({ tokenPrefix: 'p1111111', reason: 'refresh_reuse' });
+    expect(g.models.trust.forDevice('dev')).toBeUndefined();
+    expect(renew(g, 'r1', 'r3', 'p3333333', later(3000))).toEqual([]);
+  });
+
+  it('a live-session reconnect with a rotated-out token is reuse too; with the current one or none, nothing', () => {
+    const g = paired();
+    renew(g, 'r0', 'r1', 'p1111111', later(1000));
+    const session = g.models.sessions.byTokenPrefix('p1111111')!;
+    const issue = { trustId: 'tx', refreshDigest: 'rx' };
+    const at = later(2000);
+    expect(g.when((m, now) => reconnectTrust(m, session, { sentDigest: 'r1', issue, ip: 'i' }, POLICY, now), at)).toEqual([]);
+    expect(g.when((m, now) => reconnectTrust(m, session, { sentDigest: null, issue, ip: 'i' }, POLICY, now), at)).toEqual([]);
+    const out = g.when((m, now) => reconnectTrust(m, session, { sentDigest: 'r0', issue, ip: 'i' }, POLICY, now), at);
+    expect(out.map((e) => e.type)).toEqual(['trust.reuse_detected', 'trust.ended', 'session.revoked']);
+  });
+
+  it('a wrong device id and an expired trust are refused and recorded; an unknown token gives nothing', () => {
+    const g = paired();
+    expect(renew(g, 'r0', 'r1', 'p1111111', later(1000), 'someone-else').map((e) => e.type)).toEqual(['trust.refused']);
+    expect(g.models.trust.byRefreshDigest('r0')).toBeDefined();
+    expect(renew(g, 'nope', 'r1', 'p1111111', later(1000))).toEqual([]);
+    const out = renew(g, 'r0', 'r1', 'p1111111', later(181 * DAY * 1000));
+    expect(out.map((e) => [e.type, (e.data as { reason?: string }).reason])).toEqual([
+      ['trust.refused', 'expired'],
+      ['trust.ended', 'expired'],
+    ]);
+  });
+
+  it('revoking the session ends the trust; the operator can end it alone; the sweep ends expired ones', () => {
+    const g = paired();
+    const out = g.when((m, now) => revokeSession(m, 'p000', { kind: 'operator' }, now), T0);
+    expect(out.map((e) => e.type)).toEqual(['session.revoked', 'trust.ended']);
+    const h = paired();
+    expect(h.when((m, now) => endTrust(m, 'p000', { kind: 'operator' }, now), T0).map((e) => e.data)).toEqual([
+      { trustId: 't1', deviceId: 'dev', reason: 'operator', by: 'operator' },
+    ]);
+    expect(h.models.sessions.byTokenPrefix('p0000000')).toBeDefined();
+    expect(() => h.when((m, now) => endTrust(m, 'p000', { kind: 'operator' }, now), T0)).toThrow('no trusted-device renewal');
+    const k = paired();
+    expect(k.when((m, now) => expireTrusts(m, now), later(179 * DAY * 1000))).toEqual([]);
+    expect(k.when((m, now) => expireTrusts(m, now), later(180 * DAY * 1000)).map((e) => e.type)).toEqual(['trust.ended']);
+  });
+
+  it('an abandoned renewal makes the previous token current again and drops the new session', () => {
+    const g = paired();
+    renew(g, 'r0', 'r1', 'p1111111', later(1000));
+    const out = g.when((m) => abandonRenewal(m, { trustId: 't1', previousDigest: 'r0', previousPrefix: 'p0000000', newPrefix: 'p1111111' }));
+    expect(out.map((e) => e.type)).toEqual(['trust.rotated', 'session.revoked']);
+    expect(g.models.trust.byRefreshDigest('r0')!.renewals).toBe(0);
+    expect(g.models.trust.retiredOwner('r0')).toBeUndefined();
+    // The token that never left the relay is retired: presented, it would be a copy.
+    expect(g.models.trust.retiredOwner('r1')).toBeDefined();
+  });
+
+  it('remembers a bounded number of rotated-out tokens per trust, and replay gives the same model', () => {
+    const g = paired();
+    for (let i = 1; i <= RETIRED_PER_TRUST + 5; i++) renew(g, `r${i - 1}`, `r${i}`, `p${String(i).padStart(7, '0')}`, later(i * 1000));
+    expect(g.models.trust.retiredOwner('r0')).toBeUndefined();
+    expect(g.models.trust.retiredOwner(`r${RETIRED_PER_TRUST + 4}`)).toBeDefined();
+    const again = new ReadModels();
+    for (const e of g.log) again.apply(e);
+    expect(again.trust.snapshot()).toEqual(g.models.trust.snapshot());
+    // The same event twice is harmless.
+    again.apply(g.log.at(-1)!);
+    expect(again.trust.snapshot()).toEqual(g.models.trust.snapshot());
+  });
+});

@@ -1,0 +1,188 @@
+import type { NewEvent, PairingTerms, RelayEvent, SessionRevoked, TrustEnded, TrustEvent } from '@svc/events';
+import { DomainError } from '../errors';
+import { grantExpiries } from '../grants';
+import type { DeviceInfo } from '../pairing/pairing';
+import { actorOf, type Principal } from '../principal';
+import type { ReadModels } from '../read-models';
+import { findByPrefix } from '../sessions/sessions';
+import type { Session } from '../sessions/sessions.projection';
+import type { Trust } from './trust.projection';
+
+type Out = NewEvent<RelayEvent>[];
+
+/** A fresh refresh token's identity, made by the edge (random id, keyed digest of the token). */
+export type TrustIssue = { trustId: string; refreshDigest: string };
+
+/** RELAY_REFRESH_TTL_DAYS as milliseconds; 0 turns renewal off. */
+export type TrustPolicy = { ttlMs: number };
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+const ended = (t: Trust, reason: TrustEnded['data']['reason'], by: string): NewEvent<TrustEnded> => ({
+  type: 'trust.ended',
+  data: { trustId: t.trustId, deviceId: t.deviceId, reason, by },
+});
+
+/**
+ * A new pairing's trust: the device's older trust ends (`replaced`) and a new refresh token is issued with
+ * the terms the pairing gave. Nothing when renewal is off or the device has no id to bind it to.
+ */
+export function issueTrust(
+  m: ReadModels,
+  cmd: { deviceId: string; tokenPrefix: string; terms: PairingTerms; reason: 'paired' | 'adopted'; issue: TrustIssue | null },
+  policy: TrustPolicy,
+  now: Date,
+): NewEvent<TrustEvent>[] {
+  if (!cmd.issue || policy.ttlMs <= 0 || cmd.deviceId === '') return [];
+  const old = m.trust.forDevice(cmd.deviceId);
+  return [
+    ...(old ? [ended(old, 'replaced', 'system')] : []),
+    {
+      type: 'trust.issued',
+      data: {
+        trustId: cmd.issue.trustId,
+        deviceId: cmd.deviceId,
+        tokenPrefix: cmd.tokenPrefix,
+        refreshDigest: cmd.issue.refreshDigest,
+        expiresAt: iso(now.getTime() + policy.ttlMs),
+        terms: cmd.terms,
+        reason: cmd.reason,
+      },
+    },
+  ];
+}
+
+/** A trust's end with everything its device still holds: used when a copied refresh token shows up. */
+function reuse(m: ReadModels, t: Trust, ip: string, now: Date): Out {
+  const sessions = m.sessions.active(now).filter((s) => s.deviceId === t.deviceId);
+  return [
+    { type: 'trust.reuse_detected', data: { trustId: t.trustId, deviceId: t.deviceId, ip } },
+    ended(t, 'reuse', 'system'),
+    ...sessions.map((s): NewEvent<SessionRevoked> => ({
+      type: 'session.revoked',
+      data: { tokenPrefix: s.tokenPrefix, by: 'system', self: false, reason: 'refresh_reuse' },
+    })),
+  ];
+}
+
+/** What a device paired before renewal existed was given, read back from its session. */
+export function termsOfSession(s: Session): PairingTerms {
+  const from = s.createdAt;
+  const seconds = (until: number | null) => (until === null ? null : Math.max(1, Math.round((until - from) / 1000)));
+  const grants: Record<string, number | null> = {};
+  for (const [channel, until] of Object.entries(s.grants)) grants[channel] = seconds(until);
+  return { sessionTtlSeconds: seconds(s.expiresAt), grants, transportHint: s.transportHint };
+}
+
+/**
+ * A reconnect with a live session. A refresh token that was rotated out means a copy: the trust ends and
+ * the device's sessions with it. A device with no trust yet (paired before renewal existed) adopts one. A
+ * current token, or none for a device that has a trust (a client that does not keep refresh tokens), is
+ * left alone: no event per reconnect.
+ */
+export function reconnectTrust(
+  m: ReadModels,
+  session: Session,
+  cmd: { sentDigest: string | null; issue: TrustIssue | null; ip: string },
+  policy: TrustPolicy,
+  now: Date,
+): Out {
+  if (cmd.sentDigest !== null) {
+    const owner = m.trust.retiredOwner(cmd.sentDigest);
+    if (owner) return reuse(m, owner, cmd.ip, now);
+  }
+  if (session.deviceId === '' || m.trust.forDevice(session.deviceId)) return [];
+  return issueTrust(
+    m,
+    { deviceId: session.deviceId, tokenPrefix: session.tokenPrefix, terms: termsOfSession(session), reason: 'adopted', issue: cmd.issue },
+    policy,
+    now,
+  );
+}
+
+export type RenewCommand = {
+  refreshDigest: string;
+  /** The new refresh token and session the renewal hands out. */
+  next: TrustIssue;
+  tokenDigest: string;
+  tokenPrefix: string;
+  device: DeviceInfo;
+  ip: string;
+  transport: 'ws' | 'wss';
+};
+
+/**
+ * A phone whose session ended (or is unknown) presents its refresh token. The current token of a live trust,
+ * from the device it was issued to, rotates and opens a new session with the paired terms (the device's live
+ * sessions are replaced, as by a re-pairing). A rotated-out token is a copy: the trust ends. Refusals of a
+ * known trust are recorded; an unknown token gives no event (the edge counts it as a failed credential).
+ */
+export function renewTrust(m: ReadModels, cmd: RenewCommand, policy: TrustPolicy, now: Date): Out {
+  const retired = m.trust.retiredOwner(cmd.refreshDigest);
+  if (retired) return reuse(m, retired, cmd.ip, now);
+  const t = m.trust.byRefreshDigest(cmd.refreshDigest);
+  if (!t) return [];
+  if (policy.ttlMs <= 0) return [{ type: 'trust.refused', data: { trustId: t.trustId, reason: 'disabled', ip: cmd.ip } }];
+  if (t.expiresAt <= now.getTime()) {
+    return [{ type: 'trust.refused', data: { trustId: t.trustId, reason: 'expired', ip: cmd.ip } }, ended(t, 'expired', 'system')];
+  }
+  if (cmd.device.deviceId !== t.deviceId) return [{ type: 'trust.refused', data: { trustId: t.trustId, reason: 'device_mismatch', ip: cmd.ip } }];
+  if (m.sessions.byTokenPrefix(cmd.tokenPrefix)) throw new DomainError('auth.token_collision', 'conflict', 'token prefix collision; retry');
+  const terms = t.terms;
+  const expiresAt = terms.sessionTtlSeconds === null ? null : iso(now.getTime() + terms.sessionTtlSeconds * 1000);
+  const replaced = m.sessions
+    .active(now)
+    .filter((s) => s.deviceId === t.deviceId)
+    .map((s): NewEvent<SessionRevoked> => ({
+      type: 'session.revoked',
+      data: { tokenPrefix: s.tokenPrefix, by: 'system', self: false, reason: 'replaced' },
+    }));
+  return [
+    { type: 'trust.rotated', data: { trustId: t.trustId, refreshDigest: cmd.next.refreshDigest, tokenPrefix: cmd.tokenPrefix, reason: 'renewed' } },
+    ...replaced,
+    {
+      type: 'session.created',
+      data: {
+        tokenDigest: cmd.tokenDigest,
+        tokenPrefix: cmd.tokenPrefix,
+        ...cmd.device,
+        transportHint: terms.transportHint ?? cmd.transport,
+        expiresAt,
+        grants: grantExpiries(terms.grants, now, expiresAt),
+        ip: cmd.ip,
+      },
+    },
+  ];
+}
+
+/**
+ * The socket closed before a renewal's `auth.ok` went out: nobody holds the new session or refresh token.
+ * The new session is revoked and the previous token is current again (it never stopped being the phone's).
+ */
+export function abandonRenewal(m: ReadModels, cmd: { trustId: string; previousDigest: string; previousPrefix: string; newPrefix: string }): Out {
+  const t = m.trust.get(cmd.trustId);
+  const out: Out = [];
+  if (t) {
+    out.push({
+      type: 'trust.rotated',
+      data: { trustId: t.trustId, refreshDigest: cmd.previousDigest, tokenPrefix: cmd.previousPrefix, reason: 'abandoned' },
+    });
+  }
+  if (m.sessions.byTokenPrefix(cmd.newPrefix)) {
+    out.push({ type: 'session.revoked', data: { tokenPrefix: cmd.newPrefix, by: 'system', self: false, reason: 'abandoned' } });
+  }
+  return out;
+}
+
+/** The operator (or a paired device, as with revocation) ends a device's trust and keeps its live session. */
+export function endTrust(m: ReadModels, prefix: string, caller: Principal, now: Date): NewEvent<TrustEnded>[] {
+  const s = findByPrefix(m, prefix, now);
+  const t = s.deviceId === '' ? undefined : m.trust.forDevice(s.deviceId);
+  if (!t) throw new DomainError('trust.not_found', 'not_found', 'this device has no trusted-device renewal to end');
+  return [ended(t, 'operator', actorOf(caller))];
+}
+
+/** The sweep: trusts past their lifetime. */
+export function expireTrusts(m: ReadModels, now: Date): NewEvent<TrustEnded>[] {
+  return m.trust.overdue(now).map((t) => ended(t, 'expired', 'system'));
+}
