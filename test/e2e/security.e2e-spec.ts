@@ -141,6 +141,8 @@ describe('security', () => {
         sessions: expect.any(Number),
         // Spec 4.1/4.11: Secure Link's state (off here); with it on, its public pin and certificate.
         secure_link: expect.objectContaining({ enabled: false, status: 'disabled', reach: expect.objectContaining({ state: 'disabled' }) }),
+        // Whether the relay takes work (the disk guard); its figures only to loopback.
+        disk: { low: false },
       });
     });
 

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import WebSocket from 'ws';
 import { ManualClock } from '../../apps/relay/src/common/clock';
 import { loadConfig, type RelayConfig } from '../../apps/relay/src/common/config';
-import { createRelay, type Relay } from '../../apps/relay/src/relay';
+import { createRelay, type Relay, type RelayOptions } from '../../apps/relay/src/relay';
 
 export type TestRelay = Relay & { home: string; logs: string[]; clock: ManualClock; restart(): Promise<TestRelay> };
 
@@ -21,6 +21,7 @@ export async function startRelay(
     env?: NodeJS.ProcessEnv;
     config?: Partial<RelayConfig>;
     reachBackoff?: { baseMs: number; maxMs: number };
+    diskSpace?: RelayOptions['diskSpace'];
   } = {},
 ): Promise<TestRelay> {
   const home = opts.home ?? tempHome();
@@ -40,6 +41,7 @@ export async function startRelay(
     logDestination: sink,
     onFatal: (e) => logs.push(`FATAL ${e.message}`),
     reachBackoff: opts.reachBackoff,
+    diskSpace: opts.diskSpace,
   });
   const t = relay as TestRelay;
   t.home = home;

@@ -11,6 +11,7 @@ import { apiVoiceOf, installAuthHook } from './common/auth-hook';
 import { Clock, SystemClock } from './common/clock';
 import { checkTerminalConfig, loadConfig, relayDir, type RelayConfig } from './common/config';
 import { CommandLoop } from './common/command-loop';
+import { DiskGuard, installDiskGuardHook, type DiskSpaceSource } from './common/disk-guard';
 import { fileStore } from './common/file-store';
 import { postgresStore } from './common/postgres-store';
 import { ErrorFilter, frameworkErrors } from './common/http-errors';
@@ -38,6 +39,8 @@ export type RelayOptions = {
   onFatal?: (err: Error) => void;
   /** The Reach connector's reconnect delays (tests shrink them; default 1 s doubling to 60 s). */
   reachBackoff?: { baseMs: number; maxMs: number };
+  /** Where the disk guard reads free space (default: statfs of the relay home; tests simulate a full disk). */
+  diskSpace?: DiskSpaceSource;
 };
 
 export type Relay = {
@@ -47,6 +50,8 @@ export type Relay = {
   log: CommandLoop;
   logger: Logger;
   runtime: Runtime;
+  /** Free space of the relay home's filesystem; new work is refused while it is low. */
+  disk: DiskGuard;
   /** Every HTTP route Fastify registered (method, URL template). */
   routes: ReadonlyArray<{ method: string; url: string }>;
   /** `http://127.0.0.1:<port>` (or https), for tests and the CLI. */
@@ -95,6 +100,9 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
     snapshotEvery: config.snapshotEvery,
     onFatal,
   });
+  const disk = new DiskGuard({ dir: relayDir(config), ...config.disk, source: options.diskSpace, logger, clock });
+  await disk.start();
+  log.admission = (events) => disk.admit(events);
   const version = relayVersion();
   const runtime: Runtime = { port: config.port, startedAt: clock.now(), version, url: '' };
   await log.run('system', () => [
@@ -155,7 +163,8 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
     port: () => runtime.port,
     apiVoice: apiVoiceOf(config),
   });
-  installHealthRoute(instance, { log, clock, runtime, secureLinkEnabled: config.secureLink.enabled });
+  installDiskGuardHook(instance, disk);
+  installHealthRoute(instance, { log, clock, runtime, secureLinkEnabled: config.secureLink.enabled, disk });
   installOpenApiRoute(app, instance, version);
   const metrics = app.get(MetricsService);
   // Every answered request, by its route template (never the path: tokens and names stay out of labels).
@@ -205,6 +214,7 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
     log,
     logger,
     runtime,
+    disk,
     routes,
     url: runtime.url,
     port: runtime.port,
@@ -219,6 +229,7 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
       await app.close();
       await log.run('system', () => [{ type: 'relay.stopping', data: { reason } }]).catch(() => undefined);
       await log.close();
+      disk.stop();
       releaseHome();
       logger.info({ reason }, 'relay stopped');
       logger.flush?.();

@@ -28,8 +28,6 @@ export type RelayConfig = {
   terminalShell: string | null;
   /** RELAY_PAIRING_CODE: registered at start (the value itself is never logged). */
   pairingCode: string | null;
-  /** RELAY_REFRESH_TTL_DAYS (default 180): how long a paired device may renew its session with its refresh token; 0 turns renewal off. */
-  refreshTtlDays: number;
   allowInsecureApiBearer: boolean;
   trustProxyHeaders: boolean;
   apiServer: { enabled: boolean; url: string; key: string | null };
@@ -80,6 +78,11 @@ export type RelayConfig = {
   consoleDir: string | null;
   /** SSE comment line on idle console streams, so proxies and browsers keep them open. */
   consoleHeartbeatMs: number;
+  /**
+   * The disk guard: below `minFreeBytes` free on the relay home's filesystem (RELAY_DISK_MIN_FREE_MB,
+   * default 256; 0 turns it off) the relay takes no new work; free space is read every `checkIntervalMs`.
+   */
+  disk: { minFreeBytes: number; checkIntervalMs: number };
 };
 
 export type MediaConfig = {
@@ -247,7 +250,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     logLevel: logLevel as LogLevel,
     terminalShell: shell,
     pairingCode: env.RELAY_PAIRING_CODE || null,
-    refreshTtlDays: intInRange(env.RELAY_REFRESH_TTL_DAYS, 'RELAY_REFRESH_TTL_DAYS', 180, 0, 3650),
     allowInsecureApiBearer: Boolean(flags.allowInsecureApiKey) || truthy(env.RELAY_ALLOW_INSECURE_API_BEARER),
     trustProxyHeaders: truthy(env.RELAY_TRUST_PROXY_HEADERS),
     apiServer: {
@@ -281,6 +283,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     updateFeedUrl: updateFeed(env.RELAY_UPDATE_FEED_URL),
     consoleDir: env.RELAY_CONSOLE_DIR ? path.resolve(env.RELAY_CONSOLE_DIR) : null,
     consoleHeartbeatMs: 15_000,
+    disk: {
+      minFreeBytes: intInRange(env.RELAY_DISK_MIN_FREE_MB, 'RELAY_DISK_MIN_FREE_MB', 256, 0, 1024 * 1024) * 1024 * 1024,
+      checkIntervalMs: 5_000,
+    },
   };
 }
 

@@ -1,7 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RouteAuth } from '../common/auth';
 import type { Clock } from '../common/clock';
 import type { CommandLoop } from '../common/command-loop';
+import type { DiskGuard } from '../common/disk-guard';
+import { checkLoopback } from '../common/net';
 import type { Runtime } from '../common/tokens';
 
 export type HealthBody = {
@@ -11,6 +13,7 @@ export type HealthBody = {
   sessions: number;
   secure_link: Record<string, unknown>;
   secure_proxy?: Record<string, unknown>;
+  disk?: ReturnType<DiskGuard['view']> | { low: boolean };
 };
 
 /**
@@ -21,10 +24,11 @@ export type HealthBody = {
  */
 export function installHealthRoute(
   instance: FastifyInstance,
-  deps: { log: CommandLoop; clock: Clock; runtime: Runtime; secureLinkEnabled: boolean },
+  deps: { log: CommandLoop; clock: Clock; runtime: Runtime; secureLinkEnabled: boolean; disk?: DiskGuard },
 ): void {
   const config: RouteAuth = { auth: 'public' };
-  instance.get('/health', { config }, async (_request, reply): Promise<HealthBody> => {
+  const loopback = (r: FastifyRequest) => checkLoopback(r.socket.remoteAddress, r.headers, deps.runtime.port).ok;
+  instance.get('/health', { config }, async (request, reply): Promise<HealthBody> => {
     void reply.header('Cache-Control', 'no-store');
     const sl = deps.runtime.secureLink ?? null;
     const state = deps.log.models.secureLink.state;
@@ -47,6 +51,9 @@ export function installHealthRoute(
         reach: deps.runtime.reach?.status() ?? deps.runtime.reachStatus ?? { enabled: false, state: 'disabled', transport: 'opaque_inner_tls' },
       },
       ...(sl ? { secure_proxy: sl.candidate() } : {}),
+      // Whether the relay takes new work: below the reserve it refuses pairings, uploads and messages (503
+      // relay.disk_low). The figures are the operator's (loopback); anyone else learns only `low`.
+      ...(deps.disk?.enabled ? { disk: loopback(request) ? deps.disk.view() : { low: deps.disk.low } } : {}),
     };
   });
 }
