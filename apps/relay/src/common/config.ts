@@ -28,6 +28,8 @@ export type RelayConfig = {
   terminalShell: string | null;
   /** RELAY_PAIRING_CODE: registered at start (the value itself is never logged). */
   pairingCode: string | null;
+  /** RELAY_REFRESH_TTL_DAYS (default 180): how long a paired device may renew its session with its refresh token; 0 turns renewal off. */
+  refreshTtlDays: number;
   allowInsecureApiBearer: boolean;
   trustProxyHeaders: boolean;
   apiServer: { enabled: boolean; url: string; key: string | null };
@@ -250,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     logLevel: logLevel as LogLevel,
     terminalShell: shell,
     pairingCode: env.RELAY_PAIRING_CODE || null,
+    refreshTtlDays: intInRange(env.RELAY_REFRESH_TTL_DAYS, 'RELAY_REFRESH_TTL_DAYS', 180, 0, 3650),
     allowInsecureApiBearer: Boolean(flags.allowInsecureApiKey) || truthy(env.RELAY_ALLOW_INSECURE_API_BEARER),
     trustProxyHeaders: truthy(env.RELAY_TRUST_PROXY_HEADERS),
     apiServer: {
