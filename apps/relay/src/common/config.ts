@@ -16,6 +16,8 @@ export type RelayConfig = {
   webapiUrl: string;
   /** The global config (`--config`, RELAY_SVC_CONFIG, default `$SVC_HOME/config.yaml`): voice settings and the `default` profile. */
   svcConfigPath: string;
+  /** RELAY_AGENT_STATE_DB: the agent's root session store (profiles' in `profiles/<name>/state.db` beside it); null: `state.db` beside svcConfigPath. */
+  agentStateDb: string | null;
   /** How long a desktop tool call waits for the client (spec 4.6; the reference's 30 s, computer use 180 s, adb 300 s). */
   desktop: { defaultMs: number; computerUseMs: number; adbMs: number };
   /** Secure Link (spec 4.11): one pinned HTTPS origin for this relay, the API server and the dashboard. */
@@ -245,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     tls,
     webapiUrl: flags.webapiUrl ?? env.RELAY_WEBAPI_URL ?? 'http://localhost:8642',
     svcConfigPath: path.resolve(flags.config ?? env.RELAY_SVC_CONFIG ?? path.join(svcHome, 'config.yaml')),
+    agentStateDb: env.RELAY_AGENT_STATE_DB?.trim() ? path.resolve(env.RELAY_AGENT_STATE_DB.trim()) : null,
     desktop: { defaultMs: 30_000, computerUseMs: 180_000, adbMs: 300_000 },
     providerUsageEnabled: truthy(env.RELAY_PROVIDER_USAGE_ENABLED),
     secureLink: loadSecureLinkConfig(env),

@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
+import { AgentStoreModule } from '../agent-store/agent-store.module';
 import { ImageActivityController } from './image-activity.controller';
 import { ImageActivityService } from './image-activity.service';
 
 /** `/chat/image-activity`: the platform's feed (loopback) and the phone's view (paired, chat grant). */
-@Module({ controllers: [ImageActivityController], providers: [ImageActivityService] })
+@Module({ imports: [AgentStoreModule], controllers: [ImageActivityController], providers: [ImageActivityService] })
 export class ImageActivityModule {}

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError, reportImageActivity, type ImageActivityEntry } from '@svc/domain';
+import { AgentSessionStore } from '../agent-store/agent-session-store';
+import { IMAGE_TOOL, type StoreActivity } from '../agent-store/agent-queries';
 import { CommandLoop } from '../common/command-loop';
 import type { ReportDto } from './image-activity.dto';
 
@@ -12,12 +14,13 @@ const PROFILE = /^[^\x00-\x1f\x7f]{1,128}$/;
  * decimal (`1763123456.789`) or an integer.
  */
 const SECONDS = /^\+?(\d{1,20}(\.\d{0,20})?|\.\d{1,20})([eE][+-]?\d{1,3})?$/;
-/** The tool the host reports on: the feed is image generation only. */
-const IMAGE_TOOL = 'image_generate';
 
 @Injectable()
 export class ImageActivityService {
-  constructor(private readonly log: CommandLoop) {}
+  constructor(
+    private readonly log: CommandLoop,
+    private readonly agentStore: AgentSessionStore,
+  ) {}
 
   async report(b: ReportDto) {
     const [e] = await this.log.run('operator', (m) =>
@@ -35,7 +38,10 @@ export class ImageActivityService {
   /**
    * `since`: epoch seconds (fractions and exponent form allowed). Two views of the same entries:
    * `activities`, one per call (the app's `ImageActivitySnapshot`: every call with a report at or after
-   * `since`, in its latest state), and `activity`, the reports strictly after `since` with a `cursor`.
+   * `since`, in its latest state, merged with the calls the agent's session store of `profile` holds for
+   * the session), and `activity`, the platform's reports strictly after `since` with a `cursor`.
+   * `session_store` says whether the store was read. A profile that is not a directory of the agent home
+   * is 404 (as the reference relay answers).
    */
   list(sessionId: unknown, since: unknown, profile: unknown) {
     if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId.trim())) {
@@ -47,7 +53,7 @@ export class ImageActivityService {
       if (typeof profile !== 'string' || !PROFILE.test(profile.trim())) {
         throw new DomainError('image_activity.bad_profile', 'invalid', 'profile: 1-128 printable characters');
       }
-      prof = profile.trim();
+      prof = profile.trim() || 'default';
     }
     let sinceMs: number | null = null;
     if (since !== undefined && since !== '') {
@@ -58,6 +64,9 @@ export class ImageActivityService {
       }
       sinceMs = n * 1000;
     }
+    const store = this.agentStore.storeOf(prof);
+    if (!store) throw new DomainError('image_activity.profile_not_found', 'not_found', 'no such profile in the agent home', { profile: prof });
+    const fromStore = this.agentStore.imageActivity(store, session, sinceMs === null ? 0 : sinceMs / 1000);
     const all = this.log.models.imageActivity.forSession(session, null);
     const entries = sinceMs === null ? all : all.filter((x) => x.at > sinceMs);
     const cursor = entries.length ? entries[entries.length - 1].at / 1000 : sinceMs === null ? null : sinceMs / 1000;
@@ -65,11 +74,34 @@ export class ImageActivityService {
       ok: true as const,
       session_id: session,
       profile: prof,
-      activities: calls(all, sinceMs),
+      activities: merged(calls(all, sinceMs), fromStore.activities),
       activity: entries.map((x) => ({ call_id: x.callId, status: x.status, progress: x.progress, error_code: x.errorCode, ts: x.at / 1000 })),
       cursor,
+      session_store: fromStore.status,
     };
   }
+}
+
+type Call = ReturnType<typeof calls>[number];
+
+/**
+ * The platform's calls and the store's, one entry per call id, ordered by start: a call both know keeps the
+ * earlier start and the furthest state (the platform's `completed`/`failed` with its code, else the store's
+ * `completed`, else `running`).
+ */
+function merged(platform: Call[], store: StoreActivity[]): Call[] {
+  const byId = new Map<string, Call>(platform.map((c) => [c.call_id, c]));
+  for (const s of store) {
+    const p = byId.get(s.call_id);
+    if (!p) {
+      byId.set(s.call_id, { ...s, progress: null, error_code: null });
+      continue;
+    }
+    const started_at = Math.min(p.started_at, s.started_at);
+    if (p.state === 'running' && s.state === 'completed') byId.set(s.call_id, { ...p, started_at, state: 'completed', completed_at: s.completed_at });
+    else byId.set(s.call_id, { ...p, started_at });
+  }
+  return [...byId.values()].sort((a, b) => a.started_at - b.started_at || (a.call_id < b.call_id ? -1 : a.call_id > b.call_id ? 1 : 0));
 }
 
 /** One entry per call, in the order calls started: `state` `running` until `completed` or `failed`. */

@@ -22,6 +22,7 @@ import {
 import type { Surfacing } from '@svc/events';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { AgentSessionStore } from '../agent-store/agent-session-store';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
@@ -30,6 +31,7 @@ import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
+import { threadRows } from './thread-sessions';
 import { CHAT_ID, MAX_TEXT, MESSAGE_ID, REF_ID } from './threads.dto';
 
 /** The longest a reply poll is held (the reference relay's cap; the host platform asks for 25 s). */
@@ -70,6 +72,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
     router: ChannelRouter,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly agentStore: AgentSessionStore,
   ) {
     scheduler.register('phone.expire', (m, now) => expireMessages(m, now));
     router.register('proactive', {
@@ -218,26 +221,27 @@ export class PhoneThreadsService implements OnModuleDestroy {
 
   threads() {
     const phone = this.log.models.phoneThreads;
+    const store = this.agentStore.phoneSessions();
+    const relay = phone.threadList().map((t) => {
+      const lastEntry = t.entries[t.entries.length - 1];
+      return {
+        sessionId: t.sessionId ?? null,
+        chat_id: t.chatId,
+        title: t.title,
+        messages: t.messages,
+        replies: t.replies,
+        queued: phone.queued().filter((m) => m.chatId === t.chatId).length,
+        last_activity: epoch(t.lastActivity),
+        last: lastEntry ? this.entryView(lastEntry) : null,
+      };
+    });
     return {
       ok: true as const,
       channel_id: PHONE_CHANNEL_ID,
       home_channel_name: this.config.phoneHomeChannelName,
-      threads: phone.threadList().map((t) => {
-        const lastEntry = t.entries[t.entries.length - 1];
-        const queued = phone.queued().filter((m) => m.chatId === t.chatId).length;
-        return {
-          // The app maps a gateway session to its Thread by this (RelayHttpClient.PhoneThreadInfo); the relay
-          // knows it only when the platform said (`session_id` on a posted message), else "" (the app skips blanks).
-          session_id: t.sessionId ?? '',
-          chat_id: t.chatId,
-          title: t.title,
-          messages: t.messages,
-          replies: t.replies,
-          queued,
-          last_activity: epoch(t.lastActivity),
-          last: lastEntry ? this.entryView(lastEntry) : null,
-        };
-      }),
+      // The app maps a session to its Thread by `session_id` (RelayHttpClient.PhoneThreadInfo) and skips blank ones.
+      threads: threadRows(relay, store.sessions),
+      session_store: store.status,
     };
   }
 
