@@ -232,12 +232,46 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
         .filter((e) => e.type.startsWith('desktop.')),
     ).toEqual([]);
     phone.phone.close();
-    // A paired caller with the desktop grant, from another host, may call (spec 4.6: desktop grant).
-    const caller = await pairPhone(relay);
+    // A paired caller with the desktop grant (asked for at pairing), from another host, may call (spec 4.6: desktop grant).
+    const caller = await pairPhone(relay, { terms: { grants: { desktop: '7d' } } });
     const r = await call(relay, 'POST', '/desktop/desktop_terminal', { command: 'true' }, { ...REMOTE, authorization: `Bearer ${caller.token}` });
     expect(r).toMatchObject({ status: 200, body: { ok: true } });
     expect(desktopEvents(relay).at(-2)!.actor).toBe(`device:${caller.prefix}`);
     caller.phone.close();
+    d.close();
+    await settle();
+  });
+
+  it('the desktop grant is opt-in: a phone paired with the defaults can neither run a desktop tool (the `id` that ran) nor pose as a desktop', async () => {
+    const d = await FakeDesktop.pair(relay);
+    d.status();
+    await settle();
+    let ran = 0;
+    d.onCommand(() => {
+      ran++;
+      return { ok: true, result: { stdout: 'uid=1000(ana)' } };
+    });
+    const phone = await pairPhone(relay);
+    expect('desktop' in (phone.ok.payload.grants as object)).toBe(false);
+    const auth = { ...REMOTE, authorization: `Bearer ${phone.token}` };
+    for (const [method, url] of [
+      ['POST', '/desktop/desktop_terminal'],
+      ['GET', '/desktop/_ping'],
+      ['GET', '/desktop/health'],
+    ]) {
+      const r = await call(relay, method, url, method === 'POST' ? { command: 'id' } : undefined, auth);
+      expect([url, r.status]).toEqual([url, 403]);
+      expect(r.body).toMatchObject({ ok: false, code: expect.any(String), error: expect.stringContaining('desktop') });
+    }
+    expect(ran).toBe(0);
+    // Nor may it serve tools: the agent's calls (their arguments) never reach it.
+    phone.phone.send('desktop', 'desktop.status', { advertised_tools: ['desktop_read_file'], host: 'fake' });
+    expect((await phone.phone.type('desktop', 'desktop.error')).payload).toMatchObject({ code: 'grant_required', grant: 'desktop' });
+    expect((await call(relay, 'GET', '/desktop/_ping')).body).toEqual({ ok: true, clients: 1 });
+    // The host's own tools (loopback, no bearer) are unaffected.
+    expect((await call(relay, 'POST', '/desktop/desktop_terminal', { command: 'id' })).body).toMatchObject({ ok: true });
+    expect(ran).toBe(1);
+    phone.phone.close();
     d.close();
     await settle();
   });

@@ -37,13 +37,12 @@ describe('pairing', () => {
       const p = ok.payload;
       expect(p.session_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(p).toMatchObject({ server_version: expect.any(String), expires_at: now() + 30 * DAY, transport_hint: 'ws' }); // no hint in the code: the socket's own
-      // WIRE.md defaults: chat and voice = session; terminal and tui = 30 d; bridge and desktop = 7 d.
+      // WIRE.md defaults: chat and voice = session; terminal and tui = 30 d; bridge = 7 d. Desktop only when asked for.
       expect(p.grants).toEqual({
         chat: now() + 30 * DAY,
         terminal: now() + 30 * DAY,
         tui: now() + 30 * DAY,
         bridge: now() + 7 * DAY,
-        desktop: now() + 7 * DAY,
         'voice:config': now() + 30 * DAY,
         'voice:stt': now() + 30 * DAY,
         'voice:tts': now() + 30 * DAY,
@@ -64,6 +63,15 @@ describe('pairing', () => {
       expect(types).toEqual(expect.arrayContaining(['pairing.code_registered', 'pairing.code_consumed', 'session.created', 'phone.connected']));
       expect(types.indexOf('pairing.code_consumed')).toBeLessThan(types.indexOf('session.created'));
       phone.close();
+    });
+
+    it('the desktop grant is opt-in: given only when the code names it (svc relay pair --grants desktop=7d)', async () => {
+      const plain = await pairPhone(relay);
+      expect('desktop' in (plain.ok.payload.grants as object)).toBe(false);
+      const desk = await pairPhone(relay, { terms: { grants: { desktop: '7d' } } });
+      expect(desk.ok.payload.grants).toMatchObject({ desktop: now() + 7 * DAY, chat: now() + 30 * DAY, terminal: now() + 30 * DAY });
+      plain.phone.close();
+      desk.phone.close();
     });
 
     it('takes ttl_seconds and grants, clamping every grant to the session', async () => {

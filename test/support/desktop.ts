@@ -27,7 +27,8 @@ export class FakeDesktop {
     opts: { name?: string; deviceId?: string; grants?: Record<string, string | number | false> } = {},
   ): Promise<FakeDesktop> {
     const code = nextCode();
-    const res = await registerCode(relay, code, opts.grants ? { grants: opts.grants } : {});
+    // The desktop grant is opt-in: a desktop CLI is paired with `svc relay pair --grants desktop=7d`.
+    const res = await registerCode(relay, code, { grants: { desktop: '7d', ...opts.grants } });
     if (res.status !== 200) throw new Error(`register failed: ${res.status}`);
     const phone = await Phone.connect(relay.url);
     const deviceId = opts.deviceId ?? `desk-${code.toLowerCase()}`;

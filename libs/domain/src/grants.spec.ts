@@ -1,12 +1,12 @@
 import { DAY } from './durations';
-import { CHANNELS, clampIso, DEFAULT_GRANT_SECONDS, grantDurations, grantExpiries } from './grants';
+import { CHANNELS, clampIso, DEFAULT_GRANT_SECONDS, grantDurations, grantExpiries, OPT_IN_CHANNELS } from './grants';
 import { pairingTerms } from './pairing/pairing-terms';
 
 const NOW = new Date('2026-03-01T00:00:00.000Z');
 const plus = (s: number) => new Date(NOW.getTime() + s * 1000).toISOString();
 
 describe('grants', () => {
-  it('has WIRE.md defaults: chat and voice = session, terminal/tui 30 d, bridge/desktop 7 d', () => {
+  it('has WIRE.md defaults: chat and voice = session, terminal/tui 30 d, bridge 7 d; desktop only when asked for', () => {
     expect(DEFAULT_GRANT_SECONDS).toEqual({
       chat: null,
       terminal: 30 * DAY,
@@ -16,9 +16,17 @@ describe('grants', () => {
       'voice:stt': null,
       'voice:tts': null,
       'voice:realtime': null,
-      desktop: 7 * DAY,
     });
-    expect(Object.keys(DEFAULT_GRANT_SECONDS).sort()).toEqual([...CHANNELS].sort());
+    expect(OPT_IN_CHANNELS).toEqual(['desktop']);
+    expect([...Object.keys(DEFAULT_GRANT_SECONDS), ...OPT_IN_CHANNELS].sort()).toEqual([...CHANNELS].sort());
+  });
+
+  it('an opt-in channel is granted only when named, for the duration named', () => {
+    expect('desktop' in grantDurations(undefined)).toBe(false);
+    expect('desktop' in grantDurations({ terminal: 60 })).toBe(false);
+    expect(grantDurations({ desktop: 7 * DAY })).toMatchObject({ desktop: 7 * DAY, chat: null, bridge: 7 * DAY });
+    expect(grantDurations({ desktop: null }).desktop).toBeNull();
+    expect('desktop' in grantDurations({ desktop: false })).toBe(false);
   });
 
   it('overrides named channels, removes those set to false, leaves the rest at their defaults', () => {

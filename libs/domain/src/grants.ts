@@ -11,8 +11,16 @@ export function isGrantChannel(name: string): name is GrantChannel {
   return (CHANNELS as readonly string[]).includes(name);
 }
 
-/** WIRE.md defaults, before clamping to the session: null means "as long as the session". */
-export const DEFAULT_GRANT_SECONDS: Readonly<Record<GrantChannel, number | null>> = {
+/**
+ * Channels a pairing gets only when the operator names them (`svc relay pair --grants desktop=7d`,
+ * `grants: {desktop: ...}`). `desktop` lets a device drive the tools of a connected desktop (a shell and
+ * files on another machine) from anywhere, and serve tools to the agent: the reference relay lets
+ * neither happen from a phone at all (its `/desktop/*` is loopback only), and no phone client needs it.
+ */
+export const OPT_IN_CHANNELS: readonly GrantChannel[] = ['desktop'];
+
+/** WIRE.md defaults, before clamping to the session: null means "as long as the session". Opt-in channels have none. */
+export const DEFAULT_GRANT_SECONDS: Readonly<Partial<Record<GrantChannel, number | null>>> = {
   chat: null,
   terminal: 30 * DAY,
   tui: 30 * DAY,
@@ -21,12 +29,11 @@ export const DEFAULT_GRANT_SECONDS: Readonly<Record<GrantChannel, number | null>
   'voice:stt': null,
   'voice:tts': null,
   'voice:realtime': null,
-  desktop: 7 * DAY,
 };
 
 /**
  * The grant set a pairing asks for: the defaults, with each channel the operator named set to its own
- * duration (or removed, when the value is `false`).
+ * duration (or removed, when the value is `false`); an opt-in channel only when named.
  */
 export function grantDurations(requested: Record<string, number | null | false> | undefined): GrantDurations {
   const out: GrantDurations = { ...DEFAULT_GRANT_SECONDS };

@@ -98,7 +98,9 @@ Options:
   --ttl DURATION        session lifetime: 90s, 30m, 12h, 7d, 2w, 1y or never (default 30d)
   --grants LIST         per-channel grants, e.g. terminal=1d,bridge=1h; a channel may be "never"
                         (as long as the session) or "off" (not granted). Unnamed channels keep
-                        their defaults (chat and voice: session; terminal, tui: 30d; bridge, desktop: 7d).
+                        their defaults (chat and voice: session; terminal, tui: 30d; bridge: 7d).
+                        desktop is granted only when named (pairing a desktop CLI that serves
+                        tools to the agent: --grants desktop=7d).
                         Channels: chat, terminal, bridge, tui, voice:config, voice:stt, voice:tts,
                         voice:realtime, desktop
   --dashboard-url URL   put the dashboard origin into the QR payload

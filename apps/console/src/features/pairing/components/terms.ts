@@ -12,7 +12,13 @@ export const TTL_OPTIONS = [
 export const defaultTtl = (tls: boolean): number => (tls ? 30 : 7) * 86400;
 
 export const GRANT_PRESETS: Array<{ id: string; label: string; hint: string; grants?: Record<string, number | false> }> = [
-  { id: 'all', label: 'Everything (defaults)', hint: 'chat and voice for the session; terminal and TUI 30 days; bridge and desktop 7 days' },
+  { id: 'all', label: 'Defaults', hint: 'chat and voice for the session; terminal and TUI 30 days; bridge 7 days; no desktop' },
+  {
+    id: 'desktop',
+    label: 'Desktop CLI (serves tools to the agent)',
+    hint: 'the defaults and the desktop grant for 7 days: it may serve desktop tools, and call them from anywhere',
+    grants: { desktop: 7 * 86400 },
+  },
   {
     id: 'chat',
     label: 'Chat and voice only',
