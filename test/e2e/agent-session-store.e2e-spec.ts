@@ -328,6 +328,29 @@ describe('the agent session store behind /phone/threads and /chat/image-activity
     });
   });
 
+  it('RELAY_AGENT_STATE_DB names the root store; profiles and the marker are read beside it, the service home is not', async () => {
+    const agentHome = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-home-'));
+    store(path.join(agentHome, 'state.db')).session({ id: 'set_root', chat_id: 'a' }).imageCall('s', 'set_root_call', T0).close();
+    const work = path.join(agentHome, 'profiles', 'work');
+    store(path.join(work, 'state.db')).session({ id: 'set_work', chat_id: 'b' }).imageCall('s', 'set_work_call', T0).close();
+    store().session({ id: 'svc_home_root', chat_id: 'c' }).close();
+    const other = await startRelay({ env: { RELAY_AGENT_STATE_DB: path.join(agentHome, 'state.db') } });
+    try {
+      const p = await pairPhone(other);
+      p.phone.close();
+      const get = async (url: string) => (await call(other, 'GET', url, undefined, { ...bearer(p.token), ...REMOTE })).body;
+      expect((await get('/phone/threads')).threads.map((t: Json) => t.session_id).sort()).toEqual(['set_root', 'set_work']);
+      expect((await get('/chat/image-activity?session_id=s')).activities.map((a: Json) => a.call_id)).toEqual(['set_root_call']);
+      expect((await get('/chat/image-activity?profile=work&session_id=s')).activities.map((a: Json) => a.call_id)).toEqual(['set_work_call']);
+      fs.writeFileSync(path.join(work, 'config.yaml'), 'model: x\n');
+      fs.writeFileSync(path.join(agentHome, 'active_profile'), 'work');
+      expect((await get('/chat/image-activity?session_id=s')).session_store).toEqual({ available: true, profile: 'work' });
+    } finally {
+      await other.close();
+      fs.rmSync(agentHome, { recursive: true });
+    }
+  });
+
   describe('a hostile or unusual store', () => {
     it('a file that is not SQLite, an empty file, a directory, a view: available false with a reason, never a 500', async () => {
       fs.writeFileSync(root, 'SQLite format 2\0'.repeat(500));
