@@ -33,6 +33,9 @@ describe('bin/svc relay start (a real process)', () => {
     expect(relay.stderr()).toContain('stopping (SIGTERM)');
     const events = readEvents(home);
     expect(events.at(-1)).toMatchObject({ type: 'relay.stopping', data: { reason: 'SIGTERM' } });
+    // The log records the close the relay sent (1001 going away), not the 1006 `ws` reports when a peer
+    // leaves the closing handshake unanswered.
+    expect(events.filter((e) => e.type === 'phone.disconnected').at(-1)).toMatchObject({ data: { code: 1001, reason: 'relay stopping' } });
     const out = relay.stdout() + relay.stderr();
     expect(out).not.toContain('ENV123');
     expect(out).not.toContain(token);

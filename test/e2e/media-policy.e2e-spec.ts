@@ -85,13 +85,13 @@ describe('media policy over a real relay', () => {
     expect((await byPath(link)).body).toMatchObject({ code: 'media.outside_sandbox' });
   });
 
-  it('registration follows the same sandbox', async () => {
+  it('registration follows the same sandbox (a 400 there: every registration failure is, spec 4.4)', async () => {
     const res = await fetch(`${relay.url}/media/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ path: outsideFile }),
     });
-    expect(res.status).toBe(403);
+    expect(res.status).toBe(400);
     expect(((await res.json()) as Json).code).toBe('media.outside_sandbox');
   });
 

@@ -90,24 +90,26 @@ describe('media routes', () => {
       expect((await res.json()) as Json).toMatchObject({ ok: false, code: 'auth.loopback_only' });
     });
 
-    it('applies the file checks: 400 missing (spec 4.4/7: a validation failure), 403 system path, directory, FIFO, over the cap', async () => {
+    it('applies the file checks, each failure a 400 (spec 4.4/7, as the reference): missing, system path, directory, FIFO, over the cap', async () => {
       const missing = await register({ path: path.join(dir, 'nope.txt') });
       expect(missing.status).toBe(400);
       expect((await missing.json()) as Json).toMatchObject({ ok: false, code: 'media.file_missing' });
       const sys = await register({ path: '/etc/hostname' });
-      expect(sys.status).toBe(403);
+      expect(sys.status).toBe(400);
       expect((await sys.json()) as Json).toMatchObject({ code: 'media.denied_path' });
       const d = path.join(dir, 'a-dir');
       fs.mkdirSync(d);
-      expect((await (await register({ path: d })).json()) as Json).toMatchObject({ code: 'media.not_regular' });
+      const dirRes = await register({ path: d });
+      expect(dirRes.status).toBe(400);
+      expect((await dirRes.json()) as Json).toMatchObject({ ok: false, code: 'media.not_regular', error: 'not a regular file (a directory)' });
       const fifo = path.join(dir, 'fifo');
       execFileSync('mkfifo', [fifo]);
       const res = await register({ path: fifo });
-      expect(res.status).toBe(403);
+      expect(res.status).toBe(400);
       expect((await res.json()) as Json).toMatchObject({ code: 'media.not_regular', error: expect.stringContaining('FIFO') });
       const big = write('big.bin', Buffer.alloc(CAP + 1));
       const tooBig = await register({ path: big });
-      expect(tooBig.status).toBe(403);
+      expect(tooBig.status).toBe(400);
       expect((await tooBig.json()) as Json).toMatchObject({ code: 'media.too_large', max_size: CAP });
     });
 
@@ -117,7 +119,8 @@ describe('media routes', () => {
         ...fs.readdirSync(path.join(relay.home, 'relay', 'events')).map((f) => path.join(relay.home, 'relay', 'events', f)),
       ]) {
         const res = await register({ path: p });
-        expect(res.status).toBe(403);
+        expect(res.status).toBe(400);
+        expect(((await res.json()) as Json).code).toBe('media.denied_path');
       }
     });
   });

@@ -82,6 +82,7 @@ describe('sessions', () => {
         expires_at: now() - 30 + 30 * DAY,
         grants: expect.objectContaining({ chat: now() - 30 + 30 * DAY, bridge: now() - 30 + 7 * DAY }),
         transport_hint: 'lan',
+        trusted_device: { issued_at: now() - 30, expires_at: now() - 30 + 180 * DAY, renewals: 0, last_renewed_at: null, adopted: false },
         online: true,
         is_current: true,
       });
@@ -282,12 +283,15 @@ describe('sessions', () => {
       a.phone.close();
     });
 
-    it('refuses to change another device’s session (422), even to shorten it', async () => {
+    it('refuses to change another device’s session (403, as the reference relay and the spec), even to shorten it', async () => {
       const a = await pairPhone(relay);
       const b = await pairPhone(relay);
+      const before = relay.log.lastSeq;
       const res = await patch(a.token, b.prefix, { ttl_seconds: 60 });
-      expect(res.status).toBe(422);
-      expect(await json(res)).toMatchObject({ code: 'reduction_only' });
+      expect(res.status).toBe(403);
+      expect(await json(res)).toMatchObject({ ok: false, code: 'sessions.not_yours', error: expect.stringContaining('only its own session') });
+      await relay.log.drain();
+      expect(relay.log.lastSeq).toBe(before);
       a.phone.close();
       b.phone.close();
     });

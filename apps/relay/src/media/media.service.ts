@@ -140,7 +140,11 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
         : await this.registerHostPath(file, actor, 'register');
       return { ...r, sensitive: Boolean(input.sensitive) };
     } catch (err) {
-      if (err instanceof DomainError && err.code === 'media.file_missing') throw new DomainError(err.code, 'invalid', err.message);
+      // Spec 4.4 and 7: every validation failure of a registration is a 400 (a missing file, a directory or
+      // FIFO, a denied path, one over the cap), as the reference relay answers; its code says which. On
+      // /media/by-path the same checks are a policy refusal (403).
+      if (err instanceof DomainError && err.code.startsWith('media.') && err.kind !== 'invalid')
+        throw new DomainError(err.code, 'invalid', err.message, err.extra);
       throw err;
     }
   }

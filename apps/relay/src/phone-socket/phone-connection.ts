@@ -57,9 +57,16 @@ export class PhoneConnection {
     else this.send('system', 'error', { message, code, ...extra }, id);
   }
 
+  /**
+   * The close the relay started, if it did: what the log records, since a peer that does not answer the
+   * closing handshake (a phone off the network, a relay stopping) makes `ws` report 1006 instead.
+   */
+  sentClose: { code: number; reason: string } | null = null;
+
   close(code: number, reason: string): void {
     if (this.closed) return;
     this.closed = true;
+    this.sentClose = { code, reason };
     this.ws.close(code, reason);
   }
 }

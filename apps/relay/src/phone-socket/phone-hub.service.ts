@@ -276,9 +276,10 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
       }
     }
     const prefix = conn.principal.tokenPrefix;
+    const closed = conn.sentClose ?? { code, reason: reason.toString() };
     this.log
       .run(`device:${prefix}`, () => [
-        { type: 'phone.disconnected', data: { connId: conn.id, tokenPrefix: prefix, code, reason: reason.toString().slice(0, 120) } },
+        { type: 'phone.disconnected', data: { connId: conn.id, tokenPrefix: prefix, code: closed.code, reason: closed.reason.slice(0, 120) } },
       ])
       .catch((err: Error) => this.logger.warn({ err: err.message }, 'disconnect not recorded'));
   }

@@ -146,7 +146,9 @@ describe('sessions rules', () => {
 
     it('refuses another device’s session, but the operator may shorten any', () => {
       const g = withSessions(['abcd1111', 'wxyz9999']);
-      expect(() => shorten(g, { ttl_seconds: 60 }, device('wxyz9999'))).toThrow(expect.objectContaining({ code: 'reduction_only' }));
+      expect(() => shorten(g, { ttl_seconds: 60 }, device('wxyz9999'))).toThrow(
+        expect.objectContaining({ code: 'sessions.not_yours', kind: 'forbidden' }),
+      );
       expect(shorten(g, { ttl_seconds: 60 }, { kind: 'operator' })).toHaveLength(1);
     });
 

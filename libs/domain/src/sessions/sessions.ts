@@ -81,8 +81,14 @@ const SKEW_MS = 2000;
  */
 export function shortenSession(m: ReadModels, prefix: string, caller: Principal, input: ShortenInput, now: Date): NewEvent<SessionShortened>[] {
   const target = findByPrefix(m, prefix, now);
+  // Another device's session is not the caller's to change at all (403, the reference relay's and the
+  // spec's rule), even to shorten it; only an extension of one's own is the 422 below.
   if (caller.kind === 'device' && caller.tokenPrefix !== target.tokenPrefix) {
-    throw reductionOnly();
+    throw new DomainError(
+      'sessions.not_yours',
+      'forbidden',
+      "a device may change only its own session; revoke another device's session instead (DELETE /sessions/{token_prefix})",
+    );
   }
   if (input.ttl_seconds === undefined && input.grants === undefined) {
     throw new DomainError('validation.empty', 'invalid', 'give ttl_seconds or grants to shorten');
