@@ -453,6 +453,19 @@ describe('the agent session store behind /phone/threads and /chat/image-activity
       fs.renameSync(next, root);
       for (const f of ['-wal', '-shm']) fs.rmSync(root + f, { force: true });
       expect((await threads()).threads.filter((t: Json) => t.source === 'agent_store').map((t: Json) => t.session_id)).toEqual(['v2']);
+      // A store that is gone has its connection closed: the relay keeps no descriptor of a deleted file.
+      const held = () =>
+        fs.readdirSync('/proc/self/fd').filter((fd) => {
+          try {
+            return fs.readlinkSync(`/proc/self/fd/${fd}`).startsWith(root);
+          } catch {
+            return false;
+          }
+        }).length;
+      expect(held()).toBeGreaterThan(0);
+      fs.rmSync(root);
+      expect((await threads()).session_store).toEqual({ available: false, reason: 'not found' });
+      expect(held()).toBe(0);
     });
 
     it('a store of 100k messages answers in a few ms: the query walks the agent index on messages(session_id, timestamp)', async () => {

@@ -47,6 +47,8 @@ type Handle = {
 export class StateDbPool {
   private readonly handles = new Map<string, Handle>();
   private readonly busyUntil = new Map<string, number>();
+  /** The real path each store path resolved to last: a store that is gone has its connection closed (its disk space freed). */
+  private readonly realOf = new Map<string, string>();
 
   constructor(
     private readonly home: string,
@@ -63,8 +65,12 @@ export class StateDbPool {
     try {
       real = this.locate(store.file);
     } catch (err) {
+      const was = this.realOf.get(store.file);
+      this.realOf.delete(store.file);
+      if (was && ![...this.realOf.values()].includes(was)) this.drop(was);
       return { ok: false, reason: err instanceof StoreUnusable ? err.message : 'unreadable' };
     }
+    this.realOf.set(store.file, real);
     const until = this.busyUntil.get(real);
     if (until !== undefined) {
       if (this.now() < until) return { ok: false, reason: 'busy (the agent holds a lock on it)' };
@@ -87,7 +93,7 @@ export class StateDbPool {
     } catch (err) {
       const reason = reasonOf(err);
       if (reason.startsWith('busy')) this.busyUntil.set(real, this.now() + BUSY_BACKOFF_MS);
-      else if (h) this.drop(real);
+      else if (h && !(err instanceof StoreUnusable)) this.drop(real);
       if (!(err instanceof StoreUnusable)) this.onError(store, reason, err);
       return { ok: false, reason };
     }
