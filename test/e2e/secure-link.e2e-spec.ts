@@ -103,6 +103,8 @@ describe('Secure Link (spec 4.11): the pinned HTTPS origin', () => {
         RELAY_SECURE_LINK_PORT: '0',
         RELAY_WEBAPI_URL: api.url,
         RELAY_SECURE_LINK_DASHBOARD_URL: dash.url,
+        // Secure Link's /api checks the API key itself before anything reaches the API server.
+        API_SERVER_KEY: API_KEY,
       },
     });
   });

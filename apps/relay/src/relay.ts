@@ -19,6 +19,7 @@ import { createLogger, NestPinoLogger } from './common/logger';
 import { installHealthRoute } from './health/health.route';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
+import { writeForwarderKey } from './common/forwarded-peer';
 import { clientErrorHandler, guardSlowConnections, serverTimeouts } from './common/slow-clients';
 import { RelayValidationPipe } from './common/validation';
 import type { Runtime } from './common/tokens';
@@ -85,6 +86,8 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
   rxjsConfig.onUnhandledError = (err: unknown) =>
     logger.error({ err: err instanceof Error ? err.message : String(err) }, 'event bus subscriber failed');
   const secrets = Secrets.load(relayDir(config));
+  // For the dashboard ingress (another process): how it vouches for its callers' addresses (forwarded-peer.ts).
+  writeForwarderKey(relayDir(config), secrets);
   const onFatal =
     options.onFatal ??
     ((err: Error) => {

@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { AuthedRequest, RouteAuth } from './auth';
 import type { Clock } from './clock';
 import type { CommandLoop } from './command-loop';
-import { checkLoopback, hasProxyHeader, isLoopbackPeer, normalizeIp } from './net';
+import { peerOf } from './forwarded-peer';
+import { checkLoopback, hasProxyHeader, isLoopbackPeer } from './net';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Secrets } from './secrets';
@@ -68,7 +69,8 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
   // a promise; only a bearer check waits (for the rate limiter's event on a bad token).
   instance.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const req = request as AuthedRequest;
-    const ip = normalizeIp(req.raw.socket.remoteAddress);
+    // The peer limits are keyed by: the socket's, or the one a relay forwarder vouches for (forwarded-peer.ts).
+    const ip = peerOf(req.raw, deps.secrets);
     req.peerIp = ip;
     const cfg = req.routeOptions.config as Partial<RouteAuth> | undefined;
     try {
@@ -139,7 +141,7 @@ export async function authenticateVoice(deps: AuthDeps, req: IncomingMessage, gr
     apiVoiceTransport(deps, req);
     return { kind: 'api' };
   }
-  return authenticateBearer(deps, req.headers.authorization, normalizeIp(req.socket.remoteAddress), grant);
+  return authenticateBearer(deps, req.headers.authorization, peerOf(req, deps.secrets), grant);
 }
 
 function isApiBearer(deps: AuthDeps, header: string | undefined): boolean {

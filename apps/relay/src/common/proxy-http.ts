@@ -61,13 +61,14 @@ export function safeProxyPath(raw: string): boolean {
   return !p.split('/').some((seg) => seg === '.' || seg === '..');
 }
 
-/** `{ok: false, error, code}` with the status, never cached. */
-export function sendJsonError(res: http.ServerResponse, status: number, code: string, error: string): void {
-  const text = JSON.stringify({ ok: false, error, code });
+/** `{ok: false, error, code, ...extra}` with the status, never cached (`retry_after` also as `Retry-After`). */
+export function sendJsonError(res: http.ServerResponse, status: number, code: string, error: string, extra: Record<string, unknown> = {}): void {
+  const text = JSON.stringify({ ok: false, error, code, ...extra });
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(text),
     'cache-control': 'no-store',
+    ...(typeof extra.retry_after === 'number' ? { 'retry-after': String(extra.retry_after) } : {}),
   });
   res.end(text);
 }

@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
+import { PEER_HEADER, SECRET_HEADER } from '../common/forwarded-peer';
 import { forwardedHeaders, NOT_FORWARDED, refuseUpgrade, safeProxyPath as safe, sendJsonError as json } from '../common/proxy-http';
 
 /** Where the dashboard mounts the ingress (spec 4.11). */
@@ -57,6 +58,13 @@ export type IngressOptions = {
   allowedOrigins: string[];
   basePath?: string;
   maxBodyBytes?: number;
+  /**
+   * The relay's forwarder key (`readForwarderKey(svcHome)`: `<SVC_HOME>/relay/forwarder.key`, written by
+   * the relay at start). With it the ingress vouches for each caller's address (`X-Svc-Proxy-Peer`), and
+   * the relay keys its rate limits by that caller; without it every caller of the ingress shares one
+   * limit (`127.0.0.1 via proxy`), still apart from the operator's own loopback.
+   */
+  forwarderKey?: string | null;
 };
 
 const sessionOf = (req: http.IncomingMessage): string | null => {
@@ -119,6 +127,13 @@ export class DashboardIngress {
     this.enabled = true;
   }
 
+  /** The caller's address with the forwarder key, so the relay keys limits by the caller, not by this forwarder. */
+  private vouch(req: http.IncomingMessage): Record<string, string> {
+    const key = this.opts.forwarderKey;
+    const peer = req.socket.remoteAddress;
+    return key && peer ? { [PEER_HEADER]: peer, [SECRET_HEADER]: key } : {};
+  }
+
   private tailOf(req: http.IncomingMessage): string | null {
     const raw = req.url ?? '/';
     if (raw !== this.base && !raw.startsWith(`${this.base}/`) && !raw.startsWith(`${this.base}?`)) return null;
@@ -156,6 +171,7 @@ export class DashboardIngress {
     headers.host = this.relay.host;
     headers.authorization = `Bearer ${session}`;
     headers['x-forwarded-for'] = req.socket.remoteAddress ?? 'unknown';
+    Object.assign(headers, this.vouch(req));
     const up = http.request(new URL(tail, this.relay), { method: req.method, headers, timeout: 120_000 }, (ures) => {
       res.writeHead(
         ures.statusCode ?? 502,
@@ -231,6 +247,7 @@ export class DashboardIngress {
     const session = sessionOf(req);
     if (session) lines.push(`authorization: Bearer ${session}`);
     lines.push(`x-forwarded-for: ${req.socket.remoteAddress ?? 'unknown'}`);
+    for (const [k, v] of Object.entries(this.vouch(req))) lines.push(`${k}: ${v}`);
     const conn = net.connect(Number(this.relay.port || 80), this.relay.hostname.replace(/^\[|\]$/g, ''));
     conn.once('connect', () => {
       conn.write(lines.join('\r\n') + '\r\n\r\n');

@@ -27,7 +27,7 @@ import type { Subscription } from 'rxjs';
 import type { RawData, WebSocket } from 'ws';
 import { Clock } from '../common/clock';
 import { CommandLoop } from '../common/command-loop';
-import { normalizeIp } from '../common/net';
+import { peerOf } from '../common/forwarded-peer';
 import { newSessionToken, Secrets, tokenPrefix } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import type { RelayConfig } from '../common/config';
@@ -182,7 +182,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
 
   /** The handshake gate (before the 101): rate-limited IPs, foreign Origins. Idle-socket caps: makeRoomFor. */
   verifyUpgrade(req: IncomingMessage): { ok: true } | { ok: false; status: number; message: string; headers?: Record<string, string> } {
-    const ip = normalizeIp(req.socket.remoteAddress);
+    const ip = peerOf(req, this.secrets);
     const now = this.clock.now();
     const blockedUntil = this.log.models.rateLimit.blockedUntil(ip, now);
     if (blockedUntil !== null) {
@@ -218,7 +218,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
 
   accept(ws: WebSocket, req: IncomingMessage): void {
     const path = new URL(req.url ?? '/', 'http://relay').pathname;
-    const conn = new PhoneConnection(ws, normalizeIp(req.socket.remoteAddress), path);
+    const conn = new PhoneConnection(ws, peerOf(req, this.secrets), path);
     conn.viaSecureLink = (req as IncomingMessage & { [VIA_SECURE_LINK]?: boolean })[VIA_SECURE_LINK] === true;
     this.conns.add(conn);
     this.makeRoomFor(conn.subject);

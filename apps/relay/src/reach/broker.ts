@@ -366,7 +366,17 @@ export class ReachBroker {
     this.activeRoutes.set(digest, (this.activeRoutes.get(digest) ?? 0) + 1);
     this.streams++;
     this.touch(s);
-    host!.ws.send(JSON.stringify({ type: 'open', protocol_version: REACH_PROTOCOL, stream_id: s.id, host_connection_id: host!.connectionId }));
+    // The credential the client matched with (for the host's per-phone rate limits); hosts that do not read it ignore it.
+    host!.ws.send(
+      JSON.stringify({
+        type: 'open',
+        protocol_version: REACH_PROTOCOL,
+        stream_id: s.id,
+        host_connection_id: host!.connectionId,
+        credential_kind: cred.kind,
+        credential_id: cred.id,
+      }),
+    );
     ws.send(JSON.stringify({ type: 'matched', protocol_version: REACH_PROTOCOL, stream_id: s.id }));
     this.opts.logger.info({ host: reg.host_id, stream: s.id, kind: cred.kind, peer }, 'reach stream open');
     ws.on('message', (data, isBinary) => {

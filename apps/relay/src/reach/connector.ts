@@ -5,6 +5,7 @@ import { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, type RawData } from 'ws';
 import { atomicWrite } from '../common/atomic-write';
+import { reachPeer } from '../common/forwarded-peer';
 import { parseJsonObject } from '../common/json-object';
 import type { ReachView } from '../common/tokens';
 import {
@@ -88,7 +89,8 @@ export class ReachConnector implements ReachView {
       brokerUrl: string;
       hostToken: string;
       hostId: string;
-      accept: (stream: Duplex) => void;
+      /** A stream the broker opened, with the peer it stands for (common/forwarded-peer.ts `reachPeer`). */
+      accept: (stream: Duplex, peer: string) => void;
       logger: Logger;
       onState?: (state: ReachState, error: string | null) => void;
       backoff?: { baseMs: number; maxMs: number };
@@ -209,7 +211,7 @@ export class ReachConnector implements ReachView {
       }
       if (m.type === 'open') {
         if (typeof m.stream_id !== 'string' || !ID_RE.test(m.stream_id)) return this.dropFrame('an open without a valid stream_id');
-        return this.openStream(m.stream_id);
+        return this.openStream(m.stream_id, reachPeer(openCredential(m)));
       }
       if (m.type === 'published' || m.type === 'revoked') {
         const key = `${String(m.type === 'revoked' ? 'revoke' : m.credential_kind)}:${String(m.pairing_id ?? m.credential_id)}`;
@@ -246,7 +248,7 @@ export class ReachConnector implements ReachView {
     });
   }
 
-  private openStream(id: string): void {
+  private openStream(id: string, peer: string): void {
     const ws = this.ws;
     if (!ws || this.streams.size >= (this.opts.streamLimit ?? 16)) {
       ws?.send(encodeHostFrame(FLAG_CLOSE, id), { binary: true });
@@ -276,7 +278,7 @@ export class ReachConnector implements ReachView {
     });
     (stream as Duplex & { markBrokerClosed?: () => void }).markBrokerClosed = () => (closedByBroker = true);
     this.streams.set(id, stream);
-    this.opts.accept(stream);
+    this.opts.accept(stream, peer);
   }
 
   /** A frame from the broker that is not the protocol's: dropped, counted (`/health`), and logged (the first, then every 100th). */
@@ -339,6 +341,20 @@ export class ReachConnector implements ReachView {
     return this.control(`revoke:${credentialId}`, { type: 'revoke', credential_kind: 'route', credential_id: credentialId });
   }
 }
+
+/**
+ * The credential an `open` says the client matched with (this broker adds `credential_kind` and
+ * `credential_id`; a broker that does not leaves the stream keyed as the broker's): what the relay's rate
+ * limits key a Reach phone by, since every Reach stream's TCP peer is the broker.
+ */
+function openCredential(m: Record<string, unknown>): { kind: 'route' | 'bootstrap'; id: string } | null {
+  const kind = m.credential_kind;
+  const id = m.credential_id;
+  if ((kind !== 'route' && kind !== 'bootstrap') || typeof id !== 'string' || !CREDENTIAL_ID_RE.test(id)) return null;
+  return { kind, id };
+}
+
+const CREDENTIAL_ID_RE = /^[A-Za-z0-9_.-]{1,128}$/;
 
 function toBuffer(data: RawData): Buffer {
   return Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);

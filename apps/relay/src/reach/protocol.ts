@@ -10,7 +10,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
  *   client, host_id, connection_id, credential_kind: host | bootstrap | route, token}`, exactly these keys.
  * - Errors: `{type: error, protocol_version: 1, code}` then close 1008.
  * - Host: `{type: registered}`, then control (TEXT) `publish_bootstrap`, `publish_route`, `revoke` (acked
- *   `published` / `revoked`), `open {stream_id, host_connection_id}` from the broker; data (BINARY) framed
+ *   `published` / `revoked`), `open {stream_id, host_connection_id}` from the broker (this broker adds
+ *   `credential_kind` and `credential_id`: the pairing id or route credential id the client matched with,
+ *   which the relay keys that phone's rate limits by; other hosts ignore them); data (BINARY) framed
  *   `version u8 = 1 | flags u8 (2 DATA, 4 CLOSE) | stream id 16 bytes | payload`.
  * - Client: `{type: matched, stream_id}`, then BINARY frames of raw bytes, no header.
  */

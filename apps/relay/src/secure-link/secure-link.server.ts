@@ -1,8 +1,12 @@
+import { DomainError } from '@svc/domain';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
+import * as tls from 'node:tls';
 import type { Logger } from 'pino';
+import { markedPeer, markPeer, reachPeer, vouchedPeer } from '../common/forwarded-peer';
 import type { SecureLinkConfig } from '../common/config';
 import type { SecureLinkView } from '../common/tokens';
 import type { SecureLinkIdentity } from './identity';
@@ -18,6 +22,17 @@ export const VIA_SECURE_LINK = Symbol.for('svc.viaSecureLink');
 const DESCRIPTION = "Pinned TLS access to this host's relay, API and dashboard";
 
 type Upstream = { url: URL; name: 'API' | 'Dashboard' };
+
+/**
+ * What `/api` requires: the API server's key (API_SERVER_KEY, which the pairing QR hands to phones) as the
+ * request's bearer, checked here before a byte reaches the API server (its compatibility routes may not
+ * check it themselves). Without a key the namespace is not served. `check` records the outcome with the
+ * relay's rate limiter (keyed by the peer): it rejects a blocked peer with a DomainError and counts a
+ * wrong key (`failed`) as a bad token; a missing bearer is refused without counting, as the relay does.
+ */
+export type ApiGate = { key: string | null; check?: (peer: string, failed: boolean) => Promise<void> };
+
+const API_BEARER_RE = /^Bearer\s+(\S{1,1024})\s*$/i;
 
 /** An upstream of `/api` or `/dashboard` must be plain HTTP on this machine's loopback: Secure Link is the only TLS hop. */
 export function loopbackUpstream(raw: string, name: Upstream['name']): Upstream | null {
@@ -35,9 +50,11 @@ export function loopbackUpstream(raw: string, name: Upstream['name']): Upstream 
 /**
  * The Secure Link origin (spec 4.11): one HTTPS listener with the relay's pinned identity and three fixed
  * namespaces. `/relay/...` is this relay, HTTP and WebSocket: the request is handed to the relay's own
- * server in this process with the prefix taken off, so the relay sees the phone's real address (its
- * loopback rules, rate limits and auth apply unchanged) and a TLS socket. `/api/...` goes to the agent's
- * API server and `/dashboard/...` to the dashboard, both on loopback, prefix stripped. The namespaces
+ * server in this process with the prefix taken off and marked with the peer this origin vouches for (the
+ * TLS peer's address, qualified when it is loopback; a Reach stream's credential), which the relay's rate
+ * limits key by (common/forwarded-peer.ts); its loopback rules and auth apply unchanged. `/api/...` goes
+ * to the agent's API server, behind the API key (ApiGate), and `/dashboard/...` to the dashboard, behind
+ * its own login (the dashboard gate), both on loopback, prefix stripped. The namespaces
  * share transport trust, never credentials: the relay-session hints (`X-Svc-Relay-Session`, `X-Hermes-
  * Relay-Session`) and forwarding claims are dropped everywhere, cookies never reach `/api`, and the
  * dashboard's cookies are scoped to `/dashboard`. `/relay/health` answers without a credential (a phone
@@ -58,6 +75,7 @@ export class SecureLinkServer implements SecureLinkView {
     readonly host: string,
     webapiUrl: string,
     private readonly logger: Logger,
+    private readonly apiGate: ApiGate = { key: null },
   ) {
     this.api = loopbackUpstream(webapiUrl, 'API');
     this.dashboard = loopbackUpstream(config.dashboardUrl, 'Dashboard');
@@ -106,9 +124,36 @@ export class SecureLinkServer implements SecureLinkView {
     await new Promise<void>((r) => s.close(() => r()));
   }
 
-  /** Accepts a connection that arrived another way (the Reach connector's streams): never loopback to the relay. */
-  acceptStream(stream: Duplex): void {
-    this.server?.emit('connection', stream);
+  /**
+   * Accepts a connection that arrived another way (the Reach connector's streams): never loopback to the
+   * relay. Its TLS socket is made here so it can carry the peer the connector vouches for (the credential
+   * the broker matched), which the relay keys its limits by; the handshake has 10 s.
+   */
+  acceptStream(stream: Duplex, peer: string = reachPeer(null)): void {
+    const server = this.server;
+    if (!server) return void stream.destroy();
+    this.context ??= tls.createSecureContext({ cert: this.identity.certPem, key: this.identity.keyPem, minVersion: 'TLSv1.2' });
+    const sock = new tls.TLSSocket(stream, { isServer: true, secureContext: this.context, server });
+    markPeer(sock, peer);
+    this.sockets.add(sock);
+    const handshake = setTimeout(() => sock.destroy(), 10_000);
+    sock.once('secure', () => {
+      clearTimeout(handshake);
+      server.emit('secureConnection', sock);
+    });
+    sock.on('error', () => sock.destroy());
+    sock.once('close', () => {
+      clearTimeout(handshake);
+      this.sockets.delete(sock);
+      stream.destroy();
+    });
+  }
+
+  private context: tls.SecureContext | null = null;
+
+  /** The peer of a request through this origin: what the Reach connector vouched for, else the TLS peer's address. */
+  private peerOf(req: http.IncomingMessage): string {
+    return markedPeer(req.socket) ?? vouchedPeer(req.socket.remoteAddress, 'secure-link');
   }
 
   services(available: { api: boolean; dashboard: boolean } | null = null) {
@@ -171,7 +216,7 @@ export class SecureLinkServer implements SecureLinkView {
       // The desktop CLI makes its HTTP base from its socket URL (`wss://host/relay/ws` -> `https://host/relay/ws`)
       // and appends the route: `/relay/ws/sessions` is `/relay/sessions` (the relay has nothing under `/ws/`).
       req.url = pathname.startsWith('/relay/ws/') ? raw.slice('/relay/ws'.length) : raw.slice('/relay'.length);
-      markProxied(req);
+      markProxied(req, this.peerOf(req));
       this.relayServer.emit('request', req, res);
       return;
     }
@@ -179,7 +224,11 @@ export class SecureLinkServer implements SecureLinkView {
       if (!this.api)
         return sendJson(res, 503, 'secure_link.api_unavailable', 'the API namespace needs RELAY_WEBAPI_URL on this machine (http on loopback)');
       delete req.headers.cookie;
-      return this.forward(this.api, raw.slice('/api'.length), req, res, false);
+      return void this.apiAllowed(req).then((refusal) =>
+        refusal
+          ? sendJson(res, refusal.status, refusal.code, refusal.error, refusal.extra)
+          : this.forward(this.api!, raw.slice('/api'.length), req, res, false),
+      );
     }
     if (pathname.startsWith('/dashboard/')) {
       if (!this.dashboard) return sendJson(res, 503, 'secure_link.dashboard_unavailable', 'RELAY_SECURE_LINK_DASHBOARD_URL must be http on loopback');
@@ -205,7 +254,7 @@ export class SecureLinkServer implements SecureLinkView {
     if (!safePath(raw)) return refuse(socket, 400, 'secure_link.unsafe_path', 'unsafe proxy path');
     if (pathname.startsWith('/relay/')) {
       req.url = raw.slice('/relay'.length);
-      markProxied(req);
+      markProxied(req, this.peerOf(req));
       this.relayServer.emit('upgrade', req, socket, head);
       return;
     }
@@ -220,9 +269,35 @@ export class SecureLinkServer implements SecureLinkView {
     refuse(socket, 404, 'secure_link.not_found', 'no WebSocket here');
   }
 
+  /**
+   * The `/api` gate: null when the request may pass; otherwise the refusal (503 without a key on this
+   * relay, 401 for a missing or wrong key, 429 while the peer is blocked).
+   */
+  private async apiAllowed(
+    req: http.IncomingMessage,
+  ): Promise<{ status: number; code: string; error: string; extra?: Record<string, unknown> } | null> {
+    const key = this.apiGate.key;
+    if (!key)
+      return {
+        status: 503,
+        code: 'secure_link.api_unauthenticated',
+        error: 'Secure Link serves the API only while this relay holds its key (API_SERVER_KEY), which every request must carry as its bearer',
+      };
+    const m = API_BEARER_RE.exec(req.headers.authorization ?? '');
+    const ok = m !== null && sameSecret(m[1], key);
+    try {
+      if (this.apiGate.check) await this.apiGate.check(this.peerOf(req), m !== null && !ok);
+      if (!ok) throw new DomainError('secure_link.api_unauthorized', 'unauthorized', 'send the API key as "Authorization: Bearer <key>"');
+      return null;
+    } catch (err) {
+      const e = err instanceof DomainError ? err : new DomainError('secure_link.api_unauthorized', 'unauthorized', 'the API key was not accepted');
+      return { status: e.kind === 'rate_limited' ? 429 : 401, code: e.code, error: e.message, extra: e.extra };
+    }
+  }
+
   private async relayHealth(res: http.ServerResponse, head: boolean): Promise<void> {
     const [api, dashboard] = await Promise.all([
-      this.api ? this.probe(this.api, '/health', (status) => status >= 200 && status < 300) : false,
+      this.api && this.apiGate.key ? this.probe(this.api, '/health', (status) => status >= 200 && status < 300) : false,
       this.dashboard ? this.dashboardGate() : false,
     ]);
     const body = {
@@ -359,13 +434,19 @@ export class SecureLinkServer implements SecureLinkView {
 /**
  * A request through Secure Link is never the operator's, even from this machine (a local tunnel, the
  * Reach connector): the relay treats a request carrying a forwarding header as not loopback. The client's
- * own forwarding headers were dropped; this one names the TCP peer, for the log only (the relay keys rate
- * limits by the socket's address, never by a header).
+ * own forwarding headers were dropped; this one names the TCP peer, for the log only. The relay keys its
+ * limits by `peer`, marked on the request object itself (no client can send that), never by a header.
  */
-function markProxied(req: http.IncomingMessage): void {
+function markProxied(req: http.IncomingMessage, peer: string): void {
   (req as http.IncomingMessage & { [VIA_SECURE_LINK]?: boolean })[VIA_SECURE_LINK] = true;
+  markPeer(req, peer);
   for (const h of ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-prefix', 'forwarded', 'x-real-ip']) delete req.headers[h];
   req.headers['x-forwarded-for'] = req.socket.remoteAddress ?? 'unknown';
+}
+
+/** Constant time (digests of equal length); neither value is ever logged. */
+function sameSecret(given: string, expected: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(given).digest(), createHash('sha256').update(expected).digest());
 }
 
 function dropSessionHints(h: http.IncomingHttpHeaders): void {

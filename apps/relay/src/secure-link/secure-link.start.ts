@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import { relayDir, type RelayConfig } from '../common/config';
 import type { CommandLoop } from '../common/command-loop';
 import { advertisedHost, IdentityError, loadOrCreateIdentity } from './identity';
-import { SecureLinkServer } from './secure-link.server';
+import { assertNotBlocked, recordAuthFailure } from '@svc/domain';
+import { SecureLinkServer, type ApiGate } from './secure-link.server';
 import { brokerUrls, loadOrCreateHostId, ReachConnector } from '../reach/connector';
 import type { Runtime } from '../common/tokens';
 
@@ -34,7 +35,7 @@ export async function startSecureLink(deps: {
   try {
     const existed = Boolean(sl.cert) || fs.existsSync(path.join(dir, 'cert.pem'));
     const identity = loadOrCreateIdentity({ dir, host, cert: sl.cert, key: sl.key });
-    server = new SecureLinkServer(deps.relayServer, identity, sl, host, config.webapiUrl, logger);
+    server = new SecureLinkServer(deps.relayServer, identity, sl, host, config.webapiUrl, logger, apiGate(config, log));
     await server.start();
     const previous = log.models.secureLink.lastPin;
     await log.run('system', () => [
@@ -70,6 +71,25 @@ export async function startSecureLink(deps: {
     await log.run('system', () => [{ type: 'secure_link.unavailable', data: { reason: reason.slice(0, 500) } }]);
     return null;
   }
+}
+
+/**
+ * The `/api` namespace's gate: the API key (API_SERVER_KEY) as the bearer, with the relay's rate limiter:
+ * a blocked peer is refused, a wrong key counts as a bad token for that peer (it may be a weak, operator-
+ * chosen key, so guessing it must be as slow as guessing a session).
+ */
+function apiGate(config: RelayConfig, log: CommandLoop): ApiGate {
+  return {
+    key: config.apiServer.key,
+    check: async (peer, failed) => {
+      await log.run(`public:${peer}`, (m, now) => {
+        assertNotBlocked(m.rateLimit, peer, now);
+        return !failed
+          ? []
+          : recordAuthFailure(m.rateLimit, { ip: peer, kind: 'token', via: 'http', reason: 'wrong API key through Secure Link' }, now);
+      });
+    },
+  };
 }
 
 /**
@@ -119,7 +139,7 @@ export function startReach(deps: {
     brokerUrl: r.brokerUrl,
     hostToken: r.hostToken,
     hostId,
-    accept: (stream) => sl.acceptStream(stream),
+    accept: (stream, peer) => sl.acceptStream(stream, peer),
     ca,
     logger: deps.logger,
     backoff: deps.backoff,

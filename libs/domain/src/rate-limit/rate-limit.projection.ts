@@ -20,10 +20,15 @@ type State = {
 /**
  * Who a limit applies to: an IPv4 address, or the /64 an IPv6 address belongs to (one subscriber line
  * gets a whole /64, so keying single IPv6 addresses would let one client rotate past every limit).
+ * A peer one of the relay's forwarders vouches for keeps its qualifier (`127.0.0.1 via secure-link`,
+ * `2001:db8::1 via ingress`, `route:<id> via reach`): the address part is grouped the same way.
  * Events keep the real address; only the limiter groups them.
  */
 export function rateLimitSubject(ip: string): string {
-  if (!ip.includes(':')) return ip;
+  const via = / via [a-z-]{1,16}$/.exec(ip);
+  if (via) return `${rateLimitSubject(ip.slice(0, via.index))}${via[0]}`;
+  // Only what looks like an IPv6 address is grouped (a Reach credential id has a `:` too, and keeps its case).
+  if (!ip.includes(':') || !/^[\da-f:.]+(?:%\S*)?$/i.test(ip)) return ip;
   const bare = ip.split('%')[0].toLowerCase();
   const halves = bare.split('::');
   if (halves.length > 2) return bare;

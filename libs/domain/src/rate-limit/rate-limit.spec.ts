@@ -88,6 +88,10 @@ describe('rate limiter', () => {
       ['1:2:3:4:5:6:7:8:9', '1:2:3:4:5:6:7:8:9'],
       ['1::2::3', '1::2::3'],
       ['zz::1', 'zz::1'],
+      // Peers a forwarder vouches for keep the qualifier; the address part groups as above.
+      ['127.0.0.1 via secure-link', '127.0.0.1 via secure-link'],
+      ['2001:db8:1:2::a via ingress', '2001:db8:1:2::/64 via ingress'],
+      ['route:AbC_-1 via reach', 'route:AbC_-1 via reach'],
     ])('%s -> %s', (ip, subject) => {
       expect(rateLimitSubject(ip)).toBe(subject);
     });
