@@ -5,6 +5,7 @@ import type { Subscription } from 'rxjs';
 import { Clock } from '../common/clock';
 import { CommandLoop } from '../common/command-loop';
 import type { RelayConfig } from '../common/config';
+import { onConfigRejected } from '../common/config-yaml';
 import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { enableRelayPlugin, ProfileLayout, scanProfiles, type EnableResult, type ProfileRow, type ScannedProfile } from './profile-files';
@@ -32,6 +33,7 @@ export class ProfileCatalog implements OnApplicationBootstrap, OnModuleDestroy {
   private running: Promise<void> | null = null;
   private again = false;
   private sub: Subscription | null = null;
+  private stopWarnings: (() => void) | null = null;
 
   constructor(
     private readonly log: CommandLoop,
@@ -47,12 +49,18 @@ export class ProfileCatalog implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    // A config the relay refuses (too large, too deep, not a mapping...) is named in the operator's log
+    // once per version of the file, whoever read it first (this scan, a voice request, a profile route).
+    this.stopWarnings = onConfigRejected((r) =>
+      this.logger.warn({ file: r.file, problem: r.problem, reason: r.reason }, 'config file skipped: the relay does not read it'),
+    );
     this.sub = this.log.bus.ofType('profile.file_written').subscribe(() => void this.rescan('file_written'));
     if (this.config.profileDiscovery) await this.rescan('startup');
   }
 
   onModuleDestroy(): void {
     this.sub?.unsubscribe();
+    this.stopWarnings?.();
   }
 
   /** The rows phones get (`auth.ok.profiles`, `profiles.updated`), in catalog order. */

@@ -3,12 +3,9 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import type * as Yaml from 'yaml';
-import { atomicWrite } from '../common/atomic-write';
-import { PROFILE_NAME_RE, readYamlMap, type YamlMap } from '../voice/voice-config';
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const yaml = (): typeof Yaml => require('yaml') as typeof Yaml;
+import { ConfigFileError, editYamlLists, readYamlMap, rewriteConfigInPlace, type YamlMap } from '../common/config-yaml';
+import { PROFILE_NAME_RE } from '../voice/voice-config';
+import { dirInside, readInside } from './profile-fs';
 
 /** The plugin name a profile's `plugins.enabled` lists for the relay's tools. */
 export const RELAY_PLUGIN = 'svc-relay';
@@ -101,8 +98,8 @@ export async function readProfileRow(layout: ProfileLayout, name: string, apiBas
         ? modelSection.default
         : 'unknown';
   const provider = isMap(modelSection) && typeof modelSection.provider === 'string' ? modelSection.provider : '';
-  const soulFile = path.join(home, 'SOUL.md');
-  const soul = isFile(soulFile) ? readCapped(soulFile, MAX_SOUL_BYTES).text.trimEnd() : null;
+  const soulRead = readInside(home, ['SOUL.md'], MAX_SOUL_BYTES);
+  const soul = soulRead.state === 'ok' ? soulRead.text.trimEnd() : null;
   const described = typeof data.description === 'string' ? data.description.trim() : '';
   const api = apiServerOf(data, home, apiBaseUrl);
   return {
@@ -114,28 +111,35 @@ export async function readProfileRow(layout: ProfileLayout, name: string, apiBas
     // Probed where the host reaches it (its own host and port), not at the address phones are given.
     gateway_running: gatewayPidAlive(home) || (api.api_server_enabled && (await portOpen(api.api_server_host!, api.api_server_port!))),
     has_soul: soul !== null,
-    skill_count: countSkills(path.join(home, 'skills')),
+    skill_count: countSkills(home),
     ...api,
     is_default: name === 'default',
     has_avatar: findAvatar(home) !== null,
   };
 }
 
-/** Every profile: its relay-plugin state, its row (null when its config is unreadable) and the row's digest. */
+/**
+ * Every profile: its relay-plugin state, its row (null when its config is unreadable) and the row's
+ * digest. One profile's files are read per turn of the event loop (a config is parsed at most once per
+ * version of the file, config-yaml.ts), so a rescan of many large configs never holds the loop for long;
+ * the gateway probes of all of them run together.
+ */
 export async function scanProfiles(layout: ProfileLayout, apiBaseUrl: string | null): Promise<ScannedProfile[]> {
-  return Promise.all(
-    layout.names().map(async (name) => {
-      const row = await readProfileRow(layout, name, apiBaseUrl);
-      return {
+  const scans: Array<Promise<ScannedProfile>> = [];
+  for (const name of layout.names()) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    scans.push(
+      readProfileRow(layout, name, apiBaseUrl).then((row) => ({
         name,
         relay: relayPluginState(layout.configOf(name)),
         row,
         sha256: createHash('sha256')
           .update(JSON.stringify(row ?? { unreadable: name }))
           .digest('hex'),
-      };
-    }),
-  );
+      })),
+    );
+  }
+  return Promise.all(scans);
 }
 
 /** `enabled` / `disabled` / `absent`: whether the config's `plugins.enabled` or `plugins.disabled` lists the relay. */
@@ -167,40 +171,34 @@ export type EnableResult = {
 
 /**
  * Puts the relay in a profile config's `plugins.enabled` (and takes it out of `plugins.disabled`). The
- * YAML document is edited in place, so comments, order and every other key survive; the previous text is
- * kept as `config.yaml.bak` (0600) and the new one written atomically. A config that already enables the
- * relay is not touched. A config that is not a YAML mapping, or whose `plugins` lists are not lists, is
- * refused (ProfileConfigError) rather than rewritten.
+ * config's text is edited in place (config-yaml.ts editYamlLists), so comments, order, quoting, big
+ * integers, tags and every other key stay byte for byte; the previous text is kept as `config.yaml.bak`
+ * (0600) and the new one written atomically with the file's own mode. A config that already enables the
+ * relay is not touched. A config that is not a YAML mapping within the bounds, or whose `plugins` lists
+ * are not lists, is refused (ProfileConfigError) rather than rewritten.
  */
 export function enableRelayPlugin(profile: string, configFile: string, dryRun: boolean): EnableResult {
   const was = relayPluginState(configFile);
   const base: EnableResult = { profile, file: configFile, was, changed: false };
   if (was === 'enabled') return base;
-  const text = fs.readFileSync(configFile, 'utf8');
-  readYamlMap(configFile, true); // refuses what cannot be rewritten (size, depth, not a mapping) with a clear message
-  const doc = yaml().parseDocument(text);
-  if (doc.errors.length) throw new ProfileConfigError(`${path.basename(configFile)} of ${profile}: ${doc.errors[0].message}`);
-  const plugins = doc.get('plugins', true);
-  if (plugins !== undefined && plugins !== null && !yaml().isMap(plugins))
-    throw new ProfileConfigError(`plugins in the config of ${profile} is not a mapping; fix it by hand first`);
-  for (const key of ['enabled', 'disabled']) {
-    const list = doc.getIn(['plugins', key], true);
-    if (list !== undefined && list !== null && !yaml().isSeq(list))
-      throw new ProfileConfigError(`plugins.${key} in the config of ${profile} is not a list; fix it by hand first`);
+  const edit = (text: string) =>
+    editYamlLists(
+      text,
+      'plugins',
+      { enabled: { add: RELAY_PLUGIN }, disabled: { remove: RELAY_PLUGIN } },
+      `${path.basename(configFile)} of ${profile}`,
+    ).text;
+  try {
+    if (dryRun) {
+      readYamlMap(configFile, true);
+      return { ...base, changed: true };
+    }
+    const r = rewriteConfigInPlace(configFile, edit);
+    return { ...base, changed: r.changed, sha256: r.sha256, bytes: r.bytes, ...(r.backup ? { backup: r.backup } : {}) };
+  } catch (err) {
+    if (err instanceof ConfigFileError) throw new ProfileConfigError(err.message);
+    throw err;
   }
-  if (dryRun) return { ...base, changed: true };
-  const disabled = doc.getIn(['plugins', 'disabled'], true) as Yaml.YAMLSeq | undefined;
-  if (disabled) {
-    const i = disabled.items.findIndex((x) => (yaml().isScalar(x) ? x.value : x) === RELAY_PLUGIN);
-    if (i >= 0) disabled.items.splice(i, 1);
-  }
-  const enabled = doc.getIn(['plugins', 'enabled'], true) as Yaml.YAMLSeq | undefined;
-  if (enabled) enabled.add(RELAY_PLUGIN);
-  else doc.setIn(['plugins', 'enabled'], doc.createNode([RELAY_PLUGIN]));
-  const backup = `${configFile}.bak`;
-  atomicWrite(backup, text);
-  const written = atomicWrite(configFile, doc.toString());
-  return { ...base, changed: true, sha256: written.sha256, bytes: written.bytes, backup };
 }
 
 function apiServerOf(data: YamlMap, home: string, apiBaseUrl: string | null) {
@@ -212,7 +210,7 @@ function apiServerOf(data: YamlMap, home: string, apiBaseUrl: string | null) {
   }
   if (isMap(data.api_server)) Object.assign(platform, data.api_server);
   if (isMap(platform.extra)) Object.assign(platform, platform.extra);
-  const env = dotenvOf(path.join(home, '.env'));
+  const env = dotenvOf(home);
   const str = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : typeof v === 'number' ? String(v) : null);
   const int = (v: unknown) => {
     const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v.trim()) : NaN;
@@ -258,11 +256,13 @@ function isLocalHost(h: string): boolean {
   return ['127.0.0.1', 'localhost', '0.0.0.0', '::', '::1'].includes(h.toLowerCase());
 }
 
-/** `KEY=value` lines of a profile's `.env` (16 KiB at most; quotes stripped). */
-function dotenvOf(file: string): Record<string, string> {
-  if (!isFile(file)) return {};
+/** `KEY=value` lines of a profile's `.env` (16 KiB at most; quotes stripped; never through a link). */
+function dotenvOf(home: string): Record<string, string> {
+  const read = readInside(home, ['.env'], 16 * 1024);
+  if (read.state !== 'ok') return {};
   const out: Record<string, string> = {};
-  for (const raw of readCapped(file, 16 * 1024).text.split(/\r?\n/)) {
+  for (const raw of read.text.split(/\r?\n/)) {
+    // eslint-disable-next-line regexp/no-super-linear-backtracking -- the operator's own .env, read 16 KiB at most
     const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(raw);
     if (m) out[m[1]] = m[2].trim().replace(/^(['"])(.*)\1$/, '$2');
   }
@@ -271,9 +271,9 @@ function dotenvOf(file: string): Record<string, string> {
 
 /** `gateway.pid` (JSON `{pid, ...}` or a bare number) naming a live process whose command line looks like a gateway. */
 function gatewayPidAlive(home: string): boolean {
-  const file = path.join(home, 'gateway.pid');
-  if (!isFile(file)) return false;
-  const raw = readCapped(file, 4096).text.trim();
+  const read = readInside(home, ['gateway.pid'], 4096);
+  if (read.state !== 'ok') return false;
+  const raw = read.text.trim();
   let pid: number;
   try {
     const parsed: unknown = JSON.parse(raw);
@@ -309,12 +309,20 @@ function portOpen(host: string, port: number): Promise<boolean> {
   });
 }
 
-/** SKILL.md files under `skills/`, at most 4 levels down and 2,000 entries looked at. */
-function countSkills(root: string): number {
+/** SKILL.md files under the profile's `skills/`, at most 4 levels down and 2,000 entries looked at; no link followed. */
+function countSkills(home: string): number {
   let n = 0;
   let seen = 0;
   const walk = (dir: string, depth: number) => {
     if (depth > 4 || seen > 2000) return;
+    const st = (() => {
+      try {
+        return fs.lstatSync(dir);
+      } catch {
+        return null;
+      }
+    })();
+    if (!st || !st.isDirectory()) return;
     let entries: fs.Dirent[];
     try {
       entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -327,7 +335,7 @@ function countSkills(root: string): number {
       else if (e.isDirectory() && !e.name.startsWith('.')) walk(path.join(dir, e.name), depth + 1);
     }
   };
-  walk(root, 0);
+  if (dirInside(home, ['skills']) === 'dir') walk(path.join(home, 'skills'), 0);
   return n;
 }
 
@@ -349,18 +357,6 @@ export function findAvatar(home: string): string | null {
       if (f) return f;
     }
   return null;
-}
-
-export function readCapped(file: string, max: number): { text: string; size: number; truncated: boolean } {
-  const size = fs.statSync(file).size;
-  const fd = fs.openSync(file, 'r');
-  try {
-    const buf = Buffer.alloc(Math.min(size, max));
-    const n = fs.readSync(fd, buf, 0, buf.length, 0);
-    return { text: buf.subarray(0, n).toString('utf8'), size, truncated: size > max };
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 const visible = (n: string) => !n.startsWith('.');

@@ -3,14 +3,15 @@ import { actorOf, DomainError, type Principal } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { atomicWrite, fileEtag } from '../common/atomic-write';
+import { atomicWrite } from '../common/atomic-write';
 import { Auth, Caller } from '../common/auth';
 import { CommandLoop } from '../common/command-loop';
 import { checkLoopback } from '../common/net';
 import { RUNTIME, type Runtime } from '../common/tokens';
-import { readYamlMap } from '../voice/voice-config';
+import { ConfigFileError, readYamlMap } from '../common/config-yaml';
 import { ProfileCatalog } from './profile-catalog.service';
-import { findAvatar, RELAY_PLUGIN, isFile, isSymlink, listDirs, listFiles, MAX_SOUL_BYTES, ProfileLayout, readCapped } from './profile-files';
+import { findAvatar, RELAY_PLUGIN, isFile, isSymlink, listDirs, listFiles, MAX_SOUL_BYTES, ProfileLayout } from './profile-files';
+import { dirInside, etagOfBytes, readInside } from './profile-fs';
 
 /** What one profile file may show at most (the rest is cut and `truncated: true`). */
 const MAX_MEMORY_BYTES = 32 * 1024;
@@ -25,9 +26,12 @@ const MAX_MEMORY_WRITE = 128 * 1024;
 /**
  * Spec 4.7, the read side: a profile's config (its public part for a phone), skills, SOUL and memory, from
  * the service home's profile layout (`default` is the service home itself, others `profiles/<name>/`).
- * Loopback, or a paired phone (the app's profile inspector). Names are checked (no traversal, no hidden
- * names); files are read within caps; a phone never sees a host path or a config section outside the
- * public schema (description, model.default), since provider sections may hold credentials.
+ * Loopback, or a paired phone (the app's profile inspector); the writes (SOUL, memory) need the
+ * session's `chat` grant, since they change what the agent is told. Names are checked (no traversal, no
+ * hidden names); files are read within caps and never through a symbolic link (profile-fs.ts): a linked
+ * `memories/` or `skills/` directory is refused (403 `profile.symlink`), a linked file is not read; a
+ * phone never sees a host path or a config section outside the public schema (description,
+ * model.default), since provider sections may hold credentials.
  */
 @Controller('/api/profiles')
 export class ProfilesController {
@@ -59,8 +63,10 @@ export class ProfilesController {
     try {
       parsed = readYamlMap(file, true);
     } catch (err) {
+      // The operator's log names the file (config-yaml.ts onConfigRejected); the answer only says why.
+      const tooLarge = err instanceof ConfigFileError && err.problem === 'too_large';
       throw new DomainError(
-        'profile.config_unreadable',
+        tooLarge ? 'profile.config_too_large' : 'profile.config_unreadable',
         'conflict',
         `config.yaml of "${name}" cannot be read: ${(err as Error).message.slice(0, 160)}`,
         { profile: name },
@@ -86,11 +92,12 @@ export class ProfilesController {
         profile: name,
         expected_names: ['avatar', 'profile'].flatMap((s) => ['.png', '.jpg', '.jpeg', '.webp', '.gif'].map((e) => `${s}${e}`)),
       });
-    const file = path.join(home, found);
-    const size = fs.lstatSync(file).size;
-    if (size > MAX_AVATAR_BYTES)
+    const read = readInside(home, [found], MAX_AVATAR_BYTES, { whole: true });
+    if (read.state === 'too_large')
       throw new DomainError('profile.avatar_too_large', 'too_large', `${found} is larger than ${MAX_AVATAR_BYTES} bytes`, { profile: name });
-    const bytes = fs.readFileSync(file);
+    if (read.state !== 'ok')
+      throw new DomainError('profile.avatar_not_found', 'not_found', `profile "${name}" has no avatar image`, { profile: name });
+    const bytes = read.bytes;
     const type = imageType(bytes);
     if (!type) throw new DomainError('profile.avatar_invalid', 'unsupported', `${found} is not a PNG, JPEG, GIF or WebP image`, { profile: name });
     void reply
@@ -104,16 +111,19 @@ export class ProfilesController {
   @Get('/:name/skills')
   @Auth('loopback-or-paired')
   getSkills(@Param('name') name: string) {
-    const root = path.join(this.home(name), 'skills');
+    const home = this.home(name);
+    const root = path.join(home, 'skills');
+    refuseLinkedDir(home, 'skills', name);
     const skills: Array<{ name: string; category: string; description: string; path: string; enabled: boolean }> = [];
     for (const category of listDirs(root)) {
       for (const skill of listDirs(path.join(root, category))) {
-        const file = path.join(root, category, skill, 'SKILL.md');
-        if (!isFile(file) || skills.length >= MAX_ENTRIES) continue;
+        if (skills.length >= MAX_ENTRIES) continue;
+        const read = readInside(home, ['skills', category, skill, 'SKILL.md'], 8192);
+        if (read.state !== 'ok') continue;
         skills.push({
           name: skill,
           category,
-          description: frontMatterDescription(readCapped(file, 8192).text),
+          description: frontMatterDescription(read.text),
           path: `skills/${category}/${skill}/SKILL.md`,
           enabled: true,
         });
@@ -125,17 +135,17 @@ export class ProfilesController {
   @Get('/:name/soul')
   @Auth('loopback-or-paired')
   getSoul(@Param('name') name: string, @Res({ passthrough: true }) reply: FastifyReply) {
-    const file = path.join(this.home(name), 'SOUL.md');
-    const etag = isFile(file) ? fileEtag(file) : null;
-    if (etag) void reply.header('etag', etag);
-    if (!isFile(file)) return { profile: name, path: 'SOUL.md', content: '', exists: false, size_bytes: 0, truncated: false };
-    const r = readCapped(file, MAX_SOUL_BYTES);
-    return { profile: name, path: 'SOUL.md', content: r.text, exists: true, size_bytes: r.size, truncated: r.truncated, etag };
+    const r = readInside(this.home(name), ['SOUL.md'], MAX_SOUL_BYTES, { etag: true });
+    if (r.state === 'link')
+      throw new DomainError('profile.symlink', 'forbidden', 'SOUL.md is a symbolic link; the relay does not read through links', { profile: name });
+    if (r.state !== 'ok') return { profile: name, path: 'SOUL.md', content: '', exists: false, size_bytes: 0, truncated: false };
+    if (r.etag) void reply.header('etag', r.etag);
+    return { profile: name, path: 'SOUL.md', content: r.text, exists: true, size_bytes: r.size, truncated: r.truncated, etag: r.etag };
   }
 
-  /** `PUT /api/profiles/{name}/soul {content}`: SOUL.md replaced atomically (see write()). */
+  /** `PUT /api/profiles/{name}/soul {content}`: SOUL.md replaced atomically (see write()); a phone needs the `chat` grant. */
   @Put('/:name/soul')
-  @Auth('loopback-or-paired', undefined, { bodyLimit: MAX_SOUL_WRITE + 64 * 1024 })
+  @Auth('loopback-or-paired', 'chat', { bodyLimit: MAX_SOUL_WRITE + 64 * 1024 })
   @HttpCode(200)
   async putSoul(
     @Param('name') name: string,
@@ -145,13 +155,16 @@ export class ProfilesController {
     @Caller() caller: Principal,
   ) {
     const home = this.home(name);
-    const r = await this.write(name, path.join(home, 'SOUL.md'), 'SOUL.md', body, MAX_SOUL_WRITE, req, reply, caller);
+    const r = await this.write(name, home, ['SOUL.md'], body, MAX_SOUL_WRITE, req, reply, caller);
     return { ok: true, profile: name, path: 'SOUL.md', bytes_written: r.bytes };
   }
 
-  /** `PUT /api/profiles/{name}/memory/{filename} {content}`: one memory file (`.md` or `.txt`), created or replaced. */
+  /**
+   * `PUT /api/profiles/{name}/memory/{filename} {content}`: one memory file (`.md` or `.txt`), created or
+   * replaced; a phone needs the `chat` grant. A `memories/` that is a symbolic link is refused (403).
+   */
   @Put('/:name/memory/:filename')
-  @Auth('loopback-or-paired', undefined, { bodyLimit: MAX_MEMORY_WRITE + 64 * 1024 })
+  @Auth('loopback-or-paired', 'chat', { bodyLimit: MAX_MEMORY_WRITE + 64 * 1024 })
   @HttpCode(200)
   async putMemory(
     @Param('name') name: string,
@@ -169,9 +182,8 @@ export class ProfilesController {
         'a memory file name is letters, digits, " _.-" (not first), at most 100 characters, ending in .md or .txt',
         { profile: name },
       );
-    const dir = path.join(home, 'memories');
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const r = await this.write(name, path.join(dir, filename), `memories/${filename}`, body, MAX_MEMORY_WRITE, req, reply, caller);
+    refuseLinkedDir(home, 'memories', name);
+    const r = await this.write(name, home, ['memories', filename], body, MAX_MEMORY_WRITE, req, reply, caller);
     return { ok: true, profile: name, filename, path: `memories/${filename}`, bytes_written: r.bytes };
   }
 
@@ -179,12 +191,14 @@ export class ProfilesController {
    * One profile file write: `{content}` (a string within the cap: 413 past it), `If-Match` honoured when
    * sent (a stale ETag is 412 and nothing is written; the app sends none, so its writes replace the file),
    * then atomicWrite, then `profile.file_written` with the digest (never the text). The answer's ETag is
-   * the new file's.
+   * the new file's. `segments` is the file under the profile's home: no link is written through, neither
+   * the file nor a directory on the way (checked again just before the write, the directory's real path
+   * under the home's).
    */
   private async write(
     name: string,
-    file: string,
-    rel: string,
+    home: string,
+    segments: string[],
     body: unknown,
     max: number,
     req: FastifyRequest,
@@ -194,15 +208,22 @@ export class ProfilesController {
     const content = (body as { content?: unknown } | null)?.content;
     if (typeof body !== 'object' || body === null || typeof content !== 'string')
       throw new DomainError('validation_failed', 'invalid', 'send {"content": "..."} (a string)', { profile: name });
+    const rel = segments.join('/');
     const size = Buffer.byteLength(content, 'utf8');
     if (size > max)
       throw new DomainError('profile.too_large', 'too_large', `${rel} may be at most ${max} bytes (this is ${size})`, {
         profile: name,
         max_bytes: max,
       });
-    if (isSymlink(file))
-      throw new DomainError('profile.symlink', 'forbidden', `${rel} is a symbolic link; the relay does not write through links`, { profile: name });
-    const current = fileEtag(file);
+    const file = path.join(home, ...segments);
+    const linked = () =>
+      new DomainError('profile.symlink', 'forbidden', `${rel} is a symbolic link; the relay does not write through links`, { profile: name });
+    if (isSymlink(file)) throw linked();
+    const existing = readInside(home, segments, 0, { etag: true });
+    if (existing.state === 'link') throw linked();
+    if (existing.state === 'absent' && fs.existsSync(file))
+      throw new DomainError('profile.not_a_file', 'conflict', `${rel} is not a regular file`, { profile: name });
+    const current = existing.state === 'ok' ? existing.etag : null;
     const ifMatch = req.headers['if-match'];
     if (typeof ifMatch === 'string' && ifMatch.trim() !== '*' && ifMatch.trim() !== current)
       throw new DomainError(
@@ -216,6 +237,11 @@ export class ProfilesController {
       );
     if (ifMatch === '*' && current === null)
       throw new DomainError('profile.stale', 'precondition_failed', `${rel} does not exist`, { profile: name, etag: null });
+    const dir = segments.slice(0, -1);
+    if (dir.length) {
+      if (dirInside(home, dir) === 'absent') fs.mkdirSync(path.join(home, ...dir), { recursive: true, mode: 0o700 });
+      if (dirInside(home, dir) !== 'dir' || fs.realpathSync(path.dirname(file)) !== path.join(fs.realpathSync(home), ...dir)) throw linked();
+    }
     const written = atomicWrite(file, content);
     await this.log.run(actorOf(caller), () => [
       {
@@ -223,20 +249,24 @@ export class ProfilesController {
         data: { profile: name, file: rel, sha256: written.sha256, bytes: written.bytes, replaced: current !== null },
       },
     ]);
-    void reply.header('etag', fileEtag(file) ?? '');
+    void reply.header('etag', etagOfBytes(written.sha256));
     return written;
   }
 
   @Get('/:name/memory')
   @Auth('loopback-or-paired')
   getMemory(@Param('name') name: string) {
-    const dir = path.join(this.home(name), 'memories');
+    const home = this.home(name);
+    const dir = path.join(home, 'memories');
+    refuseLinkedDir(home, 'memories', name);
     const entries = listFiles(dir)
-      .filter((f) => MEMORY_EXT.test(f) && isFile(path.join(dir, f)))
+      .filter((f) => MEMORY_EXT.test(f))
       .sort()
       .slice(0, MAX_ENTRIES)
-      .map((filename) => {
-        const r = readCapped(path.join(dir, filename), MAX_MEMORY_BYTES);
+      .flatMap((filename) => {
+        // A file swapped for a link (or removed) since the listing is left out, never read through.
+        const r = readInside(home, ['memories', filename], MAX_MEMORY_BYTES);
+        if (r.state !== 'ok') return [];
         return {
           name: filename.replace(MEMORY_EXT, ''),
           filename,
@@ -315,6 +345,14 @@ export class ProfilesOperatorController {
 @Module({ controllers: [ProfilesController, ProfilesOperatorController], providers: [ProfileCatalog], exports: [ProfileCatalog] })
 export class ProfilesModule {}
 
+/** `memories/` or `skills/` of a profile that is a symbolic link: refused, never followed (403 `profile.symlink`). */
+function refuseLinkedDir(home: string, dir: string, name: string): void {
+  if (dirInside(home, [dir]) === 'link')
+    throw new DomainError('profile.symlink', 'forbidden', `${dir}/ is a symbolic link; the relay does not follow links out of a profile`, {
+      profile: name,
+    });
+}
+
 /** The public profile schema (the reference's): `description`, and `model.default`. Nothing else leaves the host. */
 export function publicConfig(parsed: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -327,6 +365,7 @@ export function publicConfig(parsed: Record<string, unknown>): Record<string, un
 
 function frontMatterDescription(text: string): string {
   const m = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text);
+  // eslint-disable-next-line regexp/no-super-linear-backtracking -- front matter of the host's own skill files, read 8 KiB at most
   const d = m ? /^description:\s*(.+)$/m.exec(m[1]) : null;
   return d
     ? d[1]

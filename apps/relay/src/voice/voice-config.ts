@@ -1,20 +1,12 @@
 import type { VoiceSection, VoiceSettingValue } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type * as Yaml from 'yaml';
-import { jsonDepthExceeds } from '@svc/events';
-import { atomicWrite } from '../common/atomic-write';
+import { ConfigFileError, editYamlSection, readYamlMap, rewriteConfigInPlace, type YamlMap } from '../common/config-yaml';
 
-/** `yaml` (72 modules) is loaded by the first voice call that reads a config, not at the relay's start. */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const yaml = (): typeof Yaml => require('yaml') as typeof Yaml;
+export { ConfigFileError, readYamlMap, type YamlMap };
 
-/** A config file past this is not read (a voice section is a few hundred bytes). */
-const MAX_CONFIG_BYTES = 1024 * 1024;
 /** Profile names: what a directory under profiles/ may be called (no traversal, no hidden names). */
 export const PROFILE_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-
-export type YamlMap = Record<string, unknown>;
 
 /**
  * Where a voice answer's settings came from (spec 4.5): `?profile=<name>` reads that profile's
@@ -70,24 +62,19 @@ export class VoiceConfigFiles {
   }
 
   /**
-   * Writes `section` of a profile's config (merged over what is there) atomically: a temp file in the same
-   * directory, fsync, rename, fsync of the directory. Other sections and unknown keys are kept. Returns the
-   * path and the SHA-256 of the new content (what the event records). Null when the profile has no config file
-   * (the caller then writes relay-owned defaults, as the spec says for an absent profile).
+   * Writes `section` of a profile's config: the keys in `changed` set (null removes one), edited in the
+   * file's text in place (config-yaml.ts editYamlSection), so comments, quoting, big integers, tags and
+   * every other key stay byte for byte; the previous file kept as `config.yaml.bak`; the new one written
+   * atomically with the file's own mode. Returns the path and the SHA-256 of the new content (what the
+   * event records). Null when the profile has no config file (the caller then writes relay-owned
+   * defaults, as the spec says for an absent profile). Throws ConfigFileError for a config the relay
+   * cannot edit in place (too large, not a mapping, a symbolic link, the section not a mapping).
    */
   writeProfileSection(profile: string, section: VoiceSection, changed: Record<string, VoiceSettingValue>): { path: string; sha256: string } | null {
     const file = profile === 'default' ? this.globalPath : this.profilePath(profile);
     if (!isFile(file)) return null;
-    const data = readYamlMap(file, true);
-    const current = data[section];
-    const next: YamlMap = { ...(isMap(current) ? current : {}) };
-    for (const [k, v] of Object.entries(changed)) {
-      if (v === null) delete next[k];
-      else next[k] = v;
-    }
-    data[section] = next;
-    const written = atomicWrite(file, yaml().stringify(data));
-    return { path: file, sha256: written.sha256 };
+    const r = rewriteConfigInPlace(file, (text) => editYamlSection(text, section, changed, path.basename(file)).text);
+    return { path: file, sha256: r.sha256 };
   }
 }
 
@@ -97,10 +84,6 @@ export class ProfileNameError extends Error {
   }
 }
 
-export class ConfigFileError extends Error {}
-
-const isMap = (v: unknown): v is YamlMap => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 function isFile(p: string): boolean {
   try {
     return fs.statSync(p).isFile();
@@ -109,39 +92,7 @@ function isFile(p: string): boolean {
   }
 }
 
-/**
- * A YAML mapping, or `{}` for a missing, unreadable or non-mapping file (a read answers from defaults).
- * With `strict` (before a write) anything but a readable mapping throws: a write must never replace a
- * file it could not understand.
- */
-export function readYamlMap(file: string, strict = false): YamlMap {
-  let text: string;
-  try {
-    const st = fs.statSync(file);
-    if (st.size > MAX_CONFIG_BYTES) {
-      if (strict) throw new ConfigFileError(`${path.basename(file)} is larger than ${MAX_CONFIG_BYTES} bytes`);
-      return {};
-    }
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    if (err instanceof ConfigFileError) throw err;
-    if (strict) throw new ConfigFileError(`${path.basename(file)} could not be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
-    return {};
-  }
-  try {
-    if (jsonDepthExceeds(text)) throw new Error('nested too deeply');
-    const doc: unknown = yaml().parse(text, { maxAliasCount: 100 });
-    if (doc === null || doc === undefined) return {};
-    if (!isMap(doc)) throw new Error('not a mapping');
-    return doc;
-  } catch (err) {
-    if (strict)
-      throw new ConfigFileError(
-        `${path.basename(file)} is not a YAML mapping the relay can rewrite (${(err as Error).message}); fix it by hand first`,
-      );
-    return {};
-  }
-}
+const isMap = (v: unknown): v is YamlMap => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A section's settings with the selected provider's own block merged in (`tts: {provider: openai, openai: {voice: ...}}`). */
 export function selectedProviderConfig(data: YamlMap, section: string): YamlMap {

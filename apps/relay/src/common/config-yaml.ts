@@ -1,0 +1,676 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import type * as Yaml from 'yaml';
+import { jsonDepthExceeds } from '@svc/events';
+import { atomicWrite } from './atomic-write';
+
+/** `yaml` (72 modules) is loaded by the first read of a config, not at the relay's start. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const yaml = (): typeof Yaml => require('yaml') as typeof Yaml;
+
+/**
+ * The bounds on every YAML config the relay reads (the global config.yaml, profile configs, voice
+ * settings). The host's files are hostile input like any peer's: the `yaml` package's duplicate-key
+ * check is quadratic in a mapping's keys (64,000 keys took 49 s a parse), explicit collection keys
+ * (`? ? ? k`) are exponential when made into JS, and deep block nesting (`- - - - ...`) overflows the
+ * stack. So a config is refused before it is parsed when it is larger than MAX_CONFIG_BYTES, when it has
+ * more than MAX_CONFIG_TOKENS lines and structure indicators, or nests deeper than MAX_CONFIG_NESTING;
+ * it is parsed with the duplicate-key check off (a linear one with a Set runs after), and collection keys
+ * are refused before the document becomes JS. A realistic config (a few hundred lines) is far inside.
+ */
+export const MAX_CONFIG_BYTES = 256 * 1024;
+/** Lines plus structure indicators (`: `, `- `, `? `, `,`, `[`, `{`, `&`, `*`, `!`, `---`, `...`, `%`). */
+export const MAX_CONFIG_TOKENS = 10_000;
+/** Per line: the indentation (columns) plus the block indicators on it (`- - - x` nests three deep). */
+export const MAX_CONFIG_NESTING = 128;
+/** Flow nesting (`[[[...]]]`), the relay's JSON bound. */
+export const MAX_CONFIG_FLOW_DEPTH = 64;
+const MAX_ALIAS_COUNT = 100;
+/** What the parsed document may hold at most (a second, exact count after the cheap one above). */
+const MAX_CONFIG_NODES = 2 * MAX_CONFIG_TOKENS;
+
+export type YamlMap = Record<string, unknown>;
+
+/** `too_large`: past a bound above; `unreadable`: cannot be opened or read; `invalid`: not a YAML mapping the relay accepts. */
+export type ConfigProblem = 'too_large' | 'unreadable' | 'invalid';
+
+/** A config file the relay will not use. The message names the file by its base name only (phones may see it). */
+export class ConfigFileError extends Error {
+  constructor(
+    readonly problem: ConfigProblem,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ConfigFileError';
+  }
+}
+
+/**
+ * The cheap look before any parse: one pass over the text, no regular expression. Returns why the text
+ * is refused, or null.
+ */
+export function configTextExceeds(text: string, name = 'the config'): ConfigFileError | null {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_CONFIG_BYTES) return new ConfigFileError('too_large', `${name} is ${bytes} bytes; the relay reads at most ${MAX_CONFIG_BYTES}`);
+  let tokens = 0;
+  let indent = 0;
+  let nesting = 0;
+  let atLineStart = true;
+  const tooMany = () => new ConfigFileError('too_large', `${name} has more than ${MAX_CONFIG_TOKENS} lines and YAML structure indicators`);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x0a) {
+      if (++tokens > MAX_CONFIG_TOKENS) return tooMany();
+      atLineStart = true;
+      indent = 0;
+      nesting = 0;
+      continue;
+    }
+    if (atLineStart) {
+      if (c === 0x20) {
+        if (++indent > MAX_CONFIG_NESTING) return tooDeep(name);
+        continue;
+      }
+      atLineStart = false;
+      // `---`, `...` and `%` directives: a document boundary each.
+      if (c === 0x2d || c === 0x2e || c === 0x25) {
+        if (++tokens > MAX_CONFIG_TOKENS) return tooMany();
+        if (c !== 0x2d) continue;
+      }
+    }
+    // , [ { & * !
+    if (c === 0x2c || c === 0x5b || c === 0x7b || c === 0x26 || c === 0x2a || c === 0x21) {
+      if (++tokens > MAX_CONFIG_TOKENS) return tooMany();
+    } else if (c === 0x2d || c === 0x3f || c === 0x3a) {
+      // - ? : followed by a space, a tab, a line end or the end: a block indicator.
+      const n = i + 1 < text.length ? text.charCodeAt(i + 1) : 0x0a;
+      if (n === 0x20 || n === 0x09 || n === 0x0a || n === 0x0d) {
+        if (++tokens > MAX_CONFIG_TOKENS) return tooMany();
+        if (indent + ++nesting > MAX_CONFIG_NESTING) return tooDeep(name);
+      }
+    }
+  }
+  if (jsonDepthExceeds(text, MAX_CONFIG_FLOW_DEPTH)) return tooDeep(name);
+  return null;
+}
+
+function tooDeep(name: string): ConfigFileError {
+  return new ConfigFileError('too_large', `${name} nests deeper than the relay reads (${MAX_CONFIG_NESTING} levels)`);
+}
+
+/**
+ * Parses a config's text within the bounds: a mapping (or `{}` for an empty document), its keys unique
+ * (checked in linear time) and scalar. Throws ConfigFileError. The Document is returned too, for edits
+ * in place (its nodes carry their source ranges).
+ */
+export function parseConfigYaml(text: string, name = 'the config'): { doc: Yaml.Document.Parsed; data: YamlMap } {
+  const refused = configTextExceeds(text, name);
+  if (refused) throw refused;
+  const y = yaml();
+  // Parse errors are thrown away (the first is reported): their stack traces are most of their cost.
+  const traceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  let doc: Yaml.Document.Parsed;
+  try {
+    doc = y.parseDocument(text, { uniqueKeys: false, prettyErrors: false, logLevel: 'silent' });
+  } catch (err) {
+    throw new ConfigFileError('invalid', `${name} is not YAML the relay can read (${(err as Error).message.slice(0, 120)})`);
+  } finally {
+    Error.stackTraceLimit = traceLimit;
+  }
+  if (doc.errors.length) {
+    const e = doc.errors[0];
+    throw new ConfigFileError('invalid', `${name} is not valid YAML (${e.message.slice(0, 120)} at line ${lineOf(text, e.pos[0])})`);
+  }
+  checkNodes(doc, name);
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    throw new ConfigFileError('invalid', `${name} cannot be read (${(err as Error).message.slice(0, 120)})`);
+  }
+  if (data === null || data === undefined) return { doc, data: {} };
+  if (!isMap(data)) throw new ConfigFileError('invalid', `${name} is not a YAML mapping`);
+  return { doc, data };
+}
+
+/** Every node once, without recursion: the count, no collection keys, no duplicate keys in a mapping. */
+function checkNodes(doc: Yaml.Document.Parsed, name: string): void {
+  const y = yaml();
+  const stack: unknown[] = [doc.contents];
+  let nodes = 0;
+  while (stack.length) {
+    const n = stack.pop();
+    if (n === null || n === undefined) continue;
+    if (++nodes > MAX_CONFIG_NODES) throw new ConfigFileError('too_large', `${name} has more than ${MAX_CONFIG_NODES} YAML nodes`);
+    if (y.isMap(n)) {
+      const seen = new Set<unknown>();
+      for (const pair of n.items) {
+        const key = y.isAlias(pair.key) ? pair.key.resolve(doc) : pair.key;
+        if (y.isCollection(key)) throw new ConfigFileError('invalid', `${name} has a mapping key that is a list or a mapping`);
+        const k = y.isScalar(key) ? key.value : key === null || key === undefined ? null : key;
+        if (seen.has(k)) throw new ConfigFileError('invalid', `${name} has the key "${String(k).slice(0, 60)}" twice in one mapping`);
+        seen.add(k);
+        stack.push(pair.value);
+      }
+    } else if (y.isSeq(n)) {
+      for (const item of n.items) stack.push(item);
+    }
+  }
+}
+
+function lineOf(text: string, pos: number): number {
+  let line = 1;
+  for (let i = text.indexOf('\n'); i !== -1 && i < pos; i = text.indexOf('\n', i + 1)) line++;
+  return line;
+}
+
+const isMap = (v: unknown): v is YamlMap => typeof v === 'object' && v !== null && !Array.isArray(v) && !ArrayBuffer.isView(v);
+
+// ---------------------------------------------------------------------------------------------------
+// Reading, once per version of a file
+
+type Cached = { version: string; bytes: number; data: YamlMap | null; error: ConfigFileError | null };
+/** Parsed configs by path, each with the file's identity (device, inode, size, times) it was read at. */
+const cache = new Map<string, Cached>();
+let cachedBytes = 0;
+const CACHE_MAX_FILES = 512;
+const CACHE_MAX_BYTES = 16 * 1024 * 1024;
+const EMPTY: YamlMap = Object.freeze({});
+
+export type ConfigRejection = { file: string; problem: ConfigProblem; reason: string };
+const rejectionListeners = new Set<(r: ConfigRejection) => void>();
+
+/**
+ * Called once for each version of a config file the relay refuses (at start-up, on a rescan or on a
+ * request, whichever reads it first): the operator's log names the file there. Returns the unsubscribe.
+ */
+export function onConfigRejected(listener: (r: ConfigRejection) => void): () => void {
+  rejectionListeners.add(listener);
+  return () => rejectionListeners.delete(listener);
+}
+
+const versionOf = (st: fs.Stats) => `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+
+/**
+ * A config's YAML mapping, parsed once per version of the file (a request or a rescan of an unchanged
+ * file costs one `stat`). The value is frozen and shared: copy before changing it. A missing, unreadable,
+ * oversized or invalid file reads as `{}`; with `strict` (a write, or a caller that must tell the
+ * difference) it throws ConfigFileError instead.
+ */
+export function readYamlMap(file: string, strict = false): YamlMap {
+  const name = path.basename(file);
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch (err) {
+    if (strict) throw new ConfigFileError('unreadable', `${name} could not be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    return EMPTY;
+  }
+  let entry = cache.get(file);
+  if (!entry || entry.version !== versionOf(st)) {
+    entry = load(file, name, st);
+    remember(file, entry);
+    if (entry.error) for (const l of rejectionListeners) l({ file, problem: entry.error.problem, reason: entry.error.message });
+  } else {
+    cache.delete(file); // most recently used last
+    cache.set(file, entry);
+  }
+  if (entry.error) {
+    if (strict) throw entry.error;
+    return EMPTY;
+  }
+  return entry.data!;
+}
+
+function load(file: string, name: string, st: fs.Stats): Cached {
+  if (!st.isFile())
+    return { version: versionOf(st), bytes: 0, data: null, error: new ConfigFileError('unreadable', `${name} is not a regular file`) };
+  if (st.size > MAX_CONFIG_BYTES)
+    return {
+      version: versionOf(st),
+      bytes: 0,
+      data: null,
+      error: new ConfigFileError('too_large', `${name} is ${st.size} bytes; the relay reads at most ${MAX_CONFIG_BYTES}`),
+    };
+  let read: { text: string; stat: fs.Stats };
+  try {
+    read = readConfigText(file);
+  } catch (err) {
+    return { version: versionOf(st), bytes: 0, data: null, error: err as ConfigFileError };
+  }
+  try {
+    const { data } = parseConfigYaml(read.text, name);
+    return { version: versionOf(read.stat), bytes: read.text.length, data: deepFreeze(data), error: null };
+  } catch (err) {
+    if (!(err instanceof ConfigFileError)) throw err;
+    return { version: versionOf(read.stat), bytes: 0, data: null, error: err };
+  }
+}
+
+function remember(file: string, entry: Cached): void {
+  const old = cache.get(file);
+  if (old) {
+    cachedBytes -= old.bytes;
+    cache.delete(file);
+  }
+  cache.set(file, entry);
+  cachedBytes += entry.bytes;
+  for (const [k, v] of cache) {
+    if (cache.size <= CACHE_MAX_FILES && cachedBytes <= CACHE_MAX_BYTES) break;
+    if (k === file) continue;
+    cache.delete(k);
+    cachedBytes -= v.bytes;
+  }
+}
+
+/**
+ * A config's text, at most MAX_CONFIG_BYTES (the size is checked on the open descriptor, and no more than
+ * the cap plus one byte is read, so a file that grows meanwhile is refused, not read whole). The stat is
+ * the descriptor's: the version of the file this text is.
+ */
+export function readConfigText(file: string): { text: string; stat: fs.Stats } {
+  const name = path.basename(file);
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch (err) {
+    throw new ConfigFileError('unreadable', `${name} could not be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw new ConfigFileError('unreadable', `${name} is not a regular file`);
+    if (stat.size > MAX_CONFIG_BYTES)
+      throw new ConfigFileError('too_large', `${name} is ${stat.size} bytes; the relay reads at most ${MAX_CONFIG_BYTES}`);
+    const buf = Buffer.alloc(MAX_CONFIG_BYTES + 1);
+    let n = 0;
+    for (let got = -1; got !== 0 && n < buf.length; n += got) got = fs.readSync(fd, buf, n, buf.length - n, n);
+    if (n > MAX_CONFIG_BYTES) throw new ConfigFileError('too_large', `${name} is larger than ${MAX_CONFIG_BYTES} bytes`);
+    return { text: buf.subarray(0, n).toString('utf8'), stat };
+  } catch (err) {
+    if (err instanceof ConfigFileError) throw err;
+    throw new ConfigFileError('unreadable', `${name} could not be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v !== 'object' || v === null || ArrayBuffer.isView(v) || Object.isFrozen(v)) continue;
+    Object.freeze(v);
+    for (const x of Object.values(v)) stack.push(x);
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Editing in place
+
+/**
+ * One edit of a config's text: the replaced range and what goes there. Edits are made on the text, not
+ * by re-serialising the document, so every byte outside them stays as the operator wrote it: comments,
+ * quoting (`"yes"`, `"NO"`), big integers, tags (`!!binary`), flow style and spacing.
+ */
+type Splice = { start: number; end: number; text: string };
+
+export type ConfigEdit = {
+  /** The new text. */
+  text: string;
+  /** What the edited text must read as (checked by parsing it again). */
+  expect: YamlMap;
+};
+
+type Scalar = string | number | boolean;
+
+/** A section (a top-level key) of a config: its keys set (a scalar value) or removed (null). */
+export function editYamlSection(text: string, section: string, changed: Record<string, Scalar | null>, name = 'the config'): ConfigEdit {
+  const { doc, data } = parseConfigYaml(text, name);
+  const current = data[section];
+  const next: YamlMap = { ...(isMap(current) ? current : {}) };
+  for (const [k, v] of Object.entries(changed)) {
+    if (v === null) delete next[k];
+    else next[k] = v;
+  }
+  const set = new Map<string, string | null>(Object.entries(changed).map(([k, v]) => [k, v === null ? null : yamlScalar(v)]));
+  return finishEdit(text, name, section, doc, data, next, (sectionKey, map, refuse) => mapSplices(text, sectionKey, map, set, refuse, false));
+}
+
+/**
+ * Lists in a section (`plugins: {enabled: [...], disabled: [...]}`): `add` appended where missing,
+ * `remove` taken out wherever it is. A list that is absent is created (as `[item]`) only to add to it.
+ */
+export function editYamlLists(
+  text: string,
+  section: string,
+  lists: Record<string, { add?: string; remove?: string }>,
+  name = 'the config',
+): ConfigEdit {
+  const y = yaml();
+  const { doc, data } = parseConfigYaml(text, name);
+  const refuse = refuser(name);
+  const current = data[section];
+  if (current !== undefined && current !== null && !isMap(current)) throw refuse(`${section} is not a mapping`);
+  const next: YamlMap = { ...(isMap(current) ? current : {}) };
+  const finalLists = new Map<string, unknown[]>();
+  for (const [k, { add, remove }] of Object.entries(lists)) {
+    const was = next[k];
+    if (was !== undefined && was !== null && !Array.isArray(was)) throw refuse(`${section}.${k} is not a list`);
+    const items = ((was as unknown[] | null | undefined) ?? []).filter((x) => remove === undefined || x !== remove);
+    if (add !== undefined && !items.includes(add)) items.push(add);
+    if (was === undefined && items.length === 0) continue;
+    next[k] = items;
+    finalLists.set(k, items);
+  }
+  return finishEdit(text, name, section, doc, data, next, (sectionKey, map) => {
+    const set = new Map<string, string | null>();
+    const seqEdits: Splice[] = [];
+    for (const [k, items] of finalLists) {
+      const pair = map.items.find((p) => scalarKeyOf(p.key) === k);
+      const value = pair?.value as Yaml.Node | null | undefined;
+      if (pair && y.isSeq(value)) seqEdits.push(...seqSplices(text, pair.key as Yaml.Node, value, lists[k], refuse));
+      else set.set(k, flowList(items));
+    }
+    // Map insertions first: at the same offset, what is applied first ends up last (after a list's new item).
+    return [...mapSplices(text, sectionKey, map, set, refuse, true), ...seqEdits];
+  });
+}
+
+function refuser(name: string): (why: string) => ConfigFileError {
+  return (why) => new ConfigFileError('invalid', `${name}: ${why}; the relay changes only what it can edit in place, so edit it by hand`);
+}
+
+/**
+ * The common part of an edit: a missing or empty section is added as a whole; an existing one (a block
+ * or flow mapping) is edited by `inSection`. The result is parsed again and must read exactly as
+ * `next` in place of the section, with everything else as it was; otherwise nothing is written.
+ */
+function finishEdit(
+  text: string,
+  name: string,
+  section: string,
+  doc: Yaml.Document.Parsed,
+  data: YamlMap,
+  next: YamlMap,
+  inSection: (sectionKey: Yaml.Node, map: Yaml.YAMLMap, refuse: (why: string) => ConfigFileError) => Splice[],
+): ConfigEdit {
+  const y = yaml();
+  const refuse = refuser(name);
+  const expect: YamlMap = { ...data, [section]: next };
+  const whole = Object.entries(next).map(([k, v]): [string, string] => [k, Array.isArray(v) ? flowList(v) : yamlScalar(v as Scalar)]);
+  const root = doc.contents;
+  const splices: Splice[] = [];
+  if (root === null || (y.isScalar(root) && (root.value === null || root.value === undefined))) {
+    if (data[section] === undefined && whole.length === 0) return { text, expect: data };
+    splices.push({ start: text.length, end: text.length, text: `${text && !text.endsWith('\n') ? '\n' : ''}${blockSection(section, whole, 0)}` });
+  } else {
+    if (!y.isMap(root) || root.flow) throw refuse('its top level is not a block mapping');
+    const pair = root.items.find((p) => scalarKeyOf(p.key) === section);
+    if (!pair) {
+      if (whole.length === 0) return { text, expect: data };
+      const col = columnOf(text, (root.items[0].key as Yaml.Node).range![0]);
+      splices.push({ start: text.length, end: text.length, text: `${text.endsWith('\n') ? '' : '\n'}${blockSection(section, whole, col)}` });
+    } else {
+      const keyNode = pair.key as Yaml.Node;
+      const value = pair.value as Yaml.Node | null;
+      if (value === null || (y.isScalar(value) && (value.value === null || value.value === undefined))) {
+        if (whole.length === 0) return { text, expect: data };
+        const end = value?.range ? value.range[1] : keyNode.range![1];
+        splices.push({ start: keyNode.range![1], end, text: `: {${whole.map(([k, v]) => `${yamlScalar(k)}: ${v}`).join(', ')}}` });
+      } else if (y.isMap(value)) splices.push(...inSection(keyNode, value, refuse));
+      else throw refuse(`${section} is not a mapping`);
+    }
+  }
+  const edited = applySplices(text, splices);
+  let reread: YamlMap;
+  try {
+    reread = parseConfigYaml(edited, name).data;
+  } catch {
+    throw refuse(`changing ${section} would make it unreadable`);
+  }
+  if (!isDeepStrictEqual(reread, expect)) throw refuse(`changing ${section} in place would change other keys`);
+  return { text: edited, expect };
+}
+
+/**
+ * The splices that set (`set`: key to YAML source) and remove (null) keys of the mapping `map` (block or
+ * flow), the value of `sectionKey`. A key holding a list or mapping is replaced only with `replaceCollections`.
+ */
+function mapSplices(
+  text: string,
+  sectionKey: Yaml.Node,
+  map: Yaml.YAMLMap,
+  set: ReadonlyMap<string, string | null>,
+  refuse: (why: string) => ConfigFileError,
+  replaceCollections: boolean,
+): Splice[] {
+  const y = yaml();
+  const out: Splice[] = [];
+  const byKey = new Map<string, Yaml.Pair>();
+  for (const p of map.items) {
+    const k = scalarKeyOf(p.key);
+    if (k !== null) byKey.set(k, p);
+  }
+  const removed = new Set<string>();
+  const added: Array<[string, string]> = [];
+  for (const [k, src] of set) {
+    const p = byKey.get(k);
+    if (src === null) {
+      if (p) removed.add(k);
+    } else if (p) {
+      const keyNode = p.key as Yaml.Node;
+      const value = p.value as Yaml.Node | null;
+      if (value !== null && y.isCollection(value) && !replaceCollections) throw refuse(`${k} holds a list or a mapping`);
+      const end = value?.range ? value.range[1] : keyNode.range![1];
+      const tail = end > keyNode.range![1] && text[end - 1] === '\n' ? '\n' : '';
+      out.push({ start: keyNode.range![1], end, text: `: ${src}${tail}` });
+    } else added.push([k, src]);
+  }
+  if (map.flow) {
+    for (const k of removed) {
+      const p = byKey.get(k)!;
+      const value = p.value as Yaml.Node | null;
+      out.push(flowItemRemoval(text, (p.key as Yaml.Node).range![0], value?.range ? value.range[1] : (p.key as Yaml.Node).range![1]));
+    }
+    if (added.length) out.push(flowInsertion(text, map, '}', added.map(([k, v]) => `${yamlScalar(k)}: ${v}`).join(', '), refuse));
+    return out;
+  }
+  // A block mapping: lines removed whole, new lines after its last item at its items' column.
+  if (removed.size === map.items.length && added.length === 0) {
+    // Every key goes: the section becomes `{}` (never a null the agent would trip over).
+    return [{ start: sectionKey.range![1], end: lineEndAfter(text, map.range![1]), text: ': {}\n' }];
+  }
+  for (const k of removed) {
+    const p = byKey.get(k)!;
+    const keyNode = p.key as Yaml.Node;
+    const start = lineStart(text, keyNode.range![0]);
+    if (text.slice(start, keyNode.range![0]).trim() !== '') throw refuse(`${k} does not start its own line`);
+    const value = p.value as Yaml.Node | null;
+    out.push({ start, end: lineEndAfter(text, value?.range ? value.range[1] : keyNode.range![1]), text: '' });
+  }
+  if (added.length) {
+    const firstKey = map.items[0].key as Yaml.Node;
+    const col = columnOf(text, firstKey.range![0]);
+    if (text.slice(lineStart(text, firstKey.range![0]), firstKey.range![0]).trim() !== '') throw refuse('its first key does not start its own line');
+    const at = lineEndAfter(text, map.range![1]);
+    const lines = added.map(([k, v]) => `${' '.repeat(col)}${yamlScalar(k)}: ${v}\n`).join('');
+    out.push({ start: at, end: at, text: `${at > 0 && text[at - 1] !== '\n' ? '\n' : ''}${lines}` });
+  }
+  return out;
+}
+
+/** The splices that take `remove` out of a list (every occurrence) and append `add` when it is not there. */
+function seqSplices(
+  text: string,
+  listKey: Yaml.Node,
+  seq: Yaml.YAMLSeq,
+  edit: { add?: string; remove?: string },
+  refuse: (why: string) => ConfigFileError,
+): Splice[] {
+  const y = yaml();
+  const items = seq.items as Yaml.Node[];
+  const gone = items.filter((n) => edit.remove !== undefined && y.isScalar(n) && n.value === edit.remove);
+  const add = edit.add !== undefined && !items.some((n) => y.isScalar(n) && n.value === edit.add) ? yamlScalar(edit.add) : null;
+  const out: Splice[] = [];
+  if (seq.flow) {
+    for (const n of gone) out.push(flowItemRemoval(text, n.range![0], n.range![1]));
+    if (add !== null) out.push(flowInsertion(text, seq, ']', add, refuse));
+    return out;
+  }
+  if (gone.length === items.length && add === null)
+    return gone.length ? [{ start: listKey.range![1], end: lineEndAfter(text, seq.range![1]), text: ': []\n' }] : [];
+  const dashLine = (n: Yaml.Node) => {
+    const start = lineStart(text, n.range![0]);
+    if (text.slice(start, n.range![0]).trim() !== '-') throw refuse('a list item does not start its own line');
+    return start;
+  };
+  for (const n of gone) out.push({ start: dashLine(n), end: lineEndAfter(text, n.range![1]), text: '' });
+  if (add !== null) {
+    const first = dashLine(items[0]);
+    const col = text.indexOf('-', first) - first;
+    const at = lineEndAfter(text, seq.range![1]);
+    out.push({ start: at, end: at, text: `${at > 0 && text[at - 1] !== '\n' ? '\n' : ''}${' '.repeat(col)}- ${add}\n` });
+  }
+  return out;
+}
+
+/** One flow item (`a: 1` of a mapping, `x` of a list) out, with the comma that separated it. */
+function flowItemRemoval(text: string, from: number, to: number): Splice {
+  let start = from;
+  let end = to;
+  let after = end;
+  while (after < text.length && (text[after] === ' ' || text[after] === '\t')) after++;
+  if (text[after] === ',') {
+    end = after + 1;
+    while (end < text.length && (text[end] === ' ' || text[end] === '\t')) end++;
+  } else {
+    let before = start - 1;
+    while (before >= 0 && (text[before] === ' ' || text[before] === '\t')) before--;
+    if (text[before] === ',') start = before;
+  }
+  return { start, end, text: '' };
+}
+
+/** `entries` put before a flow collection's closing bracket, after a comma when it has items. */
+function flowInsertion(text: string, node: Yaml.Node, close: '}' | ']', entries: string, refuse: (why: string) => ConfigFileError): Splice {
+  const at = node.range![1] - 1;
+  if (text[at] !== close) throw refuse('a flow collection whose end it cannot find');
+  let before = at - 1;
+  while (before > node.range![0] && (text[before] === ' ' || text[before] === '\t' || text[before] === '\n' || text[before] === '\r')) before--;
+  const open = text[before] === '{' || text[before] === '[';
+  const comma = text[before] === ',';
+  return { start: before + 1, end: before + 1, text: open ? entries : comma ? ` ${entries}` : `, ${entries}` };
+}
+
+function flowList(items: unknown[]): string {
+  return `[${items.map((x) => (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean' ? yamlScalar(x) : JSON.stringify(x))).join(', ')}]`;
+}
+
+function blockSection(section: string, entries: Array<[string, string]>, col: number): string {
+  const pad = ' '.repeat(col);
+  return `${pad}${yamlScalar(section)}:\n${entries.map(([k, v]) => `${pad}  ${yamlScalar(k)}: ${v}\n`).join('')}`;
+}
+
+function applySplices(text: string, splices: Splice[]): string {
+  const sorted = [...splices].sort((a, b) => b.start - a.start || b.end - a.end);
+  let out = text;
+  let limit = Infinity;
+  for (const s of sorted) {
+    if (s.end > limit) throw new ConfigFileError('invalid', 'overlapping edits');
+    out = out.slice(0, s.start) + s.text + out.slice(s.end);
+    limit = s.start;
+  }
+  return out;
+}
+
+function scalarKeyOf(key: unknown): string | null {
+  const y = yaml();
+  return y.isScalar(key) && typeof key.value === 'string' ? key.value : null;
+}
+
+function lineStart(text: string, pos: number): number {
+  return text.lastIndexOf('\n', pos - 1) + 1;
+}
+
+function columnOf(text: string, pos: number): number {
+  return pos - lineStart(text, pos);
+}
+
+/** The start of the line after `pos` (or `pos` itself when it already starts a line; the end of the text at the last line). */
+function lineEndAfter(text: string, pos: number): number {
+  if (pos > 0 && text[pos - 1] === '\n') return pos;
+  const nl = text.indexOf('\n', pos);
+  return nl === -1 ? text.length : nl + 1;
+}
+
+/** YAML 1.1 words PyYAML reads as booleans or null: never written plain. */
+const YAML11_WORDS = new Set(['y', 'n', 'yes', 'no', 'on', 'off', 'true', 'false', 'null']);
+
+/**
+ * A scalar as the agent (PyYAML, YAML 1.1) and the relay (YAML 1.2) both read it back: numbers and
+ * booleans plain; a string plain only when it starts with a letter, holds letters, digits and `_+./-`
+ * and is no 1.1 boolean or null word; anything else double-quoted with every non-ASCII character escaped.
+ */
+export function yamlScalar(v: string | number | boolean): string {
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v)) throw new ConfigFileError('invalid', `the relay writes whole numbers only (${String(v).slice(0, 40)})`);
+    return String(v);
+  }
+  if (isPlainSafe(v)) return v;
+  let out = '"';
+  for (const ch of v) {
+    const cp = ch.codePointAt(0)!;
+    if (ch === '"' || ch === '\\') out += `\\${ch}`;
+    else if (cp >= 0x20 && cp < 0x7f) out += ch;
+    else if (cp <= 0xffff) out += `\\u${cp.toString(16).padStart(4, '0')}`;
+    else out += `\\U${cp.toString(16).padStart(8, '0')}`;
+  }
+  return `${out}"`;
+}
+
+function isPlainSafe(s: string): boolean {
+  if (s.length === 0 || s.length > 256 || YAML11_WORDS.has(s.toLowerCase())) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const letter = (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+    if (i === 0 ? !letter : !(letter || (c >= 0x30 && c <= 0x39) || c === 0x5f || c === 0x2b || c === 0x2e || c === 0x2f || c === 0x2d)) return false;
+  }
+  return true;
+}
+
+export type RewriteResult = { path: string; sha256: string; bytes: number; changed: boolean; backup: string | null };
+
+/**
+ * Rewrites a config with `edit` (text in, text out) the way an operator would want: refused through a
+ * symbolic link (the relay never writes where a link points), the previous text kept as `<file>.bak`
+ * (0600), the new one written atomically with the file's own mode (and owner, when the relay may set it),
+ * and refused when the file changed while it was being edited. An edit that changes nothing writes nothing.
+ */
+export function rewriteConfigInPlace(file: string, edit: (text: string) => string): RewriteResult {
+  const name = path.basename(file);
+  let link: fs.Stats;
+  try {
+    link = fs.lstatSync(file);
+  } catch (err) {
+    throw new ConfigFileError('unreadable', `${name} could not be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  if (link.isSymbolicLink())
+    throw new ConfigFileError('invalid', `${name} is a symbolic link; the relay does not write through links, edit it by hand`);
+  const { text, stat } = readConfigText(file);
+  if (stat.ino !== link.ino || stat.dev !== link.dev)
+    throw new ConfigFileError('invalid', `${name} changed while the relay was reading it; try again`);
+  const next = edit(text);
+  const sha = (t: string) => createHash('sha256').update(t).digest('hex');
+  if (next === text) return { path: file, sha256: sha(text), bytes: Buffer.byteLength(text), changed: false, backup: null };
+  const now = fs.lstatSync(file);
+  if (versionOf(now) !== versionOf(stat)) throw new ConfigFileError('invalid', `${name} changed while the relay was editing it; try again`);
+  const backup = `${file}.bak`;
+  atomicWrite(backup, text);
+  const written = atomicWrite(file, next, { mode: stat.mode & 0o777, uid: stat.uid, gid: stat.gid });
+  return { path: file, sha256: written.sha256, bytes: written.bytes, changed: true, backup };
+}
