@@ -1,6 +1,7 @@
 // ESLint 10 flat config: typescript-eslint with type information for the TypeScript sources.
 // Formatting is Prettier's job (`prettier --check`), so no stylistic rules here.
 import { builtinModules } from 'node:module';
+import regexp from 'eslint-plugin-regexp';
 import tseslint from 'typescript-eslint';
 
 const nodeBuiltins = [...new Set(builtinModules.map((m) => m.replace(/^node:/, '')))];
@@ -51,6 +52,17 @@ export default tseslint.config(
           ],
         },
       ],
+    },
+  },
+  {
+    // Peers send text the relay runs patterns over: a pattern that backtracks super-linearly lets one
+    // request freeze the event loop (a 150,000-character body held /health for 30 s). Neither rule may
+    // be switched off without a reason saying the input is operator-controlled or bounded short.
+    files: ['apps/**/*.ts', 'libs/**/*.ts'],
+    plugins: { regexp },
+    rules: {
+      'regexp/no-super-linear-backtracking': 'error',
+      'regexp/no-super-linear-move': 'error',
     },
   },
   {

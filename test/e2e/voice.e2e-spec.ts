@@ -352,7 +352,7 @@ describe('voice config: profiles, the global config, settings PATCH', () => {
     expect(text).toContain('en-us+f3');
     expect(text).toContain('agent:');
     expect(text).toContain('provider: espeak-ng');
-    expect(fs.readdirSync(path.dirname(file))).toEqual(['config.yaml']);
+    expect(fs.readdirSync(path.dirname(file)).sort()).toEqual(['config.yaml', 'config.yaml.bak']); // no temp file left
     const e = readEvents(relay.home)
       .filter((x) => x.type === 'voice.settings_changed')
       .at(-1)!;
@@ -636,7 +636,9 @@ describe('the experimental realtime session (/voice/realtime/session and its soc
       const off = await call(relay, 'POST', '/voice/realtime/session', {}, bearer(p.token));
       expect(off.status).toBe(404);
       expect(off.body.error).toContain('PATCH /voice/realtime/config');
-      expect((await call(relay, 'PATCH', '/voice/realtime/config', { enabled: true }, bearer(p.token))).status).toBe(200);
+      // Relay-wide, it is the operator's switch (loopback, no bearer); a phone's PATCH is refused.
+      expect((await call(relay, 'PATCH', '/voice/realtime/config', { enabled: true }, bearer(p.token))).status).toBe(403);
+      expect((await call(relay, 'PATCH', '/voice/realtime/config', { enabled: true })).status).toBe(200);
       const created = await call(relay, 'POST', '/voice/realtime/session', {}, bearer(p.token));
       expect(created.body).toMatchObject({ success: true, protocol: 'hermes.voice.realtime.v0', provider: 'offline' });
       const id = created.body.session_id as string;

@@ -89,7 +89,7 @@ export async function doctorCommand(args: string[], io: CliIo): Promise<number> 
   }
 
   // The agent's native routes.
-  const webapi = (env.RELAY_WEBAPI_URL || 'http://localhost:8642').replace(/\/+$/, '');
+  const webapi = (env.RELAY_WEBAPI_URL || 'http://localhost:8642').replace(/(?<!\/)\/+$/, '');
   try {
     const res = await fetch(`${webapi}/v1/capabilities`, {
       headers: env.API_SERVER_KEY ? { authorization: `Bearer ${env.API_SERVER_KEY}` } : {},

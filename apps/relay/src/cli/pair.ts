@@ -162,7 +162,7 @@ export async function pairCommand(args: string[], io: CliIo): Promise<number> {
     );
     out('Scan with the svc app to pair this phone:');
     out();
-    out(qr.replace(/\n+$/, ''));
+    out(qr.replace(/(?<!\n)\n+$/, ''));
     out();
   }
   const expires = new Date(mint.expires_at * 1000);

@@ -113,6 +113,15 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
             req.principal = { kind: 'api' };
             return done();
           }
+          if (
+            cfg.operatorOnLoopback &&
+            req.headers.authorization === undefined &&
+            checkLoopback(req.raw.socket.remoteAddress, req.headers, deps.port()).ok
+          ) {
+            assertJsonBody(req);
+            req.principal = { kind: 'operator' };
+            return done();
+          }
           return bearer(req, ip, cfg.grant, done);
         default:
           // Unreachable by type; a route with a class this hook does not know is refused, never left hanging.

@@ -10,7 +10,15 @@ import type { FastifyRequest } from 'fastify';
  */
 export type AuthClass = 'public' | 'loopback' | 'paired' | 'loopback-or-paired' | 'voice';
 
-export type RouteAuth = { auth: AuthClass; grant?: string; bodyLimit?: number; noHead?: boolean; bearerOnLoopback?: boolean };
+export type RouteAuth = {
+  auth: AuthClass;
+  grant?: string;
+  bodyLimit?: number;
+  noHead?: boolean;
+  bearerOnLoopback?: boolean;
+  /** `voice` class: a loopback request with no bearer is the operator (relay-wide voice settings). */
+  operatorOnLoopback?: boolean;
+};
 
 /**
  * `@Auth('paired', 'chat')`: checked in a Fastify onRequest hook, before the body is even read.
@@ -21,7 +29,7 @@ export type RouteAuth = { auth: AuthClass; grant?: string; bodyLimit?: number; n
 export function Auth(
   auth: AuthClass,
   grant?: string,
-  options: { bodyLimit?: number; noHead?: boolean; bearerOnLoopback?: boolean } = {},
+  options: { bodyLimit?: number; noHead?: boolean; bearerOnLoopback?: boolean; operatorOnLoopback?: boolean } = {},
 ): MethodDecorator & ClassDecorator {
   return applyDecorators(RouteConfig({ auth, grant, ...options } satisfies RouteAuth));
 }

@@ -193,7 +193,7 @@ function loadSecureLinkConfig(env: NodeJS.ProcessEnv): SecureLinkConfig {
     port,
     cert: env.RELAY_SECURE_LINK_CERT?.trim() || null,
     key: env.RELAY_SECURE_LINK_KEY?.trim() || null,
-    dashboardUrl: (env.RELAY_SECURE_LINK_DASHBOARD_URL?.trim() || 'http://127.0.0.1:9119').replace(/\/+$/, ''),
+    dashboardUrl: (env.RELAY_SECURE_LINK_DASHBOARD_URL?.trim() || 'http://127.0.0.1:9119').replace(/(?<!\/)\/+$/, ''),
     reach: {
       enabled: truthy(env.RELAY_EXPERIMENTAL_REACH_ENABLED),
       brokerUrl: env.RELAY_SECURE_LINK_BROKER_URL?.trim() || null,
@@ -335,7 +335,7 @@ function loadVoiceConfig(env: NodeJS.ProcessEnv): VoiceConfig {
   if (!/^https?:\/\/[^\s]+$/i.test(base)) throw new ConfigError(`OPENAI_BASE_URL must be an http(s) URL, got "${base}"`);
   return {
     openaiKey: env.VOICE_TOOLS_OPENAI_KEY?.trim() || env.OPENAI_API_KEY?.trim() || null,
-    openaiBaseUrl: base.replace(/\/+$/, ''),
+    openaiBaseUrl: base.replace(/(?<!\/)\/+$/, ''),
     maxAudioBytes: intInRange(env.RELAY_VOICE_MAX_AUDIO_BYTES, 'RELAY_VOICE_MAX_AUDIO_BYTES', 25 * 1024 * 1024, 1024, 200 * 1024 * 1024),
     timeoutMs: intInRange(env.RELAY_VOICE_TIMEOUT_SECONDS, 'RELAY_VOICE_TIMEOUT_SECONDS', 60, 1, 600) * 1000,
     offlineBinDir: env.RELAY_VOICE_OFFLINE_BIN_DIR?.trim() || null,

@@ -11,8 +11,13 @@ export type RangeVerdict = { kind: 'full' } | { kind: 'partial'; start: number; 
  */
 export function parseRange(header: string | undefined, size: number): RangeVerdict {
   if (header === undefined) return { kind: 'full' };
-  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
-  if (!m || (m[1] === '' && m[2] === '')) return { kind: 'full' };
+  // Split by hand, not one pattern: `\s*(\d*)\s*` lets a peer's run of spaces backtrack polynomially.
+  const h = header.trim();
+  const eq = h.indexOf('=');
+  const dash = h.indexOf('-', eq + 1);
+  if (eq < 0 || dash < 0 || h.slice(0, eq).trimEnd().toLowerCase() !== 'bytes') return { kind: 'full' };
+  const m = ['', h.slice(eq + 1, dash).trim(), h.slice(dash + 1).trim()];
+  if (!/^\d*$/.test(m[1]) || !/^\d*$/.test(m[2]) || (m[1] === '' && m[2] === '')) return { kind: 'full' };
   if (m[1] === '') {
     const suffix = Number(m[2]);
     if (!Number.isSafeInteger(suffix)) return { kind: 'full' };

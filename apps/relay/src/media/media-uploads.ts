@@ -151,7 +151,7 @@ export function decodeBase64(content: string, max: number): Buffer {
   if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(compact) || compact.length % 4 === 1) {
     throw new DomainError('validation_failed', 'invalid', 'content must be base64 (standard or url-safe alphabet)');
   }
-  const decodedLength = Math.floor((compact.replace(/=+$/, '').length * 3) / 4);
+  const decodedLength = Math.floor((compact.replace(/(?<!=)=+$/, '').length * 3) / 4);
   if (decodedLength > max) throw uploadTooLarge(max);
   return Buffer.from(compact, 'base64');
 }

@@ -116,7 +116,7 @@ export class PairingService implements OnApplicationBootstrap {
       ...(input.grants ? { grants: wireGrants(terms) } : {}),
       ...(terms.transportHint ? { transport_hint: terms.transportHint } : {}),
     };
-    const dashboardUrl = input.dashboard_url?.replace(/\/+$/, '') || undefined;
+    const dashboardUrl = input.dashboard_url?.replace(/(?<!\/)\/+$/, '') || undefined;
     const unsigned: Omit<QrPayload, 'sig'> = {
       svc: endpoints ? 3 : Object.keys(relay).length > 2 ? 2 : 1,
       ...api,

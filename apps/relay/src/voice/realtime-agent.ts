@@ -3,13 +3,20 @@ import type { RelayConfig } from '../common/config';
 import { metricsOf, offlinePcm, openaiPcm } from './pcm-stream';
 import { VoiceProviderError } from './voice-provider';
 import type { Live } from './voice-sessions.service';
-import { sanitizeForSpeech, type VoiceService } from './voice.service';
+import { sanitizeForSpeech, truncateForSpeech } from './speech-text';
+import type { VoiceService } from './voice.service';
 import { writeWav16 } from './wav';
 
 /** The broker keeps this much conversation (the app sends at most 14 messages of at most 1,500 characters). */
 const MAX_CONTEXT = 14;
 const MAX_CONTEXT_CHARS = 1500;
 const CHAT_SESSION_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+/** The agent API's answer is read up to this many bytes of JSON; a longer body is refused, not parsed. */
+export const MAX_AGENT_RESPONSE_BYTES = 1024 * 1024;
+/** The answer's text as mirrored to the phone (and handed to the provider-native engine), at most. */
+export const MAX_AGENT_ANSWER_CHARS = 20_000;
+/** Of an error answer, this much is read (and 200 characters of it quoted). */
+const MAX_AGENT_ERROR_BYTES = 4096;
 
 /** What the broker needs of the session socket (VoiceSessions owns it). */
 export type SessionIo = {
@@ -17,6 +24,8 @@ export type SessionIo = {
   error(s: Live, message: string, extra?: Record<string, unknown>): void;
   pump(s: Live, type: string, started: number): Promise<number | null>;
   touch(s: Live): void;
+  /** False once the session's caller lost the right to it (revoked, expired, grant gone): no new agent call then. */
+  allowed(s: Live): boolean;
 };
 
 /**
@@ -37,8 +46,10 @@ export class RealtimeAgentBroker {
    * timeout and `signal`. Returns the answer's text.
    */
   async ask(s: Live, text: string, signal: AbortSignal): Promise<string> {
+    if (!this.io.allowed(s))
+      throw new VoiceProviderError('voice.session_revoked', "this voice session's relay session was revoked, expired or lost its grant", 'invalid');
     const bound = AbortSignal.any([signal, AbortSignal.timeout(this.config.voice.timeoutMs)]);
-    const res = await fetch(`${this.config.webapiUrl.replace(/\/+$/, '')}/v1/chat/completions`, {
+    const res = await fetch(`${this.config.webapiUrl.replace(/(?<!\/)\/+$/, '')}/v1/chat/completions`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -50,10 +61,21 @@ export class RealtimeAgentBroker {
     });
     if (res.status === 401 || res.status === 403)
       throw new VoiceProviderError('voice.agent_auth', `the agent API refused the relay (${res.status}): set API_SERVER_KEY to the API server's key`);
-    if (!res.ok) throw new VoiceProviderError('voice.agent_error', `the agent API answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
-    const j = (await res.json()) as { choices?: Array<{ message?: { content?: unknown } }> };
-    const content = j.choices?.[0]?.message?.content;
-    if (typeof content !== 'string') throw new VoiceProviderError('voice.agent_error', 'the agent API answered without a message');
+    if (!res.ok)
+      throw new VoiceProviderError(
+        'voice.agent_error',
+        `the agent API answered ${res.status}: ${(await readCapped(res, MAX_AGENT_ERROR_BYTES, false)).slice(0, 200)}`,
+      );
+    let j: { choices?: Array<{ message?: { content?: unknown } }> } | null;
+    try {
+      j = JSON.parse(await readCapped(res, MAX_AGENT_RESPONSE_BYTES, true)) as typeof j;
+    } catch (err) {
+      if (err instanceof VoiceProviderError) throw err;
+      throw new VoiceProviderError('voice.agent_error', 'the agent API answered with a body that is not JSON');
+    }
+    const raw = j?.choices?.[0]?.message?.content;
+    if (typeof raw !== 'string') throw new VoiceProviderError('voice.agent_error', 'the agent API answered without a message');
+    const content = raw.length > MAX_AGENT_ANSWER_CHARS ? truncateForSpeech(raw, MAX_AGENT_ANSWER_CHARS).text : raw;
     s.context.push({ role: 'user', content: text.slice(0, MAX_CONTEXT_CHARS) }, { role: 'assistant', content: content.slice(0, MAX_CONTEXT_CHARS) });
     s.context = s.context.slice(-MAX_CONTEXT);
     return content;
@@ -90,7 +112,7 @@ export class RealtimeAgentBroker {
     this.io.send(s, { type: 'voice.input_transcript.final', text });
     s.busy = false;
     if (text === '') return this.io.error(s, 'nothing was heard in the committed audio', { code: 'voice.empty_transcript' });
-    return this.turn(s, text);
+    return this.turn(s, text, true);
   }
 
   /**
@@ -99,9 +121,15 @@ export class RealtimeAgentBroker {
    * its answer is mirrored as `voice.response.delta` and spoken with the voice output provider. The agent
    * runs its own tools; the broker exposes none (`tool_surface: []`).
    */
-  async turn(s: Live, raw: string): Promise<void> {
-    const text = raw.trim().slice(0, MAX_TTS_CHARS);
+  async turn(s: Live, raw: string, heard = false): Promise<void> {
+    let text = raw.trim();
     if (text === '') return this.io.error(s, 'response.create missing text');
+    // Typed text past the bound is refused; a long transcript (up to 16 MiB of audio) is cut at a sentence.
+    if (text.length > MAX_TTS_CHARS) {
+      if (!heard) return this.io.error(s, `text exceeds ${MAX_TTS_CHARS} characters`, { code: 'voice.text_too_long' });
+      text = truncateForSpeech(text, MAX_TTS_CHARS).text;
+    }
+    if (!this.io.allowed(s)) return;
     s.busy = true;
     s.responded = true;
     const abort = (s.abort = new AbortController());
@@ -127,7 +155,8 @@ export class RealtimeAgentBroker {
       return this.io.error(s, message, { code: (err as { code?: string }).code ?? 'voice.agent_unreachable' });
     }
     this.io.send(s, { type: 'voice.response.delta', delta: answer, source: 'hermes', delivery: 'final' });
-    const spoken = sanitizeForSpeech(answer);
+    // The answer is at most MAX_AGENT_ANSWER_CHARS (ask); what is spoken is at most what one response may speak.
+    const spoken = truncateForSpeech(sanitizeForSpeech(answer), MAX_TTS_CHARS).text;
     s.chars += spoken.length;
     let firstAudioMs: number | null = null;
     try {
@@ -181,4 +210,32 @@ export function agentFields(b: Record<string, unknown>): { chatSessionId: string
     context.push({ role: msg.role as 'user' | 'assistant' | 'system', content: msg.content.slice(0, MAX_CONTEXT_CHARS) });
   }
   return { chatSessionId, context };
+}
+
+/**
+ * A response body as text, read no further than `max` bytes: past it the read is cancelled and, when
+ * `strict`, refused (a JSON answer cut short is no answer); otherwise what was read is returned.
+ */
+async function readCapped(res: Response, max: number, strict: boolean): Promise<string> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      if (strict)
+        throw new VoiceProviderError(
+          'voice.agent_answer_too_large',
+          `the agent API's answer exceeds ${max} bytes; the relay does not read past that`,
+        );
+      chunks.push(value.subarray(0, value.length - (size - max)));
+      break;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,5 +1,15 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { actorOf, DomainError, expireVoiceSessions, MAX_TTS_CHARS, VOICE_SESSION_CONNECT_SECONDS, type Principal } from '@svc/domain';
+import {
+  actorOf,
+  DomainError,
+  expireVoiceSessions,
+  hasGrant,
+  isLive,
+  MAX_TTS_CHARS,
+  VOICE_SESSION_CONNECT_SECONDS,
+  type Principal,
+} from '@svc/domain';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '@svc/events';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -13,11 +23,15 @@ import { Scheduler } from '../common/scheduler';
 import { Secrets } from '../common/secrets';
 import { toErrorResponse } from '../common/http-errors';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import { CLOSE } from '../phone-socket/envelope';
+import { merge, type Subscription } from 'rxjs';
+import { assertOpenSessionsBelow, TokenBuckets } from './creation-limit';
 import { metricsOf, offlinePcm, openaiPcm, pcmLevels, type PcmStream } from './pcm-stream';
 import { RealtimeUpstream } from './realtime-upstream';
 import { AGENT_TOOLS, NativeAgentLink } from './native-agent';
 import { VoiceProviderError } from './voice-provider';
-import { sanitizeForSpeech, VoiceService } from './voice.service';
+import { sanitizeForSpeech } from './speech-text';
+import { VoiceService } from './voice.service';
 import { resample, writeWav16 } from './wav';
 import { agentFields, RealtimeAgentBroker } from './realtime-agent';
 
@@ -61,6 +75,8 @@ export type Live = {
   /** realtime_agent with the openai provider: the provider-native engine (native-agent.ts). */
   native: NativeAgentLink | null;
   actor: string;
+  /** The relay session it belongs to (null: opened with the API bearer, tied to no relay session). */
+  tokenPrefix: string | null;
   provider: string;
   model: string;
   voice: string;
@@ -96,6 +112,9 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
   private readonly auth: AuthDeps;
   /** The realtime-agent broker's turns (realtime-agent.ts). */
   private readonly agent: RealtimeAgentBroker;
+  /** Creations per caller: output sessions (the app makes one a sentence), and realtime ones. */
+  private readonly creations: Record<'output' | 'realtime', TokenBuckets>;
+  private readonly lost: Subscription;
 
   constructor(
     private readonly log: CommandLoop,
@@ -120,6 +139,21 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
       error: (s, m, x) => this.error(s, m, x),
       pump: (s, type, started) => this.pump(s, type, started),
       touch: (s) => this.touch(s),
+      allowed: (s) => !s.ended && s.ws !== null && s.ws.readyState === s.ws.OPEN && this.allowed(s),
+    });
+    const v = config.voice;
+    this.creations = {
+      output: new TokenBuckets(v.outputSessionsPerMinute, Math.max(1, Math.ceil(v.outputSessionsPerMinute / 2))),
+      realtime: new TokenBuckets(v.realtimeSessionsPerMinute, Math.max(1, Math.ceil(v.realtimeSessionsPerMinute / 2))),
+    };
+    // A relay session revoked, expired or stripped of the grant takes its voice sessions with it (4403), as the
+    // phone socket is closed: a revoked phone must not go on driving the agent API with the relay's key.
+    this.lost = merge(
+      this.log.bus.ofType('session.revoked', 'session.expired'),
+      this.log.bus.ofType('session.grant_expired', 'session.shortened'),
+    ).subscribe((e) => {
+      const reason = e.type === 'session.revoked' ? 'session revoked' : e.type === 'session.expired' ? 'session expired' : 'voice grant removed';
+      for (const s of [...this.live.values()]) if (s.tokenPrefix === e.data.tokenPrefix && !this.allowed(s)) this.cut(s, reason);
     });
     scheduler.register('voice.expire', (m, now) => expireVoiceSessions(m, now, this.attached()));
     this.log.bus.ofType('voice.session_ended').subscribe((e) => {
@@ -128,12 +162,45 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     });
   }
 
+  /**
+   * Whether the session's caller may still use it at the clock's now: the API bearer always (it is tied to no
+   * relay session); a phone while its relay session is live and holds the kind's grant.
+   */
+  private allowed(s: Live): boolean {
+    if (s.tokenPrefix === null) return true;
+    const session = this.log.models.sessions.byTokenPrefix(s.tokenPrefix);
+    const now = this.clock.now();
+    return session !== undefined && isLive(session, now) && hasGrant(session, GRANT[s.kind], now);
+  }
+
+  /** Ends a session whose caller lost the right to it: work in flight stops, the socket closes 4403 with why. */
+  private cut(s: Live, reason: string): void {
+    s.abort?.abort();
+    s.stream?.stop();
+    s.upstream?.close();
+    s.native?.close();
+    if (!s.ws) return void this.end(s, 'revoked');
+    this.error(s, `${reason}: this voice session is closed`, { code: 'voice.session_revoked' });
+    s.ws.close(CLOSE.revoked, reason);
+  }
+
   private attached(): Set<string> {
     return new Set([...this.live.values()].filter((s) => s.ws !== null).map((s) => s.id));
   }
 
-  /** POST /voice/output/session and /voice/realtime/session (realtime is experimental: off until enabled). */
+  /**
+   * POST /voice/output/session and /voice/realtime/session (realtime is experimental: off until enabled).
+   * Bounded per caller (a relay session, or the API bearer): a creation rate (429 with Retry-After) and a
+   * number of sessions open at once.
+   */
   async create(kind: Kind, body: unknown, principal: Principal) {
+    const actor = actorOf(principal);
+    const wait = this.creations[kind === 'output' ? 'output' : 'realtime'].take(actor, this.clock.now().getTime());
+    if (wait > 0)
+      throw new DomainError('rate_limited', 'rate_limited', `too many ${kind.replace('_', '-')} voice sessions created; retry in ${wait} s`, {
+        success: false,
+        retry_after: wait,
+      });
     const b = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
     const settings = this.voice.settings(SECTION[kind], b.profile);
     if (settings.enabled !== true && !(kind !== 'output' && this.config.realtimeVoiceEnabled))
@@ -142,7 +209,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
         'not_found',
         kind === 'output'
           ? 'voice output is disabled (voice_output.enabled: false)'
-          : `${kind === 'realtime' ? 'realtime voice' : 'the realtime agent'} is disabled (experimental: PATCH /voice/${SEGMENT[kind]}/config {"enabled": true}, or RELAY_REALTIME_VOICE_ENABLED=1)`,
+          : `${kind === 'realtime' ? 'realtime voice' : 'the realtime agent'} is disabled (experimental: the operator turns it on with PATCH /voice/${SEGMENT[kind]}/config {"enabled": true} from the relay's host, or RELAY_REALTIME_VOICE_ENABLED=1; a profile's config may enable it for that profile)`,
         { success: false },
       );
     const provider = this.voice.providerId(typeof b.provider === 'string' ? b.provider : settings.provider);
@@ -175,20 +242,23 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
           : 'espeak-ng');
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + VOICE_SESSION_CONNECT_SECONDS * 1000).toISOString();
-    await this.log.run(actorOf(principal), () => [
-      {
-        type: 'voice.session_created',
-        data: {
-          sessionId: id,
-          kind,
-          profile: settings.profile,
-          provider,
-          via: principal.kind === 'api' ? ('api' as const) : ('session' as const),
-          expiresAt,
-          ...(agent.chatSessionId ? { chatSessionId: agent.chatSessionId } : {}),
+    await this.log.run(actor, (models) => {
+      assertOpenSessionsBelow(models, actor, this.config.voice.maxOpenSessions);
+      return [
+        {
+          type: 'voice.session_created',
+          data: {
+            sessionId: id,
+            kind,
+            profile: settings.profile,
+            provider,
+            via: principal.kind === 'api' ? ('api' as const) : ('session' as const),
+            expiresAt,
+            ...(agent.chatSessionId ? { chatSessionId: agent.chatSessionId } : {}),
+          },
         },
-      },
-    ]);
+      ];
+    });
     this.live.set(id, {
       id,
       kind,
@@ -200,7 +270,8 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
       abort: null,
       upstream: null,
       native: null,
-      actor: actorOf(principal),
+      actor,
+      tokenPrefix: principal.kind === 'device' ? principal.tokenPrefix : null,
       provider,
       model,
       voice: voiceName,
@@ -279,11 +350,13 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
 
   private attach(s: Live, ws: WebSocket): void {
     s.ws = ws;
-    this.touch(s);
-    this.send(s, this.ready(s));
     ws.on('message', (data: RawData, isBinary: boolean) => this.onFrame(s, data, isBinary));
     ws.on('error', (err) => this.logger.debug({ err: err.message }, 'voice output socket error'));
     ws.on('close', () => void this.end(s, s.responded ? 'closed' : 'closed_before_response'));
+    // Revoked while the upgrade was being authenticated: the bus event found no socket to close.
+    if (!this.allowed(s)) return this.cut(s, 'session expired, revoked or without the voice grant');
+    this.touch(s);
+    this.send(s, this.ready(s));
   }
 
   private ready(s: Live) {
@@ -304,11 +377,15 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
   }
 
   private onFrame(s: Live, data: RawData, isBinary: boolean): void {
+    // Checked on every frame at the clock's now, not only when the sweep has written the expiry or a PATCH the loss.
+    if (!this.allowed(s)) return this.cut(s, 'session expired, revoked or without the voice grant');
     this.touch(s);
     if (isBinary) return this.error(s, 'unsupported websocket frame: send JSON text');
     let msg: unknown;
+    const text = String(data);
+    if (jsonDepthExceeds(text)) return this.error(s, `message nests JSON deeper than ${MAX_JSON_DEPTH} levels`);
     try {
-      msg = JSON.parse(String(data));
+      msg = JSON.parse(text);
     } catch {
       return this.error(s, 'invalid JSON message');
     }
@@ -489,7 +566,8 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     const audio = typeof m.audio_base64 === 'string' ? m.audio_base64.trim() : '';
     if (audio === '' || !/^[A-Za-z0-9+/]*={0,2}$/.test(audio))
       return this.error(s, audio === '' ? 'input_audio.append missing audio_base64' : 'input_audio.append audio_base64 is invalid');
-    const n = Math.floor((audio.replace(/=+$/, '').length * 3) / 4);
+    // The pattern above allows two '=' at most, at the end.
+    const n = Math.floor(((audio.length - (audio.endsWith('==') ? 2 : audio.endsWith('=') ? 1 : 0)) * 3) / 4);
     if (s.inputBytes + n > MAX_INPUT_AUDIO_BYTES)
       return this.error(s, `input audio exceeds ${MAX_INPUT_AUDIO_BYTES} bytes in this session`, { code: 'voice.audio_too_large' });
     s.inputBytes += n;
@@ -595,6 +673,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.lost.unsubscribe();
     this.wss.close();
   }
 }

@@ -115,9 +115,9 @@ export class VoiceController {
   }
 
   @Patch('/output/config')
-  @Auth('voice', 'voice:tts')
-  patchOutputConfig(@Body() body: unknown, @Caller() caller: Principal) {
-    return this.voice.patchSettings('voice_output', body, caller);
+  @Auth('voice', 'voice:tts', { operatorOnLoopback: true })
+  patchOutputConfig(@Body() body: unknown, @Query('profile') profile: unknown, @Caller() caller: Principal) {
+    return this.voice.patchSettings('voice_output', body, caller, profile);
   }
 
   @Get('/output/providers/:provider/options')
@@ -140,9 +140,9 @@ export class VoiceController {
   }
 
   @Patch('/realtime/config')
-  @Auth('voice', 'voice:realtime')
-  patchRealtimeConfig(@Body() body: unknown, @Caller() caller: Principal) {
-    return this.voice.patchSettings('realtime_voice', body, caller);
+  @Auth('voice', 'voice:realtime', { operatorOnLoopback: true })
+  patchRealtimeConfig(@Body() body: unknown, @Query('profile') profile: unknown, @Caller() caller: Principal) {
+    return this.voice.patchSettings('realtime_voice', body, caller, profile);
   }
 
   @Get('/realtime/providers/:provider/options')
@@ -165,9 +165,9 @@ export class VoiceController {
   }
 
   @Patch('/realtime-agent/config')
-  @Auth('voice', 'voice:realtime')
-  patchAgentConfig(@Body() body: unknown, @Caller() caller: Principal) {
-    return this.voice.patchSettings('realtime_agent', body, caller);
+  @Auth('voice', 'voice:realtime', { operatorOnLoopback: true })
+  patchAgentConfig(@Body() body: unknown, @Query('profile') profile: unknown, @Caller() caller: Principal) {
+    return this.voice.patchSettings('realtime_agent', body, caller, profile);
   }
 
   @Get('/realtime-agent/providers/:provider/options')

@@ -29,6 +29,7 @@ import {
   type VoiceScope,
   type YamlMap,
 } from './voice-config';
+import { sanitizeForSpeech } from './speech-text';
 import { VoiceProviderError, type ProviderOptions, type VoiceProvider } from './voice-provider';
 
 /** Provider names as configs spell them, to the providers this relay has. */
@@ -167,13 +168,15 @@ export class VoiceService {
       throw new DomainError('validation_failed', 'invalid', 'send a JSON object: {"text": "..."}', { success: false });
     const b = body as Record<string, unknown>;
     if (typeof b.text !== 'string') throw new DomainError('validation_failed', 'invalid', "'text' must be a string", { success: false });
-    const text = sanitizeForSpeech(b.text);
-    if (b.text.trim() === '') throw new DomainError('validation_failed', 'invalid', "'text' must not be empty", { success: false });
-    if (b.text.trim().length > MAX_TTS_CHARS)
-      throw new DomainError('voice.text_too_long', 'invalid', `text exceeds ${MAX_TTS_CHARS} characters (${b.text.trim().length})`, {
+    // The bound before any work on the text: the sanitizer is linear, but a megabyte of it is still work.
+    const trimmed = b.text.trim();
+    if (trimmed === '') throw new DomainError('validation_failed', 'invalid', "'text' must not be empty", { success: false });
+    if (trimmed.length > MAX_TTS_CHARS)
+      throw new DomainError('voice.text_too_long', 'invalid', `text exceeds ${MAX_TTS_CHARS} characters (${trimmed.length})`, {
         success: false,
         max_chars: MAX_TTS_CHARS,
       });
+    const text = sanitizeForSpeech(trimmed);
     if (text === '') throw new DomainError('validation_failed', 'invalid', "'text' is empty after removing markup", { success: false });
     const profile = this.profileOf(b.profile);
     const scope = this.files.resolve(profile);
@@ -362,12 +365,27 @@ export class VoiceService {
     return { ...s, ...agent, models: o.models, voices: o.voices, languages: o.languages, sample_rates: o.sample_rates };
   }
 
-  /** PATCH: a named profile with a config file is rewritten (atomically); otherwise the relay-owned defaults change. */
-  async patchSettings(section: VoiceSection, body: unknown, principal: Principal) {
+  /**
+   * PATCH: a named profile (`?profile=`, as the app sends it, or the body's `profile`) with a config file is
+   * rewritten (atomically); otherwise the relay-owned defaults change. The realtime sections' relay-wide
+   * settings switch experimental features on for every phone, so only the operator (loopback) writes them: a
+   * phone or the API bearer may change a named profile's file, nothing relay-wide.
+   */
+  async patchSettings(section: VoiceSection, body: unknown, principal: Principal, queryProfile?: unknown) {
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw new DomainError('validation_failed', 'invalid', 'send a JSON object of settings', { success: false });
     const b = body as Record<string, unknown>;
-    const profile = this.profileOf(b.profile);
+    if (queryProfile !== undefined && b.profile !== undefined && queryProfile !== b.profile)
+      throw new DomainError('validation_failed', 'invalid', 'the profile is named twice (?profile= and the body), differently', { success: false });
+    const profile = this.profileOf(queryProfile ?? b.profile);
+    const operatorOnly = section !== 'voice_output' && principal.kind !== 'operator';
+    if (operatorOnly && (profile === null || profile === 'default'))
+      throw new DomainError(
+        'voice.relay_settings_operator_only',
+        'forbidden',
+        `the relay-wide ${section} settings are the operator's (they apply to every phone): pass ?profile=<name> to change your profile's, or PATCH from the relay's host (loopback, no bearer)`,
+        { success: false },
+      );
     const changed = parseVoiceSettingsPatch(section, b);
     if (typeof changed.provider === 'string' && this.providerId(changed.provider) === null)
       throw new DomainError(
@@ -388,6 +406,13 @@ export class VoiceService {
         await this.log.run(actorOf(principal), () => recordProfileVoiceSettings(section, profile, changed, file));
         return this.settingsWithOptions(section, profile);
       }
+      if (operatorOnly)
+        throw new DomainError(
+          'voice.profile_not_found',
+          'not_found',
+          `profile "${profile}" has no config file to write ${section} settings to (the relay-wide ones are the operator's)`,
+          { success: false },
+        );
     }
     const effective = this.settings(section, null);
     await this.log.run(actorOf(principal), () => changeRelayVoiceSettings(effective, section, changed));
@@ -491,17 +516,4 @@ function profileOverrides(data: YamlMap, section: VoiceSection): Record<string, 
     for (const k of ['enabled', 'text_normalization', 'auto_speech_tags', 'fallback_enabled']) if (bool(s[k]) !== null) out[k] = bool(s[k]);
   }
   return out;
-}
-
-/** What should not be read aloud: code fences, markdown marks, URLs, MEDIA markers (the reference's sanitizer's intent). */
-export function sanitizeForSpeech(raw: string): string {
-  return raw
-    .replace(/```[\s\S]*?```/g, ' ')
-    .replace(/MEDIA:\S+/g, ' ')
-    .replace(/https?:\/\/\S+/g, ' ')
-    .replace(/!\[[^\]]*\]\([^)]*\)/g, ' ')
-    .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')
-    .replace(/[*_`#>|~]+/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
 }

@@ -48,7 +48,7 @@ export function inboxFileName(entryId: string, format: ClipboardFormat, hint: un
       .replace(/^[._-]+/, '')
       .replace(/\.{2,}/g, '.')
       .slice(0, 64)
-      .replace(/[._-]+$/, '');
+      .replace(/(?<![._-])[._-]+$/, '');
   }
   return `${entryId}${stem ? `-${stem}` : ''}.${CLIPBOARD_EXTENSION[format]}`;
 }

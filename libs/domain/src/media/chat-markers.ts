@@ -17,7 +17,7 @@ export function findPathMarkers(text: string): PathMarker[] {
       out.push({ start, end: start + m[0].length, path: m[1] });
       continue;
     }
-    const bare = m[2].replace(/[.,;:!?]+$/, '');
+    const bare = m[2].replace(/(?<![.,;:!?])[.,;:!?]+$/, '');
     if (bare.length < 2) continue;
     out.push({ start, end: start + 'MEDIA:'.length + bare.length, path: bare });
   }
