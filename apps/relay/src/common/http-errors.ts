@@ -101,7 +101,7 @@ export class ErrorFilter implements ExceptionFilter {
       this.logger.warn({ code: exception.code, reason: exception.message }, 'request refused: a peer is unavailable');
     else if (status >= 500) this.logger.error({ err: scrub(exception) }, 'request failed');
     if (reply.sent) return;
-    if (status === 429 && typeof body.retry_after === 'number') reply.header('Retry-After', String(body.retry_after));
+    if ((status === 429 || status === 503) && typeof body.retry_after === 'number') reply.header('Retry-After', String(body.retry_after));
     const phrase = exception instanceof DomainError ? REASON_PHRASE_OF[exception.kind] : undefined;
     if (phrase) reply.raw.statusMessage = phrase;
     void reply.status(status).header('Cache-Control', 'no-store').send(body);

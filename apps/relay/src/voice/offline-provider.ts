@@ -1,8 +1,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { DomainError } from '@svc/domain';
+import type { Logger } from 'pino';
 import type { VoiceConfig } from '../common/config';
+import { FFMPEG_DEMUXER, KNOWN_AUDIO, sniffAudio, type AudioContainer } from './audio-sniff';
 import { findProgram, runTool, ToolTimeoutError } from './run-tool';
+import { SpeechAborted, SpeechGate, SpeechGateBusy } from './speech-gate';
+import { SpeechFailed, SpeechTimeout, startSpeech } from './speech-process';
 import {
   VoiceProviderError,
   type ProviderOptions,
@@ -12,7 +17,8 @@ import {
   type TranscriptionRequest,
   type VoiceProvider,
 } from './voice-provider';
-import { durationMs, isWav, readWav, resample, WavError, writeWav16 } from './wav';
+import { WavError, writeWav16 } from './wav';
+import { AudioTooLong, WavTo16k } from './wav-stream';
 
 /** espeak-ng voices offered by name (any installed espeak-ng voice is accepted). */
 const VOICES = [
@@ -26,6 +32,14 @@ const VOICES = [
 ];
 const VOICE_RE = /^[a-z]{2,3}(-[a-z0-9]{2,8})?(\+[a-z0-9]{1,16})?$/i;
 
+const UNDECODABLE = 'ffmpeg could not decode the audio (unsupported or damaged format)';
+/** What a refused caller is told to wait (Retry-After): about one short transcription. */
+const BUSY_RETRY_AFTER_SECONDS = 5;
+/** The WAV fallback converts this much upload between turns of the event loop. */
+const SLICE_BYTES = 64 * 1024;
+const MAX_TRANSCRIPT_BYTES = 1024 * 1024;
+const WAV_HEADER_BYTES = 44;
+
 /**
  * The default provider when no cloud key is set: speech from Debian's `espeak-ng` (encoded to MP3 by
  * `lame`), text from `pocketsphinx_continuous` with its English model. Works with no network. Each call
@@ -35,7 +49,14 @@ export class OfflineVoiceProvider implements VoiceProvider {
   readonly id = 'offline';
   readonly label = 'Offline (espeak-ng + pocketsphinx, on this host)';
 
-  constructor(private readonly cfg: VoiceConfig) {}
+  private readonly gate: SpeechGate;
+
+  constructor(
+    private readonly cfg: VoiceConfig,
+    private readonly log?: Pick<Logger, 'debug'>,
+  ) {
+    this.gate = new SpeechGate(cfg.sttMaxConcurrent, cfg.sttMaxQueue);
+  }
 
   private bin(name: string): string | null {
     return findProgram(name, this.cfg.offlineBinDir);
@@ -98,96 +119,181 @@ export class OfflineVoiceProvider implements VoiceProvider {
     return r.stdout;
   }
 
+  /**
+   * Speech to text, bounded (security issue items 3 and 4): the upload must be a container the clients
+   * record (told by its bytes); at most `sttMaxConcurrent` jobs run, `sttMaxQueue` wait, the rest get 503;
+   * each job is one program at a time (ffmpeg, then pocketsphinx) under one wall-clock bound, killed when
+   * the caller leaves; decoded audio goes to a private temp file, never into the relay's memory, and
+   * stops at `sttMaxSeconds` (413 past it). Errors name no path and repeat no program output.
+   */
   async transcribe(req: TranscriptionRequest): Promise<Transcription> {
     const why = this.sttUnavailable();
     if (why) throw new VoiceProviderError('voice.provider_unavailable', why, 'unavailable');
-    let wav = req.audio;
-    if (!isWav(wav)) {
-      if (isMp3(wav) && this.bin('lame')) {
-        wav = (
-          await runTool(this.bin('lame')!, ['--quiet', '--decode', '--mp3input', '-', '-'], {
-            input: wav,
-            timeoutMs: this.cfg.timeoutMs,
-            maxStdout: 256 * 1024 * 1024,
-          }).catch((e: Error) => {
-            throw new VoiceProviderError('voice.bad_audio', `the MP3 could not be decoded: ${e.message}`, 'invalid');
-          })
-        ).stdout;
-      } else if (this.bin('ffmpeg')) wav = await this.decodeWithFfmpeg(wav);
-      else
-        throw new VoiceProviderError(
-          'voice.unsupported_audio',
-          `the offline provider reads WAV (PCM) or MP3 audio, and other formats with ffmpeg, which is not installed; this upload is ${req.contentType || 'of an unknown type'}. Install ffmpeg (apt-get install ffmpeg), record WAV, or configure a cloud provider (stt.provider: openai and an API key)`,
-          'unsupported',
-        );
-    }
-    let pcm;
+    const container = sniffAudio(req.audio);
+    if (!container)
+      throw new VoiceProviderError('voice.unsupported_audio', `the upload is not audio the relay reads; send ${KNOWN_AUDIO}`, 'unsupported');
+    const ffmpeg = this.bin('ffmpeg');
+    const lame = this.bin('lame');
+    if (!ffmpeg && container !== 'wav' && !(container === 'mp3' && lame))
+      throw new VoiceProviderError(
+        'voice.unsupported_audio',
+        'the offline provider reads WAV (PCM) or MP3 audio, and other formats with ffmpeg, which is not installed. Install ffmpeg (apt-get install ffmpeg), record WAV, or configure a cloud provider (stt.provider: openai and an API key)',
+        'unsupported',
+      );
+    const release = await this.gate.acquire({ signal: req.signal, waitMs: this.cfg.timeoutMs }).catch((e: Error) => {
+      throw this.sttError(e, 'queue');
+    });
+    const deadline = performance.now() + this.cfg.timeoutMs;
+    const left = () => deadline - performance.now();
+    let dir: string | null = null;
     try {
-      pcm = resample(readWav(wav), 16_000);
+      dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'svc-stt-'));
+      // pocketsphinx opens its input by name: 16 kHz mono 16-bit WAV with the plain 44-byte header (it
+      // skips exactly that; it hears the same samples worse when they come headerless).
+      const pcm = path.join(dir, 'audio.wav');
+      if (container === 'wav') await this.convertWav(req.audio, pcm);
+      else if (ffmpeg) await this.decodeWithFfmpeg(ffmpeg, container, req.audio, dir, pcm, { timeoutMs: left(), signal: req.signal });
+      else await this.decodeWithLame(lame!, req.audio, dir, pcm, { timeoutMs: left(), signal: req.signal });
+      const bytes = (await fs.promises.stat(pcm)).size - WAV_HEADER_BYTES;
+      if (bytes > Math.ceil((this.cfg.sttMaxSeconds + 0.25) * 16_000) * 2) throw new AudioTooLong('decoded past the bound');
+      const text = await this.recognize(pcm, { timeoutMs: left(), signal: req.signal });
+      return { text, audioMs: Math.round(bytes / 32) };
     } catch (e) {
-      if (e instanceof WavError) throw new VoiceProviderError('voice.bad_audio', `the WAV could not be read: ${e.message}`, 'invalid');
+      throw this.sttError(e as Error, 'job');
+    } finally {
+      release();
+      if (dir) await fs.promises.rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** Transcriptions running and waiting now. */
+  get sttLoad(): { running: number; waiting: number } {
+    return { running: this.gate.active, waiting: this.gate.waiting };
+  }
+
+  /**
+   * Any allowed container through ffmpeg: the demuxer the bytes named is forced (`-f`) and is the only
+   * format ffmpeg may open (`-format_whitelist`: no playlist, concat script or nested format), the one
+   * input file is the only protocol (`-protocol_whitelist file`: nothing else is read, no network), and
+   * the output stops past the duration bound (`-t`, `-fs`), written to a file (MP4 keeps its index at the
+   * end, so the input is a seekable file too). `-bitexact` keeps the WAV header at 44 bytes.
+   */
+  private async decodeWithFfmpeg(
+    bin: string,
+    container: AudioContainer,
+    audio: Buffer,
+    dir: string,
+    pcm: string,
+    opts: { timeoutMs: number; signal?: AbortSignal },
+  ): Promise<void> {
+    const input = path.join(dir, 'upload');
+    await fs.promises.writeFile(input, audio, { mode: 0o600 });
+    const seconds = this.cfg.sttMaxSeconds + 1;
+    const demuxer = FFMPEG_DEMUXER[container];
+    const args = [
+      ...['-nostdin', '-hide_banner', '-loglevel', 'error', '-threads', '1'],
+      ...['-protocol_whitelist', 'file', '-format_whitelist', demuxer, '-f', demuxer, '-i', `file:${input}`],
+      ...['-map', '0:a:0', '-vn', '-sn', '-dn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', '-bitexact', '-f', 'wav'],
+      ...['-t', String(seconds), '-fs', String((seconds + 1) * 32_000), '-y', `file:${pcm}`],
+    ];
+    const run = startSpeech(bin, args, opts);
+    run.stdout.resume();
+    await run.finished;
+  }
+
+  /**
+   * WAV (the realtime agent's, most uploads) needs no program: converted here in 64 KiB slices, the event
+   * loop free between them, stopped at the duration bound, so the work is at most linear in the upload.
+   */
+  private async convertWav(audio: Buffer, pcm: string): Promise<void> {
+    const conv = new WavTo16k(this.cfg.sttMaxSeconds);
+    await writeWavFile(pcm, async (write) => {
+      for (let off = 0; off < audio.length; off += SLICE_BYTES) {
+        await write(conv.push(audio.subarray(off, off + SLICE_BYTES)));
+        await new Promise((r) => setImmediate(r));
+      }
+      await write(conv.end());
+    });
+  }
+
+  /** MP3 without ffmpeg: lame decodes to WAV on its stdout, converted as it streams and stopped past the bound. */
+  private async decodeWithLame(
+    bin: string,
+    audio: Buffer,
+    dir: string,
+    pcm: string,
+    opts: { timeoutMs: number; signal?: AbortSignal },
+  ): Promise<void> {
+    const input = path.join(dir, 'upload.mp3');
+    await fs.promises.writeFile(input, audio, { mode: 0o600 });
+    const run = startSpeech(bin, ['--quiet', '--decode', '--mp3input', input, '-'], opts);
+    const conv = new WavTo16k(this.cfg.sttMaxSeconds);
+    try {
+      await writeWavFile(pcm, async (write) => {
+        for await (const c of run.stdout as AsyncIterable<Buffer>) await write(conv.push(c));
+        await run.finished;
+        await write(conv.end());
+      });
+    } catch (e) {
+      run.kill(e as Error);
       throw e;
     }
+  }
+
+  private async recognize(wav: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<string> {
     const model = this.cfg.sphinxModelDir;
-    // pocketsphinx opens its input by name (a Node stdin is a socket it cannot open): a private temp file.
-    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'svc-stt-'));
-    const input = path.join(dir, 'audio.wav');
-    let r;
-    try {
-      await fs.promises.writeFile(input, writeWav16(pcm), { mode: 0o600 });
-      const args = [
-        '-infile',
-        input,
-        '-hmm',
-        path.join(model, 'en-us'),
-        '-lm',
-        path.join(model, 'en-us.lm.bin'),
-        '-dict',
-        path.join(model, 'cmudict-en-us.dict'),
-      ];
-      r = await runTool(this.bin('pocketsphinx_continuous')!, args, { timeoutMs: this.cfg.timeoutMs, maxStdout: 1024 * 1024 }).catch((e: Error) => {
-        throw failed('voice.transcription_failed', 'pocketsphinx', e);
-      });
-    } finally {
-      await fs.promises.rm(dir, { recursive: true, force: true });
-    }
-    const text = r.stdout
+    const args = [
+      ...['-infile', wav, '-samprate', '16000', '-logfn', '/dev/null'],
+      ...['-hmm', path.join(model, 'en-us'), '-lm', path.join(model, 'en-us.lm.bin'), '-dict', path.join(model, 'cmudict-en-us.dict')],
+    ];
+    const run = startSpeech(this.bin('pocketsphinx_continuous')!, args, opts);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    run.stdout.on('data', (d: Buffer) => {
+      size += d.length;
+      if (size > MAX_TRANSCRIPT_BYTES) run.kill(new SpeechFailed('pocketsphinx_continuous', 'with too much output', ''));
+      else chunks.push(d);
+    });
+    await run.finished;
+    return Buffer.concat(chunks)
       .toString('utf8')
       .split('\n')
       .map((l) => l.trim())
       .filter(Boolean)
       .join(' ');
-    return { text, audioMs: durationMs(pcm) };
   }
 
-  /**
-   * Any other container/codec (the app's `.m4a` AAC, a browser's `audio/webm` Opus, Ogg, FLAC...) through
-   * ffmpeg when it is installed: from a private temp file (MP4 may keep its index at the end, so the input
-   * must be seekable) to 16 kHz mono WAV on stdout. Not audio ffmpeg knows: 415.
-   */
-  private async decodeWithFfmpeg(audio: Buffer): Promise<Buffer> {
-    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'svc-stt-'));
-    const input = path.join(dir, 'upload');
-    try {
-      await fs.promises.writeFile(input, audio, { mode: 0o600 });
-      const r = await runTool(
-        this.bin('ffmpeg')!,
-        ['-nostdin', '-hide_banner', '-loglevel', 'error', '-i', input, '-vn', '-ac', '1', '-ar', '16000', '-f', 'wav', 'pipe:1'],
-        {
-          timeoutMs: this.cfg.timeoutMs,
-          maxStdout: 256 * 1024 * 1024,
-        },
+  /** A failure as the caller may see it: a plain reason and a code, never a path or a program's output. */
+  private sttError(e: Error, stage: 'queue' | 'job'): Error {
+    if (e instanceof DomainError || e instanceof VoiceProviderError) return e;
+    if (e instanceof SpeechGateBusy)
+      return new DomainError('voice.busy', 'unavailable', 'speech to text is busy; try again shortly', {
+        success: false,
+        retry_after: BUSY_RETRY_AFTER_SECONDS,
+      });
+    if (e instanceof SpeechAborted) return new VoiceProviderError('voice.aborted', 'the request was aborted', 'invalid');
+    if (e instanceof AudioTooLong)
+      return new DomainError(
+        'voice.audio_too_long',
+        'too_large',
+        `the audio is longer than ${this.cfg.sttMaxSeconds} s, the most offline speech to text takes (RELAY_VOICE_STT_MAX_SECONDS)`,
+        { success: false, max_seconds: this.cfg.sttMaxSeconds },
       );
-      return r.stdout;
-    } catch (e) {
-      throw new VoiceProviderError(
-        'voice.unsupported_audio',
-        `ffmpeg could not decode the upload as audio: ${(e as Error).message.slice(0, 200)}`,
-        'unsupported',
+    if (e instanceof SpeechTimeout)
+      return new VoiceProviderError(
+        'voice.provider_timeout',
+        `speech to text took longer than ${Math.round(this.cfg.timeoutMs / 1000)} s (RELAY_VOICE_TIMEOUT_SECONDS) and was stopped`,
+        'timeout',
       );
-    } finally {
-      await fs.promises.rm(dir, { recursive: true, force: true });
+    if (e instanceof WavError) return new VoiceProviderError('voice.bad_audio', `the WAV could not be read: ${e.message}`, 'invalid');
+    if (e instanceof SpeechFailed) {
+      this.log?.debug({ program: e.program, exit: e.exit, stderr: e.stderr }, 'offline speech to text: a program failed');
+      if (e.program === 'ffmpeg') return new VoiceProviderError('voice.undecodable_audio', UNDECODABLE, 'unsupported');
+      if (e.program === 'lame') return new VoiceProviderError('voice.bad_audio', 'the MP3 could not be decoded (damaged or not MP3)', 'invalid');
+      return new VoiceProviderError('voice.transcription_failed', `pocketsphinx failed (exit ${e.exit})`);
     }
+    this.log?.debug({ stage, err: e.message }, 'offline speech to text failed');
+    return new VoiceProviderError('voice.transcription_failed', 'offline speech to text failed; see the relay log');
   }
 
   async options(): Promise<ProviderOptions> {
@@ -203,12 +309,28 @@ export class OfflineVoiceProvider implements VoiceProvider {
   }
 }
 
-function isMp3(b: Buffer): boolean {
-  return (b.length > 3 && b.toString('latin1', 0, 3) === 'ID3') || (b.length > 2 && b[0] === 0xff && (b[1] & 0xe0) === 0xe0);
-}
-
 /** A program's failure as the caller sees it: past its time bound 504 `voice.provider_timeout`, else 502. */
 function failed(code: string, program: string, e: Error): VoiceProviderError {
   if (e instanceof ToolTimeoutError) return new VoiceProviderError('voice.provider_timeout', `${program}: ${e.message}`, 'timeout');
   return new VoiceProviderError(code, `${program}: ${e.message}`);
+}
+
+/** A 16 kHz mono WAV written as `produce` hands it PCM: a header placeholder first, its sizes filled in at the end. */
+async function writeWavFile(file: string, produce: (write: (pcm: Buffer) => Promise<unknown>) => Promise<void>): Promise<void> {
+  const out = await fs.promises.open(file, 'wx', 0o600);
+  try {
+    let bytes = 0;
+    await out.write(Buffer.alloc(WAV_HEADER_BYTES), 0, WAV_HEADER_BYTES, 0);
+    await produce(async (pcm) => {
+      if (pcm.length === 0) return;
+      await out.write(pcm, 0, pcm.length, WAV_HEADER_BYTES + bytes);
+      bytes += pcm.length;
+    });
+    const header = writeWav16({ sampleRate: 16_000, samples: new Float32Array(0) });
+    header.writeUInt32LE(36 + bytes, 4);
+    header.writeUInt32LE(bytes, 40);
+    await out.write(header, 0, WAV_HEADER_BYTES, 0);
+  } finally {
+    await out.close();
+  }
 }

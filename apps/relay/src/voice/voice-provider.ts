@@ -4,7 +4,15 @@
  */
 export type SynthesisRequest = { text: string; voice: string | null; model: string | null; speed: number | null };
 export type Synthesis = { audio: Buffer; contentType: 'audio/mpeg' | 'audio/wav' };
-export type TranscriptionRequest = { audio: Buffer; contentType: string; fileName: string; language: string | null; model: string | null };
+export type TranscriptionRequest = {
+  audio: Buffer;
+  contentType: string;
+  fileName: string;
+  language: string | null;
+  model: string | null;
+  /** Aborts when the caller goes away: the provider stops its work (kills its programs). */
+  signal?: AbortSignal;
+};
 export type Transcription = { text: string; audioMs: number | null };
 
 export type ProviderOptions = {

@@ -91,7 +91,12 @@ export class VoiceController {
       throw new DomainError('voice.bad_upload', 'invalid', `malformed multipart body${code ? ` (${code})` : ''}`, { success: false });
     }
     if (!upload) throw new DomainError('voice.bad_upload', 'invalid', 'no audio file in the multipart body', { success: false });
-    return this.voice.transcribe(upload, profileName, language, caller);
+    // A caller that hangs up stops its transcription (the provider kills its programs).
+    const gone = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) gone.abort();
+    });
+    return this.voice.transcribe({ ...upload, signal: gone.signal }, profileName, language, caller);
   }
 
   /** JSON `{text, profile?, voice?, model?, speed?, provider?}` -> an `audio/mpeg` file. */

@@ -65,7 +65,7 @@ export class VoiceService {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.files = new VoiceConfigFiles(config.svcConfigPath, config.svcHome);
-    this.offline = new OfflineVoiceProvider(config.voice);
+    this.offline = new OfflineVoiceProvider(config.voice, logger);
     this.providers = new Map<string, VoiceProvider>([
       ['offline', this.offline],
       ['openai', new OpenAiVoiceProvider(config.voice, () => this.clock.now().getTime())],
@@ -227,7 +227,12 @@ export class VoiceService {
   }
 
   /** POST /voice/transcribe, after the upload was read under the cap. */
-  async transcribe(upload: { audio: Buffer; contentType: string; fileName: string }, profileRaw: unknown, language: unknown, principal: Principal) {
+  async transcribe(
+    upload: { audio: Buffer; contentType: string; fileName: string; signal?: AbortSignal },
+    profileRaw: unknown,
+    language: unknown,
+    principal: Principal,
+  ) {
     const profile = this.profileOf(profileRaw);
     if (upload.audio.length === 0) throw new DomainError('voice.empty_audio', 'invalid', 'empty audio upload', { success: false });
     if (upload.contentType && !/^(audio\/|video\/(mp4|webm|ogg)|application\/octet-stream)/i.test(upload.contentType))
