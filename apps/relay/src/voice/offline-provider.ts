@@ -192,7 +192,9 @@ export class OfflineVoiceProvider implements VoiceProvider {
     const demuxer = FFMPEG_DEMUXER[container];
     const args = [
       ...['-nostdin', '-hide_banner', '-loglevel', 'error', '-threads', '1'],
-      ...['-protocol_whitelist', 'file', '-format_whitelist', demuxer, '-f', demuxer, '-i', `file:${input}`],
+      ...['-protocol_whitelist', 'file', '-format_whitelist', demuxer, '-f', demuxer],
+      ...(container === 'mp4' ? ['-enable_drefs', '0'] : []), // ffmpeg's default, said: no track read from another file
+      ...['-i', `file:${input}`],
       ...['-map', '0:a:0', '-vn', '-sn', '-dn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', '-bitexact', '-f', 'wav'],
       ...['-t', String(seconds), '-fs', String((seconds + 1) * 32_000), '-y', `file:${pcm}`],
     ];
