@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { AgentStore } from '../support/agent-store';
-import { bearer, pairPhone, startRelay, type TestRelay } from '../support/harness';
+import { bearer, pairPhone, type TestRelay } from '../support/harness';
+import { startRelay } from './client-relay';
 import { call, REMOTE, type Json } from '../support/http';
 
 /**

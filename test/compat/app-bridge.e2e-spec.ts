@@ -1,4 +1,5 @@
-import { bearer, readEvents, startRelay, type TestRelay } from '../support/harness';
+import { bearer, readEvents, type TestRelay } from '../support/harness';
+import { startRelay } from './client-relay';
 import { dc, startSim, until } from '../support/bridge';
 import type { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
 

@@ -1,4 +1,5 @@
-import { bearer, Phone, readEvents, startRelay, type TestRelay } from '../support/harness';
+import { bearer, Phone, readEvents, type TestRelay } from '../support/harness';
+import { startRelay } from './client-relay';
 
 /**
  * The phone app's side of pairing, replayed with the exact shapes the app reads and sends. The app is

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
-import { pairPhone, Phone, startRelay, type Frame, type TestRelay } from '../support/harness';
+import { pairPhone, Phone, type Frame, type TestRelay } from '../support/harness';
+import { startRelay } from './client-relay';
 import { eventually } from '../support/terminal-screen';
 
 /**

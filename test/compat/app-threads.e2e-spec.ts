@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { bearer, pairPhone, Phone, startRelay, type Frame, type TestRelay } from '../support/harness';
+import { bearer, pairPhone, Phone, type Frame, type TestRelay } from '../support/harness';
+import { startRelay } from './client-relay';
 import { call, type Json } from '../support/http';
 
 /**

@@ -1,4 +1,5 @@
-import { bearer, Phone, registerCode, startRelay, type TestRelay } from '../support/harness';
+import { bearer, Phone, registerCode, type TestRelay } from '../support/harness';
+import { startRelay } from './client-relay';
 
 /**
  * The desktop CLI (desktop/src): `pair --code`, `pair --pair-qr '<invite>'`, `devices [list|revoke|extend]`

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { nextCode, Phone, registerCode, startRelay, tempHome, type Frame, type TestRelay } from '../support/harness';
+import { nextCode, Phone, registerCode, tempHome, type Frame, type TestRelay } from '../support/harness';
+import { startRelay } from './client-relay';
 import { eventually } from '../support/terminal-screen';
 
 /**

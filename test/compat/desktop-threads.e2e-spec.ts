@@ -1,4 +1,5 @@
-import { pairPhone, startRelay, type TestRelay } from '../support/harness';
+import { pairPhone, type TestRelay } from '../support/harness';
+import { startRelay } from './client-relay';
 import { type Json } from '../support/http';
 
 /**

@@ -1,7 +1,8 @@
 import * as path from 'node:path';
 import { canonicalJson, decodePairing } from '../../apps/relay/src/pairing/qr-payload';
 import { Secrets } from '../../apps/relay/src/common/secrets';
-import { Phone, readEvents, startRelay, type TestRelay } from '../support/harness';
+import { Phone, readEvents, type TestRelay } from '../support/harness';
+import { startRelay } from './client-relay';
 
 /**
  * The agent host's pair command, as plugin/pair.py sends it. Its helpers treat anything but a 200 with
@@ -116,7 +117,9 @@ describe('compat: the host pair command (plugin/pair.py)', () => {
       expect(parsed.endpoints).toEqual(endpoints);
       expect(result.endpoints).toEqual(endpoints);
       expect(parsed.relay.grants).toMatchObject({ terminal: 86_400, bridge: 3600, chat: 0 });
-      expect(parsed.svc).toBe(3);
+      // The version key in the public clients' spelling (pair.py writes `hermes`; the app defaults it to 1).
+      expect(parsed.hermes).toBe(3);
+      expect(parsed).not.toHaveProperty('svc');
 
       const phone = await Phone.connect(relay.url);
       const ok = await phone.auth({ pairing_code: parsed.relay.code, device_id: 'host-mint-phone' });

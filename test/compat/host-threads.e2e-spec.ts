@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import { PhoneThreadsService } from '../../apps/relay/src/threads/threads.service';
-import { pairPhone, readEvents, startRelay, type Phone, type TestRelay } from '../support/harness';
+import { pairPhone, readEvents, type Phone, type TestRelay } from '../support/harness';
+import { startRelay } from './client-relay';
 import { type Json } from '../support/http';
 
 /**

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startRelay, type TestRelay } from '../support/harness';
+import { type TestRelay } from '../support/harness';
+import { startRelay } from './client-relay';
 import { startSim } from '../support/bridge';
 import type { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
 import { makePng } from '../../apps/phone-sim/src/png';

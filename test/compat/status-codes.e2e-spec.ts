@@ -1,7 +1,8 @@
 import { RequestMethod } from '@nestjs/common';
 import { HTTP_CODE_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
-import { startRelay, type TestRelay } from '../support/harness';
+import { type TestRelay } from '../support/harness';
+import { startRelay } from './client-relay';
 
 /**
  * The agent host's pair command (plugin/pair.py `register_relay_code`, `mint_relay_pairing`) and the

@@ -102,10 +102,11 @@ describe('Device Control routes through the phone simulator', () => {
       { ok: true, status: 'handed_off' },
     ],
     ['open_app', 'POST', '/open_app', { package: 'com.android.chrome' }, 200, { ok: true, package: 'com.android.chrome', launched: true }],
-    // The app knows this command as POST /return_to_hermes only (app/.../bridge/BridgeCapabilities.kt:78).
-    ['return_to_svc', 'POST', '/return_to_svc', {}, 200, { ok: true, foreground: 'com.svc.app' }, '/return_to_hermes'],
-    ['return_to_hermes (alias)', 'POST', '/return_to_hermes', undefined, 200, { ok: true }, '/return_to_hermes'],
-    ['return_to_svc by GET', 'GET', '/return_to_svc', undefined, 200, { ok: true }, '/return_to_hermes', 'POST'],
+    // Sent in the spelling in force, always as POST (the public app knows POST /return_to_hermes only,
+    // app/.../bridge/BridgeCapabilities.kt:78; test/compat pins that spelling).
+    ['return_to_svc', 'POST', '/return_to_svc', {}, 200, { ok: true, foreground: 'com.svc.app' }, '/return_to_svc'],
+    ['return_to_hermes (alias)', 'POST', '/return_to_hermes', undefined, 200, { ok: true }, '/return_to_svc'],
+    ['return_to_svc by GET', 'GET', '/return_to_svc', undefined, 200, { ok: true }, '/return_to_svc', 'POST'],
   ];
 
   it.each(cases.map((c) => [c[0], c] as const))('%s', async (_name, [, method, route, body, status, expected, forwarded, forwardedMethod]) => {

@@ -34,7 +34,7 @@ describe('Device Control safety pipeline', () => {
     expect((await dc(relay, s.token!, 'GET', '/ping')).status).toBe(200);
     expect((await dc(relay, s.token!, 'GET', '/current_app')).status).toBe(200);
     expect((await dc(relay, s.token!, 'POST', '/return_to_hermes', {})).status).toBe(200);
-    expect(commands(s)).toEqual(['/ping', '/current_app', '/return_to_hermes']);
+    expect(commands(s)).toEqual(['/ping', '/current_app', '/return_to_svc']);
     const d = decisions(s).map((x) => x.decision);
     expect(d).toEqual(['master_off', 'master_off', 'exempt', 'exempt', 'exempt']);
     expect(decisions(s)[0]).toMatchObject({ path: '/tap', method: 'POST', reason: expect.stringContaining('master toggle') });

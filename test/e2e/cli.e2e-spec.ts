@@ -152,7 +152,7 @@ describe('svc relay pair', () => {
     phone.close();
   });
 
-  it('prints the QR, the code, the hermes-relay:// URL and the expiry for the operator (never into the relay log)', async () => {
+  it('prints the QR, the code, the svc-relay:// URL and the expiry for the operator (never into the relay log)', async () => {
     const r = await svc(['relay', 'pair'], { ...env, RELAY_HOST: '0.0.0.0' });
     expect(r.code).toBe(0);
     const code = /code\s+([A-Z0-9]{6})/.exec(r.stdout)?.[1];
@@ -162,7 +162,7 @@ describe('svc relay pair', () => {
     const scanned = readTextQr(r.stdout);
     expect(scanned).not.toBeNull();
     expect(JSON.parse(scanned!)).toMatchObject({ host: expect.any(String), key: '', relay: { code } });
-    expect(r.stdout).toContain('hermes-relay://pair?payload=');
+    expect(r.stdout).toContain('svc-relay://pair?payload=');
     expect(r.stdout).toMatch(/expires\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in \d+ min; one use\)/);
     expect(r.stdout).not.toContain('\x1b['); // not a terminal: no escape codes
     expect(relay.logs.join('')).not.toContain(code!);

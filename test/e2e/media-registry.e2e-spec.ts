@@ -181,7 +181,7 @@ describe('media registry', () => {
       expect(body.registered).toHaveLength(2);
       const [ta, tb] = body.registered.map((r: { token: string }) => r.token);
       expect(body.text).toBe(
-        `Here: MEDIA:hermes-relay://${ta}. And MEDIA:hermes-relay://${tb} plus MEDIA:/etc/passwd and MEDIA:svc-relay://AAAAAAAAAAAAAAAAAAAAAA`,
+        `Here: MEDIA:svc-relay://${ta}. And MEDIA:svc-relay://${tb} plus MEDIA:/etc/passwd and MEDIA:svc-relay://AAAAAAAAAAAAAAAAAAAAAA`,
       );
       expect(body.failed).toEqual([{ path: '/etc/passwd', code: 'media.denied_path', error: expect.any(String) }]);
       const got = await fetch(`${relay.url}/media/${tb}`, { headers: bearer(token) });

@@ -207,7 +207,7 @@ describe('pairing', () => {
   });
 
   describe('POST /pairing/mint', () => {
-    it('returns a signed QR payload whose sig verifies, and a hermes-relay:// URL that carries it', async () => {
+    it('returns a signed QR payload whose sig verifies, and a svc-relay:// URL that carries it', async () => {
       const res = await post('/pairing/mint', {
         ttl_seconds: 7 * DAY,
         grants: { terminal: '1d', bridge: '1h' },
@@ -221,12 +221,12 @@ describe('pairing', () => {
         expires_at: now() + 600,
         relay_url: expect.stringMatching(/^ws:\/\//),
         dashboard_url: 'http://127.0.0.1:9119',
-        pairing_url: expect.stringMatching(/^hermes-relay:\/\/pair\?payload=[A-Za-z0-9_-]+$/),
+        pairing_url: expect.stringMatching(/^svc-relay:\/\/pair\?payload=[A-Za-z0-9_-]+$/),
       });
       expect(typeof body.qr_payload).toBe('string'); // the host json.loads it (plugin/pair.py mint_relay_pairing)
       const payload = JSON.parse(body.qr_payload as string) as QrPayload;
       expect(payload).toMatchObject({
-        svc: 2,
+        svc: 2, // the version key in the spelling in force
         host: expect.any(String),
         port: 8642,
         key: '', // no API server configured

@@ -167,7 +167,7 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
     apiVoice: apiVoiceOf(config),
   });
   installDiskGuardHook(instance, disk);
-  installHealthRoute(instance, { log, clock, runtime, secureLinkEnabled: config.secureLink.enabled, disk });
+  installHealthRoute(instance, { log, clock, runtime, secureLinkEnabled: config.secureLink.enabled, clientSpelling: config.clientSpelling, disk });
   installOpenApiRoute(app, instance, version);
   const metrics = app.get(MetricsService);
   // Every answered request, by its route template (never the path: tokens and names stay out of labels).

@@ -4,6 +4,7 @@ export * from './grants';
 export * from './principal';
 export * from './event-time';
 export * from './epoch';
+export * from './spelling';
 export * from './read-models';
 export * from './pairing/pairing-code';
 export * from './pairing/pairing-terms';

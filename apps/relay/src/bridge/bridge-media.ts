@@ -1,4 +1,4 @@
-import { DomainError, mediaTokenOf, phoneMediaMarker } from '@svc/domain';
+import { DomainError, mediaTokenOf, phoneMediaMarker, type ClientNames } from '@svc/domain';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Clock } from '../common/clock';
@@ -16,6 +16,8 @@ export class BridgeMedia {
   constructor(
     private readonly media: MediaRegistrar | undefined,
     private readonly clock: Clock,
+    /** The spelling in force: markers go to the phone in it. */
+    private readonly names: ClientNames,
   ) {}
 
   /** Screenshots need the media registry; without one the route refuses before anything is sent. */
@@ -40,7 +42,7 @@ export class BridgeMedia {
       if (typeof a.path !== 'string') {
         const ref = [a.media, a.media_token, a.token].find((v) => typeof v === 'string') as string;
         const token = mediaTokenOf(ref)!;
-        out.push({ media: phoneMediaMarker(token), media_token: token, ...meta });
+        out.push({ media: phoneMediaMarker(token, this.names), media_token: token, ...meta });
         continue;
       }
       if (!this.media) throw mediaUnavailable();
@@ -53,7 +55,7 @@ export class BridgeMedia {
         actor,
       );
       out.push({
-        media: phoneMediaMarker(reg.token),
+        media: phoneMediaMarker(reg.token, this.names),
         media_token: reg.token,
         ...meta,
         file_name: typeof a.file_name === 'string' ? a.file_name : path.basename(a.path),
@@ -69,7 +71,7 @@ export class BridgeMedia {
     if (!file) throw new DomainError('bridge.bad_screenshot', 'upstream', "the phone's screenshot is not a live upload on this relay");
     const png = decodePng({ png_base64: file.bytes.toString('base64') });
     if (typeof png === 'string') throw new DomainError('bridge.bad_screenshot', 'upstream', png);
-    return { status: 200, body: screenshotBody(result, token, file.expiresAt, png) };
+    return { status: 200, body: screenshotBody(result, token, file.expiresAt, png, this.names) };
   }
 
   async storeScreenshot(
@@ -88,7 +90,7 @@ export class BridgeMedia {
         { path: file, contentType: 'image/png', fileName: `screenshot-${stamp}.png`, sensitive: true },
         `device:${tokenPrefix}`,
       );
-      return screenshotBody(result, reg.token, reg.expiresAt, png);
+      return screenshotBody(result, reg.token, reg.expiresAt, png, this.names);
     } catch (err) {
       await fs.promises.rm(file, { force: true });
       throw err;
@@ -105,6 +107,7 @@ function screenshotBody(
   token: string,
   expiresAt: number,
   png: { bytes: Buffer; width: number; height: number },
+  names: ClientNames,
 ): Record<string, unknown> {
   const extra = Object.fromEntries(
     Object.entries(result).filter(([k]) => !['png_base64', 'image_base64', 'data', 'base64', 'image', 'media'].includes(k)),
@@ -114,8 +117,8 @@ function screenshotBody(
     ok: true,
     token,
     media_token: token,
-    media: phoneMediaMarker(token),
-    marker: phoneMediaMarker(token),
+    media: phoneMediaMarker(token, names),
+    marker: phoneMediaMarker(token, names),
     expires_at: expiresAt,
     content_type: 'image/png',
     width: png.width,

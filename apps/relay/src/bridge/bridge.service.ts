@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import {
+  clientNames,
   actorOf,
   autoDisableDue,
   AUTO_DISABLE_MAX_MINUTES,
@@ -78,7 +79,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     @Inject(LOGGER) private readonly logger: Logger,
     @Optional() @Inject(MEDIA_REGISTRAR) media?: MediaRegistrar,
   ) {
-    this.files = new BridgeMedia(media, clock);
+    this.files = new BridgeMedia(media, clock, clientNames(config.clientSpelling));
     const b = config.bridge;
     this.settings = {
       blocklist: [...DEFAULT_SAFETY_SETTINGS.blocklist, ...b.blocklist],
@@ -311,7 +312,8 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     phoneAnswerMs?: number,
   ): Promise<CommandReply> {
     const timeoutMs = phoneAnswerMs ?? this.config.bridge.commandTimeoutMs;
-    const wire = toPhoneCommand(path, method as 'GET' | 'POST', params, body, this.screens.get(device.tokenPrefix) ?? DEFAULT_SCREEN);
+    const screen = this.screens.get(device.tokenPrefix) ?? DEFAULT_SCREEN;
+    const wire = toPhoneCommand(path, method as 'GET' | 'POST', params, body, screen, clientNames(this.config.clientSpelling));
     return new Promise<CommandReply>((resolve, reject) => {
       const timer = setTimeout(() => {
         const p = this.inFlightCommands.command(requestId);

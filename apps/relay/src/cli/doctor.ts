@@ -29,12 +29,14 @@ export async function doctorCommand(args: string[], io: CliIo): Promise<number> 
   // The relay on this host.
   let endpointUrl = '';
   let secureLink: SecureLinkHealth | null = null;
+  let spelling: string | null = null;
   try {
     const endpoint = relayEndpoint(env);
     endpointUrl = endpoint.url;
     const h = await requestJson(endpoint, 'GET', '/health', undefined, 3000);
-    const body = h.body as { status?: string; version?: string; sessions?: number; secure_link?: SecureLinkHealth };
+    const body = h.body as { status?: string; version?: string; sessions?: number; client_spelling?: string; secure_link?: SecureLinkHealth };
     secureLink = body?.secure_link ?? null;
+    spelling = body?.client_spelling ?? null;
     checks.push(
       h.status === 200 && body?.status === 'ok'
         ? { id: 'relay', status: 'ok', summary: `relay ${body.version ?? '?'} answers at ${endpoint.url} (${body.sessions ?? 0} sessions)` }
@@ -53,6 +55,21 @@ export async function doctorCommand(args: string[], io: CliIo): Promise<number> 
       fix: 'start it with "svc relay start"; a relay on another host or port needs the same RELAY_HOST and RELAY_PORT here',
     });
   }
+
+  // Which names the relay writes: the public app and CLI understand only `hermes`.
+  if (spelling === 'svc')
+    checks.push({
+      id: 'client-spelling',
+      status: 'ok',
+      summary: "the relay writes the spec's svc names (svc-relay://, MEDIA:svc-relay://, /return_to_svc)",
+      fix: 'to pair the public phone app or desktop CLI, start the relay with RELAY_CLIENT_SPELLING=hermes',
+    });
+  else if (spelling === 'hermes')
+    checks.push({
+      id: 'client-spelling',
+      status: 'ok',
+      summary: "the relay writes the public clients' hermes names (hermes-relay://, MEDIA:hermes-relay://, /return_to_hermes)",
+    });
 
   // Secure Link and Reach, as the running relay reports them.
   if (secureLink) checks.push(...secureLinkChecks(secureLink));

@@ -19,6 +19,7 @@ export function parseStartFlags(args: string[]): StartFlags {
     'log-level': { type: 'string' },
     config: { type: 'string' },
     'allow-insecure-api-key': { type: 'boolean' },
+    'client-spelling': { type: 'string' },
   });
   const flags: StartFlags = {};
   if (v.host !== undefined) {
@@ -42,6 +43,11 @@ export function parseStartFlags(args: string[]): StartFlags {
   if (v['log-level'] !== undefined) flags.logLevel = v['log-level'];
   if (v.config !== undefined) flags.config = path.resolve(v.config);
   if (v['allow-insecure-api-key']) flags.allowInsecureApiKey = true;
+  if (v['client-spelling'] !== undefined) {
+    if (v['client-spelling'] !== 'svc' && v['client-spelling'] !== 'hermes')
+      throw new UsageError(`--client-spelling ${v['client-spelling']}: svc (the spec's names) or hermes (the public app and CLI)`, COMMAND);
+    flags.clientSpelling = v['client-spelling'];
+  }
   return flags;
 }
 

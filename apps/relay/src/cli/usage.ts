@@ -65,6 +65,9 @@ Options (each wins over its environment variable, which wins over the default):
   --config PATH                service config file (RELAY_SVC_CONFIG, default <svc_home>/config.yaml)
   --allow-insecure-api-key     dev only: accept the API key over plain HTTP from the LAN
                                (RELAY_ALLOW_INSECURE_API_BEARER=1)
+  --client-spelling svc|hermes the brand in the schemes, markers, headers and paths the relay writes:
+                               svc (the spec's) or hermes (what the public app and CLI read); both are
+                               always read (RELAY_CLIENT_SPELLING, default svc)
   -h, --help                   show this help
 
 Logs are JSON lines on stdout; on a terminal they are printed as readable lines instead

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { splitCommandLine } from './command-line';
 import { redactUrl } from './redact-url';
 import { isPostgresUrl, redactPgUrl } from '@svc/events';
+import { isSpelling, type Spelling } from '@svc/domain';
 
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
 export const LOG_LEVELS: readonly LogLevel[] = ['DEBUG', 'INFO', 'WARNING', 'ERROR'];
@@ -30,6 +31,11 @@ export type RelayConfig = {
   terminalShell: string | null;
   /** RELAY_PAIRING_CODE: registered at start (the value itself is never logged). */
   pairingCode: string | null;
+  /**
+   * RELAY_CLIENT_SPELLING (`svc`, the default, or `hermes`): the brand in the schemes, markers, headers,
+   * paths and frame names the relay writes; `hermes` is what the public app and CLI read. Both are read always.
+   */
+  clientSpelling: Spelling;
   /** RELAY_REFRESH_TTL_DAYS (default 180): how long a paired device may renew its session with its refresh token; 0 turns renewal off. */
   refreshTtlDays: number;
   allowInsecureApiBearer: boolean;
@@ -213,6 +219,7 @@ export type StartFlags = Partial<{
   logLevel: string;
   config: string;
   allowInsecureApiKey: boolean;
+  clientSpelling: string;
 }>;
 
 export class ConfigError extends Error {}
@@ -255,6 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     logLevel: logLevel as LogLevel,
     terminalShell: shell,
     pairingCode: env.RELAY_PAIRING_CODE || null,
+    clientSpelling: clientSpelling(flags.clientSpelling ?? env.RELAY_CLIENT_SPELLING),
     refreshTtlDays: intInRange(env.RELAY_REFRESH_TTL_DAYS, 'RELAY_REFRESH_TTL_DAYS', 180, 0, 3650),
     allowInsecureApiBearer: Boolean(flags.allowInsecureApiKey) || truthy(env.RELAY_ALLOW_INSECURE_API_BEARER),
     trustProxyHeaders: truthy(env.RELAY_TRUST_PROXY_HEADERS),
@@ -375,6 +383,13 @@ function loadMediaConfig(env: NodeJS.ProcessEnv, svcHome: string): MediaConfig {
     home: path.resolve(env.HOME?.trim() || os.homedir()),
     tmpDir: path.resolve(env.TMPDIR?.trim() || os.tmpdir()),
   };
+}
+
+function clientSpelling(raw: string | undefined): Spelling {
+  const v = (raw ?? '').trim();
+  if (v === '') return 'svc';
+  if (isSpelling(v)) return v;
+  throw new ConfigError(`RELAY_CLIENT_SPELLING must be "svc" (the spec's names) or "hermes" (what the public app and CLI read), got "${raw}"`);
 }
 
 function intInRange(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {

@@ -11,6 +11,8 @@ export type HealthBody = {
   version: string;
   clients: number;
   sessions: number;
+  /** RELAY_CLIENT_SPELLING: the brand in what the relay writes (`svc`, or `hermes` for the public clients). */
+  client_spelling: 'svc' | 'hermes';
   secure_link: Record<string, unknown>;
   secure_proxy?: Record<string, unknown>;
   disk?: ReturnType<DiskGuard['view']> | { low: boolean };
@@ -24,7 +26,7 @@ export type HealthBody = {
  */
 export function installHealthRoute(
   instance: FastifyInstance,
-  deps: { log: CommandLoop; clock: Clock; runtime: Runtime; secureLinkEnabled: boolean; disk?: DiskGuard },
+  deps: { log: CommandLoop; clock: Clock; runtime: Runtime; secureLinkEnabled: boolean; clientSpelling: 'svc' | 'hermes'; disk?: DiskGuard },
 ): void {
   const config: RouteAuth = { auth: 'public' };
   const loopback = (r: FastifyRequest) => checkLoopback(r.socket.remoteAddress, r.headers, deps.runtime.port).ok;
@@ -37,6 +39,7 @@ export function installHealthRoute(
       version: deps.runtime.version,
       clients: deps.log.models.connections.count(),
       sessions: deps.log.models.sessions.count(deps.clock.now()),
+      client_spelling: deps.clientSpelling,
       // Spec 4.1/4.11: whether Secure Link runs, its public identity (the pin phones hold) and the last
       // identity change (phones paired before it must pair again). Nothing here is a secret.
       secure_link: {

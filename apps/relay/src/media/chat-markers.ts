@@ -1,4 +1,4 @@
-import { DomainError, findPathMarkers, replacePathMarkers } from '@svc/domain';
+import { DomainError, findPathMarkers, replacePathMarkers, type ClientNames } from '@svc/domain';
 import * as nodePath from 'node:path';
 import type { MediaRegistrar } from '../common/media-registrar';
 
@@ -10,11 +10,16 @@ export type MarkerRewrite = {
 
 /**
  * Turns each `MEDIA:<absolute path>` (or `MEDIA:"<path with spaces>"`) in `text` into
- * `MEDIA:svc-relay://<token>` by registering the file through the media policy, so a phone only ever
+ * `MEDIA:svc-relay://<token>` (in the spelling in force) by registering the file through the media policy, so a phone only ever
  * sees tokens. A path that cannot be registered (missing, denied, too large) keeps its marker and is
  * listed in `failed`; the same path twice gets one token.
  */
-export async function rewriteMediaMarkers(text: string, registrar: Pick<MediaRegistrar, 'registerPath'>, actor: string): Promise<MarkerRewrite> {
+export async function rewriteMediaMarkers(
+  text: string,
+  registrar: Pick<MediaRegistrar, 'registerPath'>,
+  actor: string,
+  names: ClientNames,
+): Promise<MarkerRewrite> {
   const markers = findPathMarkers(text);
   const tokens = new Map<string, string>();
   const out: MarkerRewrite = { text, registered: [], failed: [] };
@@ -28,6 +33,6 @@ export async function rewriteMediaMarkers(text: string, registrar: Pick<MediaReg
       out.failed.push({ path, code: err.code, error: err.message });
     }
   }
-  out.text = replacePathMarkers(text, markers, tokens);
+  out.text = replacePathMarkers(text, markers, tokens, names);
   return out;
 }

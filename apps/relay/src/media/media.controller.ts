@@ -1,7 +1,9 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { actorOf, type Principal } from '@svc/domain';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { actorOf, clientNames, type Principal } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Auth, Caller } from '../common/auth';
+import type { RelayConfig } from '../common/config';
+import { RELAY_CONFIG } from '../common/tokens';
 import { rewriteMediaMarkers } from './chat-markers';
 import { MarkersDto, RegisterMediaDto } from './media.dto';
 import { MediaService } from './media.service';
@@ -9,7 +11,10 @@ import { MediaService } from './media.service';
 /** Spec 4.4. Static paths (`inspect`, `by-path`, `register`, `upload`) win over `/:token` in the router. */
 @Controller('/media')
 export class MediaController {
-  constructor(private readonly media: MediaService) {}
+  constructor(
+    private readonly media: MediaService,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+  ) {}
 
   @Post('/register')
   @Auth('loopback')
@@ -45,12 +50,12 @@ export class MediaController {
     return this.media.fetchByPath(path, contentType, req, reply, actorOf(caller));
   }
 
-  /** The chat marker helper over HTTP: `MEDIA:<absolute path>` becomes `MEDIA:hermes-relay://<token>` (the scheme the app renders). */
+  /** The chat marker helper over HTTP: `MEDIA:<absolute path>` becomes `MEDIA:svc-relay://<token>` (`hermes-relay://` under RELAY_CLIENT_SPELLING=hermes, the scheme the public app renders). */
   @Post('/markers')
   @Auth('loopback')
   @HttpCode(200)
   async markers(@Body() body: MarkersDto, @Caller() caller: Principal) {
-    const r = await rewriteMediaMarkers(body.text, this.media, actorOf(caller));
+    const r = await rewriteMediaMarkers(body.text, this.media, actorOf(caller), clientNames(this.config.clientSpelling));
     return { ok: true, text: r.text, registered: r.registered, failed: r.failed };
   }
 

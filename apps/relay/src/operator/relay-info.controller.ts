@@ -43,6 +43,8 @@ export class RelayInfoController {
       version: this.runtime.version,
       plugin_version: this.runtime.version,
       protocol_version: 1,
+      // Which brand the relay writes in schemes, markers, headers, paths and frame names (RELAY_CLIENT_SPELLING).
+      client_spelling: this.config.clientSpelling,
       capabilities: CAPABILITIES,
       profiles: this.profiles(),
       uptime_seconds: Math.max(0, Math.floor((now.getTime() - this.runtime.startedAt.getTime()) / 1000)),

@@ -3,6 +3,7 @@ import { newId, newToken } from '../reach/protocol';
 import {
   epoch,
   approvePairing,
+  clientNames,
   codeFromBytes,
   denyPairing,
   expireCodes,
@@ -116,9 +117,10 @@ export class PairingService implements OnApplicationBootstrap {
       ...(input.grants ? { grants: wireGrants(terms) } : {}),
       ...(terms.transportHint ? { transport_hint: terms.transportHint } : {}),
     };
+    const names = clientNames(this.config.clientSpelling);
     const dashboardUrl = input.dashboard_url?.replace(/(?<!\/)\/+$/, '') || undefined;
     const unsigned: Omit<QrPayload, 'sig'> = {
-      svc: endpoints ? 3 : Object.keys(relay).length > 2 ? 2 : 1,
+      [names.brand]: endpoints ? 3 : Object.keys(relay).length > 2 ? 2 : 1,
       ...api,
       relay,
       ...(endpoints ? { endpoints } : {}),
@@ -131,7 +133,7 @@ export class PairingService implements OnApplicationBootstrap {
       ok: true as const,
       code: registered.code,
       qr_payload: qrPayload,
-      pairing_url: pairingUrl(qrPayload),
+      pairing_url: pairingUrl(qrPayload, names),
       expires_at: registered.expires_at,
       host: api.host,
       port: api.port,

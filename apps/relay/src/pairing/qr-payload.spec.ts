@@ -1,3 +1,4 @@
+import { clientNames } from '@svc/domain';
 import { createHmac } from 'node:crypto';
 import { canonicalJson, decodePairing, pairingUrl } from './qr-payload';
 
@@ -32,8 +33,9 @@ describe('the pairing QR payload', () => {
 
   it('reads the JSON itself, svc-relay:// and hermes-relay:// invites (base64url or base64, padded or not, payload= or p=)', () => {
     const json = JSON.stringify(payload);
-    const url = pairingUrl(json);
+    const url = pairingUrl(json, clientNames('hermes'));
     expect(url).toMatch(/^hermes-relay:\/\/pair\?payload=[A-Za-z0-9_-]+$/);
+    expect(pairingUrl(json, clientNames('svc'))).toMatch(/^svc-relay:\/\/pair\?payload=[A-Za-z0-9_-]+$/);
     const b64 = Buffer.from(json).toString('base64');
     for (const raw of [
       json,

@@ -1,3 +1,5 @@
+import type { ClientNames } from '@svc/domain';
+
 /**
  * Canonical JSON: keys sorted, no spaces, every character above U+007F written as `\uXXXX` (so the bytes
  * signed are ASCII and the same in any language that writes JSON this way, like Python's
@@ -22,11 +24,13 @@ function canonical(value: unknown): string {
 /**
  * The pairing QR, in the shape the clients scan (app QrPairingScanner.kt HermesPairingPayload, desktop
  * pairingQr.ts decodePairingPayload): the API server at the top level (`host` required, `port`, `key`,
- * `tls`), the relay in `relay`. The version key is `svc` (the clients read `hermes` and default it to 1
- * when absent, and gate on nothing else); `sig` is carried, not verified, by both.
+ * `tls`), the relay in `relay`. The version key is the brand in force: `svc` by the spec, `hermes` under
+ * RELAY_CLIENT_SPELLING=hermes (the clients read `hermes`, default it to 1 when absent, and gate on nothing
+ * else); `sig` is carried, not verified, by both.
  */
 export type QrPayload = {
-  svc: number;
+  svc?: number;
+  hermes?: number;
   host: string;
   port: number;
   key: string;
@@ -38,12 +42,12 @@ export type QrPayload = {
 };
 
 /**
- * The paste-able form: `hermes-relay://pair?payload=<base64url of the QR JSON, unpadded>`. The spec spells
- * the scheme `svc-relay://`; the desktop CLI's `--pair-qr` (pairingQr.ts) and the host's pair command,
- * which prints this URL for it, unwrap only `hermes-relay://`. Both are read on input (`decodePairing`).
+ * The paste-able form: `svc-relay://pair?payload=<base64url of the QR JSON, unpadded>` in the spec's
+ * spelling; the desktop CLI's `--pair-qr` (pairingQr.ts) and the host's pair command unwrap only
+ * `hermes-relay://`, written under RELAY_CLIENT_SPELLING=hermes. Both are read on input (`decodePairing`).
  */
-export function pairingUrl(qrJson: string): string {
-  return `hermes-relay://pair?payload=${Buffer.from(qrJson, 'utf8').toString('base64url')}`;
+export function pairingUrl(qrJson: string, names: ClientNames): string {
+  return `${names.relayScheme}pair?payload=${Buffer.from(qrJson, 'utf8').toString('base64url')}`;
 }
 
 const INVITE_RE = /^(?:svc|hermes)-relay:\/\/pair\/?\?(?:.*&)?(?:payload|p)=([A-Za-z0-9_\-+/]+={0,2})(?:&.*)?$/i;

@@ -1,3 +1,4 @@
+import { clientNames } from '../spelling';
 import { confirmationSide, mediaTokenOf, parseBridgeStatus, phoneDecision, screenSizeShown, swipeCoordinates, toPhoneCommand } from './app-wire';
 
 describe('parseBridgeStatus', () => {
@@ -55,10 +56,12 @@ describe('confirmation side and the phone decision', () => {
   });
 });
 
+const SVC = clientNames('svc');
+
 describe('toPhoneCommand', () => {
   const screen = { width: 1000, height: 2000 };
   it('sends a GET query in body and params', () => {
-    expect(toPhoneCommand('/events', 'GET', { limit: 5 }, {}, screen)).toEqual({
+    expect(toPhoneCommand('/events', 'GET', { limit: 5 }, {}, screen, SVC)).toEqual({
       method: 'GET',
       path: '/events',
       params: { limit: 5 },
@@ -66,8 +69,8 @@ describe('toPhoneCommand', () => {
     });
   });
   it('translates /wait, /swipe, /return_to_svc and keeps what the caller sent', () => {
-    expect(toPhoneCommand('/wait', 'POST', {}, { timeoutMs: 300, text: 'x' }, screen).body).toEqual({ timeoutMs: 300, ms: 300, text: 'x' });
-    expect(toPhoneCommand('/swipe', 'POST', {}, { direction: 'down', distance: 'short' }, screen).body).toEqual({
+    expect(toPhoneCommand('/wait', 'POST', {}, { timeoutMs: 300, text: 'x' }, screen, SVC).body).toEqual({ timeoutMs: 300, ms: 300, text: 'x' });
+    expect(toPhoneCommand('/swipe', 'POST', {}, { direction: 'down', distance: 'short' }, screen, SVC).body).toEqual({
       direction: 'down',
       distance: 'short',
       start_x: 500,
@@ -75,13 +78,15 @@ describe('toPhoneCommand', () => {
       end_x: 500,
       end_y: 1250,
     });
-    expect(toPhoneCommand('/swipe', 'POST', {}, { start_x: 1, start_y: 2, end_x: 3, end_y: 4 }, screen).body).toEqual({
+    expect(toPhoneCommand('/swipe', 'POST', {}, { start_x: 1, start_y: 2, end_x: 3, end_y: 4 }, screen, SVC).body).toEqual({
       start_x: 1,
       start_y: 2,
       end_x: 3,
       end_y: 4,
     });
-    expect(toPhoneCommand('/return_to_svc', 'GET', {}, {}, screen)).toMatchObject({ method: 'POST', path: '/return_to_hermes' });
+    expect(toPhoneCommand('/return_to_svc', 'GET', {}, {}, screen, SVC)).toMatchObject({ method: 'POST', path: '/return_to_svc' });
+    expect(toPhoneCommand('/return_to_svc', 'GET', {}, {}, screen, clientNames('hermes'))).toMatchObject({ method: 'POST', path: '/return_to_hermes' });
+    expect(toPhoneCommand('/return_to_hermes', 'POST', {}, {}, screen, clientNames('hermes'))).toMatchObject({ path: '/return_to_hermes' });
   });
   it('a swipe stays on the screen whatever the distance', () => {
     const c = swipeCoordinates('right', 99_999, screen);

@@ -1,5 +1,6 @@
 import type { BridgeStatus } from '@svc/events';
 import { INPUT_TOKEN_SCHEMES, tokenMarker } from '../media/chat-markers';
+import type { ClientNames } from '../spelling';
 /**
  * What the real phone app sends and reads on the bridge channel, and how the relay translates between
  * the host tools' vocabulary and the app's (docs/PROTOCOL.md, "Device Control: the app's wire").
@@ -145,8 +146,8 @@ export function screenSizeShown(body: Readonly<Obj>): ScreenSize | null {
   return width >= 100 && height >= 100 && width <= 20_000 && height <= 20_000 ? { width, height } : null;
 }
 
-/** The path the app knows a route by (it has `POST /return_to_hermes`, not `/return_to_svc`). */
-export const PHONE_PATH: Readonly<Record<string, string>> = { '/return_to_svc': '/return_to_hermes' };
+/** The return-to-app route is sent to the phone in the spelling in force (the public app has `POST /return_to_hermes`). */
+const RETURN_PATHS: ReadonlySet<string> = new Set(['/return_to_svc', '/return_to_hermes']);
 
 /**
  * The `bridge.command` the phone gets for one Device Control call. The app reads `body` and falls back
@@ -159,6 +160,7 @@ export function toPhoneCommand(
   params: Readonly<Obj>,
   body: Readonly<Obj>,
   screen: ScreenSize,
+  names: ClientNames,
 ): { method: 'GET' | 'POST'; path: string; params: Obj; body: Obj } {
   const out: Obj = method === 'GET' ? { ...params, ...body } : { ...body };
   switch (path) {
@@ -179,10 +181,9 @@ export function toPhoneCommand(
     default:
       break;
   }
-  const phonePath = PHONE_PATH[path] ?? path;
   // The app registers /return_to_hermes for POST only.
-  const phoneMethod = phonePath === '/return_to_hermes' ? 'POST' : method;
-  return { method: phoneMethod, path: phonePath, params: { ...params }, body: out };
+  if (RETURN_PATHS.has(path)) return { method: 'POST', path: names.returnPath, params: { ...params }, body: out };
+  return { method, path, params: { ...params }, body: out };
 }
 
 const MEDIA_TOKEN_RE = /^[A-Za-z0-9_-]{8,128}$/;
@@ -198,5 +199,5 @@ export function mediaTokenOf(marker: string): string | null {
   return MEDIA_TOKEN_RE.test(s) ? s : null;
 }
 
-/** The marker the app parses (it knows the `hermes-relay://` scheme only). */
-export const phoneMediaMarker = (token: string): string => tokenMarker(token);
+/** The marker the phone gets, in the spelling in force (the public app parses the `hermes-relay://` one only). */
+export const phoneMediaMarker = (token: string, names: ClientNames): string => tokenMarker(token, names);

@@ -1,4 +1,8 @@
+import { clientNames } from '../spelling';
 import { findPathMarkers, replacePathMarkers, tokenMarker } from './chat-markers';
+
+const SVC = clientNames('svc');
+const HERMES = clientNames('hermes');
 
 describe('chat media markers', () => {
   it('finds bare path markers and trims sentence punctuation', () => {
@@ -18,8 +22,12 @@ describe('chat media markers', () => {
   it('replaces only markers that got a token, keeping everything else byte for byte', () => {
     const text = 'a MEDIA:/tmp/x.png b MEDIA:/etc/passwd c MEDIA:/tmp/x.png.';
     const markers = findPathMarkers(text);
-    const out = replacePathMarkers(text, markers, new Map([['/tmp/x.png', 'TOKEN']]));
-    expect(out).toBe(`a ${tokenMarker('TOKEN')} b MEDIA:/etc/passwd c ${tokenMarker('TOKEN')}.`);
-    expect(tokenMarker('T')).toBe('MEDIA:hermes-relay://T');
+    const out = replacePathMarkers(text, markers, new Map([['/tmp/x.png', 'TOKEN']]), SVC);
+    expect(out).toBe(`a ${tokenMarker('TOKEN', SVC)} b MEDIA:/etc/passwd c ${tokenMarker('TOKEN', SVC)}.`);
+  });
+
+  it("writes the spec's spelling by default and the public clients' under RELAY_CLIENT_SPELLING=hermes", () => {
+    expect(tokenMarker('T', SVC)).toBe('MEDIA:svc-relay://T');
+    expect(tokenMarker('T', HERMES)).toBe('MEDIA:hermes-relay://T');
   });
 });

@@ -1,3 +1,5 @@
+import { RELAY_SCHEMES, type ClientNames } from '../spelling';
+
 /**
  * Chat media markers (spec 4.4): `MEDIA:<absolute path>` (bare path) and `MEDIA:<scheme><token>`.
  *
@@ -25,26 +27,24 @@ export function findPathMarkers(text: string): PathMarker[] {
 }
 
 /**
- * The scheme of the token markers the relay writes. The spec spells it `svc-relay://`, but the phone app
- * renders only `MEDIA:hermes-relay://<token>` (ChatHandler.kt's marker regex, BridgeCommandHandler.kt's
- * attachment fetch), so a marker in the spec's spelling would reach the phone as dead text. Both
- * spellings are read on input (`INPUT_TOKEN_SCHEMES`); docs/PROTOCOL.md "Brand spellings".
+ * Token markers are written in the spelling in force (`MEDIA:svc-relay://<token>` by the spec;
+ * `MEDIA:hermes-relay://<token>` under RELAY_CLIENT_SPELLING=hermes, the only one the phone app renders:
+ * ChatHandler.kt's marker regex, BridgeCommandHandler.kt's attachment fetch). Both are read on input.
  */
-export const MEDIA_TOKEN_SCHEME = 'hermes-relay://';
-export const INPUT_TOKEN_SCHEMES = ['svc-relay://', 'hermes-relay://'] as const;
+export const INPUT_TOKEN_SCHEMES = RELAY_SCHEMES;
 
-export function tokenMarker(token: string): string {
-  return `MEDIA:${MEDIA_TOKEN_SCHEME}${token}`;
+export function tokenMarker(token: string, names: ClientNames): string {
+  return `${names.mediaMarkerPrefix}${token}`;
 }
 
 /** Replaces each marker whose path got a token; markers without one are left as they were. */
-export function replacePathMarkers(text: string, markers: readonly PathMarker[], tokens: ReadonlyMap<string, string>): string {
+export function replacePathMarkers(text: string, markers: readonly PathMarker[], tokens: ReadonlyMap<string, string>, names: ClientNames): string {
   let out = '';
   let at = 0;
   for (const mk of markers) {
     const token = tokens.get(mk.path);
     if (token === undefined) continue;
-    out += text.slice(at, mk.start) + tokenMarker(token);
+    out += text.slice(at, mk.start) + tokenMarker(token, names);
     at = mk.end;
   }
   return out + text.slice(at);
