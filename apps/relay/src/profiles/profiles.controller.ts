@@ -27,7 +27,8 @@ const MAX_MEMORY_WRITE = 128 * 1024;
  * Spec 4.7, the read side: a profile's config (its public part for a phone), skills, SOUL and memory, from
  * the service home's profile layout (`default` is the service home itself, others `profiles/<name>/`).
  * Loopback, or a paired phone (the app's profile inspector); the writes (SOUL, memory) need the
- * session's `chat` grant, since they change what the agent is told. Names are checked (no traversal, no
+ * session's `chat` grant, since they change what the agent is told (a bearer is checked even when it
+ * comes from loopback; the operator writes without one). Names are checked (no traversal, no
  * hidden names); files are read within caps and never through a symbolic link (profile-fs.ts): a linked
  * `memories/` or `skills/` directory is refused (403 `profile.symlink`), a linked file is not read; a
  * phone never sees a host path or a config section outside the public schema (description,
@@ -145,7 +146,7 @@ export class ProfilesController {
 
   /** `PUT /api/profiles/{name}/soul {content}`: SOUL.md replaced atomically (see write()); a phone needs the `chat` grant. */
   @Put('/:name/soul')
-  @Auth('loopback-or-paired', 'chat', { bodyLimit: MAX_SOUL_WRITE + 64 * 1024 })
+  @Auth('loopback-or-paired', 'chat', { bodyLimit: MAX_SOUL_WRITE + 64 * 1024, bearerOnLoopback: true })
   @HttpCode(200)
   async putSoul(
     @Param('name') name: string,
@@ -164,7 +165,7 @@ export class ProfilesController {
    * replaced; a phone needs the `chat` grant. A `memories/` that is a symbolic link is refused (403).
    */
   @Put('/:name/memory/:filename')
-  @Auth('loopback-or-paired', 'chat', { bodyLimit: MAX_MEMORY_WRITE + 64 * 1024 })
+  @Auth('loopback-or-paired', 'chat', { bodyLimit: MAX_MEMORY_WRITE + 64 * 1024, bearerOnLoopback: true })
   @HttpCode(200)
   async putMemory(
     @Param('name') name: string,
