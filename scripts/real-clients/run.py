@@ -89,7 +89,10 @@ class Relay:
         self.port = free_port()
         self.home = Path(tempfile.mkdtemp(prefix="svc-home-", dir=work))
         self.url = f"http://127.0.0.1:{self.port}"
+        # The public clients read only their own `hermes` names (WIRE.md "Spelling"): run the relay as their
+        # users must, with RELAY_CLIENT_SPELLING=hermes (unless the caller sets another value to see a gap).
         env = dict(os.environ, SVC_HOME=str(self.home), RELAY_HOST="127.0.0.1", RELAY_PORT=str(self.port), PHONE_ENABLED="1", **(extra_env or {}))
+        env.setdefault("RELAY_CLIENT_SPELLING", "hermes")
         env.pop("RELAY_TUI_COMMAND", None)
         env["HOME"] = str(self.home)  # no agent checkout under ~/.hermes: the default configuration
         self.log = open(work / log_name, "w")
