@@ -181,7 +181,7 @@ describe('the profile catalog: auth.ok, profiles.updated, enablement (spec 4.7, 
       ['coder', 'absent', true],
     ]);
     expect(fs.readFileSync(`${file}.bak`, 'utf8')).toBe(old);
-    expect(fs.readFileSync(file, 'utf8')).toBe('model:\n  default: small\nplugins:\n  disabled: []\n  enabled: [svc-relay]\n');
+    expect(fs.readFileSync(file, 'utf8')).toBe('model:\n  default: small\nplugins:\n  disabled: []\n  enabled:\n    - svc-relay\n');
     const coder = fs.readFileSync(path.join(relay.home, 'profiles', 'coder', 'config.yaml'), 'utf8');
     expect(coder).toMatch(/^description: Writes code +# keep$/m);
     expect(coder).toContain('key: sk-coder-secret');

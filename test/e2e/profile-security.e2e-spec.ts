@@ -328,7 +328,9 @@ describe("item 12: a voice PATCH on a profile edits the operator's YAML in place
       // The operator's enablement edits in place the same way.
       const enabled = await call(relay, 'POST', '/relay/profiles/enable', { names: ['work'] });
       expect(enabled.status).toBe(200);
-      expect(fs.readFileSync(file, 'utf8')).toBe(`${original.replace('  voice: en-us\n', '  voice: en-gb\n')}plugins:\n  enabled: [svc-relay]\n`);
+      expect(fs.readFileSync(file, 'utf8')).toBe(
+        `${original.replace('  voice: en-us\n', '  voice: en-gb\n')}plugins:\n  enabled:\n    - svc-relay\n`,
+      );
       expect(fs.statSync(file).mode & 0o777).toBe(0o644);
     } finally {
       await relay.close();

@@ -144,14 +144,14 @@ describe('editYamlSection: edits in place', () => {
 describe('editYamlLists: the relay plugin enabled in place', () => {
   const enable = (text: string) => editYamlLists(text, 'plugins', { enabled: { add: 'svc-relay' }, disabled: { remove: 'svc-relay' } }).text;
   it.each([
-    ['no plugins section', 'model: x  # c\n', 'model: x  # c\nplugins:\n  enabled: [svc-relay]\n'],
+    ['no plugins section', 'model: x  # c\n', 'model: x  # c\nplugins:\n  enabled:\n    - svc-relay\n'],
     [
       'a block list',
       'plugins:\n  enabled:\n    - a   # first\n    - b\nz: 1\n',
       'plugins:\n  enabled:\n    - a   # first\n    - b\n    - svc-relay\nz: 1\n',
     ],
     ['a flow list', 'plugins: {enabled: [a], disabled: [x, svc-relay, y]}\n', 'plugins: {enabled: [a, svc-relay], disabled: [x, y]}\n'],
-    ['disabled only', 'plugins:\n  disabled:\n  - svc-relay\n', 'plugins:\n  disabled: []\n  enabled: [svc-relay]\n'],
+    ['disabled only', 'plugins:\n  disabled:\n  - svc-relay\n', 'plugins:\n  disabled: []\n  enabled:\n    - svc-relay\n'],
     ['an empty plugins', 'plugins:\nbig: 12345678901234567890\n', 'plugins: {enabled: [svc-relay]}\nbig: 12345678901234567890\n'],
     ['an empty list', 'plugins:\n  enabled: []\n', 'plugins:\n  enabled: [svc-relay]\n'],
     ['already there', 'plugins:\n  enabled: [svc-relay]\n', 'plugins:\n  enabled: [svc-relay]\n'],

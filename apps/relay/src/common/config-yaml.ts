@@ -367,13 +367,14 @@ export function editYamlLists(
     finalLists.set(k, items);
   }
   return finishEdit(text, name, section, doc, data, next, (sectionKey, map) => {
-    const set = new Map<string, string | null>();
+    const set = new Map<string, Source | null>();
     const seqEdits: Splice[] = [];
     for (const [k, items] of finalLists) {
       const pair = map.items.find((p) => scalarKeyOf(p.key) === k);
       const value = pair?.value as Yaml.Node | null | undefined;
       if (pair && y.isSeq(value)) seqEdits.push(...seqSplices(text, pair.key as Yaml.Node, value, lists[k], refuse));
-      else set.set(k, flowList(items));
+      // A new list in a block mapping is written as a block list (`- item` lines), elsewhere as `[item]`.
+      else set.set(k, listSource(items));
     }
     // Map insertions first: at the same offset, what is applied first ends up last (after a list's new item).
     return [...mapSplices(text, sectionKey, map, set, refuse, true), ...seqEdits];
@@ -401,7 +402,7 @@ function finishEdit(
   const y = yaml();
   const refuse = refuser(name);
   const expect: YamlMap = { ...data, [section]: next };
-  const whole = Object.entries(next).map(([k, v]): [string, string] => [k, Array.isArray(v) ? flowList(v) : yamlScalar(v as Scalar)]);
+  const whole = Object.entries(next).map(([k, v]): [string, Source] => [k, Array.isArray(v) ? listSource(v) : yamlScalar(v as Scalar)]);
   const root = doc.contents;
   const splices: Splice[] = [];
   if (root === null || (y.isScalar(root) && (root.value === null || root.value === undefined))) {
@@ -420,7 +421,7 @@ function finishEdit(
       if (value === null || (y.isScalar(value) && (value.value === null || value.value === undefined))) {
         if (whole.length === 0) return { text, expect: data };
         const end = value?.range ? value.range[1] : keyNode.range![1];
-        splices.push({ start: keyNode.range![1], end, text: `: {${whole.map(([k, v]) => `${yamlScalar(k)}: ${v}`).join(', ')}}` });
+        splices.push({ start: keyNode.range![1], end, text: `: {${whole.map(([k, v]) => `${yamlScalar(k)}: ${flowOf(v)}`).join(', ')}}` });
       } else if (y.isMap(value)) splices.push(...inSection(keyNode, value, refuse));
       else throw refuse(`${section} is not a mapping`);
     }
@@ -436,6 +437,10 @@ function finishEdit(
   return { text: edited, expect };
 }
 
+/** A value's YAML source: one text, or a flow form and a block form (given the key's column) for a new key of a block mapping. */
+type Source = string | { flow: string; block: (col: number) => string };
+const flowOf = (src: Source) => (typeof src === 'string' ? src : src.flow);
+
 /**
  * The splices that set (`set`: key to YAML source) and remove (null) keys of the mapping `map` (block or
  * flow), the value of `sectionKey`. A key holding a list or mapping is replaced only with `replaceCollections`.
@@ -444,7 +449,7 @@ function mapSplices(
   text: string,
   sectionKey: Yaml.Node,
   map: Yaml.YAMLMap,
-  set: ReadonlyMap<string, string | null>,
+  set: ReadonlyMap<string, Source | null>,
   refuse: (why: string) => ConfigFileError,
   replaceCollections: boolean,
 ): Splice[] {
@@ -456,7 +461,7 @@ function mapSplices(
     if (k !== null) byKey.set(k, p);
   }
   const removed = new Set<string>();
-  const added: Array<[string, string]> = [];
+  const added: Array<[string, Source]> = [];
   for (const [k, src] of set) {
     const p = byKey.get(k);
     if (src === null) {
@@ -467,7 +472,7 @@ function mapSplices(
       if (value !== null && y.isCollection(value) && !replaceCollections) throw refuse(`${k} holds a list or a mapping`);
       const end = value?.range ? value.range[1] : keyNode.range![1];
       const tail = end > keyNode.range![1] && text[end - 1] === '\n' ? '\n' : '';
-      out.push({ start: keyNode.range![1], end, text: `: ${src}${tail}` });
+      out.push({ start: keyNode.range![1], end, text: `: ${flowOf(src)}${tail}` });
     } else added.push([k, src]);
   }
   if (map.flow) {
@@ -476,7 +481,7 @@ function mapSplices(
       const value = p.value as Yaml.Node | null;
       out.push(flowItemRemoval(text, (p.key as Yaml.Node).range![0], value?.range ? value.range[1] : (p.key as Yaml.Node).range![1]));
     }
-    if (added.length) out.push(flowInsertion(text, map, '}', added.map(([k, v]) => `${yamlScalar(k)}: ${v}`).join(', '), refuse));
+    if (added.length) out.push(flowInsertion(text, map, '}', added.map(([k, v]) => `${yamlScalar(k)}: ${flowOf(v)}`).join(', '), refuse));
     return out;
   }
   // A block mapping: lines removed whole, new lines after its last item at its items' column.
@@ -497,7 +502,7 @@ function mapSplices(
     const col = columnOf(text, firstKey.range![0]);
     if (text.slice(lineStart(text, firstKey.range![0]), firstKey.range![0]).trim() !== '') throw refuse('its first key does not start its own line');
     const at = lineEndAfter(text, map.range![1]);
-    const lines = added.map(([k, v]) => `${' '.repeat(col)}${yamlScalar(k)}: ${v}\n`).join('');
+    const lines = added.map(([k, v]) => `${' '.repeat(col)}${yamlScalar(k)}:${typeof v === 'string' ? ` ${v}` : v.block(col)}\n`).join('');
     out.push({ start: at, end: at, text: `${at > 0 && text[at - 1] !== '\n' ? '\n' : ''}${lines}` });
   }
   return out;
@@ -570,9 +575,14 @@ function flowList(items: unknown[]): string {
   return `[${items.map((x) => (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean' ? yamlScalar(x) : JSON.stringify(x))).join(', ')}]`;
 }
 
-function blockSection(section: string, entries: Array<[string, string]>, col: number): string {
+function blockSection(section: string, entries: Array<[string, Source]>, col: number): string {
   const pad = ' '.repeat(col);
-  return `${pad}${yamlScalar(section)}:\n${entries.map(([k, v]) => `${pad}  ${yamlScalar(k)}: ${v}\n`).join('')}`;
+  return `${pad}${yamlScalar(section)}:\n${entries.map(([k, v]) => `${pad}  ${yamlScalar(k)}:${typeof v === 'string' ? ` ${v}` : v.block(col + 2)}\n`).join('')}`;
+}
+
+/** A list's source: `[a, b]`, or `- a` lines two columns in from its key (a new list in a block mapping). */
+function listSource(items: unknown[]): Source {
+  return { flow: flowList(items), block: (col) => items.map((x) => `\n${' '.repeat(col + 2)}- ${flowList([x]).slice(1, -1)}`).join('') };
 }
 
 function applySplices(text: string, splices: Splice[]): string {
