@@ -275,6 +275,49 @@ describe('item 10: no symbolic link out of a profile is followed', () => {
       swapper.kill('SIGKILL');
     }
   }, 120_000);
+
+  it('a directory on the way swapped with a link in a tight loop (memories/, skills/<category>/) never gives the outside away', async () => {
+    const race = path.join(home, 'profiles', 'race2');
+    fs.mkdirSync(path.join(race, 'memories'), { recursive: true });
+    fs.mkdirSync(path.join(race, 'skills', 'tools', 'steal'), { recursive: true });
+    fs.writeFileSync(path.join(race, 'config.yaml'), 'description: Race 2\n');
+    // The same names inside and outside: only the content tells which was read.
+    fs.writeFileSync(path.join(race, 'memories', 'secret.md'), 'inside');
+    fs.writeFileSync(path.join(race, 'skills', 'tools', 'steal', 'SKILL.md'), '---\ndescription: inside\n---\n');
+    const script = `
+      const fs = require('fs');
+      const pairs = JSON.parse(process.argv[1]);
+      for (;;) for (const [dir, target] of pairs) {
+        try { fs.renameSync(dir, dir + '.real'); fs.symlinkSync(target, dir); fs.unlinkSync(dir); } catch {}
+        try { fs.renameSync(dir + '.real', dir); } catch {}
+      }`;
+    const pairs = [
+      [path.join(race, 'memories'), outside],
+      [path.join(race, 'skills', 'tools'), path.join(outside, 'tools')],
+    ];
+    const swapper: ChildProcess = spawn(process.execPath, ['-e', script, JSON.stringify(pairs)], { stdio: 'ignore' });
+    try {
+      let inside = 0;
+      let leaked = 0;
+      for (let i = 0; i < 1000; i++) {
+        const [memory, skills] = await Promise.all([
+          call(relay, 'GET', '/api/profiles/race2/memory', undefined, headers()),
+          call(relay, 'GET', '/api/profiles/race2/skills', undefined, headers()),
+        ]);
+        for (const r of [memory, skills]) {
+          const text = JSON.stringify(r.body);
+          if (text.includes('OUTSIDE')) leaked++;
+          if (text.includes('"inside"')) inside++;
+          expect([200, 403]).toContain(r.status);
+        }
+      }
+      expect(leaked).toBe(0);
+      expect(inside).toBeGreaterThan(0);
+    } finally {
+      swapper.kill('SIGKILL');
+    }
+    expect(fs.readFileSync(path.join(outside, 'secret.md'), 'utf8')).toBe('OUTSIDE SECRET');
+  }, 120_000);
 });
 
 describe("item 12: a voice PATCH on a profile edits the operator's YAML in place", () => {
