@@ -26,7 +26,11 @@ export class DomainError extends Error {
     readonly code: string,
     readonly kind: ErrorKind,
     message: string,
-    /** Route-specific fields the spec names (`reason`, `error_code`...). Never secrets. */
+    /**
+     * Route-specific fields the spec names (`reason`, `error_code`...). Never secrets. A `wireError` string
+     * here replaces the message in the body's `error` (for clients that read it as a code); the message
+     * then goes in `message`.
+     */
     readonly extra: Record<string, unknown> = {},
   ) {
     super(message);

@@ -32,6 +32,14 @@ describe('error bodies', () => {
     expect(r.body).toMatchObject({ ok: false, code: 'x.y', error: 'msg' });
   });
 
+  it('a wireError puts a code in error for clients that read it so, the sentence in message', () => {
+    const r = toErrorResponse(new DomainError('profile.not_found', 'not_found', 'no profile "x"', { profile: 'x', wireError: 'profile_not_found' }));
+    expect(r).toEqual({
+      status: 404,
+      body: { ok: false, error: 'profile_not_found', message: 'no profile "x"', code: 'profile.not_found', profile: 'x' },
+    });
+  });
+
   it('validation failures join their messages', () => {
     const r = toErrorResponse(new BadRequestException({ message: ['a must be x', 'b must be y'], error: 'Bad Request', statusCode: 400 }));
     expect(r).toEqual({ status: 400, body: { ok: false, error: 'a must be x; b must be y', code: 'validation_failed' } });

@@ -60,7 +60,20 @@ function fastifyErrorByStatus(status: number, message: string): { code: string; 
 /** Turns anything thrown into the one error shape `{ok: false, error, code}` with the right status. */
 export function toErrorResponse(exception: unknown): { status: number; body: ErrorBody } {
   if (exception instanceof DomainError) {
-    return { status: STATUS_OF[exception.kind], body: { ...exception.extra, ok: false, error: exception.message, code: exception.code } };
+    // A client that reads `error` as a code (the app's profile routes: RelayHttpClient.kt 463-481) gets
+    // that code there (`extra.wireError`), and the sentence moves to `message`.
+    const { wireError, ...extra } = exception.extra;
+    const wireCode = typeof wireError === 'string' ? wireError : null;
+    return {
+      status: STATUS_OF[exception.kind],
+      body: {
+        ...extra,
+        ok: false,
+        error: wireCode ?? exception.message,
+        ...(wireCode ? { message: exception.message } : {}),
+        code: exception.code,
+      },
+    };
   }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();

@@ -65,7 +65,11 @@ export class ImageActivityService {
       sinceMs = n * 1000;
     }
     const store = this.agentStore.storeOf(prof);
-    if (!store) throw new DomainError('image_activity.profile_not_found', 'not_found', 'no such profile in the agent home', { profile: prof });
+    if (!store)
+      throw new DomainError('image_activity.profile_not_found', 'not_found', 'no such profile in the agent home', {
+        profile: prof,
+        wireError: 'profile_not_found',
+      });
     const fromStore = this.agentStore.imageActivity(store, session, sinceMs === null ? 0 : sinceMs / 1000);
     const all = this.log.models.imageActivity.forSession(session, null);
     const entries = sinceMs === null ? all : all.filter((x) => x.at > sinceMs);

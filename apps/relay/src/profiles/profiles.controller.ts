@@ -46,7 +46,7 @@ export class ProfilesController {
     if (!ProfileLayout.validName(name))
       throw new DomainError('validation_failed', 'invalid', 'a profile name is letters, digits, "_", "-" and "." (not first), at most 64 characters');
     const dir = this.catalog.layout.homeOf(name);
-    if (!dir) throw new DomainError('profile.not_found', 'not_found', `no profile "${name}"`, { profile: name });
+    if (!dir) throw new DomainError('profile.not_found', 'not_found', `no profile "${name}"`, { profile: name, wireError: 'profile_not_found' });
     return dir;
   }
 
@@ -91,16 +91,24 @@ export class ProfilesController {
     if (!found)
       throw new DomainError('profile.avatar_not_found', 'not_found', `profile "${name}" has no avatar image`, {
         profile: name,
+        wireError: 'profile_avatar_not_found',
         expected_names: ['avatar', 'profile'].flatMap((s) => ['.png', '.jpg', '.jpeg', '.webp', '.gif'].map((e) => `${s}${e}`)),
       });
     const read = readInside(home, [found], MAX_AVATAR_BYTES, { whole: true });
     if (read.state === 'too_large')
       throw new DomainError('profile.avatar_too_large', 'too_large', `${found} is larger than ${MAX_AVATAR_BYTES} bytes`, { profile: name });
     if (read.state !== 'ok')
-      throw new DomainError('profile.avatar_not_found', 'not_found', `profile "${name}" has no avatar image`, { profile: name });
+      throw new DomainError('profile.avatar_not_found', 'not_found', `profile "${name}" has no avatar image`, {
+        profile: name,
+        wireError: 'profile_avatar_not_found',
+      });
     const bytes = read.bytes;
     const type = imageType(bytes);
-    if (!type) throw new DomainError('profile.avatar_invalid', 'unsupported', `${found} is not a PNG, JPEG, GIF or WebP image`, { profile: name });
+    if (!type)
+      throw new DomainError('profile.avatar_invalid', 'unsupported', `${found} is not a PNG, JPEG, GIF or WebP image`, {
+        profile: name,
+        wireError: 'profile_avatar_invalid',
+      });
     void reply
       .header('content-type', type)
       .header('cache-control', 'private, max-age=3600')
