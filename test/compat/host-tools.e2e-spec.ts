@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { type TestRelay } from '../support/harness';
 import { startRelay } from './client-relay';
-import { startSim } from '../support/bridge';
+import { startSim, until } from '../support/bridge';
 import type { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
 import { makePng } from '../../apps/phone-sim/src/png';
 
@@ -78,8 +78,10 @@ describe('compat: android_tool.py against the relay', () => {
     app.reportStatus({ deviceControlSupported: false });
     await new Promise((r) => setTimeout(r, 50));
     expect(await checkRequirements(relay, token)).toBe(false);
+    // Taking Device Control away is recorded at once; giving it back may wait for the end of the
+    // phone's one-second status window (a restated status is recorded at most once a second).
     app.reportStatus({ deviceControlSupported: true });
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => relay.log.models.bridge.device(app.tokenPrefix!)?.deviceControlSupported === true, 2000);
     expect(await checkRequirements(relay, token)).toBe(true);
   });
 

@@ -12,6 +12,7 @@ import { Clock, SystemClock } from './common/clock';
 import { checkTerminalConfig, loadConfig, relayDir, type RelayConfig } from './common/config';
 import { CommandLoop } from './common/command-loop';
 import { DiskGuard, installDiskGuardHook, type DiskSpaceSource } from './common/disk-guard';
+import { EventBudget } from './common/event-budget';
 import { fileStore } from './common/file-store';
 import { postgresStore } from './common/postgres-store';
 import { ErrorFilter, frameworkErrors } from './common/http-errors';
@@ -105,7 +106,11 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
   });
   const disk = new DiskGuard({ dir: relayDir(config), ...config.disk, source: options.diskSpace, logger, clock });
   await disk.start();
-  log.admission = (events) => disk.admit(events);
+  const budget = new EventBudget();
+  log.admission = (events, actor) => {
+    disk.admit(events);
+    budget.admit(events, actor);
+  };
   const version = relayVersion();
   const runtime: Runtime = { port: config.port, startedAt: clock.now(), version, url: '' };
   await log.run('system', () => [

@@ -25,6 +25,7 @@ import {
   reportStatus,
   resolveConfirmation,
   selectActive,
+  statusTightens,
   type BridgeDevice,
   type Principal,
   type SafetySettings,
@@ -38,6 +39,7 @@ import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
 import { MEDIA_REGISTRAR, type MediaRegistrar } from '../common/media-registrar';
+import { ReportWindow } from '../common/report-window';
 import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
@@ -60,6 +62,9 @@ const CONFIRM_OUTCOMES = new Set<SafetyDecisionKind>([
  * The bridge channel and the Device Control proxy: resolves the phone, runs the safety pipeline (every
  * decision an event), forwards `bridge.command`, correlates `bridge.response` by request id and socket.
  */
+/** A phone's restated `bridge.status` is written at most once per window per socket (changes that take something away at once). */
+export const BRIDGE_STATUS_WINDOW_MS = 1000;
+
 @Injectable()
 export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   private readonly inFlightCommands = new InFlightCommands();
@@ -68,6 +73,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   private readonly subs: Subscription[] = [];
   private readonly files: BridgeMedia;
   readonly settings: SafetySettings;
+  private readonly statusReports: ReportWindow;
 
   constructor(
     private readonly log: CommandLoop,
@@ -86,6 +92,9 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       destructiveVerbs: [...new Set([...DEFAULT_SAFETY_SETTINGS.destructiveVerbs, ...b.extraDestructiveVerbs])],
       routeVerbs: DEFAULT_SAFETY_SETTINGS.routeVerbs,
     };
+    this.statusReports = new ReportWindow(BRIDGE_STATUS_WINDOW_MS, (err, connId) =>
+      this.logger[err instanceof DomainError ? 'debug' : 'warn']({ err: err.message, conn: connId }, 'bridge status not recorded'),
+    );
     router.register('bridge', { onFrame: (c, e) => this.onFrame(c, e), onClose: (c) => this.onClose(c) });
     scheduler.register('bridge.confirmations', (m, now) => expireConfirmations(m, now));
     scheduler.register('bridge.auto_disable', (m, now) => autoDisableDue(m, now));
@@ -108,6 +117,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   }
 
   onApplicationShutdown(): void {
+    this.statusReports.dropAll();
     for (const s of this.subs) s.unsubscribe();
     for (const p of this.inFlightCommands.sentCommands()) {
       this.inFlightCommands.settle(p);
@@ -143,20 +153,24 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     if (!parsed.ok) return conn.error(`bridge.status: ${parsed.field} must be ${parsed.what}`, 'bad_frame', { channel: 'bridge' }, env.id);
     const st = parsed.value;
     const principal = conn.principal!;
-    await this.log.run(`device:${principal.tokenPrefix}`, (m, now) =>
-      reportStatus(
-        m,
-        {
-          tokenPrefix: principal.tokenPrefix,
-          connId: conn.id,
-          deviceId: principal.deviceId,
-          deviceName: principal.deviceName,
-          ...st,
-        },
-        this.config.bridge.autoDisableMinutes,
-        now,
-      ),
-    );
+    // A restated status is written at most once a second per socket (the latest), unless it takes something away.
+    const urgent = statusTightens(this.log.models.bridge.device(principal.tokenPrefix), st, this.settings.blocklist);
+    const write = () =>
+      this.log.run(`device:${principal.tokenPrefix}`, (m, now) =>
+        reportStatus(
+          m,
+          {
+            tokenPrefix: principal.tokenPrefix,
+            connId: conn.id,
+            deviceId: principal.deviceId,
+            deviceName: principal.deviceName,
+            ...st,
+          },
+          this.config.bridge.autoDisableMinutes,
+          now,
+        ),
+      );
+    return this.statusReports.submit(conn.id, 'status', write, urgent);
   }
 
   private async onResponse(conn: PhoneConnection, env: Envelope): Promise<void> {
@@ -221,6 +235,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private onClose(conn: PhoneConnection): void {
+    this.statusReports.drop(conn.id);
     const prefix = conn.principal?.tokenPrefix;
     if (!prefix) return;
     const revoked = !this.log.models.sessions.byTokenPrefix(prefix);

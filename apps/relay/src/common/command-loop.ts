@@ -110,8 +110,8 @@ export class CommandLoop {
   /** Told how long each decision's events took to become durable (the metrics' commit histogram). */
   commitObserver: ((seconds: number) => void) | null = null;
 
-  /** May refuse a decision's events before they are appended (the disk guard): a throw writes nothing. */
-  admission: ((events: readonly NewEvent[]) => void) | null = null;
+  /** May refuse a decision's events before they are appended (the disk guard, the device event budget): a throw writes nothing. */
+  admission: ((events: readonly NewEvent[], actor: string) => void) | null = null;
 
   /** Decide against the latest state, append, and resolve once durable. A DomainError writes nothing. */
   run<E extends RelayEvent = RelayEvent>(actor: string, decide: Decide<E>): Promise<StoredEvent<E>[]> {
@@ -119,7 +119,7 @@ export class CommandLoop {
     let events: readonly NewEvent<E>[];
     try {
       events = decide(this.decision, now);
-      if (events.length > 0) this.admission?.(events);
+      if (events.length > 0) this.admission?.(events, actor);
     } catch (err) {
       return Promise.reject(err);
     }

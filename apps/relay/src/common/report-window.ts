@@ -20,13 +20,15 @@ export class ReportWindow {
   /**
    * Writes now (the returned promise is the write's: a refusal reaches the caller) when no window is
    * open for this connection and kind; otherwise keeps `write` as the latest, to run when the window ends.
+   * `urgent` (a report that takes something away, which must not wait) writes now in any case and
+   * stands as the latest: what was pending is dropped, and the window goes on.
    */
-  submit(connId: string, kind: string, write: () => Promise<unknown>): Promise<void> {
+  submit(connId: string, kind: string, write: () => Promise<unknown>, urgent = false): Promise<void> {
     let kinds = this.slots.get(connId);
     const slot = kinds?.get(kind);
     if (slot) {
-      slot.pending = write;
-      return Promise.resolve();
+      slot.pending = urgent ? null : write;
+      return urgent ? write().then(() => undefined) : Promise.resolve();
     }
     if (!kinds) this.slots.set(connId, (kinds = new Map()));
     this.open(connId, kinds, kind);

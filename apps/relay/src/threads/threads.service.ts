@@ -375,7 +375,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
           subscribe(m, { connId: conn.id, tokenPrefix: p.tokenPrefix, deviceName: p.deviceName, sharePhoneStatus }),
         );
         if (!conn.closed) this.subscribers.set(conn.id, conn);
-        const replaced = e.type === 'phone.subscribed' ? e.data.replaced : null;
+        const replaced = e?.type === 'phone.subscribed' ? e.data.replaced : null;
         const old = replaced ? this.subscribers.get(replaced) : undefined;
         if (old) old.send('proactive', 'proactive.unsubscribed', { reason: 'replaced' });
         conn.send(

@@ -6,7 +6,7 @@ import type { BridgeDevice } from './bridge.projection';
 import { canonicalPath } from './device-control-routes';
 import { phoneDecision } from './app-wire';
 import { commandShape } from './redact';
-import { destructiveVerbs, evaluateSafety, type SafetySettings } from './safety';
+import { destructiveVerbs, evaluateSafety, isBlocked, type SafetySettings } from './safety';
 
 type Out = NewEvent<BridgeEvent>[];
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -48,6 +48,24 @@ export function reportStatus(m: ReadModels, s: BridgeStatusInput, defaultAutoDis
   };
   if (prev && sameStatus(prev, data)) return [];
   return [{ type: 'bridge.status_reported', data }];
+}
+
+/**
+ * A status that takes something away (Device Control switched off or no longer supported, a trusted
+ * verb withdrawn, a blocklisted app come to the front) is recorded at once; any other change may wait
+ * for the end of the connection's report window (a phone may restate its status as often as it likes).
+ */
+export function statusTightens(
+  prev: BridgeDevice | undefined,
+  s: Pick<BridgeStatusInput, 'masterEnabled' | 'deviceControlSupported' | 'trustedVerbs' | 'currentApp'>,
+  blocklist: readonly string[],
+): boolean {
+  if (!prev) return true;
+  if (prev.masterEnabled && !s.masterEnabled) return true;
+  if (prev.deviceControlSupported && !s.deviceControlSupported) return true;
+  const trusted = new Set(s.trustedVerbs.map((v) => v.toLowerCase()));
+  if (prev.trustedVerbs.some((v) => !trusted.has(v))) return true;
+  return s.currentApp !== null && s.currentApp !== prev.currentApp && isBlocked(s.currentApp, blocklist);
 }
 
 function sameStatus(d: BridgeDevice, n: Extract<BridgeEvent, { type: 'bridge.status_reported' }>['data']): boolean {

@@ -60,9 +60,10 @@ export function cancelQueued(m: ReadModels, chatId: string | undefined, by: stri
 
 export type Subscribe = { connId: string; tokenPrefix: string; deviceName: string; sharePhoneStatus: boolean };
 
-/** The latest subscriber wins; the displaced connection is named so it can be told. */
+/** The latest subscriber wins; the displaced connection is named so it can be told. The subscriber saying it again changes nothing. */
 export function subscribe(m: ReadModels, cmd: Subscribe): NewEvent<PhoneThreadsEvent>[] {
   const current = m.phoneThreads.subscriber();
+  if (current && current.connId === cmd.connId && current.sharePhoneStatus === cmd.sharePhoneStatus) return [];
   const replaced = current && current.connId !== cmd.connId ? current.connId : null;
   return [{ type: 'phone.subscribed', data: { ...cmd, replaced } }];
 }
@@ -95,6 +96,8 @@ export function recordFlush(
   interrupted: boolean,
 ): NewEvent<PhoneThreadsEvent>[] {
   const delivered = recordDeliveries(m, deliveries, to);
+  // An empty backlog sent whole records nothing (a phone may subscribe again and again).
+  if (deliveries.length === 0 && !interrupted) return [];
   const remaining = m.phoneThreads.queuedCount() - delivered.length;
   return [...delivered, { type: 'phone.backlog_flushed', data: { ...to, count: deliveries.length, remaining, interrupted } }];
 }
