@@ -170,7 +170,12 @@ export async function pairCommand(args: string[], io: CliIo): Promise<number> {
   out(`  ${c.bold('code')}      ${c.bold(mint.code)}   ${c.dim('(type it in the app if the camera cannot scan)')}`);
   out(`  ${c.bold('relay')}     ${mint.relay_url}`);
   out(`  ${c.bold('expires')}   ${expires.toISOString().replace('.000Z', 'Z')} (in ${minutes} min; one use)`);
-  printTerms(out, c, body, 'defaults (chat, voice: session; terminal, tui: 30d; bridge, desktop: 7d; all clamped to the session)');
+  printTerms(
+    out,
+    c,
+    body,
+    'defaults (chat, voice: session; terminal, tui: 30d; bridge: 7d; no desktop unless --grants desktop=7d; all clamped to the session)',
+  );
   out(`  ${c.bold('url')}       ${mint.pairing_url}`);
   return EXIT.ok;
 }
