@@ -139,6 +139,8 @@ describe('security', () => {
         version: expect.any(String),
         clients: expect.any(Number),
         sessions: expect.any(Number),
+        // Which brand the relay writes (RELAY_CLIENT_SPELLING): public, so clients and the doctor can tell.
+        client_spelling: 'svc',
         // Spec 4.1/4.11: Secure Link's state (off here); with it on, its public pin and certificate.
         secure_link: expect.objectContaining({ enabled: false, status: 'disabled', reach: expect.objectContaining({ state: 'disabled' }) }),
         // Whether the relay takes work (the disk guard); its figures only to loopback.
