@@ -97,6 +97,9 @@ describe("Secure Link's /api has a gate too: the API key, checked before anythin
         expect(r).toMatchObject({ status: 401, body: { ok: false, code: 'secure_link.api_unauthorized' } });
       }
       expect(api.seen.filter((p) => p !== '/health')).toEqual([]);
+      // Only the API server's own health answers without the key (the app probes it): that exact path.
+      expect(await request(`${c.url}/api/health`, { agent })).toMatchObject({ status: 200, body: { status: 'ok' } });
+      expect((await request(`${c.url}/api/health?x=1`, { agent })).status).toBe(401);
       const ok = await request(`${c.url}/api/api/config`, { agent, headers: bearer(KEY) });
       expect(ok).toMatchObject({ status: 200, body: { model: 'secret-model' } });
       expect(api.seen.filter((p) => p !== '/health')).toEqual(['/api/config']);

@@ -283,6 +283,9 @@ export class SecureLinkServer implements SecureLinkView {
         code: 'secure_link.api_unauthenticated',
         error: 'Secure Link serves the API only while this relay holds its key (API_SERVER_KEY), which every request must carry as its bearer',
       };
+    // The API server's health answers anyone, here as on its own port: the app probes it before it uses the
+    // route (EndpointResolver: `GET <proxy>/api/health`, no credential). Only that exact request.
+    if ((req.method === 'GET' || req.method === 'HEAD') && req.url === '/api/health') return null;
     const m = API_BEARER_RE.exec(req.headers.authorization ?? '');
     const ok = m !== null && sameSecret(m[1], key);
     try {
