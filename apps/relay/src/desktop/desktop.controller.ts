@@ -1,8 +1,12 @@
-import { Body, Controller, Get, HttpCode, Module, Param, Post, Query, Res } from '@nestjs/common';
-import { actorOf, DESKTOP_TOOL_RE, DomainError, type DesktopClient, type Principal } from '@svc/domain';
+import { Body, Controller, Get, Headers, HttpCode, Inject, Module, Param, Post, Query, Res } from '@nestjs/common';
+import { actorOf, clientNames, DESKTOP_TOOL_RE, DomainError, type DesktopClient, type Principal } from '@svc/domain';
+import type { DesktopRequester } from '@svc/events';
 import type { FastifyReply } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import { Auth, Caller } from '../common/auth';
 import { CommandLoop } from '../common/command-loop';
+import type { RelayConfig } from '../common/config';
+import { RELAY_CONFIG } from '../common/tokens';
 import { DesktopService } from './desktop.service';
 
 /** A tool call's arguments: the host's tools send a few KiB (a file write's content is the largest). */
@@ -27,6 +31,7 @@ export class DesktopController {
   constructor(
     private readonly desktop: DesktopService,
     private readonly log: CommandLoop,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {}
 
   /**
@@ -100,7 +105,7 @@ export class DesktopController {
   @Post('/:tool')
   @Auth('loopback-or-paired', 'desktop', { bearerOnLoopback: true, bodyLimit: DESKTOP_BODY_LIMIT })
   @HttpCode(200)
-  async call(@Param('tool') tool: string, @Body() body: unknown, @Caller() caller: Principal) {
+  async call(@Param('tool') tool: string, @Body() body: unknown, @Caller() caller: Principal, @Headers() headers: IncomingHttpHeaders) {
     if (!DESKTOP_TOOL_RE.test(tool))
       throw new DomainError(
         'validation_failed',
@@ -116,8 +121,36 @@ export class DesktopController {
     delete args.device;
     delete args.device_id;
     const selector = typeof raw === 'string' && raw.trim() ? raw.trim() : null;
-    const r = await this.desktop.dispatch(tool, args, selector, actorOf(caller));
+    const r = await this.desktop.dispatch(tool, args, selector, actorOf(caller), this.requesterOf(caller, headers));
     return r.body;
+  }
+
+  /**
+   * Who asks, for a computer-use control session: the host's tool names its chat session, run and profile
+   * in `X-Svc-Relay-Chat-Session`, `-Run-Id`, `-Profile` (the `X-Hermes-Relay-*` spelling too; the reference
+   * tool's desktop_tool.py). The requester is the caller the relay authenticated: a bearer's paired device,
+   * else (the operator's loopback, the agent's own tool) the agent's chat session, `<brand>-agent:<chat>`.
+   * Without a run there is no control session (the client then uses its own compatibility mode).
+   */
+  private requesterOf(caller: Principal, headers: IncomingHttpHeaders): DesktopRequester | null {
+    const header = (name: string): string | null => {
+      const raw = headers[`x-svc-relay-${name}`] ?? headers[`x-hermes-relay-${name}`];
+      const v = (Array.isArray(raw) ? raw[0] : raw)
+        ?.replace(/[\x00-\x1f\x7f]/g, '')
+        .trim()
+        .slice(0, 256);
+      return v ? v : null;
+    };
+    const runId = header('run-id');
+    const chatSessionId = header('chat-session');
+    if (!runId) return null;
+    const requesterDeviceId =
+      caller.kind === 'device'
+        ? caller.deviceId || `device:${caller.tokenPrefix}`
+        : chatSessionId
+          ? `${clientNames(this.config.clientSpelling).brand}-agent:${chatSessionId}`
+          : null;
+    return requesterDeviceId ? { requesterDeviceId, chatSessionId, runId, profile: header('profile') } : null;
   }
 
   private clientView(c: DesktopClient) {

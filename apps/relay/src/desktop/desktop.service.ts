@@ -1,6 +1,8 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import {
+  controlSessionFor,
   desktopTimeoutMs,
+  expireControlSessions,
   DomainError,
   parseActiveEditor,
   parseDesktopStatus,
@@ -11,12 +13,14 @@ import {
   canonicalToolList,
   type DesktopClient,
 } from '@svc/domain';
-import type { DesktopOutcome } from '@svc/events';
+import type { DesktopOutcome, DesktopRequester } from '@svc/events';
+import type { Subscription } from 'rxjs';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { CommandLoop } from '../common/command-loop';
 import type { RelayConfig } from '../common/config';
 import { ReportWindow } from '../common/report-window';
+import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
@@ -34,6 +38,27 @@ type Pending = {
   resolve: (r: DesktopReply) => void;
   reject: (e: Error) => void;
 };
+
+/** What the client is told when a control session ends (the reference relay's words). */
+const CONTROL_END_REASON: Readonly<Record<'run_changed' | 'idle' | 'capacity', string>> = {
+  run_changed: 'requester run changed',
+  idle: 'control session idle timeout',
+  capacity: 'control session capacity eviction',
+};
+
+/** `control_session` of a computer-use `desktop.command`, as the desktop CLI checks it (router.ts parseControlAuthority). */
+function controlPayload(controlId: string, requestId: string, targetDeviceId: string, r: DesktopRequester): Record<string, unknown> {
+  return {
+    version: 1,
+    id: controlId,
+    request_id: requestId,
+    requester_device_id: r.requesterDeviceId,
+    target_device_id: targetDeviceId,
+    run_id: r.runId,
+    ...(r.chatSessionId ? { chat_session_id: r.chatSessionId } : {}),
+    ...(r.profile ? { profile: r.profile } : {}),
+  };
+}
 
 /** A client's restated reports (status, workspace, active editor) are written at most once a second each. */
 export const DESKTOP_REPORT_WINDOW_MS = 1000;
@@ -59,20 +84,33 @@ export class DesktopService implements OnApplicationShutdown {
   /** The tool list each connection last advertised (routing and health read it; the log holds its digest). */
   private readonly tools = new Map<string, string[]>();
   private readonly reports: ReportWindow;
+  private readonly ends: Subscription;
 
   constructor(
     private readonly log: CommandLoop,
     router: ChannelRouter,
+    scheduler: Scheduler,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     router.register('desktop', { onFrame: (c, e) => this.onFrame(c, e), onClose: (c) => this.onClose(c) });
+    scheduler.register('desktop.control_idle', (m, now) => expireControlSessions(m, now));
+    // The client drops the authority of an ended control session (desktop/src/tools/router.ts).
+    this.ends = this.log.bus.ofType('desktop.control_session_ended').subscribe((e) => {
+      this.conns.get(e.data.connId)?.send('desktop', 'desktop.control_session_end', {
+        version: 1,
+        id: e.data.controlId,
+        target_device_id: e.data.targetDeviceId,
+        reason: CONTROL_END_REASON[e.data.reason],
+      });
+    });
     this.reports = new ReportWindow(DESKTOP_REPORT_WINDOW_MS, (err, connId, kind) =>
       this.logger[err instanceof DomainError ? 'debug' : 'warn']({ err: err.message, conn: connId, kind }, 'desktop report not recorded'),
     );
   }
 
   onApplicationShutdown(): void {
+    this.ends.unsubscribe();
     this.reports.dropAll();
     for (const p of [...this.pending.values()])
       this.finish(p, 'client_gone', null, new DomainError('desktop.relay_stopping', 'unavailable', 'the relay is stopping'));
@@ -177,18 +215,40 @@ export class DesktopService implements OnApplicationShutdown {
    * made durable, the command sent, then the answer, the timeout or the client's departure, each ending
    * the call with `desktop.command_completed`.
    */
-  async dispatch(tool: string, args: Record<string, unknown>, selector: string | null, actor: string): Promise<DesktopReply> {
+  async dispatch(
+    tool: string,
+    args: Record<string, unknown>,
+    selector: string | null,
+    actor: string,
+    requester: DesktopRequester | null = null,
+  ): Promise<DesktopReply> {
     const target = pickDesktopTarget(this.log.models, tool, selector, (id) => this.toolsOf(id));
     const conn = this.conns.get(target.connId);
     if (!conn || conn.closed) throw new DomainError('desktop.no_client', 'unavailable', `${target.deviceName} is not connected any more`);
     const requestId = randomUUID();
     const timeoutMs = desktopTimeoutMs(tool, this.config.desktop);
-    await this.log.run(actor, () => [
-      {
-        type: 'desktop.command_sent',
-        data: { requestId, tool, connId: conn.id, tokenPrefix: target.tokenPrefix, deviceId: target.deviceId, timeoutMs },
-      },
-    ]);
+    // Computer use runs under a relay-owned control session binding the requester's run to this target.
+    let controlId: string | null = null;
+    await this.log.run(actor, (m) => {
+      const control = tool.startsWith('desktop_computer_') ? controlSessionFor(m, requester, target, `control-${randomUUID()}`) : null;
+      controlId = control?.controlId ?? null;
+      return [
+        ...(control?.events ?? []),
+        {
+          type: 'desktop.command_sent',
+          data: {
+            requestId,
+            tool,
+            connId: conn.id,
+            tokenPrefix: target.tokenPrefix,
+            deviceId: target.deviceId,
+            timeoutMs,
+            ...(controlId !== null ? { controlId } : {}),
+          },
+        },
+      ];
+    });
+    const control = controlId === null || requester === null ? null : controlPayload(controlId, requestId, target.deviceId, requester);
     return new Promise<DesktopReply>((resolve, reject) => {
       const p: Pending = {
         requestId,
@@ -213,7 +273,12 @@ export class DesktopService implements OnApplicationShutdown {
         ),
       };
       this.pending.set(requestId, p);
-      const sent = conn.send('desktop', 'desktop.command', { request_id: requestId, tool, args, target_device_id: target.deviceId }, requestId);
+      const sent = conn.send(
+        'desktop',
+        'desktop.command',
+        { request_id: requestId, tool, args, target_device_id: target.deviceId, ...(control ? { control_session: control } : {}) },
+        requestId,
+      );
       if (!sent)
         this.finish(
           p,

@@ -1,4 +1,4 @@
-import type { DesktopActiveEditor, DesktopOutcome, DesktopWorkspace, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
+import type { DesktopActiveEditor, DesktopOutcome, DesktopRequester, DesktopWorkspace, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 import { eventAtMs } from '../event-time';
 
 export type DesktopClient = {
@@ -22,6 +22,9 @@ export type DesktopClient = {
   reportedAt: number;
 };
 
+/** A live computer-use control session (ephemeral: gone with its target's socket and at a restart). */
+export type ControlSession = DesktopRequester & { controlId: string; connId: string; targetDeviceId: string; startedAt: number; usedAt: number };
+
 export type DesktopDispatch = {
   requestId: string;
   tool: string;
@@ -35,7 +38,7 @@ export type DesktopDispatch = {
 
 const RECENT_MAX = 100;
 
-type State = { clients: DesktopClient[]; recent: DesktopDispatch[]; outcomes: Record<string, number> };
+type State = { clients: DesktopClient[]; recent: DesktopDispatch[]; outcomes: Record<string, number>; controls?: ControlSession[] };
 
 /**
  * Desktop clients and their dispatches. Clients (tools, identity, workspace, active editor) are live
@@ -45,6 +48,8 @@ type State = { clients: DesktopClient[]; recent: DesktopDispatch[]; outcomes: Re
  */
 export class DesktopProjection implements Projection<State> {
   private readonly clients = new Map<string, DesktopClient>();
+  /** Live control sessions by id, oldest first. */
+  private readonly controls = new Map<string, ControlSession>();
   private recent: DesktopDispatch[] = [];
   private outcomes: Record<string, number> = {};
 
@@ -53,9 +58,31 @@ export class DesktopProjection implements Projection<State> {
     switch (e.type) {
       case 'relay.started':
         this.clients.clear();
+        this.controls.clear();
         break;
       case 'phone.disconnected':
         this.clients.delete(e.data.connId);
+        // A control session is bound to its target's socket: it ends with it.
+        for (const [id, c] of this.controls) if (c.connId === e.data.connId) this.controls.delete(id);
+        break;
+      case 'desktop.control_session_started': {
+        const { controlId, connId, targetDeviceId, requesterDeviceId, chatSessionId, runId, profile } = e.data;
+        const at = eventAtMs(e);
+        this.controls.set(controlId, {
+          controlId,
+          connId,
+          targetDeviceId,
+          requesterDeviceId,
+          chatSessionId,
+          runId,
+          profile,
+          startedAt: at,
+          usedAt: at,
+        });
+        break;
+      }
+      case 'desktop.control_session_ended':
+        this.controls.delete(e.data.controlId);
         break;
       case 'desktop.client_reported': {
         const was = this.clients.get(e.data.connId);
@@ -83,7 +110,9 @@ export class DesktopProjection implements Projection<State> {
         this.clients.set(c.connId, c);
         break;
       }
-      case 'desktop.command_sent':
+      case 'desktop.command_sent': {
+        const control = e.data.controlId === undefined ? undefined : this.controls.get(e.data.controlId);
+        if (control) control.usedAt = eventAtMs(e);
         this.recent.push({
           requestId: e.data.requestId,
           tool: e.data.tool,
@@ -96,6 +125,7 @@ export class DesktopProjection implements Projection<State> {
         });
         if (this.recent.length > RECENT_MAX) this.recent.splice(0, this.recent.length - RECENT_MAX);
         break;
+      }
       case 'desktop.command_completed': {
         const d = this.recent.find((x) => x.requestId === e.data.requestId);
         if (d) {
@@ -151,14 +181,25 @@ export class DesktopProjection implements Projection<State> {
     return this.outcomes;
   }
 
+  /** Live control sessions, oldest first. */
+  controlSessions(): ControlSession[] {
+    return [...this.controls.values()];
+  }
+
+  controlSession(controlId: string): ControlSession | undefined {
+    return this.controls.get(controlId);
+  }
+
   snapshot(): State {
-    return { clients: this.all(), recent: this.recent, outcomes: this.outcomes };
+    return { clients: this.all(), recent: this.recent, outcomes: this.outcomes, controls: this.controlSessions().map((c) => ({ ...c })) };
   }
 
   restore(s: State): void {
     this.clients.clear();
     // A snapshot of an older relay held tool lists; clients never outlive the `relay.started` that follows.
     for (const c of s.clients ?? []) this.clients.set(c.connId, { ...c, toolsDigest: c.toolsDigest ?? null, toolCount: c.toolCount ?? 0 });
+    this.controls.clear();
+    for (const c of s.controls ?? []) this.controls.set(c.controlId, { ...c });
     this.recent = s.recent ?? [];
     this.outcomes = s.outcomes ?? {};
   }

@@ -1,7 +1,16 @@
-import type { DesktopActiveEditor, DesktopClientReported, DesktopContextReported, DesktopWorkspace, NewEvent } from '@svc/events';
+import type {
+  DesktopActiveEditor,
+  DesktopClientReported,
+  DesktopContextReported,
+  DesktopControlSessionEnded,
+  DesktopControlSessionStarted,
+  DesktopRequester,
+  DesktopWorkspace,
+  NewEvent,
+} from '@svc/events';
 import { DomainError } from '../errors';
 import type { ReadModels } from '../read-models';
-import type { DesktopClient } from './desktop.projection';
+import type { ControlSession, DesktopClient } from './desktop.projection';
 
 /** Tool names: what the desktop CLI and the host's tools use (`desktop_read_file`, `desktop_adb_shell`...). */
 export const DESKTOP_TOOL_RE = /^[a-z][a-z0-9_]{0,63}$/;
@@ -205,4 +214,55 @@ export function desktopTimeoutMs(tool: string, t: { defaultMs: number; computerU
   if (tool.startsWith('desktop_adb_')) return t.adbMs;
   if (tool.startsWith('desktop_computer_')) return t.computerUseMs;
   return t.defaultMs;
+}
+
+/** Control sessions live at most this long unused (the reference's 15 minutes), at most this many at once. */
+export const CONTROL_SESSION_IDLE_MS = 15 * 60 * 1000;
+export const CONTROL_SESSIONS_MAX = 256;
+
+/**
+ * The control session a computer-use call runs under: the live one of the same requester, chat, run,
+ * profile and target (its use is recorded by the call itself), else a new one. A new run of the same
+ * requester, chat and profile on the same target ends the previous run's session; past the cap the least
+ * recently used ends. No requester or run: no session (the desktop CLI then runs the call in its own
+ * compatibility mode, as under the reference relay).
+ */
+export function controlSessionFor(
+  models: ReadModels,
+  requester: DesktopRequester | null,
+  target: DesktopClient,
+  newId: string,
+): { controlId: string | null; events: NewEvent<DesktopControlSessionStarted | DesktopControlSessionEnded>[] } {
+  if (!requester) return { controlId: null, events: [] };
+  const live = models.desktop.controlSessions();
+  const sameSeat = (c: ControlSession) =>
+    c.requesterDeviceId === requester.requesterDeviceId &&
+    c.chatSessionId === requester.chatSessionId &&
+    c.profile === requester.profile &&
+    c.connId === target.connId;
+  const current = live.find((c) => sameSeat(c) && c.runId === requester.runId);
+  if (current) return { controlId: current.controlId, events: [] };
+  const end = (c: ControlSession, reason: 'run_changed' | 'capacity'): NewEvent<DesktopControlSessionEnded> => ({
+    type: 'desktop.control_session_ended',
+    data: { controlId: c.controlId, connId: c.connId, targetDeviceId: c.targetDeviceId, reason },
+  });
+  const events: NewEvent<DesktopControlSessionStarted | DesktopControlSessionEnded>[] = live.filter(sameSeat).map((c) => end(c, 'run_changed'));
+  const remaining = live.filter((c) => !sameSeat(c)).sort((a, b) => a.usedAt - b.usedAt);
+  for (let i = 0; remaining.length - i >= CONTROL_SESSIONS_MAX; i++) events.push(end(remaining[i], 'capacity'));
+  events.push({
+    type: 'desktop.control_session_started',
+    data: { controlId: newId, connId: target.connId, targetDeviceId: target.deviceId, ...requester },
+  });
+  return { controlId: newId, events };
+}
+
+/** The sweep: control sessions unused for CONTROL_SESSION_IDLE_MS. */
+export function expireControlSessions(models: ReadModels, now: Date): NewEvent<DesktopControlSessionEnded>[] {
+  return models.desktop
+    .controlSessions()
+    .filter((c) => now.getTime() - c.usedAt >= CONTROL_SESSION_IDLE_MS)
+    .map((c) => ({
+      type: 'desktop.control_session_ended' as const,
+      data: { controlId: c.controlId, connId: c.connId, targetDeviceId: c.targetDeviceId, reason: 'idle' as const },
+    }));
 }

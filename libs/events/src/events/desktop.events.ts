@@ -56,7 +56,37 @@ export type DesktopContextReported = Ev<
 /** A tool call sent to a desktop client (`desktop.command`). `requester`: who asked (the log actor). */
 export type DesktopCommandSent = Ev<
   'desktop.command_sent',
-  { requestId: string; tool: string; connId: string; tokenPrefix: string; deviceId: string; timeoutMs: number }
+  {
+    requestId: string;
+    tool: string;
+    connId: string;
+    tokenPrefix: string;
+    deviceId: string;
+    timeoutMs: number;
+    /** The computer-use control session the call was bound to (its last use keeps it alive). */
+    controlId?: string;
+  }
+>;
+
+/**
+ * Who asked for a desktop call, as the host's tool says (its `X-<brand>-Relay-*` headers) and the relay
+ * authenticates: the paired device of a bearer, else the agent's chat session on loopback.
+ */
+export type DesktopRequester = { requesterDeviceId: string; chatSessionId: string | null; runId: string; profile: string | null };
+
+/**
+ * A computer-use control session: the relay-owned identity that binds one requester's run to one target
+ * desktop (the desktop CLI accepts `desktop_computer_*` calls only under it; desktop/src/tools/router.ts).
+ */
+export type DesktopControlSessionStarted = Ev<
+  'desktop.control_session_started',
+  { controlId: string; connId: string; targetDeviceId: string } & DesktopRequester
+>;
+
+/** `run_changed`: the same requester started another run; `idle`: unused for 15 minutes; `capacity`: the oldest of too many. */
+export type DesktopControlSessionEnded = Ev<
+  'desktop.control_session_ended',
+  { controlId: string; connId: string; targetDeviceId: string; reason: 'run_changed' | 'idle' | 'capacity' }
 >;
 
 export type DesktopOutcome = 'ok' | 'tool_error' | 'timeout' | 'client_gone' | 'send_failed';
@@ -67,4 +97,10 @@ export type DesktopCommandCompleted = Ev<
   { requestId: string; tool: string; tokenPrefix: string; outcome: DesktopOutcome; durationMs: number }
 >;
 
-export type DesktopEvent = DesktopClientReported | DesktopContextReported | DesktopCommandSent | DesktopCommandCompleted;
+export type DesktopEvent =
+  | DesktopClientReported
+  | DesktopContextReported
+  | DesktopCommandSent
+  | DesktopCommandCompleted
+  | DesktopControlSessionStarted
+  | DesktopControlSessionEnded;
