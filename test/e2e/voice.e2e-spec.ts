@@ -380,7 +380,8 @@ describe('voice config: profiles, the global config, settings PATCH', () => {
 
   it('provider options and validation; an unknown provider is 404', async () => {
     const o = await call(relay, 'GET', '/voice/output/providers/offline/options?profile=work', undefined, bearer(token));
-    expect(o.body).toMatchObject({ provider: 'offline', source: 'static', profile: 'work', config_scope: 'profile' });
+    // `provider` is the provider object the app decodes (RealtimeProviderInfo), `provider_id` its id.
+    expect(o.body).toMatchObject({ provider_id: 'offline', provider: { id: 'offline' }, source: 'static', profile: 'work', config_scope: 'profile' });
     expect((await call(relay, 'GET', '/voice/output/providers/nope/options', undefined, bearer(token))).status).toBe(404);
     const ok = await call(
       relay,
@@ -400,6 +401,10 @@ describe('voice config: profiles, the global config, settings PATCH', () => {
     expect(bad.status).toBe(200);
     expect(bad.body.valid).toBe(false);
     expect(bad.body.checks.filter((c: { ok: boolean }) => !c.ok).map((c: { name: string }) => c.name)).toEqual(['model', 'sample_rate']);
+    expect(bad.body.checks.filter((c: { status: string }) => c.status === 'error').map((c: { id: string }) => c.id)).toEqual([
+      'model_known',
+      'sample_rate_known',
+    ]);
     expect(bad.body.summary).toContain('sample_rate');
     const openai = await call(relay, 'POST', '/voice/output/providers/openai/validate', { voice: 'alloy' }, bearer(token));
     expect(openai.body).toMatchObject({ valid: false });
@@ -516,8 +521,8 @@ describe('the streaming output session: POST /voice/output/session, then its soc
       provider: 'offline',
       sample_rate: 22050,
       codec: 'pcm',
-      protocol: 'hermes.voice.output.v0',
-      resume_supported: false,
+      protocol: 'svc.voice.output.v0',
+      resume_supported: true,
     });
     const id = created.body.session_id as string;
     expect(created.body.websocket_path).toBe(`/voice/output/${id}`);
@@ -566,11 +571,16 @@ describe('the streaming output session: POST /voice/output/session, then its soc
         .map((e) => JSON.stringify(e))
         .join(''),
     ).not.toContain('frame by frame');
-    // Once ended, the path is gone.
-    expect(await rejected(open(id, bearer(token)))).toBe(404);
+    // Once ended, the path is gone for anyone else (404); its own caller's late socket is told why.
+    expect(await rejected(open(id, bearer(API_KEY)))).toBe(404);
+    const late = open(id, bearer(token));
+    const lateFrames = frames(late);
+    const lateClosed = new Promise<number>((r) => late.on('close', (code) => r(code)));
+    expect(await lateClosed).toBe(4008);
+    expect(lateFrames).toEqual([expect.objectContaining({ type: 'voice.session.resume_failed', reason: 'session_closed' })]);
   });
 
-  it('refuses the socket before the 101: no or a wrong credential 401, another caller 403, unknown 404, a second socket 409, realtime paths 404', async () => {
+  it('refuses the socket before the 101: no or a wrong credential 401, another caller 403, unknown 404, realtime paths 404; a second socket must resume', async () => {
     const id = (await call(relay, 'POST', '/voice/output/session', {}, bearer(token))).body.session_id as string;
     expect(await rejected(open(id, {}))).toBe(401);
     expect(await rejected(open(id, bearer('x'.repeat(43))))).toBe(401);
@@ -581,7 +591,16 @@ describe('the streaming output session: POST /voice/output/session, then its soc
     expect(await rejected(open('nosuchsession', bearer(token)))).toBe(404);
     const first = open(id, bearer(token));
     expect(await rejected(first)).toBe(101);
-    expect(await rejected(open(id, bearer(token)))).toBe(409);
+    // A second socket of the same caller is let in only to resume: a first frame that is not session.resume
+    // gets voice.session.resume_failed (session_not_claimed) and a 4009 close, and the first socket stays.
+    const second = open(id, bearer(token));
+    const secondFrames = frames(second);
+    const secondClosed = new Promise<number>((r) => second.on('close', (code) => r(code)));
+    expect(await rejected(second)).toBe(101);
+    second.send(JSON.stringify({ type: 'session.start' }));
+    expect(await secondClosed).toBe(4009);
+    expect(secondFrames).toEqual([expect.objectContaining({ type: 'voice.session.resume_failed', session_id: id, reason: 'session_not_claimed' })]);
+    expect(first.readyState).toBe(WebSocket.OPEN);
     first.close();
     const rt = new WebSocket(`${relay.url.replace('http', 'ws')}/voice/realtime/${id}`, { headers: bearer(token) });
     expect(await rejected(rt)).toBe(404);
@@ -640,7 +659,7 @@ describe('the experimental realtime session (/voice/realtime/session and its soc
       expect((await call(relay, 'PATCH', '/voice/realtime/config', { enabled: true }, bearer(p.token))).status).toBe(403);
       expect((await call(relay, 'PATCH', '/voice/realtime/config', { enabled: true })).status).toBe(200);
       const created = await call(relay, 'POST', '/voice/realtime/session', {}, bearer(p.token));
-      expect(created.body).toMatchObject({ success: true, protocol: 'hermes.voice.realtime.v0', provider: 'offline' });
+      expect(created.body).toMatchObject({ success: true, protocol: 'svc.voice.realtime.v0', provider: 'offline' });
       const id = created.body.session_id as string;
       expect(created.body.websocket_path).toBe(`/voice/realtime/${id}`);
       // An output-session path does not open a realtime session.
@@ -649,7 +668,7 @@ describe('the experimental realtime session (/voice/realtime/session and its soc
       const got: Array<Record<string, any>> = [];
       ws.on('message', (d) => got.push(JSON.parse(String(d))));
       await until(() => got.length > 0);
-      expect(got[0]).toMatchObject({ type: 'voice.session.ready', protocol: 'hermes.voice.realtime.v0' });
+      expect(got[0]).toMatchObject({ type: 'voice.session.ready', protocol: 'svc.voice.realtime.v0' });
       ws.send(JSON.stringify({ type: 'input_audio.append', audio_base64: Buffer.alloc(4800).toString('base64'), sample_rate: 24000 }));
       ws.send(JSON.stringify({ type: 'input_audio.append', audio_base64: '!!!' }));
       await until(() => got.some((f) => f.type === 'voice.error'));
@@ -798,7 +817,7 @@ describe('the realtime-agent broker (fallback engine: speech -> text -> the agen
     );
     expect(created.body).toMatchObject({
       success: true,
-      protocol: 'hermes.voice.realtime_agent.v0',
+      protocol: 'svc.voice.realtime_agent.v0',
       chat_session_id: 'chat-42',
       broker_mode: 'fallback_engine',
       tool_surface: [],
@@ -809,7 +828,7 @@ describe('the realtime-agent broker (fallback engine: speech -> text -> the agen
     const got: Array<Record<string, any>> = [];
     ws.on('message', (d) => got.push(JSON.parse(String(d))));
     await until(() => got.length > 0);
-    expect(got[0]).toMatchObject({ type: 'voice.session.ready', protocol: 'hermes.voice.realtime_agent.v0' });
+    expect(got[0]).toMatchObject({ type: 'voice.session.ready', protocol: 'svc.voice.realtime_agent.v0' });
 
     // The mic: "hello world" as 24 kHz 16-bit PCM in 100 ms appends, then commit.
     const { readWav: rw, resample: rs, writeWav16: ww } = await import('../../apps/relay/src/voice/wav');
@@ -821,10 +840,10 @@ describe('the realtime-agent broker (fallback engine: speech -> text -> the agen
     const heard = got.find((f) => f.type === 'voice.input_transcript.final')!;
     expect(heard.text).toMatch(/hello|world/);
     const types = got.map((f) => f.type);
-    expect(types.indexOf('hermes.run.started')).toBeGreaterThan(types.indexOf('voice.input_transcript.final'));
+    expect(types.indexOf('svc.run.started')).toBeGreaterThan(types.indexOf('voice.input_transcript.final'));
     expect(got.find((f) => f.type === 'voice.response.delta')).toMatchObject({
       delta: `The agent heard: **${heard.text}**`,
-      source: 'hermes',
+      source: 'svc',
       delivery: 'final',
     });
     expect(got.filter((f) => f.type === 'voice.output_audio.delta').length).toBeGreaterThan(5);
@@ -983,7 +1002,7 @@ describe('the realtime-agent broker, provider-native engine (a realtime provider
     }
   };
 
-  it('forwards the mic, mirrors the input transcript, runs hermes_run_task through the agent API and speaks the answer', async () => {
+  it('forwards the mic, mirrors the input transcript, runs the run_task tool (called in either spelling) through the agent API and speaks the answer', async () => {
     const { WebSocketServer } = await import('ws');
     // The agent host's API.
     const asked: any[] = [];
@@ -1046,12 +1065,12 @@ describe('the realtime-agent broker, provider-native engine (a realtime provider
       const config = await call(relay, 'GET', '/voice/realtime-agent/config', undefined, bearer(p.token));
       expect(config.body).toMatchObject({
         broker_mode: 'provider_realtime',
-        tool_surface: ['hermes_run_task', 'hermes_get_status', 'hermes_cancel', 'hermes_confirm'],
+        tool_surface: ['svc_run_task', 'svc_get_status', 'svc_cancel', 'svc_confirm'],
       });
       const created = await call(relay, 'POST', '/voice/realtime-agent/session', { chat_session_id: 'chat-7' }, bearer(p.token));
       expect(created.body).toMatchObject({
         broker_mode: 'provider_realtime',
-        tool_surface: ['hermes_run_task', 'hermes_get_status', 'hermes_cancel', 'hermes_confirm'],
+        tool_surface: ['svc_run_task', 'svc_get_status', 'svc_cancel', 'svc_confirm'],
       });
       const ws = new WebSocket(`${relay.url.replace('http', 'ws')}/voice/realtime-agent/${created.body.session_id}`, { headers: bearer(p.token) });
       const got: Array<Record<string, any>> = [];
@@ -1071,20 +1090,15 @@ describe('the realtime-agent broker, provider-native engine (a realtime provider
         call_id: 'call-1',
         arguments: { task: 'what is the weather in Lisbon' },
       });
-      expect(types.indexOf('hermes.run.started')).toBeLessThan(types.indexOf('hermes.run.completed'));
-      expect(got.find((f) => f.type === 'hermes.run.completed')).toMatchObject({ chat_session_id: 'chat-7', text: 'It is sunny in Lisbon.' });
+      expect(types.indexOf('svc.run.started')).toBeLessThan(types.indexOf('svc.run.completed'));
+      expect(got.find((f) => f.type === 'svc.run.completed')).toMatchObject({ chat_session_id: 'chat-7', text: 'It is sunny in Lisbon.' });
       expect(got.find((f) => f.type === 'voice.tool.completed')).toMatchObject({ name: 'hermes_run_task', ok: true });
       expect(got.filter((f) => f.type === 'voice.output_audio.delta')).toHaveLength(3);
       expect(got.find((f) => f.type === 'voice.response.delta')).toMatchObject({ delta: 'It is sunny in Lisbon.', source: 'provider' });
       expect(asked[0]).toMatchObject({ session: 'chat-7' });
       expect(asked[0].body.messages.at(-1)).toEqual({ role: 'user', content: 'what is the weather in Lisbon' });
       const update = frames.find((f) => f.type === 'session.update');
-      expect(update.session.tools.map((t: { name: string }) => t.name)).toEqual([
-        'hermes_run_task',
-        'hermes_get_status',
-        'hermes_cancel',
-        'hermes_confirm',
-      ]);
+      expect(update.session.tools.map((t: { name: string }) => t.name)).toEqual(['svc_run_task', 'svc_get_status', 'svc_cancel', 'svc_confirm']);
       expect(frames.find((f) => f.type === 'conversation.item.create' && f.item.type === 'function_call_output').item).toMatchObject({
         call_id: 'call-1',
         output: 'It is sunny in Lisbon.',

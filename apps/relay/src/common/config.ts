@@ -329,6 +329,12 @@ export type VoiceConfig = {
   realtimeSessionsPerMinute: number;
   /** RELAY_VOICE_MAX_OPEN_SESSIONS: voice sessions one caller may hold open at once (default 8). */
   maxOpenSessions: number;
+  /** RELAY_VOICE_RESUME_GRACE_SECONDS: how long a voice session whose socket dropped waits for a resume (default 30). */
+  resumeGraceSeconds: number;
+  /** RELAY_VOICE_REPLAY_MAX_FRAMES: frames a voice session holds for a resume (default 256). */
+  replayMaxFrames: number;
+  /** RELAY_VOICE_REPLAY_MAX_BYTES: bytes of frames a voice session holds for a resume (default 2 MiB). */
+  replayMaxBytes: number;
 };
 
 function updateFeed(raw: string | undefined): string | null {
@@ -354,6 +360,9 @@ function loadVoiceConfig(env: NodeJS.ProcessEnv): VoiceConfig {
     outputSessionsPerMinute: intInRange(env.RELAY_VOICE_SESSIONS_PER_MINUTE, 'RELAY_VOICE_SESSIONS_PER_MINUTE', 60, 1, 100_000),
     realtimeSessionsPerMinute: intInRange(env.RELAY_VOICE_REALTIME_SESSIONS_PER_MINUTE, 'RELAY_VOICE_REALTIME_SESSIONS_PER_MINUTE', 10, 1, 100_000),
     maxOpenSessions: intInRange(env.RELAY_VOICE_MAX_OPEN_SESSIONS, 'RELAY_VOICE_MAX_OPEN_SESSIONS', 8, 1, 10_000),
+    resumeGraceSeconds: intInRange(env.RELAY_VOICE_RESUME_GRACE_SECONDS, 'RELAY_VOICE_RESUME_GRACE_SECONDS', 30, 1, 300),
+    replayMaxFrames: intInRange(env.RELAY_VOICE_REPLAY_MAX_FRAMES, 'RELAY_VOICE_REPLAY_MAX_FRAMES', 256, 16, 10_000),
+    replayMaxBytes: intInRange(env.RELAY_VOICE_REPLAY_MAX_BYTES, 'RELAY_VOICE_REPLAY_MAX_BYTES', 2 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024),
   };
 }
 

@@ -2,52 +2,64 @@ import type { WebSocket } from 'ws';
 import { parseJsonObject } from '../common/json-object';
 import { openProviderRealtime, providerMessage } from './realtime-upstream';
 import type { RelayConfig } from '../common/config';
+import { AgentRun } from './agent-run';
 import type { Live } from './voice-sessions.service';
+import type { VoiceWire } from './voice-wire';
 
-/** The narrow tool surface the provider's model may call (the reference broker's names). */
-export const AGENT_TOOLS = ['hermes_run_task', 'hermes_get_status', 'hermes_cancel', 'hermes_confirm'] as const;
+/** Provider messages waiting behind one that waits (back-pressure, a held session): past this the provider's socket is paused. */
+const MAX_QUEUED = 8;
 
-const TOOL_SPECS = [
-  {
-    type: 'function',
-    name: 'hermes_run_task',
-    description: 'Ask the Hermes agent to do something or answer something it knows; returns its answer.',
-    parameters: { type: 'object', properties: { task: { type: 'string', description: 'what the user wants, in their words' } }, required: ['task'] },
-  },
-  {
-    type: 'function',
-    name: 'hermes_get_status',
-    description: 'Whether a Hermes task is running, and the last answer.',
-    parameters: { type: 'object', properties: {} },
-  },
-  { type: 'function', name: 'hermes_cancel', description: 'Cancel the running Hermes task.', parameters: { type: 'object', properties: {} } },
-  {
-    type: 'function',
-    name: 'hermes_confirm',
-    description: 'Answer a confirmation Hermes asked for.',
-    parameters: {
-      type: 'object',
-      properties: { confirmation_id: { type: 'string' }, answer: { type: 'string', enum: ['yes', 'no'] } },
-      required: ['answer'],
+/** The narrow tool surface the provider's model may call, named in the relay's spelling (`hermes_run_task` for the public clients). */
+function toolSpecs(wire: VoiceWire) {
+  const agent = wire.agentName;
+  return [
+    {
+      type: 'function',
+      name: wire.tool('run_task'),
+      description: `Ask the ${agent} agent to do something or answer something it knows; returns its answer.`,
+      parameters: {
+        type: 'object',
+        properties: { task: { type: 'string', description: 'what the user wants, in their words' } },
+        required: ['task'],
+      },
     },
-  },
-];
+    {
+      type: 'function',
+      name: wire.tool('get_status'),
+      description: `Whether a ${agent} task is running, and the last answer.`,
+      parameters: { type: 'object', properties: {} },
+    },
+    { type: 'function', name: wire.tool('cancel'), description: `Cancel the running ${agent} task.`, parameters: { type: 'object', properties: {} } },
+    {
+      type: 'function',
+      name: wire.tool('confirm'),
+      description: `Answer a confirmation ${agent} asked for.`,
+      parameters: {
+        type: 'object',
+        properties: { confirmation_id: { type: 'string' }, answer: { type: 'string', enum: ['yes', 'no'] } },
+        required: ['answer'],
+      },
+    },
+  ];
+}
 
 /** What the provider-native engine needs of the session socket and of the agent. */
 export type NativeIo = {
   send(s: Live, event: Record<string, unknown>): void;
   error(s: Live, message: string, extra?: Record<string, unknown>): void;
   audio(s: Live, pcm: Buffer, type: string): Promise<void>;
-  ask(s: Live, text: string, signal: AbortSignal): Promise<string>;
+  ask(s: Live, text: string, signal: AbortSignal, run: AgentRun | null): Promise<string>;
 };
 
 /**
  * The realtime-agent broker's provider-native engine (a provider with a realtime API, `openai`): one socket
  * to the provider for the session, declared with the narrow tool surface. The phone's mic is forwarded;
  * the provider's speech, its words, the input transcript and its tool calls are mirrored to the phone.
- * `hermes_run_task` runs an agent turn (the same agent API as the fallback engine) and hands the answer
+ * `<brand>_run_task` runs an agent turn (the same agent API as the fallback engine) and hands the answer
  * back to the provider to speak; status, cancel and confirm act on that task. Every tool call is
- * mirrored as `voice.tool.requested` and `voice.tool.completed`.
+ * mirrored as `voice.tool.requested`/`voice.tool.completed` and as the app reads it (`<brand>.tool.started`,
+ * `<brand>.tool.completed|failed`), a run as `<brand>.run.started|progress|completed|failed` with the
+ * agent's own tool calls inside it. Provider messages are handled one at a time, in order.
  */
 export class NativeAgentLink {
   private readonly sock: WebSocket;
@@ -55,23 +67,35 @@ export class NativeAgentLink {
   private running: { abort: AbortController; task: string } | null = null;
   private lastAnswer: string | null = null;
   private transcript = '';
+  private chain: Promise<void> = Promise.resolve();
+  private queued = 0;
 
   constructor(
     cfg: RelayConfig,
     private readonly s: Live,
+    private readonly wire: VoiceWire,
+    private readonly now: () => number,
     private readonly io: NativeIo,
   ) {
     ({ sock: this.sock, opened: this.opened } = openProviderRealtime(cfg.voice, s.model, {
       voice: s.voice,
-      instructions:
-        'You are the voice of the Hermes agent. For anything that needs the agent (its tools, files, memory, actions), call hermes_run_task with the request and speak its answer briefly.',
-      tools: TOOL_SPECS,
+      instructions: `You are the voice of the ${wire.agentName} agent. For anything that needs the agent (its tools, files, memory, actions), call ${wire.tool('run_task')} with the request and speak its answer briefly.`,
+      tools: toolSpecs(wire),
       tool_choice: 'auto',
     }));
     this.opened.catch((err: Error) => this.io.error(s, err.message, { code: (err as { code?: string }).code ?? 'voice.provider_error' }));
-    this.sock.on('message', (data) =>
-      this.onMessage(String(data)).catch((err: Error) => this.io.error(s, err.message.slice(0, 300), { code: 'voice.provider_error' })),
-    );
+    // One message at a time, in order: an audio delta waiting on back-pressure (or on a held session) keeps
+    // the next behind it; past MAX_QUEUED waiting the provider's socket is paused, so memory stays bounded.
+    this.sock.on('message', (data) => {
+      const text = String(data);
+      if (++this.queued > MAX_QUEUED) this.sock.pause();
+      this.chain = this.chain
+        .then(() => this.onMessage(text))
+        .catch((err: Error) => this.io.error(s, err.message.slice(0, 300), { code: 'voice.provider_error' }))
+        .finally(() => {
+          if (--this.queued <= 1) this.sock.resume();
+        });
+    });
     this.sock.on('error', () => undefined);
     this.sock.on('close', () => {
       if (!s.ended) this.io.error(s, 'the realtime provider closed the connection', { code: 'voice.provider_closed' });
@@ -134,7 +158,13 @@ export class NativeAgentLink {
         if (typeof m.transcript === 'string') this.io.send(s, { type: 'voice.input_transcript.final', text: m.transcript });
         return;
       case 'response.function_call_arguments.done':
-        return this.tool(String(m.name ?? ''), String(m.call_id ?? ''), typeof m.arguments === 'string' ? m.arguments : '{}');
+        // Not awaited: an agent run takes its time while the provider's other messages go on.
+        void this.tool(
+          String(m.name ?? '').slice(0, 80),
+          String(m.call_id ?? '').slice(0, 128),
+          typeof m.arguments === 'string' ? m.arguments : '{}',
+        );
+        return;
       case 'response.done':
         this.io.send(s, { type: 'voice.output_audio.done' });
         return this.io.send(s, { type: 'voice.response.done', text: this.transcript, provider: s.provider, voice: s.voice });
@@ -147,61 +177,61 @@ export class NativeAgentLink {
 
   private async tool(name: string, callId: string, rawArgs: string): Promise<void> {
     const s = this.s;
-    let args: Record<string, unknown> = {};
-    try {
-      const parsed: unknown = JSON.parse(rawArgs);
-      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) args = parsed as Record<string, unknown>;
-    } catch {
-      // arguments the model garbled: the tool says so below
-    }
+    // Arguments the model garbled (or sent past 64 KiB) are none: the tool says what it lacks.
+    const args: Record<string, unknown> = (rawArgs.length <= 64 * 1024 ? parseJsonObject(rawArgs) : null) ?? {};
+    const base = { source: this.wire.brand, session_id: s.chatSessionId, chat_session_id: s.chatSessionId, tool_call_id: callId, tool_name: name };
     this.io.send(s, { type: 'voice.tool.requested', name, call_id: callId, arguments: args });
+    this.io.send(s, { type: this.wire.frame('tool.started'), ...base });
     let output: string;
     let ok = true;
-    switch (name) {
-      case 'hermes_run_task': {
+    switch (this.wire.toolOf(name)) {
+      case 'run_task': {
         const task = typeof args.task === 'string' ? args.task.trim().slice(0, 5000) : '';
         if (task === '') {
-          output = 'error: hermes_run_task needs a task';
+          output = `error: ${name} needs a task`;
           ok = false;
           break;
         }
         if (this.running) {
-          output = 'a task is already running; call hermes_get_status or hermes_cancel';
+          output = `a task is already running; call ${this.wire.tool('get_status')} or ${this.wire.tool('cancel')}`;
           ok = false;
           break;
         }
         const abort = new AbortController();
         this.running = { abort, task };
-        this.io.send(s, { type: 'hermes.run.started', chat_session_id: s.chatSessionId, profile: s.profile, tool_surface: AGENT_TOOLS });
+        const run = (s.run = new AgentRun(this.wire, s, (f) => this.io.send(s, f), this.now));
+        run.started(this.wire.tools);
         try {
-          output = await this.io.ask(s, task, abort.signal);
+          output = await this.io.ask(s, task, abort.signal, run);
           this.lastAnswer = output;
-          this.io.send(s, { type: 'hermes.run.completed', chat_session_id: s.chatSessionId, text: output });
+          run.completed(output);
         } catch (err) {
           ok = false;
           output = abort.signal.aborted ? 'the task was cancelled' : `the agent could not be reached: ${(err as Error).message}`.slice(0, 300);
-          this.io.send(s, { type: 'hermes.run.failed', chat_session_id: s.chatSessionId, message: output });
+          run.failed(output, abort.signal.aborted);
         } finally {
           this.running = null;
+          if (s.run === run) s.run = null;
         }
         break;
       }
-      case 'hermes_get_status':
+      case 'get_status':
         output = JSON.stringify({ running: this.running !== null, last_answer: this.lastAnswer });
         break;
-      case 'hermes_cancel':
+      case 'cancel':
         output = this.running ? 'cancelled' : 'nothing is running';
         this.running?.abort.abort();
         break;
-      case 'hermes_confirm':
+      case 'confirm':
         // The agent API this relay drives asks no confirmations; nothing can be waiting for one.
         output = 'nothing is waiting for a confirmation';
         break;
       default:
         ok = false;
-        output = `unknown tool ${name.slice(0, 40)}; the tools are ${AGENT_TOOLS.join(', ')}`;
+        output = `unknown tool ${name}; the tools are ${this.wire.tools.join(', ')}`;
     }
     this.io.send(s, { type: 'voice.tool.completed', name, call_id: callId, ok });
+    this.io.send(s, { type: this.wire.frame(ok ? 'tool.completed' : 'tool.failed'), ...base, success: ok });
     await this.send({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: callId, output } }).catch(() => undefined);
     await this.send({ type: 'response.create', response: { modalities: ['audio', 'text'] } }).catch(() => undefined);
   }

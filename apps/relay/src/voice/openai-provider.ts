@@ -13,7 +13,17 @@ import {
 const STATIC: Omit<ProviderOptions, 'source'> = {
   provider: 'openai',
   label: 'OpenAI-compatible API',
-  models: ['gpt-4o-mini-tts', 'tts-1', 'tts-1-hd', 'whisper-1', 'gpt-4o-transcribe', 'gpt-4o-mini-transcribe'],
+  models: [
+    'gpt-4o-mini-tts',
+    'tts-1',
+    'tts-1-hd',
+    'whisper-1',
+    'gpt-4o-transcribe',
+    'gpt-4o-mini-transcribe',
+    'gpt-4o-realtime-preview',
+    'gpt-4o-mini-realtime-preview',
+    'gpt-realtime',
+  ],
   voices: ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer', 'verse'].map((id) => ({ id, label: id })),
   languages: ['en', 'de', 'es', 'fr', 'it', 'ja', 'pt', 'zh'],
   sample_rates: [24000],
@@ -119,7 +129,7 @@ export class OpenAiVoiceProvider implements VoiceProvider {
       const body = await res.text();
       const j = JSON.parse(body) as { data?: Array<{ id?: unknown }> };
       const ids = (j.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
-      const audio = ids.filter((id) => /tts|whisper|transcribe|audio/i.test(id)).sort();
+      const audio = ids.filter((id) => /tts|whisper|transcribe|audio|realtime/i.test(id)).sort();
       const options: ProviderOptions = { ...STATIC, models: audio.length > 0 ? audio : STATIC.models, source: 'discovered' };
       this.discovered = { at: this.now(), options };
       return options;

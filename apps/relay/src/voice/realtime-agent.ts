@@ -1,17 +1,20 @@
 import { DomainError, MAX_TTS_CHARS } from '@svc/domain';
 import type { RelayConfig } from '../common/config';
+import { readAgentAnswer, readCapped } from './agent-answer';
+import { AgentRun } from './agent-run';
 import { metricsOf, offlinePcm, openaiPcm } from './pcm-stream';
 import { VoiceProviderError } from './voice-provider';
 import type { Live } from './voice-sessions.service';
 import { sanitizeForSpeech, truncateForSpeech } from './speech-text';
 import type { VoiceService } from './voice.service';
 import { writeWav16 } from './wav';
+import type { VoiceWire } from './voice-wire';
 
 /** The broker keeps this much conversation (the app sends at most 14 messages of at most 1,500 characters). */
 const MAX_CONTEXT = 14;
 const MAX_CONTEXT_CHARS = 1500;
 const CHAT_SESSION_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
-/** The agent API's answer is read up to this many bytes of JSON; a longer body is refused, not parsed. */
+/** The agent API's answer is read up to this many bytes (JSON, or the SSE stream); a longer body is refused. */
 export const MAX_AGENT_RESPONSE_BYTES = 1024 * 1024;
 /** The answer's text as mirrored to the phone (and handed to the provider-native engine), at most. */
 export const MAX_AGENT_ANSWER_CHARS = 20_000;
@@ -37,15 +40,19 @@ export class RealtimeAgentBroker {
   constructor(
     private readonly config: RelayConfig,
     private readonly voice: VoiceService,
+    private readonly wire: VoiceWire,
+    private readonly now: () => number,
     private readonly io: SessionIo,
   ) {}
 
   /**
    * One turn of the agent host's OpenAI-compatible chat API (`RELAY_WEBAPI_URL` `/v1/chat/completions`, the
    * API key, the chat session id as `X-Hermes-Session-Id`, the session's context), bounded by the voice
-   * timeout and `signal`. Returns the answer's text.
+   * timeout and `signal`. Asked as a stream: the agent's own tool calls (`hermes.tool.progress` events)
+   * go to `run` as they happen. Returns the answer's text. The header and the model name are the agent
+   * API's (the host's hermes API server reads `X-Hermes-Session-Id` only), whatever the relay's spelling.
    */
-  async ask(s: Live, text: string, signal: AbortSignal): Promise<string> {
+  async ask(s: Live, text: string, signal: AbortSignal, run: AgentRun | null = null): Promise<string> {
     if (!this.io.allowed(s))
       throw new VoiceProviderError('voice.session_revoked', "this voice session's relay session was revoked, expired or lost its grant", 'invalid');
     const bound = AbortSignal.any([signal, AbortSignal.timeout(this.config.voice.timeoutMs)]);
@@ -53,10 +60,11 @@ export class RealtimeAgentBroker {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
+        accept: 'text/event-stream, application/json',
         ...(this.config.apiServer.key ? { authorization: `Bearer ${this.config.apiServer.key}` } : {}),
         ...(s.chatSessionId ? { 'x-hermes-session-id': s.chatSessionId } : {}),
       },
-      body: JSON.stringify({ model: 'hermes-agent', stream: false, messages: [...s.context, { role: 'user', content: text }] }),
+      body: JSON.stringify({ model: 'hermes-agent', stream: true, messages: [...s.context, { role: 'user', content: text }] }),
       signal: bound,
     });
     if (res.status === 401 || res.status === 403)
@@ -66,15 +74,7 @@ export class RealtimeAgentBroker {
         'voice.agent_error',
         `the agent API answered ${res.status}: ${(await readCapped(res, MAX_AGENT_ERROR_BYTES, false)).slice(0, 200)}`,
       );
-    let j: { choices?: Array<{ message?: { content?: unknown } }> } | null;
-    try {
-      j = JSON.parse(await readCapped(res, MAX_AGENT_RESPONSE_BYTES, true)) as typeof j;
-    } catch (err) {
-      if (err instanceof VoiceProviderError) throw err;
-      throw new VoiceProviderError('voice.agent_error', 'the agent API answered with a body that is not JSON');
-    }
-    const raw = j?.choices?.[0]?.message?.content;
-    if (typeof raw !== 'string') throw new VoiceProviderError('voice.agent_error', 'the agent API answered without a message');
+    const raw = await readAgentAnswer(res, MAX_AGENT_RESPONSE_BYTES, (e) => run?.tool(e));
     const content = raw.length > MAX_AGENT_ANSWER_CHARS ? truncateForSpeech(raw, MAX_AGENT_ANSWER_CHARS).text : raw;
     s.context.push({ role: 'user', content: text.slice(0, MAX_CONTEXT_CHARS) }, { role: 'assistant', content: content.slice(0, MAX_CONTEXT_CHARS) });
     s.context = s.context.slice(-MAX_CONTEXT);
@@ -134,7 +134,8 @@ export class RealtimeAgentBroker {
     s.responded = true;
     const abort = (s.abort = new AbortController());
     const started = performance.now();
-    this.io.send(s, { type: 'hermes.run.started', chat_session_id: s.chatSessionId, profile: s.profile, tool_surface: [] });
+    const run = (s.run = new AgentRun(this.wire, s, (f) => this.io.send(s, f), this.now));
+    run.started([]);
     this.io.send(s, {
       type: 'voice.response.started',
       provider: s.provider,
@@ -145,16 +146,23 @@ export class RealtimeAgentBroker {
     });
     let answer: string;
     try {
-      answer = await this.ask(s, text, abort.signal);
+      answer = await this.ask(s, text, abort.signal, run);
     } catch (err) {
       s.busy = false;
       s.abort = null;
-      if (abort.signal.aborted) return this.io.error(s, 'the turn was cancelled or timed out', { code: 'voice.turn_cancelled' });
+      if (s.run === run) s.run = null;
+      if (abort.signal.aborted) {
+        run.failed('the turn was cancelled or timed out', true);
+        return this.io.error(s, 'the turn was cancelled or timed out', { code: 'voice.turn_cancelled' });
+      }
       const message =
         err instanceof VoiceProviderError ? err.message : `cannot reach the agent API at ${this.config.webapiUrl}: ${(err as Error).message}`;
+      run.failed(message);
       return this.io.error(s, message, { code: (err as { code?: string }).code ?? 'voice.agent_unreachable' });
     }
-    this.io.send(s, { type: 'voice.response.delta', delta: answer, source: 'hermes', delivery: 'final' });
+    if (s.run === run) s.run = null;
+    run.completed(null);
+    this.io.send(s, { type: 'voice.response.delta', delta: answer, source: this.wire.brand, delivery: 'final' });
     // The answer is at most MAX_AGENT_ANSWER_CHARS (ask); what is spoken is at most what one response may speak.
     const spoken = truncateForSpeech(sanitizeForSpeech(answer), MAX_TTS_CHARS).text;
     s.chars += spoken.length;
@@ -210,32 +218,4 @@ export function agentFields(b: Record<string, unknown>): { chatSessionId: string
     context.push({ role: msg.role as 'user' | 'assistant' | 'system', content: msg.content.slice(0, MAX_CONTEXT_CHARS) });
   }
   return { chatSessionId, context };
-}
-
-/**
- * A response body as text, read no further than `max` bytes: past it the read is cancelled and, when
- * `strict`, refused (a JSON answer cut short is no answer); otherwise what was read is returned.
- */
-async function readCapped(res: Response, max: number, strict: boolean): Promise<string> {
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      if (strict)
-        throw new VoiceProviderError(
-          'voice.agent_answer_too_large',
-          `the agent API's answer exceeds ${max} bytes; the relay does not read past that`,
-        );
-      chunks.push(value.subarray(0, value.length - (size - max)));
-      break;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

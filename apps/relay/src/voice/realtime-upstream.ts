@@ -55,6 +55,9 @@ export function providerMessage(error: unknown): string {
   return typeof message === 'string' ? message : 'error';
 }
 
+/** Provider audio chunks waiting for the reader; past this the provider's socket is paused until it catches up. */
+const MAX_QUEUED = 64;
+
 type Pending = { queue: Array<Buffer | null | Error>; wake: (() => void) | null; transcript: string | null };
 
 /**
@@ -90,6 +93,8 @@ export class RealtimeUpstream {
     const p = this.pending;
     if (!p) return;
     p.queue.push(x);
+    // A reader that waits (back-pressure, a session held for a resume) pauses the provider's socket.
+    if (p.queue.length > MAX_QUEUED) this.sock.pause();
     p.wake?.();
   }
 
@@ -160,6 +165,7 @@ export class RealtimeUpstream {
           if (p.queue.length === 0) await new Promise<void>((r) => (p.wake = r));
           p.wake = null;
           const x = p.queue.shift();
+          if (p.queue.length <= MAX_QUEUED / 4) this.sock.resume();
           if (x === undefined) continue;
           if (x === null) return;
           if (x instanceof Error) throw x;

@@ -134,8 +134,8 @@ export class VoiceController {
   @Post('/output/providers/:provider/validate')
   @Auth('voice', 'voice:tts')
   @HttpCode(200)
-  outputValidate(@Param('provider') provider: string, @Body() body: unknown) {
-    return this.voice.validate(provider, body);
+  outputValidate(@Param('provider') provider: string, @Body() body: unknown, @Query('profile') profile: unknown) {
+    return this.voice.validate('voice_output', provider, body, profile);
   }
 
   @Get('/realtime/config')
@@ -159,8 +159,8 @@ export class VoiceController {
   @Post('/realtime/providers/:provider/validate')
   @Auth('voice', 'voice:realtime')
   @HttpCode(200)
-  realtimeValidate(@Param('provider') provider: string, @Body() body: unknown) {
-    return this.voice.validate(provider, body);
+  realtimeValidate(@Param('provider') provider: string, @Body() body: unknown, @Query('profile') profile: unknown) {
+    return this.voice.validate('realtime_voice', provider, body, profile);
   }
 
   @Get('/realtime-agent/config')
@@ -184,7 +184,7 @@ export class VoiceController {
   @Post('/realtime-agent/providers/:provider/validate')
   @Auth('voice', 'voice:realtime')
   @HttpCode(200)
-  agentValidate(@Param('provider') provider: string, @Body() body: unknown) {
-    return this.voice.validate(provider, body);
+  agentValidate(@Param('provider') provider: string, @Body() body: unknown, @Query('profile') profile: unknown) {
+    return this.voice.validate('realtime_agent', provider, body, profile);
   }
 }

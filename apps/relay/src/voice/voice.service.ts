@@ -15,7 +15,6 @@ import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
-import { AGENT_TOOLS } from './native-agent';
 import { OfflineVoiceProvider } from './offline-provider';
 import { OpenAiVoiceProvider } from './openai-provider';
 import {
@@ -30,7 +29,9 @@ import {
   type YamlMap,
 } from './voice-config';
 import { sanitizeForSpeech } from './speech-text';
-import { VoiceProviderError, type ProviderOptions, type VoiceProvider } from './voice-provider';
+import { providerInfo, sectionOptions, type ProviderInfo } from './voice-catalog';
+import { VoiceProviderError, type VoiceProvider } from './voice-provider';
+import { VoiceWire } from './voice-wire';
 
 /** Provider names as configs spell them, to the providers this relay has. */
 const PROVIDER_ALIASES: Record<string, string> = {
@@ -48,6 +49,9 @@ const PROVIDER_ALIASES: Record<string, string> = {
 
 const viaOf = (p: Principal): VoiceVia => (p.kind === 'api' ? 'api' : 'session');
 
+/** Settings that switch a feature on or off for every phone: in the default scope, only the operator flips them. */
+const RELAY_SWITCHES = ['enabled'] as const;
+
 /**
  * Relay voice (spec 4.5): resolves the profile/global config, picks the provider, runs it within the
  * caps, and records what happened (never audio, text or keys).
@@ -57,6 +61,8 @@ export class VoiceService {
   readonly files: VoiceConfigFiles;
   readonly offline: OfflineVoiceProvider;
   readonly providers: Map<string, VoiceProvider>;
+  /** Brand-named things written in the relay's spelling (RELAY_CLIENT_SPELLING). */
+  readonly wire: VoiceWire;
 
   constructor(
     private readonly log: CommandLoop,
@@ -65,6 +71,7 @@ export class VoiceService {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.files = new VoiceConfigFiles(config.svcConfigPath, config.svcHome);
+    this.wire = new VoiceWire(config.clientSpelling);
     this.offline = new OfflineVoiceProvider(config.voice, logger);
     this.providers = new Map<string, VoiceProvider>([
       ['offline', this.offline],
@@ -314,7 +321,17 @@ export class VoiceService {
     realtime_agent: { enabled: false, fallback_engine: 'voice_output' },
   };
 
-  /** GET /voice/{output,realtime,realtime-agent}/config: defaults, then relay-owned values, then the profile's. */
+  /** A provider's defaults where neither the relay nor the profile names them (the app decodes them as non-null). */
+  defaultsFor(section: VoiceSection, provider: string | null): { model: string; voice: string; sample_rate: number } {
+    if (provider === 'openai')
+      return { model: section === 'voice_output' ? 'gpt-4o-mini-tts' : 'gpt-4o-realtime-preview', voice: 'alloy', sample_rate: 24000 };
+    return { model: 'espeak-ng', voice: 'en-us', sample_rate: 22050 };
+  }
+
+  /**
+   * GET /voice/{output,realtime,realtime-agent}/config: defaults, then relay-owned values, then the
+   * profile's; the model, voice and sample rate the provider chosen would use when none is named.
+   */
   settings(
     section: VoiceSection,
     profileRaw: unknown,
@@ -327,15 +344,9 @@ export class VoiceService {
     fallback_to_global: boolean;
   } {
     const profile = this.profileOf(profileRaw);
-    const providerDefault = this.defaultProvider();
-    const base: Record<string, VoiceSettingValue> = {
-      ...VoiceService.DEFAULTS[section],
-      provider: providerDefault,
-      model: providerDefault === 'openai' ? (section === 'voice_output' ? 'gpt-4o-mini-tts' : 'gpt-4o-realtime-preview') : 'espeak-ng',
-      voice: providerDefault === 'openai' ? 'alloy' : 'en-us',
-      sample_rate: providerDefault === 'openai' ? 24000 : 22050,
-      ...this.log.models.voice.settings(section),
-    };
+    // A relay-owned null (a PATCH that removed a value) means "back to the default", never a null on the wire.
+    const relay = Object.fromEntries(Object.entries(this.log.models.voice.settings(section)).filter(([, v]) => v !== null));
+    const base: Record<string, VoiceSettingValue> = { ...VoiceService.DEFAULTS[section], provider: this.defaultProvider(), ...relay };
     let configScope: 'relay' | 'profile' | 'global' = 'relay';
     let fallback = false;
     if (profile !== null) {
@@ -347,34 +358,70 @@ export class VoiceService {
         fallback = scope.fallbackToGlobal;
       } else fallback = true;
     }
+    const d = this.defaultsFor(section, this.providerId(base.provider));
+    for (const k of ['model', 'voice', 'sample_rate'] as const) if (base[k] === undefined) base[k] = d[k];
     return { ok: true, success: true, ...base, provider: base.provider, profile, config_scope: configScope, fallback_to_global: fallback };
   }
 
+  /** Whether the section is on as its answer reports it: its `enabled`, or RELAY_REALTIME_VOICE_ENABLED for the realtime ones. */
+  enabledIn(section: VoiceSection, s: Record<string, VoiceSettingValue>): boolean {
+    return s.enabled === true || (section !== 'voice_output' && this.config.realtimeVoiceEnabled);
+  }
+
+  /** Every provider of this relay as the app's settings screens decode one (voice-catalog.ts). */
+  async providerInfos(section: VoiceSection): Promise<ProviderInfo[]> {
+    return Promise.all([...this.providers.values()].map(async (p) => providerInfo(section, p, await p.options())));
+  }
+
+  /**
+   * The settings answer the app decodes (`VoiceOutputConfig` / `RealtimeVoiceConfig`, RelayVoiceClient.kt
+   * 3133-3152 and 3290-3316): the settings themselves, `enabled` as in effect, `protocol`, the
+   * `default_provider`/`default_model`/`default_voice`, and `providers` as a list of provider objects. The
+   * selected provider's option lists stay at the top level for the clients that read them there.
+   */
   async settingsWithOptions(section: VoiceSection, profileRaw: unknown) {
     const s = this.settings(section, profileRaw);
-    const id = this.providerId(s.provider) ?? this.defaultProvider();
-    const o = await this.provider(id).options();
-    const native = this.providerId(s.provider) === 'openai';
+    const selected = this.providerId(s.provider);
+    const id = selected ?? this.defaultProvider();
+    const o = sectionOptions(section, await this.provider(id).options());
+    const native = selected === 'openai';
     const agent =
       section === 'realtime_agent'
         ? {
             experimental: true,
             broker_mode: native ? 'provider_realtime' : 'fallback_engine',
             fallback_engine: 'stt -> agent API (RELAY_WEBAPI_URL /v1/chat/completions) -> voice output',
-            tool_surface: native ? [...AGENT_TOOLS] : [],
+            tool_surface: native ? [...this.wire.tools] : [],
             limits: { max_context_messages: 14, max_context_chars: 1500, max_input_audio_bytes: 16 * 1024 * 1024, max_text_chars: MAX_TTS_CHARS },
           }
         : section === 'realtime_voice'
           ? { experimental: true }
           : {};
-    return { ...s, ...agent, models: o.models, voices: o.voices, languages: o.languages, sample_rates: o.sample_rates };
+    return {
+      ...s,
+      ...agent,
+      enabled: this.enabledIn(section, s),
+      protocol: this.wire.sectionProtocol(section),
+      default_provider: selected ?? (typeof s.provider === 'string' ? s.provider : id),
+      default_model: String(s.model),
+      default_voice: String(s.voice),
+      sample_rate: typeof s.sample_rate === 'number' ? s.sample_rate : this.defaultsFor(section, id).sample_rate,
+      providers: await this.providerInfos(section),
+      resume_supported: true,
+      models: o.models,
+      voices: o.voices,
+      languages: o.languages,
+      sample_rates: o.sample_rates,
+    };
   }
 
   /**
    * PATCH: a named profile (`?profile=`, as the app sends it, or the body's `profile`) with a config file is
-   * rewritten (atomically); otherwise the relay-owned defaults change. The realtime sections' relay-wide
-   * settings switch experimental features on for every phone, so only the operator (loopback) writes them: a
-   * phone or the API bearer may change a named profile's file, nothing relay-wide.
+   * rewritten (atomically); otherwise the default scope changes (the relay-owned defaults, or the global
+   * file for `default`). A relay-wide switch (`enabled`: it turns the feature on or off for every phone) in
+   * the default scope is the operator's (loopback): a phone or the API bearer that sends it with the value
+   * in effect (the app's "Server default" screen re-sends what it read) has it ignored, and one that would
+   * flip it gets 403 naming the field. Their other fields (provider, model, voice, ...) are theirs to save.
    */
   async patchSettings(section: VoiceSection, body: unknown, principal: Principal, queryProfile?: unknown) {
     if (typeof body !== 'object' || body === null || Array.isArray(body))
@@ -383,14 +430,6 @@ export class VoiceService {
     if (queryProfile !== undefined && b.profile !== undefined && queryProfile !== b.profile)
       throw new DomainError('validation_failed', 'invalid', 'the profile is named twice (?profile= and the body), differently', { success: false });
     const profile = this.profileOf(queryProfile ?? b.profile);
-    const operatorOnly = section !== 'voice_output' && principal.kind !== 'operator';
-    if (operatorOnly && (profile === null || profile === 'default'))
-      throw new DomainError(
-        'voice.relay_settings_operator_only',
-        'forbidden',
-        `the relay-wide ${section} settings are the operator's (they apply to every phone): pass ?profile=<name> to change your profile's, or PATCH from the relay's host (loopback, no bearer)`,
-        { success: false },
-      );
     const changed = parseVoiceSettingsPatch(section, b);
     if (typeof changed.provider === 'string' && this.providerId(changed.provider) === null)
       throw new DomainError(
@@ -399,6 +438,24 @@ export class VoiceService {
         `no voice provider "${changed.provider}"; this relay has: ${[...this.providers.keys()].join(', ')}`,
         { success: false },
       );
+    const defaultScope = profile === null || profile === 'default';
+    if (defaultScope && principal.kind !== 'operator') {
+      const current = this.settings(section, profile);
+      for (const key of RELAY_SWITCHES) {
+        if (!(key in changed)) continue;
+        if (changed[key] === this.enabledIn(section, current)) {
+          delete changed[key];
+          continue;
+        }
+        throw new DomainError(
+          'voice.relay_settings_operator_only',
+          'forbidden',
+          `"${key}" is a relay-wide switch of ${section} (it applies to every phone): only the operator changes it, with a PATCH from the relay's host (loopback, no bearer); pass ?profile=<name> to change your profile's`,
+          { success: false, field: key },
+        );
+      }
+      if (Object.keys(changed).length === 0) return this.settingsWithOptions(section, profile);
+    }
     if (profile !== null) {
       let file: { path: string; sha256: string } | null;
       try {
@@ -411,7 +468,7 @@ export class VoiceService {
         await this.log.run(actorOf(principal), () => recordProfileVoiceSettings(section, profile, changed, file));
         return this.settingsWithOptions(section, profile);
       }
-      if (operatorOnly)
+      if (principal.kind !== 'operator' && !defaultScope)
         throw new DomainError(
           'voice.profile_not_found',
           'not_found',
@@ -424,59 +481,118 @@ export class VoiceService {
     return this.settingsWithOptions(section, profile);
   }
 
-  async providerOptions(section: VoiceSection, providerId: string, profileRaw: unknown): Promise<ProviderOptions & Record<string, unknown>> {
-    const s = this.settings(section, profileRaw);
-    const o = await this.provider(providerId).options();
-    return { ok: true, success: true, ...o, profile: s.profile, config_scope: s.config_scope, fallback_to_global: s.fallback_to_global };
+  /** A provider named in a path, in any spelling a config uses (`openai_tts`), or 404. */
+  private providerFromPath(raw: string): VoiceProvider {
+    const id = PROVIDER_ALIASES[raw.trim().toLowerCase()];
+    return this.provider(id ?? raw);
   }
 
-  /** POST .../providers/{id}/validate: each field checked against the provider's options; 200 with valid:false when not. */
-  async validate(providerId: string, body: unknown) {
-    const provider = this.provider(providerId);
+  /**
+   * GET .../providers/{id}/options, as the app decodes it (`VoiceProviderOptionsResponse`,
+   * RelayVoiceClient.kt 3220-3241): `provider` is the provider object, `provider_id` its id; the section's
+   * defaults; `dynamic` says whether the lists were asked of the provider. The flat lists stay for the
+   * clients that read them.
+   */
+  async providerOptions(section: VoiceSection, providerId: string, profileRaw: unknown) {
+    const provider = this.providerFromPath(providerId);
+    const s = this.settings(section, profileRaw);
+    const o = sectionOptions(section, await provider.options());
+    return {
+      ok: true,
+      success: true,
+      mode: section,
+      protocol: this.wire.answerProtocol(section, 'options'),
+      schema_version: 1,
+      provider_id: provider.id,
+      provider: providerInfo(section, provider, o),
+      label: provider.label,
+      default_provider: this.providerId(s.provider) ?? String(s.provider),
+      default_model: String(s.model),
+      default_voice: String(s.voice),
+      sample_rate: typeof s.sample_rate === 'number' ? s.sample_rate : this.defaultsFor(section, provider.id).sample_rate,
+      ...(typeof s.language === 'string' ? { language: s.language } : {}),
+      models: o.models,
+      voices: o.voices,
+      languages: o.languages,
+      sample_rates: o.sample_rates,
+      source: o.source,
+      dynamic: {
+        attempted: provider.id === 'openai' && provider.unavailable() === null,
+        status: o.source,
+        source: o.source === 'discovered' ? 'provider_api' : 'relay_static',
+        message: o.source === 'discovered' ? 'asked of the provider (kept 10 minutes)' : "this relay's built-in list",
+      },
+      profile: s.profile,
+      config_scope: s.config_scope,
+      fallback_to_global: s.fallback_to_global,
+    };
+  }
+
+  /**
+   * POST .../providers/{id}/validate: each field given checked against the section's options. 200 with
+   * `valid: false` when a check fails; `checks` as the app reads them (`[{id, status: ok|warning|error,
+   * message}]`, RelayVoiceClient.kt 3272-3277), with `name` and `ok` kept beside.
+   */
+  async validate(section: VoiceSection, providerId: string, body: unknown, queryProfile?: unknown) {
+    const provider = this.providerFromPath(providerId);
     const b = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
-    this.profileOf(b.profile);
-    const o = await provider.options();
-    const checks: Array<{ name: string; ok: boolean; message: string }> = [];
+    this.profileOf(queryProfile ?? b.profile);
+    const o = sectionOptions(section, await provider.options());
+    const checks: Array<{ id: string; status: 'ok' | 'warning' | 'error'; message: string; name: string; ok: boolean }> = [];
+    const check = (name: string, status: 'ok' | 'warning' | 'error', message: string) =>
+      checks.push({ id: `${name}_known`, status, message, name, ok: status === 'ok' });
     const why = provider.unavailable();
-    checks.push({ name: 'provider', ok: why === null, message: why ?? `${provider.label} is available` });
+    checks.push({
+      id: 'provider_available',
+      status: why === null ? 'ok' : 'error',
+      message: why ?? `${provider.label} is available`,
+      name: 'provider',
+      ok: why === null,
+    });
     const model = str(b.model);
     if (b.model !== undefined)
-      checks.push({
-        name: 'model',
-        ok: model !== null && o.models.includes(model),
-        message:
-          model && o.models.includes(model)
-            ? `model ${model} is offered`
-            : `model ${String(b.model).slice(0, 60)} is not one of ${o.models.join(', ')}`,
-      });
+      if (model !== null && o.models.includes(model)) check('model', 'ok', `model ${model} is offered`);
+      else check('model', 'error', `model ${String(b.model).slice(0, 60)} is not one of ${o.models.join(', ')}`);
     const voice = str(b.voice);
     if (b.voice !== undefined) {
       const ok =
         voice !== null &&
-        (o.voices.some((v) => v.id === voice) || (providerId === 'offline' && /^[a-z]{2,3}(-[a-z0-9]{2,8})?(\+[a-z0-9]{1,16})?$/i.test(voice)));
-      checks.push({ name: 'voice', ok, message: ok ? `voice ${voice} is offered` : `voice ${String(b.voice).slice(0, 60)} is not offered` });
+        (o.voices.some((v) => v.id === voice) || (provider.id === 'offline' && /^[a-z]{2,3}(-[a-z0-9]{2,8})?(\+[a-z0-9]{1,16})?$/i.test(voice)));
+      check('voice', ok ? 'ok' : 'error', ok ? `voice ${voice} is offered` : `voice ${String(b.voice).slice(0, 60)} is not offered`);
     }
     const rate = int(b.sample_rate);
     if (b.sample_rate !== undefined)
-      checks.push({
-        name: 'sample_rate',
-        ok: rate !== null && o.sample_rates.includes(rate),
-        message: rate !== null && o.sample_rates.includes(rate) ? `${rate} Hz is offered` : `sample_rate must be one of ${o.sample_rates.join(', ')}`,
-      });
+      if (rate !== null && o.sample_rates.includes(rate)) check('sample_rate', 'ok', `${rate} Hz is offered`);
+      else check('sample_rate', 'error', `sample_rate must be one of ${o.sample_rates.join(', ')}`);
     const lang = str(b.language);
     if (b.language !== undefined)
-      checks.push({
-        name: 'language',
-        ok: lang !== null && o.languages.includes(lang),
-        message: lang !== null && o.languages.includes(lang) ? `language ${lang} is offered` : `language must be one of ${o.languages.join(', ')}`,
-      });
-    const failed = checks.filter((c) => !c.ok);
+      if (lang !== null && o.languages.includes(lang)) check('language', 'ok', `language ${lang} is offered`);
+      else check('language', 'warning', `language ${String(b.language).slice(0, 60)} is not one of ${o.languages.join(', ')}; it is sent as given`);
+    const errors = checks.filter((c) => c.status === 'error');
+    const warnings = checks.filter((c) => c.status === 'warning');
     return {
       ok: true,
       success: true,
-      valid: failed.length === 0,
+      mode: section,
+      protocol: this.wire.answerProtocol(section, 'validate'),
+      provider_id: provider.id,
+      model,
+      voice,
+      sample_rate: rate,
+      language: lang,
+      valid: errors.length === 0,
       checks,
-      summary: failed.length === 0 ? `${provider.label}: the selection is valid` : failed.map((c) => c.message).join('; '),
+      summary:
+        errors.length > 0
+          ? errors.map((c) => c.message).join('; ')
+          : warnings.length > 0
+            ? `${provider.label}: valid, with warnings: ${warnings.map((c) => c.message).join('; ')}`
+            : `${provider.label}: the selection is valid`,
+      dynamic: {
+        attempted: provider.id === 'openai' && why === null,
+        status: o.source,
+        source: o.source === 'discovered' ? 'provider_api' : 'relay_static',
+      },
     };
   }
 

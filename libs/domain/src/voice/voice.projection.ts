@@ -10,7 +10,10 @@ export type VoiceSession = {
   via: VoiceVia;
   actor: string;
   createdAt: number;
+  /** The connect window (60 s after creation) or, while `detached`, the end of the resume grace. */
   expiresAt: number;
+  /** Its socket dropped and it waits for a resume (absent in snapshots written before resume existed). */
+  detached?: boolean;
 };
 
 export type VoiceCounters = { transcriptions: number; syntheses: number; failures: number; lastAt: number | null };
@@ -25,7 +28,8 @@ type State = {
 /**
  * Relay voice: the relay-owned settings (the defaults a PATCH without a profile writes; they outlive a
  * restart), the runtime security toggle (reset at `relay.started` to what the process started with),
- * the open voice sessions (ephemeral) and counters for the console.
+ * the open voice sessions (ephemeral; a dropped one held for a resume is `detached` until its grace ends)
+ * and counters for the console.
  */
 export class VoiceProjection implements Projection<State> {
   private relaySettings: State['relaySettings'] = {};
@@ -65,6 +69,16 @@ export class VoiceProjection implements Projection<State> {
           expiresAt: isoMs(e.data.expiresAt),
         });
         break;
+      case 'voice.session_detached': {
+        const s = this.sessions.get(e.data.sessionId);
+        if (s) this.sessions.set(s.sessionId, { ...s, detached: true, expiresAt: isoMs(e.data.resumeUntil) });
+        break;
+      }
+      case 'voice.session_resumed': {
+        const s = this.sessions.get(e.data.sessionId);
+        if (s) this.sessions.set(s.sessionId, { ...s, detached: false });
+        break;
+      }
       case 'voice.session_ended':
         this.sessions.delete(e.data.sessionId);
         break;

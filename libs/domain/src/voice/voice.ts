@@ -1,4 +1,13 @@
-import type { NewEvent, RelaySecurityChanged, VoiceSection, VoiceSessionEnded, VoiceSettingsChanged, VoiceSettingValue } from '@svc/events';
+import type {
+  NewEvent,
+  RelaySecurityChanged,
+  VoiceSection,
+  VoiceSessionDetached,
+  VoiceSessionEnded,
+  VoiceSessionResumed,
+  VoiceSettingsChanged,
+  VoiceSettingValue,
+} from '@svc/events';
 import { DomainError } from '../errors';
 import type { ReadModels } from '../read-models';
 
@@ -89,10 +98,36 @@ export function recordProfileVoiceSettings(
 /** A created voice session must open its socket within this (the reference's clients connect at once). */
 export const VOICE_SESSION_CONNECT_SECONDS = 60;
 
-/** Sessions created but never opened whose connect window passed end as `expired` (the scheduler's sweep). */
-export function expireVoiceSessions(models: ReadModels, now: Date, attached: ReadonlySet<string>): NewEvent<VoiceSessionEnded>[] {
+/**
+ * The scheduler's sweep: sessions created but never opened whose connect window passed end as `expired`;
+ * sessions whose socket dropped and that were not resumed within the grace end as `resume_expired`.
+ * `attached` holds the sessions with a socket now (and those whose drop is being recorded).
+ */
+export function expireVoiceSessions(
+  models: ReadModels,
+  now: Date,
+  attached: ReadonlySet<string>,
+  totals: (sessionId: string) => { chunks: number; bytes: number; chars: number } = () => ({ chunks: 0, bytes: 0, chars: 0 }),
+): NewEvent<VoiceSessionEnded>[] {
   return models.voice
     .openSessions()
     .filter((s) => s.expiresAt <= now.getTime() && !attached.has(s.sessionId))
-    .map((s) => ({ type: 'voice.session_ended', data: { sessionId: s.sessionId, kind: s.kind, reason: 'expired', chunks: 0, bytes: 0, chars: 0 } }));
+    .map((s) => ({
+      type: 'voice.session_ended',
+      data: { sessionId: s.sessionId, kind: s.kind, reason: s.detached ? 'resume_expired' : 'expired', ...totals(s.sessionId) },
+    }));
+}
+
+/** The drop of a session's socket, held for a resume until `resumeUntil` (nothing when it already ended). */
+export function detachVoiceSession(models: ReadModels, sessionId: string, code: number, resumeUntil: Date): NewEvent<VoiceSessionDetached>[] {
+  const s = models.voice.session(sessionId);
+  if (!s) return [];
+  return [{ type: 'voice.session_detached', data: { sessionId, kind: s.kind, code, resumeUntil: resumeUntil.toISOString() } }];
+}
+
+/** A new socket took a held session over (nothing when it already ended). */
+export function resumeVoiceSession(models: ReadModels, sessionId: string, fromEventId: number, replayed: number): NewEvent<VoiceSessionResumed>[] {
+  const s = models.voice.session(sessionId);
+  if (!s) return [];
+  return [{ type: 'voice.session_resumed', data: { sessionId, kind: s.kind, fromEventId, replayed } }];
 }

@@ -79,6 +79,16 @@ export type VoiceSessionCreated = Ev<
     chatSessionId?: string;
   }
 >;
+/**
+ * A voice session's socket dropped (not a normal close) and the session is held for a resume until
+ * `resumeUntil`: its work goes on into a bounded replay buffer. `code` is the WebSocket close code seen.
+ */
+export type VoiceSessionDetached = Ev<'voice.session_detached', { sessionId: string; kind: VoiceSessionKind; code: number; resumeUntil: string }>;
+/**
+ * A new socket of the same caller presented the session's resume token and took the session over;
+ * `fromEventId` is the client's last event, `replayed` how many held frames it was sent again.
+ */
+export type VoiceSessionResumed = Ev<'voice.session_resumed', { sessionId: string; kind: VoiceSessionKind; fromEventId: number; replayed: number }>;
 export type VoiceSessionEnded = Ev<
   'voice.session_ended',
   { sessionId: string; kind: VoiceSessionKind; reason: string; chunks: number; bytes: number; chars: number }
@@ -91,4 +101,12 @@ export type VoiceSessionEnded = Ev<
  */
 export type RelaySecurityChanged = Ev<'relay.security_changed', { allowInsecureApiBearer: boolean; previous: boolean }>;
 
-export type VoiceEvent = VoiceSettingsChanged | VoiceTranscribed | VoiceSynthesized | VoiceSessionCreated | VoiceSessionEnded | RelaySecurityChanged;
+export type VoiceEvent =
+  | VoiceSettingsChanged
+  | VoiceTranscribed
+  | VoiceSynthesized
+  | VoiceSessionCreated
+  | VoiceSessionDetached
+  | VoiceSessionResumed
+  | VoiceSessionEnded
+  | RelaySecurityChanged;
