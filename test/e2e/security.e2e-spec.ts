@@ -159,13 +159,24 @@ describe('security', () => {
       expectErrorBody(res, 401, 'auth.missing_bearer');
     });
 
-    it.each(['Bearer', 'Bearer ', 'Basic abc', 'Bearer short', 'bearer a b c d e f g h i j k l m n o p', `Token ${'x'.repeat(40)}`])(
-      'a malformed Authorization header %p is a 401, not a crash',
+    it.each(['Bearer', 'Bearer ', 'Basic abc', `Token ${'x'.repeat(40)}`, 'Bearerxyz0123456789abcdef'])(
+      'no bearer credential in %p: 401 auth.missing_bearer ("send the token"), not a crash',
       async (authorization) => {
         const res = await inject({ method: 'GET', url: '/sessions', remoteAddress: '10.0.0.50', headers: { authorization } });
         expectErrorBody(res, 401, 'auth.missing_bearer');
       },
     );
+
+    it.each([
+      'Bearer wrongtoken123',
+      'Bearer short',
+      'bearer a b c d e f g h i j k l m n o p',
+      `Bearer ${'x'.repeat(600)}`,
+      'Bearer bad!chars-0123456789',
+    ])('a bearer that is not a valid token (%p) is a wrong token: 401 auth.invalid_token, counted', async (authorization) => {
+      const res = await inject({ method: 'GET', url: '/sessions', remoteAddress: '10.0.0.51', headers: { authorization } });
+      expectErrorBody(res, 401, 'auth.invalid_token');
+    });
 
     it('unknown routes answer 404 in the error shape', async () => {
       expectErrorBody(await inject({ method: 'GET', url: '/nope' }), 404, 'not_found');

@@ -29,7 +29,19 @@ export function apiVoiceOf(config: {
   return { key: config.apiServer.key, tls: config.tls !== null, trustProxyHeaders: config.trustProxyHeaders };
 }
 
-const BEARER_RE = /^Bearer\s+([A-Za-z0-9_\-.~+/=]{16,512})\s*$/i;
+const TOKEN_RE = /^[A-Za-z0-9_\-.~+/=]{16,512}$/;
+
+/**
+ * The credential of `Authorization: Bearer <credential>`: null when there is none (no header, another
+ * scheme, `Bearer` alone), else what follows the scheme, trimmed (it may still be malformed).
+ */
+export function bearerCredential(header: string | undefined): string | null {
+  if (!header) return null;
+  const h = header.trim();
+  if (h.length < 7 || h.slice(0, 6).toLowerCase() !== 'bearer' || (h[6] !== ' ' && h[6] !== '\t')) return null;
+  const credential = h.slice(7).trim();
+  return credential === '' ? null : credential;
+}
 
 /**
  * Resolves a bearer to its session, feeding the rate limiter on failure. Shared by the HTTP hook and
@@ -38,9 +50,12 @@ const BEARER_RE = /^Bearer\s+([A-Za-z0-9_\-.~+/=]{16,512})\s*$/i;
 export async function authenticateBearer(deps: AuthDeps, header: string | undefined, ip: string, grant?: string): Promise<Principal> {
   const { log, secrets, clock } = deps;
   assertNotBlocked(log.models.rateLimit, ip, clock.now());
-  const m = header ? BEARER_RE.exec(header) : null;
-  if (!m) throw new DomainError('auth.missing_bearer', 'unauthorized', 'send the relay session token as "Authorization: Bearer <token>"');
-  const session = log.models.sessions.byToken(secrets.digest(m[1]), clock.now());
+  const credential = bearerCredential(header);
+  if (credential === null)
+    throw new DomainError('auth.missing_bearer', 'unauthorized', 'send the relay session token as "Authorization: Bearer <token>"');
+  // A bearer that cannot be a session token (too short, spaces, other characters) is a wrong token, not a
+  // missing one: the caller did send a credential, and it counts against its address like any other.
+  const session = TOKEN_RE.test(credential) ? log.models.sessions.byToken(secrets.digest(credential), clock.now()) : undefined;
   if (!session) {
     await log.run(`public:${ip}`, (models, now) =>
       recordAuthFailure(models.rateLimit, { ip, kind: 'token', via: 'http', reason: 'unknown, revoked or expired session token' }, now),
@@ -156,9 +171,9 @@ export async function authenticateVoice(deps: AuthDeps, req: IncomingMessage, gr
 function isApiBearer(deps: AuthDeps, header: string | undefined): boolean {
   const key = deps.apiVoice?.key;
   if (!key || !header) return false;
-  const m = BEARER_RE.exec(header);
-  if (!m) return false;
-  return timingSafeEqual(createHash('sha256').update(m[1]).digest(), createHash('sha256').update(key).digest());
+  const credential = bearerCredential(header);
+  if (credential === null) return false;
+  return timingSafeEqual(createHash('sha256').update(credential).digest(), createHash('sha256').update(key).digest());
 }
 
 /**
