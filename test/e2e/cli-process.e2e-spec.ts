@@ -254,7 +254,7 @@ describe('svc relay update-check (a real relay process)', () => {
       expect(text.stdout()).toContain('svc relay 0.1.0: latest unknown');
       const json = spawnSvc(['relay', 'update-check', '--json'], env);
       await json.exited;
-      expect(JSON.parse(json.stdout())).toMatchObject({ current: '0.1.0', status: 'unknown', update_available: false });
+      expect(JSON.parse(json.stdout())).toMatchObject({ current: '', running_version: '0.1.0', status: 'unknown', update_available: false });
       const bad = spawnSvc(['relay', 'update-check', '--nope'], env);
       expect((await bad.exited).code).toBe(2);
     } finally {

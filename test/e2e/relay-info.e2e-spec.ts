@@ -55,15 +55,19 @@ describe('GET /relay/info (spec 4.10; also read by the app with its bearer)', ()
 });
 
 describe('GET /relay/update-check (works offline; an optional feed)', () => {
-  it('without a feed reports the running version and "unknown", never an error status', async () => {
+  it('without a feed says the state is unknown in a way the app does not show as "up to date", never an error status', async () => {
     const relay = await startRelay();
     try {
       const r = await call(relay, 'GET', '/relay/update-check');
       expect(r).toMatchObject({
         status: 200,
-        body: { current: '0.1.0', latest: null, update_available: false, update_command: null, status: 'unknown' },
+        body: { current: '', running_version: '0.1.0', latest: null, update_available: false, update_command: null, status: 'unknown' },
       });
-      expect(r.body.error).toContain('RELAY_UPDATE_FEED_URL');
+      expect(r.body.reason).toContain('RELAY_UPDATE_FEED_URL');
+      // The app's two readings (AboutScreen.kt 308-312, DiagnosticsScreen.kt 710-725): not "up to date", not a failed check.
+      const about = r.body.update_available && r.body.latest ? 'update available' : r.body.current ? 'up to date' : 'connected';
+      const diagnostics = r.body.error ? 'check error' : !r.body.current ? 'version unknown' : 'current';
+      expect([about, diagnostics]).toEqual(['connected', 'version unknown']);
       expect((await call(relay, 'GET', '/relay/update-check', undefined, REMOTE)).status).toBe(401);
     } finally {
       await relay.close();

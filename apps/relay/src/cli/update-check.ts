@@ -5,6 +5,9 @@ const COMMAND = 'relay update-check';
 
 type UpdateInfo = {
   current: string;
+  /** Without a feed `current` is empty (the app would read a version as "up to date"); this holds it. */
+  running_version?: string;
+  reason?: string;
   latest: string | null;
   update_available: boolean;
   update_command: string | null;
@@ -36,6 +39,6 @@ export async function updateCheckCommand(args: string[], io: CliIo): Promise<num
   if (u.status === 'behind')
     line(io.stdout, `svc relay ${u.current}: ${u.latest} is available${u.update_command ? ` (update: ${u.update_command})` : ''}`);
   else if (u.status === 'current') line(io.stdout, `svc relay ${u.current}: up to date (latest ${u.latest})`);
-  else line(io.stdout, `svc relay ${u.current}: latest unknown${u.error ? ` (${u.error})` : ''}`);
+  else line(io.stdout, `svc relay ${u.current || u.running_version || '?'}: latest unknown${u.error || u.reason ? ` (${u.error ?? u.reason})` : ''}`);
   return EXIT.ok;
 }

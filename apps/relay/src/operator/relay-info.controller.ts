@@ -61,8 +61,11 @@ export class RelayInfoController {
 
   /**
    * `GET /relay/update-check[?refresh=1]` (spec 4.10; the app asks it too, with its bearer). Works offline:
-   * without a feed (`RELAY_UPDATE_FEED_URL`, a JSON document `{latest, update_command?}`) it reports the
-   * running version and `status: unknown`, never an error status. A feed answer is kept for an hour.
+   * without a feed (`RELAY_UPDATE_FEED_URL`, a JSON document `{latest, update_command?}`) the state is
+   * unknown, never an error status. `current` is then empty: the app shows "On v<current> — up to date"
+   * for any non-empty `current` without `update_available` (AboutScreen.kt 308-312) and "version status
+   * unavailable" for an empty one (DiagnosticsScreen.kt 710-725); the running version is `running_version`.
+   * A feed answer is kept for an hour.
    */
   @Get('/update-check')
   @Auth('loopback-or-paired')
@@ -72,12 +75,13 @@ export class RelayInfoController {
     const feed = this.config.updateFeedUrl;
     if (!feed)
       return {
-        current,
+        current: '',
+        running_version: current,
         latest: null,
         update_available: false,
         update_command: null,
         status: 'unknown',
-        error: 'no update feed is configured (RELAY_UPDATE_FEED_URL)',
+        reason: 'no update feed is configured (RELAY_UPDATE_FEED_URL)',
       };
     const force = refresh === '1' || refresh === 'true';
     if (!force && this.updateCache && now - this.updateCache.at < 3_600_000) return this.updateCache.result;
