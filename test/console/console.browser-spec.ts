@@ -153,7 +153,7 @@ describe('operator console in headless chromium', () => {
     const qr = page.getByTestId('pairing-qr');
     await qr.waitFor();
     const pairingUrl = await page.getByTestId('pairing-url').inputValue();
-    expect(pairingUrl).toMatch(/^hermes-relay:\/\/pair\?payload=[A-Za-z0-9_-]+$/);
+    expect(pairingUrl).toMatch(/^svc-relay:\/\/pair\?payload=[A-Za-z0-9_-]+$/);
     const png = PNG.sync.read(await qr.screenshot());
     const decoded = jsQR(new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.length), png.width, png.height);
     const code = await page.getByTestId('pairing-code').innerText();

@@ -190,7 +190,7 @@ describe('console API and stream', () => {
       const minted = (await (await post('/pairing/mint', { ttl_seconds: 86400 })).json()) as Json;
       expect(minted).toMatchObject({ ok: true });
       expect(minted.code).toMatch(/^[A-Z0-9]{6}$/);
-      expect(minted.pairing_url).toMatch(/^hermes-relay:\/\/pair\?payload=/);
+      expect(minted.pairing_url).toMatch(/^svc-relay:\/\/pair\?payload=/);
       expect(minted.code_ref).toMatch(/^[A-Za-z0-9_-]{8}$/);
 
       const r1 = (await (

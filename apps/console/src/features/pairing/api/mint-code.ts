@@ -10,7 +10,7 @@ export type Minted = {
   pairing_url: string;
   expires_at: number;
   relay_url: string;
-  /** The QR's JSON text: what the app's scanner reads (it takes raw JSON only, not the hermes-relay:// URL). */
+  /** The QR's JSON text: what the app's scanner reads (it takes raw JSON only, not the svc-relay:// / hermes-relay:// URL). */
   qr_payload: string;
   /** Browser-side: what the operator chose, for the summary next to the QR. */
   terms: MintInput;
