@@ -108,6 +108,10 @@ describe('a paired phone cannot flood the event log', () => {
     // The same budget on HTTP: a state change from this device is 429 with the code, until it refills.
     const r = await call(relay, 'POST', '/phone/replies', { chat_id: 'c', text: 'hi' }, { ...REMOTE, authorization: `Bearer ${token}` });
     expect(r).toMatchObject({ status: 429, body: { ok: false, code: 'relay.event_budget' } });
+    // It refills by the injected clock, 5 a second: a minute later the device may write again.
+    relay.clock.advance(60_000);
+    const again = await call(relay, 'POST', '/phone/replies', { chat_id: 'c', text: 'hi' }, { ...REMOTE, authorization: `Bearer ${token}` });
+    expect(again.status).toBe(200);
     expect(relay.log.models.notifications.recent(1)[0]).toMatchObject({ tokenPrefix: prefix });
     phone.close();
   });

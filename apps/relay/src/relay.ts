@@ -106,7 +106,7 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
   });
   const disk = new DiskGuard({ dir: relayDir(config), ...config.disk, source: options.diskSpace, logger, clock });
   await disk.start();
-  const budget = new EventBudget();
+  const budget = new EventBudget(() => clock.now().getTime());
   log.admission = (events, actor) => {
     disk.admit(events);
     budget.admit(events, actor);

@@ -1,6 +1,5 @@
 import { DomainError } from '@svc/domain';
 import type { NewEvent } from '@svc/events';
-import { performance } from 'node:perf_hooks';
 import { writtenWhileLow } from './disk-guard';
 
 export type EventBudgetOptions = {
@@ -22,18 +21,22 @@ export const DEFAULT_EVENT_BUDGET: EventBudgetOptions = { burst: 300, perSecond:
  * device. Events that end, shrink or protect (`writtenWhileLow`: revocations, disconnects, calls coming
  * to their end, failed auths, a reconnect's bookkeeping) are never refused and cost nothing.
  *
- * Flow control, not a rule: the buckets refill by the monotonic clock and are not recorded.
+ * Flow control, not a rule: the buckets are not recorded; they refill by the injected clock (so a test's
+ * manual clock decides when a flooder earns tokens back).
  */
 export class EventBudget {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
-  constructor(private readonly opts: EventBudgetOptions = DEFAULT_EVENT_BUDGET) {}
+  constructor(
+    private readonly nowMs: () => number,
+    private readonly opts: EventBudgetOptions = DEFAULT_EVENT_BUDGET,
+  ) {}
 
   admit(events: readonly NewEvent[], actor: string): void {
     if (!actor.startsWith('device:')) return;
     const cost = events.filter((e) => !writtenWhileLow(e)).length;
     if (cost === 0) return;
-    const now = performance.now();
+    const now = this.nowMs();
     const b = this.buckets.get(actor) ?? { tokens: this.opts.burst, at: now };
     b.tokens = Math.min(this.opts.burst, b.tokens + ((now - b.at) / 1000) * this.opts.perSecond);
     b.at = now;
