@@ -16,7 +16,6 @@ export class ReplayBuffer {
   /** The highest event id dropped by a bound (a resume from before it has a gap). */
   private evictedThrough = 0;
   private acked = 0;
-  private last = 0;
 
   constructor(
     readonly maxFrames: number,
@@ -38,7 +37,6 @@ export class ReplayBuffer {
 
   push(eventId: number, audioEventId: number | null, json: string): void {
     if (eventId <= this.acked) return;
-    this.last = Math.max(this.last, eventId);
     const bytes = Buffer.byteLength(json);
     this.frames.push({ eventId, audioEventId, json, bytes });
     this.held += bytes;
@@ -49,13 +47,30 @@ export class ReplayBuffer {
     this.compact();
   }
 
-  /** The client has every frame up to `eventId` (no further than what was sent: a client cannot ack the future). */
+  /**
+   * The client has every frame up to `eventId`. Only an ack naming a held frame counts: frames arrive in
+   * order, so that frame's ack vouches for those before it, while a frame outside the stream (say
+   * `voice.session.resumed`, numbered after the frames it precedes as a replay) vouches for nothing.
+   */
   ack(eventId: number): void {
-    eventId = Math.min(eventId, this.last);
-    if (eventId <= this.acked) return;
+    if (eventId <= this.acked || !this.holds(eventId)) return;
     this.acked = eventId;
     while (this.size > 0 && this.frames[this.head].eventId <= eventId) this.shift();
     this.compact();
+  }
+
+  /** Whether a frame with this id is held (binary search: ids only grow). */
+  private holds(eventId: number): boolean {
+    let lo = this.head;
+    let hi = this.frames.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const id = this.frames[mid].eventId;
+      if (id === eventId) return true;
+      if (id < eventId) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return false;
   }
 
   /**

@@ -107,6 +107,8 @@ export type Live = {
   resumeDigest: string;
   /** Frames a resuming client may lack (bounded in frames and bytes). */
   replay: ReplayBuffer;
+  /** The client acks frames (`client.ack`, as the app does): its stream is paced by its acks. */
+  acking: boolean;
   /** The socket dropped: the session waits for a resume until then (clock ms). */
   graceUntil: number | null;
   /** The drop is being recorded (the expiry sweep must not take the session meanwhile). */
@@ -330,6 +332,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
       claimTimer: null,
       resumeDigest: this.secrets.digest(resumeToken),
       replay: new ReplayBuffer(this.config.voice.replayMaxFrames, this.config.voice.replayMaxBytes),
+      acking: false,
       graceUntil: null,
       detaching: false,
       finalClose: null,
@@ -700,7 +703,9 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
 
   /** `client.ack {event_id}` (the app acks every frame): frames up to it need not be held for a replay. */
   private ack(s: Live, m: Record<string, unknown>): void {
-    if (typeof m.event_id === 'number' && Number.isSafeInteger(m.event_id) && m.event_id > 0) s.replay.ack(m.event_id);
+    if (typeof m.event_id !== 'number' || !Number.isSafeInteger(m.event_id) || m.event_id <= 0) return;
+    s.acking = true;
+    s.replay.ack(m.event_id);
   }
 
   private async respond(s: Live, m: Record<string, unknown>): Promise<void> {
@@ -801,16 +806,23 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
   }
 
   /**
-   * Back-pressure: while the socket holds more than HIGH_WATER unsent, or (no socket: waiting for a resume)
-   * while the replay buffer is half full, the caller waits and so the provider's stream is not read. A
-   * session that ends stops the wait; a held one ends at the grace, so the wait is bounded.
+   * Back-pressure: while the socket holds more than HIGH_WATER unsent, while a client that acks has not
+   * acked half the replay buffer, or (no socket: waiting for a resume) while the replay buffer is half
+   * full, the caller waits and so the provider's stream is not read. A session that ends stops the wait;
+   * a held one ends at the grace, a silent one at the idle close, so the wait is bounded.
    */
   private async drain(s: Live): Promise<void> {
     for (;;) {
       if (s.ended) return;
       const ws = s.ws;
       if (ws) {
-        if (ws.readyState !== ws.OPEN || ws.bufferedAmount <= HIGH_WATER) return;
+        if (ws.readyState !== ws.OPEN) return;
+        // A client that acks is never further behind than half the buffer: a drop then loses nothing it lacks.
+        if (s.acking && s.replay.full) {
+          await sleep(10);
+          continue;
+        }
+        if (ws.bufferedAmount <= HIGH_WATER) return;
         while (!s.ended && s.ws === ws && ws.readyState === ws.OPEN && ws.bufferedAmount > LOW_WATER) await sleep(10);
         return;
       }
