@@ -1093,6 +1093,15 @@ describe('the realtime-agent broker, provider-native engine (a realtime provider
       expect(types.indexOf('svc.run.started')).toBeLessThan(types.indexOf('svc.run.completed'));
       expect(got.find((f) => f.type === 'svc.run.completed')).toMatchObject({ chat_session_id: 'chat-7', text: 'It is sunny in Lisbon.' });
       expect(got.find((f) => f.type === 'voice.tool.completed')).toMatchObject({ name: 'hermes_run_task', ok: true });
+      // As the app reads a tool call (VoiceViewModel.kt 3660-3740), in the relay's spelling; the name is the one called.
+      expect(got.find((f) => f.type === 'svc.tool.started')).toMatchObject({
+        tool_name: 'hermes_run_task',
+        tool_call_id: 'call-1',
+        chat_session_id: 'chat-7',
+      });
+      expect(got.find((f) => f.type === 'svc.tool.completed')).toMatchObject({ tool_name: 'hermes_run_task', success: true });
+      expect(types.indexOf('svc.tool.started')).toBeLessThan(types.indexOf('svc.run.started'));
+      expect(types.indexOf('svc.run.completed')).toBeLessThan(types.indexOf('svc.tool.completed'));
       expect(got.filter((f) => f.type === 'voice.output_audio.delta')).toHaveLength(3);
       expect(got.find((f) => f.type === 'voice.response.delta')).toMatchObject({ delta: 'It is sunny in Lisbon.', source: 'provider' });
       expect(asked[0]).toMatchObject({ session: 'chat-7' });
