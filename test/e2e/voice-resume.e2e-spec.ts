@@ -77,6 +77,24 @@ describe('voice resume: who may resume, and when', () => {
     expect(relay.logs.join('')).not.toContain(s.token);
   });
 
+  it('a close the client chose (1000, 1011 after an error, 4000) ends the session at once; only a lost connection (1006) is held', async () => {
+    for (const code of [1000, 1011, 4000]) {
+      const s = await create(relay, 'output', bearer(token));
+      const v = await opened(relay, s, bearer(token));
+      v.ws.close(code);
+      await until(() => eventsOf(relay, 'voice.session_ended', s.id).length > 0);
+      expect(eventsOf(relay, 'voice.session_detached', s.id)).toHaveLength(0);
+    }
+    const s = await create(relay, 'output', bearer(token));
+    const v = await opened(relay, s, bearer(token));
+    await dropped(relay, v, s);
+    expect(eventsOf(relay, 'voice.session_detached', s.id)[0].data).toMatchObject({ code: 1006, resumeUntil: '2026-03-01T12:00:30.000Z' });
+    expect(eventsOf(relay, 'voice.session_ended', s.id)).toHaveLength(0);
+    expect(await v.resume(s.token)).toBe(101);
+    await until(() => v.has('voice.session.resumed'));
+    v.ws.close(1000);
+  });
+
   it('an unknown token, or another session’s token, is refused (invalid_resume_token, 4003) and the session stays resumable', async () => {
     const a = await create(relay, 'output', bearer(token));
     const b = await create(relay, 'output', bearer(token));

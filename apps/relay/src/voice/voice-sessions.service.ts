@@ -67,6 +67,13 @@ const CONNECTION_FRAMES = new Set([
   'voice.replay.done',
 ]);
 
+/**
+ * Close codes that mean the connection was lost, not closed: 1006 (no close frame: the phone changed
+ * networks), 1001 (an intermediary going away), 1012-1014 (a proxy restarting or failing). Only these
+ * hold the session for a resume.
+ */
+const DROP_CODES = new Set([1001, 1006, 1012, 1013, 1014]);
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export type Live = {
@@ -575,8 +582,9 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
   }
 
   /**
-   * The session's socket closed. A normal close (1000, or 1005 with no code), one the relay made on purpose,
-   * or a shutdown ends the session; any other drop holds it for the resume grace, its work going on.
+   * The session's socket closed. A connection lost (DROP_CODES) holds the session for the resume grace, its
+   * work going on; a close the client chose (1000, 1005 with no code, 1011 after an error, ...), one the
+   * relay made on purpose, or a shutdown ends it.
    */
   private onClosed(s: Live, ws: WebSocket, code: number): void {
     if (s.ws !== ws) return;
@@ -584,7 +592,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     if (s.idle) clearTimeout(s.idle);
     s.idle = null;
     if (s.ended) return;
-    if (s.finalClose !== null || code === 1000 || code === 1005 || this.stopping)
+    if (s.finalClose !== null || !DROP_CODES.has(code) || this.stopping)
       return void this.end(s, s.finalClose === 'revoked' ? 'revoked' : s.responded ? 'closed' : 'closed_before_response');
     const until = this.clock.now().getTime() + this.config.voice.resumeGraceSeconds * 1000;
     s.graceUntil = until;
@@ -983,9 +991,11 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     const open = [...this.live.values()].filter((s) => s.ws);
-    for (const s of this.live.values()) {
+    for (const s of [...this.live.values()]) {
       s.stream?.stop();
       s.candidate?.terminate();
+      // Held for a resume that cannot come now: its work stops (sessions are reset at the next start).
+      if (!s.ws) this.teardown(s, 'closed');
     }
     await Promise.all(
       open.map(
