@@ -183,7 +183,9 @@ def host_pairing(ref, relay):
 def desktop_flows(ref, checkout, work, relay, minted):
     d = Desktop(ref, work)
     ws_url = relay.url.replace("http", "ws")
-    http("POST", relay.url + "/pairing/register", {"code": "DESK01", "ttl_seconds": 7 * 86400})
+    # The desktop grant is opt-in (PROTOCOL.md, Desktop tools): the operator pairs a desktop that serves the
+    # agent's tools with it, as `svc relay pair --grants desktop=7d` does.
+    http("POST", relay.url + "/pairing/register", {"code": "DESK01", "ttl_seconds": 7 * 86400, "grants": {"desktop": "7d"}})
     rc, out, _ = d.run("pair", "--code", "DESK01", "--remote", ws_url)
     record("desktop CLI", "pair --code --remote", rc == 0 and "Paired" in out, last_line(out, "Paired|rror"))
     rc, out, _ = d.run("devices")
