@@ -85,7 +85,10 @@ describe('toPhoneCommand', () => {
       end_y: 4,
     });
     expect(toPhoneCommand('/return_to_svc', 'GET', {}, {}, screen, SVC)).toMatchObject({ method: 'POST', path: '/return_to_svc' });
-    expect(toPhoneCommand('/return_to_svc', 'GET', {}, {}, screen, clientNames('hermes'))).toMatchObject({ method: 'POST', path: '/return_to_hermes' });
+    expect(toPhoneCommand('/return_to_svc', 'GET', {}, {}, screen, clientNames('hermes'))).toMatchObject({
+      method: 'POST',
+      path: '/return_to_hermes',
+    });
     expect(toPhoneCommand('/return_to_hermes', 'POST', {}, {}, screen, clientNames('hermes'))).toMatchObject({ path: '/return_to_hermes' });
   });
   it('a swipe stays on the screen whatever the distance', () => {

@@ -29,7 +29,10 @@ export type SessionShortened = Ev<'session.shortened', { tokenPrefix: string; ex
  * while its pairing was being made durable, so no one ever received the token. `refresh_reuse`: a refresh
  * token of its device that had already been rotated out came back (a copy), so the device's trust ended.
  */
-export type SessionRevoked = Ev<'session.revoked', { tokenPrefix: string; by: string; self: boolean; reason: 'revoked' | 'replaced' | 'abandoned' | 'refresh_reuse' }>;
+export type SessionRevoked = Ev<
+  'session.revoked',
+  { tokenPrefix: string; by: string; self: boolean; reason: 'revoked' | 'replaced' | 'abandoned' | 'refresh_reuse' }
+>;
 export type SessionExpired = Ev<'session.expired', { tokenPrefix: string }>;
 export type SessionGrantExpired = Ev<'session.grant_expired', { tokenPrefix: string; channel: string }>;
 /** Throttled: at most one a minute per session, so last-seen is state without flooding the log. */
