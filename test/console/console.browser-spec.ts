@@ -96,6 +96,26 @@ describe('operator console in headless chromium', () => {
     expect(Object.keys(e.data.grants as object)).not.toContain('terminal');
   });
 
+  it("shows each device's renewal and ends it from its dialog, keeping the session", async () => {
+    await nav(page, 'Devices').click();
+    const row = page.locator('tr[data-prefix]', { hasText: 'Pixel 9 of Ada' });
+    await expectText(row.getByTestId('renewal'), /until (179|180)d.*0 renewals/s);
+    await row.getByRole('button', { name: 'End renewal of Pixel 9 of Ada' }).click();
+    const dialog = page.getByRole('dialog');
+    await expectText(dialog, /keeps its current session until it/);
+    await page.screenshot({ animations: 'disabled', path: shot('devices-end-trust') });
+    await page.getByTestId('confirm-end-trust').click();
+    await dialog.waitFor({ state: 'hidden' });
+    await expectText(row.getByTestId('renewal'), /none/);
+    expect(await row.getByRole('button', { name: 'End renewal of Pixel 9 of Ada' }).count()).toBe(0);
+    const ended = readEvents(relay.home)
+      .filter((e) => e.type === 'trust.ended')
+      .at(-1)!;
+    expect(ended).toMatchObject({ actor: 'operator', data: { deviceId: 'ada-pixel', reason: 'operator', by: 'operator' } });
+    expect(await row.count()).toBe(1);
+    expect(JSON.stringify(await page.content())).not.toMatch(/refreshDigest":\s*"[A-Za-z0-9_-]{8}/);
+  });
+
   it('revokes from the console: the phone socket closes and the event shows in the log view', async () => {
     const { phone, prefix } = await pairPhone(relay, { device: { device_name: 'Old tablet', device_id: 'old-tablet' } });
     const row = page.locator(`tr[data-prefix="${prefix}"]`);

@@ -54,8 +54,24 @@ export function summary(e: ConsoleEvent): string {
           ? 'replaced by a re-pairing'
           : d.reason === 'abandoned'
             ? 'abandoned: the phone left before receiving its token'
-            : `revoked by ${actorLabel(str(d.by))}`
+            : d.reason === 'refresh_reuse'
+              ? 'revoked: its refresh token was used after it had been replaced'
+              : `revoked by ${actorLabel(str(d.by))}`
       }`;
+    case 'trust.issued':
+      return `${str(d.deviceId)} may renew its session until ${str(d.expiresAt).slice(0, 10)}${d.reason === 'adopted' ? ' (adopted on reconnect)' : ''}`;
+    case 'trust.rotated':
+      return d.reason === 'renewed'
+        ? `session renewed as ${str(d.tokenPrefix)} (refresh token rotated)`
+        : d.reason === 'abandoned'
+          ? `renewal to ${str(d.tokenPrefix)} undone: the phone left before receiving it`
+          : `refresh token reissued for ${str(d.tokenPrefix)}`;
+    case 'trust.refused':
+      return `renewal refused from ${str(d.ip)}: ${str(d.reason).replace('_', ' ')}`;
+    case 'trust.reuse_detected':
+      return `refresh token of ${str(d.deviceId)} reused from ${str(d.ip)}: the device is signed out`;
+    case 'trust.ended':
+      return `renewal of ${str(d.deviceId)} ended (${str(d.reason)}${d.by && d.by !== 'system' ? ` by ${actorLabel(str(d.by))}` : ''})`;
     case 'session.expired':
       return `session ${str(d.tokenPrefix)} expired`;
     case 'session.grant_expired':

@@ -21,6 +21,8 @@ export type SessionRow = {
   transport: string;
   online: boolean;
   connections: Array<{ ip: string; path: string; since: number }>;
+  /** The device's trusted-device renewal (never its refresh token); null: it has none. */
+  trusted_device: { issued_at: number; expires_at: number; renewals: number; last_renewed_at: number | null; adopted: boolean } | null;
 };
 
 export const sessionsKey = ['sessions'] as const;

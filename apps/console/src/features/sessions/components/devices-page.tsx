@@ -5,6 +5,7 @@ import { Link, useLocation } from '@/lib/router';
 import { useServerNow } from '@/lib/server-time';
 import { useSessions, type SessionRow } from '../api/get-sessions';
 import { GrantChips } from './grant-chips';
+import { EndTrustDialog } from './end-trust-dialog';
 import { RevokeDialog } from './revoke-dialog';
 import { ShortenDialog } from './shorten-dialog';
 
@@ -15,6 +16,7 @@ export function DevicesPage() {
   const focus = params.get('focus');
   const [revoking, setRevoking] = useState<SessionRow | null>(null);
   const [shortening, setShortening] = useState<SessionRow | null>(null);
+  const [ending, setEnding] = useState<SessionRow | null>(null);
 
   useEffect(() => {
     if (focus && q.data) document.getElementById(`session-${focus}`)?.scrollIntoView({ block: 'center' });
@@ -63,6 +65,7 @@ export function DevicesPage() {
                   <th scope="col">Seen · transport</th>
                   <th scope="col">Expires</th>
                   <th scope="col">Grants</th>
+                  <th scope="col">Renewal</th>
                   <th scope="col">
                     <span className="sr-only">Actions</span>
                   </th>
@@ -124,10 +127,35 @@ export function DevicesPage() {
                     <td data-label="Grants">
                       <GrantChips grants={s.grants} now={now} />
                     </td>
+                    <td data-label="Renewal" className="nowrap" data-testid="renewal">
+                      {s.trusted_device ? (
+                        <>
+                          <span title={exact(s.trusted_device.expires_at * 1000)}>until {duration(s.trusted_device.expires_at - now / 1000)}</span>
+                          <div className="muted small">
+                            {s.trusted_device.renewals} renewal{s.trusted_device.renewals === 1 ? '' : 's'}
+                            {s.trusted_device.last_renewed_at !== null ? (
+                              <>
+                                {' '}
+                                · last <Ago ms={s.trusted_device.last_renewed_at * 1000} />
+                              </>
+                            ) : null}
+                          </div>
+                        </>
+                      ) : (
+                        <span className="muted" title="the device must pair again when its session ends">
+                          none
+                        </span>
+                      )}
+                    </td>
                     <td className="row-actions">
                       <Button size="sm" onClick={() => setShortening(s)} aria-label={`Shorten ${s.device_name}`}>
                         Shorten
                       </Button>
+                      {s.trusted_device ? (
+                        <Button size="sm" onClick={() => setEnding(s)} aria-label={`End renewal of ${s.device_name}`}>
+                          End renewal
+                        </Button>
+                      ) : null}
                       <Button size="sm" variant="danger" onClick={() => setRevoking(s)} aria-label={`Revoke ${s.device_name}`}>
                         Revoke
                       </Button>
@@ -141,6 +169,7 @@ export function DevicesPage() {
       </Card>
       <RevokeDialog session={revoking} onClose={() => setRevoking(null)} />
       <ShortenDialog session={shortening} onClose={() => setShortening(null)} />
+      <EndTrustDialog session={ending} onClose={() => setEnding(null)} />
     </>
   );
 }
