@@ -425,11 +425,9 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
       const device = deviceInfo(p);
       if (typeof device === 'string') return this.failAuth(conn, device);
       const fresh = this.freshRefresh();
-      let prefix = '';
-      do {
-        token = newSessionToken();
-        prefix = tokenPrefix(token);
-      } while (this.log.models.sessions.byTokenPrefix(prefix));
+      const minted = this.newToken();
+      token = minted.token;
+      const prefix = minted.prefix;
       const before = this.log.models.trust.byRefreshDigest(refreshDigest);
       const stored = await this.log.run(`public:${conn.ip}`, (m, t) =>
         renewTrust(
@@ -467,11 +465,9 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
       const choices = pairingChoices(p);
       if (typeof choices === 'string') return this.failAuth(conn, choices);
       const fresh = this.freshRefresh();
-      let prefix = '';
-      do {
-        token = newSessionToken();
-        prefix = tokenPrefix(token);
-      } while (this.log.models.sessions.byTokenPrefix(prefix));
+      const minted = this.newToken();
+      token = minted.token;
+      const prefix = minted.prefix;
       let stored;
       try {
         stored = await this.log.run(`public:${conn.ip}`, (m, t) =>
@@ -546,6 +542,15 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
       env.id,
     );
     if (!delivered) await abandon();
+  }
+
+  /** A new session token whose 8-character prefix no live session has. */
+  private newToken(): { token: string; prefix: string } {
+    for (;;) {
+      const token = newSessionToken();
+      const prefix = tokenPrefix(token);
+      if (!this.log.models.sessions.byTokenPrefix(prefix)) return { token, prefix };
+    }
   }
 
   private trustPolicy() {

@@ -4,6 +4,7 @@ import { grantExpiries } from '../grants';
 import type { ReadModels } from '../read-models';
 import { assertNotBlocked, clearAllBlocks } from '../rate-limit/rate-limit';
 import { CODE_TTL_SECONDS } from './pairing-code';
+import { replaceDeviceSessions } from '../sessions/sessions';
 import { issueTrust, type TrustIssue, type TrustPolicy } from '../trust/trust';
 
 type Out = NewEvent<RelayEvent>[];
@@ -143,18 +144,9 @@ export function consumeCode(
   if (m.sessions.byTokenPrefix(cmd.tokenPrefix)) throw new DomainError('auth.token_collision', 'conflict', 'token prefix collision; retry');
   const terms = narrowTerms(code.terms, cmd.choices);
   const expiresAt = terms.sessionTtlSeconds === null ? null : expiry(now, terms.sessionTtlSeconds);
-  const replaced: Out = cmd.device.deviceId
-    ? m.sessions
-        .active(now)
-        .filter((s) => s.deviceId === cmd.device.deviceId)
-        .map((s) => ({
-          type: 'session.revoked' as const,
-          data: { tokenPrefix: s.tokenPrefix, by: 'system', self: false, reason: 'replaced' as const },
-        }))
-    : [];
   return [
     { type: 'pairing.code_consumed', data: { codeDigest: code.codeDigest, tokenPrefix: cmd.tokenPrefix, deviceId: cmd.device.deviceId } },
-    ...replaced,
+    ...replaceDeviceSessions(m, cmd.device.deviceId, now),
     {
       type: 'session.created',
       data: {

@@ -43,6 +43,18 @@ export function revokeSession(m: ReadModels, prefix: string, caller: Principal, 
 }
 
 /**
+ * A device that pairs again (or renews) replaces its live sessions: one session per device id. Nothing
+ * for a client without a device id.
+ */
+export function replaceDeviceSessions(m: ReadModels, deviceId: string, now: Date): NewEvent<SessionRevoked>[] {
+  if (deviceId === '') return [];
+  return m.sessions
+    .active(now)
+    .filter((s) => s.deviceId === deviceId)
+    .map((s) => ({ type: 'session.revoked', data: { tokenPrefix: s.tokenPrefix, by: 'system', self: false, reason: 'replaced' } }));
+}
+
+/**
  * A session made by a pairing whose socket closed before `auth.ok` went out: nobody holds its token, so
  * it is revoked at once (by `system`) rather than left listed and unusable. Nothing if it is already gone.
  */

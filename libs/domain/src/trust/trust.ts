@@ -4,7 +4,7 @@ import { grantExpiries } from '../grants';
 import type { DeviceInfo } from '../pairing/pairing';
 import { actorOf, type Principal } from '../principal';
 import type { ReadModels } from '../read-models';
-import { findByPrefix } from '../sessions/sessions';
+import { findByPrefix, replaceDeviceSessions } from '../sessions/sessions';
 import type { Session } from '../sessions/sessions.projection';
 import type { Trust } from './trust.projection';
 
@@ -130,16 +130,9 @@ export function renewTrust(m: ReadModels, cmd: RenewCommand, policy: TrustPolicy
   if (m.sessions.byTokenPrefix(cmd.tokenPrefix)) throw new DomainError('auth.token_collision', 'conflict', 'token prefix collision; retry');
   const terms = t.terms;
   const expiresAt = terms.sessionTtlSeconds === null ? null : iso(now.getTime() + terms.sessionTtlSeconds * 1000);
-  const replaced = m.sessions
-    .active(now)
-    .filter((s) => s.deviceId === t.deviceId)
-    .map((s): NewEvent<SessionRevoked> => ({
-      type: 'session.revoked',
-      data: { tokenPrefix: s.tokenPrefix, by: 'system', self: false, reason: 'replaced' },
-    }));
   return [
     { type: 'trust.rotated', data: { trustId: t.trustId, refreshDigest: cmd.next.refreshDigest, tokenPrefix: cmd.tokenPrefix, reason: 'renewed' } },
-    ...replaced,
+    ...replaceDeviceSessions(m, t.deviceId, now),
     {
       type: 'session.created',
       data: {
