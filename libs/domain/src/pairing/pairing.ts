@@ -4,6 +4,9 @@ import { grantExpiries } from '../grants';
 import type { ReadModels } from '../read-models';
 import { assertNotBlocked, clearAllBlocks } from '../rate-limit/rate-limit';
 import { CODE_TTL_SECONDS } from './pairing-code';
+import type { DeviceInfo } from './device-info';
+
+export type { DeviceInfo } from './device-info';
 import { replaceDeviceSessions } from '../sessions/sessions';
 import { issueTrust, type TrustIssue, type TrustPolicy } from '../trust/trust';
 
@@ -84,17 +87,6 @@ export function denyPairing(m: ReadModels, ref: { requestId?: string; codeDigest
   const code = findPending(m, ref, now);
   return [{ type: 'pairing.denied', data: { requestId: code.requestId, codeDigest: code.codeDigest } }];
 }
-
-export type DeviceInfo = {
-  deviceId: string;
-  deviceName: string;
-  deviceModel: string | null;
-  devicePlatform: string | null;
-  deviceHostname?: string | null;
-  /** `android`, `desktop`... as the client says; display only, never an authority. */
-  clientSurface?: string | null;
-  deviceFormFactor?: string | null;
-};
 
 /**
  * What the phone chose at pairing (the app's TTL picker, the QR's grants echoed back): caps on what the

@@ -1,7 +1,7 @@
 import type { NewEvent, PairingTerms, RelayEvent, SessionRevoked, TrustEnded, TrustEvent } from '@svc/events';
 import { DomainError } from '../errors';
 import { grantExpiries } from '../grants';
-import type { DeviceInfo } from '../pairing/pairing';
+import type { DeviceInfo } from '../pairing/device-info';
 import { actorOf, type Principal } from '../principal';
 import type { ReadModels } from '../read-models';
 import { findByPrefix, replaceDeviceSessions } from '../sessions/sessions';
