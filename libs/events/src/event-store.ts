@@ -1,5 +1,4 @@
 import type { NewEvent, StoredEvent } from './event';
-import type { Snapshot } from './snapshot-store';
 
 /** Thrown when the log cannot be trusted: an edited, removed or reordered record. */
 export class ChainError extends Error {
@@ -57,6 +56,9 @@ export interface EventStore {
   drain(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The read models as of record `seq` (whose hash is `hash`): start-up replays only what came after. */
+export type Snapshot<M = unknown> = { seq: number; hash: string; at: string; models: M };
 
 /**
  * Where projection snapshots live (beside the log: files in the relay directory, or a table in the

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { ChainWalker } from './chain-walker';
 import type { StoredEvent } from './event';
 import { ChainError, type ScanProgress } from './event-store';
-import { listSegments, scanLines, scanLog } from './file-event-store';
+import { listSegments, scanLines, scanLog } from './file/file-read';
 import { LazyPgConnection, redactPgUrl, TABLE, type PgClient } from './postgres/pg-connection';
 import { pageQuery, walkPgLog, type PgRow } from './postgres/pg-read';
 import { schemaVersion } from './postgres/pg-schema';

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { StoredEvent } from './event';
 import type { ScanProgress } from './event-store';
-import { scanLog } from './file-event-store';
+import { scanLog } from './file/file-read';
 import type { Projection } from './projection';
 
 export type ReplaySummary = {

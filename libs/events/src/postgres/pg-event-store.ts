@@ -1,7 +1,7 @@
 import type { StoredEvent } from '../event';
 import { GroupCommitStore, type Batch } from '../group-commit';
-import type { EventStore, OpenOptions, OpenResult, SnapshotPort } from '../event-store';
-import { openSnapshot, type Snapshot } from '../snapshot-store';
+import type { EventStore, OpenOptions, OpenResult, Snapshot, SnapshotPort } from '../event-store';
+import { openSnapshot, sealSnapshot } from '../snapshot-seal';
 import { connectPg, isUndefinedTable, LazyPgConnection, pgReason, redactPgUrl, TABLE, type PgClient } from './pg-connection';
 import { takeWriterLock } from './pg-lock';
 import { INSERT_ROWS, walkPgLog } from './pg-read';
@@ -135,9 +135,7 @@ export class PgSnapshotStore implements SnapshotPort {
   }
 
   write<M>(snapshot: Snapshot<M>): Promise<void> {
-    // Serialized now: the models move on while the row is stored.
-    const body = JSON.stringify(snapshot);
-    const mac = this.mac(body);
+    const { body, mac } = sealSnapshot(snapshot, this.mac);
     return this.store(snapshot.seq, body, mac);
   }
 

@@ -1,9 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { SnapshotPort } from './event-store';
-import { MAX_FILE_JSON_DEPTH, parseJsonBounded } from './json-limits';
-
-export type Snapshot<M = unknown> = { seq: number; hash: string; at: string; models: M };
+import type { Snapshot, SnapshotPort } from '../event-store';
+import { MAX_FILE_JSON_DEPTH, parseJsonBounded } from '../json-limits';
+import { openSnapshot, sealSnapshot } from '../snapshot-seal';
 
 const SNAP_RE = /^snapshot-(\d{12})\.json$/;
 
@@ -53,12 +52,12 @@ export class SnapshotStore implements SnapshotPort {
 
   writeSync<M>(snapshot: Snapshot<M>): void {
     fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const body = JSON.stringify(snapshot);
+    const sealed = sealSnapshot(snapshot, this.mac);
     const file = path.join(this.dir, `snapshot-${String(snapshot.seq).padStart(12, '0')}.json`);
     const tmp = `${file}.tmp`;
     const fd = fs.openSync(tmp, 'w', 0o600);
     try {
-      fs.writeSync(fd, JSON.stringify({ body, mac: this.mac(body) }));
+      fs.writeSync(fd, JSON.stringify(sealed));
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
@@ -72,10 +71,4 @@ export class SnapshotStore implements SnapshotPort {
       .slice(this.keep);
     for (const f of old) fs.rmSync(path.join(this.dir, f), { force: true });
   }
-}
-
-/** A stored snapshot's body, if its MAC holds (parsed bounded again past the MAC: restoring walks the models, and the key may have leaked). */
-export function openSnapshot<M>(body: unknown, mac: unknown, macOf: (text: string) => string): Snapshot<M> | null {
-  if (typeof body !== 'string' || typeof mac !== 'string' || mac !== macOf(body)) return null;
-  return parseJsonBounded(body, MAX_FILE_JSON_DEPTH) as Snapshot<M>;
 }

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SnapshotStore } from './snapshot-store';
+import { SnapshotStore } from './file-snapshot-store';
 
 const mac = (text: string): string => createHmac('sha256', 'test-key').update(text).digest('hex');
 

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createFileExclusive, replaceFile } from './exclusive-file';
-import { MAX_FILE_JSON_DEPTH, parseJsonBounded } from './json-limits';
+import { MAX_FILE_JSON_DEPTH, parseJsonBounded } from '../json-limits';
 
 /** The lock file of a log directory: one writer at a time, for the writer's whole life. */
 export const LOCK_FILE = 'LOCK';

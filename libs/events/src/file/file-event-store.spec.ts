@@ -1,10 +1,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { encodeRecord } from './chain';
-import { GENESIS_HASH, type StoredEvent } from './event';
-import { ChainError } from './event-store';
-import { FileEventStore, listSegments, scanLog, segmentName, verifyLog } from './file-event-store';
+import { encodeRecord } from '../chain';
+import { GENESIS_HASH, type StoredEvent } from '../event';
+import { ChainError } from '../event-store';
+import { FileEventStore } from './file-event-store';
+import { listSegments, scanLog, segmentName, verifyLog } from './file-read';
 
 jest.mock('node:fs', () => {
   const real = jest.requireActual<typeof import('node:fs')>('node:fs');
