@@ -140,6 +140,14 @@ export class CommandLoop {
     });
   }
 
+  /**
+   * Records a fact observed at the edge (a socket opened or closed, the relay started): nothing is
+   * decided, the events are written as given, through the same admission, order and durability as `run`.
+   */
+  record<E extends RelayEvent = RelayEvent>(actor: string, events: readonly NewEvent<E>[]): Promise<StoredEvent<E>[]> {
+    return this.run(actor, () => events);
+  }
+
   get lastSeq(): number {
     return this.models.lastSeq;
   }
