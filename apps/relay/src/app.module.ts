@@ -20,11 +20,11 @@ import { ThreadsModule } from './threads/threads.module';
 import { TerminalModule } from './terminal/terminal.module';
 import { TuiModule } from './tui/tui.module';
 import { VoiceModule } from './voice/voice.module';
-import { OperatorModule } from './operator/relay-info.controller';
-import { ProfilesModule } from './profiles/profiles.controller';
-import { DesktopModule } from './desktop/desktop.controller';
-import { SecureLinkModule } from './secure-link/secure-link.controller';
-import { MetricsModule } from './metrics/metrics.controller';
+import { OperatorModule } from './operator/operator.module';
+import { ProfilesModule } from './profiles/profiles.module';
+import { DesktopModule } from './desktop/desktop.module';
+import { SecureLinkModule } from './secure-link/secure-link.module';
+import { MetricsModule } from './metrics/metrics.module';
 
 export type CoreValues = { config: RelayConfig; clock: Clock; log: CommandLoop; secrets: Secrets; logger: Logger; runtime: Runtime };
 

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, Module, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { actorOf, clientNames, DESKTOP_TOOL_RE, DomainError, type DesktopClient, type Principal } from '@svc/domain';
 import type { DesktopRequester } from '@svc/events';
 import type { FastifyReply } from 'fastify';
@@ -180,6 +180,3 @@ export class DesktopController {
     };
   }
 }
-
-@Module({ controllers: [DesktopController], providers: [DesktopService], exports: [DesktopService] })
-export class DesktopModule {}

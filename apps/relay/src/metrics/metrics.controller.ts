@@ -1,4 +1,4 @@
-import { Controller, Get, Global, Module, Res } from '@nestjs/common';
+import { Controller, Get, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { Auth } from '../common/auth';
 import { MetricsService } from './metrics.service';
@@ -15,7 +15,3 @@ export class MetricsController {
     return this.metrics.render();
   }
 }
-
-@Global()
-@Module({ controllers: [MetricsController], providers: [MetricsService], exports: [MetricsService] })
-export class MetricsModule {}

@@ -1,4 +1,4 @@
-import { compareVersions } from './relay-info.controller';
+import { compareVersions } from './update-feed';
 
 describe('compareVersions', () => {
   it('compares dotted versions part by part, a pre-release before its release', () => {

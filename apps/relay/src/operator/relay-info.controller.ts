@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Inject, Module, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Post, Query } from '@nestjs/common';
 import { DomainError, modelCapabilities } from '@svc/domain';
 import { Auth } from '../common/auth';
 import { Clock } from '../common/clock';
@@ -7,9 +7,6 @@ import { CommandLoop } from '../common/command-loop';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import type { Logger } from 'pino';
 import { readUpdateFeed, type UpdateCheck } from './update-feed';
-import { BridgeModule } from '../bridge/bridge.module';
-import { VoiceModule } from '../voice/voice.module';
-import { UsageController } from './usage.controller';
 import { ProfileCatalog } from '../profiles/profile-catalog.service';
 import { BridgeService } from '../bridge/bridge.service';
 import { PROFILE_NAME_RE } from '../voice/voice-config';
@@ -139,8 +136,3 @@ export class RelayInfoController {
     return this.catalog.all().map((p) => ({ name: p.name, relay_state: p.relay }));
   }
 }
-
-@Module({ imports: [BridgeModule, VoiceModule], controllers: [RelayInfoController, UsageController] })
-export class OperatorModule {}
-
-export { compareVersions } from './update-feed';

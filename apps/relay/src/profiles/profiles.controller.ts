@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Global, HttpCode, Inject, Module, Param, Post, Put, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put, Req, Res } from '@nestjs/common';
 import { actorOf, DomainError, type Principal } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import * as fs from 'node:fs';
@@ -349,10 +349,6 @@ export class ProfilesOperatorController {
     };
   }
 }
-
-@Global()
-@Module({ controllers: [ProfilesController, ProfilesOperatorController], providers: [ProfileCatalog], exports: [ProfileCatalog] })
-export class ProfilesModule {}
 
 /** `memories/` or `skills/` of a profile that is a symbolic link: refused, never followed (403 `profile.symlink`). */
 function refuseLinkedDir(home: string, dir: string, name: string): void {

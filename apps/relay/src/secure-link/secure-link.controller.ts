@@ -1,4 +1,4 @@
-import { Controller, Get, Inject, Module, Query } from '@nestjs/common';
+import { Controller, Get, Inject, Query } from '@nestjs/common';
 import { DomainError } from '@svc/domain';
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
@@ -155,6 +155,3 @@ function portFree(host: string, port: number): Promise<boolean> {
     s.listen(port, host, () => s.close(() => resolve(true)));
   });
 }
-
-@Module({ controllers: [SecureLinkController] })
-export class SecureLinkModule {}

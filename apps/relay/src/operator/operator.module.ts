@@ -1,0 +1,8 @@
+import { Module } from '@nestjs/common';
+import { BridgeModule } from '../bridge/bridge.module';
+import { VoiceModule } from '../voice/voice.module';
+import { RelayInfoController } from './relay-info.controller';
+import { UsageController } from './usage.controller';
+
+@Module({ imports: [BridgeModule, VoiceModule], controllers: [RelayInfoController, UsageController] })
+export class OperatorModule {}
