@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Auth, Caller } from '../common/auth';
 import type { RelayConfig } from '../common/config';
 import { RELAY_CONFIG } from '../common/tokens';
-import { rewriteMediaMarkers } from './chat-markers';
+import { rewriteMediaMarkers } from './media-marker-rewrite';
 import { MarkersDto, RegisterMediaDto } from './media.dto';
 import { MediaService } from './media.service';
 
