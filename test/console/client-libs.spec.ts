@@ -1,5 +1,6 @@
 import type { StoredRelayEvent } from '@svc/events';
-import { matches, parseTypes, toConsoleEvent } from '../../apps/relay/src/console/console-event';
+import { toConsoleEvent } from '../../apps/relay/src/console/console-redaction';
+import { matches, parseTypes } from '../../apps/relay/src/console/event-log-filter';
 import { matchesFilters, type EventFilters } from '../../apps/console/src/lib/event-filter';
 import { clock, duration, relative } from '../../apps/console/src/lib/format';
 import { summary } from '../../apps/console/src/lib/event-summary';

@@ -10,7 +10,7 @@ import { RELAY_CONFIG } from '../common/tokens';
 import { ChainMonitor, type ChainStatus } from './chain-monitor';
 import { EventHistory, type Page } from './event-history';
 import { PgChainMonitor, PgEventHistory } from './pg-console-log';
-import type { EventFilter } from './console-event';
+import type { EventFilter } from './event-log-filter';
 
 export type LogSize = { store: 'file' | 'postgres'; bytes: number; segments: number };
 

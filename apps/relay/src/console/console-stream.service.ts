@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
-import { toConsoleEvent } from './console-event';
+import { toConsoleEvent } from './console-redaction';
 import { ConsoleState } from './console-state.service';
 
 /** A client this far behind (bytes queued in its socket) is cut; it resumes from its Last-Event-ID. */

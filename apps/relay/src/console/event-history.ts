@@ -1,7 +1,7 @@
 import { jsonDepthExceeds, listSegments, MAX_FILE_JSON_DEPTH, scanLines, type StoredRelayEvent } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { matches, type EventFilter } from './console-event';
+import { matches, type EventFilter } from './event-log-filter';
 
 const SEQ_RE = /^\{"seq":(\d+),/;
 const STOP = Symbol('stop');

@@ -1,6 +1,6 @@
 import { ChainError, ChainWalker, columnsDisagree, pageQuery, TABLE, type PgLogSource, type PgRow, type StoredRelayEvent } from '@svc/events';
 import type { ChainStatus } from './chain-monitor';
-import { matches, type EventFilter } from './console-event';
+import { matches, type EventFilter } from './event-log-filter';
 import { EventRing, parse, type Page } from './event-history';
 
 const PAGE = 500;

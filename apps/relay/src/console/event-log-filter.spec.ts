@@ -1,5 +1,5 @@
 import type { StoredRelayEvent } from '@svc/events';
-import { matches, parseTypes, redact, toConsoleEvent } from './console-event';
+import { matches, parseTypes } from './event-log-filter';
 
 const ev = (type: string, data: Record<string, unknown>, actor = 'system'): StoredRelayEvent =>
   ({
@@ -13,42 +13,6 @@ const ev = (type: string, data: Record<string, unknown>, actor = 'system'): Stor
     prev: '0'.repeat(64),
     hash: 'a'.repeat(64),
   }) as unknown as StoredRelayEvent;
-
-describe('console event redaction', () => {
-  it('cuts digests to 8 characters and withholds secret-named strings, at any depth', () => {
-    const out = redact({
-      tokenDigest: 'AbCdEfGh12345678901234567890',
-      tokenPrefix: 'AbCdEfGh',
-      nested: [{ codeDigest: 'ZZZZZZZZyyyyyyyy', api_key: 'sk-live-123', session_token: 'tok' }],
-      code: 'ABC123',
-      password: { any: 'thing' },
-    });
-    expect(out).toEqual({
-      tokenDigest: 'AbCdEfGh…',
-      tokenPrefix: 'AbCdEfGh',
-      nested: [{ codeDigest: 'ZZZZZZZZ…', api_key: '[redacted]', session_token: '[redacted]' }],
-      code: '[redacted]',
-      password: '[redacted]',
-    });
-  });
-
-  it('keeps a notification key (not a credential)', () => {
-    expect(redact({ tokenPrefix: 'abcdefgh', key: '0|com.chat|42|null|10123' })).toEqual({
-      tokenPrefix: 'abcdefgh',
-      key: '0|com.chat|42|null|10123',
-    });
-  });
-
-  it('keeps numbers (a close `code`) and leaves the stored event untouched', () => {
-    const e = ev('phone.disconnected', { tokenPrefix: 'abcdefgh', code: 4403, reason: 'session revoked' });
-    const c = toConsoleEvent(e);
-    expect(c.data).toEqual({ tokenPrefix: 'abcdefgh', code: 4403, reason: 'session revoked' });
-    expect(c.hash).toBe('a'.repeat(12));
-    const created = ev('session.created', { tokenDigest: 'x'.repeat(43) });
-    toConsoleEvent(created);
-    expect((created.data as { tokenDigest: string }).tokenDigest).toBe('x'.repeat(43));
-  });
-});
 
 describe('console event filters', () => {
   it('types: exact, prefix with a dot or a star, a family name', () => {
