@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import * as path from 'node:path';
 import { loadConfig } from '../common/config';
-import { enableRelayPlugin, ProfileLayout, relayPluginState, RELAY_PLUGIN } from '../profiles/profile-files';
+import { ProfileLayout } from '../profiles/profile-layout';
+import { enableRelayPlugin, relayPluginState, RELAY_PLUGIN } from '../profiles/profile-relay-plugin';
 import { CliError, EXIT, line, UsageError, type CliIo } from './io';
 import { relayEndpoint, requestJson } from './pair';
 

@@ -8,7 +8,9 @@ import type { RelayConfig } from '../common/config';
 import { onConfigRejected } from '../common/config-yaml';
 import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
-import { enableRelayPlugin, ProfileLayout, scanProfiles, type EnableResult, type ProfileRow, type ScannedProfile } from './profile-files';
+import { ProfileLayout } from './profile-layout';
+import { enableRelayPlugin, type EnableResult } from './profile-relay-plugin';
+import { scanProfiles, type ProfileRow, type ScannedProfile } from './profile-row';
 
 /** The SOUL text all rows of one auth.ok may carry together. */
 export const MAX_SOULS_IN_ROWS = 256 * 1024;

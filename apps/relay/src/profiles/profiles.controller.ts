@@ -1,390 +1,97 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put, Req, Res } from '@nestjs/common';
-import { actorOf, DomainError, type Principal } from '@svc/domain';
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Put, Req, Res } from '@nestjs/common';
+import { actorOf, type Principal } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { atomicWrite } from '../common/atomic-write';
 import { Auth, Caller } from '../common/auth';
-import { CommandLoop } from '../common/command-loop';
 import { checkLoopback } from '../common/net';
 import { RUNTIME, type Runtime } from '../common/tokens';
-import { ConfigFileError, readYamlMap } from '../common/config-yaml';
-import { ProfileCatalog } from './profile-catalog.service';
-import { findAvatar, RELAY_PLUGIN, isFile, isSymlink, listDirs, listFiles, MAX_SOUL_BYTES, ProfileLayout } from './profile-files';
-import { dirInside, etagOfBytes, readInside } from './profile-fs';
-
-/** What one profile file may show at most (the rest is cut and `truncated: true`). */
-const MAX_MEMORY_BYTES = 32 * 1024;
-const MAX_ENTRIES = 500;
-const MEMORY_EXT = /\.(md|txt)$/i;
-const MEMORY_FILE_RE = /^[A-Za-z0-9][A-Za-z0-9 _.-]{0,95}\.(md|txt)$/;
-const MAX_AVATAR_BYTES = 10 * 1024 * 1024;
-/** What one write may hold. */
-const MAX_SOUL_WRITE = 256 * 1024;
-const MAX_MEMORY_WRITE = 128 * 1024;
+import { FileContentDto } from './profiles.dto';
+import { MAX_MEMORY_WRITE, MAX_SOUL_WRITE, ProfilesService } from './profiles.service';
 
 /**
- * Spec 4.7, the read side: a profile's config (its public part for a phone), skills, SOUL and memory, from
- * the service home's profile layout (`default` is the service home itself, others `profiles/<name>/`).
- * Loopback, or a paired phone (the app's profile inspector); the writes (SOUL, memory) need the
- * session's `chat` grant, since they change what the agent is told (a bearer is checked even when it
- * comes from loopback; the operator writes without one). Names are checked (no traversal, no
- * hidden names); files are read within caps and never through a symbolic link (profile-fs.ts): a linked
- * `memories/` or `skills/` directory is refused (403 `profile.symlink`), a linked file is not read; a
- * phone never sees a host path or a config section outside the public schema (description,
- * model.default), since provider sections may hold credentials.
+ * Spec 4.7, a profile's files (ProfilesService reads and writes them). Loopback, or a paired phone (the
+ * app's profile inspector); the writes (SOUL, memory) need the session's `chat` grant, since they change
+ * what the agent is told (a bearer is checked even when it comes from loopback; the operator writes
+ * without one). Only the operator (loopback, no bearer) sees host paths and the whole config.
  */
 @Controller('/api/profiles')
 export class ProfilesController {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly profiles: ProfilesService,
     @Inject(RUNTIME) private readonly runtime: Runtime,
-    private readonly catalog: ProfileCatalog,
   ) {}
-
-  private home(name: string): string {
-    if (!ProfileLayout.validName(name))
-      throw new DomainError('validation_failed', 'invalid', 'a profile name is letters, digits, "_", "-" and "." (not first), at most 64 characters');
-    const dir = this.catalog.layout.homeOf(name);
-    if (!dir) throw new DomainError('profile.not_found', 'not_found', `no profile "${name}"`, { profile: name, wireError: 'profile_not_found' });
-    return dir;
-  }
-
-  private operator(req: FastifyRequest): boolean {
-    return checkLoopback(req.raw.socket.remoteAddress, req.headers, this.runtime.port).ok && !req.headers.authorization;
-  }
 
   @Get('/:name/config')
   @Auth('loopback-or-paired')
   getConfig(@Param('name') name: string, @Req() req: FastifyRequest) {
-    this.home(name);
-    const file = this.catalog.layout.configOf(name);
-    if (!isFile(file)) throw new DomainError('profile.no_config', 'not_found', `profile "${name}" has no config.yaml`, { profile: name });
-    let parsed: Record<string, unknown>;
-    try {
-      parsed = readYamlMap(file, true);
-    } catch (err) {
-      // The operator's log names the file (config-yaml.ts onConfigRejected); the answer only says why.
-      const tooLarge = err instanceof ConfigFileError && err.problem === 'too_large';
-      throw new DomainError(
-        tooLarge ? 'profile.config_too_large' : 'profile.config_unreadable',
-        'conflict',
-        `config.yaml of "${name}" cannot be read: ${(err as Error).message.slice(0, 160)}`,
-        { profile: name },
-      );
-    }
-    const full = this.operator(req);
-    return { profile: name, path: full ? file : 'config.yaml', config: full ? parsed : publicConfig(parsed), readonly: true };
+    return this.profiles.config(name, this.isOperator(req));
   }
 
-  /**
-   * `GET /api/profiles/{name}/avatar`: the first conventional image among the profile's direct children
-   * (`avatar`, `profile`, `profile-image`, `profile_image`, `agent`, `icon` x `.png .jpg .jpeg .webp .gif`,
-   * case-insensitive, the reference's order). Regular files only (a link is never followed), at most 10 MiB,
-   * and its bytes must be that image type: 404 naming the expected names, 415 when not an image.
-   */
+  /** `GET /api/profiles/{name}/avatar`: the image's bytes with their type (ProfilesService.avatar). */
   @Get('/:name/avatar')
   @Auth('loopback-or-paired')
   getAvatar(@Param('name') name: string, @Res({ passthrough: true }) reply: FastifyReply) {
-    const home = this.home(name);
-    const found = findAvatar(home);
-    if (!found)
-      throw new DomainError('profile.avatar_not_found', 'not_found', `profile "${name}" has no avatar image`, {
-        profile: name,
-        wireError: 'profile_avatar_not_found',
-        expected_names: ['avatar', 'profile'].flatMap((s) => ['.png', '.jpg', '.jpeg', '.webp', '.gif'].map((e) => `${s}${e}`)),
-      });
-    const read = readInside(home, [found], MAX_AVATAR_BYTES, { whole: true });
-    if (read.state === 'too_large')
-      throw new DomainError('profile.avatar_too_large', 'too_large', `${found} is larger than ${MAX_AVATAR_BYTES} bytes`, { profile: name });
-    if (read.state !== 'ok')
-      throw new DomainError('profile.avatar_not_found', 'not_found', `profile "${name}" has no avatar image`, {
-        profile: name,
-        wireError: 'profile_avatar_not_found',
-      });
-    const bytes = read.bytes;
-    const type = imageType(bytes);
-    if (!type)
-      throw new DomainError('profile.avatar_invalid', 'unsupported', `${found} is not a PNG, JPEG, GIF or WebP image`, {
-        profile: name,
-        wireError: 'profile_avatar_invalid',
-      });
-    void reply
-      .header('content-type', type)
-      .header('cache-control', 'private, max-age=3600')
-      .header('content-disposition', `inline; filename="${found.replace(/["\r\n]/g, '')}"`)
-      .header('x-content-type-options', 'nosniff');
+    const { bytes, headers } = this.profiles.avatar(name);
+    void reply.headers(headers);
     return bytes;
   }
 
   @Get('/:name/skills')
   @Auth('loopback-or-paired')
   getSkills(@Param('name') name: string) {
-    const home = this.home(name);
-    const root = path.join(home, 'skills');
-    refuseLinkedDir(home, 'skills', name);
-    const skills: Array<{ name: string; category: string; description: string; path: string; enabled: boolean }> = [];
-    for (const category of listDirs(root)) {
-      for (const skill of listDirs(path.join(root, category))) {
-        if (skills.length >= MAX_ENTRIES) continue;
-        const read = readInside(home, ['skills', category, skill, 'SKILL.md'], 8192);
-        if (read.state !== 'ok') continue;
-        skills.push({
-          name: skill,
-          category,
-          description: frontMatterDescription(read.text),
-          path: `skills/${category}/${skill}/SKILL.md`,
-          enabled: true,
-        });
-      }
-    }
-    return { profile: name, skills, total: skills.length };
+    return this.profiles.skills(name);
   }
 
   @Get('/:name/soul')
   @Auth('loopback-or-paired')
   getSoul(@Param('name') name: string, @Res({ passthrough: true }) reply: FastifyReply) {
-    const r = readInside(this.home(name), ['SOUL.md'], MAX_SOUL_BYTES, { etag: true });
-    if (r.state === 'link')
-      throw new DomainError('profile.symlink', 'forbidden', 'SOUL.md is a symbolic link; the relay does not read through links', { profile: name });
-    if (r.state !== 'ok') return { profile: name, path: 'SOUL.md', content: '', exists: false, size_bytes: 0, truncated: false };
-    if (r.etag) void reply.header('etag', r.etag);
-    return { profile: name, path: 'SOUL.md', content: r.text, exists: true, size_bytes: r.size, truncated: r.truncated, etag: r.etag };
+    const soul = this.profiles.soul(name);
+    if (soul.etag) void reply.header('etag', soul.etag);
+    return soul;
   }
 
-  /** `PUT /api/profiles/{name}/soul {content}`: SOUL.md replaced atomically (see write()); a phone needs the `chat` grant. */
+  /** `PUT /api/profiles/{name}/soul {content}`: SOUL.md replaced atomically; a phone needs the `chat` grant. */
   @Put('/:name/soul')
   @Auth('loopback-or-paired', 'chat', { bodyLimit: MAX_SOUL_WRITE + 64 * 1024, bearerOnLoopback: true })
   @HttpCode(200)
   async putSoul(
     @Param('name') name: string,
-    @Body() body: unknown,
-    @Req() req: FastifyRequest,
+    @Body() body: FileContentDto,
+    @Headers('if-match') ifMatch: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
     @Caller() caller: Principal,
   ) {
-    const home = this.home(name);
-    const r = await this.write(name, home, ['SOUL.md'], body, MAX_SOUL_WRITE, req, reply, caller);
-    return { ok: true, profile: name, path: 'SOUL.md', bytes_written: r.bytes };
+    return withEtag(reply, await this.profiles.putSoul(name, body.content, ifMatch, actorOf(caller)));
   }
 
-  /**
-   * `PUT /api/profiles/{name}/memory/{filename} {content}`: one memory file (`.md` or `.txt`), created or
-   * replaced; a phone needs the `chat` grant. A `memories/` that is a symbolic link is refused (403).
-   */
+  /** `PUT /api/profiles/{name}/memory/{filename} {content}`: one memory file, created or replaced; a phone needs the `chat` grant. */
   @Put('/:name/memory/:filename')
   @Auth('loopback-or-paired', 'chat', { bodyLimit: MAX_MEMORY_WRITE + 64 * 1024, bearerOnLoopback: true })
   @HttpCode(200)
   async putMemory(
     @Param('name') name: string,
     @Param('filename') filename: string,
-    @Body() body: unknown,
-    @Req() req: FastifyRequest,
+    @Body() body: FileContentDto,
+    @Headers('if-match') ifMatch: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
     @Caller() caller: Principal,
   ) {
-    const home = this.home(name);
-    if (!MEMORY_FILE_RE.test(filename))
-      throw new DomainError(
-        'validation_failed',
-        'invalid',
-        'a memory file name is letters, digits, " _.-" (not first), at most 100 characters, ending in .md or .txt',
-        { profile: name },
-      );
-    refuseLinkedDir(home, 'memories', name);
-    const r = await this.write(name, home, ['memories', filename], body, MAX_MEMORY_WRITE, req, reply, caller);
-    return { ok: true, profile: name, filename, path: `memories/${filename}`, bytes_written: r.bytes };
-  }
-
-  /**
-   * One profile file write: `{content}` (a string within the cap: 413 past it), `If-Match` honoured when
-   * sent (a stale ETag is 412 and nothing is written; the app sends none, so its writes replace the file),
-   * then atomicWrite, then `profile.file_written` with the digest (never the text). The answer's ETag is
-   * the new file's. `segments` is the file under the profile's home: no link is written through, neither
-   * the file nor a directory on the way (checked again just before the write, the directory's real path
-   * under the home's).
-   */
-  private async write(
-    name: string,
-    home: string,
-    segments: string[],
-    body: unknown,
-    max: number,
-    req: FastifyRequest,
-    reply: FastifyReply,
-    caller: Principal,
-  ) {
-    const content = (body as { content?: unknown } | null)?.content;
-    if (typeof body !== 'object' || body === null || typeof content !== 'string')
-      throw new DomainError('validation_failed', 'invalid', 'send {"content": "..."} (a string)', { profile: name });
-    const rel = segments.join('/');
-    const size = Buffer.byteLength(content, 'utf8');
-    if (size > max)
-      throw new DomainError('profile.too_large', 'too_large', `${rel} may be at most ${max} bytes (this is ${size})`, {
-        profile: name,
-        max_bytes: max,
-      });
-    const file = path.join(home, ...segments);
-    const linked = () =>
-      new DomainError('profile.symlink', 'forbidden', `${rel} is a symbolic link; the relay does not write through links`, { profile: name });
-    if (isSymlink(file)) throw linked();
-    const existing = readInside(home, segments, 0, { etag: true });
-    if (existing.state === 'link') throw linked();
-    if (existing.state === 'absent' && fs.existsSync(file))
-      throw new DomainError('profile.not_a_file', 'conflict', `${rel} is not a regular file`, { profile: name });
-    const current = existing.state === 'ok' ? existing.etag : null;
-    const ifMatch = req.headers['if-match'];
-    if (typeof ifMatch === 'string' && ifMatch.trim() !== '*' && ifMatch.trim() !== current)
-      throw new DomainError(
-        'profile.stale',
-        'precondition_failed',
-        `${rel} changed since it was read (If-Match ${ifMatch.trim().slice(0, 60)}, now ${current ?? 'absent'}); read it again and reapply`,
-        {
-          profile: name,
-          etag: current,
-        },
-      );
-    if (ifMatch === '*' && current === null)
-      throw new DomainError('profile.stale', 'precondition_failed', `${rel} does not exist`, { profile: name, etag: null });
-    const dir = segments.slice(0, -1);
-    if (dir.length) {
-      if (dirInside(home, dir) === 'absent') fs.mkdirSync(path.join(home, ...dir), { recursive: true, mode: 0o700 });
-      if (dirInside(home, dir) !== 'dir' || fs.realpathSync(path.dirname(file)) !== path.join(fs.realpathSync(home), ...dir)) throw linked();
-    }
-    const written = atomicWrite(file, content);
-    await this.log.run(actorOf(caller), () => [
-      {
-        type: 'profile.file_written' as const,
-        data: { profile: name, file: rel, sha256: written.sha256, bytes: written.bytes, replaced: current !== null },
-      },
-    ]);
-    void reply.header('etag', etagOfBytes(written.sha256));
-    return written;
+    return withEtag(reply, await this.profiles.putMemory(name, filename, body.content, ifMatch, actorOf(caller)));
   }
 
   @Get('/:name/memory')
   @Auth('loopback-or-paired')
   getMemory(@Param('name') name: string) {
-    const home = this.home(name);
-    const dir = path.join(home, 'memories');
-    refuseLinkedDir(home, 'memories', name);
-    const entries = listFiles(dir)
-      .filter((f) => MEMORY_EXT.test(f))
-      .sort()
-      .slice(0, MAX_ENTRIES)
-      .flatMap((filename) => {
-        // A file swapped for a link (or removed) since the listing is left out, never read through.
-        const r = readInside(home, ['memories', filename], MAX_MEMORY_BYTES);
-        if (r.state !== 'ok') return [];
-        return {
-          name: filename.replace(MEMORY_EXT, ''),
-          filename,
-          path: `memories/${filename}`,
-          content: r.text,
-          size_bytes: r.size,
-          truncated: r.truncated,
-        };
-      });
-    return { profile: name, memories_dir: 'memories', entries, total: entries.length };
+    return this.profiles.memory(name);
+  }
+
+  /** The operator: loopback without a bearer (a bearer from loopback is a phone's session, seen as one). */
+  private isOperator(req: FastifyRequest): boolean {
+    return checkLoopback(req.raw.socket.remoteAddress, req.headers, this.runtime.port).ok && !req.headers.authorization;
   }
 }
 
-/**
- * The operator's side of profile enablement (loopback): what `svc relay profiles list|enable` asks a
- * running relay, so the change is written by the log's one writer and recorded (`profile.relay_enabled`).
- */
-@Controller('/relay/profiles')
-export class ProfilesOperatorController {
-  constructor(private readonly catalog: ProfileCatalog) {}
-
-  @Get()
-  @Auth('loopback')
-  async list() {
-    await this.catalog.rescan('rescan');
-    return {
-      ok: true,
-      plugin: RELAY_PLUGIN,
-      profiles: this.catalog
-        .all()
-        .map((p) => ({ profile: p.name, state: p.relay, readable: p.row !== null, file: this.catalog.layout.configOf(p.name) })),
-      offered: this.catalog.rows().map((r) => r.name),
-    };
-  }
-
-  @Post('/enable')
-  @Auth('loopback')
-  @HttpCode(200)
-  async enable(@Body() body: unknown, @Caller() caller: Principal) {
-    const b = (body ?? {}) as { names?: unknown; all?: unknown; dry_run?: unknown };
-    if (
-      typeof body !== 'object' ||
-      body === null ||
-      (b.names !== undefined && !(Array.isArray(b.names) && b.names.every((n) => typeof n === 'string')))
-    )
-      throw new DomainError('validation_failed', 'invalid', 'send {"names": ["<profile>", ...]} or {"all": true}, optionally "dry_run": true');
-    const names = (b.names as string[] | undefined) ?? [];
-    if (names.length === 0 && b.all !== true)
-      throw new DomainError('validation_failed', 'invalid', 'name the profiles to enable, or send "all": true');
-    const known = new Set(this.catalog.layout.names());
-    const unknown = names.filter((n) => !known.has(n));
-    if (unknown.length)
-      throw new DomainError(
-        'profile.not_found',
-        'not_found',
-        `no profile ${unknown.map((n) => JSON.stringify(n.slice(0, 64))).join(', ')} (known: ${[...known].join(', ') || 'none'})`,
-      );
-    const results = await this.catalog.enable(b.all === true ? [] : names, b.dry_run === true, actorOf(caller));
-    return {
-      ok: results.every((r) => !r.error),
-      action: 'enable',
-      dry_run: b.dry_run === true,
-      results: results.map((r) => ({
-        profile: r.profile,
-        path: r.file,
-        was: r.was,
-        changed: r.changed,
-        ...(r.backup ? { backup: r.backup } : {}),
-        ...(r.error ? { error: r.error } : {}),
-      })),
-    };
-  }
-}
-
-/** `memories/` or `skills/` of a profile that is a symbolic link: refused, never followed (403 `profile.symlink`). */
-function refuseLinkedDir(home: string, dir: string, name: string): void {
-  if (dirInside(home, [dir]) === 'link')
-    throw new DomainError('profile.symlink', 'forbidden', `${dir}/ is a symbolic link; the relay does not follow links out of a profile`, {
-      profile: name,
-    });
-}
-
-/** The public profile schema (the reference's): `description`, and `model.default`. Nothing else leaves the host. */
-export function publicConfig(parsed: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (typeof parsed.description === 'string') out.description = parsed.description;
-  const model = parsed.model;
-  if (typeof model === 'object' && model !== null && typeof (model as { default?: unknown }).default === 'string')
-    out.model = { default: (model as { default: string }).default };
-  return out;
-}
-
-function frontMatterDescription(text: string): string {
-  const m = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text);
-  // eslint-disable-next-line regexp/no-super-linear-backtracking -- front matter of the host's own skill files, read 8 KiB at most
-  const d = m ? /^description:\s*(.+)$/m.exec(m[1]) : null;
-  return d
-    ? d[1]
-        .trim()
-        .replace(/^["']|["']$/g, '')
-        .slice(0, 500)
-    : '';
-}
-
-/** The image type its bytes say (never the file name's). */
-function imageType(b: Buffer): string | null {
-  if (b.length >= 8 && b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
-  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg';
-  if (b.length >= 6 && (b.toString('latin1', 0, 6) === 'GIF87a' || b.toString('latin1', 0, 6) === 'GIF89a')) return 'image/gif';
-  if (b.length >= 12 && b.toString('latin1', 0, 4) === 'RIFF' && b.toString('latin1', 8, 12) === 'WEBP') return 'image/webp';
-  return null;
+/** A write's answer, with the new file's ETag as a header. */
+function withEtag<T>(reply: FastifyReply, written: { body: T; etag: string }): T {
+  void reply.header('etag', written.etag);
+  return written.body;
 }

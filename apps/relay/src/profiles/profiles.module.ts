@@ -1,7 +1,9 @@
 import { Global, Module } from '@nestjs/common';
 import { ProfileCatalog } from './profile-catalog.service';
-import { ProfilesController, ProfilesOperatorController } from './profiles.controller';
+import { ProfilesOperatorController } from './profiles-operator.controller';
+import { ProfilesController } from './profiles.controller';
+import { ProfilesService } from './profiles.service';
 
 @Global()
-@Module({ controllers: [ProfilesController, ProfilesOperatorController], providers: [ProfileCatalog], exports: [ProfileCatalog] })
+@Module({ controllers: [ProfilesController, ProfilesOperatorController], providers: [ProfileCatalog, ProfilesService], exports: [ProfileCatalog] })
 export class ProfilesModule {}

@@ -1,57 +1,16 @@
-import type { RelayPluginState } from '@svc/events';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { ConfigFileError, editYamlLists, readYamlMap, rewriteConfigInPlace, type YamlMap } from '../common/config-yaml';
-import { PROFILE_NAME_RE } from '../voice/voice-config';
+import type { RelayPluginState } from '@svc/events';
+import { readYamlMap, type YamlMap } from '../common/config-yaml';
+import { findAvatar } from './profile-avatar';
 import { dirInside, readInside } from './profile-fs';
+import type { ProfileLayout } from './profile-layout';
+import { isYamlMap, relayPluginState } from './profile-relay-plugin';
 
-/** The plugin name a profile's `plugins.enabled` lists for the relay's tools. */
-export const RELAY_PLUGIN = 'svc-relay';
 /** What a SOUL.md may contribute to a row (`system_message`) and what GET soul shows at most. */
 export const MAX_SOUL_BYTES = 64 * 1024;
-/** Profiles the relay looks at, at most (a service home with more is refused beyond this, in name order). */
-export const MAX_PROFILES = 200;
-export const AVATAR_STEMS = ['avatar', 'profile', 'profile-image', 'profile_image', 'agent', 'icon'];
-export const AVATAR_EXTS = ['.png', '.jpg', '.jpeg', '.webp', '.gif'];
-
-/**
- * The service home's profile layout (the reference's): the `default` profile is the global config
- * (`--config`, RELAY_SVC_CONFIG, default `$SVC_HOME/config.yaml`) with its files beside the service home's
- * root, every other profile a directory `$SVC_HOME/profiles/<name>/` with its own `config.yaml`, `SOUL.md`,
- * `memories/`, `skills/`, `.env` and avatar. Names are checked before they touch a path.
- */
-export class ProfileLayout {
-  constructor(
-    readonly svcHome: string,
-    readonly globalConfig: string,
-  ) {}
-
-  static validName(name: string): boolean {
-    return name === 'default' || PROFILE_NAME_RE.test(name);
-  }
-
-  /** The profile's directory, or null when `name` is not a profile here. */
-  homeOf(name: string): string | null {
-    if (!ProfileLayout.validName(name)) return null;
-    const dir = name === 'default' ? this.svcHome : path.join(this.svcHome, 'profiles', name);
-    return isDir(dir) ? dir : null;
-  }
-
-  configOf(name: string): string {
-    return name === 'default' ? this.globalConfig : path.join(this.svcHome, 'profiles', name, 'config.yaml');
-  }
-
-  /** Every profile with a config file: `default` first (when the global config exists), then by name. */
-  names(): string[] {
-    const out: string[] = [];
-    if (isFile(this.globalConfig)) out.push('default');
-    for (const n of listDirs(path.join(this.svcHome, 'profiles')))
-      if (PROFILE_NAME_RE.test(n) && n !== 'default' && isFile(this.configOf(n))) out.push(n);
-    return out.slice(0, MAX_PROFILES);
-  }
-}
 
 /** One profile as phones see it (`auth.ok.profiles[]`, `pairing/profiles.updated`): the app's field names. */
 export type ProfileRow = {
@@ -94,10 +53,10 @@ export async function readProfileRow(layout: ProfileLayout, name: string, apiBas
   const model =
     typeof modelSection === 'string'
       ? modelSection
-      : isMap(modelSection) && typeof modelSection.default === 'string' && modelSection.default
+      : isYamlMap(modelSection) && typeof modelSection.default === 'string' && modelSection.default
         ? modelSection.default
         : 'unknown';
-  const provider = isMap(modelSection) && typeof modelSection.provider === 'string' ? modelSection.provider : '';
+  const provider = isYamlMap(modelSection) && typeof modelSection.provider === 'string' ? modelSection.provider : '';
   const soulRead = readInside(home, ['SOUL.md'], MAX_SOUL_BYTES);
   const soul = soulRead.state === 'ok' ? soulRead.text.trimEnd() : null;
   const described = typeof data.description === 'string' ? data.description.trim() : '';
@@ -142,74 +101,15 @@ export async function scanProfiles(layout: ProfileLayout, apiBaseUrl: string | n
   return Promise.all(scans);
 }
 
-/** `enabled` / `disabled` / `absent`: whether the config's `plugins.enabled` or `plugins.disabled` lists the relay. */
-export function relayPluginState(configFile: string): RelayPluginState {
-  let data: YamlMap;
-  try {
-    data = readYamlMap(configFile, true);
-  } catch {
-    return 'absent';
-  }
-  const plugins = data.plugins;
-  if (!isMap(plugins)) return 'absent';
-  if (Array.isArray(plugins.enabled) && plugins.enabled.includes(RELAY_PLUGIN)) return 'enabled';
-  if (Array.isArray(plugins.disabled) && plugins.disabled.includes(RELAY_PLUGIN)) return 'disabled';
-  return 'absent';
-}
-
-export class ProfileConfigError extends Error {}
-
-export type EnableResult = {
-  profile: string;
-  file: string;
-  was: RelayPluginState;
-  changed: boolean;
-  sha256?: string;
-  bytes?: number;
-  backup?: string;
-};
-
-/**
- * Puts the relay in a profile config's `plugins.enabled` (and takes it out of `plugins.disabled`). The
- * config's text is edited in place (config-yaml.ts editYamlLists), so comments, order, quoting, big
- * integers, tags and every other key stay byte for byte; the previous text is kept as `config.yaml.bak`
- * (0600) and the new one written atomically with the file's own mode. A config that already enables the
- * relay is not touched. A config that is not a YAML mapping within the bounds, or whose `plugins` lists
- * are not lists, is refused (ProfileConfigError) rather than rewritten.
- */
-export function enableRelayPlugin(profile: string, configFile: string, dryRun: boolean): EnableResult {
-  const was = relayPluginState(configFile);
-  const base: EnableResult = { profile, file: configFile, was, changed: false };
-  if (was === 'enabled') return base;
-  const edit = (text: string) =>
-    editYamlLists(
-      text,
-      'plugins',
-      { enabled: { add: RELAY_PLUGIN }, disabled: { remove: RELAY_PLUGIN } },
-      `${path.basename(configFile)} of ${profile}`,
-    ).text;
-  try {
-    if (dryRun) {
-      readYamlMap(configFile, true);
-      return { ...base, changed: true };
-    }
-    const r = rewriteConfigInPlace(configFile, edit);
-    return { ...base, changed: r.changed, sha256: r.sha256, bytes: r.bytes, ...(r.backup ? { backup: r.backup } : {}) };
-  } catch (err) {
-    if (err instanceof ConfigFileError) throw new ProfileConfigError(err.message);
-    throw err;
-  }
-}
-
 function apiServerOf(data: YamlMap, home: string, apiBaseUrl: string | null) {
   const platform: YamlMap = {};
   const platforms = data.platforms;
-  if (isMap(platforms)) {
-    const c = isMap(platforms.api_server) ? platforms.api_server : isMap(platforms['api-server']) ? platforms['api-server'] : null;
+  if (isYamlMap(platforms)) {
+    const c = isYamlMap(platforms.api_server) ? platforms.api_server : isYamlMap(platforms['api-server']) ? platforms['api-server'] : null;
     if (c) Object.assign(platform, c);
   }
-  if (isMap(data.api_server)) Object.assign(platform, data.api_server);
-  if (isMap(platform.extra)) Object.assign(platform, platform.extra);
+  if (isYamlMap(data.api_server)) Object.assign(platform, data.api_server);
+  if (isYamlMap(platform.extra)) Object.assign(platform, platform.extra);
   const env = dotenvOf(home);
   const str = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : typeof v === 'number' ? String(v) : null);
   const int = (v: unknown) => {
@@ -277,7 +177,7 @@ function gatewayPidAlive(home: string): boolean {
   let pid: number;
   try {
     const parsed: unknown = JSON.parse(raw);
-    pid = typeof parsed === 'number' ? parsed : isMap(parsed) && typeof parsed.pid === 'number' ? parsed.pid : NaN;
+    pid = typeof parsed === 'number' ? parsed : isYamlMap(parsed) && typeof parsed.pid === 'number' ? parsed.pid : NaN;
   } catch {
     pid = NaN;
   }
@@ -345,63 +245,4 @@ function firstLine(text: string): string {
     if (l) return l;
   }
   return '';
-}
-
-/** The profile's avatar: the first conventional image name among its direct regular files (case-insensitive). */
-export function findAvatar(home: string): string | null {
-  const byLower = new Map<string, string>();
-  for (const f of listFiles(home).sort()) if (!byLower.has(f.toLowerCase())) byLower.set(f.toLowerCase(), f);
-  for (const stem of AVATAR_STEMS)
-    for (const ext of AVATAR_EXTS) {
-      const f = byLower.get(`${stem}${ext}`);
-      if (f) return f;
-    }
-  return null;
-}
-
-const visible = (n: string) => !n.startsWith('.');
-export function listDirs(dir: string): string[] {
-  try {
-    return fs
-      .readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isDirectory() && visible(e.name))
-      .map((e) => e.name)
-      .sort();
-  } catch {
-    return [];
-  }
-}
-export function listFiles(dir: string): string[] {
-  try {
-    return fs
-      .readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isFile() && visible(e.name))
-      .map((e) => e.name);
-  } catch {
-    return [];
-  }
-}
-export function isDir(p: string): boolean {
-  try {
-    return fs.lstatSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
-export function isSymlink(p: string): boolean {
-  try {
-    return fs.lstatSync(p).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
-export function isFile(p: string): boolean {
-  try {
-    return fs.lstatSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
-function isMap(x: unknown): x is YamlMap {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
