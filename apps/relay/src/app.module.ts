@@ -24,6 +24,7 @@ import { OperatorModule } from './operator/operator.module';
 import { ProfilesModule } from './profiles/profiles.module';
 import { DesktopModule } from './desktop/desktop.module';
 import { SecureLinkModule } from './secure-link/secure-link.module';
+import { ReachModule } from './reach/reach.module';
 import { MetricsModule } from './metrics/metrics.module';
 
 export type CoreValues = { config: RelayConfig; clock: Clock; log: CommandLoop; secrets: Secrets; logger: Logger; runtime: Runtime };
@@ -69,6 +70,7 @@ export class CoreModule {
     ProfilesModule,
     DesktopModule,
     SecureLinkModule,
+    ReachModule,
     MetricsModule,
     ConsoleModule,
   ],

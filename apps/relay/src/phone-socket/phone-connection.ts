@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { rateLimitSubject, type Principal } from '@svc/domain';
 import type { ClientSupports } from '@svc/events';
 import type { WebSocket } from 'ws';
+import { CLOSE } from './envelope';
 
 /** Channels whose errors are reported on the channel itself (`terminal.error`, `bridge.error`, ...). */
 const ERROR_CHANNELS: ReadonlySet<string> = new Set(['chat', 'terminal', 'tui', 'bridge', 'notifications', 'proactive', 'desktop']);
@@ -62,6 +63,12 @@ export class PhoneConnection {
    * closing handshake (a phone off the network, a relay stopping) makes `ws` report 1006 instead.
    */
   sentClose: { code: number; reason: string } | null = null;
+
+  /** `system/auth` did not admit this socket: say why, then close it (4401). */
+  failAuth(reason: string, code = 'invalid_credentials'): void {
+    this.send('system', 'auth.fail', { reason, code });
+    this.close(CLOSE.authFailed, 'auth failed');
+  }
 
   close(code: number, reason: string): void {
     if (this.closed) return;

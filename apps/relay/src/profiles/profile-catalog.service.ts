@@ -8,6 +8,8 @@ import type { RelayConfig } from '../common/config';
 import { onConfigRejected } from '../common/config-yaml';
 import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
+import { AuthOkFields } from '../phone-socket/auth-ok-fields';
+import { PhoneHub } from '../phone-socket/phone-hub.service';
 import { ProfileLayout } from './profile-layout';
 import { enableRelayPlugin, type EnableResult } from './profile-relay-plugin';
 import { scanProfiles, type ProfileRow, type ScannedProfile } from './profile-row';
@@ -21,8 +23,9 @@ export const PROFILE_RESCAN_MS = 30_000;
  * The profiles phones are offered: scanned from the service home at start, every 30 s (on the injected
  * clock), and at once after a write through the relay or an enablement. A scan that differs from the
  * catalog in the log (a row's digest, a profile added or gone, a relay-plugin state) appends
- * `profile.catalog_changed`; phones hear of it from the bus (`pairing/profiles.updated`). The rows stay
- * here, in memory: they are derived from the files, and the log keeps only their digests.
+ * `profile.catalog_changed`; phones get the rows in `auth.ok` and hear of a change from the bus
+ * (`pairing/profiles.updated`). The rows stay here, in memory: they are derived from the files, and the
+ * log keeps only their digests.
  *
  * Phones are offered every profile with a readable config except those whose config disables the relay
  * (`plugins.disabled: [svc-relay]`): the operator said that agent is not for the relay.
@@ -35,6 +38,7 @@ export class ProfileCatalog implements OnApplicationBootstrap, OnModuleDestroy {
   private running: Promise<void> | null = null;
   private again = false;
   private sub: Subscription | null = null;
+  private broadcastSub: Subscription | null = null;
   private stopWarnings: (() => void) | null = null;
 
   constructor(
@@ -43,8 +47,11 @@ export class ProfileCatalog implements OnApplicationBootstrap, OnModuleDestroy {
     scheduler: Scheduler,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly hub: PhoneHub,
+    authOk: AuthOkFields,
   ) {
     this.layout = new ProfileLayout(config.svcHome, config.svcConfigPath);
+    authOk.add(() => ({ profiles: this.rows() }));
     scheduler.onTick(() => {
       if (this.config.profileDiscovery && this.clock.now().getTime() - this.lastScanAt >= PROFILE_RESCAN_MS) return this.rescan('rescan');
     });
@@ -56,12 +63,19 @@ export class ProfileCatalog implements OnApplicationBootstrap, OnModuleDestroy {
     this.stopWarnings = onConfigRejected((r) =>
       this.logger.warn({ file: r.file, problem: r.problem, reason: r.reason }, 'config file skipped: the relay does not read it'),
     );
+    // Every authenticated phone hears of a change (after it is durable). The app reads the array at the
+    // envelope's top level; it is in the payload too, where the reference relay put it.
+    this.broadcastSub = this.log.bus.ofType('profile.catalog_changed').subscribe(() => {
+      const profiles = this.rows();
+      for (const c of this.hub.authenticated()) c.send('pairing', 'profiles.updated', { profiles }, undefined, { profiles });
+    });
     this.sub = this.log.bus.ofType('profile.file_written').subscribe(() => void this.rescan('file_written'));
     if (this.config.profileDiscovery) await this.rescan('startup');
   }
 
   onModuleDestroy(): void {
     this.sub?.unsubscribe();
+    this.broadcastSub?.unsubscribe();
     this.stopWarnings?.();
   }
 
