@@ -40,6 +40,10 @@ const { getFromContainer } = cv('container') as { getFromContainer: <T>(c: new (
 export const validate = (object: object, options?: CV.ValidatorOptions): Promise<CV.ValidationError[]> =>
   getFromContainer(Validator).validate(object, options);
 
+/** The same, synchronously: socket frames are handled in the order they came (parse-frame.ts). */
+export const validateSync = (object: object, options?: CV.ValidatorOptions): CV.ValidationError[] =>
+  getFromContainer(Validator).validateSync(object, options);
+
 export const getMetadataStorage = cv('metadata/MetadataStorage').getMetadataStorage as typeof CV.getMetadataStorage;
 
 /** What Nest's ValidationPipe calls on its validator package. */

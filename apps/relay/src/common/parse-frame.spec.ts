@@ -1,0 +1,103 @@
+import 'reflect-metadata';
+import { BadRequestException } from '@nestjs/common';
+import { DomainError } from '@svc/domain';
+import { Transform, Type } from 'class-transformer';
+import { parseFrame } from './parse-frame';
+import { RelayValidationPipe } from './validation';
+import { IsArray, IsInt, IsOptional, IsString, MaxLength, Min, ValidateNested } from './validators';
+
+class Item {
+  @IsString({ message: 'name must be a string' })
+  name!: string;
+}
+
+class Frame {
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value))
+  @IsString({ message: 'text must be a string' })
+  @MaxLength(5, { message: 'text is at most 5 characters' })
+  text!: string;
+
+  @IsOptional()
+  @IsInt({ message: 'count must be a whole number' })
+  @Min(0, { message: 'count must be >= 0' })
+  count?: number;
+
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => Item)
+  items?: Item[];
+}
+
+describe('parseFrame', () => {
+  it('gives an instance of the DTO, transformed, with undeclared properties dropped', () => {
+    const r = parseFrame(Frame, { type: 'x', text: '  hi ', count: 2, extra: 'dropped' });
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.value).toBeInstanceOf(Frame);
+    expect({ ...r.value }).toEqual({ text: 'hi', count: 2 });
+  });
+
+  it('refuses with a validation_failed DomainError naming every problem once, and throws nothing', () => {
+    const r = parseFrame(Frame, { text: 'far too long', count: -1.5 });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error).toBeInstanceOf(DomainError);
+    expect(r.error.code).toBe('validation_failed');
+    expect(r.error.kind).toBe('invalid');
+    expect(r.error.message.split('; ').sort()).toEqual(['count must be >= 0', 'count must be a whole number', 'text is at most 5 characters']);
+  });
+
+  it('says a message shared by several fields once', () => {
+    class Counts {
+      @IsInt({ message: 'a and b are whole numbers' }) a!: number;
+      @IsInt({ message: 'a and b are whole numbers' }) b!: number;
+    }
+    expect(parseFrame(Counts, { a: 'x', b: 'y' })).toMatchObject({ ok: false, error: { message: 'a and b are whole numbers' } });
+  });
+
+  it('prefixes a nested problem with its path', () => {
+    const r = parseFrame(Frame, { text: 'ok', items: [{ name: 'a' }, { name: 3 }] });
+    expect(r.ok ? null : r.error.message).toBe('items.1.name must be a string');
+  });
+
+  it('refuses what is not a JSON object: null, an array, a string', () => {
+    for (const payload of [null, undefined, ['text'], 'text', 5])
+      expect(parseFrame(Frame, payload)).toMatchObject({
+        ok: false,
+        error: { code: 'validation_failed', message: 'the frame must be a JSON object' },
+      });
+  });
+
+  it('never copies __proto__ or constructor from the payload', () => {
+    const payload = JSON.parse('{"text": "ok", "__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}}') as unknown;
+    const r = parseFrame(Frame, payload);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(Object.getPrototypeOf(r.value)).toBe(Frame.prototype);
+    expect((r.value as unknown as { polluted?: boolean }).polluted).toBeUndefined();
+    expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
+  });
+
+  it('words a refusal as the HTTP pipe does for the same DTO', async () => {
+    const payload = { text: 7, items: [{ name: 1 }] };
+    const http = await new RelayValidationPipe().transform(payload, { type: 'body', metatype: Frame }).then(
+      () => null,
+      (e: BadRequestException) => (e.getResponse() as { message: string[] }).message.join('; '),
+    );
+    const frame = parseFrame(Frame, payload);
+    expect(frame.ok ? null : frame.error.message).toBe(http);
+  });
+
+  it('bounds a refusal to ten problems', () => {
+    class Many {
+      @IsOptional()
+      @IsArray()
+      @ValidateNested({ each: true })
+      @Type(() => Item)
+      items?: Item[];
+    }
+    const r = parseFrame(Many, { items: Array.from({ length: 50 }, (_, i) => ({ name: i })) });
+    expect(r.ok ? [] : r.error.message.split('; ')).toHaveLength(11);
+  });
+});
