@@ -1,4 +1,4 @@
-import { ReadModels } from '@svc/domain';
+import { DomainError, ReadModels, type ErrorKind } from '@svc/domain';
 import type { NewEvent, RelayEvent, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 /** The unit tests' "now" unless a step says otherwise. */
@@ -7,10 +7,18 @@ export const T0 = new Date('2026-03-01T12:00:00.000Z');
 type When = Date | number;
 const toDate = (t: When): Date => (typeof t === 'number' ? new Date(t) : t);
 
+type AnyEvent = NewEvent<RelayEvent> | { type: string; data: object };
+
+/** A pure rule under test: the read models and "now" in, the events it would write out. */
+export type Decision = (m: ReadModels, now: Date) => readonly NewEvent<RelayEvent>[];
+
+/** An event `.then` expects, as the decision returns it; `data` may hold asymmetric matchers (`expect.any(String)`). */
+export type ExpectedEvent = { type: RelayEvent['type']; data: unknown; actor?: string };
+
 let looseSeq = 0;
 
 /** An event as if the store had written it (seq, id, time and actor stamped; no chain). */
-function stamp(e: NewEvent<RelayEvent> | { type: string; data: object }, seq: number, at: When, actor: string): StoredRelayEvent {
+function stamp(e: AnyEvent, seq: number, at: When, actor: string): StoredRelayEvent {
   return {
     seq,
     id: `e${seq}`,
@@ -35,7 +43,7 @@ export class Given {
   private seq = 0;
 
   /** Applies an event as if the store had written it at `at`. */
-  event(e: NewEvent<RelayEvent> | { type: string; data: object }, at: When = T0, actor = 'system'): StoredRelayEvent {
+  event(e: AnyEvent, at: When = T0, actor = 'system'): StoredRelayEvent {
     const stored = stamp(e, ++this.seq, at, actor);
     this.models.apply(stored);
     this.log.push(stored);
@@ -43,25 +51,89 @@ export class Given {
   }
 
   /** Applies several events (a decision's output, or hand-written ones) at `at`. */
-  apply(events: ReadonlyArray<NewEvent<RelayEvent> | { type: string; data: object }>, at: When = T0, actor = 'system'): this {
+  apply(events: ReadonlyArray<AnyEvent>, at: When = T0, actor = 'system'): this {
     for (const e of events) this.event(e, at, actor);
     return this;
   }
 
   /** Runs a decision against the current models at `now` and applies what it returns. */
-  when(decide: (m: ReadModels, now: Date) => readonly NewEvent<RelayEvent>[], now: When = T0): StoredRelayEvent[] {
+  when(decide: Decision, now: When = T0): StoredRelayEvent[] {
     const d = toDate(now);
     return decide(this.models, d).map((e) => this.event(e, d));
   }
 }
 
+/**
+ * The ending of `given(...).when(decision)`: the decision runs only here, so a refusal can be expected.
+ * `then` compares every event it returns, in order, with `expected` (Jest's `toEqual`), then applies
+ * them (the state is returned for checks of the read models); `thenThrows` expects a `DomainError`.
+ */
+export class Outcome {
+  constructor(
+    private readonly state: Given,
+    private readonly decide: Decision,
+    private readonly now: Date,
+  ) {}
+
+  then(expected: readonly ExpectedEvent[]): Given {
+    // Not a promise: a test that returns or awaits a scenario would land here with Jest's callbacks.
+    if (typeof expected === 'function') throw new Error('given(...).when(...) is not a promise: end it with .then([events]) or .thenThrows(code)');
+    const events = this.decide(this.state.models, this.now);
+    expect(events).toEqual(expected);
+    this.state.apply(events, this.now);
+    return this.state;
+  }
+
+  /** The decision refuses with this code (and kind, when given), and writes nothing. Returns the error for closer checks. */
+  thenThrows(code: string, kind?: ErrorKind): DomainError {
+    let events: readonly NewEvent<RelayEvent>[];
+    try {
+      events = this.decide(this.state.models, this.now);
+    } catch (e) {
+      expect(e).toBeInstanceOf(DomainError);
+      expect({ code: (e as DomainError).code, kind: (e as DomainError).kind }).toEqual({ code, kind: kind ?? (e as DomainError).kind });
+      return e as DomainError;
+    }
+    throw new Error(`expected ${code}, but the decision returned [${events.map((e) => e.type).join(', ')}]`);
+  }
+}
+
+/** `given(history)`: the state a scenario starts from; `.when(decision, now?)` names the decision under test. */
+export class Scenario {
+  constructor(readonly state: Given) {}
+
+  get models(): ReadModels {
+    return this.state.models;
+  }
+
+  when(decide: Decision, now: When = T0): Outcome {
+    return new Outcome(this.state, decide, toDate(now));
+  }
+}
+
+/**
+ * `given([events]).when(decision).then([events])` or `.thenThrows(code)` (emmett's specification). The
+ * history is events applied at `at`, or a `Given` built step by step (then the scenario continues it).
+ */
+export function given(history?: Given | ReadonlyArray<AnyEvent>, at?: When): Scenario;
 /** For tests that hold their own ReadModels: applies `events` to them as stored events and returns those. */
-export function given(models: ReadModels, events: ReadonlyArray<NewEvent<RelayEvent>>, at: When | string = T0, actor = 'system'): StoredRelayEvent[] {
-  return events.map((e) => {
-    const stored = stamp(e, ++looseSeq, typeof at === 'string' ? new Date(at) : at, actor);
-    models.apply(stored);
-    return stored;
-  });
+export function given(models: ReadModels, events: ReadonlyArray<NewEvent<RelayEvent>>, at?: When | string, actor?: string): StoredRelayEvent[];
+export function given(
+  first: ReadModels | Given | ReadonlyArray<AnyEvent> = [],
+  second?: ReadonlyArray<NewEvent<RelayEvent>> | When,
+  at: When | string = T0,
+  actor = 'system',
+): Scenario | StoredRelayEvent[] {
+  if (first instanceof ReadModels) {
+    const events = second as ReadonlyArray<NewEvent<RelayEvent>>;
+    return events.map((e) => {
+      const stored = stamp(e, ++looseSeq, typeof at === 'string' ? new Date(at) : at, actor);
+      first.apply(stored);
+      return stored;
+    });
+  }
+  if (first instanceof Given) return new Scenario(first);
+  return new Scenario(new Given().apply(first, (second as When | undefined) ?? T0));
 }
 
 export const at = (base: Date, seconds: number): Date => new Date(base.getTime() + seconds * 1000);

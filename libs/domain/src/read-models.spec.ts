@@ -1,4 +1,13 @@
 import type { NewEvent, RelayEvent, StoredEvent } from '@svc/events';
+import {
+  pairingCodeConsumed,
+  pairingCodeRegistered,
+  phoneConnected,
+  phoneDisconnected,
+  relayStarted,
+  sessionCreated,
+  sessionRevoked,
+} from '../../../test/support/events';
 import { at, Given } from '../../../test/support/given';
 import { DAY } from './durations';
 import { grantDurations } from './grants';
@@ -9,25 +18,21 @@ const TERMS = { sessionTtlSeconds: 30 * DAY, grants: grantDurations(undefined), 
 
 /** One of every spine event, in an order a real run could produce. */
 function script(): Array<[NewEvent<RelayEvent>, Date]> {
-  const created = (prefix: string, deviceId: string): NewEvent<RelayEvent> => ({
-    type: 'session.created',
-    data: {
-      tokenDigest: `d-${prefix}`,
+  const created = (prefix: string, deviceId: string) =>
+    sessionCreated({
       tokenPrefix: prefix,
       deviceId,
       deviceName: deviceId,
-      deviceModel: null,
       devicePlatform: 'android',
       transportHint: 'lan',
       expiresAt: at(T0, 30 * DAY).toISOString(),
       grants: { chat: at(T0, 30 * DAY).toISOString(), bridge: at(T0, 3600).toISOString() },
       ip: '10.0.0.1',
-    },
-  });
+    });
   return [
-    [{ type: 'relay.started', data: { version: '0', pid: 1, host: '127.0.0.1', port: 1, tls: false } }, T0],
-    [{ type: 'pairing.code_registered', data: { codeDigest: 'c1', source: 'register', expiresAt: at(T0, 600).toISOString(), terms: TERMS } }, T0],
-    [{ type: 'pairing.code_registered', data: { codeDigest: 'c2', source: 'mint', expiresAt: at(T0, 600).toISOString(), terms: TERMS } }, T0],
+    [relayStarted(), T0],
+    [pairingCodeRegistered({ codeDigest: 'c1', expiresAt: at(T0, 600).toISOString(), terms: TERMS }), T0],
+    [pairingCodeRegistered({ codeDigest: 'c2', source: 'mint', expiresAt: at(T0, 600).toISOString(), terms: TERMS }), T0],
     [
       {
         type: 'pairing.requested',
@@ -44,12 +49,12 @@ function script(): Array<[NewEvent<RelayEvent>, Date]> {
     ],
     [{ type: 'pairing.approved', data: { requestId: 'r1', codeDigest: 'p1', terms: TERMS } }, at(T0, 5)],
     [{ type: 'pairing.denied', data: { requestId: 'r2', codeDigest: 'p2' } }, at(T0, 5)],
-    [{ type: 'pairing.code_consumed', data: { codeDigest: 'c1', tokenPrefix: 'aaaa1111', deviceId: 'a' } }, at(T0, 10)],
+    [pairingCodeConsumed({ codeDigest: 'c1', tokenPrefix: 'aaaa1111', deviceId: 'a' }), at(T0, 10)],
     [created('aaaa1111', 'a'), at(T0, 10)],
-    [{ type: 'pairing.code_consumed', data: { codeDigest: 'p1', tokenPrefix: 'bbbb2222', deviceId: 'b' } }, at(T0, 11)],
+    [pairingCodeConsumed({ codeDigest: 'p1', tokenPrefix: 'bbbb2222', deviceId: 'b' }), at(T0, 11)],
     [created('bbbb2222', 'b'), at(T0, 11)],
-    [{ type: 'phone.connected', data: { connId: 'k1', tokenPrefix: 'aaaa1111', deviceId: 'a', ip: '10.0.0.1', path: '/ws' } }, at(T0, 12)],
-    [{ type: 'phone.connected', data: { connId: 'k2', tokenPrefix: 'bbbb2222', deviceId: 'b', ip: '10.0.0.1', path: '/' } }, at(T0, 12)],
+    [phoneConnected({ connId: 'k1', tokenPrefix: 'aaaa1111', deviceId: 'a', ip: '10.0.0.1' }), at(T0, 12)],
+    [phoneConnected({ connId: 'k2', tokenPrefix: 'bbbb2222', deviceId: 'b', ip: '10.0.0.1', path: '/' }), at(T0, 12)],
     [{ type: 'session.seen', data: { tokenPrefix: 'aaaa1111', ip: '10.0.0.1', via: 'http' } }, at(T0, 100)],
     [
       {
@@ -62,9 +67,9 @@ function script(): Array<[NewEvent<RelayEvent>, Date]> {
     [{ type: 'ratelimit.blocked', data: { ip: '10.0.0.9', kind: 'token', until: at(T0, 430).toISOString() } }, at(T0, 130)],
     [{ type: 'auth.failed', data: { ip: '10.0.0.8', kind: 'code', via: 'ws', reason: 'r' } }, at(T0, 131)],
     [{ type: 'session.grant_expired', data: { tokenPrefix: 'bbbb2222', channel: 'bridge' } }, at(T0, 3600)],
-    [{ type: 'phone.disconnected', data: { connId: 'k2', tokenPrefix: 'bbbb2222', code: 1000, reason: '' } }, at(T0, 3601)],
+    [phoneDisconnected({ connId: 'k2', tokenPrefix: 'bbbb2222' }), at(T0, 3601)],
     [{ type: 'pairing.code_expired', data: { codeDigest: 'c2', requestId: null } }, at(T0, 3601)],
-    [{ type: 'session.revoked', data: { tokenPrefix: 'bbbb2222', by: 'device:aaaa1111', self: false, reason: 'revoked' } }, at(T0, 3700)],
+    [sessionRevoked({ tokenPrefix: 'bbbb2222', by: 'device:aaaa1111' }), at(T0, 3700)],
     [{ type: 'relay.stopping', data: { reason: 'x' } }, at(T0, 3800)],
   ];
 }
@@ -164,7 +169,7 @@ describe('ReadModels', () => {
 
   it('relay.started resets the ephemeral connections but keeps sessions, codes and blocks', () => {
     const g = build(script());
-    g.event({ type: 'relay.started', data: { version: '0', pid: 2, host: 'h', port: 1, tls: false } }, at(T0, 3900));
+    g.event(relayStarted({ pid: 2 }), at(T0, 3900));
     expect(g.models.connections.count()).toBe(0);
     expect(g.models.sessions.count(at(T0, 3900))).toBe(1);
     expect(g.models.rateLimit.blockedUntil('10.0.0.9', at(T0, 400))).not.toBeNull();

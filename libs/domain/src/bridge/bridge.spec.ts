@@ -1,3 +1,4 @@
+import { phoneDisconnected, relayStarted, sessionCreated } from '../../../../test/support/events';
 import { Given } from '../../../../test/support/given';
 import { DomainError } from '../errors';
 import { ReadModels } from '../read-models';
@@ -8,21 +9,8 @@ import { DEFAULT_SAFETY_SETTINGS } from './safety';
 const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 const at = (ms: number) => new Date(T0 + ms);
 
-const session = (prefix: string, deviceId: string, name = 'Phone') => ({
-  type: 'session.created',
-  data: {
-    tokenDigest: `d-${prefix}`,
-    tokenPrefix: prefix,
-    deviceId,
-    deviceName: name,
-    deviceModel: null,
-    devicePlatform: null,
-    transportHint: null,
-    expiresAt: null,
-    grants: { bridge: null },
-    ip: '127.0.0.1',
-  },
-});
+const session = (prefix: string, deviceId: string, deviceName = 'Phone') =>
+  sessionCreated({ tokenPrefix: prefix, deviceId, deviceName, grants: { bridge: null } });
 const status = (prefix: string, p: Partial<BridgeStatusInput> = {}): BridgeStatusInput => ({
   tokenPrefix: prefix,
   connId: `conn-${prefix}`,
@@ -86,7 +74,7 @@ describe('bridge rules', () => {
     expect(code(() => pickDevice(g.models, { selector: 'dev-c' }, now))).toBe('bridge.device_offline');
     g.apply([{ type: 'bridge.active_selected', data: { tokenPrefix: 'bbbb2222', deviceId: 'dev-b', by: 'operator' } }]);
     expect(pickDevice(g.models, { callerPrefix: 'aaaa1111' }, now).tokenPrefix).toBe('bbbb2222');
-    g.apply([{ type: 'phone.disconnected', data: { connId: 'conn-bbbb2222', tokenPrefix: 'bbbb2222', code: 1000, reason: '' } }]);
+    g.apply([phoneDisconnected({ connId: 'conn-bbbb2222', tokenPrefix: 'bbbb2222' })]);
     expect(code(() => pickDevice(g.models, {}, now))).toBe('bridge.device_offline');
   });
 
@@ -136,7 +124,7 @@ describe('bridge rules', () => {
     expect(g.models.bridge.allDevices()).toHaveLength(1);
     g.apply(planCommand(g.models, cmd('aaaa1111', '/tap', { x: 1, y: 1 }), DEFAULT_SAFETY_SETTINGS, at(0)));
     expect(g.models.bridge.inFlight()).toBe(1);
-    g.apply([{ type: 'relay.started', data: { version: 'x', pid: 1, host: 'h', port: 1, tls: false } }]);
+    g.apply([relayStarted()]);
     expect(g.models.bridge.allDevices()).toEqual([]);
     expect(g.models.bridge.activity()[0].outcome).toBe('interrupted');
     const copy = new ReadModels();

@@ -1,30 +1,15 @@
-import type { StoredEvent } from '@svc/events';
+import type { NewEvent, RelayEvent } from '@svc/events';
+import { relayStarted, sessionCreated } from '../../../../test/support/events';
+import { given, Given } from '../../../../test/support/given';
 import { ReadModels } from '../read-models';
-import { assertCanOpenShell, closeShell, detachShell, openShell, reattachShell, sessionNameOf, termSize, MAX_SHELLS_PER_DEVICE } from './terminal';
+import { assertCanOpenShell, closeShell, detachShell, openShell, reattachShell, sessionNameOf, termSize } from './terminal';
 
-let seq = 0;
-function stored(type: string, data: object, at = '2026-03-01T12:00:00.000Z'): StoredEvent {
-  seq++;
-  return { seq, id: `e${seq}`, at, type, actor: 'system', data, v: 1, prev: '', hash: '' } as unknown as StoredEvent;
-}
+let pid = 100;
+const aSession = (prefix = 'AAAAAAAA') => [relayStarted(), sessionCreated({ tokenPrefix: prefix, deviceId: 'dev', grants: { terminal: null } })];
 
 function withSession(prefix = 'AAAAAAAA'): ReadModels {
   const m = new ReadModels();
-  m.apply(stored('relay.started', { version: 't', pid: 1, host: 'h', port: 1, tls: false }));
-  m.apply(
-    stored('session.created', {
-      tokenDigest: `d-${prefix}`,
-      tokenPrefix: prefix,
-      deviceId: 'dev',
-      deviceName: 'Phone',
-      deviceModel: null,
-      devicePlatform: null,
-      transportHint: null,
-      expiresAt: null,
-      grants: { terminal: null },
-      ip: '127.0.0.1',
-    }),
-  );
+  given(m, aSession(prefix));
   return m;
 }
 
@@ -34,24 +19,28 @@ const input = (shellId: string, sessionName: string, prefix = 'AAAAAAAA') => ({
   tokenPrefix: prefix,
   deviceId: 'dev',
   connId: 'c1',
-  pid: 100 + seq,
+  pid: ++pid,
   shell: '/bin/sh',
   cols: 80,
   rows: 24,
 });
-const applyAll = (m: ReadModels, events: ReadonlyArray<{ type: string; data: object }>) => events.forEach((e) => m.apply(stored(e.type, e.data)));
+const applyAll = (m: ReadModels, events: ReadonlyArray<NewEvent<RelayEvent>>) => given(m, events);
 
 describe('terminal rules', () => {
+  // PROTOCOL.md, Terminal > Decisions > Ownership: "At most 4 per device".
   it('opens up to 4 shells per device, then refuses', () => {
-    const m = withSession();
-    for (let i = 0; i < MAX_SHELLS_PER_DEVICE; i++) applyAll(m, openShell(m, input(`s${i}`, `n${i}`)));
-    expect(() => openShell(m, input('s9', 'n9'))).toThrow(expect.objectContaining({ code: 'terminal.limit', kind: 'conflict' }));
-    expect(() => assertCanOpenShell(m, 'AAAAAAAA', 'n0')).toThrow(expect.objectContaining({ code: 'terminal.session_exists' }));
+    const g = new Given().apply(aSession());
+    for (let i = 0; i < 4; i++) g.when((m) => openShell(m, input(`s${i}`, `n${i}`)));
+    given(g)
+      .when((m) => openShell(m, input('s9', 'n9')))
+      .thenThrows('terminal.limit', 'conflict');
+    expect(() => assertCanOpenShell(g.models, 'AAAAAAAA', 'n0')).toThrow(expect.objectContaining({ code: 'terminal.session_exists' }));
   });
 
   it('refuses a shell for a session that is gone', () => {
-    const m = withSession();
-    expect(() => openShell(m, input('s1', 'main', 'BBBBBBBB'))).toThrow(expect.objectContaining({ code: 'terminal.session_gone' }));
+    given(aSession())
+      .when((m) => openShell(m, input('s1', 'main', 'BBBBBBBB')))
+      .thenThrows('terminal.session_gone');
   });
 
   it('detach sets the grace deadline; reattach clears it; close removes the shell once', () => {
@@ -82,7 +71,7 @@ describe('terminal rules', () => {
     const copy = new ReadModels();
     copy.restore(structuredClone(m.snapshot()));
     expect(copy.terminal.allShells()).toEqual(m.terminal.allShells());
-    m.apply(stored('relay.started', { version: 't', pid: 2, host: 'h', port: 1, tls: false }));
+    given(m, [relayStarted({ pid: 2 })]);
     expect(m.terminal.allShells()).toEqual([]);
   });
 
