@@ -2,6 +2,7 @@ import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import {
   controlSessionFor,
   desktopTimeoutMs,
+  DESKTOP_TOOL_RE,
   expireControlSessions,
   DomainError,
   parseActiveEditor,
@@ -222,6 +223,12 @@ export class DesktopService implements OnApplicationShutdown {
     actor: string,
     requester: DesktopRequester | null = null,
   ): Promise<DesktopReply> {
+    if (!DESKTOP_TOOL_RE.test(tool))
+      throw new DomainError(
+        'validation_failed',
+        'invalid',
+        `"${tool.slice(0, 64)}" is not a tool name (a-z, 0-9 and _, starting with a letter, at most 64)`,
+      );
     const target = pickDesktopTarget(this.log.models, tool, selector, (id) => this.toolsOf(id));
     const conn = this.conns.get(target.connId);
     if (!conn || conn.closed) throw new DomainError('desktop.no_client', 'unavailable', `${target.deviceName} is not connected any more`);
