@@ -1,24 +1,32 @@
 import { DAY } from './durations';
-import { CHANNELS, clampIso, DEFAULT_GRANT_SECONDS, grantDurations, grantExpiries, OPT_IN_CHANNELS } from './grants';
+import { CHANNELS, clampIso, DEFAULT_GRANT_SECONDS, grantDurations, grantExpiries } from './grants';
 import { pairingTerms } from './pairing/pairing-terms';
 
 const NOW = new Date('2026-03-01T00:00:00.000Z');
 const plus = (s: number) => new Date(NOW.getTime() + s * 1000).toISOString();
 
 describe('grants', () => {
-  it('has WIRE.md defaults: chat and voice = session, terminal/tui 30 d, bridge 7 d; desktop only when asked for', () => {
-    expect(DEFAULT_GRANT_SECONDS).toEqual({
-      chat: null,
-      terminal: 30 * DAY,
-      tui: 30 * DAY,
-      bridge: 7 * DAY,
-      'voice:config': null,
-      'voice:stt': null,
-      'voice:tts': null,
-      'voice:realtime': null,
+  // Wire pins. The grants are spec 2.3's (desktop is named there only as "desktop grant"). The defaults are
+  // WIRE.md "Pairing and sessions": "chat = session; terminal and tui = min(session, 30 d); bridge =
+  // min(session, 7 d); voice:* = chat", and PROTOCOL.md "Grants on the wire": "`desktop` is opt-in".
+  it('the grants a pairing may name are spec 2.3’s', () => {
+    const spec = ['chat', 'terminal', 'bridge', 'tui', 'voice:config', 'voice:stt', 'voice:tts', 'voice:realtime', 'desktop'];
+    expect([...CHANNELS].sort()).toEqual([...spec].sort());
+    for (const channel of spec) expect(grantDurations({ [channel]: 60 })[channel]).toBe(60);
+  });
+
+  it('a pairing that names none: chat and voice:* as long as the session, terminal and tui 30 days, bridge 7 days, no desktop', () => {
+    const session = plus(365 * DAY);
+    expect(grantExpiries(grantDurations(undefined), NOW, session)).toEqual({
+      chat: session,
+      'voice:config': session,
+      'voice:stt': session,
+      'voice:tts': session,
+      'voice:realtime': session,
+      terminal: plus(30 * DAY),
+      tui: plus(30 * DAY),
+      bridge: plus(7 * DAY),
     });
-    expect(OPT_IN_CHANNELS).toEqual(['desktop']);
-    expect([...Object.keys(DEFAULT_GRANT_SECONDS), ...OPT_IN_CHANNELS].sort()).toEqual([...CHANNELS].sort());
   });
 
   it('an opt-in channel is granted only when named, for the duration named', () => {

@@ -23,6 +23,7 @@ describe('clipboard rules', () => {
     expect(magicMatches('gif', Buffer.from('GIF88a'))).toBe(false);
     expect(magicMatches('webp', Buffer.from('RIFF\0\0\0\0WEBP'))).toBe(true);
     expect(magicMatches('webp', Buffer.from('RIFF\0\0\0\0AVI '))).toBe(false);
+    // A wire pin: WIRE.md "Notifications, clipboard": "413 past 25 MB".
     expect(CLIPBOARD_MAX_BYTES).toBe(25 * 1024 * 1024);
   });
 });

@@ -1,4 +1,5 @@
-import { Given } from '../../../../test/support/given';
+import { relayStarted } from '../../../../test/support/events';
+import { given, Given } from '../../../../test/support/given';
 import { DomainError } from '../errors';
 import { ReadModels } from '../read-models';
 import { expireMedia, markSensitive, recordTokenFetch, registerMedia, requireMedia, type MediaLimits, type NewMediaFile } from './media';
@@ -42,7 +43,9 @@ describe('media rules', () => {
   });
 
   it('refuses a file over the cap', () => {
-    expect(() => new Given().when(reg(1, { size: 1001 }))).toThrow(expect.objectContaining({ code: 'media.too_large', kind: 'forbidden' }));
+    given()
+      .when(reg(1, { size: 1001 }))
+      .thenThrows('media.too_large', 'forbidden');
   });
 
   it('evicts the least recently used beyond the cap, counting fetches as use', () => {
@@ -110,7 +113,7 @@ describe('media projection', () => {
   it('empties at relay.started', () => {
     const g = new Given();
     g.when(reg(1));
-    g.apply([{ type: 'relay.started', data: { version: 't', pid: 1, host: 'h', port: 1, tls: false } }]);
+    g.apply([relayStarted()]);
     expect(g.models.media.count()).toBe(0);
   });
 

@@ -1,13 +1,14 @@
+import type { StoredEvent } from '@svc/events';
+import { relayStarted } from '../../../../test/support/events';
 import { given } from '../../../../test/support/given';
-import type { NewEvent, RelayEvent, StoredEvent } from '@svc/events';
 import { reportImageActivity } from '../image-activity/image-activity';
 import { ReadModels } from '../read-models';
-import { NOTIFICATIONS_KEPT } from './notifications.projection';
 import { postNotification, removeNotification } from './notifications';
 
-const started = { type: 'relay.started', data: { version: '0', pid: 1, host: 'h', port: 1, tls: false } } as NewEvent<RelayEvent>;
+const started = relayStarted();
 
 describe('notification companion rules', () => {
+  // Spec 8: "Notification list: 100 entries".
   it('keeps the newest 100; a restart clears the list; the same event twice is harmless', () => {
     const m = new ReadModels();
     const stored: StoredEvent[] = [];
@@ -16,7 +17,7 @@ describe('notification companion rules', () => {
         ...given(m, postNotification(m, { entryId: `n${i}`, tokenPrefix: 'p', deviceName: 'P', payload: { package_name: 'a', title: `t${i}` } })),
       );
     }
-    expect(m.notifications.count()).toBe(NOTIFICATIONS_KEPT);
+    expect(m.notifications.count()).toBe(100);
     expect(m.notifications.recent(2).map((x) => x.title)).toEqual(['t119', 't118']);
     const twice = new ReadModels();
     for (const e of stored) {

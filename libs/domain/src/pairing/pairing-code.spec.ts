@@ -2,6 +2,8 @@ import { DomainError } from '../errors';
 import { CODE_ALPHABET, CODE_LENGTH, CODE_TTL_SECONDS, codeFromBytes, normalizeCode, requireCode } from './pairing-code';
 
 describe('pairing codes', () => {
+  // Wire pins: spec 2.1 "6 characters, each from A-Z or 0-9 (36-character alphabet; no ambiguous-character
+  // exclusion)", "expires 10 minutes after registration"; spec 8 "6 characters, A-Z0-9, 10 minutes, one-shot".
   it('use the spec alphabet: A-Z0-9, 36 characters, no exclusions, 6 long, 10 minutes', () => {
     expect(CODE_ALPHABET).toBe('ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789');
     expect(new Set(CODE_ALPHABET).size).toBe(36);

@@ -1,21 +1,22 @@
-import { at, Given } from '../../../../test/support/given';
+import { at, given, Given } from '../../../../test/support/given';
 import { DAY } from '../durations';
 import { grantDurations } from '../grants';
+import type { ReadModels } from '../read-models';
 import { recordAuthFailure } from '../rate-limit/rate-limit';
-import { approvePairing, consumeCode, denyPairing, expireCodes, MAX_PENDING_REQUESTS, registerCode, requestPairing } from './pairing';
+import { approvePairing, consumeCode, denyPairing, expireCodes, registerCode, requestPairing } from './pairing';
 
 const T0 = new Date('2026-03-01T00:00:00.000Z');
 const TERMS = { sessionTtlSeconds: 30 * DAY, grants: grantDurations(undefined), transportHint: null };
 const device = (id: string) => ({ deviceId: id, deviceName: id, deviceModel: null, devicePlatform: null });
 
 describe('pairing rules', () => {
-  const register = (g: Given, digest: string, now = T0) =>
-    g.when((m, t) => registerCode(m, { codeDigest: digest, source: 'register', terms: TERMS }, t), now);
-  const consume = (g: Given, digest: string, prefix: string, now = T0, deviceId = `d-${prefix}`) =>
-    g.when(
-      (m, t) => consumeCode(m, { codeDigest: digest, tokenDigest: `t-${prefix}`, tokenPrefix: prefix, device: device(deviceId), ip: '1.2.3.4' }, t),
-      now,
-    );
+  const registering = (digest: string) => (m: ReadModels, t: Date) => registerCode(m, { codeDigest: digest, source: 'register', terms: TERMS }, t);
+  const consuming =
+    (digest: string, prefix: string, deviceId = `d-${prefix}`) =>
+    (m: ReadModels, t: Date) =>
+      consumeCode(m, { codeDigest: digest, tokenDigest: `t-${prefix}`, tokenPrefix: prefix, device: device(deviceId), ip: '1.2.3.4' }, t);
+  const register = (g: Given, digest: string, now = T0) => g.when(registering(digest), now);
+  const consume = (g: Given, digest: string, prefix: string, now = T0, deviceId = `d-${prefix}`) => g.when(consuming(digest, prefix, deviceId), now);
 
   it('a registered code lives 10 minutes and is consumed once into a session with clamped grants', () => {
     const g = new Given();
@@ -23,9 +24,7 @@ describe('pairing rules', () => {
     const out = consume(g, 'c1', 'pppp0001', at(T0, 599));
     expect(out.map((e) => e.type)).toEqual(['pairing.code_consumed', 'session.created']);
     expect(out[1].data).toMatchObject({ tokenPrefix: 'pppp0001', expiresAt: at(T0, 599 + 30 * DAY).toISOString() });
-    expect(() => consume(g, 'c1', 'pppp0002', at(T0, 599))).toThrow(
-      expect.objectContaining({ code: 'auth.invalid_credentials', kind: 'unauthorized' }),
-    );
+    given(g).when(consuming('c1', 'pppp0002'), at(T0, 599)).thenThrows('auth.invalid_credentials', 'unauthorized');
   });
 
   it('an expired code fails at its expiry, before and after the sweep', () => {
@@ -40,7 +39,7 @@ describe('pairing rules', () => {
   it('a live code cannot be registered twice (409); an expired one can, after its expiry is written', () => {
     const g = new Given();
     register(g, 'c1');
-    expect(() => register(g, 'c1', at(T0, 599))).toThrow(expect.objectContaining({ code: 'pairing.code_exists', kind: 'conflict' }));
+    given(g).when(registering('c1'), at(T0, 599)).thenThrows('pairing.code_exists', 'conflict');
     const out = register(g, 'c1', at(T0, 600));
     expect(out.map((e) => e.type)).toEqual(['pairing.code_expired', 'pairing.code_registered']);
   });
@@ -48,7 +47,12 @@ describe('pairing rules', () => {
   it('registering clears all rate-limit blocks in the same decision', () => {
     const g = new Given();
     for (let i = 0; i < 5; i++) g.when((m, t) => recordAuthFailure(m.rateLimit, { ip: 'x', kind: 'token', via: 'http', reason: 'r' }, t), T0);
-    expect(register(g, 'c1').map((e) => e.type)).toEqual(['pairing.code_registered', 'ratelimit.cleared']);
+    given(g)
+      .when(registering('c1'), T0)
+      .then([
+        { type: 'pairing.code_registered', data: { codeDigest: 'c1', source: 'register', expiresAt: at(T0, 600).toISOString(), terms: TERMS } },
+        { type: 'ratelimit.cleared', data: { ip: null, reason: 'pairing code registered (register)' } },
+      ]);
   });
 
   it('re-pairing with the same device id revokes the older session; an empty id replaces nobody', () => {
@@ -74,7 +78,7 @@ describe('pairing rules', () => {
     register(g, 'c1');
     register(g, 'c2');
     consume(g, 'c1', 'pppp0001');
-    expect(() => consume(g, 'c2', 'pppp0001')).toThrow(expect.objectContaining({ code: 'auth.token_collision' }));
+    given(g).when(consuming('c2', 'pppp0001'), T0).thenThrows('auth.token_collision');
   });
 
   describe('public requests', () => {
@@ -112,11 +116,13 @@ describe('pairing rules', () => {
       expect(() => consume(g, 'pub-ip-1', 'pppp0001')).toThrow(expect.objectContaining({ code: 'auth.invalid_credentials' }));
     });
 
+    // PROTOCOL.md "Error codes": 429 `pairing.too_many_requests` at 5 pending from an address, 503
+    // `pairing.pending_full` when 20 wait.
     it('at most 5 pending per address and 20 in all; a blocked address is refused', () => {
       const g = new Given();
       for (let i = 0; i < 5; i++) request(g, 'a', i);
       expect(() => request(g, 'a', 5)).toThrow(expect.objectContaining({ code: 'pairing.too_many_requests', kind: 'rate_limited' }));
-      for (let i = 0; i < MAX_PENDING_REQUESTS - 5; i++) request(g, `ip${i}`, 100 + i);
+      for (let i = 0; i < 20 - 5; i++) request(g, `ip${i}`, 100 + i);
       expect(() => request(g, 'fresh', 999)).toThrow(expect.objectContaining({ code: 'pairing.pending_full', kind: 'unavailable' }));
       const h = new Given();
       for (let i = 0; i < 10; i++) h.when((m, t) => recordAuthFailure(m.rateLimit, { ip: 'bad', kind: 'code', via: 'ws', reason: 'r' }, t), T0);

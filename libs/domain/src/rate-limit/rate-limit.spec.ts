@@ -1,6 +1,6 @@
 import { at, Given } from '../../../../test/support/given';
 import { assertNotBlocked, clearAllBlocks, recordAuthFailure } from './rate-limit';
-import { DEFAULT_RATE_LIMIT, RateLimitProjection, rateLimitSubject } from './rate-limit.projection';
+import { RateLimitProjection, rateLimitSubject } from './rate-limit.projection';
 
 const T0 = new Date('2026-03-01T00:00:00.000Z');
 
@@ -8,13 +8,8 @@ describe('rate limiter', () => {
   const fail = (g: Given, ip: string, kind: 'code' | 'token', now: Date) =>
     g.when((m, t) => recordAuthFailure(m.rateLimit, { ip, kind, via: 'ws', reason: 'x' }, t), now);
 
-  it('has the WIRE.md thresholds', () => {
-    expect(DEFAULT_RATE_LIMIT).toEqual({
-      code: { failures: 10, windowSeconds: 60, blockSeconds: 120 },
-      token: { failures: 5, windowSeconds: 60, blockSeconds: 300 },
-    });
-  });
-
+  // Wire pins: WIRE.md "Pairing and sessions": "Rate limiter per IP: 10 bad codes in 60 s block 120 s; 5 bad
+  // tokens in 60 s block 300 s."
   it.each([
     ['code', 10, 120],
     ['token', 5, 300],
@@ -30,6 +25,18 @@ describe('rate limiter', () => {
     );
     expect(() => assertNotBlocked(g.models.rateLimit, '1.1.1.1', at(T0, 30 + blockSeconds))).not.toThrow();
     expect(() => assertNotBlocked(g.models.rateLimit, '1.1.1.2', at(T0, 31))).not.toThrow();
+  });
+
+  it.each([
+    ['code', 10],
+    ['token', 5],
+  ] as const)('%s: a failure 60 s old has left the window', (kind, n) => {
+    const g = new Given();
+    fail(g, 'ip', kind, T0);
+    for (let i = 0; i < n - 2; i++) fail(g, 'ip', kind, at(T0, 10));
+    // At 60 s the first failure has left: this one is the (n-1)th in the window.
+    expect(fail(g, 'ip', kind, at(T0, 60)).map((e) => e.type)).toEqual(['auth.failed']);
+    expect(fail(g, 'ip', kind, at(T0, 61)).map((e) => e.type)).toEqual(['auth.failed', 'ratelimit.blocked']);
   });
 
   it('failures that slid out of the window do not count', () => {

@@ -1,8 +1,9 @@
-import { at, Given } from '../../../../test/support/given';
+import { at, given, Given } from '../../../../test/support/given';
 import { DAY } from '../durations';
 import { grantDurations } from '../grants';
 import { consumeCode, registerCode } from '../pairing/pairing';
 import type { Principal } from '../principal';
+import type { ReadModels } from '../read-models';
 import { hasGrant } from './sessions.projection';
 import { abandonSession, expireSessions, findByPrefix, markSeen, revokeSession, shortenSession, type ShortenInput } from './sessions';
 
@@ -93,22 +94,28 @@ describe('sessions rules', () => {
 
     it('an abandoned pairing is revoked by the system, once; a gone session writes nothing', () => {
       const g = withSessions(['abcd1111']);
-      const [e] = g.when((m) => abandonSession(m, 'abcd1111'), T0);
-      expect(e).toMatchObject({ type: 'session.revoked', data: { tokenPrefix: 'abcd1111', by: 'system', self: false, reason: 'abandoned' } });
+      given(g)
+        .when((m) => abandonSession(m, 'abcd1111'), T0)
+        .then([{ type: 'session.revoked', data: { tokenPrefix: 'abcd1111', by: 'system', self: false, reason: 'abandoned' } }]);
       expect(g.models.sessions.byTokenPrefix('abcd1111')).toBeUndefined();
-      expect(g.when((m) => abandonSession(m, 'abcd1111'), T0)).toEqual([]);
+      given(g)
+        .when((m) => abandonSession(m, 'abcd1111'), T0)
+        .then([]);
     });
 
     it('any device may revoke another', () => {
-      const g = withSessions(['abcd1111', 'wxyz9999']);
-      const [e] = g.when((m, now) => revokeSession(m, 'wxyz9', device('abcd1111'), now), T0);
-      expect(e.data).toMatchObject({ tokenPrefix: 'wxyz9999', self: false });
+      given(withSessions(['abcd1111', 'wxyz9999']))
+        .when((m, now) => revokeSession(m, 'wxyz9', device('abcd1111'), now), T0)
+        .then([{ type: 'session.revoked', data: { tokenPrefix: 'wxyz9999', by: 'device:abcd1111', self: false, reason: 'revoked' } }]);
     });
   });
 
   describe('shorten: reduction only', () => {
-    const shorten = (g: Given, input: ShortenInput, caller = device('abcd1111'), now = T0) =>
-      g.when((m, t) => shortenSession(m, 'abcd1111', caller, input, t), now);
+    const shortening =
+      (input: ShortenInput, caller = device('abcd1111')) =>
+      (m: ReadModels, t: Date) =>
+        shortenSession(m, 'abcd1111', caller, input, t);
+    const shorten = (g: Given, input: ShortenInput, caller = device('abcd1111'), now = T0) => g.when(shortening(input, caller), now);
 
     it('shortens the lifetime and clamps every grant to it', () => {
       const g = withSessions(['abcd1111']);
@@ -140,24 +147,25 @@ describe('sessions rules', () => {
       ['a never grant', { grants: { bridge: 'never' } }],
       ['a grant it lacks', { grants: { desktop: 60 } }],
     ])('refuses %s with reduction_only (422, needs a new pairing)', (_l, input) => {
-      const g = withSessions(['abcd1111'], { grants: { desktop: false } });
-      expect(() => shorten(g, input)).toThrow(expect.objectContaining({ code: 'reduction_only', kind: 'needs_pairing' }));
+      given(withSessions(['abcd1111'], { grants: { desktop: false } }))
+        .when(shortening(input), T0)
+        .thenThrows('reduction_only', 'needs_pairing');
     });
 
     it('refuses another device’s session, but the operator may shorten any', () => {
       const g = withSessions(['abcd1111', 'wxyz9999']);
-      expect(() => shorten(g, { ttl_seconds: 60 }, device('wxyz9999'))).toThrow(
-        expect.objectContaining({ code: 'sessions.not_yours', kind: 'forbidden' }),
-      );
+      given(g)
+        .when(shortening({ ttl_seconds: 60 }, device('wxyz9999')), T0)
+        .thenThrows('sessions.not_yours', 'forbidden');
       expect(shorten(g, { ttl_seconds: 60 }, { kind: 'operator' })).toHaveLength(1);
     });
 
     it('refuses an empty change and bad values', () => {
-      const g = withSessions(['abcd1111']);
-      expect(() => shorten(g, {})).toThrow(expect.objectContaining({ code: 'validation.empty' }));
-      expect(() => shorten(g, { grants: { nope: 60 } })).toThrow(expect.objectContaining({ code: 'validation.grant_channel' }));
-      expect(() => shorten(g, { grants: { chat: {} } })).toThrow(expect.objectContaining({ code: 'validation.grant' }));
-      expect(() => shorten(g, { ttl_seconds: -1 })).toThrow(expect.objectContaining({ code: 'validation.duration' }));
+      const g = given(withSessions(['abcd1111']));
+      g.when(shortening({}), T0).thenThrows('validation.empty');
+      g.when(shortening({ grants: { nope: 60 } }), T0).thenThrows('validation.grant_channel');
+      g.when(shortening({ grants: { chat: {} } }), T0).thenThrows('validation.grant');
+      g.when(shortening({ ttl_seconds: -1 }), T0).thenThrows('validation.duration');
     });
 
     it('a never-expiring session may become finite, may stay never; grants of "session length" follow it', () => {
@@ -180,18 +188,17 @@ describe('sessions rules', () => {
   describe('expiry sweep', () => {
     it('expires sessions at (not after) their lifetime, and grants on their own', () => {
       const g = withSessions(['abcd1111'], { ttl: DAY, grants: { bridge: 3600 } });
-      expect(g.when(expireSessions, at(T0, 3599))).toEqual([]);
-      const grantOut = g.when(expireSessions, at(T0, 3600));
-      expect(grantOut.map((e) => [e.type, e.data])).toEqual([['session.grant_expired', { tokenPrefix: 'abcd1111', channel: 'bridge' }]]);
+      const sweep = given(g);
+      sweep.when(expireSessions, at(T0, 3599)).then([]);
+      sweep.when(expireSessions, at(T0, 3600)).then([{ type: 'session.grant_expired', data: { tokenPrefix: 'abcd1111', channel: 'bridge' } }]);
       const s = g.models.sessions.byTokenPrefix('abcd1111')!;
       expect(hasGrant(s, 'bridge', at(T0, 3600))).toBe(false);
       expect(hasGrant(s, 'chat', at(T0, 3600))).toBe(true);
       // Idempotent: nothing more until the session itself is due.
-      expect(g.when(expireSessions, at(T0, 3700))).toEqual([]);
-      const out = g.when(expireSessions, at(T0, DAY));
-      expect(out.map((e) => e.type)).toEqual(['session.expired']);
+      sweep.when(expireSessions, at(T0, 3700)).then([]);
+      sweep.when(expireSessions, at(T0, DAY)).then([{ type: 'session.expired', data: { tokenPrefix: 'abcd1111' } }]);
       expect(g.models.sessions.count(at(T0, DAY))).toBe(0);
-      expect(g.when(expireSessions, at(T0, 2 * DAY))).toEqual([]);
+      sweep.when(expireSessions, at(T0, 2 * DAY)).then([]);
     });
 
     it('a never-expiring session never expires', () => {

@@ -1,4 +1,4 @@
-import { Given } from '../../../../test/support/given';
+import { given, Given } from '../../../../test/support/given';
 import { DAY } from '../durations';
 import { grantDurations } from '../grants';
 import { consumeCode, registerCode } from '../pairing/pairing';
@@ -145,18 +145,24 @@ describe('trusted-device renewal rules', () => {
   });
 
   it('revoking the session ends the trust; the operator can end it alone; the sweep ends expired ones', () => {
-    const g = paired();
-    const out = g.when((m, now) => revokeSession(m, 'p000', { kind: 'operator' }, now), T0);
-    expect(out.map((e) => e.type)).toEqual(['session.revoked', 'trust.ended']);
+    given(paired())
+      .when((m, now) => revokeSession(m, 'p000', { kind: 'operator' }, now), T0)
+      .then([
+        { type: 'session.revoked', data: { tokenPrefix: 'p0000000', by: 'operator', self: false, reason: 'revoked' } },
+        { type: 'trust.ended', data: { trustId: 't1', deviceId: 'dev', reason: 'revoked', by: 'operator' } },
+      ]);
     const h = paired();
-    expect(h.when((m, now) => endTrust(m, 'p000', { kind: 'operator' }, now), T0).map((e) => e.data)).toEqual([
-      { trustId: 't1', deviceId: 'dev', reason: 'operator', by: 'operator' },
-    ]);
+    const endIt = (m: ReadModels, now: Date) => endTrust(m, 'p000', { kind: 'operator' }, now);
+    given(h)
+      .when(endIt, T0)
+      .then([{ type: 'trust.ended', data: { trustId: 't1', deviceId: 'dev', reason: 'operator', by: 'operator' } }]);
     expect(h.models.sessions.byTokenPrefix('p0000000')).toBeDefined();
-    expect(() => h.when((m, now) => endTrust(m, 'p000', { kind: 'operator' }, now), T0)).toThrow('no trusted-device renewal');
-    const k = paired();
-    expect(k.when((m, now) => expireTrusts(m, now), later(179 * DAY * 1000))).toEqual([]);
-    expect(k.when((m, now) => expireTrusts(m, now), later(180 * DAY * 1000)).map((e) => e.type)).toEqual(['trust.ended']);
+    expect(given(h).when(endIt, T0).thenThrows('trust.not_found', 'not_found').message).toContain('no trusted-device renewal');
+    const sweep = given(paired());
+    sweep.when(expireTrusts, later(179 * DAY * 1000)).then([]);
+    sweep
+      .when(expireTrusts, later(180 * DAY * 1000))
+      .then([{ type: 'trust.ended', data: { trustId: 't1', deviceId: 'dev', reason: 'expired', by: 'system' } }]);
   });
 
   it('an abandoned renewal makes the previous token current again and drops the new session', () => {
