@@ -1,8 +1,10 @@
 import { BadRequestException, HttpException, NotFoundException } from '@nestjs/common';
 import { DomainError, type ErrorKind } from '@svc/domain';
-import { STATUS_OF, toErrorResponse } from './http-errors';
+import { toErrorResponse } from './http-errors';
 
 describe('error bodies', () => {
+  // Wire pins: the statuses of docs/DEVELOPING.md "Adding a feature" step 6 and docs/PROTOCOL.md "Error
+  // codes" (spec 7 for 404/409/500; 422 reduction_only: PROTOCOL.md "Sessions"; 412 If-Match: "Profile files").
   it('maps every DomainError kind to its status with {ok: false, error, code} and the extra fields', () => {
     const expected: Record<ErrorKind, number> = {
       invalid: 400,
@@ -22,7 +24,10 @@ describe('error bodies', () => {
       not_configured: 500,
       precondition_failed: 412,
     };
-    expect(STATUS_OF).toEqual(expected);
+    const answered = Object.fromEntries(
+      Object.keys(expected).map((kind) => [kind, toErrorResponse(new DomainError('x.y', kind as ErrorKind, 'm')).status]),
+    );
+    expect(answered).toEqual(expected);
     const r = toErrorResponse(new DomainError('x.y', 'rate_limited', 'slow down', { retry_after: 5 }));
     expect(r).toEqual({ status: 429, body: { ok: false, error: 'slow down', code: 'x.y', retry_after: 5 } });
   });
