@@ -3,6 +3,7 @@ import { DomainError, type Principal } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Auth, Caller } from '../common/auth';
 import { CancelQueryDto, ChatFilterDto, CHAT_ID, MESSAGE_ID, PostMessageDto, PostReplyDto, RepliesQueryDto } from './threads.dto';
+import { ThreadViews } from './thread-views';
 import { PhoneThreadsService } from './threads.service';
 
 /**
@@ -11,7 +12,10 @@ import { PhoneThreadsService } from './threads.service';
  */
 @Controller('/phone')
 export class PhoneController {
-  constructor(private readonly phone: PhoneThreadsService) {}
+  constructor(
+    private readonly phone: PhoneThreadsService,
+    private readonly views: ThreadViews,
+  ) {}
 
   @Post('/message')
   @HttpCode(200)
@@ -53,7 +57,7 @@ export class PhoneController {
   @Auth('loopback-or-paired')
   @Header('Cache-Control', 'no-store')
   outbound(@Query() q: ChatFilterDto) {
-    return this.phone.outbound(q.chat_id);
+    return this.views.outbound(q.chat_id);
   }
 
   /** One message's state, queued or not (while the read model still holds it). */
@@ -62,7 +66,7 @@ export class PhoneController {
   @Header('Cache-Control', 'no-store')
   one(@Param('message_id') id: string) {
     if (!MESSAGE_ID.test(id)) throw new DomainError('phone.bad_message_id', 'invalid', 'message_id: 1-128 of A-Z a-z 0-9 _ . : -');
-    return this.phone.message(id);
+    return this.views.message(id);
   }
 
   @Delete('/outbound/:message_id')
@@ -88,7 +92,7 @@ export class PhoneController {
   @Auth('loopback-or-paired')
   @Header('Cache-Control', 'no-store')
   threads() {
-    return this.phone.threads();
+    return this.views.threads();
   }
 
   @Get('/threads/:chat_id')
@@ -96,6 +100,6 @@ export class PhoneController {
   @Header('Cache-Control', 'no-store')
   thread(@Param('chat_id') chatId: string) {
     if (!CHAT_ID.test(chatId)) throw new DomainError('phone.bad_chat_id', 'invalid', 'chat_id: 1-256 printable characters');
-    return this.phone.thread(chatId);
+    return this.views.thread(chatId);
   }
 }

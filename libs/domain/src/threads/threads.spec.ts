@@ -4,8 +4,11 @@ import { DomainError } from '../errors';
 import { ReadModels } from '../read-models';
 import { REPLIES_KEPT, THREAD_ENTRIES_KEPT } from './threads.projection';
 import {
+  cancelByIdOrPrefix,
+  cancelIfQueued,
   cancelMessage,
   expireMessages,
+  METADATA_MAX_BYTES,
   postMessage,
   PHONE_QUEUE_TTL_SECONDS,
   recordFlush,
@@ -25,12 +28,15 @@ const msg = (id: string, chatId = 'c'): PostMessage => ({
   metadata: null,
 });
 
+/** Proactive messages on, at most `queueMax` queued. */
+const open = (queueMax: number) => ({ enabled: true, queueMax });
+
 describe('phone queue rules', () => {
   it('queues every message and drops the oldest past the bound', () => {
     const m = new ReadModels();
-    given(m, postMessage(m, msg('a'), 2, T0));
-    given(m, postMessage(m, msg('b'), 2, T0));
-    const out = postMessage(m, msg('c'), 2, T0);
+    given(m, postMessage(m, msg('a'), open(2), T0));
+    given(m, postMessage(m, msg('b'), open(2), T0));
+    const out = postMessage(m, msg('c'), open(2), T0);
     expect(out.map((e) => e.type)).toEqual(['phone.message_posted', 'phone.message_dropped']);
     expect(out[1].data).toEqual({ messageId: 'a', chatId: 'c', reason: 'queue_full' });
     given(m, out);
@@ -40,13 +46,53 @@ describe('phone queue rules', () => {
 
   it('a known message id decides nothing', () => {
     const m = new ReadModels();
-    given(m, postMessage(m, msg('a'), 10, T0));
-    expect(postMessage(m, msg('a'), 10, T0)).toEqual([]);
+    given(m, postMessage(m, msg('a'), open(10), T0));
+    expect(postMessage(m, msg('a'), open(10), T0)).toEqual([]);
+  });
+
+  it('refuses every post while proactive messages are off, a known id included', () => {
+    const m = new ReadModels();
+    given(m, postMessage(m, msg('a'), open(10), T0));
+    for (const id of ['a', 'b'])
+      expect(() => postMessage(m, msg(id), { enabled: false, queueMax: 10 }, T0)).toThrow(
+        expect.objectContaining({ code: 'phone.disabled', kind: 'forbidden' }),
+      );
+  });
+
+  it('refuses blank text and metadata past its bound (UTF-8 bytes of its JSON)', () => {
+    const m = new ReadModels();
+    expect(() => postMessage(m, { ...msg('a'), text: ' \n\t ' }, open(10), T0)).toThrow(
+      expect.objectContaining({ code: 'phone.empty_text', kind: 'invalid' }),
+    );
+    // {"k":"…"} is 8 bytes plus the value; "é" is two bytes.
+    const fits = { k: 'é'.repeat((METADATA_MAX_BYTES - 8) / 2) };
+    expect(postMessage(m, { ...msg('a'), metadata: fits }, open(10), T0)).toHaveLength(1);
+    expect(() => postMessage(m, { ...msg('b'), metadata: { ...fits, x: 1 } }, open(10), T0)).toThrow(
+      expect.objectContaining({ code: 'phone.metadata_too_large', kind: 'invalid' }),
+    );
+  });
+
+  it('cancel by id or prefix: a known id if still queued, a prefix of 8+ naming one queued message, several refused', () => {
+    const m = new ReadModels();
+    for (const id of ['abcdefgh-1', 'abcdefgh-2', 'zyxwvuts-1', 'short']) given(m, postMessage(m, msg(id), open(10), T0));
+    expect(() => cancelByIdOrPrefix(m, 'abcdefgh', 'operator')).toThrow(
+      expect.objectContaining({ code: 'phone.ambiguous_id', kind: 'conflict', extra: { matches: 2 } }),
+    );
+    expect(cancelByIdOrPrefix(m, 'zyxwvut', 'operator')).toEqual([]);
+    expect(cancelByIdOrPrefix(m, 'zyxwvuts', 'operator')).toEqual([
+      { type: 'phone.message_cancelled', data: { messageId: 'zyxwvuts-1', chatId: 'c', by: 'operator' } },
+    ]);
+    given(m, cancelByIdOrPrefix(m, 'short', 'operator'));
+    expect(m.phoneThreads.message('short')?.state).toBe('cancelled');
+    // No longer queued, or unknown: nothing to cancel, no refusal.
+    expect(cancelByIdOrPrefix(m, 'short', 'operator')).toEqual([]);
+    expect(cancelIfQueued(m, 'short', 'operator')).toEqual([]);
+    expect(cancelIfQueued(m, 'nobody', 'operator')).toEqual([]);
   });
 
   it('expires exactly at 24 hours', () => {
     const m = new ReadModels();
-    given(m, postMessage(m, msg('a'), 10, T0));
+    given(m, postMessage(m, msg('a'), open(10), T0));
     const at = (s: number) => new Date(T0.getTime() + s * 1000);
     expect(expireMessages(m, at(PHONE_QUEUE_TTL_SECONDS - 1))).toEqual([]);
     expect(expireMessages(m, at(PHONE_QUEUE_TTL_SECONDS)).map((e) => e.type)).toEqual(['phone.message_expired']);
@@ -54,7 +100,7 @@ describe('phone queue rules', () => {
 
   it('cancel: 404 unknown, 409 when no longer queued', () => {
     const m = new ReadModels();
-    given(m, postMessage(m, msg('a'), 10, T0));
+    given(m, postMessage(m, msg('a'), open(10), T0));
     expect(() => cancelMessage(m, 'zz', 'operator')).toThrow(expect.objectContaining({ code: 'phone.message_not_found', kind: 'not_found' }));
     given(m, cancelMessage(m, 'a', 'operator'));
     let err: unknown;
@@ -69,7 +115,7 @@ describe('phone queue rules', () => {
 
   it('an interrupted flush leaves the rest queued, in order', () => {
     const m = new ReadModels();
-    for (const id of ['a', 'b', 'c']) given(m, postMessage(m, msg(id), 10, T0));
+    for (const id of ['a', 'b', 'c']) given(m, postMessage(m, msg(id), open(10), T0));
     const to = { connId: 'conn1', tokenPrefix: 'abcd1234' };
     const out = recordFlush(m, [{ messageId: 'a', queued: true }], to, true);
     expect(out[out.length - 1].data).toEqual({ ...to, count: 1, remaining: 2, interrupted: true });
@@ -90,7 +136,7 @@ describe('phone threads projection', () => {
     const once = new ReadModels();
     const twice = new ReadModels();
     const events = [
-      ...postMessage(once, msg('a'), 10, T0),
+      ...postMessage(once, msg('a'), open(10), T0),
       { type: 'phone.reply_received', data: { replyId: 'r', chatId: 'c', text: 'hi', replyTo: null, tokenPrefix: 'p', deviceName: 'P', via: 'ws' } },
     ] as NewEvent<RelayEvent>[];
     const stored = given(once, events);
@@ -103,7 +149,7 @@ describe('phone threads projection', () => {
 
   it('the queue survives relay.started; the subscriber does not; a disconnect clears it too', () => {
     const m = new ReadModels();
-    given(m, postMessage(m, msg('a'), 10, T0));
+    given(m, postMessage(m, msg('a'), open(10), T0));
     given(m, subscribe(m, { connId: 'x', tokenPrefix: 'p1', deviceName: 'A', sharePhoneStatus: true }));
     given(m, [{ type: 'relay.started', data: { version: '0', pid: 1, host: 'h', port: 1, tls: false } }]);
     expect(m.phoneThreads.subscriber()).toBeNull();
@@ -115,7 +161,7 @@ describe('phone threads projection', () => {
 
   it('keeps the latest 100 entries per thread; a queued message outlives its entry, then is forgotten', () => {
     const m = new ReadModels();
-    given(m, postMessage(m, msg('old'), 10, T0));
+    given(m, postMessage(m, msg('old'), open(10), T0));
     const replies = Array.from({ length: THREAD_ENTRIES_KEPT }, (_, i) => ({
       type: 'phone.reply_received',
       data: { replyId: `r${i}`, chatId: 'c', text: 't', replyTo: null, tokenPrefix: 'p', deviceName: 'P', via: 'ws' },
@@ -130,8 +176,8 @@ describe('phone threads projection', () => {
 
   it('snapshot and restore round-trip', () => {
     const m = new ReadModels();
-    given(m, postMessage(m, msg('a'), 10, T0));
-    given(m, postMessage(m, msg('b', 'other'), 10, T0));
+    given(m, postMessage(m, msg('a'), open(10), T0));
+    given(m, postMessage(m, msg('b', 'other'), open(10), T0));
     const copy = new ReadModels();
     copy.restore(structuredClone(m.snapshot()));
     expect(copy.snapshot()).toEqual(m.snapshot());
@@ -184,6 +230,10 @@ describe('the host takes replies once', () => {
     const old = { ...snap, replies: snap.replies.map(({ handed: _h, ...r }) => r) } as unknown as typeof snap;
     back.phoneThreads.restore(old);
     expect(back.phoneThreads.unhanded().map((r) => r.replyId)).toEqual(['x', 'y']);
+  });
+
+  it('a blank reply is refused', () => {
+    expect(() => recordReply(new ReadModels(), { ...reply('r'), text: '  ' })).toThrow(expect.objectContaining({ code: 'phone.empty_text' }));
   });
 
   it('past the bound, handed replies leave before untaken ones', () => {

@@ -8,15 +8,34 @@ export const PHONE_QUEUE_TTL_SECONDS = 24 * 3600;
 export const SURFACINGS: readonly Surfacing[] = ['default', 'notification', 'inbox', 'session'];
 /** The platform channel id (spec 2.6): fixed. */
 export const PHONE_CHANNEL_ID = 'phone';
+/** The most a message's `metadata` may hold, as UTF-8 JSON. */
+export const METADATA_MAX_BYTES = 8 * 1024;
+/** The shortest id prefix a cancel takes (the desktop CLI shows 12 characters). */
+export const MIN_ID_PREFIX = 8;
 
 export type PostMessage = PhoneMessageContent;
+
+/** The relay's Threads settings a post is decided under: the PHONE_ENABLED switch and the queue bound. */
+export type PostPolicy = { enabled: boolean; queueMax: number };
+
+const utf8 = new TextEncoder();
+
+const blankText = () => new DomainError('phone.empty_text', 'invalid', 'text must not be blank');
 
 /**
  * A message enters the queue (every message does: delivery to a subscriber is a later event). Past the
  * bound, the oldest queued messages are dropped first. A known `messageId` decides nothing (idempotent
- * retry): the caller reads the existing message's state.
+ * retry): the caller reads the existing message's state. Refused while proactive messages are off, for
+ * blank text, and for metadata past METADATA_MAX_BYTES of JSON.
  */
-export function postMessage(m: ReadModels, cmd: PostMessage, queueMax: number, now: Date): NewEvent<PhoneThreadsEvent>[] {
+export function postMessage(m: ReadModels, cmd: PostMessage, policy: PostPolicy, now: Date): NewEvent<PhoneThreadsEvent>[] {
+  if (!policy.enabled) {
+    throw new DomainError('phone.disabled', 'forbidden', 'proactive phone messages are off on this relay: set PHONE_ENABLED=1 and restart it');
+  }
+  if (cmd.text.trim().length === 0) throw blankText();
+  if (cmd.metadata && utf8.encode(JSON.stringify(cmd.metadata)).length > METADATA_MAX_BYTES) {
+    throw new DomainError('phone.metadata_too_large', 'invalid', `metadata: at most ${METADATA_MAX_BYTES} bytes of JSON`);
+  }
   if (m.phoneThreads.message(cmd.messageId)) return [];
   const out: NewEvent<PhoneThreadsEvent>[] = [
     {
@@ -25,7 +44,7 @@ export function postMessage(m: ReadModels, cmd: PostMessage, queueMax: number, n
     },
   ];
   const queued = m.phoneThreads.queued();
-  const overflow = queued.length + 1 - Math.max(1, queueMax);
+  const overflow = queued.length + 1 - Math.max(1, policy.queueMax);
   for (const old of queued.slice(0, Math.max(0, overflow))) {
     out.push({ type: 'phone.message_dropped', data: { messageId: old.messageId, chatId: old.chatId, reason: 'queue_full' } });
   }
@@ -48,6 +67,29 @@ export function cancelMessage(m: ReadModels, messageId: string, by: string): New
     throw new DomainError('phone.not_queued', 'conflict', `that message is no longer queued (it was ${msg.state})`, { state: msg.state });
   }
   return [{ type: 'phone.message_cancelled', data: { messageId, chatId: msg.chatId, by } }];
+}
+
+/** Cancel one message if it is still queued; one that left the queue (or is unknown) cancels nothing. */
+export function cancelIfQueued(m: ReadModels, messageId: string, by: string): NewEvent<PhoneThreadsEvent>[] {
+  return m.phoneThreads.message(messageId)?.state === 'queued' ? cancelMessage(m, messageId, by) : [];
+}
+
+/**
+ * Cancel by a message id or a prefix of one (the desktop CLI lists ids cut to 12 characters): a known id
+ * cancels that message if it is still queued; otherwise a prefix of at least MIN_ID_PREFIX characters
+ * that names exactly one queued message cancels it, and one that names several is refused (409
+ * `phone.ambiguous_id`). Anything else cancels nothing.
+ */
+export function cancelByIdOrPrefix(m: ReadModels, idOrPrefix: string, by: string): NewEvent<PhoneThreadsEvent>[] {
+  const phone = m.phoneThreads;
+  if (phone.message(idOrPrefix)) return cancelIfQueued(m, idOrPrefix, by);
+  const matches = idOrPrefix.length >= MIN_ID_PREFIX ? phone.queued().filter((q) => q.messageId.startsWith(idOrPrefix)) : [];
+  if (matches.length > 1) {
+    throw new DomainError('phone.ambiguous_id', 'conflict', `${matches.length} queued messages start with that id: give more of it`, {
+      matches: matches.length,
+    });
+  }
+  return matches.length === 1 ? cancelMessage(m, matches[0].messageId, by) : [];
 }
 
 /** Cancel every queued message (of one chat when `chatId` is given). */
@@ -105,7 +147,9 @@ export function recordFlush(
 /** A phone's reply, as `phone.reply_received` records it. */
 export type Reply = PhoneReplyReceived['data'];
 
+/** A phone's reply is recorded unless its text is blank. */
 export function recordReply(_m: ReadModels, cmd: Reply): NewEvent<PhoneThreadsEvent>[] {
+  if (cmd.text.trim().length === 0) throw blankText();
   return [{ type: 'phone.reply_received', data: cmd }];
 }
 
