@@ -5,7 +5,7 @@ import { CommandLoop } from '../common/command-loop';
 import type { RelayConfig } from '../common/config';
 import { RELAY_CONFIG } from '../common/tokens';
 import { VoiceService } from '../voice/voice.service';
-import { PROFILE_NAME_RE } from '../voice/voice-config';
+import { UsageQuery } from './usage.dto';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -26,26 +26,21 @@ export class UsageController {
 
   @Get('/providers')
   @Auth('loopback-or-paired')
-  providers(@Query('profile') profile: unknown, @Query('session_id') sessionId: unknown) {
+  providers(@Query() q: UsageQuery) {
     if (!this.config.providerUsageEnabled)
       throw new DomainError(
         'usage.disabled',
         'not_found',
         'provider usage is off on this relay: the operator enables it with RELAY_PROVIDER_USAGE_ENABLED=1',
       );
-    if (profile !== undefined && (typeof profile !== 'string' || !(profile === 'default' || PROFILE_NAME_RE.test(profile))))
-      throw new DomainError('validation_failed', 'invalid', 'profile must be a profile name');
-    if (sessionId !== undefined && (typeof sessionId !== 'string' || !/^[\w.:@-]{1,128}$/.test(sessionId)))
-      throw new DomainError('validation_failed', 'invalid', 'session_id must be a chat session id (at most 128 letters, digits and "_.:@-")');
-    const rows = this.log.models.usage.usage({
-      profile: (profile as string | undefined) ?? null,
-      chatSessionId: (sessionId as string | undefined) ?? null,
-    });
+    const profile = q.profile ?? null;
+    const sessionId = q.session_id ?? null;
+    const rows = this.log.models.usage.usage({ profile, chatSessionId: sessionId });
     const states = new Map(this.voice.providerStates().map((s) => [s.provider, s.unavailable]));
     const providers = [...new Set([...states.keys(), ...rows.map((r) => r.provider)])].sort();
     return {
       ok: true,
-      scope: { profile: profile ?? null, session_id: sessionId ?? null },
+      scope: { profile, session_id: sessionId },
       source: 'relay_event_log',
       since: this.log.models.usage.since === null ? null : iso(this.log.models.usage.since),
       providers: providers.map((provider) => {

@@ -1,0 +1,51 @@
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsOptional, Matches, ValidateBy, ValidateIf } from '../common/validators';
+import { PROFILE_NAME_RE } from '../voice/voice-config';
+
+/** `GET /relay/update-check[?refresh=1]`: `1` or `true` asks the feed again, past the hour's cache. */
+export class UpdateCheckQuery {
+  @IsOptional()
+  @Transform(({ value }) => value === '1' || value === 'true')
+  @IsBoolean()
+  refresh?: boolean;
+}
+
+export type ModelPair = { provider: string; model: string };
+
+const text = (v: unknown, max: number) => typeof v === 'string' && v.trim() !== '' && v.length <= max && !/[\x00-\x1f]/.test(v);
+const isPair = (m: unknown): m is ModelPair =>
+  typeof m === 'object' && m !== null && text((m as ModelPair).provider, 128) && text((m as ModelPair).model, 256);
+
+/**
+ * `POST /relay/model-capabilities` (spec 4.10): schema 1, 1-64 `{provider, model}` pairs. A body of another
+ * schema is not validated further: the route refuses it as `unsupported_schema`, a code of its own.
+ */
+export class ModelCapabilitiesDto {
+  /** Checked by the route (a wrong one is `unsupported_schema`, not a validation failure). */
+  @IsOptional()
+  schema_version?: unknown;
+
+  @ValidateIf((o: ModelCapabilitiesDto) => o.schema_version === 1 && o.profile !== undefined && o.profile !== null)
+  @Matches(PROFILE_NAME_RE, { message: 'profile must be a profile name' })
+  profile?: string | null;
+
+  @ValidateIf((o: ModelCapabilitiesDto) => o.schema_version === 1 && o.refresh !== undefined)
+  @IsBoolean({ message: 'refresh must be true or false' })
+  refresh?: boolean;
+
+  @ValidateIf((o: ModelCapabilitiesDto) => o.schema_version === 1)
+  @ValidateBy({
+    name: 'isModelPairs',
+    validator: {
+      validate: (v: unknown) => Array.isArray(v) && v.length >= 1 && v.length <= 64 && v.every(isPair),
+      defaultMessage: (a) => {
+        const v = a?.value as unknown;
+        if (!Array.isArray(v) || v.length < 1 || v.length > 64)
+          return `models must be a list of 1 to 64 {provider, model} pairs${Array.isArray(v) ? `, got ${v.length}` : ''}`;
+        const i = v.findIndex((m) => !isPair(m));
+        return `models[${i}] must be {"provider": "...", "model": "..."} (at most 128 and 256 characters)`;
+      },
+    },
+  })
+  models!: ModelPair[];
+}
