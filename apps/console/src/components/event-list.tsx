@@ -1,6 +1,6 @@
+import type { ConsoleEvent } from '@svc/console-api';
 import { actorLabel, family, summary } from '@/lib/event-summary';
 import { timeOfDay } from '@/lib/format';
-import type { ConsoleEvent } from '@/lib/types';
 
 /** A compact list of events (overview, ticker): time, type, what happened. */
 export function EventList({ events, dense }: { events: ConsoleEvent[]; dense?: boolean }) {

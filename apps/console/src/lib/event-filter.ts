@@ -1,4 +1,4 @@
-import type { ConsoleEvent } from './types';
+import type { ConsoleEvent } from '@svc/console-api';
 
 /** The log's filters; the same rules as the relay's `/console/api/events` (so live and paged agree). */
 export type EventFilters = { type: string; device: string; since: number | null; until: number | null };

@@ -1,4 +1,4 @@
-import type { ConsoleEvent, RelayEventType } from './types';
+import type { ConsoleEvent, RelayEventType } from '@svc/console-api';
 
 type D = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === null || v === undefined ? '' : String(v));

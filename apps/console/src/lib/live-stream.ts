@@ -1,5 +1,5 @@
+import type { ConsoleEvent } from '@svc/console-api';
 import { API_BASE, apiGet } from './api-client';
-import type { ConsoleEvent } from './types';
 
 export type StreamStatus = 'connecting' | 'live' | 'down';
 

@@ -2,10 +2,7 @@ import { checkLine, GENESIS_HASH, listSegments, missingHeadReason } from '@svc/e
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-
-export type ChainStatus =
-  | { state: 'verified'; verified_to_seq: number; checked_at: number }
-  | { state: 'broken'; broken_at_seq: number; segment: string; reason: string; checked_at: number };
+import type { ChainStatus } from '@svc/console-api';
 
 const CHUNK = 1 << 20;
 

@@ -1,4 +1,5 @@
 import { Controller, Get, Header, HttpCode, Inject, Post, Query, Req, Res } from '@nestjs/common';
+import type { ChainVerifyAnswer, EventsPage, FeaturesAnswer, Overview } from '@svc/console-api';
 import { epoch, DomainError } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Auth } from '../common/auth';
@@ -30,7 +31,7 @@ export class ConsoleApiController {
 
   @Get('/overview')
   @Auth('loopback')
-  async overview() {
+  async overview(): Promise<Overview> {
     const now = this.clock.now();
     const m = this.log.models;
     const codes = m.pairing.live(now);
@@ -75,7 +76,7 @@ export class ConsoleApiController {
 
   @Get('/features')
   @Auth('loopback')
-  list() {
+  list(): FeaturesAnswer {
     return { ok: true, features: this.features.list() };
   }
 
@@ -83,7 +84,7 @@ export class ConsoleApiController {
   @Post('/chain/verify')
   @Auth('loopback')
   @HttpCode(200)
-  async verify() {
+  async verify(): Promise<ChainVerifyAnswer> {
     return { ok: true, chain: await this.state.verifyChain() };
   }
 
@@ -93,7 +94,7 @@ export class ConsoleApiController {
    */
   @Get('/events')
   @Auth('loopback')
-  async events(@Query() q: Record<string, string | undefined>) {
+  async events(@Query() q: Record<string, string | undefined>): Promise<EventsPage> {
     const limit = intParam(q.limit, 'limit', 1, 1000) ?? 100;
     const after = intParam(q.after, 'after', 0);
     const before = intParam(q.before, 'before', 1);

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import type { FeatureEntry } from '@svc/console-api';
 
 /** A page of the console. The client shows a nav entry only for features the relay reports. */
-export type ConsoleFeature = { id: string; title: string; order: number };
+export type ConsoleFeature = FeatureEntry;
 
 /**
  * Which console pages this relay serves. Each feature's console controller adds itself when Nest

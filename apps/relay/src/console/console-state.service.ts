@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import type { ChainStatus, LogSize } from '@svc/console-api';
 import { listSegments, PgLogSource, TABLE } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -7,12 +8,10 @@ import { Clock } from '../common/clock';
 import { relayDir, type RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
 import { RELAY_CONFIG } from '../common/tokens';
-import { ChainMonitor, type ChainStatus } from './chain-monitor';
+import { ChainMonitor } from './chain-monitor';
 import { EventHistory, type Page } from './event-history';
 import { PgChainMonitor, PgEventHistory } from './pg-console-log';
 import type { EventFilter } from './event-log-filter';
-
-export type LogSize = { store: 'file' | 'postgres'; bytes: number; segments: number };
 
 /**
  * What the console reads beyond the read models: event history, chain status, log size, from the file

@@ -1,5 +1,5 @@
 import { ChainError, ChainWalker, columnsDisagree, pageQuery, TABLE, type PgLogSource, type PgRow, type StoredRelayEvent } from '@svc/events';
-import type { ChainStatus } from './chain-monitor';
+import type { ChainStatus } from '@svc/console-api';
 import { matches, type EventFilter } from './event-log-filter';
 import { EventRing, parse, type Page } from './event-history';
 

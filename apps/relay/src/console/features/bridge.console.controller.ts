@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
+import type { BridgeView, SelectActiveAnswer } from '@svc/console-api';
 import { IsString, Length } from '../../common/validators';
 import { BridgeService } from '../../bridge/bridge.service';
 import { bridgeActivityView, bridgeDeviceView, pendingConfirmationView, safetyDecisionView } from '../../bridge/bridge-views';
@@ -32,7 +33,7 @@ export class BridgeConsoleController {
 
   @Get()
   @Auth('loopback')
-  view() {
+  view(): BridgeView {
     const m = this.log.models.bridge;
     return {
       ok: true,
@@ -51,7 +52,7 @@ export class BridgeConsoleController {
   @Post('/select-active')
   @Auth('loopback')
   @HttpCode(200)
-  async selectActive(@Body() body: ConsoleSelectActiveDto) {
+  async selectActive(@Body() body: ConsoleSelectActiveDto): Promise<SelectActiveAnswer> {
     const d = await this.bridge.selectActive(body.device);
     return { ok: true, active: d.tokenPrefix };
   }

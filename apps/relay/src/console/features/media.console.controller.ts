@@ -1,4 +1,5 @@
 import { Controller, Get, Param, Res } from '@nestjs/common';
+import type { MediaView } from '@svc/console-api';
 import type { FastifyReply } from 'fastify';
 import * as path from 'node:path';
 import { Auth } from '../../common/auth';
@@ -22,7 +23,7 @@ export class MediaConsoleController {
 
   @Get()
   @Auth('loopback')
-  view() {
+  view(): MediaView {
     const now = this.clock.now();
     const entries = this.log.models.media.live(now).sort((a, b) => b.registeredAt - a.registeredAt);
     return {

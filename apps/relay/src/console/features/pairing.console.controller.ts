@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
+import type { ApproveAnswer, DenyAnswer, MintAnswer, PairingView } from '@svc/console-api';
 import { epoch, requireCode, type Principal } from '@svc/domain';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
@@ -31,7 +32,7 @@ export class PairingConsoleController {
 
   @Get()
   @Auth('loopback')
-  list() {
+  list(): PairingView {
     const now = this.clock.now();
     const codes = this.log.models.pairing
       .live(now)
@@ -55,7 +56,7 @@ export class PairingConsoleController {
   @Post('/mint')
   @Auth('loopback')
   @HttpCode(200)
-  async mint(@Body() body: ConsoleMintDto) {
+  async mint(@Body() body: ConsoleMintDto): Promise<MintAnswer> {
     const minted = await this.pairing.mint(body);
     return { ...minted, code_ref: this.secrets.digest(requireCode(minted.code)).slice(0, 8) };
   }
@@ -63,7 +64,7 @@ export class PairingConsoleController {
   @Post('/approve')
   @Auth('loopback')
   @HttpCode(200)
-  approve(@Body() body: ConsoleApproveDto) {
+  approve(@Body() body: ConsoleApproveDto): Promise<ApproveAnswer> {
     const { request_id, ...terms } = body;
     return this.pairing.approve({ request_id }, terms, OPERATOR);
   }
@@ -71,7 +72,7 @@ export class PairingConsoleController {
   @Post('/deny')
   @Auth('loopback')
   @HttpCode(200)
-  deny(@Body() body: ConsoleDenyDto) {
+  deny(@Body() body: ConsoleDenyDto): Promise<DenyAnswer> {
     return this.pairing.deny({ request_id: body.request_id }, OPERATOR);
   }
 }

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
+import type { EndTrustAnswer, RevokeAnswer, SessionsView, ShortenAnswer } from '@svc/console-api';
 import type { Principal } from '@svc/domain';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
@@ -26,7 +27,7 @@ export class SessionsConsoleController {
 
   @Get()
   @Auth('loopback')
-  list() {
+  list(): SessionsView {
     const conns = this.log.models.connections.all();
     const sessions = this.sessions.list(OPERATOR).map(({ is_current: _, ...s }) => {
       const mine = conns.filter((c) => c.tokenPrefix === s.token_prefix);
@@ -42,21 +43,21 @@ export class SessionsConsoleController {
   @Post('/:prefix/revoke')
   @Auth('loopback')
   @HttpCode(200)
-  revoke(@Param('prefix') prefix: string) {
+  revoke(@Param('prefix') prefix: string): Promise<RevokeAnswer> {
     return this.sessions.revoke(prefix, OPERATOR);
   }
 
   @Post('/:prefix/end-trust')
   @Auth('loopback')
   @HttpCode(200)
-  endTrust(@Param('prefix') prefix: string) {
+  endTrust(@Param('prefix') prefix: string): Promise<EndTrustAnswer> {
     return this.sessions.endTrust(prefix, OPERATOR);
   }
 
   @Post('/:prefix/shorten')
   @Auth('loopback')
   @HttpCode(200)
-  shorten(@Param('prefix') prefix: string, @Body() body: ConsoleShortenDto) {
+  shorten(@Param('prefix') prefix: string, @Body() body: ConsoleShortenDto): Promise<ShortenAnswer> {
     return this.sessions.shorten(prefix, OPERATOR, body);
   }
 }

@@ -1,4 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
+import type { TerminalView } from '@svc/console-api';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
 import { CommandLoop } from '../../common/command-loop';
@@ -20,7 +21,7 @@ export class TerminalConsoleController {
 
   @Get()
   @Auth('loopback')
-  view() {
+  view(): TerminalView {
     return { ok: true, server_time: Math.floor(this.clock.now().getTime() / 1000), ...terminalView(this.log.models, this.terminal.shells()) };
   }
 }

@@ -1,4 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
+import type { ThreadsView } from '@svc/console-api';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
 import { CommandLoop } from '../../common/command-loop';
@@ -18,7 +19,7 @@ export class ThreadsConsoleController {
 
   @Get()
   @Auth('loopback')
-  view() {
+  view(): ThreadsView {
     const m = this.log.models;
     const sub = m.phoneThreads.subscriber();
     return {

@@ -1,8 +1,9 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import type { SelectActiveAnswer } from '@svc/console-api';
 import { apiPost } from '@/lib/api-client';
 import { bridgeKey } from './get-bridge';
 
-export const selectActive = (device: string) => apiPost<{ ok: true; active: string }>('/bridge/select-active', { device });
+export const selectActive = (device: string) => apiPost<SelectActiveAnswer>('/bridge/select-active', { device });
 
 export const useSelectActive = () => {
   const qc = useQueryClient();

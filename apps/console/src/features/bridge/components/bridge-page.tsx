@@ -1,7 +1,8 @@
 import { useState } from 'react';
+import type { BridgeActivityRow, SafetyRow } from '@svc/console-api';
 import { Ago, Button, Card, Chip, Dot, EmptyState, ErrorState, InlineError, PageHeader, Skeleton, Stat } from '@/components/ui';
 import { exact, timeOfDay } from '@/lib/format';
-import { useBridge, type BridgeActivityRow, type SafetyRow } from '../api/get-bridge';
+import { useBridge } from '../api/get-bridge';
 import { useSelectActive } from '../api/select-active';
 
 const DECISION_FILTERS: Array<{ label: string; match: string[] }> = [

@@ -1,15 +1,7 @@
 import { infiniteQueryOptions, useInfiniteQuery } from '@tanstack/react-query';
+import type { EventsPage } from '@svc/console-api';
 import { apiGet } from '@/lib/api-client';
 import { filterQuery, type EventFilters } from '@/lib/event-filter';
-import type { ConsoleEvent } from '@/lib/types';
-
-export type EventsPage = {
-  order: 'asc' | 'desc';
-  events: ConsoleEvent[];
-  more: boolean;
-  next: { before: number } | { after: number } | null;
-  last_seq: number;
-};
 
 export const eventsKey = ['events'] as const;
 

@@ -1,9 +1,9 @@
+import type { ConsoleEvent } from '@svc/console-api';
 import { Button, CopyButton, Drawer } from '@/components/ui';
 import { actorLabel, deviceOf, family, summary } from '@/lib/event-summary';
 import { exact, relative } from '@/lib/format';
 import { Link } from '@/lib/router';
 import { serverNow } from '@/lib/server-time';
-import type { ConsoleEvent } from '@/lib/types';
 
 export function EventDrawer({
   event,

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
+import type { ConsoleEvent } from '@svc/console-api';
 import { Button, Card, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
 import { IconPause, IconPlay } from '@/components/icons';
 import { NO_FILTERS, hasFilters, matchesFilters, type EventFilters } from '@/lib/event-filter';
@@ -6,7 +7,6 @@ import { actorLabel, family, summary } from '@/lib/event-summary';
 import { useLive } from '@/lib/live-context';
 import { navigate, useLocation } from '@/lib/router';
 import { serverNow } from '@/lib/server-time';
-import type { ConsoleEvent } from '@/lib/types';
 import { useReplayEvents, useTailEvents } from '../api/get-events';
 import { EventDrawer } from './event-drawer';
 

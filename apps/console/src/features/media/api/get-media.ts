@@ -1,22 +1,6 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
+import type { MediaView } from '@svc/console-api';
 import { apiGet } from '@/lib/api-client';
-
-export type MediaRow = {
-  token_prefix: string;
-  name: string;
-  path: string;
-  content_type: string;
-  size: number;
-  sensitive: boolean;
-  owned: boolean;
-  source: string;
-  registered_at: number | null;
-  expires_at: number | null;
-  fetch_count: number;
-  last_fetched_at: number | null;
-};
-
-export type MediaView = { server_time: number; count: number; bytes: number; entries: MediaRow[] };
 
 export const mediaKey = ['media'] as const;
 

@@ -1,9 +1,9 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import type { ChainVerifyAnswer } from '@svc/console-api';
 import { apiPost } from '@/lib/api-client';
-import type { ChainStatus } from '@/lib/types';
 import { overviewKey } from './get-overview';
 
-export const verifyChain = () => apiPost<{ chain: ChainStatus }>('/chain/verify');
+export const verifyChain = () => apiPost<ChainVerifyAnswer>('/chain/verify');
 
 export const useVerifyChain = () => {
   const qc = useQueryClient();

@@ -1,8 +1,9 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import type { DenyAnswer } from '@svc/console-api';
 import { apiPost } from '@/lib/api-client';
 import { pairingKey } from './get-pairing';
 
-export const denyRequest = (input: { request_id: string }) => apiPost<{ ok: true; request_id: string; status: 'denied' }>('/pairing/deny', input);
+export const denyRequest = (input: { request_id: string }) => apiPost<DenyAnswer>('/pairing/deny', input);
 
 export const useDenyRequest = () => {
   const qc = useQueryClient();

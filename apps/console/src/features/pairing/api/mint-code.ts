@@ -1,17 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import type { MintAnswer } from '@svc/console-api';
 import { apiPost } from '@/lib/api-client';
 import { pairingKey } from './get-pairing';
 
 export type MintInput = { ttl_seconds?: number; grants?: Record<string, number | false>; transport_hint?: string };
 
-export type Minted = {
-  code: string;
-  code_ref: string;
-  pairing_url: string;
-  expires_at: number;
-  relay_url: string;
-  /** The QR's JSON text: what the app's scanner reads (it takes raw JSON only, not the svc-relay:// / hermes-relay:// URL). */
-  qr_payload: string;
+export type Minted = MintAnswer & {
   /** Browser-side: what the operator chose, for the summary next to the QR. */
   terms: MintInput;
 };
@@ -20,7 +14,7 @@ export type Minted = {
 export const mintedKey = ['pairing-minted'] as const;
 
 export const mintCode = async (input: MintInput): Promise<Minted> => ({
-  ...(await apiPost<Omit<Minted, 'terms'>>('/pairing/mint', input)),
+  ...(await apiPost<MintAnswer>('/pairing/mint', input)),
   terms: input,
 });
 

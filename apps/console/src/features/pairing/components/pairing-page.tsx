@@ -1,5 +1,6 @@
+import type { PairingCodeRow } from '@svc/console-api';
 import { Ago, Card, Chip, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
-import { usePairing, type PairingCodeRow } from '../api/get-pairing';
+import { usePairing } from '../api/get-pairing';
 import { Countdown } from './countdown';
 import { MintPanel } from './mint-panel';
 import { PendingRequests } from './pending-requests';

@@ -1,8 +1,8 @@
 import { useState } from 'react';
+import type { PairingCodeRow } from '@svc/console-api';
 import { Ago, Button, Card, EmptyState, InlineError } from '@/components/ui';
 import { useApproveRequest } from '../api/approve-request';
 import { useDenyRequest } from '../api/deny-request';
-import type { PairingCodeRow } from '../api/get-pairing';
 import { Countdown } from './countdown';
 import { TTL_OPTIONS, defaultTtl } from './terms';
 

@@ -1,10 +1,10 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import type { EndTrustAnswer } from '@svc/console-api';
 import { apiPost } from '@/lib/api-client';
 import { sessionsKey } from './get-sessions';
 
 /** Ends a device's trusted-device renewal (its refresh token); its live session stays. */
-export const endTrust = (prefix: string) =>
-  apiPost<{ ok: true; device_id: string; trust_ended: true }>(`/sessions/${encodeURIComponent(prefix)}/end-trust`);
+export const endTrust = (prefix: string) => apiPost<EndTrustAnswer>(`/sessions/${encodeURIComponent(prefix)}/end-trust`);
 
 export const useEndTrust = () => {
   const qc = useQueryClient();

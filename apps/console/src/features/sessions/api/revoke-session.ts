@@ -1,9 +1,9 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import type { RevokeAnswer } from '@svc/console-api';
 import { apiPost } from '@/lib/api-client';
 import { sessionsKey } from './get-sessions';
 
-export const revokeSession = (prefix: string) =>
-  apiPost<{ ok: true; revoked: string; revoked_self: boolean }>(`/sessions/${encodeURIComponent(prefix)}/revoke`);
+export const revokeSession = (prefix: string) => apiPost<RevokeAnswer>(`/sessions/${encodeURIComponent(prefix)}/revoke`);
 
 export const useRevokeSession = () => {
   const qc = useQueryClient();

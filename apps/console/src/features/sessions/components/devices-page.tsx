@@ -1,9 +1,10 @@
 import { useEffect, useState } from 'react';
+import type { SessionRow } from '@svc/console-api';
 import { Ago, Button, Card, Chip, Dot, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
 import { duration, exact } from '@/lib/format';
 import { Link, useLocation } from '@/lib/router';
 import { useServerNow } from '@/lib/server-time';
-import { useSessions, type SessionRow } from '../api/get-sessions';
+import { useSessions } from '../api/get-sessions';
 import { GrantChips } from './grant-chips';
 import { EndTrustDialog } from './end-trust-dialog';
 import { RevokeDialog } from './revoke-dialog';

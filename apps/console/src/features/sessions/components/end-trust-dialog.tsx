@@ -1,5 +1,5 @@
+import type { SessionRow } from '@svc/console-api';
 import { Button, Dialog, InlineError } from '@/components/ui';
-import type { SessionRow } from '../api/get-sessions';
 import { useEndTrust } from '../api/end-trust';
 
 export function EndTrustDialog({ session, onClose }: { session: SessionRow | null; onClose: () => void }) {

@@ -1,5 +1,5 @@
+import type { SessionRow } from '@svc/console-api';
 import { Button, Dialog, InlineError } from '@/components/ui';
-import type { SessionRow } from '../api/get-sessions';
 import { useRevokeSession } from '../api/revoke-session';
 
 export function RevokeDialog({ session, onClose }: { session: SessionRow | null; onClose: () => void }) {

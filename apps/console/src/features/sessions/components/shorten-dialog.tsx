@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'react';
+import type { SessionRow } from '@svc/console-api';
 import { Button, Dialog, InlineError } from '@/components/ui';
 import { duration } from '@/lib/format';
 import { serverNow } from '@/lib/server-time';
-import type { SessionRow } from '../api/get-sessions';
 import { useShortenSession } from '../api/shorten-session';
 
 const CHOICES = [

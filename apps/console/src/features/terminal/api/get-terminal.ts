@@ -1,25 +1,6 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
+import type { TerminalView } from '@svc/console-api';
 import { apiGet } from '@/lib/api-client';
-
-export type TerminalView = {
-  server_time: number;
-  shells: Array<{
-    shell_id: string;
-    session_name: string;
-    token_prefix: string;
-    device_id: string;
-    pid: number;
-    shell: string;
-    cols: number;
-    rows: number;
-    attached: boolean;
-    opened_at: number | null;
-    detached_at: number | null;
-    grace_expires_at: number | null;
-    paused: boolean;
-  }>;
-  tuis: Array<{ tui_id: string; token_prefix: string; pid: number; program: string; started_at: number | null }>;
-};
 
 export const terminalKey = ['terminal'] as const;
 
