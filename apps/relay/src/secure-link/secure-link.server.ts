@@ -1,6 +1,4 @@
-import { DomainError } from '@svc/domain';
-import { createHash, timingSafeEqual } from 'node:crypto';
-import * as http from 'node:http';
+import type * as http from 'node:http';
 import * as https from 'node:https';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -10,42 +8,14 @@ import { markedPeer, markPeer, reachPeer, vouchedPeer } from '../common/forwarde
 import type { SecureLinkConfig } from '../common/config';
 import type { SecureLinkView } from '../common/tokens';
 import type { SecureLinkIdentity } from './identity';
-import { forwardedHeaders, refuseUpgrade as refuse, safeProxyPath as safePath, sendJsonError as sendJson } from '../common/proxy-http';
-
-/** What one request body through `/api` or `/dashboard` may be. */
-const MAX_BODY = 16 * 1024 * 1024;
-const PROBE_TTL_MS = 15_000;
+import { refuseUpgrade as refuse, safeProxyPath as safePath, sendJsonError as sendJson } from '../common/proxy-http';
+import { apiRefusal, type ApiGate } from './api-gate';
+import { forwardHttp, loopbackUpstream, tunnelUpgrade, UpstreamProbes, type Upstream } from './secure-link-upstream';
 
 const DISPLAY = 'svc Secure Link';
 /** Set on a request that came through Secure Link (the phone hub offers a Reach route credential only then). */
 export const VIA_SECURE_LINK = Symbol.for('svc.viaSecureLink');
 const DESCRIPTION = "Pinned TLS access to this host's relay, API and dashboard";
-
-type Upstream = { url: URL; name: 'API' | 'Dashboard' };
-
-/**
- * What `/api` requires: the API server's key (API_SERVER_KEY, which the pairing QR hands to phones) as the
- * request's bearer, checked here before a byte reaches the API server (its compatibility routes may not
- * check it themselves). Without a key the namespace is not served. `check` records the outcome with the
- * relay's rate limiter (keyed by the peer): it rejects a blocked peer with a DomainError and counts a
- * wrong key (`failed`) as a bad token; a missing bearer is refused without counting, as the relay does.
- */
-export type ApiGate = { key: string | null; check?: (peer: string, failed: boolean) => Promise<void> };
-
-const API_BEARER_RE = /^Bearer\s+(\S{1,1024})\s*$/i;
-
-/** An upstream of `/api` or `/dashboard` must be plain HTTP on this machine's loopback: Secure Link is the only TLS hop. */
-export function loopbackUpstream(raw: string, name: Upstream['name']): Upstream | null {
-  try {
-    const url = new URL(raw);
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (url.protocol !== 'http:' || !['127.0.0.1', 'localhost', '::1'].includes(host) || url.username || url.password || url.search || url.hash)
-      return null;
-    return { url, name };
-  } catch {
-    return null;
-  }
-}
 
 /**
  * The Secure Link origin (spec 4.11): one HTTPS listener with the relay's pinned identity and three fixed
@@ -65,7 +35,7 @@ export class SecureLinkServer implements SecureLinkView {
   private port = 0;
   private readonly api: Upstream | null;
   private readonly dashboard: Upstream | null;
-  private readonly probes = new Map<string, { at: number; ok: Promise<boolean> }>();
+  private readonly probes = new UpstreamProbes();
   private readonly sockets = new Set<Duplex>();
 
   constructor(
@@ -224,17 +194,17 @@ export class SecureLinkServer implements SecureLinkView {
       if (!this.api)
         return sendJson(res, 503, 'secure_link.api_unavailable', 'the API namespace needs RELAY_WEBAPI_URL on this machine (http on loopback)');
       delete req.headers.cookie;
-      return void this.apiAllowed(req).then((refusal) =>
+      return void apiRefusal(this.apiGate, req, this.peerOf(req)).then((refusal) =>
         refusal
           ? sendJson(res, refusal.status, refusal.code, refusal.error, refusal.extra)
-          : this.forward(this.api!, raw.slice('/api'.length), req, res, false),
+          : forwardHttp(this.api!, raw.slice('/api'.length), req, res, null, this.logger),
       );
     }
     if (pathname.startsWith('/dashboard/')) {
       if (!this.dashboard) return sendJson(res, 503, 'secure_link.dashboard_unavailable', 'RELAY_SECURE_LINK_DASHBOARD_URL must be http on loopback');
       void this.dashboardGate().then((ok) =>
         ok
-          ? this.forward(this.dashboard!, raw.slice('/dashboard'.length), req, res, true)
+          ? forwardHttp(this.dashboard!, raw.slice('/dashboard'.length), req, res, { publicHost: new URL(this.url).host }, this.logger)
           : sendJson(
               res,
               503,
@@ -261,7 +231,7 @@ export class SecureLinkServer implements SecureLinkView {
     if (pathname.startsWith('/dashboard/') && this.dashboard) {
       void this.dashboardGate().then((ok) =>
         ok
-          ? this.tunnelUpgrade(this.dashboard!, raw.slice('/dashboard'.length), req, socket, head)
+          ? tunnelUpgrade(this.dashboard!, raw.slice('/dashboard'.length), req, socket, head)
           : refuse(socket, 503, 'secure_link.dashboard_unauthenticated', 'Secure Link serves the dashboard only while it requires a login'),
       );
       return;
@@ -269,38 +239,9 @@ export class SecureLinkServer implements SecureLinkView {
     refuse(socket, 404, 'secure_link.not_found', 'no WebSocket here');
   }
 
-  /**
-   * The `/api` gate: null when the request may pass; otherwise the refusal (503 without a key on this
-   * relay, 401 for a missing or wrong key, 429 while the peer is blocked).
-   */
-  private async apiAllowed(
-    req: http.IncomingMessage,
-  ): Promise<{ status: number; code: string; error: string; extra?: Record<string, unknown> } | null> {
-    const key = this.apiGate.key;
-    if (!key)
-      return {
-        status: 503,
-        code: 'secure_link.api_unauthenticated',
-        error: 'Secure Link serves the API only while this relay holds its key (API_SERVER_KEY), which every request must carry as its bearer',
-      };
-    // The API server's health answers anyone, here as on its own port: the app probes it before it uses the
-    // route (EndpointResolver: `GET <proxy>/api/health`, no credential). Only that exact request.
-    if ((req.method === 'GET' || req.method === 'HEAD') && req.url === '/api/health') return null;
-    const m = API_BEARER_RE.exec(req.headers.authorization ?? '');
-    const ok = m !== null && sameSecret(m[1], key);
-    try {
-      if (this.apiGate.check) await this.apiGate.check(this.peerOf(req), m !== null && !ok);
-      if (!ok) throw new DomainError('secure_link.api_unauthorized', 'unauthorized', 'send the API key as "Authorization: Bearer <key>"');
-      return null;
-    } catch (err) {
-      const e = err instanceof DomainError ? err : new DomainError('secure_link.api_unauthorized', 'unauthorized', 'the API key was not accepted');
-      return { status: e.kind === 'rate_limited' ? 429 : 401, code: e.code, error: e.message, extra: e.extra };
-    }
-  }
-
   private async relayHealth(res: http.ServerResponse, head: boolean): Promise<void> {
     const [api, dashboard] = await Promise.all([
-      this.api && this.apiGate.key ? this.probe(this.api, '/health', (status) => status >= 200 && status < 300) : false,
+      this.api && this.apiGate.key ? this.probes.probe(this.api, '/health', (status) => status >= 200 && status < 300) : false,
       this.dashboard ? this.dashboardGate() : false,
     ]);
     const body = {
@@ -320,117 +261,11 @@ export class SecureLinkServer implements SecureLinkView {
 
   /** The dashboard is served only while it requires a login (its `/api/health` says `auth_required: true`). */
   private dashboardGate(): Promise<boolean> {
-    return this.probe(
+    return this.probes.probe(
       this.dashboard!,
       '/api/health',
       (status, body) => status === 200 && (body as { auth_required?: unknown } | null)?.auth_required === true,
     );
-  }
-
-  /** One GET to an upstream, 3 s at most, its verdict kept 15 s and shared by concurrent askers. */
-  private probe(up: Upstream, path: string, judge: (status: number, body: unknown) => boolean): Promise<boolean> {
-    const key = up.url.href + path;
-    const cached = this.probes.get(key);
-    if (cached && Date.now() - cached.at < PROBE_TTL_MS) return cached.ok;
-    const ok = new Promise<boolean>((resolve) => {
-      const req = http.get(new URL(path, up.url), { timeout: 3000 }, (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size <= 64 * 1024) chunks.push(c);
-        });
-        res.on('end', () => {
-          let body: unknown = null;
-          try {
-            body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          } catch {
-            body = null;
-          }
-          resolve(judge(res.statusCode ?? 0, body));
-        });
-        res.on('error', () => resolve(false));
-      });
-      req.on('timeout', () => req.destroy());
-      req.on('error', () => resolve(false));
-    });
-    this.probes.set(key, { at: Date.now(), ok });
-    return ok;
-  }
-
-  /** Plain HTTP to a loopback upstream: the body streamed within 16 MiB, redirects and cookies kept in their namespace. */
-  private forward(up: Upstream, tail: string, req: http.IncomingMessage, res: http.ServerResponse, dashboard: boolean): void {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > MAX_BODY)
-      return sendJson(res, 413, 'secure_link.too_large', `a request body through Secure Link may be at most ${MAX_BODY} bytes`);
-    const headers = forwardedHeaders(req.headers);
-    if (req.headers['transfer-encoding']) headers['transfer-encoding'] = 'chunked';
-    headers.host = up.url.host;
-    if (dashboard) {
-      headers['x-forwarded-prefix'] = '/dashboard';
-      headers['x-forwarded-proto'] = 'https';
-      headers['x-forwarded-host'] = new URL(this.url).host;
-      headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
-    }
-    const target = new URL(tail.startsWith('/') ? tail : `/${tail}`, up.url);
-    const upstream = http.request(target, { method: req.method, headers, timeout: 120_000 }, (ures) => {
-      const out: http.OutgoingHttpHeaders = {};
-      for (const [k, v] of Object.entries(forwardedHeaders(ures.headers))) {
-        if (v === undefined) continue;
-        if (k === 'set-cookie') {
-          if (!dashboard) continue;
-          out[k] = (v as string[]).map(scopeCookie);
-          continue;
-        }
-        if (k === 'location' && dashboard) {
-          const loc = relocate(String(v), up.url);
-          if (loc !== null) out[k] = loc;
-          continue;
-        }
-        out[k] = v;
-      }
-      res.writeHead(ures.statusCode ?? 502, out);
-      ures.pipe(res);
-    });
-    upstream.on('timeout', () => upstream.destroy(new Error('upstream timed out')));
-    upstream.on('error', (err) => {
-      this.logger.warn({ upstream: up.name, err: err.message }, 'secure link upstream failed');
-      if (!res.headersSent) sendJson(res, 502, 'secure_link.upstream_unavailable', `${up.name} upstream unavailable`);
-      else res.destroy();
-    });
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) {
-        upstream.destroy(new Error('body too large'));
-        if (!res.headersSent) sendJson(res, 413, 'secure_link.too_large', `a request body through Secure Link may be at most ${MAX_BODY} bytes`);
-        req.destroy();
-      }
-    });
-    req.pipe(upstream);
-  }
-
-  /** A WebSocket to the dashboard: the upgrade request re-sent to the upstream (query kept), then bytes both ways. */
-  private tunnelUpgrade(up: Upstream, tail: string, req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
-    const conn = net.connect(Number(up.url.port || 80), up.url.hostname.replace(/^\[|\]$/g, ''));
-    const lines = [`${req.method} ${tail || '/'} HTTP/1.1`, `host: ${up.url.host}`, 'connection: Upgrade', 'upgrade: websocket'];
-    for (const [k, v] of Object.entries(forwardedHeaders(req.headers)))
-      if (v !== undefined) for (const one of Array.isArray(v) ? v : [String(v)]) lines.push(`${k}: ${one}`);
-    lines.push('x-forwarded-prefix: /dashboard', 'x-forwarded-proto: https', `x-forwarded-for: ${req.socket.remoteAddress ?? ''}`);
-    conn.once('connect', () => {
-      conn.write(lines.join('\r\n') + '\r\n\r\n');
-      if (head.length) conn.write(head);
-      conn.pipe(socket);
-      socket.pipe(conn);
-    });
-    const end = () => {
-      conn.destroy();
-      socket.destroy();
-    };
-    conn.on('error', () => (socket.writable ? refuse(socket, 502, 'secure_link.upstream_unavailable', 'Dashboard upstream unavailable') : end()));
-    socket.on('error', end);
-    socket.on('close', () => conn.destroy());
-    conn.on('close', () => socket.destroy());
   }
 }
 
@@ -447,29 +282,7 @@ function markProxied(req: http.IncomingMessage, peer: string): void {
   req.headers['x-forwarded-for'] = req.socket.remoteAddress ?? 'unknown';
 }
 
-/** Constant time (digests of equal length); neither value is ever logged. */
-function sameSecret(given: string, expected: string): boolean {
-  return timingSafeEqual(createHash('sha256').update(given).digest(), createHash('sha256').update(expected).digest());
-}
-
 function dropSessionHints(h: http.IncomingHttpHeaders): void {
   delete h['x-svc-relay-session'];
   delete h['x-hermes-relay-session'];
-}
-
-function scopeCookie(c: string): string {
-  const parts = c.split(';').map((x) => x.trim());
-  const kept = parts.filter((x, i) => i === 0 || !/^(path|domain)=/i.test(x));
-  return [...kept, 'Path=/dashboard'].join('; ');
-}
-
-function relocate(loc: string, upstream: URL): string | null {
-  if (loc.startsWith('/') && !loc.startsWith('//')) return `/dashboard${loc}`;
-  try {
-    const u = new URL(loc);
-    if (u.origin === upstream.origin) return `/dashboard${u.pathname}${u.search}`;
-    return u.protocol === 'https:' ? loc : null;
-  } catch {
-    return null;
-  }
 }

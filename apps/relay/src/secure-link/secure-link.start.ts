@@ -6,7 +6,8 @@ import { relayDir, type RelayConfig } from '../common/config';
 import type { CommandLoop } from '../common/command-loop';
 import { advertisedHost, IdentityError, loadOrCreateIdentity } from './identity';
 import { assertNotBlocked, recordAuthFailure } from '@svc/domain';
-import { SecureLinkServer, type ApiGate } from './secure-link.server';
+import type { ApiGate } from './api-gate';
+import { SecureLinkServer } from './secure-link.server';
 import { brokerUrls, loadOrCreateHostId, ReachConnector } from '../reach/connector';
 import type { Runtime } from '../common/tokens';
 
