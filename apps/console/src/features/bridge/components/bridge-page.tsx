@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import type { BridgeActivityRow, SafetyRow } from '@svc/console-api';
+import type { BridgeActivityRow, BridgeDeviceRow, SafetyRow } from '@svc/console-api';
+import { DataTable, type Column } from '@/components/data-table';
 import { Ago, Button, Card, Chip, Dot, EmptyState, ErrorState, InlineError, PageHeader, Skeleton, Stat } from '@/components/ui';
 import { exact, timeOfDay } from '@/lib/format';
 import { useBridge } from '../api/get-bridge';
@@ -30,6 +31,32 @@ function outcomeChip(a: BridgeActivityRow) {
   return <Chip tone="bad">{words(a.outcome)}</Chip>;
 }
 
+const ACTIVITY_COLUMNS: Array<Column<BridgeActivityRow>> = [
+  { label: 'Time (UTC)', className: 'mono nowrap', render: (a) => timeOfDay(iso(a.at)) },
+  { label: 'Device', className: 'mono', render: (a) => a.token_prefix },
+  {
+    label: 'Route',
+    className: 'mono',
+    render: (a) => (
+      <>
+        {a.method} {a.path}
+      </>
+    ),
+  },
+  { label: 'Result', render: outcomeChip },
+  {
+    label: 'Latency',
+    className: 'nowrap',
+    render: (a) => (a.latency_ms === null ? '–' : `${a.latency_ms < 10 ? a.latency_ms.toFixed(1) : Math.round(a.latency_ms)} ms`),
+  },
+  {
+    label: 'Safety',
+    className: 'col-opt',
+    headClassName: 'col-opt',
+    render: (a) => (a.safety ? <Chip tone={decisionTone(a.safety)}>{words(a.safety)}</Chip> : null),
+  },
+];
+
 export function BridgePage() {
   const q = useBridge();
   const select = useSelectActive();
@@ -38,6 +65,72 @@ export function BridgePage() {
   const shownSafety: SafetyRow[] = b
     ? b.safety.filter((s) => DECISION_FILTERS[filter].match.length === 0 || DECISION_FILTERS[filter].match.includes(s.decision))
     : [];
+
+  const deviceColumns: Array<Column<BridgeDeviceRow>> = [
+    {
+      label: 'Device',
+      className: 'col-device',
+      render: (d) => (
+        <div className="device-cell">
+          <Dot on={d.online} label={d.online ? 'on the bridge' : 'gone'} />
+          <div>
+            <div className="strong">
+              {d.device_name} {d.active ? <Chip tone="accent">active</Chip> : null}
+            </div>
+            <div className="muted mono small">
+              {d.device_id} · {d.token_prefix}
+            </div>
+          </div>
+        </div>
+      ),
+    },
+    {
+      label: 'Device Control',
+      render: (d) => (
+        <>
+          {!d.device_control_supported ? (
+            <Chip tone="bad">sideload build only</Chip>
+          ) : d.master_enabled ? (
+            <Chip tone="good">on</Chip>
+          ) : (
+            <Chip tone="warn">off on the phone</Chip>
+          )}
+          {d.auto_disable_at ? (
+            <div className="muted small" title={exact(d.auto_disable_at * 1000)}>
+              auto-off <Ago ms={d.auto_disable_at * 1000} />
+            </div>
+          ) : null}
+        </>
+      ),
+    },
+    {
+      label: 'Now',
+      render: (d) => (
+        <>
+          <div>{d.current_app ?? <span className="muted">unknown app</span>}</div>
+          <div className="muted small">
+            {d.screen_on === null ? '' : d.screen_on ? 'screen on' : 'screen off'}
+            {d.battery !== null ? ` · battery ${d.battery}%` : ''}
+          </div>
+        </>
+      ),
+    },
+    {
+      label: 'Last command',
+      render: (d) => <Ago ms={d.last_command_at === null ? null : d.last_command_at * 1000} never="none yet" />,
+    },
+    {
+      label: 'Actions',
+      srOnly: true,
+      className: 'row-actions',
+      render: (d) =>
+        d.active ? null : (
+          <Button size="sm" busy={select.isPending && select.variables === d.token_prefix} onClick={() => select.mutate(d.token_prefix)}>
+            Make active
+          </Button>
+        ),
+    },
+  ];
 
   return (
     <>
@@ -67,75 +160,13 @@ export function BridgePage() {
                 A paired phone with the bridge grant appears here when its app reports its Device Control status.
               </EmptyState>
             ) : (
-              <div className="table-wrap">
-                <table className="table responsive" data-testid="bridge-devices">
-                  <thead>
-                    <tr>
-                      <th scope="col">Device</th>
-                      <th scope="col">Device Control</th>
-                      <th scope="col">Now</th>
-                      <th scope="col">Last command</th>
-                      <th scope="col">
-                        <span className="sr-only">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {b.devices.map((d) => (
-                      <tr key={d.token_prefix} data-prefix={d.token_prefix}>
-                        <td data-label="Device" className="col-device">
-                          <div className="device-cell">
-                            <Dot on={d.online} label={d.online ? 'on the bridge' : 'gone'} />
-                            <div>
-                              <div className="strong">
-                                {d.device_name} {d.active ? <Chip tone="accent">active</Chip> : null}
-                              </div>
-                              <div className="muted mono small">
-                                {d.device_id} · {d.token_prefix}
-                              </div>
-                            </div>
-                          </div>
-                        </td>
-                        <td data-label="Device Control">
-                          {!d.device_control_supported ? (
-                            <Chip tone="bad">sideload build only</Chip>
-                          ) : d.master_enabled ? (
-                            <Chip tone="good">on</Chip>
-                          ) : (
-                            <Chip tone="warn">off on the phone</Chip>
-                          )}
-                          {d.auto_disable_at ? (
-                            <div className="muted small" title={exact(d.auto_disable_at * 1000)}>
-                              auto-off <Ago ms={d.auto_disable_at * 1000} />
-                            </div>
-                          ) : null}
-                        </td>
-                        <td data-label="Now">
-                          <div>{d.current_app ?? <span className="muted">unknown app</span>}</div>
-                          <div className="muted small">
-                            {d.screen_on === null ? '' : d.screen_on ? 'screen on' : 'screen off'}
-                            {d.battery !== null ? ` · battery ${d.battery}%` : ''}
-                          </div>
-                        </td>
-                        <td data-label="Last command">
-                          <Ago ms={d.last_command_at === null ? null : d.last_command_at * 1000} never="none yet" />
-                        </td>
-                        <td className="row-actions">
-                          {d.active ? null : (
-                            <Button
-                              size="sm"
-                              busy={select.isPending && select.variables === d.token_prefix}
-                              onClick={() => select.mutate(d.token_prefix)}
-                            >
-                              Make active
-                            </Button>
-                          )}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <DataTable
+                testId="bridge-devices"
+                columns={deviceColumns}
+                rows={b.devices}
+                rowKey={(d) => d.token_prefix}
+                rowProps={(d) => ({ 'data-prefix': d.token_prefix })}
+              />
             )}
             <InlineError error={select.error} />
           </Card>
@@ -145,38 +176,7 @@ export function BridgePage() {
                 Device Control calls from the agent (through /bridge routes) show here with their outcome and latency.
               </EmptyState>
             ) : (
-              <div className="table-wrap">
-                <table className="table events-table" data-testid="bridge-activity">
-                  <thead>
-                    <tr>
-                      <th scope="col">Time (UTC)</th>
-                      <th scope="col">Device</th>
-                      <th scope="col">Route</th>
-                      <th scope="col">Result</th>
-                      <th scope="col">Latency</th>
-                      <th scope="col" className="col-opt">
-                        Safety
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {b.activity.map((a) => (
-                      <tr key={a.request_id}>
-                        <td className="mono nowrap">{timeOfDay(iso(a.at))}</td>
-                        <td className="mono">{a.token_prefix}</td>
-                        <td className="mono">
-                          {a.method} {a.path}
-                        </td>
-                        <td>{outcomeChip(a)}</td>
-                        <td className="nowrap">
-                          {a.latency_ms === null ? '–' : `${a.latency_ms < 10 ? a.latency_ms.toFixed(1) : Math.round(a.latency_ms)} ms`}
-                        </td>
-                        <td className="col-opt">{a.safety ? <Chip tone={decisionTone(a.safety)}>{words(a.safety)}</Chip> : null}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <DataTable testId="bridge-activity" layout="log" columns={ACTIVITY_COLUMNS} rows={b.activity} rowKey={(a) => a.request_id} />
             )}
           </Card>
           <Card title="Safety decisions">

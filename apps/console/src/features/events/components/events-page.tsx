@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import type { ConsoleEvent } from '@svc/console-api';
+import { DataTable, type Column } from '@/components/data-table';
 import { Button, Card, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
 import { IconPause, IconPlay } from '@/components/icons';
 import { NO_FILTERS, hasFilters, matchesFilters, type EventFilters } from '@/lib/event-filter';
@@ -95,6 +96,35 @@ export function EventsPage() {
   const knownTypes = useMemo(() => [...new Set([...live.events, ...fetched].map((e) => e.type))].sort(), [live.events, fetched]);
   const q = from === null ? tail : replay;
   const liveSeqs = useMemo(() => new Set(liveMatching.map((e) => e.seq)), [liveMatching]);
+
+  const columns: Array<Column<ConsoleEvent>> = [
+    {
+      label: '#',
+      render: (e) => (
+        <button
+          type="button"
+          className="link-btn mono"
+          onClick={(ev) => (ev.stopPropagation(), setSelected(e))}
+          aria-label={`Event ${e.seq} details`}
+        >
+          {e.seq}
+        </button>
+      ),
+    },
+    {
+      label: 'Time (UTC)',
+      className: 'mono nowrap',
+      cellProps: (e) => ({ title: e.at }),
+      render: (e) => (
+        <>
+          {e.at.slice(5, 10)} {e.at.slice(11, 19)}
+        </>
+      ),
+    },
+    { label: 'Type', render: (e) => <span className={`type-tag fam-${family(e.type)}`}>{e.type}</span> },
+    { label: 'Actor', className: 'col-opt nowrap', headClassName: 'col-opt', render: (e) => actorLabel(e.actor) },
+    { label: 'What happened', className: 'event-text', render: (e) => summary(e) },
+  ];
 
   const applyRange = (v: string) => {
     setRangeChoice(v);
@@ -256,50 +286,18 @@ export function EventsPage() {
           )
         ) : null}
         {rows.length > 0 ? (
-          <div className="table-wrap">
-            <table className="table events-table" data-testid="events-table">
-              <thead>
-                <tr>
-                  <th scope="col">#</th>
-                  <th scope="col">Time (UTC)</th>
-                  <th scope="col">Type</th>
-                  <th scope="col" className="col-opt">
-                    Actor
-                  </th>
-                  <th scope="col">What happened</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((e) => (
-                  <tr
-                    key={e.seq}
-                    className={`${liveSeqs.has(e.seq) ? 'row-new' : ''} ${selected?.seq === e.seq ? 'row-selected' : ''}`}
-                    onClick={() => setSelected(e)}
-                    data-type={e.type}
-                  >
-                    <td>
-                      <button
-                        type="button"
-                        className="link-btn mono"
-                        onClick={(ev) => (ev.stopPropagation(), setSelected(e))}
-                        aria-label={`Event ${e.seq} details`}
-                      >
-                        {e.seq}
-                      </button>
-                    </td>
-                    <td className="mono nowrap" title={e.at}>
-                      {e.at.slice(5, 10)} {e.at.slice(11, 19)}
-                    </td>
-                    <td>
-                      <span className={`type-tag fam-${family(e.type)}`}>{e.type}</span>
-                    </td>
-                    <td className="col-opt nowrap">{actorLabel(e.actor)}</td>
-                    <td className="event-text">{summary(e)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            testId="events-table"
+            layout="log"
+            columns={columns}
+            rows={rows}
+            rowKey={(e) => e.seq}
+            rowProps={(e) => ({
+              className: `${liveSeqs.has(e.seq) ? 'row-new' : ''} ${selected?.seq === e.seq ? 'row-selected' : ''}`,
+              onClick: () => setSelected(e),
+              'data-type': e.type,
+            })}
+          />
         ) : null}
         {q.hasNextPage ? (
           <div className="load-more">

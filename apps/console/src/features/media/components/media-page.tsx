@@ -1,4 +1,6 @@
-import { Fragment, useState } from 'react';
+import { useState } from 'react';
+import type { MediaRow } from '@svc/console-api';
+import { DataTable, type Column } from '@/components/data-table';
 import { Ago, Button, Card, Chip, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
 import { bytes } from '@/lib/format';
 import { useMedia } from '../api/get-media';
@@ -18,6 +20,53 @@ export function MediaPage() {
       if (!next.delete(ref)) next.add(ref);
       return next;
     });
+
+  const columns: Array<Column<MediaRow>> = [
+    {
+      label: 'Name',
+      className: 'col-device',
+      render: (e) => (
+        <>
+          <div className="strong">
+            {e.name} {e.sensitive ? <Chip tone="warn">sensitive</Chip> : null}
+          </div>
+          <div className="muted mono small" title={e.path}>
+            {e.token_prefix} · {e.source}
+            {e.owned ? ' · owned' : ''}
+          </div>
+          {isPreviewable(e.content_type, e.size) ? (
+            <Button
+              size="sm"
+              variant="ghost"
+              className="media-preview-toggle"
+              aria-expanded={open.has(e.token_prefix)}
+              aria-controls={`media-preview-${e.token_prefix}`}
+              onClick={() => toggle(e.token_prefix)}
+            >
+              {open.has(e.token_prefix) ? 'Hide preview' : 'Preview'}
+            </Button>
+          ) : null}
+        </>
+      ),
+    },
+    { label: 'Type', className: 'mono small', render: (e) => e.content_type },
+    { label: 'Size', className: 'nowrap', render: (e) => bytes(e.size) },
+    { label: 'Age', render: (e) => <Ago ms={ms(e.registered_at)} /> },
+    { label: 'Expires', render: (e) => <Ago ms={ms(e.expires_at)} /> },
+    {
+      label: 'Fetches',
+      render: (e) => (
+        <>
+          {e.fetch_count}
+          {e.last_fetched_at ? (
+            <div className="muted small">
+              last <Ago ms={ms(e.last_fetched_at)} />
+            </div>
+          ) : null}
+        </>
+      ),
+    },
+  ];
   return (
     <>
       <PageHeader
@@ -37,76 +86,21 @@ export function MediaPage() {
           </EmptyState>
         ) : null}
         {m && m.entries.length > 0 ? (
-          <div className="table-wrap">
-            <table className="table responsive" data-testid="media-table">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">Age</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Fetches</th>
+          <DataTable
+            testId="media-table"
+            columns={columns}
+            rows={m.entries}
+            rowKey={(e) => e.token_prefix}
+            after={(e) =>
+              open.has(e.token_prefix) ? (
+                <tr id={`media-preview-${e.token_prefix}`}>
+                  <td colSpan={columns.length} data-label="Preview">
+                    <MediaPreview tokenPrefix={e.token_prefix} name={e.name} />
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {m.entries.map((e) => (
-                  <Fragment key={e.token_prefix}>
-                    <tr>
-                      <td data-label="Name" className="col-device">
-                        <div className="strong">
-                          {e.name} {e.sensitive ? <Chip tone="warn">sensitive</Chip> : null}
-                        </div>
-                        <div className="muted mono small" title={e.path}>
-                          {e.token_prefix} · {e.source}
-                          {e.owned ? ' · owned' : ''}
-                        </div>
-                        {isPreviewable(e.content_type, e.size) ? (
-                          <Button
-                            size="sm"
-                            variant="ghost"
-                            className="media-preview-toggle"
-                            aria-expanded={open.has(e.token_prefix)}
-                            aria-controls={`media-preview-${e.token_prefix}`}
-                            onClick={() => toggle(e.token_prefix)}
-                          >
-                            {open.has(e.token_prefix) ? 'Hide preview' : 'Preview'}
-                          </Button>
-                        ) : null}
-                      </td>
-                      <td data-label="Type" className="mono small">
-                        {e.content_type}
-                      </td>
-                      <td data-label="Size" className="nowrap">
-                        {bytes(e.size)}
-                      </td>
-                      <td data-label="Age">
-                        <Ago ms={ms(e.registered_at)} />
-                      </td>
-                      <td data-label="Expires">
-                        <Ago ms={ms(e.expires_at)} />
-                      </td>
-                      <td data-label="Fetches">
-                        {e.fetch_count}
-                        {e.last_fetched_at ? (
-                          <div className="muted small">
-                            last <Ago ms={ms(e.last_fetched_at)} />
-                          </div>
-                        ) : null}
-                      </td>
-                    </tr>
-                    {open.has(e.token_prefix) ? (
-                      <tr id={`media-preview-${e.token_prefix}`}>
-                        <td colSpan={6} data-label="Preview">
-                          <MediaPreview tokenPrefix={e.token_prefix} name={e.name} />
-                        </td>
-                      </tr>
-                    ) : null}
-                  </Fragment>
-                ))}
-              </tbody>
-            </table>
-          </div>
+              ) : null
+            }
+          />
         ) : null}
       </Card>
     </>

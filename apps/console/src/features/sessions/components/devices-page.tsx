@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { SessionRow } from '@svc/console-api';
+import { DataTable, type Column } from '@/components/data-table';
 import { Ago, Button, Card, Chip, Dot, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
 import { duration, exact } from '@/lib/format';
 import { Link, useLocation } from '@/lib/router';
@@ -25,6 +26,118 @@ export function DevicesPage() {
 
   const sessions = q.data?.sessions ?? [];
   const online = sessions.filter((s) => s.online).length;
+
+  const columns: Array<Column<SessionRow>> = [
+    {
+      label: 'Device',
+      className: 'col-device',
+      render: (s) => (
+        <div className="device-cell">
+          <Dot on={s.online} label={s.online ? `online${s.connections[0] ? ` from ${s.connections[0].ip}` : ''}` : 'offline'} />
+          <div>
+            <div className="strong">{s.device_name}</div>
+            <div className="muted mono small" title="device id">
+              {s.device_id}
+              {s.device_platform ? ` · ${s.device_platform}` : ''}
+              {s.device_model ? ` · ${s.device_model}` : ''}
+            </div>
+            {s.client_surface !== 'unknown' || s.device_form_factor !== 'unknown' ? (
+              <div className="muted small" data-testid="device-kind">
+                {[s.client_surface, s.device_form_factor].filter((x) => x && x !== 'unknown').join(' · ')}
+              </div>
+            ) : null}
+            <Link to={`/events?device=${s.token_prefix}`} className="small" aria-label={`Events of ${s.device_name}`}>
+              events
+            </Link>
+          </div>
+        </div>
+      ),
+    },
+    {
+      label: 'Token',
+      className: 'nowrap',
+      render: (s) => (
+        <>
+          <span className="mono token" title="token prefix (the full token is never shown)">
+            {s.token_prefix}
+          </span>
+          <div className="muted small">
+            paired <Ago ms={s.created_at * 1000} />
+          </div>
+        </>
+      ),
+    },
+    {
+      label: 'Seen · transport',
+      className: 'nowrap',
+      render: (s) => (
+        <>
+          {s.online ? <Chip tone="good">online</Chip> : <Ago ms={s.last_seen * 1000} />}
+          {s.online && s.connections[0] ? <div className="muted small mono">{s.connections[0].ip}</div> : null}
+          <div className={`small ${s.transport.startsWith('Secure') ? 'good-text' : 'muted'}`} title="transport security">
+            {s.transport}
+          </div>
+        </>
+      ),
+    },
+    {
+      label: 'Expires',
+      className: 'nowrap',
+      render: (s) =>
+        s.expires_at === null ? (
+          <span className="muted">never</span>
+        ) : (
+          <span title={exact(s.expires_at * 1000)} className={s.expires_at - now / 1000 < 86400 ? 'warn-text' : undefined}>
+            {s.expires_at <= now / 1000 ? 'expired' : `in ${duration(s.expires_at - now / 1000)}`}
+          </span>
+        ),
+    },
+    { label: 'Grants', render: (s) => <GrantChips grants={s.grants} now={now} /> },
+    {
+      label: 'Renewal',
+      className: 'nowrap',
+      cellProps: () => ({ 'data-testid': 'renewal' }),
+      render: (s) =>
+        s.trusted_device ? (
+          <>
+            <span title={exact(s.trusted_device.expires_at * 1000)}>until {duration(s.trusted_device.expires_at - now / 1000)}</span>
+            <div className="muted small">
+              {s.trusted_device.renewals} renewal{s.trusted_device.renewals === 1 ? '' : 's'}
+              {s.trusted_device.last_renewed_at !== null ? (
+                <>
+                  {' '}
+                  · last <Ago ms={s.trusted_device.last_renewed_at * 1000} />
+                </>
+              ) : null}
+            </div>
+          </>
+        ) : (
+          <span className="muted" title="the device must pair again when its session ends">
+            none
+          </span>
+        ),
+    },
+    {
+      label: 'Actions',
+      srOnly: true,
+      className: 'row-actions',
+      render: (s) => (
+        <>
+          <Button size="sm" onClick={() => setShortening(s)} aria-label={`Shorten ${s.device_name}`}>
+            Shorten
+          </Button>
+          {s.trusted_device ? (
+            <Button size="sm" onClick={() => setEnding(s)} aria-label={`End renewal of ${s.device_name}`}>
+              End renewal
+            </Button>
+          ) : null}
+          <Button size="sm" variant="danger" onClick={() => setRevoking(s)} aria-label={`Revoke ${s.device_name}`}>
+            Revoke
+          </Button>
+        </>
+      ),
+    },
+  ];
 
   return (
     <>
@@ -57,115 +170,17 @@ export function DevicesPage() {
           </EmptyState>
         ) : null}
         {sessions.length > 0 ? (
-          <div className="table-wrap">
-            <table className="table responsive" data-testid="sessions-table">
-              <thead>
-                <tr>
-                  <th scope="col">Device</th>
-                  <th scope="col">Token</th>
-                  <th scope="col">Seen · transport</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Grants</th>
-                  <th scope="col">Renewal</th>
-                  <th scope="col">
-                    <span className="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {sessions.map((s) => (
-                  <tr
-                    key={s.token_prefix}
-                    id={`session-${s.token_prefix}`}
-                    className={focus === s.token_prefix ? 'row-focus' : undefined}
-                    data-prefix={s.token_prefix}
-                  >
-                    <td data-label="Device" className="col-device">
-                      <div className="device-cell">
-                        <Dot on={s.online} label={s.online ? `online${s.connections[0] ? ` from ${s.connections[0].ip}` : ''}` : 'offline'} />
-                        <div>
-                          <div className="strong">{s.device_name}</div>
-                          <div className="muted mono small" title="device id">
-                            {s.device_id}
-                            {s.device_platform ? ` · ${s.device_platform}` : ''}
-                            {s.device_model ? ` · ${s.device_model}` : ''}
-                          </div>
-                          {s.client_surface !== 'unknown' || s.device_form_factor !== 'unknown' ? (
-                            <div className="muted small" data-testid="device-kind">
-                              {[s.client_surface, s.device_form_factor].filter((x) => x && x !== 'unknown').join(' · ')}
-                            </div>
-                          ) : null}
-                          <Link to={`/events?device=${s.token_prefix}`} className="small" aria-label={`Events of ${s.device_name}`}>
-                            events
-                          </Link>
-                        </div>
-                      </div>
-                    </td>
-                    <td data-label="Token" className="nowrap">
-                      <span className="mono token" title="token prefix (the full token is never shown)">
-                        {s.token_prefix}
-                      </span>
-                      <div className="muted small">
-                        paired <Ago ms={s.created_at * 1000} />
-                      </div>
-                    </td>
-                    <td data-label="Seen · transport" className="nowrap">
-                      {s.online ? <Chip tone="good">online</Chip> : <Ago ms={s.last_seen * 1000} />}
-                      {s.online && s.connections[0] ? <div className="muted small mono">{s.connections[0].ip}</div> : null}
-                      <div className={`small ${s.transport.startsWith('Secure') ? 'good-text' : 'muted'}`} title="transport security">
-                        {s.transport}
-                      </div>
-                    </td>
-                    <td data-label="Expires" className="nowrap">
-                      {s.expires_at === null ? (
-                        <span className="muted">never</span>
-                      ) : (
-                        <span title={exact(s.expires_at * 1000)} className={s.expires_at - now / 1000 < 86400 ? 'warn-text' : undefined}>
-                          {s.expires_at <= now / 1000 ? 'expired' : `in ${duration(s.expires_at - now / 1000)}`}
-                        </span>
-                      )}
-                    </td>
-                    <td data-label="Grants">
-                      <GrantChips grants={s.grants} now={now} />
-                    </td>
-                    <td data-label="Renewal" className="nowrap" data-testid="renewal">
-                      {s.trusted_device ? (
-                        <>
-                          <span title={exact(s.trusted_device.expires_at * 1000)}>until {duration(s.trusted_device.expires_at - now / 1000)}</span>
-                          <div className="muted small">
-                            {s.trusted_device.renewals} renewal{s.trusted_device.renewals === 1 ? '' : 's'}
-                            {s.trusted_device.last_renewed_at !== null ? (
-                              <>
-                                {' '}
-                                · last <Ago ms={s.trusted_device.last_renewed_at * 1000} />
-                              </>
-                            ) : null}
-                          </div>
-                        </>
-                      ) : (
-                        <span className="muted" title="the device must pair again when its session ends">
-                          none
-                        </span>
-                      )}
-                    </td>
-                    <td className="row-actions">
-                      <Button size="sm" onClick={() => setShortening(s)} aria-label={`Shorten ${s.device_name}`}>
-                        Shorten
-                      </Button>
-                      {s.trusted_device ? (
-                        <Button size="sm" onClick={() => setEnding(s)} aria-label={`End renewal of ${s.device_name}`}>
-                          End renewal
-                        </Button>
-                      ) : null}
-                      <Button size="sm" variant="danger" onClick={() => setRevoking(s)} aria-label={`Revoke ${s.device_name}`}>
-                        Revoke
-                      </Button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            testId="sessions-table"
+            columns={columns}
+            rows={sessions}
+            rowKey={(s) => s.token_prefix}
+            rowProps={(s) => ({
+              id: `session-${s.token_prefix}`,
+              className: focus === s.token_prefix ? 'row-focus' : undefined,
+              'data-prefix': s.token_prefix,
+            })}
+          />
         ) : null}
       </Card>
       <RevokeDialog session={revoking} onClose={() => setRevoking(null)} />

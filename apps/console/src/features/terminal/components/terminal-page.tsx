@@ -1,7 +1,53 @@
+import type { ShellRow } from '@svc/console-api';
+import { DataTable, type Column } from '@/components/data-table';
 import { Ago, Card, Chip, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
 import { useTerminal } from '../api/get-terminal';
 
 const ms = (s: number | null) => (s === null ? null : s * 1000);
+
+const SHELL_COLUMNS: Array<Column<ShellRow>> = [
+  { label: 'Session', className: 'strong', render: (s) => s.session_name },
+  {
+    label: 'Device',
+    render: (s) => (
+      <>
+        <span className="mono">{s.token_prefix}</span> <span className="muted small">{s.device_id}</span>
+      </>
+    ),
+  },
+  {
+    label: 'Process',
+    className: 'mono small',
+    render: (s) => (
+      <>
+        {s.shell} · pid {s.pid} · {s.cols}×{s.rows}
+      </>
+    ),
+  },
+  {
+    label: 'State',
+    render: (s) =>
+      s.attached ? (
+        <>
+          <Chip tone="good">attached</Chip>
+          {s.paused ? (
+            <>
+              {' '}
+              <Chip tone="warn">output paused: slow phone</Chip>
+            </>
+          ) : null}
+        </>
+      ) : (
+        <>
+          <Chip tone="warn">detached</Chip>{' '}
+          <span className="muted small">
+            ends <Ago ms={ms(s.grace_expires_at)} />
+          </span>
+        </>
+      ),
+  },
+  { label: 'Opened', render: (s) => <Ago ms={ms(s.opened_at)} /> },
+];
 
 export function TerminalPage() {
   const q = useTerminal();
@@ -20,57 +66,7 @@ export function TerminalPage() {
             {t.shells.length === 0 ? (
               <EmptyState title="No shells open">A phone with the terminal grant opens one from its Terminal screen.</EmptyState>
             ) : (
-              <div className="table-wrap">
-                <table className="table responsive" data-testid="terminal-shells">
-                  <thead>
-                    <tr>
-                      <th scope="col">Session</th>
-                      <th scope="col">Device</th>
-                      <th scope="col">Process</th>
-                      <th scope="col">State</th>
-                      <th scope="col">Opened</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {t.shells.map((s) => (
-                      <tr key={s.shell_id}>
-                        <td data-label="Session" className="strong">
-                          {s.session_name}
-                        </td>
-                        <td data-label="Device">
-                          <span className="mono">{s.token_prefix}</span> <span className="muted small">{s.device_id}</span>
-                        </td>
-                        <td data-label="Process" className="mono small">
-                          {s.shell} · pid {s.pid} · {s.cols}×{s.rows}
-                        </td>
-                        <td data-label="State">
-                          {s.attached ? (
-                            <>
-                              <Chip tone="good">attached</Chip>
-                              {s.paused ? (
-                                <>
-                                  {' '}
-                                  <Chip tone="warn">output paused: slow phone</Chip>
-                                </>
-                              ) : null}
-                            </>
-                          ) : (
-                            <>
-                              <Chip tone="warn">detached</Chip>{' '}
-                              <span className="muted small">
-                                ends <Ago ms={ms(s.grace_expires_at)} />
-                              </span>
-                            </>
-                          )}
-                        </td>
-                        <td data-label="Opened">
-                          <Ago ms={ms(s.opened_at)} />
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <DataTable testId="terminal-shells" columns={SHELL_COLUMNS} rows={t.shells} rowKey={(s) => s.shell_id} />
             )}
           </Card>
           <Card title={`TUI processes${t.tuis.length ? ` (${t.tuis.length})` : ''}`}>
