@@ -1,0 +1,150 @@
+import { createHash } from 'node:crypto';
+
+/** How the simulated user answers a destructive-verb confirmation: the relay's question, or the app's own modal. */
+export type ConfirmPolicy = 'allow' | 'deny' | 'ignore';
+
+export type ScreenNode = {
+  nodeId: string;
+  text: string | null;
+  contentDescription: string | null;
+  className: string;
+  viewId: string | null;
+  bounds: { left: number; top: number; right: number; bottom: number };
+  clickable: boolean;
+  longClickable: boolean;
+  scrollable: boolean;
+  editable: boolean;
+  focused: boolean;
+  selected: boolean;
+  enabled: boolean;
+};
+
+export type PhoneState = {
+  masterEnabled: boolean;
+  deviceControlSupported: boolean;
+  currentApp: string;
+  trustedVerbs: string[];
+  autoDisableMinutes: number | null;
+  clipboard: string;
+  eventsStreaming: boolean;
+  screenOn: boolean;
+  battery: number;
+  focusedText: string;
+};
+
+/** What the phone starts as (the rest starts the same on every simulated phone). */
+export type PhoneSetup = Partial<Pick<PhoneState, 'masterEnabled' | 'deviceControlSupported' | 'currentApp' | 'trustedVerbs' | 'autoDisableMinutes'>>;
+
+/** An accessibility event a command caused, as `/events` lists it. */
+export type AccessibilityEvent = { seq: number; type: string; package: string; text: string | null; ts: number };
+
+export const APPS = [
+  { package: 'com.android.launcher3', label: 'Home' },
+  { package: 'com.android.chrome', label: 'Chrome' },
+  { package: 'com.google.android.gm', label: 'Gmail' },
+  { package: 'com.google.android.apps.messaging', label: 'Messages' },
+  { package: 'com.android.settings', label: 'Settings' },
+  { package: 'com.spotify.music', label: 'Spotify' },
+  { package: 'com.chase.sig.android', label: 'Chase' },
+];
+
+export const CONTACTS = [
+  { name: 'Ada Lovelace', phone: '+44 20 7946 0018' },
+  { name: 'Alan Turing', phone: '+44 20 7946 0019' },
+  { name: 'Grace Hopper', phone: '+1 202 555 0142' },
+];
+
+/**
+ * The simulated phone itself, whichever way it answers: its switches, foreground app, clipboard, a fixed
+ * Messages screen, and the accessibility events the commands cause (the newest 200). `onForeground` is
+ * called when another app comes to the front (the phone then reports its status).
+ */
+export class FakePhone {
+  readonly state: PhoneState;
+  readonly events: AccessibilityEvent[] = [];
+  private seq = 0;
+
+  constructor(
+    setup: PhoneSetup,
+    private readonly onForeground: (pkg: string) => void,
+  ) {
+    this.state = {
+      masterEnabled: setup.masterEnabled ?? true,
+      deviceControlSupported: setup.deviceControlSupported ?? true,
+      currentApp: setup.currentApp ?? 'com.android.launcher3',
+      trustedVerbs: setup.trustedVerbs ?? [],
+      autoDisableMinutes: setup.autoDisableMinutes === undefined ? null : setup.autoDisableMinutes,
+      clipboard: '',
+      eventsStreaming: false,
+      screenOn: true,
+      battery: 87,
+      focusedText: '',
+    };
+  }
+
+  /** The seq of the newest event (0 before any). */
+  get eventSeq(): number {
+    return this.seq;
+  }
+
+  setForeground(pkg: string): void {
+    if (this.state.currentApp === pkg) return;
+    this.event('window_state_changed', null, pkg);
+    this.onForeground(pkg);
+  }
+
+  event(type: string, text: string | null, pkg = this.state.currentApp): void {
+    this.events.push({ seq: ++this.seq, type, package: pkg, text, ts: Date.now() / 1000 });
+    if (this.events.length > 200) this.events.shift();
+  }
+
+  screenNodes(): ScreenNode[] {
+    const n = (nodeId: string, text: string | null, className: string, top: number, extra: Partial<ScreenNode> = {}): ScreenNode => ({
+      nodeId,
+      text,
+      contentDescription: null,
+      className,
+      viewId: null,
+      bounds: { left: 0, top, right: 1080, bottom: top + 120 },
+      clickable: false,
+      longClickable: false,
+      scrollable: false,
+      editable: false,
+      focused: false,
+      selected: false,
+      enabled: true,
+      ...extra,
+    });
+    return [
+      n('0', null, 'android.widget.FrameLayout', 0, { bounds: { left: 0, top: 0, right: 1080, bottom: 2340 } }),
+      n('1', 'Messages', 'android.widget.TextView', 80, { viewId: 'app:id/title' }),
+      n('2', null, 'android.widget.EditText', 300, {
+        viewId: 'app:id/compose',
+        editable: true,
+        focused: true,
+        clickable: true,
+        contentDescription: 'Message',
+      }),
+      n('3', 'Send', 'android.widget.Button', 440, { viewId: 'app:id/send', clickable: true }),
+      n('4', 'Settings', 'android.widget.Button', 580, { clickable: true }),
+      n('5', null, 'androidx.recyclerview.widget.RecyclerView', 720, { scrollable: true, bounds: { left: 0, top: 720, right: 1080, bottom: 2200 } }),
+    ];
+  }
+
+  screen(includeBounds = true): Record<string, unknown> {
+    const nodes = this.screenNodes().map((x) => (includeBounds ? x : { ...x, bounds: undefined }));
+    return {
+      packageName: this.state.currentApp,
+      rootBounds: { left: 0, top: 0, right: 1080, bottom: 2340 },
+      nodes,
+      truncated: false,
+      nodeCount: nodes.length,
+    };
+  }
+
+  screenHash(): string {
+    return createHash('sha256')
+      .update(JSON.stringify(this.screen(true)))
+      .digest('hex');
+  }
+}
