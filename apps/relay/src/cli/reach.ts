@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { createLogger } from '../common/logger';
-import { BrokerConfigError, ReachBroker } from '../reach/broker';
+import { ReachBroker } from '../reach/broker';
+import { BrokerConfigError } from '../reach/broker-credentials';
 import { newToken, tokenSha256 } from '../reach/protocol';
 import { loadOrCreateHostId } from '../reach/connector';
 import { svcHomeFrom } from '../common/config';

@@ -2,19 +2,17 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type * as net from 'node:net';
-import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { atomicWrite } from '../common/atomic-write';
 import { parseJsonObject } from '../common/json-object';
+import { BrokerConfigError, BrokerCredentials, readCredentials } from './broker-credentials';
+import { parseHostControl } from './host-control';
 import {
   decodeHostFrame,
-  DIGEST_RE,
   encodeHostFrame,
   FLAG_CLOSE,
   FLAG_DATA,
   HEADER_SIZE,
-  ID_RE,
   MAX_CONTROL,
   MAX_FRAME,
   newId,
@@ -49,41 +47,8 @@ const DEFAULT_LIMITS = {
   credentialsPerHost: 1024,
 };
 
-type Credential = {
-  hostId: string;
-  kind: 'bootstrap' | 'route';
-  id: string;
-  expiresAt: number;
-  usesLeft: number;
-  deviceIdHash: string | null;
-};
-
 type HostConn = { ws: WebSocket; hostId: string; connectionId: string; streams: Map<string, Stream> };
 type Stream = { id: string; host: HostConn; client: WebSocket; digest: string; idle: NodeJS.Timeout | null };
-
-export class BrokerConfigError extends Error {}
-
-/** The credential file: opaque host ids, each with the base64url SHA-256 of its host token. */
-export function readCredentials(file: string): Map<string, string> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new BrokerConfigError(`cannot read the credentials file ${file}: ${(err as Error).message}`);
-  }
-  const hosts = (parsed as { hosts?: unknown })?.hosts;
-  if (typeof hosts !== 'object' || hosts === null || Array.isArray(hosts))
-    throw new BrokerConfigError(`${file}: expected {"hosts": {"<host id>": {"host_token_sha256": "..."}}}`);
-  const out = new Map<string, string>();
-  for (const [id, v] of Object.entries(hosts)) {
-    const digest = (v as { host_token_sha256?: unknown })?.host_token_sha256;
-    if (!ID_RE.test(id)) throw new BrokerConfigError(`${file}: host id "${id.slice(0, 40)}" is not 22 base64url characters`);
-    if (typeof digest !== 'string' || !DIGEST_RE.test(digest))
-      throw new BrokerConfigError(`${file}: host ${id} needs host_token_sha256 (43 base64url characters: the digest, never the token)`);
-    out.set(id, digest);
-  }
-  return out;
-}
 
 const isLoopback = (h: string) => ['127.0.0.1', '::1', 'localhost'].includes(h) || h.startsWith('127.');
 
@@ -99,8 +64,7 @@ export class ReachBroker {
   private server: http.Server | https.Server | null = null;
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME + HEADER_SIZE, perMessageDeflate: false });
   private readonly hosts = new Map<string, HostConn>();
-  private readonly credentials = new Map<string, Credential>();
-  private readonly consumed = new Map<string, number>();
+  private readonly credentials: BrokerCredentials;
   private readonly activeRoutes = new Map<string, number>();
   private readonly seenConnections = new Map<string, number>();
   private readonly attempts = new Map<string, number[]>();
@@ -115,7 +79,8 @@ export class ReachBroker {
         `a public listener needs TLS (--tls-cert and --tls-key); plain text is allowed only on loopback, not on ${opts.listen}`,
       );
     this.hostDigests = readCredentials(opts.credentialsFile);
-    this.loadState();
+    this.credentials = new BrokerCredentials(opts.stateFile, this.limits.credentialsPerHost);
+    this.credentials.load(this.hostDigests);
   }
 
   get port(): number {
@@ -243,88 +208,42 @@ export class ReachBroker {
     // Validated before any field is read: a host sending `null` must cost only its own connection.
     const m = parseJsonObject(text);
     if (m === null) return this.error(host.ws, 'unauthorized', 'control frame is not a JSON object', peer);
-    const keys = Object.keys(m).sort().join();
-    const future = (v: unknown) => {
-      const ms = typeof v === 'number' ? v * 1000 : typeof v === 'string' ? Date.parse(v) : NaN;
-      return Number.isFinite(ms) && ms > Date.now() ? ms : null;
-    };
-    if (m.protocol_version !== REACH_PROTOCOL) return this.error(host.ws, 'unsupported_version', 'control version', peer);
-    if (m.type === 'publish_bootstrap' && keys === 'expires_at,max_uses,pairing_id,protocol_version,token_sha256,type') {
-      const exp = future(m.expires_at);
-      if (
-        !exp ||
-        m.max_uses !== 1 ||
-        typeof m.token_sha256 !== 'string' ||
-        !DIGEST_RE.test(m.token_sha256) ||
-        typeof m.pairing_id !== 'string' ||
-        m.pairing_id.length > 128
-      )
-        return this.error(host.ws, 'unauthorized', 'bad bootstrap publication', peer);
-      if (!this.roomFor(host.hostId)) return this.error(host.ws, 'quota_exceeded', 'credentials per host', peer);
-      this.credentials.set(m.token_sha256, {
-        hostId: host.hostId,
-        kind: 'bootstrap',
-        id: m.pairing_id,
-        expiresAt: exp,
-        usesLeft: 1,
-        deviceIdHash: null,
-      });
-      this.saveState();
-      return void host.ws.send(
-        JSON.stringify({ type: 'published', protocol_version: REACH_PROTOCOL, credential_kind: 'bootstrap', pairing_id: m.pairing_id }),
-      );
-    }
-    if (m.type === 'publish_route' && keys === 'credential_id,device_id_hash,expires_at,protocol_version,token_sha256,type') {
-      const exp = future(m.expires_at);
-      if (
-        !exp ||
-        typeof m.token_sha256 !== 'string' ||
-        !DIGEST_RE.test(m.token_sha256) ||
-        typeof m.credential_id !== 'string' ||
-        !/^[A-Za-z0-9_-]{1,256}$/.test(m.credential_id) ||
-        typeof m.device_id_hash !== 'string'
-      )
-        return this.error(host.ws, 'unauthorized', 'bad route publication', peer);
-      // A route credential replaces the one of the same id (a new token for the same session).
-      for (const [d, c] of this.credentials)
-        if (c.hostId === host.hostId && c.kind === 'route' && c.id === m.credential_id) this.credentials.delete(d);
-      if (!this.roomFor(host.hostId)) return this.error(host.ws, 'quota_exceeded', 'credentials per host', peer);
-      this.credentials.set(m.token_sha256, {
-        hostId: host.hostId,
-        kind: 'route',
-        id: m.credential_id,
-        expiresAt: exp,
-        usesLeft: Number.MAX_SAFE_INTEGER,
-        deviceIdHash: m.device_id_hash.slice(0, 64),
-      });
-      this.saveState();
-      return void host.ws.send(
-        JSON.stringify({ type: 'published', protocol_version: REACH_PROTOCOL, credential_kind: 'route', credential_id: m.credential_id }),
-      );
-    }
-    if (
-      m.type === 'revoke' &&
-      keys === 'credential_id,credential_kind,protocol_version,type' &&
-      m.credential_kind === 'route' &&
-      typeof m.credential_id === 'string'
-    ) {
-      for (const [d, c] of this.credentials)
-        if (c.hostId === host.hostId && c.kind === 'route' && c.id === m.credential_id) {
-          this.credentials.delete(d);
+    const parsed = parseHostControl(m, Date.now());
+    if (!parsed.ok) return this.error(host.ws, parsed.code, parsed.why, peer);
+    const c = parsed.value;
+    const ack = (type: string, kind: string, id: Record<string, string>) =>
+      void host.ws.send(JSON.stringify({ type, protocol_version: REACH_PROTOCOL, credential_kind: kind, ...id }));
+    switch (c.type) {
+      case 'publish_bootstrap':
+        if (!this.credentials.roomFor(host.hostId)) return this.error(host.ws, 'quota_exceeded', 'credentials per host', peer);
+        this.credentials.publish(c.tokenSha256, {
+          hostId: host.hostId,
+          kind: 'bootstrap',
+          id: c.pairingId,
+          expiresAt: c.expiresAt,
+          usesLeft: 1,
+          deviceIdHash: null,
+        });
+        return ack('published', 'bootstrap', { pairing_id: c.pairingId });
+      case 'publish_route':
+        // A route credential replaces the one of the same id (a new token for the same session).
+        this.credentials.dropRoute(host.hostId, c.credentialId);
+        if (!this.credentials.roomFor(host.hostId)) return this.error(host.ws, 'quota_exceeded', 'credentials per host', peer);
+        this.credentials.publish(c.tokenSha256, {
+          hostId: host.hostId,
+          kind: 'route',
+          id: c.credentialId,
+          expiresAt: c.expiresAt,
+          usesLeft: Number.MAX_SAFE_INTEGER,
+          deviceIdHash: c.deviceIdHash.slice(0, 64),
+        });
+        return ack('published', 'route', { credential_id: c.credentialId });
+      case 'revoke':
+        for (const d of this.credentials.dropRoute(host.hostId, c.credentialId))
           for (const s of [...host.streams.values()]) if (s.digest === d) this.closeStream(s, true);
-        }
-      this.saveState();
-      return void host.ws.send(
-        JSON.stringify({ type: 'revoked', protocol_version: REACH_PROTOCOL, credential_kind: 'route', credential_id: m.credential_id }),
-      );
+        this.credentials.save();
+        return ack('revoked', 'route', { credential_id: c.credentialId });
     }
-    this.error(host.ws, 'unauthorized', `unknown control ${String(m.type).slice(0, 32)}`, peer);
-  }
-
-  private roomFor(hostId: string): boolean {
-    const now = Date.now();
-    for (const [d, c] of this.credentials) if (c.expiresAt <= now) this.credentials.delete(d);
-    return [...this.credentials.values()].filter((c) => c.hostId === hostId).length < this.limits.credentialsPerHost;
   }
 
   private hostData(host: HostConn, frame: Buffer): void {
@@ -346,7 +265,7 @@ export class ReachBroker {
     const c = this.credentials.get(digest);
     const host = this.hosts.get(reg.host_id);
     let refusal: string | null = null;
-    if (this.consumed.has(digest)) refusal = 'replayed';
+    if (this.credentials.isConsumed(digest)) refusal = 'replayed';
     else if (!c || c.hostId !== reg.host_id || c.kind !== reg.credential_kind) refusal = 'unauthorized';
     else if (c.expiresAt <= Date.now()) refusal = 'expired';
     else if (c.usesLeft <= 0) refusal = 'replayed';
@@ -355,12 +274,7 @@ export class ReachBroker {
     else if (host.streams.size >= this.limits.streamsPerHost) refusal = 'host_busy';
     if (refusal) return this.error(ws, refusal, `client for host ${reg.host_id}`, peer);
     const cred = c!;
-    cred.usesLeft--;
-    if (cred.kind === 'bootstrap') {
-      this.credentials.delete(digest);
-      this.consumed.set(digest, Math.max(Date.now() + 86_400_000, cred.expiresAt));
-      this.saveState();
-    }
+    this.credentials.use(digest, cred);
     const s: Stream = { id: newId(), host: host!, client: ws, digest, idle: null };
     host!.streams.set(s.id, s);
     this.activeRoutes.set(digest, (this.activeRoutes.get(digest) ?? 0) + 1);
@@ -412,61 +326,7 @@ export class ReachBroker {
   private pruneReplay(): void {
     const now = Date.now();
     for (const [id, at] of this.seenConnections) if (now - at > 86_400_000) this.seenConnections.delete(id);
-    for (const [d, until] of this.consumed) if (until <= now) this.consumed.delete(d);
-  }
-
-  // ---- state -----------------------------------------------------------------------------------
-
-  private loadState(): void {
-    const file = this.opts.stateFile;
-    if (!file || !fs.existsSync(file)) return;
-    let text: string;
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch (err) {
-      throw new BrokerConfigError(`cannot read the state file ${file}: ${(err as Error).message}`);
-    }
-    const parsed = parseJsonObject(text);
-    if (parsed === null) throw new BrokerConfigError(`the state file ${file} is not a JSON object; move it away to start empty`);
-    const list = (v: unknown): Array<Record<string, unknown>> =>
-      Array.isArray(v) ? v.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x)) : [];
-    const now = Date.now();
-    for (const c of list(parsed.credentials)) {
-      if (typeof c.token_sha256 !== 'string' || typeof c.host_id !== 'string' || !this.hostDigests.has(c.host_id)) continue;
-      const exp = Number(c.expires_at) * 1000;
-      if (!(exp > now) || (c.kind !== 'bootstrap' && c.kind !== 'route')) continue;
-      this.credentials.set(c.token_sha256, {
-        hostId: c.host_id,
-        kind: c.kind,
-        id: String(c.credential_id ?? ''),
-        expiresAt: exp,
-        usesLeft: Number(c.uses_left ?? 1),
-        deviceIdHash: typeof c.device_id_hash === 'string' ? c.device_id_hash : null,
-      });
-    }
-    for (const c of list(parsed.consumed)) {
-      if (typeof c.token_sha256 === 'string' && Number(c.expires_at) * 1000 > now) this.consumed.set(c.token_sha256, Number(c.expires_at) * 1000);
-    }
-  }
-
-  private saveState(): void {
-    const file = this.opts.stateFile;
-    if (!file) return;
-    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    const body = {
-      version: 1,
-      credentials: [...this.credentials].map(([d, c]) => ({
-        host_id: c.hostId,
-        token_sha256: d,
-        expires_at: Math.floor(c.expiresAt / 1000),
-        uses_left: Math.min(c.usesLeft, 1_000_000_000),
-        kind: c.kind,
-        credential_id: c.id,
-        device_id_hash: c.deviceIdHash,
-      })),
-      consumed: [...this.consumed].map(([d, until]) => ({ token_sha256: d, expires_at: Math.floor(until / 1000) })),
-    };
-    atomicWrite(file, JSON.stringify(body));
+    this.credentials.pruneConsumed(now);
   }
 }
 
