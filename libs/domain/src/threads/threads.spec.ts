@@ -1,3 +1,4 @@
+import { phoneDisconnected, relayStarted } from '../../../../test/support/events';
 import { given, T0 } from '../../../../test/support/given';
 import type { NewEvent, RelayEvent } from '@svc/events';
 import { DomainError } from '../errors';
@@ -151,11 +152,11 @@ describe('phone threads projection', () => {
     const m = new ReadModels();
     given(m, postMessage(m, msg('a'), open(10), T0));
     given(m, subscribe(m, { connId: 'x', tokenPrefix: 'p1', deviceName: 'A', sharePhoneStatus: true }));
-    given(m, [{ type: 'relay.started', data: { version: '0', pid: 1, host: 'h', port: 1, tls: false } }]);
+    given(m, [relayStarted()]);
     expect(m.phoneThreads.subscriber()).toBeNull();
     expect(m.phoneThreads.queuedCount()).toBe(1);
     given(m, subscribe(m, { connId: 'y', tokenPrefix: 'p1', deviceName: 'A', sharePhoneStatus: true }));
-    given(m, [{ type: 'phone.disconnected', data: { connId: 'y', tokenPrefix: 'p1', code: 1000, reason: '' } }]);
+    given(m, [phoneDisconnected({ connId: 'y', tokenPrefix: 'p1' })]);
     expect(m.phoneThreads.subscriber()).toBeNull();
   });
 
