@@ -1,9 +1,8 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as fs from 'node:fs';
-import type { FastifyInstance } from 'fastify';
-import { acquireLogLock, jsonDepthExceeds, JsonTooDeepError, MAX_JSON_DEPTH } from '@svc/events';
+import { acquireLogLock } from '@svc/events';
 import { config as rxjsConfig } from 'rxjs';
 import type { DestinationStream, Logger } from 'pino';
 import { AppModule } from './app.module';
@@ -15,13 +14,13 @@ import { DiskGuard, installDiskGuardHook, type DiskSpaceSource } from './common/
 import { EventBudget } from './common/event-budget';
 import { fileStore } from './common/file-store';
 import { postgresStore } from './common/postgres-store';
-import { ErrorFilter, frameworkErrors } from './common/http-errors';
+import { ErrorFilter } from './common/http-errors';
+import { dropFormParser, hardenHttpServer, listeningUrl, relayHttpAdapter } from './common/http-server';
 import { createLogger, NestPinoLogger } from './common/logger';
 import { installHealthRoute } from './health/health.route';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
 import { writeForwarderKey } from './common/forwarded-peer';
-import { clientErrorHandler, guardSlowConnections, serverTimeouts } from './common/slow-clients';
 import { RelayValidationPipe } from './common/validation';
 import type { Runtime } from './common/tokens';
 import { relayVersion } from './common/version';
@@ -64,6 +63,9 @@ export type Relay = {
   close(reason?: string): Promise<void>;
 };
 
+/** What start-up has made so far, handed from one step to the next. */
+type Core = { config: RelayConfig; clock: Clock; logger: Logger; secrets: Secrets; log: CommandLoop; disk: DiskGuard; runtime: Runtime };
+
 /** Opens the log (replaying it), builds the Nest app on Fastify with the phone socket, and listens. */
 export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   const config: RelayConfig = checkTerminalConfig(options.config ?? loadConfig(process.env));
@@ -80,6 +82,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   }
 }
 
+/** The start-up sequence, under the home lock. */
 async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome: () => void): Promise<Relay> {
   const clock = options.clock ?? new SystemClock();
   const logger = createLogger(config.logLevel, options.logDestination);
@@ -89,131 +92,33 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
   const secrets = Secrets.load(relayDir(config));
   // For the dashboard ingress (another process): how it vouches for its callers' addresses (forwarded-peer.ts).
   writeForwarderKey(relayDir(config), secrets);
-  const onFatal =
-    options.onFatal ??
-    ((err: Error) => {
-      logger.fatal({ err: err.message }, 'event log failed; stopping so no unrecorded state is served');
-      logger.flush?.();
-      process.exit(1);
-    });
-  const log = await CommandLoop.open({
-    store: config.eventStoreUrl ? postgresStore(config.eventStoreUrl) : fileStore(relayDir(config), config.segmentBytes),
-    secrets,
-    clock,
-    logger,
-    snapshotEvery: config.snapshotEvery,
-    onFatal,
-  });
-  const disk = new DiskGuard({ dir: relayDir(config), ...config.disk, source: options.diskSpace, logger, clock });
-  await disk.start();
-  const budget = new EventBudget(() => clock.now().getTime());
-  log.admission = (events, actor) => {
-    disk.admit(events);
-    budget.admit(events, actor);
-  };
+  const log = await openLog(config, clock, logger, secrets, options.onFatal ?? exitOnFatal(logger));
+  const disk = await guardAdmission(log, config, clock, logger, options.diskSpace);
   const version = relayVersion();
   const runtime: Runtime = { port: config.port, startedAt: clock.now(), version, url: '' };
-  await log.run('system', () => [
-    {
-      type: 'relay.started',
-      data: {
-        version,
-        pid: process.pid,
-        host: config.host,
-        port: config.port,
-        tls: config.tls !== null,
-        ...(config.allowInsecureApiBearer ? { allowInsecureApiBearer: true } : {}),
-        ...(log.recovered ? { recovered: log.recovered } : {}),
-        ...(log.staleLock ? { staleLock: log.staleLock } : {}),
-      },
-    },
-  ]);
+  await recordStart(log, config, version);
+  const core: Core = { config, clock, logger, secrets, log, disk, runtime };
 
-  const adapter = new FastifyAdapter({
-    // No Nest middleware anywhere (auth is a Fastify hook): without middie, no request pays for its hook.
-    skipMiddie: true,
-    trustProxy: false,
-    bodyLimit: config.bodyLimitBytes,
-    // Fastify sets this on the server after creating it; never below the headers bound (Node's rule).
-    requestTimeout: Math.max(config.requestTimeoutMs, config.headersTimeoutMs),
-    connectionTimeout: 120_000,
-    clientErrorHandler,
-    frameworkErrors,
-    ...(config.tls
-      ? {
-          https: {
-            cert: fs.readFileSync(config.tls.cert),
-            key: fs.readFileSync(config.tls.key),
-            ...serverTimeouts(config.headersTimeoutMs, config.requestTimeoutMs),
-          },
-        }
-      : { http: serverTimeouts(config.headersTimeoutMs, config.requestTimeoutMs) }),
-  });
-  // Every route as Fastify registers it: what the OpenAPI description is checked against.
-  const routes: Array<{ method: string; url: string }> = [];
-  adapter.getInstance().addHook('onRoute', (r) => {
-    for (const m of Array.isArray(r.method) ? r.method : [r.method]) routes.push({ method: m, url: r.url });
-  });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, log, secrets, logger, runtime }), adapter, {
-    logger: new NestPinoLogger(logger),
-    // The relay installs its own JSON parser (installBoundedJsonParser); Nest's would replace it at init.
-    bodyParser: false,
-  });
+  const { app, routes, unguarded } = await buildApp(core);
   const instance = app.getHttpAdapter().getInstance();
-  instance.removeContentTypeParser('text/plain');
-  guardSlowConnections(instance.server, { perAddress: config.maxSlowConnectionsPerAddress, tls: Boolean(config.tls), logger });
-  installBoundedJsonParser(instance);
-  const guard = installAuthHook(instance, {
-    log,
-    secrets,
-    clock,
-    logger,
-    port: () => runtime.port,
-    apiVoice: apiVoiceOf(config),
-  });
-  installDiskGuardHook(instance, disk);
-  installHealthRoute(instance, { log, clock, runtime, secureLinkEnabled: config.secureLink.enabled, clientSpelling: config.clientSpelling, disk });
-  installOpenApiRoute(app, instance, version);
-  const metrics = app.get(MetricsService);
-  // Every answered request, by its route template (never the path: tokens and names stay out of labels).
-  instance.addHook('onResponse', (request, reply, done) => {
-    metrics.observeHttp(request.method, request.routeOptions?.url, reply.statusCode);
-    done();
-  });
-  const hub = app.get(PhoneHub);
-  const voiceOutput = app.get(VoiceSessions);
-  app.useWebSocketAdapter(
-    new RelayWsAdapter(
-      app,
-      () => (req) => hub.verifyUpgrade(req),
-      undefined,
-      () => [voiceOutput.handleUpgrade],
-    ),
-  );
-  app.useGlobalPipes(new RelayValidationPipe());
-  app.useGlobalFilters(new ErrorFilter(logger));
-  const scheduler = app.get(Scheduler);
-  scheduler.intervalMs = config.sweepIntervalMs;
-
   await app.init();
-  // Nest adds a form parser at init; the relay's bodies are JSON (or multipart where a route registers it).
-  if (instance.hasContentTypeParser('application/x-www-form-urlencoded')) instance.removeContentTypeParser('application/x-www-form-urlencoded');
+  dropFormParser(instance);
   await app.listen({ port: config.port, host: config.host });
-  if (guard.unguarded.length > 0) {
+  if (unguarded.length > 0) {
     await app.close();
-    throw new Error(`routes without @Auth(): ${guard.unguarded.join(', ')}`);
+    throw new Error(`routes without @Auth(): ${unguarded.join(', ')}`);
   }
   const address = instance.server.address();
   runtime.port = typeof address === 'object' && address ? address.port : config.port;
-  const scheme = config.tls ? 'https' : 'http';
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
-  runtime.url = `${scheme}://${host}:${runtime.port}`;
+  runtime.url = listeningUrl(config, runtime.port);
   logger.info({ url: runtime.url, version, lastSeq: log.lastSeq }, 'relay listening');
+
   const secureLink = config.secureLink.enabled ? await startSecureLink({ config, log, logger, relayServer: instance.server }) : null;
   runtime.secureLink = secureLink;
   const reach = startReach({ config, log, logger, secureLink, runtime, backoff: options.reachBackoff });
   runtime.reach = reach;
 
+  const scheduler = app.get(Scheduler);
   let closed = false;
   return {
     app,
@@ -235,7 +140,7 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
       reach?.stop();
       await secureLink?.close();
       await app.close();
-      await log.run('system', () => [{ type: 'relay.stopping', data: { reason } }]).catch(() => undefined);
+      await log.record('system', [{ type: 'relay.stopping', data: { reason } }]).catch(() => undefined);
       await log.close();
       disk.stop();
       releaseHome();
@@ -245,16 +150,100 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
   };
 }
 
-/**
- * Fastify's own JSON parser (prototype-poisoning checks kept), behind a nesting check on the raw text: a
- * body nested past MAX_JSON_DEPTH is a 400 `json_too_deep` before anything walks it recursively.
- */
-function installBoundedJsonParser(instance: FastifyInstance): void {
-  const parse = instance.getDefaultJsonParser('error', 'error');
-  instance.removeContentTypeParser('application/json');
-  instance.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    const text = body as string;
-    if (jsonDepthExceeds(text)) return done(new JsonTooDeepError(MAX_JSON_DEPTH), undefined);
-    void parse(req, text, done);
+function exitOnFatal(logger: Logger): (err: Error) => void {
+  return (err) => {
+    logger.fatal({ err: err.message }, 'event log failed; stopping so no unrecorded state is served');
+    logger.flush?.();
+    process.exit(1);
+  };
+}
+
+/** The event log (a file log under the home, or PostgreSQL), replayed into the read models. */
+function openLog(config: RelayConfig, clock: Clock, logger: Logger, secrets: Secrets, onFatal: (err: Error) => void): Promise<CommandLoop> {
+  return CommandLoop.open({
+    store: config.eventStoreUrl ? postgresStore(config.eventStoreUrl) : fileStore(relayDir(config), config.segmentBytes),
+    secrets,
+    clock,
+    logger,
+    snapshotEvery: config.snapshotEvery,
+    onFatal,
   });
+}
+
+/** What may refuse a decision's events before they are appended: the disk guard, then each device's event budget. */
+async function guardAdmission(log: CommandLoop, config: RelayConfig, clock: Clock, logger: Logger, diskSpace?: DiskSpaceSource): Promise<DiskGuard> {
+  const disk = new DiskGuard({ dir: relayDir(config), ...config.disk, source: diskSpace, logger, clock });
+  await disk.start();
+  const budget = new EventBudget(() => clock.now().getTime());
+  log.admission = (events, actor) => {
+    disk.admit(events);
+    budget.admit(events, actor);
+  };
+  return disk;
+}
+
+/** `relay.started` opens each run: projections of ephemeral state reset at it. */
+async function recordStart(log: CommandLoop, config: RelayConfig, version: string): Promise<void> {
+  await log.record('system', [
+    {
+      type: 'relay.started',
+      data: {
+        version,
+        pid: process.pid,
+        host: config.host,
+        port: config.port,
+        tls: config.tls !== null,
+        ...(config.allowInsecureApiBearer ? { allowInsecureApiBearer: true } : {}),
+        ...(log.recovered ? { recovered: log.recovered } : {}),
+        ...(log.staleLock ? { staleLock: log.staleLock } : {}),
+      },
+    },
+  ]);
+}
+
+/**
+ * The Nest app on the hardened Fastify, with what sits in front of the routes (auth, the disk guard),
+ * the routes Nest does not own (health, OpenAPI), metrics, the phone socket, validation and errors.
+ */
+async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; routes: Array<{ method: string; url: string }>; unguarded: string[] }> {
+  const { config, clock, log, secrets, logger, runtime, disk } = core;
+  const { adapter, routes } = relayHttpAdapter(config);
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, log, secrets, logger, runtime }), adapter, {
+    logger: new NestPinoLogger(logger),
+    // The relay installs its own JSON parser (hardenHttpServer); Nest's would replace it at init.
+    bodyParser: false,
+  });
+  const instance = app.getHttpAdapter().getInstance();
+  hardenHttpServer(instance, config, logger);
+  const guard = installAuthHook(instance, {
+    log,
+    secrets,
+    clock,
+    logger,
+    port: () => runtime.port,
+    apiVoice: apiVoiceOf(config),
+  });
+  installDiskGuardHook(instance, disk);
+  installHealthRoute(instance, { log, clock, runtime, secureLinkEnabled: config.secureLink.enabled, clientSpelling: config.clientSpelling, disk });
+  installOpenApiRoute(app, instance, runtime.version);
+  const metrics = app.get(MetricsService);
+  // Every answered request, by its route template (never the path: tokens and names stay out of labels).
+  instance.addHook('onResponse', (request, reply, done) => {
+    metrics.observeHttp(request.method, request.routeOptions?.url, reply.statusCode);
+    done();
+  });
+  const hub = app.get(PhoneHub);
+  const voiceOutput = app.get(VoiceSessions);
+  app.useWebSocketAdapter(
+    new RelayWsAdapter(
+      app,
+      () => (req) => hub.verifyUpgrade(req),
+      undefined,
+      () => [voiceOutput.handleUpgrade],
+    ),
+  );
+  app.useGlobalPipes(new RelayValidationPipe());
+  app.useGlobalFilters(new ErrorFilter(logger));
+  app.get(Scheduler).intervalMs = config.sweepIntervalMs;
+  return { app, routes, unguarded: guard.unguarded };
 }
