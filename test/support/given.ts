@@ -102,6 +102,10 @@ export class Outcome {
 export class Scenario {
   constructor(readonly state: Given) {}
 
+  get models(): ReadModels {
+    return this.state.models;
+  }
+
   when(decide: Decision, now: When = T0): Outcome {
     return new Outcome(this.state, decide, toDate(now));
   }
