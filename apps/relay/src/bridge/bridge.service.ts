@@ -10,11 +10,7 @@ import {
   confirmationText,
   DEFAULT_SAFETY_SETTINGS,
   DEFAULT_SCREEN,
-  mediaTokenOf,
   parseBridgeStatus,
-  phoneConfirmationAnswered,
-  phoneConfirmationFailed,
-  phoneDeniedUnasked,
   screenSizeShown,
   toPhoneCommand,
   type ScreenSize,
@@ -30,7 +26,7 @@ import {
   type Principal,
   type SafetySettings,
 } from '@svc/domain';
-import type { BridgeEvent, BridgeFailure, SafetyDecisionKind, StoredEvent } from '@svc/events';
+import type { BridgeFailure, SafetyDecisionKind } from '@svc/events';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
@@ -43,7 +39,11 @@ import { ReportWindow } from '../common/report-window';
 import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
-import { BridgeMedia, decodePng } from './bridge-media';
+import { BridgeMedia } from './bridge-media';
+import { commandAnswered, commandFailed } from './command-outcome';
+import { confirmationDenied, planOf, refusal } from './bridge-plan';
+import { foregroundShown, readBridgeResponse } from './bridge-response';
+import { pickSelector, withoutSelectors } from './device-selector';
 import { InFlightCommands, type CommandReply, type SentCommand } from './in-flight-commands';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
@@ -182,26 +182,9 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       this.logger.debug({ conn: conn.id }, 'bridge.response for no command in flight on this socket: ignored');
       return;
     }
-    const status = p.status === undefined ? 200 : p.status;
-    if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) {
-      return void this.fail(pending, 'bad_response', new DomainError('bridge.bad_response', 'upstream', 'the phone answered with an invalid status'));
-    }
-    const raw = p.result;
-    const body: Record<string, unknown> =
-      raw === undefined ? {} : typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : { value: raw };
-    let png: ReturnType<typeof decodePng> | null = null;
-    let uploaded: string | null = null;
-    if (pending.path === '/screenshot' && status < 300) {
-      // The app uploads the PNG itself (POST /media/upload) and answers {media: "MEDIA:hermes-relay://<token>"}.
-      const marker = typeof body.media === 'string' ? body.media : null;
-      uploaded = marker ? mediaTokenOf(marker) : null;
-      if (marker && !uploaded)
-        return void this.fail(pending, 'bad_response', new DomainError('bridge.bad_screenshot', 'upstream', 'the phone named no relay media token'));
-      if (!uploaded) {
-        png = decodePng(body);
-        if (typeof png === 'string') return void this.fail(pending, 'bad_response', new DomainError('bridge.bad_screenshot', 'upstream', png));
-      }
-    }
+    const answer = readBridgeResponse(pending.path, p);
+    if (!answer.ok) return void this.fail(pending, 'bad_response', answer.error);
+    const { status, body, screenshot } = answer;
     this.settle(pending);
     const seen = status < 300 ? foregroundShown(pending.path, body) : null;
     if (pending.path === '/screen' && status < 300) {
@@ -213,10 +196,10 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     // this one's fsync. The log keeps the order; the caller is answered once the event is durable.
     void this.answered(pending, status, body, seen !== null && seen !== known ? seen : undefined)
       .then(async () => {
-        if (uploaded) return pending.resolve(await this.files.uploadedScreenshot(uploaded, body));
+        if (screenshot && 'uploaded' in screenshot) return pending.resolve(await this.files.uploadedScreenshot(screenshot.uploaded, body));
         pending.resolve({
           status,
-          body: png && typeof png !== 'string' ? await this.files.storeScreenshot(pending.requestId, pending.tokenPrefix, png, body) : body,
+          body: screenshot ? await this.files.storeScreenshot(pending.requestId, pending.tokenPrefix, screenshot.png, body) : body,
         });
       })
       .catch((err: Error) => pending.reject(err));
@@ -370,29 +353,14 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async answered(p: SentCommand, status: number, body: Record<string, unknown>, currentApp?: string): Promise<void> {
-    const latencyMs = Math.round((performance.now() - p.started) * 1000) / 1000;
-    await this.log.run(`device:${p.tokenPrefix}`, (m) => [
-      ...(p.phoneConfirms
-        ? phoneConfirmationAnswered(m, { requestId: p.requestId, tokenPrefix: p.tokenPrefix, status, body })
-        : phoneDeniedUnasked({ requestId: p.requestId, tokenPrefix: p.tokenPrefix, method: p.method, path: p.path, status, body })),
-      {
-        type: 'bridge.command_answered',
-        data: { requestId: p.requestId, tokenPrefix: p.tokenPrefix, path: p.path, status, latencyMs, ...(currentApp ? { currentApp } : {}) },
-      },
-    ]);
+    await this.log.run(`device:${p.tokenPrefix}`, commandAnswered(p, status, body, currentApp));
   }
 
   /** Records the failure, then (once durable) fails the HTTP call. */
   private async fail(p: SentCommand, reason: BridgeFailure, err: DomainError): Promise<void> {
     if (!this.settle(p)) return;
-    const latencyMs = Math.round((performance.now() - p.started) * 1000) / 1000;
     try {
-      await this.log.run(`device:${p.tokenPrefix}`, (m) => [
-        ...(p.phoneConfirms
-          ? phoneConfirmationFailed(m, { requestId: p.requestId, tokenPrefix: p.tokenPrefix, timedOut: reason === 'timeout' })
-          : []),
-        { type: 'bridge.command_failed', data: { requestId: p.requestId, tokenPrefix: p.tokenPrefix, path: p.path, reason, latencyMs } },
-      ]);
+      await this.log.run(`device:${p.tokenPrefix}`, commandFailed(p, reason));
     } catch (e) {
       this.logger.warn({ err: (e as Error).message }, 'bridge failure not recorded');
     }
@@ -413,61 +381,4 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   isOnline(device: BridgeDevice): boolean {
     return !!this.connOf(device);
   }
-}
-
-function confirmationDenied(): DomainError {
-  return new DomainError('bridge.confirmation_denied', 'forbidden', 'user denied destructive action', { reason: 'confirmation_denied_or_timeout' });
-}
-
-type Refusal = { decision: Extract<SafetyDecisionKind, 'sideload_only' | 'master_off' | 'blocked_package'>; package?: string };
-type Plan = { sent: boolean; asked: string | null; refused: Refusal | null };
-
-/** What the planner decided, read from the events it wrote (the verdict travels inside them). */
-function planOf(events: readonly StoredEvent<BridgeEvent>[]): Plan {
-  const plan: Plan = { sent: false, asked: null, refused: null };
-  for (const e of events) {
-    if (e.type === 'bridge.command_sent') plan.sent = true;
-    if (e.type !== 'bridge.safety_decided') continue;
-    const { decision, verb } = e.data;
-    if (decision === 'confirmation_requested') plan.asked = verb ?? 'confirm';
-    else if (decision === 'sideload_only' || decision === 'master_off' || decision === 'blocked_package')
-      plan.refused = { decision, package: e.data.package };
-  }
-  return plan;
-}
-
-function refusal(v: Refusal): DomainError {
-  switch (v.decision) {
-    case 'sideload_only':
-      return new DomainError('bridge.sideload_only', 'forbidden', 'Device Control needs the sideload build of the app on the phone', {
-        error_code: 'device_control_sideload_only',
-      });
-    case 'master_off':
-      return new DomainError('bridge.master_disabled', 'forbidden', 'Device Control is switched off on the phone', { reason: 'master_disabled' });
-    case 'blocked_package':
-      return new DomainError('bridge.blocked_package', 'forbidden', `blocked package ${v.package}`, {
-        package: v.package,
-        reason: 'blocked_package',
-      });
-  }
-}
-
-function pickSelector(o: object): string | null {
-  const r = o as Record<string, unknown>;
-  const v = r.device_id ?? r.device;
-  return typeof v === 'string' && v.length > 0 ? v : null;
-}
-
-function withoutSelectors(o: object): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o ?? {})) if (k !== 'device' && k !== 'device_id' && v !== undefined) out[k] = v;
-  return out;
-}
-
-const PACKAGE_RE = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$/;
-
-/** The foreground package an answer shows, if it shows one: `/current_app {package}`, `/screen {packageName}`. */
-export function foregroundShown(path: string, body: Record<string, unknown>): string | null {
-  const v = path === '/current_app' ? body.package : path === '/screen' ? body.packageName : undefined;
-  return typeof v === 'string' && v.length <= 255 && PACKAGE_RE.test(v) ? v : null;
 }

@@ -1,4 +1,4 @@
-import { foregroundShown } from './bridge.service';
+import { foregroundShown } from './bridge-response';
 
 describe('foregroundShown', () => {
   it('reads the package of /current_app and the packageName of /screen', () => {

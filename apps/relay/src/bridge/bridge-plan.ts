@@ -1,0 +1,45 @@
+import { DomainError } from '@svc/domain';
+import type { BridgeEvent, SafetyDecisionKind, StoredEvent } from '@svc/events';
+
+/*
+ * The safety pipeline's verdict as the HTTP side acts on it: the planner (libs/domain planCommand) writes
+ * its decision as events; these read it back and turn a refusal into the error the caller gets.
+ */
+
+/** The caller's error when the phone's user said no, or did not answer in time. */
+export function confirmationDenied(): DomainError {
+  return new DomainError('bridge.confirmation_denied', 'forbidden', 'user denied destructive action', { reason: 'confirmation_denied_or_timeout' });
+}
+
+export type Refusal = { decision: Extract<SafetyDecisionKind, 'sideload_only' | 'master_off' | 'blocked_package'>; package?: string };
+export type Plan = { sent: boolean; asked: string | null; refused: Refusal | null };
+
+/** What the planner decided, read from the events it wrote (the verdict travels inside them). */
+export function planOf(events: readonly StoredEvent<BridgeEvent>[]): Plan {
+  const plan: Plan = { sent: false, asked: null, refused: null };
+  for (const e of events) {
+    if (e.type === 'bridge.command_sent') plan.sent = true;
+    if (e.type !== 'bridge.safety_decided') continue;
+    const { decision, verb } = e.data;
+    if (decision === 'confirmation_requested') plan.asked = verb ?? 'confirm';
+    else if (decision === 'sideload_only' || decision === 'master_off' || decision === 'blocked_package')
+      plan.refused = { decision, package: e.data.package };
+  }
+  return plan;
+}
+
+export function refusal(v: Refusal): DomainError {
+  switch (v.decision) {
+    case 'sideload_only':
+      return new DomainError('bridge.sideload_only', 'forbidden', 'Device Control needs the sideload build of the app on the phone', {
+        error_code: 'device_control_sideload_only',
+      });
+    case 'master_off':
+      return new DomainError('bridge.master_disabled', 'forbidden', 'Device Control is switched off on the phone', { reason: 'master_disabled' });
+    case 'blocked_package':
+      return new DomainError('bridge.blocked_package', 'forbidden', `blocked package ${v.package}`, {
+        package: v.package,
+        reason: 'blocked_package',
+      });
+  }
+}
