@@ -4,7 +4,11 @@ import { DEVICE_CONTROL_ROUTES, DomainError, ROUTE_ALIASES, type Principal } fro
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Auth, Caller } from '../common/auth';
 import { BridgeService } from './bridge.service';
-import * as D from './device-control.dto';
+import { EventsQuery, ScreenQuery, SelectorQuery } from './device-control.dto';
+import { DragDto, LongPressDto, PressKeyDto, ScrollDto, SwipeDto, TapDto, TapTextDto, TypeDto, WaitDto } from './device-control-gestures.dto';
+import { DescribeNodeDto, DiffScreenDto, FindNodesDto } from './device-control-screen.dto';
+import { BroadcastDto, ClipboardSetDto, EventsStreamDto, MediaDto, OpenAppDto, SendIntentDto } from './device-control-apps.dto';
+import { CallDto, SearchContactsDto, SendMmsDto, SendSmsDto, ShareMediaDto } from './device-control-messaging.dto';
 
 type Method = 'GET' | 'POST';
 
@@ -15,31 +19,31 @@ type Method = 'GET' | 'POST';
  * the domain does not (a unit test holds it to that).
  */
 export const DEVICE_CONTROL_INPUT: Readonly<Record<string, { query?: Type<object>; body?: Type<object> }>> = {
-  'GET /screen': { query: D.ScreenQuery },
-  'GET /events': { query: D.EventsQuery },
-  'POST /diff_screen': { body: D.DiffScreenDto },
-  'POST /find_nodes': { body: D.FindNodesDto },
-  'POST /describe_node': { body: D.DescribeNodeDto },
-  'POST /tap': { body: D.TapDto },
-  'POST /tap_text': { body: D.TapTextDto },
-  'POST /long_press': { body: D.LongPressDto },
-  'POST /drag': { body: D.DragDto },
-  'POST /type': { body: D.TypeDto },
-  'POST /swipe': { body: D.SwipeDto },
-  'POST /scroll': { body: D.ScrollDto },
-  'POST /press_key': { body: D.PressKeyDto },
-  'POST /wait': { body: D.WaitDto },
-  'POST /open_app': { body: D.OpenAppDto },
-  'POST /clipboard': { body: D.ClipboardSetDto },
-  'POST /media': { body: D.MediaDto },
-  'POST /send_intent': { body: D.SendIntentDto },
-  'POST /broadcast': { body: D.BroadcastDto },
-  'POST /events/stream': { body: D.EventsStreamDto },
-  'POST /search_contacts': { body: D.SearchContactsDto },
-  'POST /call': { body: D.CallDto },
-  'POST /send_sms': { body: D.SendSmsDto },
-  'POST /share_media': { body: D.ShareMediaDto },
-  'POST /send_mms': { body: D.SendMmsDto },
+  'GET /screen': { query: ScreenQuery },
+  'GET /events': { query: EventsQuery },
+  'POST /diff_screen': { body: DiffScreenDto },
+  'POST /find_nodes': { body: FindNodesDto },
+  'POST /describe_node': { body: DescribeNodeDto },
+  'POST /tap': { body: TapDto },
+  'POST /tap_text': { body: TapTextDto },
+  'POST /long_press': { body: LongPressDto },
+  'POST /drag': { body: DragDto },
+  'POST /type': { body: TypeDto },
+  'POST /swipe': { body: SwipeDto },
+  'POST /scroll': { body: ScrollDto },
+  'POST /press_key': { body: PressKeyDto },
+  'POST /wait': { body: WaitDto },
+  'POST /open_app': { body: OpenAppDto },
+  'POST /clipboard': { body: ClipboardSetDto },
+  'POST /media': { body: MediaDto },
+  'POST /send_intent': { body: SendIntentDto },
+  'POST /broadcast': { body: BroadcastDto },
+  'POST /events/stream': { body: EventsStreamDto },
+  'POST /search_contacts': { body: SearchContactsDto },
+  'POST /call': { body: CallDto },
+  'POST /send_sms': { body: SendSmsDto },
+  'POST /share_media': { body: ShareMediaDto },
+  'POST /send_mms': { body: SendMmsDto },
 };
 
 /**
@@ -82,7 +86,7 @@ for (const { path, method, canonical } of deviceControlEndpoints()) {
     Query()(proto, name, 0);
     Caller()(proto, name, 1);
     Res({ passthrough: true })(proto, name, 2);
-    paramTypes = [input.query ?? D.SelectorQuery, Object, Object];
+    paramTypes = [input.query ?? SelectorQuery, Object, Object];
   } else if (input.body) {
     proto[name] = function (this: DeviceControlController, b: object, q: object, c: Principal, res: FastifyReply) {
       return this.go(res, c, method, canonical, q, b);
@@ -91,7 +95,7 @@ for (const { path, method, canonical } of deviceControlEndpoints()) {
     Query()(proto, name, 1);
     Caller()(proto, name, 2);
     Res({ passthrough: true })(proto, name, 3);
-    paramTypes = [input.body, D.SelectorQuery, Object, Object];
+    paramTypes = [input.body, SelectorQuery, Object, Object];
   } else {
     proto[name] = function (this: DeviceControlController, req: FastifyRequest, q: object, c: Principal, res: FastifyReply) {
       return this.go(res, c, method, canonical, q, selectorsOnly(req.body));
@@ -100,7 +104,7 @@ for (const { path, method, canonical } of deviceControlEndpoints()) {
     Query()(proto, name, 1);
     Caller()(proto, name, 2);
     Res({ passthrough: true })(proto, name, 3);
-    paramTypes = [Object, D.SelectorQuery, Object, Object];
+    paramTypes = [Object, SelectorQuery, Object, Object];
   }
   Reflect.defineMetadata(PARAMTYPES_METADATA, paramTypes, proto, name);
   const descriptor = Object.getOwnPropertyDescriptor(proto, name)!;
