@@ -1,17 +1,27 @@
 // ESLint 10 flat config: typescript-eslint with type information for the TypeScript sources.
 // Formatting is Prettier's job (`prettier --check`), so no stylistic rules here.
 import { builtinModules } from 'node:module';
+import reactHooks from 'eslint-plugin-react-hooks';
 import regexp from 'eslint-plugin-regexp';
 import tseslint from 'typescript-eslint';
+import consoleBoundaries from './apps/console/eslint-boundaries.cjs';
 
 const nodeBuiltins = [...new Set(builtinModules.map((m) => m.replace(/^node:/, '')))];
 
+// The console's wire shapes are types only: a value import would put relay code in the browser bundle.
+const consoleApiTypesOnly = {
+  name: '@svc/console-api',
+  allowTypeImports: true,
+  message: '@svc/console-api holds types only: `import type`.',
+};
+
 export default tseslint.config(
   {
-    ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-results/**', 'apps/console/**', '**/*.d.ts'],
+    ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-results/**', 'apps/console/dist/**', '**/*.d.ts'],
   },
   {
-    files: ['**/*.ts'],
+    // The console (apps/console/src, *.tsx) is typed by its own tsconfig; projectService finds it.
+    files: ['**/*.ts', '**/*.tsx', 'apps/console/vite.config.mts'],
     extends: [tseslint.configs.recommended],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
@@ -49,9 +59,22 @@ export default tseslint.config(
               allowTypeImports: true,
               message: 'Import validators from apps/relay/src/common/validators (the index costs 70 ms of start-up).',
             },
+            consoleApiTypesOnly,
           ],
         },
       ],
+    },
+  },
+  {
+    // The console, bulletproof-react's way: hooks by the rules, features never import each other, shared
+    // code (components, lib) imports no feature (apps/console/eslint-boundaries.cjs).
+    files: ['apps/console/src/**/*.ts', 'apps/console/src/**/*.tsx'],
+    extends: [reactHooks.configs.flat.recommended],
+    plugins: { console: consoleBoundaries },
+    rules: {
+      'react-hooks/exhaustive-deps': 'error',
+      'console/import-boundaries': 'error',
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [consoleApiTypesOnly] }],
     },
   },
   {

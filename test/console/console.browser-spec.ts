@@ -96,6 +96,18 @@ describe('operator console in headless chromium', () => {
     expect(Object.keys(e.data.grants as object)).not.toContain('terminal');
   });
 
+  it('opens the Shorten dialog with a clean form each time', async () => {
+    const dialog = page.getByRole('dialog');
+    await page.getByRole('button', { name: 'Shorten Pixel 9 of Ada' }).click();
+    await dialog.getByLabel('Session lifetime').selectOption({ label: '1 hour from now' });
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    await page.getByRole('button', { name: 'Shorten Work iPhone' }).click();
+    expect(await dialog.getByLabel('Session lifetime').inputValue()).toBe('keep');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+  });
+
   it("shows each device's renewal and ends it from its dialog, keeping the session", async () => {
     await nav(page, 'Devices').click();
     const row = page.locator('tr[data-prefix]', { hasText: 'Pixel 9 of Ada' });
@@ -163,6 +175,20 @@ describe('operator console in headless chromium', () => {
     await page.screenshot({ animations: 'disabled', path: shot('events-paused') });
     await page.getByTestId('pause').click();
     await page.locator('tr[data-type="phone.disconnected"]').waitFor();
+  });
+
+  it('a filter set from the drawer fills the device box and ends a pause', async () => {
+    await page.goto(url('events'));
+    const created = page.locator('tr[data-type="session.created"]').first();
+    await created.waitFor();
+    expect(await page.getByTestId('device-filter').inputValue()).toBe('');
+    await page.getByTestId('pause').click();
+    await created.click();
+    await page.getByRole('button', { name: "Only this device's events" }).click();
+    await page.waitForURL(/device=/);
+    const device = new URL(page.url()).searchParams.get('device');
+    expect(await page.getByTestId('device-filter').inputValue()).toBe(device);
+    expect(await page.getByTestId('pause').getAttribute('aria-pressed')).toBe('false');
   });
 
   it('mints a code whose QR, read back from a screenshot, is the JSON the app scans (and the pairing URL wraps it)', async () => {

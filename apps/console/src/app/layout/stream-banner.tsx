@@ -4,7 +4,7 @@ import { useLive } from '@/lib/live-context';
 /** Shown once the stream has been down for 2 s: the data on screen may be stale. */
 export function StreamBanner() {
   const live = useLive();
-  const [now, setNow] = useState(Date.now());
+  const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
     if (live.status !== 'down') return;
     const t = setInterval(() => setNow(Date.now()), 1000);

@@ -55,8 +55,7 @@ function toSearch(f: EventFilters, from: number | null): string {
 
 export function EventsPage() {
   const { params, search } = useLocation();
-  // eslint-disable-next-line react-hooks/exhaustive-deps
-  const filters = useMemo(() => filtersFrom(params), [search]);
+  const filters = useMemo(() => filtersFrom(new URLSearchParams(search)), [search]);
   const from = params.get('from') !== null && /^\d+$/.test(params.get('from')!) ? Number(params.get('from')) : null;
   const setFilters = useCallback((f: EventFilters, replayFrom: number | null = from) => navigate(toSearch(f, replayFrom), { replace: true }), [from]);
 
@@ -70,8 +69,14 @@ export function EventsPage() {
   const [typeDraft, setTypeDraft] = useState(filters.type);
   const [seqDraft, setSeqDraft] = useState('');
   const [rangeChoice, setRangeChoice] = useState('');
-  useEffect(() => setDeviceDraft(filters.device), [filters.device]);
-  useEffect(() => setTypeDraft(filters.type), [filters.type]);
+  // A new URL (Apply, a device link, Back) resets the drafts and ends a pause, in the same render.
+  const [shownFor, setShownFor] = useState({ filters, from });
+  if (shownFor.filters !== filters || shownFor.from !== from) {
+    setShownFor({ filters, from });
+    if (shownFor.filters.device !== filters.device) setDeviceDraft(filters.device);
+    if (shownFor.filters.type !== filters.type) setTypeDraft(filters.type);
+    setPaused(null);
+  }
 
   const fetched = useMemo(() => tail.data?.pages.flatMap((p) => p.events) ?? [], [tail.data]);
   const newestFetched = fetched[0]?.seq ?? 0;
@@ -90,7 +95,6 @@ export function EventsPage() {
   useEffect(() => {
     if (gap && !paused && !tail.isFetching) void tail.refetch();
   }, [gap, paused, tail]);
-  useEffect(() => setPaused(null), [filters, from]);
 
   const rows: ConsoleEvent[] = from !== null ? (replay.data?.pages.flatMap((p) => p.events) ?? []) : paused ? paused.rows : liveRows;
   const knownTypes = useMemo(() => [...new Set([...live.events, ...fetched].map((e) => e.type))].sort(), [live.events, fetched]);

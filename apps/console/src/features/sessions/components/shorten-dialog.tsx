@@ -22,12 +22,15 @@ export function ShortenDialog({ session, onClose }: { session: SessionRow | null
   const shorten = useShortenSession();
   const [ttl, setTtl] = useState('keep');
   const [grants, setGrants] = useState<Record<string, string>>({});
-  useEffect(() => {
+  // Another device's dialog starts from a clean form (in the same render) and without the last one's error.
+  const [formFor, setFormFor] = useState(session?.token_prefix);
+  if (formFor !== session?.token_prefix) {
+    setFormFor(session?.token_prefix);
     setTtl('keep');
     setGrants({});
-    shorten.reset();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [session?.token_prefix]);
+  }
+  const { reset } = shorten;
+  useEffect(() => reset(), [reset, session?.token_prefix]);
   const nowS = serverNow() / 1000;
   const changed = ttl !== 'keep' || Object.values(grants).some((v) => v !== 'keep');
 
