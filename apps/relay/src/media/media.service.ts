@@ -4,14 +4,12 @@ import {
   checkMediaPath,
   DomainError,
   expireMedia,
-  isWithin,
   markSensitive,
   recordPathFetch,
   recordTokenFetch,
   registerMedia,
   requireMedia,
   isLiveMedia,
-  retireOwnedFile,
   type MediaEntry,
   type MediaLimits,
   type MediaOrigin,
@@ -34,6 +32,8 @@ import { CONTENT_TYPE_RE, guessContentType } from './media-http';
 import { MediaReplies } from './media-reply';
 import { MediaUploads, type FileMeta } from './media-uploads';
 import { fileIdOf, openChecked, policyContext, realPathOf, type OpenedFile } from './media-files';
+import { mediaInspection } from './media-inspection';
+import { OwnedFiles } from './owned-files';
 
 /** 128 random bits, base64url. */
 const TOKEN_RE = /^[A-Za-z0-9_-]{22}$/;
@@ -54,7 +54,8 @@ export type RegisterInput = { path: string; content_type?: string; file_name?: s
 export class MediaService implements MediaRegistrar, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   readonly limits: MediaLimits;
   readonly policy: MediaPolicyContext;
-  private readonly owned: string;
+  /** The relay's own media directory: uploads and owned registrations, deleted when their tokens end. */
+  private readonly owned: OwnedFiles;
   private readonly subscription: Subscription;
   /** Receives upload bodies into the owned directory (and holds the temp files still being written). */
   private readonly uploads: MediaUploads;
@@ -72,11 +73,8 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     this.replies = new MediaReplies(logger);
     const media = config.media;
     this.limits = { ttlSeconds: media.ttlSeconds, lruCap: media.lruCap, maxSizeBytes: media.maxSizeBytes };
-    this.owned = path.join(relayDir(config), 'media-owned');
-    fs.mkdirSync(this.owned, { recursive: true, mode: 0o700 });
-    fs.chmodSync(this.owned, 0o700);
-    this.owned = fs.realpathSync(this.owned);
-    this.uploads = new MediaUploads(this.owned, media.maxSizeBytes);
+    this.owned = new OwnedFiles(path.join(relayDir(config), 'media-owned'), log, logger);
+    this.uploads = new MediaUploads(this.owned.dir, media.maxSizeBytes);
     this.policy = policyContext({
       home: media.home,
       svcHome: config.svcHome,
@@ -87,27 +85,17 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     });
     scheduler.register('media.expire', (m, now) => expireMedia(m, now));
     this.subscription = log.bus.ofType('media.expired', 'media.evicted').subscribe((e) => {
-      if (e.data.ownedPath !== null) void this.release(e.data.ownedPath);
+      if (e.data.ownedPath !== null) void this.owned.release(e.data.ownedPath);
     });
   }
 
   ownedDir(): string {
-    return this.owned;
+    return this.owned.dir;
   }
 
   /** Start: every file in the owned directory belongs to an earlier run (its tokens ended with it). */
   async onApplicationBootstrap(): Promise<void> {
-    let names: string[] = [];
-    try {
-      names = await fs.promises.readdir(this.owned);
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'media: owned directory not readable');
-    }
-    for (const name of names) {
-      const p = path.join(this.owned, name);
-      if (this.log.models.media.holders(p) > 0 || this.uploads.staging(p)) continue;
-      await this.deleteAndRecord(p, 'restart');
-    }
+    await this.owned.sweepLeftovers((p) => this.uploads.staging(p));
   }
 
   /** Before the server closes (it waits for open requests): cut transfers still in progress, and wait for their files to close. */
@@ -119,7 +107,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
   async onApplicationShutdown(): Promise<void> {
     this.subscription.unsubscribe();
     await this.uploads.discardAll();
-    for (const p of this.log.models.media.ownedPaths()) await this.deleteAndRecord(p, 'shutdown');
+    await this.owned.deleteAll();
   }
 
   // ---- registration -------------------------------------------------------------------------
@@ -155,11 +143,11 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     source: 'register' | 'registrar' = 'registrar',
   ): Promise<RegisteredMedia> {
     const real = await realPathOf(file.path);
-    if (path.dirname(real) !== this.owned || this.uploads.staging(real)) {
+    if (path.dirname(real) !== this.owned.dir || this.uploads.staging(real)) {
       throw new DomainError(
         'media.not_owned',
         'invalid',
-        `owned_file: only files the relay wrote into its own media directory (${this.owned}) may be owned; register other files without owned_file`,
+        `owned_file: only files the relay wrote into its own media directory (${this.owned.dir}) may be owned; register other files without owned_file`,
       );
     }
     const opened = await openChecked(real, { maxSize: this.limits.maxSizeBytes });
@@ -360,74 +348,15 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
 
   // ---- inspection ---------------------------------------------------------------------------
 
+  /** `GET /media/inspect[?token=]` (loopback): every entry, or the one a token names (media-inspection.ts). */
   inspect(token?: string) {
-    const now = this.clock.now();
     let entries = this.log.models.media.all();
     if (token !== undefined) {
       const hit = TOKEN_RE.test(token) ? this.log.models.media.byToken(this.digest(token)) : undefined;
       if (!hit) throw new DomainError('media.not_found', 'not_found', 'unknown media token');
       entries = [hit];
     }
-    return {
-      ok: true as const,
-      now: epoch(now.getTime()),
-      owned_dir: this.owned,
-      limits: {
-        max_size_bytes: this.limits.maxSizeBytes,
-        ttl_seconds: this.limits.ttlSeconds,
-        lru_cap: this.limits.lruCap,
-        strict_sandbox: this.policy.strictSandbox,
-        allowed_roots: [this.policy.tmpDir, this.policy.workspace, ...this.policy.allowedRoots],
-      },
-      count: entries.length,
-      entries: entries.sort((a, b) => b.registeredAt - a.registeredAt).map((e) => this.view(e, now)),
-    };
-  }
-
-  private view(e: MediaEntry, now: Date) {
-    return {
-      token_prefix: e.tokenPrefix,
-      path: e.path,
-      content_type: e.contentType,
-      file_name: e.fileName,
-      size: e.size,
-      owned: e.owned,
-      sensitive: e.sensitive,
-      source: e.source,
-      via: e.via,
-      registered_at: epoch(e.registeredAt),
-      age_seconds: Math.max(0, Math.floor((now.getTime() - e.registeredAt) / 1000)),
-      expires_at: epoch(e.expiresAt),
-      expires_in_seconds: Math.max(0, Math.floor((e.expiresAt - now.getTime()) / 1000)),
-      expired: e.expiresAt <= now.getTime(),
-      fetch_count: e.fetchCount,
-      last_fetched_at: e.lastFetchedAt === null ? null : epoch(e.lastFetchedAt),
-    };
-  }
-
-  // ---- owned files --------------------------------------------------------------------------
-
-  private async release(p: string): Promise<void> {
-    if (this.log.models.media.holders(p) > 0) return;
-    if (!isWithin(p, this.owned)) return;
-    await this.deleteAndRecord(p, 'released');
-  }
-
-  private async deleteAndRecord(p: string, reason: 'released' | 'shutdown' | 'restart'): Promise<void> {
-    let result: { deleted: boolean; error?: string };
-    try {
-      await fs.promises.rm(p, { recursive: true, force: false });
-      result = { deleted: true };
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? 'error';
-      result = code === 'ENOENT' ? { deleted: false, error: 'already gone' } : { deleted: false, error: code };
-      if (code !== 'ENOENT') this.logger.warn({ reason, code }, 'media: owned file not deleted');
-    }
-    await this.log
-      .run('system', () => retireOwnedFile(p, reason, result))
-      .catch((err: Error) => {
-        this.logger.warn({ err: err.message }, 'media: retirement not recorded');
-      });
+    return mediaInspection(entries, this.clock.now(), this.owned.dir, this.limits, this.policy);
   }
 
   private digest(token: string): string {
