@@ -1,4 +1,10 @@
 import type { ComponentType, ReactNode } from 'react';
+import type { RelayEventType } from '@svc/console-api';
+
+type Family<T> = T extends `${infer F}.${string}` ? `${F}.` : never;
+
+/** An event type (exact), a family prefix (`session.`: every `session.*`) or `*`; a typo fails the compile. */
+export type EventPattern = RelayEventType | Family<RelayEventType> | '*';
 
 /**
  * One console page. A feature folder exports one of these from its index.ts; app/features.ts lists
@@ -12,11 +18,11 @@ export type ConsoleFeature = {
   icon: ComponentType;
   Page: ComponentType;
   /** Query key roots to refetch when an event of one of these types (or `prefix.`) arrives. */
-  invalidate: Array<{ on: string[]; queryKey: readonly unknown[] }>;
+  invalidate: Array<{ on: EventPattern[]; queryKey: readonly unknown[] }>;
   /** Optional count badge in the nav (e.g. pending pairing requests). */
   Badge?: () => ReactNode;
 };
 
-export function typeMatches(type: string, patterns: string[]): boolean {
+export function typeMatches(type: string, patterns: readonly EventPattern[]): boolean {
   return patterns.some((p) => p === '*' || (p.endsWith('.') ? type.startsWith(p) : type === p));
 }
