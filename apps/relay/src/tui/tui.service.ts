@@ -1,9 +1,8 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { DomainError, startTui, stopTui, termSize, type TermSize } from '@svc/domain';
 import type { TerminalCloseReason } from '@svc/events';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
@@ -19,21 +18,15 @@ import { reapSession } from '../terminal/process-reaper';
 import { HIGH_WATER, LOW_WATER } from '../terminal/shell-process';
 import type { ChannelError } from '../phone-socket/channel-router';
 import { locateGateway, NOT_CONFIGURED_MESSAGE } from './gateway-locator';
+import { logStderr, readLines, spawnGateway, type GatewayExit } from './gateway-process';
+import { attachTag, MAX_LINE_BYTES, readGatewayLine, rpcLine, RPC_INVALID, RPC_UNAVAILABLE, type RpcId } from './tui-rpc';
 
 /** WIRE.md/issue 3: SIGTERM, then SIGKILL 2 s later. */
 export const TUI_KILL_GRACE_MS = 2000;
-/** One JSON-RPC line either way is at most this long; longer stdout lines are dropped (and counted). */
-export const MAX_LINE_BYTES = 1024 * 1024;
-const TAG_RE = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 /** Request ids awaiting the gateway's answer, per gateway (answered with an error if it exits first). */
 const MAX_IN_FLIGHT = 4096;
-/** JSON-RPC error codes of the answers the relay gives itself: server error, invalid request. */
-const RPC_UNAVAILABLE = -32000;
-const RPC_INVALID = -32600;
 /** An attach that cannot have a gateway still leaves the socket usable: these are answered softly. */
 const SOFT_ATTACH_CODES = new Set(['grant_required', 'channel_unavailable', 'tui.not_configured', 'tui.spawn_failed']);
-
-type RpcId = string | number;
 
 type Tui = {
   tuiId: string;
@@ -41,7 +34,7 @@ type Tui = {
   child: ChildProcessWithoutNullStreams;
   pid: number;
   reason: TerminalCloseReason | null;
-  exited: Promise<{ exitCode: number | null; signal: number | null }>;
+  exited: Promise<GatewayExit>;
   recorded: Promise<void>;
   paused: boolean;
   dropped: number;
@@ -228,36 +221,17 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
       return;
     }
     const size: TermSize = termSize(env.payload, { cols: 80, rows: 24 });
-    const profile = tag(env.payload.profile, 'profile');
-    const resume = tag(env.payload.resume_session_id, 'resume_session_id');
+    const profile = attachTag(env.payload.profile, 'profile');
+    const resume = attachTag(env.payload.resume_session_id, 'resume_session_id');
     const prefix = conn.tokenPrefix!;
     const tuiId = randomUUID();
-    const childEnv: NodeJS.ProcessEnv = { ...process.env, ...launch.env, SVC_TUI_COLS: String(size.cols), SVC_TUI_ROWS: String(size.rows) };
-    for (const k of ['RELAY_PAIRING_CODE', 'RELAY_SECURE_LINK_BROKER_HOST_TOKEN']) delete childEnv[k];
-    // The attach options, under our names and the ones the agent's gateway reads.
-    if (profile) childEnv.SVC_TUI_PROFILE = childEnv.HERMES_PROFILE = profile;
-    if (resume) childEnv.SVC_TUI_RESUME_SESSION_ID = childEnv.HERMES_TUI_RESUME = resume;
-    const { file, args } = launch;
-    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: launch.cwd, env: childEnv });
-    const spawned = await new Promise<Error | null>((resolve) => {
-      child.once('spawn', () => resolve(null));
-      child.once('error', (err) => resolve(err));
-    });
-    if (spawned || child.pid === undefined) {
-      this.logger.error({ program: path.basename(file), err: spawned?.message }, 'TUI gateway did not start');
-      throw new DomainError('tui.spawn_failed', 'unavailable', `the TUI gateway could not be started (${path.basename(file)})`);
-    }
-    const pid = child.pid;
+    const { child, pid, exited } = await spawnGateway(launch, size, { profile, resume }, this.logger);
+    const program = path.basename(launch.file);
     child.on('error', (err) => this.logger.warn({ tuiId, err: err.message }, 'TUI gateway process error'));
     child.stdin.on('error', () => undefined); // EPIPE once it exits; the exit is handled below
-    const exited = new Promise<{ exitCode: number | null; signal: number | null }>((resolve) =>
-      child.once('exit', (code, sig) => resolve({ exitCode: code, signal: sig ? (os.constants.signals[sig] ?? null) : null })),
-    );
     const t: Tui = { tuiId, conn, child, pid, reason: null, exited, recorded: Promise.resolve(), paused: false, dropped: 0, inFlight: new Set() };
     try {
-      await this.log.run(`device:${prefix}`, (m) =>
-        startTui(m, { tuiId, tokenPrefix: prefix, connId: conn.id, pid, program: path.basename(file), ...size }),
-      );
+      await this.log.run(`device:${prefix}`, (m) => startTui(m, { tuiId, tokenPrefix: prefix, connId: conn.id, pid, program, ...size }));
     } catch (err) {
       t.reason = 'revoked';
       void reapSession(pid, { signal: 'SIGTERM', graceMs: TUI_KILL_GRACE_MS });
@@ -266,62 +240,36 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
     this.byConn.set(conn.id, t);
     this.unavailable.delete(conn.id);
     t.recorded = exited.then((exit) => this.onExit(t, exit));
-    this.logger.info({ tuiId, pid, tokenPrefix: prefix, program: path.basename(file), source: launch.source }, 'TUI gateway started');
+    this.logger.info({ tuiId, pid, tokenPrefix: prefix, program, source: launch.source }, 'TUI gateway started');
     conn.send('tui', 'tui.attached', { pid, server_version: this.runtime.version, available: true }, env.id);
-    this.pipeStdout(t);
-    this.pipeStderr(t);
+    readLines(child.stdout, MAX_LINE_BYTES, {
+      line: (line) => this.forward(t, line),
+      overflow: () => t.dropped++,
+      afterChunk: () => {
+        if (!t.paused && t.conn.ws.bufferedAmount > HIGH_WATER) this.pauseStdout(t);
+      },
+    });
+    logStderr(child, this.logger, { tuiId, pid });
     if (conn.closed) void this.stop(t, 'disconnected');
   }
 
-  /** stdout lines: responses (id + result/error) and events (method); anything else is dropped. */
-  private pipeStdout(t: Tui): void {
-    let carry = '';
-    let skipping = false;
-    t.child.stdout.setEncoding('utf8');
-    t.child.stdout.on('data', (chunk: string) => {
-      let start = 0;
-      for (let nl = chunk.indexOf('\n'); nl !== -1; nl = chunk.indexOf('\n', start)) {
-        const line = carry + chunk.slice(start, nl);
-        carry = '';
-        start = nl + 1;
-        if (skipping) {
-          skipping = false;
-          continue;
-        }
-        this.forward(t, line);
-      }
-      if (!skipping) carry += chunk.slice(start);
-      if (carry.length > MAX_LINE_BYTES) {
-        carry = '';
-        skipping = true;
-        t.dropped++;
-      }
-      if (!t.paused && t.conn.ws.bufferedAmount > HIGH_WATER) this.pauseStdout(t);
-    });
-  }
-
+  /** A stdout line: responses (id + result/error) and events (method) go to the phone; anything else is dropped. */
   private forward(t: Tui, line: string): void {
-    const text = line.endsWith('\r') ? line.slice(0, -1) : line;
-    if (text.trim() === '') return;
-    let msg: unknown;
-    try {
-      msg = JSON.parse(text);
-    } catch {
-      msg = null;
-    }
-    if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) {
-      t.dropped++;
-      this.logger.debug({ tuiId: t.tuiId, bytes: text.length }, 'TUI gateway wrote a line that is not a JSON-RPC object; dropped');
-      return;
-    }
-    const o = msg as Record<string, unknown>;
-    if (typeof o.method === 'string') t.conn.send('tui', 'tui.rpc.event', o);
-    else if ('id' in o && ('result' in o || 'error' in o)) {
-      if (typeof o.id === 'string' || typeof o.id === 'number') t.inFlight.delete(o.id);
-      t.conn.send('tui', 'tui.rpc.response', o);
-    } else {
-      t.dropped++;
-      this.logger.debug({ tuiId: t.tuiId }, 'TUI gateway object is neither a response nor an event; dropped');
+    const r = readGatewayLine(line);
+    switch (r.kind) {
+      case 'blank':
+        return;
+      case 'event':
+        return void t.conn.send('tui', 'tui.rpc.event', r.msg);
+      case 'response':
+        if (r.id !== null) t.inFlight.delete(r.id);
+        return void t.conn.send('tui', 'tui.rpc.response', r.msg);
+      case 'not_an_object':
+        t.dropped++;
+        return this.logger.debug({ tuiId: t.tuiId, bytes: r.bytes }, 'TUI gateway wrote a line that is not a JSON-RPC object; dropped');
+      case 'unknown':
+        t.dropped++;
+        return this.logger.debug({ tuiId: t.tuiId }, 'TUI gateway object is neither a response nor an event; dropped');
     }
   }
 
@@ -339,18 +287,7 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
     setTimeout(check, 10).unref();
   }
 
-  /** Issue 3: the gateway's stderr goes to the relay log (line by line, truncated), never to the phone. */
-  private pipeStderr(t: Tui): void {
-    let carry = '';
-    t.child.stderr.setEncoding('utf8');
-    t.child.stderr.on('data', (chunk: string) => {
-      const lines = (carry + chunk).split('\n');
-      carry = lines.pop()!.slice(0, 4096);
-      for (const l of lines) if (l.trim()) this.logger.info({ tuiId: t.tuiId, pid: t.pid, stream: 'stderr' }, l.slice(0, 2000));
-    });
-  }
-
-  private async stop(t: Tui, reason: TerminalCloseReason): Promise<{ exitCode: number | null; signal: number | null }> {
+  private async stop(t: Tui, reason: TerminalCloseReason): Promise<GatewayExit> {
     t.reason ??= reason;
     void reapSession(t.pid, { signal: 'SIGTERM', graceMs: TUI_KILL_GRACE_MS });
     const exit = await t.exited;
@@ -364,7 +301,7 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
     if (t && !this.stopping) void this.stop(t, 'disconnected');
   }
 
-  private async onExit(t: Tui, exit: { exitCode: number | null; signal: number | null }): Promise<void> {
+  private async onExit(t: Tui, exit: GatewayExit): Promise<void> {
     const reason = t.reason ?? 'exited';
     t.reason = reason;
     // Whatever else is left in its session (children it forgot) goes too.
@@ -393,26 +330,4 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
     }
     t.inFlight.clear();
   }
-}
-
-/** A `tui.rpc.request` payload: one JSON-RPC 2.0 object (request, notification or a reply to the gateway). */
-function rpcLine(p: Record<string, unknown>): string {
-  const isCall = typeof p.method === 'string' && p.method.length > 0 && p.method.length <= 256;
-  const isReply = 'id' in p && ('result' in p || 'error' in p);
-  if (!isCall && !isReply) {
-    throw new DomainError('tui.bad_request', 'invalid', 'payload: a JSON-RPC 2.0 object with "method" (or a reply with "id" and "result"/"error")');
-  }
-  if (p.id !== undefined && p.id !== null && typeof p.id !== 'string' && typeof p.id !== 'number') {
-    throw new DomainError('tui.bad_request', 'invalid', 'id: a string or a number');
-  }
-  const line = JSON.stringify({ jsonrpc: '2.0', ...p }) + '\n';
-  if (Buffer.byteLength(line) > MAX_LINE_BYTES)
-    throw new DomainError('tui.too_large', 'too_large', `a JSON-RPC line is at most ${MAX_LINE_BYTES} bytes`);
-  return line;
-}
-
-function tag(v: unknown, name: string): string | null {
-  if (v === undefined || v === null || v === '') return null;
-  if (typeof v !== 'string' || !TAG_RE.test(v)) throw new DomainError('tui.bad_attach', 'invalid', `${name}: up to 128 of A-Z a-z 0-9 . _ : @ -`);
-  return v;
 }
