@@ -1,4 +1,4 @@
-import type { BridgeActivity, BridgeDevice, SafetyRecord } from '@svc/domain';
+import type { BridgeActivity, BridgeDevice, ReadModels, SafetyRecord, SafetySettings } from '@svc/domain';
 import { epoch } from '@svc/domain';
 
 type PendingConfirmation = { requestId: string; tokenPrefix: string; path: string; verb: string; deadline: number };
@@ -63,4 +63,63 @@ export function safetyDecisionView(s: SafetyRecord) {
 /** A destructive-verb confirmation the relay is waiting on. */
 export function pendingConfirmationView(p: PendingConfirmation) {
   return { request_id: p.requestId, token_prefix: p.tokenPrefix, path: p.path, verb: p.verb, deadline: epoch(p.deadline) };
+}
+
+/**
+ * `GET /bridge/status`. Every agent tool's availability check reads top-level `phone_connected` (and
+ * `bridge.device_control_supported`): 200 while a phone is known, 503 `{phone_connected: false}` when
+ * none has reported on the bridge, as the reference relay answers.
+ */
+export function bridgeStatusView(
+  models: ReadModels,
+  isOnline: (d: BridgeDevice) => boolean,
+  settings: SafetySettings,
+  inFlight: number,
+  now: Date,
+): { status: 200 | 503; body: Record<string, unknown> } {
+  const m = models.bridge;
+  const devices = m.allDevices();
+  const online = devices.filter((d) => isOnline(d));
+  const active =
+    devices.find((d) => d.tokenPrefix === m.active) ?? (online.length === 1 ? online[0] : null) ?? (devices.length === 1 ? devices[0] : null);
+  const counts = m.decisionCounts();
+  const phoneConnected = active ? isOnline(active) : false;
+  const seen = active ? (models.sessions.byTokenPrefix(active.tokenPrefix)?.lastSeen ?? active.reportedAt) : null;
+  const body = {
+    ok: devices.length > 0,
+    ...(devices.length === 0 ? { error: 'no phone connected', code: 'bridge.no_device' } : {}),
+    phone_connected: phoneConnected,
+    connected: phoneConnected,
+    last_seen_seconds_ago: seen === null ? null : Math.max(0, Math.floor((now.getTime() - seen) / 1000)),
+    device_id: active?.deviceId ?? null,
+    device_name: active?.deviceName ?? null,
+    device: active ? bridgeDeviceView(active, m.active, isOnline(active)) : null,
+    bridge: {
+      device_control_supported: active?.deviceControlSupported ?? null,
+      master_enabled: active?.masterEnabled ?? null,
+      connected: online.length > 0,
+      online: online.length,
+      devices: devices.length,
+      active: m.active,
+      in_flight: inFlight,
+      commands_total: m.totalCommands,
+      last_command_at: epoch(
+        devices.reduce<number | null>((t, d) => (d.lastCommandAt !== null && (t === null || d.lastCommandAt > t) ? d.lastCommandAt : t), null),
+      ),
+    },
+    safety: {
+      master_enabled: active?.masterEnabled ?? null,
+      device_control_supported: active?.deviceControlSupported ?? null,
+      auto_disable_minutes: active?.autoDisableMinutes ?? null,
+      auto_disable_at: epoch(active?.autoDisableAt ?? null),
+      trusted_destructive_verbs: active?.trustedVerbs ?? [],
+      blocklist: settings.blocklist,
+      destructive_verbs: settings.destructiveVerbs,
+      route_verbs: settings.routeVerbs,
+      pending_confirmations: m.pendingConfirmations().map(pendingConfirmationView),
+      decisions: counts,
+      recent: m.safety(10).map(safetyDecisionView),
+    },
+  };
+  return { status: devices.length === 0 ? 503 : 200, body };
 }

@@ -1,5 +1,5 @@
 import { Transform, Type } from 'class-transformer';
-import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Length, Max, Min, ValidateIf } from '../common/validators';
+import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Length, Max, Min } from '../common/validators';
 import { toBool } from './device-control-validators';
 
 /*
@@ -42,17 +42,4 @@ export class EventsQuery extends SelectorQuery {
   @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'since must be a number' })
   @Min(0)
   since?: number;
-}
-
-/** `device` (device id, token prefix or name) or `device_id`. */
-export class SelectActiveDto {
-  @ValidateIf((o: SelectActiveDto) => o.device_id === undefined)
-  @IsString({ message: 'give device (device id, token prefix or name) or device_id' })
-  @Length(1, 128)
-  device?: string;
-
-  @IsOptional()
-  @IsString()
-  @Length(1, 128)
-  device_id?: string;
 }
