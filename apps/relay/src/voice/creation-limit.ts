@@ -1,5 +1,3 @@
-import { DomainError, type ReadModels } from '@svc/domain';
-
 /**
  * Token buckets by key (a caller): `perMinute` tokens a minute, at most `burst` saved up. State lives in
  * memory on purpose: a refusal changes nothing worth recording, a restart forgiving a caller's recent
@@ -33,20 +31,4 @@ export class TokenBuckets {
     const rate = this.perMinute / 60_000;
     for (const [k, b] of this.buckets) if (b.tokens + (nowMs - b.at) * rate >= this.burst) this.buckets.delete(k);
   }
-}
-
-/**
- * The decision half of a voice session's creation: refused (429) when `actor` already holds `max` open
- * sessions (created and not ended: a socket attached, or still within its 60 s to attach).
- */
-export function assertOpenSessionsBelow(models: ReadModels, actor: string, max: number): void {
-  let open = 0;
-  for (const s of models.voice.openSessions()) if (s.actor === actor) open++;
-  if (open >= max)
-    throw new DomainError(
-      'rate_limited',
-      'rate_limited',
-      `this caller already has ${open} open voice sessions (at most ${max}, RELAY_VOICE_MAX_OPEN_SESSIONS); close one first`,
-      { success: false, retry_after: 5, max_open: max },
-    );
 }

@@ -1,9 +1,8 @@
 import type { WebSocket } from 'ws';
+import type { VoiceConfig } from '../common/config';
 import { parseJsonObject } from '../common/json-object';
-import { openProviderRealtime, providerMessage } from './realtime-upstream';
-import type { RelayConfig } from '../common/config';
 import { AgentRun } from './agent-run';
-import type { Live } from './voice-sessions.service';
+import { openProviderRealtime, providerMessage } from './realtime-upstream';
 import type { VoiceWire } from './voice-wire';
 
 /** Provider messages waiting behind one that waits (back-pressure, a held session): past this the provider's socket is paused. */
@@ -43,12 +42,23 @@ function toolSpecs(wire: VoiceWire) {
   ];
 }
 
-/** What the provider-native engine needs of the session socket and of the agent. */
+/** What the engine reads of its realtime-agent session (voice-session.ts), and the run it sets for the progress heartbeat. */
+export type NativeSession = {
+  readonly provider: string;
+  readonly model: string;
+  readonly voice: string;
+  readonly profile: string | null;
+  readonly chatSessionId: string | null;
+  readonly ended: boolean;
+  run: AgentRun | null;
+};
+
+/** What the provider-native engine needs of the session's socket and of the agent. */
 export type NativeIo = {
-  send(s: Live, event: Record<string, unknown>): void;
-  error(s: Live, message: string, extra?: Record<string, unknown>): void;
-  audio(s: Live, pcm: Buffer, type: string): Promise<void>;
-  ask(s: Live, text: string, signal: AbortSignal, run: AgentRun | null): Promise<string>;
+  send(event: Record<string, unknown>): void;
+  error(message: string, extra?: Record<string, unknown>): void;
+  audio(pcm: Buffer, type: string): Promise<void>;
+  ask(text: string, signal: AbortSignal, run: AgentRun): Promise<string>;
 };
 
 /**
@@ -71,19 +81,19 @@ export class NativeAgentLink {
   private queued = 0;
 
   constructor(
-    cfg: RelayConfig,
-    private readonly s: Live,
+    cfg: VoiceConfig,
+    private readonly s: NativeSession,
     private readonly wire: VoiceWire,
     private readonly now: () => number,
     private readonly io: NativeIo,
   ) {
-    ({ sock: this.sock, opened: this.opened } = openProviderRealtime(cfg.voice, s.model, {
+    ({ sock: this.sock, opened: this.opened } = openProviderRealtime(cfg, s.model, {
       voice: s.voice,
       instructions: `You are the voice of the ${wire.agentName} agent. For anything that needs the agent (its tools, files, memory, actions), call ${wire.tool('run_task')} with the request and speak its answer briefly.`,
       tools: toolSpecs(wire),
       tool_choice: 'auto',
     }));
-    this.opened.catch((err: Error) => this.io.error(s, err.message, { code: (err as { code?: string }).code ?? 'voice.provider_error' }));
+    this.opened.catch((err: Error) => this.io.error(err.message, { code: (err as { code?: string }).code ?? 'voice.provider_error' }));
     // One message at a time, in order: an audio delta waiting on back-pressure (or on a held session) keeps
     // the next behind it; past MAX_QUEUED waiting the provider's socket is paused, so memory stays bounded.
     this.sock.on('message', (data) => {
@@ -91,14 +101,14 @@ export class NativeAgentLink {
       if (++this.queued > MAX_QUEUED) this.sock.pause();
       this.chain = this.chain
         .then(() => this.onMessage(text))
-        .catch((err: Error) => this.io.error(s, err.message.slice(0, 300), { code: 'voice.provider_error' }))
+        .catch((err: Error) => this.io.error(err.message.slice(0, 300), { code: 'voice.provider_error' }))
         .finally(() => {
           if (--this.queued <= 1) this.sock.resume();
         });
     });
     this.sock.on('error', () => undefined);
     this.sock.on('close', () => {
-      if (!s.ended) this.io.error(s, 'the realtime provider closed the connection', { code: 'voice.provider_closed' });
+      if (!s.ended) this.io.error('the realtime provider closed the connection', { code: 'voice.provider_closed' });
     });
   }
 
@@ -138,24 +148,24 @@ export class NativeAgentLink {
     // Validated before any field is read: a provider sending `null` costs this session an error, nothing more.
     const m = parseJsonObject(text);
     if (m === null || typeof m.type !== 'string')
-      return this.io.error(s, 'the realtime provider sent a frame that is not a JSON object with a type; dropped', {
+      return this.io.error('the realtime provider sent a frame that is not a JSON object with a type; dropped', {
         code: 'voice.provider_bad_frame',
       });
     switch (m.type) {
       case 'response.created':
         this.transcript = '';
-        return this.io.send(s, { type: 'voice.response.started', provider: s.provider, model: s.model, voice: s.voice, render_mode: 'conversation' });
+        return this.io.send({ type: 'voice.response.started', provider: s.provider, model: s.model, voice: s.voice, render_mode: 'conversation' });
       case 'response.audio.delta':
-        if (typeof m.delta === 'string') await this.io.audio(s, Buffer.from(m.delta, 'base64'), 'voice.output_audio.delta');
+        if (typeof m.delta === 'string') await this.io.audio(Buffer.from(m.delta, 'base64'), 'voice.output_audio.delta');
         return;
       case 'response.audio_transcript.delta':
         if (typeof m.delta === 'string') {
           this.transcript += m.delta;
-          this.io.send(s, { type: 'voice.response.delta', delta: m.delta, source: 'provider' });
+          this.io.send({ type: 'voice.response.delta', delta: m.delta, source: 'provider' });
         }
         return;
       case 'conversation.item.input_audio_transcription.completed':
-        if (typeof m.transcript === 'string') this.io.send(s, { type: 'voice.input_transcript.final', text: m.transcript });
+        if (typeof m.transcript === 'string') this.io.send({ type: 'voice.input_transcript.final', text: m.transcript });
         return;
       case 'response.function_call_arguments.done':
         // Not awaited: an agent run takes its time while the provider's other messages go on.
@@ -166,10 +176,10 @@ export class NativeAgentLink {
         );
         return;
       case 'response.done':
-        this.io.send(s, { type: 'voice.output_audio.done' });
-        return this.io.send(s, { type: 'voice.response.done', text: this.transcript, provider: s.provider, voice: s.voice });
+        this.io.send({ type: 'voice.output_audio.done' });
+        return this.io.send({ type: 'voice.response.done', text: this.transcript, provider: s.provider, voice: s.voice });
       case 'error':
-        return this.io.error(s, `the realtime provider: ${providerMessage(m.error)}`.slice(0, 300), { code: 'voice.provider_error' });
+        return this.io.error(`the realtime provider: ${providerMessage(m.error)}`.slice(0, 300), { code: 'voice.provider_error' });
       default:
         return;
     }
@@ -180,8 +190,8 @@ export class NativeAgentLink {
     // Arguments the model garbled (or sent past 64 KiB) are none: the tool says what it lacks.
     const args: Record<string, unknown> = (rawArgs.length <= 64 * 1024 ? parseJsonObject(rawArgs) : null) ?? {};
     const base = { source: this.wire.brand, session_id: s.chatSessionId, chat_session_id: s.chatSessionId, tool_call_id: callId, tool_name: name };
-    this.io.send(s, { type: 'voice.tool.requested', name, call_id: callId, arguments: args });
-    this.io.send(s, { type: this.wire.frame('tool.started'), ...base });
+    this.io.send({ type: 'voice.tool.requested', name, call_id: callId, arguments: args });
+    this.io.send({ type: this.wire.frame('tool.started'), ...base });
     let output: string;
     let ok = true;
     switch (this.wire.toolOf(name)) {
@@ -199,10 +209,10 @@ export class NativeAgentLink {
         }
         const abort = new AbortController();
         this.running = { abort, task };
-        const run = (s.run = new AgentRun(this.wire, s, (f) => this.io.send(s, f), this.now));
+        const run = (s.run = new AgentRun(this.wire, s, (f) => this.io.send(f), this.now));
         run.started(this.wire.tools);
         try {
-          output = await this.io.ask(s, task, abort.signal, run);
+          output = await this.io.ask(task, abort.signal, run);
           this.lastAnswer = output;
           run.completed(output);
         } catch (err) {
@@ -230,8 +240,8 @@ export class NativeAgentLink {
         ok = false;
         output = `unknown tool ${name}; the tools are ${this.wire.tools.join(', ')}`;
     }
-    this.io.send(s, { type: 'voice.tool.completed', name, call_id: callId, ok });
-    this.io.send(s, { type: this.wire.frame(ok ? 'tool.completed' : 'tool.failed'), ...base, success: ok });
+    this.io.send({ type: 'voice.tool.completed', name, call_id: callId, ok });
+    this.io.send({ type: this.wire.frame(ok ? 'tool.completed' : 'tool.failed'), ...base, success: ok });
     await this.send({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: callId, output } }).catch(() => undefined);
     await this.send({ type: 'response.create', response: { modalities: ['audio', 'text'] } }).catch(() => undefined);
   }

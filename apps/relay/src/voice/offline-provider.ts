@@ -4,12 +4,17 @@ import * as path from 'node:path';
 import { DomainError } from '@svc/domain';
 import type { Logger } from 'pino';
 import type { VoiceConfig } from '../common/config';
+import type { VoiceSection } from '@svc/events';
 import { FFMPEG_DEMUXER, KNOWN_AUDIO, sniffAudio, type AudioContainer } from './audio-sniff';
+import { ESPEAK_VOICES, espeakPcm, isEspeakVoice } from './espeak';
+import type { PcmStream } from './pcm-stream';
 import { findProgram, runTool, ToolTimeoutError } from './run-tool';
 import { SpeechAborted, SpeechGate, SpeechGateBusy } from './speech-gate';
 import { SpeechFailed, SpeechTimeout, startSpeech } from './speech-process';
 import {
   VoiceProviderError,
+  type ProviderCapabilities,
+  type ProviderDefaults,
   type ProviderOptions,
   type Synthesis,
   type SynthesisRequest,
@@ -19,18 +24,6 @@ import {
 } from './voice-provider';
 import { WavError, writeWav16 } from './wav';
 import { AudioTooLong, WavTo16k } from './wav-stream';
-
-/** espeak-ng voices offered by name (any installed espeak-ng voice is accepted). */
-const VOICES = [
-  { id: 'en-us', label: 'English (US)' },
-  { id: 'en-gb', label: 'English (UK)' },
-  { id: 'en-us+f3', label: 'English (US), female' },
-  { id: 'en-gb+m3', label: 'English (UK), male' },
-  { id: 'de', label: 'German' },
-  { id: 'fr', label: 'French' },
-  { id: 'es', label: 'Spanish' },
-];
-const VOICE_RE = /^[a-z]{2,3}(-[a-z0-9]{2,8})?(\+[a-z0-9]{1,16})?$/i;
 
 const UNDECODABLE = 'ffmpeg could not decode the audio (unsupported or damaged format)';
 /** What a refused caller is told to wait (Retry-After): about one short transcription. */
@@ -48,6 +41,21 @@ const WAV_HEADER_BYTES = 44;
 export class OfflineVoiceProvider implements VoiceProvider {
   readonly id = 'offline';
   readonly label = 'Offline (espeak-ng + pocketsphinx, on this host)';
+  readonly aliases = ['offline', 'local', 'espeak', 'espeak-ng', 'espeak_ng', 'pocketsphinx'];
+  readonly realtime = false;
+  readonly discoversOptions = false;
+  // espeak-ng speaks, pocketsphinx transcribes; a realtime session takes typed text (its mic audio is
+  // acknowledged, not heard); the realtime agent runs the fallback engine. response.cancel stops speech.
+  readonly capabilities: ProviderCapabilities = {
+    supports_tts: true,
+    supports_stt: true,
+    supports_speech_to_speech: false,
+    supports_tool_use: false,
+    supports_realtime: true,
+    supports_realtime_agent_native: false,
+    supports_interruption: true,
+    supports_expression: false,
+  };
 
   private readonly gate: SpeechGate;
 
@@ -62,9 +70,22 @@ export class OfflineVoiceProvider implements VoiceProvider {
     return findProgram(name, this.cfg.offlineBinDir);
   }
 
+  defaults(): ProviderDefaults {
+    return { model: 'espeak-ng', voice: 'en-us', sample_rate: 22050 };
+  }
+
   unavailable(): string | null {
     const missing = ['espeak-ng', 'lame'].filter((n) => !this.bin(n));
     return missing.length > 0 ? `the offline provider needs ${missing.join(' and ')} (Debian: apt-get install espeak-ng lame)` : null;
+  }
+
+  unavailableError(): VoiceProviderError | null {
+    const why = this.unavailable();
+    return why ? new VoiceProviderError('voice.provider_unavailable', why, 'unavailable') : null;
+  }
+
+  takesVoice(voice: string): boolean {
+    return isEspeakVoice(voice);
   }
 
   /** What speech to text needs, separately: pocketsphinx and its model. */
@@ -77,10 +98,10 @@ export class OfflineVoiceProvider implements VoiceProvider {
   }
 
   async synthesize(req: SynthesisRequest): Promise<Synthesis> {
-    const why = this.unavailable();
-    if (why) throw new VoiceProviderError('voice.provider_unavailable', why, 'unavailable');
+    const refused = this.unavailableError();
+    if (refused) throw refused;
     const voice = req.voice ?? 'en-us';
-    if (!VOICE_RE.test(voice))
+    if (!isEspeakVoice(voice))
       throw new VoiceProviderError(
         'validation_failed',
         `voice "${voice.slice(0, 40)}" is not an espeak-ng voice name (like en-us or en-gb+f3)`,
@@ -105,18 +126,9 @@ export class OfflineVoiceProvider implements VoiceProvider {
     return { audio: mp3.stdout, contentType: 'audio/mpeg' };
   }
 
-  /** Raw speech as WAV (16-bit mono, espeak-ng's 22,050 Hz) for the streaming output session. */
-  async synthesizeWav(text: string, voice: string | null): Promise<Buffer> {
-    const why = this.unavailable();
-    if (why) throw new VoiceProviderError('voice.provider_unavailable', why, 'unavailable');
-    const v = voice ?? 'en-us';
-    if (!VOICE_RE.test(v)) throw new VoiceProviderError('validation_failed', `voice "${v.slice(0, 40)}" is not an espeak-ng voice name`, 'invalid');
-    const r = await runTool(this.bin('espeak-ng')!, ['-v', v, '--stdout'], {
-      input: text,
-      timeoutMs: this.cfg.timeoutMs,
-      maxStdout: 64 * 1024 * 1024,
-    });
-    return r.stdout;
+  /** espeak-ng's speech as it comes (22,050 Hz), for the streaming sessions; it has one model. */
+  async speak(text: string, voice: string | null): Promise<PcmStream> {
+    return espeakPcm(this.cfg, text, voice);
   }
 
   /**
@@ -298,12 +310,13 @@ export class OfflineVoiceProvider implements VoiceProvider {
     return new VoiceProviderError('voice.transcription_failed', 'offline speech to text failed; see the relay log');
   }
 
-  async options(): Promise<ProviderOptions> {
+  /** One engine for every section. */
+  async options(_section?: VoiceSection): Promise<ProviderOptions> {
     return {
       provider: this.id,
       label: this.label,
       models: ['espeak-ng'],
-      voices: VOICES,
+      voices: ESPEAK_VOICES,
       languages: ['en', 'de', 'fr', 'es'],
       sample_rates: [22050],
       source: 'static',

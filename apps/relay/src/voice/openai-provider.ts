@@ -1,7 +1,11 @@
+import type { VoiceSection } from '@svc/events';
 import { randomBytes } from 'node:crypto';
 import type { VoiceConfig } from '../common/config';
+import type { PcmStream } from './pcm-stream';
 import {
   VoiceProviderError,
+  type ProviderCapabilities,
+  type ProviderDefaults,
   type ProviderOptions,
   type Synthesis,
   type SynthesisRequest,
@@ -29,6 +33,9 @@ const STATIC: Omit<ProviderOptions, 'source'> = {
   sample_rates: [24000],
 };
 const DISCOVERY_TTL_MS = 10 * 60_000;
+/** The models of a realtime section when discovery found none of them. */
+const REALTIME_MODELS = ['gpt-4o-realtime-preview', 'gpt-4o-mini-realtime-preview', 'gpt-realtime'];
+const isRealtimeModel = (m: string) => /realtime/i.test(m);
 
 /**
  * An OpenAI-compatible HTTP provider: `POST {base}/audio/speech` (MP3) and `POST {base}/audio/transcriptions`
@@ -39,6 +46,20 @@ const DISCOVERY_TTL_MS = 10 * 60_000;
 export class OpenAiVoiceProvider implements VoiceProvider {
   readonly id = 'openai';
   readonly label = STATIC.label;
+  readonly aliases = ['openai', 'openai_tts', 'openai_stt', 'whisper'];
+  readonly realtime = true;
+  readonly discoversOptions = true;
+  // The provider's realtime socket hears the mic and speaks; the realtime agent declares the narrow tool surface.
+  readonly capabilities: ProviderCapabilities = {
+    supports_tts: true,
+    supports_stt: true,
+    supports_speech_to_speech: true,
+    supports_tool_use: true,
+    supports_realtime: true,
+    supports_realtime_agent_native: true,
+    supports_interruption: true,
+    supports_expression: false,
+  };
   private discovered: { at: number; options: ProviderOptions } | null = null;
 
   constructor(
@@ -46,15 +67,34 @@ export class OpenAiVoiceProvider implements VoiceProvider {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** The speech models for voice output, the realtime models for the realtime sections (their sessions run one). */
+  defaults(section: VoiceSection): ProviderDefaults {
+    return { model: section === 'voice_output' ? 'gpt-4o-mini-tts' : 'gpt-4o-realtime-preview', voice: 'alloy', sample_rate: 24000 };
+  }
+
   unavailable(): string | null {
     return this.cfg.openaiKey
       ? null
       : 'no API key is available for the openai provider (set VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY, or put it in the service .env)';
   }
 
-  private async call(pathName: string, init: RequestInit, timeoutMs = this.cfg.timeoutMs): Promise<Response> {
+  sttUnavailable(): string | null {
+    return this.unavailable();
+  }
+
+  unavailableError(): VoiceProviderError | null {
     const why = this.unavailable();
-    if (why) throw new VoiceProviderError('voice.no_api_key', why, 'unavailable');
+    return why ? new VoiceProviderError('voice.no_api_key', why, 'unavailable') : null;
+  }
+
+  /** Only the voices it lists. */
+  takesVoice(): boolean {
+    return false;
+  }
+
+  private async call(pathName: string, init: RequestInit, timeoutMs = this.cfg.timeoutMs): Promise<Response> {
+    const refused = this.unavailableError();
+    if (refused) throw refused;
     const res = await fetch(`${this.cfg.openaiBaseUrl}${pathName}`, {
       ...init,
       headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${this.cfg.openaiKey}` },
@@ -120,7 +160,53 @@ export class OpenAiVoiceProvider implements VoiceProvider {
     return { text: j.text, audioMs: null };
   }
 
-  async options(): Promise<ProviderOptions> {
+  /** `/audio/speech` with `response_format: pcm` (24 kHz 16-bit mono), read as it streams. */
+  async speak(text: string, voice: string | null, model: string | null): Promise<PcmStream> {
+    const cfg = this.cfg;
+    if (!cfg.openaiKey)
+      throw new VoiceProviderError(
+        'voice.no_api_key',
+        'no API key is available for the openai provider (set VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY)',
+        'unavailable',
+      );
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), cfg.timeoutMs);
+    const res = await fetch(`${cfg.openaiBaseUrl}/audio/speech`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${cfg.openaiKey}` },
+      body: JSON.stringify({ model: model ?? 'gpt-4o-mini-tts', voice: voice ?? 'alloy', input: text, response_format: 'pcm' }),
+      signal: abort.signal,
+    }).catch((e: Error) => {
+      clearTimeout(timer);
+      throw new VoiceProviderError('voice.provider_unreachable', `the openai provider could not be reached: ${e.message}`);
+    });
+    if (!res.ok || !res.body) {
+      clearTimeout(timer);
+      throw new VoiceProviderError('voice.provider_error', `the openai provider answered ${res.status}`);
+    }
+    const body = res.body;
+    async function* chunks(): AsyncIterable<Buffer> {
+      try {
+        for await (const c of body as unknown as AsyncIterable<Uint8Array>) yield Buffer.from(c);
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    return { sampleRate: 24000, chunks: chunks(), stop: () => abort.abort() };
+  }
+
+  /**
+   * The section's options: its speech models for voice output, its realtime models for the realtime
+   * sections (the session's model is a realtime one there).
+   */
+  async options(section: VoiceSection): Promise<ProviderOptions> {
+    const o = await this.allOptions();
+    const realtime = section !== 'voice_output';
+    const models = o.models.filter((m) => isRealtimeModel(m) === realtime);
+    return { ...o, models: models.length > 0 ? models : realtime ? REALTIME_MODELS : o.models.filter((m) => !isRealtimeModel(m)) };
+  }
+
+  private async allOptions(): Promise<ProviderOptions> {
     if (this.discovered && this.now() - this.discovered.at < DISCOVERY_TTL_MS) return this.discovered.options;
     if (this.unavailable()) return { ...STATIC, source: 'static' };
     try {

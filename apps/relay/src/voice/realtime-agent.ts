@@ -1,35 +1,22 @@
-import { DomainError, MAX_TTS_CHARS } from '@svc/domain';
+import { MAX_CONTEXT_CHARS, MAX_CONTEXT_MESSAGES, MAX_TTS_CHARS } from '@svc/domain';
 import type { RelayConfig } from '../common/config';
 import { readAgentAnswer, readCapped } from './agent-answer';
 import { AgentRun } from './agent-run';
-import { metricsOf, offlinePcm, openaiPcm } from './pcm-stream';
-import { VoiceProviderError } from './voice-provider';
-import type { Live } from './voice-sessions.service';
+import { metricsOf } from './pcm-stream';
+import type { SessionStream } from './session-stream';
 import { sanitizeForSpeech, truncateForSpeech } from './speech-text';
-import type { VoiceService } from './voice.service';
-import { writeWav16 } from './wav';
+import type { VoiceConfigFiles } from './voice-config';
+import { VoiceProviderError } from './voice-provider';
+import type { VoiceProviders } from './voice-providers';
+import type { AgentSession } from './voice-session';
 import type { VoiceWire } from './voice-wire';
-
-/** The broker keeps this much conversation (the app sends at most 14 messages of at most 1,500 characters). */
-const MAX_CONTEXT = 14;
-const MAX_CONTEXT_CHARS = 1500;
-const CHAT_SESSION_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+import { writeWav16 } from './wav';
 /** The agent API's answer is read up to this many bytes (JSON, or the SSE stream); a longer body is refused. */
 export const MAX_AGENT_RESPONSE_BYTES = 1024 * 1024;
 /** The answer's text as mirrored to the phone (and handed to the provider-native engine), at most. */
 export const MAX_AGENT_ANSWER_CHARS = 20_000;
 /** Of an error answer, this much is read (and 200 characters of it quoted). */
 const MAX_AGENT_ERROR_BYTES = 4096;
-
-/** What the broker needs of the session socket (VoiceSessions owns it). */
-export type SessionIo = {
-  send(s: Live, event: Record<string, unknown>): void;
-  error(s: Live, message: string, extra?: Record<string, unknown>): void;
-  pump(s: Live, type: string, started: number): Promise<number | null>;
-  touch(s: Live): void;
-  /** False once the session's caller lost the right to it (revoked, expired, grant gone): no new agent call then. */
-  allowed(s: Live): boolean;
-};
 
 /**
  * The realtime-agent broker (spec 4.5, experimental), its "fallback engine": a turn is the committed mic
@@ -39,10 +26,13 @@ export type SessionIo = {
 export class RealtimeAgentBroker {
   constructor(
     private readonly config: RelayConfig,
-    private readonly voice: VoiceService,
+    private readonly providers: VoiceProviders,
+    private readonly files: VoiceConfigFiles,
     private readonly wire: VoiceWire,
+    private readonly stream: SessionStream,
     private readonly now: () => number,
-    private readonly io: SessionIo,
+    /** False once the session's caller lost the right to it (revoked, expired, grant gone): no new agent call then. */
+    private readonly allowed: (s: AgentSession) => boolean,
   ) {}
 
   /**
@@ -52,8 +42,8 @@ export class RealtimeAgentBroker {
    * go to `run` as they happen. Returns the answer's text. The header and the model name are the agent
    * API's (the host's hermes API server reads `X-Hermes-Session-Id` only), whatever the relay's spelling.
    */
-  async ask(s: Live, text: string, signal: AbortSignal, run: AgentRun | null = null): Promise<string> {
-    if (!this.io.allowed(s))
+  async ask(s: AgentSession, text: string, signal: AbortSignal, run: AgentRun | null = null): Promise<string> {
+    if (!this.allowed(s))
       throw new VoiceProviderError('voice.session_revoked', "this voice session's relay session was revoked, expired or lost its grant", 'invalid');
     const bound = AbortSignal.any([signal, AbortSignal.timeout(this.config.voice.timeoutMs)]);
     const res = await fetch(`${this.config.webapiUrl.replace(/(?<!\/)\/+$/, '')}/v1/chat/completions`, {
@@ -77,25 +67,24 @@ export class RealtimeAgentBroker {
     const raw = await readAgentAnswer(res, MAX_AGENT_RESPONSE_BYTES, (e) => run?.tool(e));
     const content = raw.length > MAX_AGENT_ANSWER_CHARS ? truncateForSpeech(raw, MAX_AGENT_ANSWER_CHARS).text : raw;
     s.context.push({ role: 'user', content: text.slice(0, MAX_CONTEXT_CHARS) }, { role: 'assistant', content: content.slice(0, MAX_CONTEXT_CHARS) });
-    s.context = s.context.slice(-MAX_CONTEXT);
+    s.context = s.context.slice(-MAX_CONTEXT_MESSAGES);
     return content;
   }
 
   /** realtime_agent: the committed mic audio (16-bit PCM) is transcribed by the stt provider, then taken as the turn. */
-  async turnFromAudio(s: Live): Promise<void> {
+  async turnFromAudio(s: AgentSession): Promise<void> {
     const pcm = Buffer.concat(s.inputPcm);
     s.inputPcm = [];
-    if (pcm.length < 2) return this.io.error(s, 'input_audio.commit with no audio appended');
+    if (pcm.length < 2) return this.stream.error(s, 'input_audio.commit with no audio appended');
     s.busy = true;
     let text: string;
     try {
       const samples = new Float32Array(Math.floor(pcm.length / 2));
       for (let i = 0; i < samples.length; i++) samples[i] = pcm.readInt16LE(i * 2) / 32768;
-      const scope = this.voice.files.resolve(s.profile);
-      const stt = this.voice.section(scope, 'stt');
+      const stt = this.providers.section(this.files.resolve(s.profile), 'stt');
       if (!stt.providerId)
         throw new VoiceProviderError('voice.provider_unavailable', `stt provider "${stt.configured}" is not available in this relay`, 'unavailable');
-      const r = await this.voice.provider(stt.providerId).transcribe({
+      const r = await this.providers.get(stt.providerId).transcribe({
         audio: writeWav16({ sampleRate: s.inputRate, samples }),
         contentType: 'audio/wav',
         fileName: 'input.wav',
@@ -105,13 +94,13 @@ export class RealtimeAgentBroker {
       text = r.text.trim();
     } catch (err) {
       s.busy = false;
-      return this.io.error(s, `transcription failed: ${(err as Error).message}`, {
+      return this.stream.error(s, `transcription failed: ${(err as Error).message}`, {
         code: (err as { code?: string }).code ?? 'voice.transcription_failed',
       });
     }
-    this.io.send(s, { type: 'voice.input_transcript.final', text });
+    this.stream.send(s, { type: 'voice.input_transcript.final', text });
     s.busy = false;
-    if (text === '') return this.io.error(s, 'nothing was heard in the committed audio', { code: 'voice.empty_transcript' });
+    if (text === '') return this.stream.error(s, 'nothing was heard in the committed audio', { code: 'voice.empty_transcript' });
     return this.turn(s, text, true);
   }
 
@@ -121,22 +110,22 @@ export class RealtimeAgentBroker {
    * its answer is mirrored as `voice.response.delta` and spoken with the voice output provider. The agent
    * runs its own tools; the broker exposes none (`tool_surface: []`).
    */
-  async turn(s: Live, raw: string, heard = false): Promise<void> {
+  async turn(s: AgentSession, raw: string, heard = false): Promise<void> {
     let text = raw.trim();
-    if (text === '') return this.io.error(s, 'response.create missing text');
+    if (text === '') return this.stream.error(s, 'response.create missing text');
     // Typed text past the bound is refused; a long transcript (up to 16 MiB of audio) is cut at a sentence.
     if (text.length > MAX_TTS_CHARS) {
-      if (!heard) return this.io.error(s, `text exceeds ${MAX_TTS_CHARS} characters`, { code: 'voice.text_too_long' });
+      if (!heard) return this.stream.error(s, `text exceeds ${MAX_TTS_CHARS} characters`, { code: 'voice.text_too_long' });
       text = truncateForSpeech(text, MAX_TTS_CHARS).text;
     }
-    if (!this.io.allowed(s)) return;
+    if (!this.allowed(s)) return;
     s.busy = true;
     s.responded = true;
     const abort = (s.abort = new AbortController());
     const started = performance.now();
-    const run = (s.run = new AgentRun(this.wire, s, (f) => this.io.send(s, f), this.now));
+    const run = (s.run = new AgentRun(this.wire, s, (f) => this.stream.send(s, f), this.now));
     run.started([]);
-    this.io.send(s, {
+    this.stream.send(s, {
       type: 'voice.response.started',
       provider: s.provider,
       model: s.model,
@@ -153,29 +142,29 @@ export class RealtimeAgentBroker {
       if (s.run === run) s.run = null;
       if (abort.signal.aborted) {
         run.failed('the turn was cancelled or timed out', true);
-        return this.io.error(s, 'the turn was cancelled or timed out', { code: 'voice.turn_cancelled' });
+        return this.stream.error(s, 'the turn was cancelled or timed out', { code: 'voice.turn_cancelled' });
       }
       const message =
         err instanceof VoiceProviderError ? err.message : `cannot reach the agent API at ${this.config.webapiUrl}: ${(err as Error).message}`;
       run.failed(message);
-      return this.io.error(s, message, { code: (err as { code?: string }).code ?? 'voice.agent_unreachable' });
+      return this.stream.error(s, message, { code: (err as { code?: string }).code ?? 'voice.agent_unreachable' });
     }
     if (s.run === run) s.run = null;
     run.completed(null);
-    this.io.send(s, { type: 'voice.response.delta', delta: answer, source: this.wire.brand, delivery: 'final' });
+    this.stream.send(s, { type: 'voice.response.delta', delta: answer, source: this.wire.brand, delivery: 'final' });
     // The answer is at most MAX_AGENT_ANSWER_CHARS (ask); what is spoken is at most what one response may speak.
     const spoken = truncateForSpeech(sanitizeForSpeech(answer), MAX_TTS_CHARS).text;
     s.chars += spoken.length;
     let firstAudioMs: number | null = null;
     try {
       if (spoken !== '') {
-        s.stream =
-          s.provider === 'openai' ? await openaiPcm(this.config.voice, spoken, s.voice, null) : offlinePcm(this.config.voice, spoken, s.voice);
-        firstAudioMs = await this.io.pump(s, 'voice.output_audio.delta', started);
+        // The session's model is a realtime one: the answer is spoken with the provider's speech model.
+        s.stream = await s.engine.speak(spoken, s.voice, null);
+        firstAudioMs = await this.stream.pump(s, 'voice.output_audio.delta', started);
       }
       s.stream = null;
-      this.io.send(s, { type: 'voice.output_audio.done' });
-      this.io.send(s, {
+      this.stream.send(s, { type: 'voice.output_audio.done' });
+      this.stream.send(s, {
         type: 'voice.response.done',
         text: answer,
         provider: s.provider,
@@ -185,37 +174,12 @@ export class RealtimeAgentBroker {
     } catch (err) {
       s.stream?.stop();
       s.stream = null;
-      this.io.error(s, err instanceof VoiceProviderError ? err.message : `speaking the answer failed: ${(err as Error).message}`, {
+      this.stream.error(s, err instanceof VoiceProviderError ? err.message : `speaking the answer failed: ${(err as Error).message}`, {
         code: (err as { code?: string }).code ?? 'voice.provider_failed',
       });
     }
     s.busy = false;
     s.abort = null;
-    this.io.touch(s);
+    this.stream.touch(s);
   }
-}
-
-/** realtime_agent session fields (the app's body): `chat_session_id`, and up to 14 `context_messages` of at most 1,500 characters. */
-export function agentFields(b: Record<string, unknown>): { chatSessionId: string | null; context: Live['context'] } {
-  let chatSessionId: string | null = null;
-  if (b.chat_session_id !== undefined && b.chat_session_id !== null && b.chat_session_id !== '') {
-    if (typeof b.chat_session_id !== 'string' || !CHAT_SESSION_RE.test(b.chat_session_id))
-      throw new DomainError('validation_failed', 'invalid', 'chat_session_id must be 1-128 letters, digits, "_", ".", ":" or "-"', {
-        success: false,
-      });
-    chatSessionId = b.chat_session_id;
-  }
-  const raw = b.context_messages;
-  if (raw !== undefined && !Array.isArray(raw))
-    throw new DomainError('validation_failed', 'invalid', 'context_messages must be a list', { success: false });
-  const context: Live['context'] = [];
-  for (const m of ((raw as unknown[]) ?? []).slice(-MAX_CONTEXT)) {
-    const msg = m as { role?: unknown; content?: unknown };
-    if (typeof msg !== 'object' || msg === null || !['user', 'assistant', 'system'].includes(msg.role as string) || typeof msg.content !== 'string')
-      throw new DomainError('validation_failed', 'invalid', 'each context message is {"role": "user"|"assistant"|"system", "content": "..."}', {
-        success: false,
-      });
-    context.push({ role: msg.role as 'user' | 'assistant' | 'system', content: msg.content.slice(0, MAX_CONTEXT_CHARS) });
-  }
-  return { chatSessionId, context };
 }

@@ -1,5 +1,5 @@
 import type { VoiceSection } from '@svc/events';
-import type { ProviderOptions, VoiceProvider } from './voice-provider';
+import type { ProviderCapabilities, ProviderOptions, VoiceProvider } from './voice-provider';
 
 /**
  * A provider as the app's settings screens decode it (`RealtimeProviderInfo`, RelayVoiceClient.kt
@@ -19,79 +19,11 @@ export type ProviderInfo = {
   model_labels: Record<string, string>;
   voice_labels: Record<string, string>;
   requires_manual_id: boolean;
-  supports_tts: boolean;
-  supports_stt: boolean;
-  supports_speech_to_speech: boolean;
-  supports_tool_use: boolean;
-  supports_realtime: boolean;
-  supports_realtime_agent_native: boolean;
-  supports_interruption: boolean;
-  supports_expression: boolean;
-};
+} & ProviderCapabilities;
 
-/** The openai provider's models for a realtime section when discovery found none of them. */
-const REALTIME_MODELS = ['gpt-4o-realtime-preview', 'gpt-4o-mini-realtime-preview', 'gpt-realtime'];
-const isRealtimeModel = (m: string) => /realtime/i.test(m);
-
-/**
- * A provider's options for one section: the openai provider's speech models for voice output, its realtime
- * models for the realtime sections (the session's model is a realtime one there); the offline provider's
- * one engine everywhere.
- */
-export function sectionOptions(section: VoiceSection, o: ProviderOptions): ProviderOptions {
-  if (o.provider !== 'openai') return o;
-  const realtime = section !== 'voice_output';
-  const models = o.models.filter((m) => isRealtimeModel(m) === realtime);
-  return { ...o, models: models.length > 0 ? models : realtime ? REALTIME_MODELS : o.models.filter((m) => !isRealtimeModel(m)) };
-}
-
-/** What this relay does with each provider (voice.service, voice-sessions.service, native-agent). */
-const CAPABILITIES: Record<
-  string,
-  Omit<
-    ProviderInfo,
-    | 'id'
-    | 'name'
-    | 'status'
-    | 'description'
-    | 'models'
-    | 'voices'
-    | 'languages'
-    | 'sample_rates'
-    | 'model_labels'
-    | 'voice_labels'
-    | 'requires_manual_id'
-  >
-> = {
-  // espeak-ng speaks, pocketsphinx transcribes; a realtime session takes typed text (its mic audio is
-  // acknowledged, not heard); the realtime agent runs the fallback engine. response.cancel stops speech.
-  offline: {
-    supports_tts: true,
-    supports_stt: true,
-    supports_speech_to_speech: false,
-    supports_tool_use: false,
-    supports_realtime: true,
-    supports_realtime_agent_native: false,
-    supports_interruption: true,
-    supports_expression: false,
-  },
-  // The provider's realtime socket hears the mic and speaks; the realtime agent declares the narrow tool surface.
-  openai: {
-    supports_tts: true,
-    supports_stt: true,
-    supports_speech_to_speech: true,
-    supports_tool_use: true,
-    supports_realtime: true,
-    supports_realtime_agent_native: true,
-    supports_interruption: true,
-    supports_expression: false,
-  },
-};
-
-export function providerInfo(section: VoiceSection, provider: VoiceProvider, options: ProviderOptions): ProviderInfo {
-  const o = sectionOptions(section, options);
+/** `o`: the provider's options for `section`. */
+export function providerInfo(section: VoiceSection, provider: VoiceProvider, o: ProviderOptions): ProviderInfo {
   const why = provider.unavailable();
-  const caps = CAPABILITIES[provider.id] ?? CAPABILITIES.offline;
   return {
     id: provider.id,
     name: provider.label,
@@ -105,6 +37,6 @@ export function providerInfo(section: VoiceSection, provider: VoiceProvider, opt
     voice_labels: Object.fromEntries(o.voices.filter((v) => v.label !== v.id).map((v) => [v.id, v.label])),
     // The offline provider takes any espeak-ng voice name, listed or not.
     requires_manual_id: false,
-    ...caps,
+    ...provider.capabilities,
   };
 }

@@ -1,12 +1,15 @@
 import type { VoiceSection, VoiceSettingValue } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ConfigFileError, editYamlSection, readYamlMap, rewriteConfigInPlace, type YamlMap } from '../common/config-yaml';
-
-export { ConfigFileError, readYamlMap, type YamlMap };
+import { editYamlSection, readYamlMap, rewriteConfigInPlace, type YamlMap } from '../common/config-yaml';
 
 /** Profile names: what a directory under profiles/ may be called (no traversal, no hidden names). */
 export const PROFILE_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** What a refusal of a name that could not be a profile says. */
+export const PROFILE_NAME_RULE = 'profile must be a profile name: letters, digits, "_", "-" and "." (not first), at most 64 characters';
+
+/** A `profile` field or query as checked where it came in (voice.dto.ts): absent, null or empty names none. */
+export const profileNamed = (raw: string | null | undefined): string | null => raw || null;
 
 /**
  * Where a voice answer's settings came from (spec 4.5): `?profile=<name>` reads that profile's
@@ -27,13 +30,6 @@ export class VoiceConfigFiles {
     private readonly globalPath: string,
     private readonly svcHome: string,
   ) {}
-
-  /** `null` for no profile; throws for a name that could not be a profile (400 upstream). */
-  static checkProfile(raw: unknown): string | null {
-    if (raw === undefined || raw === null || raw === '') return null;
-    if (typeof raw !== 'string' || !PROFILE_NAME_RE.test(raw)) throw new ProfileNameError();
-    return raw;
-  }
 
   profilePath(profile: string): string {
     return path.join(this.svcHome, 'profiles', profile, 'config.yaml');
@@ -78,12 +74,6 @@ export class VoiceConfigFiles {
   }
 }
 
-export class ProfileNameError extends Error {
-  constructor() {
-    super('profile must be a profile name: letters, digits, "_", "-" and "." (not first), at most 64 characters');
-  }
-}
-
 function isFile(p: string): boolean {
   try {
     return fs.statSync(p).isFile();
@@ -91,25 +81,3 @@ function isFile(p: string): boolean {
     return false;
   }
 }
-
-const isMap = (v: unknown): v is YamlMap => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** A section's settings with the selected provider's own block merged in (`tts: {provider: openai, openai: {voice: ...}}`). */
-export function selectedProviderConfig(data: YamlMap, section: string): YamlMap {
-  const s = data[section];
-  if (!isMap(s)) return {};
-  const provider = typeof s.provider === 'string' && s.provider.trim() !== '' ? s.provider.trim() : null;
-  const selected = provider ? s[provider] : undefined;
-  const out: YamlMap = isMap(selected) ? { ...selected } : {};
-  for (const [k, v] of Object.entries(s)) {
-    if (k === provider || isMap(v)) continue;
-    if (v !== null && v !== '') out[k] = v;
-  }
-  if (provider) out.provider = provider;
-  return out;
-}
-
-export const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
-export const int = (v: unknown): number | null =>
-  typeof v === 'number' && Number.isInteger(v) ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : null;
-export const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);

@@ -1,7 +1,6 @@
 import { clientNames, type Spelling } from '@svc/domain';
 import type { VoiceSection } from '@svc/events';
-
-export type Kind = 'output' | 'realtime' | 'realtime_agent';
+import { kindOfSection, type Kind } from './session-kinds';
 
 /** The agent's frames the realtime-agent socket mirrors (the app matches `hermes.<name>` exactly: VoiceViewModel.kt 3623-3900). */
 export type RunFrame =
@@ -19,8 +18,6 @@ export type RunFrame =
 /** The narrow tool surface of the provider-native engine, by what each does (named `<brand>_<suffix>`). */
 export type AgentTool = 'run_task' | 'get_status' | 'cancel' | 'confirm';
 const TOOL_SUFFIXES: readonly AgentTool[] = ['run_task', 'get_status', 'cancel', 'confirm'];
-
-const SECTION_KIND: Record<VoiceSection, Kind> = { voice_output: 'output', realtime_voice: 'realtime', realtime_agent: 'realtime_agent' };
 
 /**
  * Every brand-named thing the voice code writes, in the spelling the relay writes (RELAY_CLIENT_SPELLING,
@@ -43,11 +40,11 @@ export class VoiceWire {
 
   /** The protocol id of a section's options or validate answer (`hermes.voice.realtime.options.v0`). */
   answerProtocol(section: VoiceSection, what: 'options' | 'validate'): string {
-    return `${this.brand}.voice.${SECTION_KIND[section]}.${what}.v0`;
+    return `${this.brand}.voice.${kindOfSection(section)}.${what}.v0`;
   }
 
   sectionProtocol(section: VoiceSection): string {
-    return this.protocol(SECTION_KIND[section]);
+    return this.protocol(kindOfSection(section));
   }
 
   frame(name: RunFrame): string {

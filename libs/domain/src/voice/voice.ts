@@ -2,6 +2,7 @@ import type {
   NewEvent,
   RelaySecurityChanged,
   VoiceSection,
+  VoiceSessionCreated,
   VoiceSessionDetached,
   VoiceSessionEnded,
   VoiceSessionResumed,
@@ -13,6 +14,11 @@ import type { ReadModels } from '../read-models';
 
 /** Spec 8: `/voice/synthesize` text is at most 5,000 characters (also the streaming session's per-frame cap). */
 export const MAX_TTS_CHARS = 5000;
+/** Mic audio one realtime session takes in all (counted and acknowledged, not kept past its turn). */
+export const MAX_INPUT_AUDIO_BYTES = 16 * 1024 * 1024;
+/** The realtime agent keeps this much conversation: the app sends at most 14 messages of at most 1,500 characters. */
+export const MAX_CONTEXT_MESSAGES = 14;
+export const MAX_CONTEXT_CHARS = 1500;
 
 /** The operator turns the plain-HTTP API-bearer escape hatch on or off (until restart). No change, no event. */
 export function setInsecureApiBearer(models: ReadModels, allow: boolean): NewEvent<RelaySecurityChanged>[] {
@@ -21,8 +27,11 @@ export function setInsecureApiBearer(models: ReadModels, allow: boolean): NewEve
   return [{ type: 'relay.security_changed', data: { allowInsecureApiBearer: allow, previous } }];
 }
 
+/** The kinds of value a voice setting takes. */
+export type VoiceSettingKind = 'string' | 'int' | 'bool';
+
 /** What each section's PATCH may set, and each value's kind. Anything else is refused by name. */
-export const VOICE_SETTING_KEYS: Record<VoiceSection, Record<string, 'string' | 'int' | 'bool'>> = {
+export const VOICE_SETTING_KEYS: Record<VoiceSection, Record<string, VoiceSettingKind>> = {
   voice_output: {
     enabled: 'bool',
     provider: 'string',
@@ -40,32 +49,41 @@ export const VOICE_SETTING_KEYS: Record<VoiceSection, Record<string, 'string' | 
   realtime_agent: { enabled: 'bool', provider: 'string', model: 'string', voice: 'string', sample_rate: 'int', fallback_engine: 'string' },
 };
 
+/** Why `value` cannot be the setting `key` of this kind, or null when it can (null itself removes a setting). */
+export function voiceSettingProblem(key: string, kind: VoiceSettingKind, value: unknown): string | null {
+  if (value === null) return null;
+  if (kind === 'bool') return typeof value === 'boolean' ? null : `${key} must be true or false`;
+  if (kind === 'int')
+    return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 192_000
+      ? null
+      : `${key} must be a whole number from 0 to 192000`;
+  return typeof value === 'string' && value.trim() !== '' && value.length <= 128 && !/[\x00-\x1f]/.test(value)
+    ? null
+    : `${key} must be a non-empty string of at most 128 characters`;
+}
+
 /**
- * Checks a PATCH body's settings (flat scalars, known keys, sane sizes) and returns the changes. `profile`
- * is not a setting (it picks where the change is written) and is skipped here.
+ * A PATCH body's changes. Every key it sent must be a setting of the section (`profile` is not one: it picks
+ * where the change is written), else it is refused by name; `values` hold the settings' values, each
+ * already found right by voiceSettingProblem where the body came in. Strings are trimmed. At least one.
  */
-export function parseVoiceSettingsPatch(section: VoiceSection, body: Record<string, unknown>): Record<string, VoiceSettingValue> {
+export function voiceSettingsChanges(
+  section: VoiceSection,
+  sent: readonly string[],
+  values: Readonly<Record<string, unknown>>,
+): Record<string, VoiceSettingValue> {
   const allowed = VOICE_SETTING_KEYS[section];
   const out: Record<string, VoiceSettingValue> = {};
-  for (const [key, value] of Object.entries(body)) {
+  for (const key of sent) {
     if (key === 'profile') continue;
-    const kind = allowed[key];
-    if (!kind)
+    if (!allowed[key])
       throw new DomainError(
         'validation_failed',
         'invalid',
         `unknown ${section} setting "${key.slice(0, 64)}"; known: ${Object.keys(allowed).join(', ')}`,
       );
-    if (value === null) {
-      out[key] = null;
-      continue;
-    }
-    if (kind === 'bool' && typeof value !== 'boolean') throw new DomainError('validation_failed', 'invalid', `${key} must be true or false`);
-    if (kind === 'int' && !(Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 192_000))
-      throw new DomainError('validation_failed', 'invalid', `${key} must be a whole number from 0 to 192000`);
-    if (kind === 'string' && !(typeof value === 'string' && value.trim() !== '' && value.length <= 128 && !/[\x00-\x1f]/.test(value)))
-      throw new DomainError('validation_failed', 'invalid', `${key} must be a non-empty string of at most 128 characters`);
-    out[key] = kind === 'string' ? (value as string).trim() : (value as VoiceSettingValue);
+    const value = values[key] as VoiceSettingValue;
+    out[key] = typeof value === 'string' ? value.trim() : value;
   }
   if (Object.keys(out).length === 0) throw new DomainError('validation_failed', 'invalid', `send at least one ${section} setting to change`);
   return out;
@@ -97,6 +115,28 @@ export function recordProfileVoiceSettings(
 
 /** A created voice session must open its socket within this (the reference's clients connect at once). */
 export const VOICE_SESSION_CONNECT_SECONDS = 60;
+
+/**
+ * A voice session is created, unless `actor` already holds `maxOpen` open ones (created and not ended: a
+ * socket attached, or still within its connect window): 429, with the voice routes' `success: false`.
+ */
+export function openVoiceSession(
+  models: ReadModels,
+  actor: string,
+  maxOpen: number,
+  session: VoiceSessionCreated['data'],
+): NewEvent<VoiceSessionCreated>[] {
+  let open = 0;
+  for (const s of models.voice.openSessions()) if (s.actor === actor) open++;
+  if (open >= maxOpen)
+    throw new DomainError(
+      'rate_limited',
+      'rate_limited',
+      `this caller already has ${open} open voice sessions (at most ${maxOpen}, RELAY_VOICE_MAX_OPEN_SESSIONS); close one first`,
+      { success: false, retry_after: 5, max_open: maxOpen },
+    );
+  return [{ type: 'voice.session_created', data: session }];
+}
 
 /**
  * The scheduler's sweep: sessions created but never opened whose connect window passed end as `expired`;
