@@ -34,10 +34,14 @@ async function opened(relay: TestRelay, s: Session, headers: Record<string, stri
   return v;
 }
 
-/** Drops the socket and waits until the relay recorded the drop. */
+/**
+ * Drops the socket and waits until the relay recorded the drop: durable, not only written (the line is in
+ * the file before its fsync, and until then the session counts as attached for the expiry sweep).
+ */
 async function dropped(relay: TestRelay, v: AppVoiceSocket, s: Session): Promise<void> {
   await v.drop();
   await until(() => eventsOf(relay, 'voice.session_detached', s.id).length > 0, 10_000, 'the drop');
+  await until(() => relay.log.models.voice.session(s.id)?.detached === true, 10_000, 'the drop, durable');
 }
 
 async function refused(v: AppVoiceSocket): Promise<{ frame: Json; close: { code: number; reason: string } }> {
