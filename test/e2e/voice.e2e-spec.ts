@@ -224,6 +224,11 @@ describe('API voice: the API bearer on the voice routes only (spec 5)', () => {
 
     expect((await call(relay, 'GET', '/relay/security')).body).toMatchObject({ allow_insecure_api_bearer: false, api_key_configured: true });
     expect((await call(relay, 'PATCH', '/relay/security', { allow_insecure_api_bearer: 'yes' })).status).toBe(400);
+    expect((await call(relay, 'PATCH', '/relay/security', { allow_insecure_api_bearer: true, trust_proxy_headers: true })).body).toMatchObject({
+      ok: false,
+      code: 'validation_failed',
+      error: 'send {"allow_insecure_api_bearer": true|false}',
+    });
     expect((await call(relay, 'PATCH', '/relay/security', { allow_insecure_api_bearer: true }, REMOTE)).status).toBe(403);
     const on = await call(relay, 'PATCH', '/relay/security', { allow_insecure_api_bearer: true });
     expect(on).toMatchObject({ status: 200, body: { allow_insecure_api_bearer: true } });
@@ -372,8 +377,16 @@ describe('voice config: profiles, the global config, settings PATCH', () => {
       {},
       { provider: 'elevenlabs' },
       { profile: 'work', nope: 1 },
+      // A known setting beside an unknown one: still refused by name (the DTO alone would drop the unknown key).
+      { voice: 'en-gb', api_key: 'x' },
     ])
       expect((await call(relay, 'PATCH', '/voice/output/config', body, bearer(token))).status).toBe(400);
+    const named = await call(relay, 'PATCH', '/voice/output/config', { voice: 'en-gb', api_key: 'x' }, bearer(token));
+    expect(named.body.error).toMatch(/^unknown voice_output setting "api_key"; known: enabled, provider/);
+    expect((await call(relay, 'PATCH', '/voice/output/config', { sample_rate: -1 }, bearer(token))).body).toMatchObject({
+      code: 'validation_failed',
+      error: 'sample_rate must be a whole number from 0 to 192000',
+    });
     expect(readEvents(relay.home).length).toBe(before);
     expect(fs.readFileSync(file, 'utf8')).toBe(text);
   });
@@ -876,8 +889,15 @@ describe('the realtime-agent broker (fallback engine: speech -> text -> the agen
   });
 
   it('refuses bad session bodies (400) and says when the agent API cannot be reached', async () => {
-    for (const body of [{ chat_session_id: '../x' }, { context_messages: 'no' }, { context_messages: [{ role: 'tool', content: 'x' }] }])
-      expect((await call(relay, 'POST', '/voice/realtime-agent/session', body, bearer(token))).status).toBe(400);
+    for (const [body, error] of [
+      [{ chat_session_id: '../x' }, 'chat_session_id must be 1-128 letters, digits, "_", ".", ":" or "-"'],
+      [{ context_messages: 'no' }, 'context_messages must be a list'],
+      [{ context_messages: null }, 'context_messages must be a list'],
+      [{ context_messages: [{ role: 'tool', content: 'x' }] }, 'each context message is {"role": "user"|"assistant"|"system", "content": "..."}'],
+    ] as const) {
+      const r = await call(relay, 'POST', '/voice/realtime-agent/session', body, bearer(token));
+      expect(r).toMatchObject({ status: 400, body: { ok: false, success: false, code: 'validation_failed', error } });
+    }
     const down = await startRelay({
       env: { RELAY_WEBAPI_URL: 'http://127.0.0.1:1', RELAY_REALTIME_VOICE_ENABLED: '1', VOICE_TOOLS_OPENAI_KEY: '', OPENAI_API_KEY: '' },
     });
