@@ -74,7 +74,20 @@ export default tseslint.config(
     rules: {
       'react-hooks/exhaustive-deps': 'error',
       'console/import-boundaries': 'error',
-      '@typescript-eslint/no-restricted-imports': ['error', { paths: [consoleApiTypesOnly] }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [consoleApiTypesOnly],
+          // libs/events' index holds the Node-side stores: the browser takes only its pure modules, by path.
+          patterns: [
+            {
+              regex: '^@svc/events(?!/(?:event-types-match|event-log-filter)$)',
+              allowTypeImports: true,
+              message: 'the console imports only the pure modules of libs/events (event-types-match, event-log-filter).',
+            },
+          ],
+        },
+      ],
     },
   },
   {

@@ -2,7 +2,12 @@
 const swc = ['@swc/jest', { swcrc: true }];
 const common = {
   transform: { '^.+\\.tsx?$': swc },
-  moduleNameMapper: { '^@svc/events$': '<rootDir>/libs/events/src', '^@svc/domain$': '<rootDir>/libs/domain/src' },
+  moduleNameMapper: {
+    '^@svc/events$': '<rootDir>/libs/events/src',
+    '^@svc/domain$': '<rootDir>/libs/domain/src',
+    // The console's deep imports of pure modules (apps/console/vite.config.mts).
+    '^@svc/events/(.*)$': '<rootDir>/libs/events/src/$1',
+  },
   testEnvironment: 'node',
 };
 module.exports = {

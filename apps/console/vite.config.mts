@@ -12,7 +12,9 @@ export default defineConfig({
   root,
   base: '/console/',
   publicDir: 'public',
-  resolve: { alias: { '@': `${root}src` } },
+  // `@svc/events/<module>`: a pure module of libs/events, never its index (which holds the Node-side stores;
+  // ESLint allows the console only the pure ones).
+  resolve: { alias: { '@': `${root}src`, '@svc/events': `${root}../../libs/events/src` } },
   oxc: { jsx: { runtime: 'automatic' } },
   build: {
     outDir: 'dist',

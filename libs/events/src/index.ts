@@ -26,6 +26,8 @@ export * from './file/log-lock';
 export * from './file/exclusive-file';
 export * from './json-limits';
 export type { ConsoleEvent } from './console-event';
+export * from './event-types-match';
+export * from './event-log-filter';
 export * from './file/file-snapshot-store';
 export * from './snapshot-seal';
 export * from './projection';

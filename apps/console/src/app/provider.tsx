@@ -1,7 +1,7 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { useEffect, useState, type ReactNode } from 'react';
 import { ApiError } from '@/lib/api-client';
-import { typeMatches } from '@/lib/feature';
+import { typeMatcher } from '@svc/events/event-types-match';
 import { LiveStreamProvider } from '@/lib/live-context';
 import { LiveStream } from '@/lib/live-stream';
 import { FEATURES } from './features';
@@ -19,6 +19,9 @@ function makeClient(): QueryClient {
   });
 }
 
+/** Each feature's invalidation rules, their event patterns read once (libs/events/src/event-types-match.ts). */
+const INVALIDATIONS = FEATURES.flatMap((f) => f.invalidate.map((rule) => ({ matches: typeMatcher(rule.on), queryKey: rule.queryKey })));
+
 /**
  * Query cache + the one live stream. Each event invalidates the queries of the features that listen
  * for its type; invalidations are batched (one refetch per key per 200 ms at most).
@@ -31,10 +34,8 @@ export function AppProvider({ children }: { children: ReactNode }) {
     const dirty = new Map<string, readonly unknown[]>();
     let timer: ReturnType<typeof setTimeout> | null = null;
     const off = stream.onEvents((events) => {
-      for (const f of FEATURES) {
-        for (const rule of f.invalidate) {
-          if (events.some((e) => typeMatches(e.type, rule.on))) dirty.set(JSON.stringify(rule.queryKey), rule.queryKey);
-        }
+      for (const rule of INVALIDATIONS) {
+        if (events.some((e) => rule.matches(e.type))) dirty.set(JSON.stringify(rule.queryKey), rule.queryKey);
       }
       if (dirty.size && !timer) {
         timer = setTimeout(() => {

@@ -1,30 +1,14 @@
 import type { ConsoleEvent } from '@svc/console-api';
+import { eventLogFilter, matchesEventLog } from '@svc/events/event-log-filter';
 
-/** The log's filters; the same rules as the relay's `/console/api/events` (so live and paged agree). */
+/** The log's filters as the form holds them. */
 export type EventFilters = { type: string; device: string; since: number | null; until: number | null };
 
 export const NO_FILTERS: EventFilters = { type: '', device: '', since: null, until: null };
 
-export function typeList(raw: string): string[] {
-  return raw
-    .split(',')
-    .map((t) => t.trim().replace(/\*$/, ''))
-    .filter(Boolean);
-}
-
+/** The relay's own rule (libs/events/src/event-log-filter.ts), so live and paged agree. */
 export function matchesFilters(e: ConsoleEvent, f: EventFilters): boolean {
-  const types = typeList(f.type);
-  if (types.length && !types.some((t) => (t.endsWith('.') ? e.type.startsWith(t) : e.type === t || e.type.startsWith(`${t}.`)))) return false;
-  const at = Date.parse(e.at);
-  if (f.since !== null && at < f.since) return false;
-  if (f.until !== null && at > f.until) return false;
-  const d = f.device.trim();
-  if (d) {
-    const prefix = typeof e.data.tokenPrefix === 'string' ? e.data.tokenPrefix : null;
-    const actorPrefix = e.actor.startsWith('device:') ? e.actor.slice(7) : null;
-    if (!((prefix && prefix.startsWith(d)) || (actorPrefix && actorPrefix.startsWith(d)) || e.data.deviceId === d)) return false;
-  }
-  return true;
+  return matchesEventLog(e, eventLogFilter(f));
 }
 
 export function filterQuery(f: EventFilters): string {

@@ -3,7 +3,10 @@ import type { RelayEventType } from '@svc/console-api';
 
 type Family<T> = T extends `${infer F}.${string}` ? `${F}.` : never;
 
-/** An event type (exact), a family prefix (`session.`: every `session.*`) or `*`; a typo fails the compile. */
+/**
+ * An event type (exact), a family prefix (`session.`: every `session.*`) or `*`, read by the one rule of
+ * libs/events/src/event-types-match.ts; a typo fails the compile.
+ */
 export type EventPattern = RelayEventType | Family<RelayEventType> | '*';
 
 /**
@@ -22,7 +25,3 @@ export type ConsoleFeature = {
   /** Optional count badge in the nav (e.g. pending pairing requests). */
   Badge?: () => ReactNode;
 };
-
-export function typeMatches(type: string, patterns: readonly EventPattern[]): boolean {
-  return patterns.some((p) => p === '*' || (p.endsWith('.') ? type.startsWith(p) : type === p));
-}

@@ -1,14 +1,10 @@
-import { APPEND_CHANNEL, TABLE, type PgLogSource } from '@svc/events';
+import { APPEND_CHANNEL, parseTypeSpecs, TABLE, typeSpecsSql, type PgLogSource } from '@svc/events';
 
-/** The SQL for `--type` (the same rule as typeMatcher: `session` and `session.` take every `session.*`). */
+/** The SQL for `--type`: the one rule of event-types-match.ts (`session`, `session.` and `session.*` take every `session.*`). */
 function typeFilter(specs: string[], firstParam: number): { where: string; values: unknown[] } {
-  const wanted = specs
-    .flatMap((s) => s.split(','))
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (wanted.length === 0) return { where: 'TRUE', values: [] };
-  const like = wanted.map((w) => (w.endsWith('.') ? w : w + '.').replace(/[\\%_]/g, (c) => '\\' + c) + '%');
-  return { where: `(type = ANY($${firstParam}::text[]) OR type LIKE ANY($${firstParam + 1}::text[]))`, values: [wanted, like] };
+  const sql = typeSpecsSql(parseTypeSpecs(specs));
+  if (sql === null) return { where: 'TRUE', values: [] };
+  return { where: `(type = ANY($${firstParam}::text[]) OR type LIKE ANY($${firstParam + 1}::text[]))`, values: [sql.exact, sql.like] };
 }
 
 /** Prints the newest `limit` matching records (all with 0), oldest first; returns the last seq there is. */

@@ -5,6 +5,7 @@ import {
   listSegments,
   PgLogSource,
   scanLines,
+  typeMatcher,
   verifySource,
   type LogSource,
   type LogVerifyReport,
@@ -219,16 +220,6 @@ export async function verifyCommand(args: string[], io: CliIo): Promise<number> 
 // ---------------------------------------------------------------------------------------------- tail
 
 const TYPE_RE = /"type":"([^"\\]*)"/;
-
-/** `session` and `session.` match every `session.*` type; anything else matches exactly. */
-export function typeMatcher(specs: string[]): (type: string) => boolean {
-  const wanted = specs
-    .flatMap((s) => s.split(','))
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (wanted.length === 0) return () => true;
-  return (type) => wanted.some((w) => type === w || type.startsWith(w.endsWith('.') ? w : w + '.'));
-}
 
 export async function tailCommand(args: string[], io: CliIo): Promise<number> {
   const v = parseFlags('relay events tail', args, {

@@ -1,5 +1,6 @@
 import { Controller, Get, Header, HttpCode, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import type { ChainVerifyAnswer, EventsPage, FeaturesAnswer, Overview } from '@svc/console-api';
+import { eventLogFilter, isFiltered } from '@svc/events';
 import { epoch, DomainError } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Auth } from '../common/auth';
@@ -8,7 +9,6 @@ import type { RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
 import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import { toConsoleEvent } from './console-redaction';
-import { isFiltered, parseTypes, type EventFilter } from './event-log-filter';
 import { ConsoleFeatures } from './console-features';
 import { ConsoleState } from './console-state.service';
 import { ConsoleStream } from './console-stream.service';
@@ -99,12 +99,7 @@ export class ConsoleApiController {
     const after = intParam(q.after, 'after', 0);
     const before = intParam(q.before, 'before', 1);
     if (after !== undefined && before !== undefined) throw new DomainError('validation.events_cursor', 'invalid', 'give after or before, not both');
-    const filter: EventFilter = {
-      types: parseTypes(q.type),
-      device: q.device?.trim() || undefined,
-      since: timeParam(q.since, 'since'),
-      until: timeParam(q.until, 'until'),
-    };
+    const filter = eventLogFilter({ type: q.type, device: q.device, since: timeParam(q.since, 'since'), until: timeParam(q.until, 'until') });
     if (filter.device !== undefined && filter.device.length > 64)
       throw new DomainError('validation.device', 'invalid', 'device: at most 64 characters');
     const page = after !== undefined ? await this.state.after(after, limit, filter) : await this.state.before(before, limit, filter);

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { ChainStatus, LogSize } from '@svc/console-api';
-import { listSegments, PgLogSource, TABLE } from '@svc/events';
+import { listSegments, PgLogSource, TABLE, type EventLogFilter } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Subscription } from 'rxjs';
@@ -11,7 +11,6 @@ import { RELAY_CONFIG } from '../common/tokens';
 import { ChainMonitor } from './chain-monitor';
 import { EventHistory, type Page } from './event-history';
 import { PgChainMonitor, PgEventHistory } from './pg-console-log';
-import type { EventFilter } from './event-log-filter';
 
 /**
  * What the console reads beyond the read models: event history, chain status, log size, from the file
@@ -56,12 +55,12 @@ export class ConsoleState implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Events with seq > after, oldest first. */
-  after(after: number, limit: number, filter?: EventFilter): Promise<Page> {
+  after(after: number, limit: number, filter?: EventLogFilter): Promise<Page> {
     return Promise.resolve(this.history.after(after, limit, filter));
   }
 
   /** Events with seq < before, newest first. */
-  before(before: number | undefined, limit: number, filter?: EventFilter): Promise<Page> {
+  before(before: number | undefined, limit: number, filter?: EventLogFilter): Promise<Page> {
     return Promise.resolve(this.history.before(before, limit, filter));
   }
 

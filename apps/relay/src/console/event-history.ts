@@ -1,7 +1,14 @@
-import { jsonDepthExceeds, listSegments, MAX_FILE_JSON_DEPTH, scanLines, type StoredRelayEvent } from '@svc/events';
+import {
+  jsonDepthExceeds,
+  listSegments,
+  matchesEventLog,
+  MAX_FILE_JSON_DEPTH,
+  scanLines,
+  type EventLogFilter,
+  type StoredRelayEvent,
+} from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { matches, type EventFilter } from './event-log-filter';
 
 const SEQ_RE = /^\{"seq":(\d+),/;
 const STOP = Symbol('stop');
@@ -94,13 +101,13 @@ export class EventHistory {
   }
 
   /** Events with seq > after, oldest first. */
-  after(after: number, limit: number, filter: EventFilter = {}): Page {
+  after(after: number, limit: number, filter: EventLogFilter = {}): Page {
     const upTo = this.durableSeq();
     const out: StoredRelayEvent[] = [];
     let more = false;
     const take = (e: StoredRelayEvent): boolean => {
       if (e.seq <= after || e.seq > upTo) return true;
-      if (!matches(e, filter)) return true;
+      if (!matchesEventLog(e, filter)) return true;
       if (out.length === limit) {
         more = true;
         return false;
@@ -123,13 +130,13 @@ export class EventHistory {
   }
 
   /** Events with seq < before (default: all), newest first. */
-  before(before: number | undefined, limit: number, filter: EventFilter = {}): Page {
+  before(before: number | undefined, limit: number, filter: EventLogFilter = {}): Page {
     const upTo = this.durableSeq();
     const bound = Math.min(before ?? Infinity, upTo + 1);
     const out: StoredRelayEvent[] = [];
     for (let i = this.ring.length - 1; i >= 0; i--) {
       const e = this.ring[i];
-      if (e.seq >= bound || !matches(e, filter)) continue;
+      if (e.seq >= bound || !matchesEventLog(e, filter)) continue;
       if (out.length === limit) return { events: out, more: true };
       out.push(e);
     }
@@ -143,7 +150,7 @@ export class EventHistory {
         const seq = seqOf(line);
         if (seq === null || seq >= cursor) return;
         const e = parse(line);
-        if (e && matches(e, filter)) batch.push(e);
+        if (e && matchesEventLog(e, filter)) batch.push(e);
       });
       for (let j = batch.length - 1; j >= 0; j--) {
         if (out.length === limit) return { events: out, more: true };

@@ -1,6 +1,16 @@
-import { ChainError, ChainWalker, columnsDisagree, pageQuery, TABLE, type PgLogSource, type PgRow, type StoredRelayEvent } from '@svc/events';
+import {
+  ChainError,
+  ChainWalker,
+  columnsDisagree,
+  matchesEventLog,
+  pageQuery,
+  TABLE,
+  type EventLogFilter,
+  type PgLogSource,
+  type PgRow,
+  type StoredRelayEvent,
+} from '@svc/events';
 import type { ChainStatus } from '@svc/console-api';
-import { matches, type EventFilter } from './event-log-filter';
 import { EventRing, parse, type Page } from './event-history';
 
 const PAGE = 500;
@@ -39,7 +49,7 @@ export class PgEventHistory {
   }
 
   /** Events with seq > after, oldest first. */
-  async after(after: number, limit: number, filter: EventFilter = {}): Promise<Page> {
+  async after(after: number, limit: number, filter: EventLogFilter = {}): Promise<Page> {
     const upTo = this.durableSeq();
     const out: StoredRelayEvent[] = [];
     const ringStart = this.ring.start;
@@ -53,13 +63,13 @@ export class PgEventHistory {
       }
       for (const e of rows) {
         next = e.seq + 1;
-        if (!matches(e, filter)) continue;
+        if (!matchesEventLog(e, filter)) continue;
         if (out.length === limit) return { events: out, more: true };
         out.push(e);
       }
     }
     for (const e of this.ring.events) {
-      if (e.seq < next || e.seq > upTo || !matches(e, filter)) continue;
+      if (e.seq < next || e.seq > upTo || !matchesEventLog(e, filter)) continue;
       if (out.length === limit) return { events: out, more: true };
       out.push(e);
     }
@@ -67,12 +77,12 @@ export class PgEventHistory {
   }
 
   /** Events with seq < before (default: all), newest first. */
-  async before(before: number | undefined, limit: number, filter: EventFilter = {}): Promise<Page> {
+  async before(before: number | undefined, limit: number, filter: EventLogFilter = {}): Promise<Page> {
     const bound = Math.min(before ?? Infinity, this.durableSeq() + 1);
     const out: StoredRelayEvent[] = [];
     for (let i = this.ring.events.length - 1; i >= 0; i--) {
       const e = this.ring.events[i];
-      if (e.seq >= bound || !matches(e, filter)) continue;
+      if (e.seq >= bound || !matchesEventLog(e, filter)) continue;
       if (out.length === limit) return { events: out, more: true };
       out.push(e);
     }
@@ -85,7 +95,7 @@ export class PgEventHistory {
       }
       for (const e of rows) {
         cursor = e.seq;
-        if (!matches(e, filter)) continue;
+        if (!matchesEventLog(e, filter)) continue;
         if (out.length === limit) return { events: out, more: true };
         out.push(e);
       }
