@@ -1,11 +1,16 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from './config';
+import { SECRET_FIELDS } from './secret-fields';
 
 const PINO_LEVEL: Record<LogLevel, string> = { DEBUG: 'debug', INFO: 'info', WARNING: 'warn', ERROR: 'error' };
 
-/** Field names whose values are secrets wherever they sit (top level or up to two objects down). */
-const SECRET_KEYS = ['token', 'session_token', 'refresh_token', 'pairing_code', 'key', 'api_key', 'authorization'];
+/**
+ * Field names whose values are secrets wherever they sit (top level or up to two objects down): the shared
+ * list, as the relay spells its log fields (snake_case; pino matches paths exactly, and every spelling
+ * more is three more paths checked on each line), and `key`, which in a log line is a credential.
+ */
+const SECRET_KEYS = [...SECRET_FIELDS, 'key'];
 /**
  * A pairing code is also called `code` where it arrives (a request body, a frame payload, a QR's `relay`,
  * a `pairing` object): redacted there, by that path. The bare name `code` is an error code

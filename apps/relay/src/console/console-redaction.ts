@@ -1,9 +1,12 @@
 import type { ConsoleEvent, StoredRelayEvent } from '@svc/events';
+import { fieldNamePattern, SECRET_FIELDS } from '../common/secret-fields';
 
-/** Keys that must never reach a browser, even if a future event carried one by mistake. */
-// Not bare `key`: a notification's `key` is Android's id for it, not a credential.
-const SECRET_KEY_RE =
-  /^(?:token|session_?token|refresh_?token|refresh_?digest|pairing_?code|code|api_?key|secret|secret_?key|private_?key|password|passphrase|bearer|authorization|cookie)$/i;
+/**
+ * Keys that must never reach a browser, even if a future event carried one by mistake: the shared list in
+ * any spelling (event data is camelCase), and a bare `code` when it is a string (a number is a close code).
+ * Not bare `key`: a notification's `key` is Android's id for it, not a credential.
+ */
+const SECRET_KEY_RE = fieldNamePattern([...SECRET_FIELDS, 'code']);
 const DIGEST_KEY_RE = /digest$/i;
 
 /** Deep copy of event data with digests truncated and secret-named fields replaced. */
