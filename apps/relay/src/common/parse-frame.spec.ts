@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { BadRequestException } from '@nestjs/common';
 import { DomainError } from '@svc/domain';
 import { Transform, Type } from 'class-transformer';
+import { Check, coded, RefuseNonObject, RefuseUnknownKeys } from './dto-refusals';
 import { parseFrame } from './parse-frame';
 import { RelayValidationPipe } from './validation';
 import { IsArray, IsInt, IsOptional, IsString, MaxLength, Min, ValidateNested } from './validators';
@@ -99,5 +100,33 @@ describe('parseFrame', () => {
     }
     const r = parseFrame(Many, { items: Array.from({ length: 50 }, (_, i) => ({ name: i })) });
     expect(r.ok ? [] : r.error.message.split('; ')).toHaveLength(11);
+  });
+
+  it('answers the code a failing rule names, as the HTTP pipe does, with its extra fields', () => {
+    @RefuseNonObject('x.bad_frame', 'x.thing needs {size}')
+    @RefuseUnknownKeys('x.bad_key', (key) => `x.thing: unknown field ${key}`)
+    class Sized {
+      @IsOptional()
+      @IsString({ message: 'note must be a string' })
+      note?: string;
+
+      @Check('sizeInRange', (v) => Number.isInteger(v) && (v as number) >= 1, coded('x.bad_size', 'size: a whole number >= 1', { field: 'size' }))
+      size!: number;
+    }
+    expect(parseFrame(Sized, { size: 0 })).toMatchObject({
+      ok: false,
+      error: { code: 'x.bad_size', message: 'size: a whole number >= 1', extra: { field: 'size' } },
+    });
+    expect(parseFrame(Sized, { size: 0, note: 1 })).toMatchObject({
+      ok: false,
+      error: { code: 'x.bad_size', message: 'note must be a string; size: a whole number >= 1' },
+    });
+    expect(parseFrame(Sized, { size: 1, note: 1 })).toMatchObject({ ok: false, error: { code: 'validation_failed' } });
+    expect(parseFrame(Sized, ['size'])).toMatchObject({ ok: false, error: { code: 'x.bad_frame', message: 'x.thing needs {size}' } });
+    expect(parseFrame(Sized, { size: 2, sise: 3 })).toMatchObject({
+      ok: false,
+      error: { code: 'x.bad_key', message: 'x.thing: unknown field sise' },
+    });
+    expect(parseFrame(Sized, { size: 2, note: 'n' })).toMatchObject({ ok: true, value: { size: 2, note: 'n' } });
   });
 });

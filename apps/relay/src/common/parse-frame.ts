@@ -1,5 +1,6 @@
 import { DomainError } from '@svc/domain';
 import { plainToInstance } from 'class-transformer';
+import { codedError, nonObjectRefusal, refusalOf, unknownKeyRefusal } from './dto-refusals';
 import { RELAY_VALIDATION } from './validation';
 import { validateSync, type ValidationError, type ValidatorOptions } from './validators';
 
@@ -22,19 +23,27 @@ export type ParsedFrame<T> = { ok: true; value: T } | { ok: false; error: Domain
  * are never copied), class-validator checks it with the relay's options (undeclared properties dropped).
  * Synchronous, so a socket's frames are handled in the order they came. A refusal is a DomainError
  * `validation_failed` whose message joins the constraint messages (each once) as the HTTP 400 does, so a
- * gateway can send it as an error frame; nothing is thrown.
+ * gateway can send it as an error frame; nothing is thrown. The DTO's own codes apply as they do over HTTP
+ * (dto-refusals.ts): a failing rule's `coded(...)`, `@RefuseNonObject`, `@RefuseUnknownKeys`.
+ *
+ * Each parse costs some µs (about 4-7 for a frame of two fields, more as it grows; class-transformer copies
+ * nested objects whole): a hot or large frame (terminal.input, bridge.response) is read by hand instead.
  */
 export function parseFrame<T extends object>(dto: new () => T, payload: unknown): ParsedFrame<T> {
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return refused(['the frame must be a JSON object']);
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload))
+    return { ok: false, error: nonObjectRefusal(dto, payload) ?? refused(null, ['the frame must be a JSON object']) };
   const value = plainToInstance(dto, payload as Record<string, unknown>);
   const errors = validateSync(value, FRAME_VALIDATION);
-  return errors.length === 0 ? { ok: true, value } : refused(messagesOf(errors));
+  if (errors.length > 0) return { ok: false, error: refused(refusalOf(errors), messagesOf(errors)) };
+  const unknownKey = unknownKeyRefusal(dto, payload);
+  return unknownKey ? { ok: false, error: unknownKey } : { ok: true, value };
 }
 
-function refused(messages: string[]): { ok: false; error: DomainError } {
+function refused(refusal: ReturnType<typeof refusalOf>, messages: string[]): DomainError {
   const unique = [...new Set(messages)];
-  const shown = unique.slice(0, MAX_MESSAGES).join('; ');
-  return { ok: false, error: new DomainError('validation_failed', 'invalid', unique.length > MAX_MESSAGES ? `${shown}; …` : shown) };
+  const shown = unique.slice(0, MAX_MESSAGES);
+  if (unique.length > MAX_MESSAGES) shown.push('…');
+  return refusal ? codedError(refusal, shown) : new DomainError('validation_failed', 'invalid', shown.join('; '));
 }
 
 /** Every constraint message, a nested one prefixed with its path (`attachments.0.media ...`), as Nest's pipe words them. */

@@ -1,7 +1,10 @@
 import 'reflect-metadata';
 import { BadRequestException, type ArgumentMetadata } from '@nestjs/common';
-import { Transform } from 'class-transformer';
-import { IsBoolean, IsOptional, IsString, MaxLength } from './validators';
+import { DomainError } from '@svc/domain';
+import { Transform, Type } from 'class-transformer';
+import { Check, coded, RefuseNonObject, RefuseUnknownKeys } from './dto-refusals';
+import { toErrorResponse } from './http-errors';
+import { IsBoolean, IsInt, IsOptional, IsString, Matches, MaxLength, ValidateNested } from './validators';
 import { RelayValidationPipe } from './validation';
 
 class OptionalQuery {
@@ -71,5 +74,109 @@ describe('RelayValidationPipe', () => {
     const pipe = new RelayValidationPipe();
     const raw = {};
     await expect(pipe.transform(raw, { type: 'custom', metatype: undefined, data: undefined })).resolves.toBe(raw);
+  });
+});
+
+class Inner {
+  @IsString(coded('x.bad_name', 'name must be a string'))
+  name!: string;
+}
+
+@RefuseNonObject('x.bad_body', 'send a JSON object {kind, size}')
+class CodedBody {
+  @IsOptional()
+  @IsInt({ message: 'count must be a whole number' })
+  count?: number;
+
+  @Matches(/^[a-z]+$/, coded('x.bad_kind', 'kind: lower-case letters', { field: 'kind' }))
+  kind!: string;
+
+  @IsOptional()
+  @Check('sizeInRange', (v) => typeof v === 'number' && v >= 1 && v <= 9, coded('x.bad_size', 'size: 1-9'))
+  size?: number;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => Inner)
+  inner?: Inner;
+}
+
+class Filter {
+  @IsOptional()
+  @Matches(/^[a-z]+$/, { message: 'chat: lower-case letters' })
+  chat?: string;
+}
+
+@RefuseUnknownKeys('x.bad_query', (key) => `unknown query parameter ${key}: use chat or id`)
+class StrictFilter extends Filter {
+  @IsOptional()
+  @IsString()
+  id?: string;
+}
+
+/** What the HTTP client reads for a value the pipe refuses. */
+async function answer(value: unknown, metatype: ArgumentMetadata['metatype'], type: ArgumentMetadata['type'] = 'body') {
+  const err = await new RelayValidationPipe().transform(value, { type, metatype, data: undefined }).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  return err === null ? null : toErrorResponse(err);
+}
+
+describe('RelayValidationPipe: codes named by the DTO', () => {
+  it('answers the code of a failing rule that names one: 400 {ok: false, error, code}, with its extra fields', async () => {
+    expect(await answer({ kind: 'UPPER' }, CodedBody)).toEqual({
+      status: 400,
+      body: { ok: false, error: 'kind: lower-case letters', code: 'x.bad_kind', field: 'kind' },
+    });
+    expect(await answer({ kind: 'ok', size: 12 }, CodedBody)).toEqual({ status: 400, body: { ok: false, error: 'size: 1-9', code: 'x.bad_size' } });
+  });
+
+  it('keeps validation_failed when no failing rule names a code, and every message joined either way', async () => {
+    expect(await answer({ kind: 'ok', count: 1.5 }, CodedBody)).toEqual({
+      status: 400,
+      body: { ok: false, error: 'count must be a whole number', code: 'validation_failed' },
+    });
+    // The uncoded failure comes first; the code is the coded one's, the message names both.
+    expect(await answer({ kind: 'UPPER', count: 1.5 }, CodedBody)).toEqual({
+      status: 400,
+      body: { ok: false, error: 'count must be a whole number; kind: lower-case letters', code: 'x.bad_kind', field: 'kind' },
+    });
+  });
+
+  it('takes the first coded failure in declaration order, nested rules included (with their path)', async () => {
+    expect((await answer({ kind: '1', size: 0 }, CodedBody))?.body).toMatchObject({
+      code: 'x.bad_kind',
+      error: 'kind: lower-case letters; size: 1-9',
+    });
+    expect((await answer({ kind: 'ok', inner: { name: 3 } }, CodedBody))?.body).toMatchObject({
+      code: 'x.bad_name',
+      error: 'inner.name must be a string',
+    });
+  });
+
+  it("refuses a body that is not an object with the DTO's own code, before any rule", async () => {
+    for (const body of [null, undefined, [], ['kind'], 'kind', 3])
+      expect((await answer(body, CodedBody))?.body).toEqual({ ok: false, error: 'send a JSON object {kind, size}', code: 'x.bad_body' });
+    // Without the decorator a non-object is refused as before: by its rules, validation_failed.
+    expect((await answer('text', RequiredBody))?.body).toMatchObject({ code: 'validation_failed' });
+  });
+
+  it('refuses an undeclared key by name where the DTO says so, once the declared ones pass; elsewhere it is dropped', async () => {
+    expect(await answer({ chat: 'home', id: 'x', chta: 'typo' }, StrictFilter, 'query')).toEqual({
+      status: 400,
+      body: { ok: false, error: 'unknown query parameter chta: use chat or id', code: 'x.bad_query' },
+    });
+    expect((await answer({ chat: 'BAD', chta: 'typo' }, StrictFilter, 'query'))?.body).toMatchObject({ code: 'validation_failed' });
+    await expect(new RelayValidationPipe().transform({ chat: 'home' }, query(StrictFilter))).resolves.toMatchObject({ chat: 'home' });
+    await expect(new RelayValidationPipe().transform({}, query(StrictFilter))).resolves.toBeInstanceOf(StrictFilter);
+    const loose = (await new RelayValidationPipe().transform({ chat: 'home', chta: 'typo' }, query(Filter))) as Record<string, unknown>;
+    expect(loose.chta).toBeUndefined();
+  });
+
+  it("throws a DomainError for a coded refusal and Nest's BadRequestException otherwise (the voice routes' filter reads the latter)", async () => {
+    const pipe = new RelayValidationPipe();
+    await expect(pipe.transform({ kind: 'UPPER' }, { type: 'body', metatype: CodedBody })).rejects.toBeInstanceOf(DomainError);
+    await expect(pipe.transform({ kind: 'ok', count: 'x' }, { type: 'body', metatype: CodedBody })).rejects.toBeInstanceOf(BadRequestException);
   });
 });

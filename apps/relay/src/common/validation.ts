@@ -1,5 +1,6 @@
-import { ValidationPipe, type ArgumentMetadata, type ValidationPipeOptions } from '@nestjs/common';
-import { validatorPackage } from './validators';
+import { HttpException, ValidationPipe, type ArgumentMetadata, type ValidationPipeOptions } from '@nestjs/common';
+import { codedError, nonObjectRefusal, refusalOf, unknownKeyRefusal } from './dto-refusals';
+import { validatorPackage, type ValidationError } from './validators';
 
 /**
  * The relay's options: unknown properties refused, values transformed into their DTO classes, and
@@ -20,6 +21,10 @@ export const RELAY_VALIDATION: ValidationPipeOptions = {
  * instance. The relay's DTOs depend on nothing but their input (no clock, no I/O), which is what makes
  * the outcome cacheable. A DTO that refuses an empty value is validated in full every time, as is every
  * non-empty value.
+ *
+ * A refusal is 400 `validation_failed` with the constraint messages joined, unless a failing rule names its
+ * own code (dto-refusals.ts: `coded(...)`, `@RefuseNonObject`, `@RefuseUnknownKeys`): then it is that code,
+ * still 400 `{ok: false, error, code}`.
  */
 export class RelayValidationPipe extends ValidationPipe {
   /** DTO class -> its instance for `{}`, or null when `{}` does not pass. */
@@ -31,7 +36,32 @@ export class RelayValidationPipe extends ValidationPipe {
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const type = metadata.metatype;
-    if (!type || !isEmptyPlainObject(value) || !this.toValidate(metadata)) return super.transform(value, metadata);
+    if (!type || !this.toValidate(metadata)) return super.transform(value, metadata);
+    const notObject = nonObjectRefusal(type, value);
+    if (notObject) throw notObject;
+    const instance = await this.validated(value, metadata);
+    // Once the declared fields pass; the value's keys are read after Nest dropped `__proto__` and `constructor`.
+    const unknownKey = unknownKeyRefusal(type, value);
+    if (unknownKey) throw unknownKey;
+    return instance;
+  }
+
+  /** A refusal whose first coded rule names a code answers it; any other is Nest's BadRequestException (`validation_failed`). */
+  override createExceptionFactory(): (errors?: ValidationError[]) => unknown {
+    const plain = super.createExceptionFactory();
+    return (errors: ValidationError[] = []) => {
+      const exception = plain(errors);
+      const refusal = refusalOf(errors);
+      if (!refusal || !(exception instanceof HttpException)) return exception;
+      const res = exception.getResponse();
+      const messages = typeof res === 'object' && res !== null ? (res as { message?: unknown }).message : res;
+      return codedError(refusal, Array.isArray(messages) ? messages.map(String) : [String(messages)]);
+    };
+  }
+
+  private async validated(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const type = metadata.metatype;
+    if (!isEmptyPlainObject(value)) return super.transform(value, metadata);
     const known = this.empty.get(type);
     if (known === null) return super.transform(value, metadata);
     if (known) return copyOf(known);
