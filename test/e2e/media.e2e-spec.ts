@@ -356,6 +356,22 @@ describe('media routes', () => {
       expect((await byPath('relative.txt')).status).toBe(400);
     });
 
+    it('names what is wrong with the query: its codes and messages', async () => {
+      const expectations: Array<[string, string, string]> = [
+        ['?path=', 'media.path_required', 'path: the query parameter path is required'],
+        ['?path=/a&path=/b', 'media.path_required', 'path: the query parameter path is required'],
+        ['?path=relative.txt', 'media.bad_path', 'path must be an absolute path (starting with /) without NUL bytes'],
+        ['?path=%2Fa%00b', 'media.bad_path', 'path must be an absolute path (starting with /) without NUL bytes'],
+        [`?path=/${'a'.repeat(4096)}`, 'media.bad_path', 'path must be an absolute path (starting with /) without NUL bytes'],
+        ['?path=/tmp/x&content_type=bad%20type', 'validation_failed', 'content_type must be a media type like image/png'],
+        ['?path=/tmp/x&content_type=', 'validation_failed', 'content_type must be a media type like image/png'],
+      ];
+      for (const [query, code, error] of expectations) {
+        const res = await fetch(`${relay.url}/media/by-path${query}`, { headers: bearer(token) });
+        expect([query, res.status, await res.json()]).toEqual([query, 400, { ok: false, code, error }]);
+      }
+    });
+
     it('streams a readable file, with the content_type override', async () => {
       const p = write('bp.json', '{"a":1}');
       const res = await byPath(p);

@@ -5,7 +5,7 @@ import { Auth, Caller } from '../common/auth';
 import type { RelayConfig } from '../common/config';
 import { RELAY_CONFIG } from '../common/tokens';
 import { rewriteMediaMarkers } from './media-marker-rewrite';
-import { MarkersDto, RegisterMediaDto } from './media.dto';
+import { MarkersDto, MediaByPathQuery, RegisterMediaDto } from './media.dto';
 import { MediaService } from './media.service';
 
 /** Spec 4.4. Static paths (`inspect`, `by-path`, `register`, `upload`) win over `/:token` in the router. */
@@ -40,14 +40,8 @@ export class MediaController {
 
   @Get('/by-path')
   @Auth('paired')
-  byPath(
-    @Query('path') path: unknown,
-    @Query('content_type') contentType: unknown,
-    @Req() req: FastifyRequest,
-    @Res() reply: FastifyReply,
-    @Caller() caller: Principal,
-  ) {
-    return this.media.fetchByPath(path, contentType, req, reply, actorOf(caller));
+  byPath(@Query() q: MediaByPathQuery, @Req() req: FastifyRequest, @Res() reply: FastifyReply, @Caller() caller: Principal) {
+    return this.media.fetchByPath(q.path, q.content_type, req, reply, actorOf(caller));
   }
 
   /** The chat marker helper over HTTP: `MEDIA:<absolute path>` becomes `MEDIA:svc-relay://<token>` (`hermes-relay://` under RELAY_CLIENT_SPELLING=hermes, the scheme the public app renders). */

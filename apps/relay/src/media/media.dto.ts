@@ -1,3 +1,5 @@
+import * as path from 'node:path';
+import { Check, coded } from '../common/dto-refusals';
 import { IsBoolean, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from '../common/validators';
 import { CONTENT_TYPE_RE } from './media-http';
 
@@ -56,4 +58,21 @@ export class MarkersDto {
   @IsString({ message: 'text must be a string' })
   @MaxLength(1_000_000, { message: 'text must be at most 1000000 characters' })
   text!: string;
+}
+
+/** `GET /media/by-path?path=&content_type=`: an absolute path on the relay host, and the type to answer with. */
+export class MediaByPathQuery {
+  @Check('pathGiven', (v) => typeof v === 'string' && v !== '', coded('media.path_required', 'path: the query parameter path is required'))
+  @Check(
+    'absolutePath',
+    (v) => typeof v !== 'string' || v === '' || (path.isAbsolute(v) && !v.includes('\0') && v.length <= 4096),
+    coded('media.bad_path', 'path must be an absolute path (starting with /) without NUL bytes'),
+  )
+  path!: string;
+
+  @IsOptional()
+  @Check('mediaType', (v) => typeof v === 'string' && CONTENT_TYPE_RE.test(v) && v.length <= 255, {
+    message: 'content_type must be a media type like image/png',
+  })
+  content_type?: string;
 }

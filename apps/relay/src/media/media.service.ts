@@ -28,7 +28,7 @@ import type { MediaRegistrar, RegisteredMedia } from '../common/media-registrar'
 import { Scheduler } from '../common/scheduler';
 import { Secrets, secureRandomBytes } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
-import { CONTENT_TYPE_RE, guessContentType } from './media-http';
+import { guessContentType } from './media-http';
 import { MediaReplies } from './media-reply';
 import { MediaUploads, type FileMeta } from './media-uploads';
 import { fileIdOf, openChecked, policyContext, realPathOf, type OpenedFile } from './media-files';
@@ -316,16 +316,11 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     return hits[0];
   }
 
-  /** `GET /media/by-path`: the policy is applied to the real path and again to what was opened. */
-  async fetchByPath(rawPath: unknown, contentType: unknown, req: FastifyRequest, reply: FastifyReply, actor: string): Promise<void> {
-    if (typeof rawPath !== 'string' || rawPath === '')
-      throw new DomainError('media.path_required', 'invalid', 'path: the query parameter path is required');
-    if (!path.isAbsolute(rawPath) || rawPath.includes('\0') || rawPath.length > 4096) {
-      throw new DomainError('media.bad_path', 'invalid', 'path must be an absolute path (starting with /) without NUL bytes');
-    }
-    if (contentType !== undefined && (typeof contentType !== 'string' || !CONTENT_TYPE_RE.test(contentType) || contentType.length > 255)) {
-      throw new DomainError('validation_failed', 'invalid', 'content_type must be a media type like image/png');
-    }
+  /**
+   * `GET /media/by-path`: the policy is applied to the real path and again to what was opened. `rawPath` and
+   * `contentType` come as MediaByPathQuery checked them (absolute without NUL; a media type).
+   */
+  async fetchByPath(rawPath: string, contentType: string | undefined, req: FastifyRequest, reply: FastifyReply, actor: string): Promise<void> {
     let opened: OpenedFile;
     try {
       const real = await realPathOf(rawPath);
@@ -340,7 +335,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
       throw err;
     }
     const name = path.basename(rawPath);
-    const meta: FileMeta = { contentType: (contentType as string | undefined) ?? guessContentType(name), fileName: name, sensitive: false };
+    const meta: FileMeta = { contentType: contentType ?? guessContentType(name), fileName: name, sensitive: false };
     await this.replies.sendFile(req, reply, opened, meta, async (served) => {
       await this.log.run(actor, () => recordPathFetch(opened.realPath, served));
     });
