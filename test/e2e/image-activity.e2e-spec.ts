@@ -66,24 +66,30 @@ describe('/chat/image-activity', () => {
     ]);
   });
 
-  it('400 on a bad session_id or since', async () => {
-    for (const q of [
-      '',
-      '?session_id=',
-      '?session_id=%20',
-      '?session_id=a%0Ab',
-      `?session_id=${'a'.repeat(257)}`,
-      '?session_id=s1&since=abc',
-      '?session_id=s1&since=-1',
-      '?session_id=s1&since=1E',
-      '?session_id=s1&since=Infinity',
-      '?session_id=s1&since=1e400',
-      '?session_id=a&session_id=b',
-      '?session_id=s1&profile=a%0Ab',
-    ]) {
+  it('400 on a bad session_id, since or profile, each with its code and message', async () => {
+    const SESSION = ['image_activity.bad_session_id', 'session_id is required: 1-256 printable characters'];
+    const SINCE = ['image_activity.bad_since', 'since must be epoch seconds (a non-negative number, e.g. 1.7E9)'];
+    const PROFILE = ['image_activity.bad_profile', 'profile: 1-128 printable characters'];
+    const cases: Array<[string, string[]]> = [
+      ['', SESSION],
+      ['?session_id=', SESSION],
+      ['?session_id=%20', SESSION],
+      ['?session_id=a%0Ab', SESSION],
+      [`?session_id=${'a'.repeat(257)}`, SESSION],
+      ['?session_id=s1&since=abc', SINCE],
+      ['?session_id=s1&since=-1', SINCE],
+      ['?session_id=s1&since=1E', SINCE],
+      ['?session_id=s1&since=Infinity', SINCE],
+      ['?session_id=s1&since=1e400', SINCE],
+      ['?session_id=s1&since=1&since=2', SINCE],
+      ['?session_id=a&session_id=b', SESSION],
+      ['?session_id=s1&profile=a%0Ab', PROFILE],
+      ['?session_id=s1&profile=%20%20', PROFILE],
+      [`?session_id=s1&profile=${'p'.repeat(129)}`, PROFILE],
+    ];
+    for (const [q, [code, error]] of cases) {
       const r = await read(q);
-      expect([q, r.status]).toEqual([q, 400]);
-      expect(r.body.ok).toBe(false);
+      expect([q, r.status, r.body]).toEqual([q, 400, { ok: false, code, error }]);
     }
   });
 

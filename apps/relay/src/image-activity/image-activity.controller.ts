@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Header, HttpCode, Post, Query } from '@nestjs/common';
 import { Auth } from '../common/auth';
-import { ReportDto } from './image-activity.dto';
+import { ActivityQuery, ReportDto } from './image-activity.dto';
 import { ImageActivityService } from './image-activity.service';
 
 @Controller('/chat/image-activity')
@@ -11,8 +11,8 @@ export class ImageActivityController {
   @Get()
   @Auth('paired', 'chat')
   @Header('Cache-Control', 'no-store')
-  list(@Query('session_id') sessionId: unknown, @Query('since') since: unknown, @Query('profile') profile: unknown) {
-    return this.activity.list(sessionId, since, profile);
+  list(@Query() q: ActivityQuery) {
+    return this.activity.list(q);
   }
 
   /** The host platform's feed (loopback). */

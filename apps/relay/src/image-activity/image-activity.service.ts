@@ -3,17 +3,7 @@ import { DomainError, reportImageActivity, type ImageActivityEntry } from '@svc/
 import { AgentSessionStore } from '../agent-store/agent-session-store';
 import { IMAGE_TOOL, type StoreActivity } from '../agent-store/agent-queries';
 import { CommandLoop } from '../common/command-loop';
-import type { ReportDto } from './image-activity.dto';
-
-/** What the phone may name as a session: any 1-256 printable characters (an id the relay never saw answers empty). */
-const SESSION_ID = /^[^\x00-\x1f\x7f]{1,256}$/;
-/** A profile name, echoed back: printable, bounded. */
-const PROFILE = /^[^\x00-\x1f\x7f]{1,128}$/;
-/**
- * Epoch seconds as the app writes them: Kotlin's `Double.toString` (`1.7E9`, `1.7631234567891E9`), a plain
- * decimal (`1763123456.789`) or an integer.
- */
-const SECONDS = /^\+?(\d{1,20}(\.\d{0,20})?|\.\d{1,20})([eE][+-]?\d{1,3})?$/;
+import { sinceMsOf, type ActivityQuery, type ReportDto } from './image-activity.dto';
 
 @Injectable()
 export class ImageActivityService {
@@ -43,27 +33,10 @@ export class ImageActivityService {
    * `session_store` says whether the store was read. A profile that is not a directory of the agent home
    * is 404 (as the reference relay answers).
    */
-  list(sessionId: unknown, since: unknown, profile: unknown) {
-    if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId.trim())) {
-      throw new DomainError('image_activity.bad_session_id', 'invalid', 'session_id is required: 1-256 printable characters');
-    }
-    const session = sessionId.trim();
-    let prof = 'default';
-    if (profile !== undefined && profile !== '') {
-      if (typeof profile !== 'string' || !PROFILE.test(profile.trim())) {
-        throw new DomainError('image_activity.bad_profile', 'invalid', 'profile: 1-128 printable characters');
-      }
-      prof = profile.trim() || 'default';
-    }
-    let sinceMs: number | null = null;
-    if (since !== undefined && since !== '') {
-      const raw = typeof since === 'string' ? since.trim() : '';
-      const n = SECONDS.test(raw) ? Number(raw) : NaN;
-      if (!Number.isFinite(n) || n * 1000 > 8.64e15) {
-        throw new DomainError('image_activity.bad_since', 'invalid', 'since must be epoch seconds (a non-negative number, e.g. 1.7E9)');
-      }
-      sinceMs = n * 1000;
-    }
+  list(q: ActivityQuery) {
+    const session = q.session_id.trim();
+    const prof = q.profile ? q.profile.trim() : 'default';
+    const sinceMs = sinceMsOf(q.since);
     const store = this.agentStore.storeOf(prof);
     if (!store)
       throw new DomainError('image_activity.profile_not_found', 'not_found', 'no such profile in the agent home', {
