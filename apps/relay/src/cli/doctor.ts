@@ -3,6 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { svcHomeFrom } from '../common/config';
+import { DEFAULT_WEBAPI_URL } from '../common/hosts';
 import { EXIT, line, UsageError, colours, type CliIo } from './io';
 import { relayEndpoint, requestJson } from './pair';
 
@@ -106,7 +107,7 @@ export async function doctorCommand(args: string[], io: CliIo): Promise<number> 
   }
 
   // The agent's native routes.
-  const webapi = (env.RELAY_WEBAPI_URL || 'http://localhost:8642').replace(/(?<!\/)\/+$/, '');
+  const webapi = (env.RELAY_WEBAPI_URL || DEFAULT_WEBAPI_URL).replace(/(?<!\/)\/+$/, '');
   try {
     const res = await fetch(`${webapi}/v1/capabilities`, {
       headers: env.API_SERVER_KEY ? { authorization: `Bearer ${env.API_SERVER_KEY}` } : {},

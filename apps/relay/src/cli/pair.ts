@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as QRCode from 'qrcode';
+import { DEFAULT_PORT, dialHost } from '../common/hosts';
 import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
 
 const COMMAND = 'relay pair';
@@ -55,10 +56,8 @@ export type RelayEndpoint = { url: string; ca?: Buffer };
 
 /** Spec 4.13: the pair command dials the relay named by RELAY_HOST/RELAY_PORT (0.0.0.0 → 127.0.0.1). */
 export function relayEndpoint(env: NodeJS.ProcessEnv): RelayEndpoint {
-  let host = env.RELAY_HOST || '127.0.0.1';
-  if (host === '0.0.0.0' || host === '::' || host === '[::]') host = '127.0.0.1';
-  if (host.includes(':') && !host.startsWith('[')) host = `[${host}]`;
-  const port = env.RELAY_PORT || '8767';
+  const host = dialHost(env.RELAY_HOST || '127.0.0.1');
+  const port = env.RELAY_PORT || String(DEFAULT_PORT.relay);
   if (!/^\d{1,5}$/.test(port) || Number(port) > 65535) throw new CliError(`RELAY_PORT must be a port number, got "${port}"`);
   const tls = Boolean(env.RELAY_SSL_CERT && env.RELAY_SSL_KEY);
   if (!tls) return { url: `http://${host}:${port}` };

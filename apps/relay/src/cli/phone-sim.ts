@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { DEFAULT_PORT } from '../common/hosts';
 import { PhoneSim, type ConfirmPolicy } from '../../../phone-sim/src/phone-sim';
 
 const USAGE = `usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 | --token <session token>)
@@ -29,7 +30,7 @@ export async function runPhoneSim(argv: string[], out: (line: string) => void = 
     }
     flags.set(a.slice(2), argv[++i]);
   }
-  const relay = flags.get('relay') ?? `ws://127.0.0.1:${process.env.RELAY_PORT ?? 8767}`;
+  const relay = flags.get('relay') ?? `ws://127.0.0.1:${process.env.RELAY_PORT ?? DEFAULT_PORT.relay}`;
   const confirm = (flags.get('confirm') ?? 'allow') as ConfirmPolicy;
   if (!['allow', 'deny', 'ignore'].includes(confirm)) {
     out('phone-sim: --confirm must be allow, deny or ignore');

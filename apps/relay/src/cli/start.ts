@@ -2,6 +2,7 @@ import { ChainError, LOCK_FILE, LogLockedError, PgConnectError, PgLogLockedError
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { ConfigError, loadConfig, relayDir, svcHomeFrom, type RelayConfig, type StartFlags } from '../common/config';
+import { BIND_ALL, DEFAULT_PORT } from '../common/hosts';
 import { withServiceEnvFile, type EnvFileResult } from '../common/env-file';
 import { createRelay } from '../relay';
 import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
@@ -165,7 +166,7 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
     );
   if (!config.tls) line(io.stderr, err.dim('plain HTTP/ws: phones must opt in to a plain connection; set RELAY_SSL_CERT and RELAY_SSL_KEY for TLS'));
   if (io.stderr.isTTY || io.stdout.isTTY) {
-    const envHint = config.port !== 8767 || config.host !== '0.0.0.0' ? `RELAY_HOST=${config.host} RELAY_PORT=${relay.port} ` : '';
+    const envHint = config.port !== DEFAULT_PORT.relay || config.host !== BIND_ALL ? `RELAY_HOST=${config.host} RELAY_PORT=${relay.port} ` : '';
     line(io.stderr, `Pair a phone: run "${envHint}svc relay pair" in another terminal on this machine, then scan the QR code.`);
     line(io.stderr, err.dim('Ctrl-C stops the relay.'));
   }

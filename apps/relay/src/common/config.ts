@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { splitCommandLine } from './command-line';
+import { BIND_ALL, DEFAULT_DASHBOARD_URL, DEFAULT_PORT, DEFAULT_WEBAPI_URL, dialHost } from './hosts';
 import { redactUrl } from './redact-url';
 import { isPostgresUrl, redactPgUrl } from '@svc/events';
 import { isSpelling, type Spelling } from '@svc/domain';
@@ -192,14 +193,14 @@ export type SecureLinkConfig = {
 };
 
 function loadSecureLinkConfig(env: NodeJS.ProcessEnv): SecureLinkConfig {
-  const port = intInRange(env.RELAY_SECURE_LINK_PORT, 'RELAY_SECURE_LINK_PORT', 9443, 0, 65535);
+  const port = intInRange(env.RELAY_SECURE_LINK_PORT, 'RELAY_SECURE_LINK_PORT', DEFAULT_PORT.secureLink, 0, 65535);
   return {
     enabled: truthy(env.RELAY_SECURE_LINK_ENABLED),
-    host: env.RELAY_SECURE_LINK_HOST?.trim() || '0.0.0.0',
+    host: env.RELAY_SECURE_LINK_HOST?.trim() || BIND_ALL,
     port,
     cert: env.RELAY_SECURE_LINK_CERT?.trim() || null,
     key: env.RELAY_SECURE_LINK_KEY?.trim() || null,
-    dashboardUrl: (env.RELAY_SECURE_LINK_DASHBOARD_URL?.trim() || 'http://127.0.0.1:9119').replace(/(?<!\/)\/+$/, ''),
+    dashboardUrl: (env.RELAY_SECURE_LINK_DASHBOARD_URL?.trim() || DEFAULT_DASHBOARD_URL).replace(/(?<!\/)\/+$/, ''),
     reach: {
       enabled: truthy(env.RELAY_EXPERIMENTAL_REACH_ENABLED),
       brokerUrl: env.RELAY_SECURE_LINK_BROKER_URL?.trim() || null,
@@ -233,7 +234,7 @@ export function svcHomeFrom(env: NodeJS.ProcessEnv): string {
 /** Spec 4.13: flags win over the environment, which wins over the defaults. */
 export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): RelayConfig {
   const svcHome = svcHomeFrom(env);
-  const port = flags.port ?? (env.RELAY_PORT ? Number(env.RELAY_PORT) : 8767);
+  const port = flags.port ?? (env.RELAY_PORT ? Number(env.RELAY_PORT) : DEFAULT_PORT.relay);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new ConfigError(`RELAY_PORT/--port must be 0-65535, got "${env.RELAY_PORT ?? flags.port}"`);
   const logLevel = (flags.logLevel ?? env.RELAY_LOG_LEVEL ?? 'INFO').toUpperCase();
@@ -245,14 +246,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     tls = { cert: env.RELAY_SSL_CERT, key: env.RELAY_SSL_KEY };
   }
   const shell = flags.shell ?? env.RELAY_TERMINAL_SHELL ?? env.SHELL ?? null;
-  const apiPort = env.API_SERVER_PORT ?? '8642';
+  const apiPort = env.API_SERVER_PORT ?? String(DEFAULT_PORT.apiServer);
   const apiHost = env.API_SERVER_HOST ?? '127.0.0.1';
   return {
-    host: flags.host ?? env.RELAY_HOST ?? '0.0.0.0',
+    host: flags.host ?? env.RELAY_HOST ?? BIND_ALL,
     port,
     svcHome,
     tls,
-    webapiUrl: flags.webapiUrl ?? env.RELAY_WEBAPI_URL ?? 'http://localhost:8642',
+    webapiUrl: flags.webapiUrl ?? env.RELAY_WEBAPI_URL ?? DEFAULT_WEBAPI_URL,
     svcConfigPath: path.resolve(flags.config ?? env.RELAY_SVC_CONFIG ?? path.join(svcHome, 'config.yaml')),
     agentStateDb: env.RELAY_AGENT_STATE_DB?.trim() ? path.resolve(env.RELAY_AGENT_STATE_DB.trim()) : null,
     desktop: { defaultMs: 30_000, computerUseMs: 180_000, adbMs: 300_000 },
@@ -268,7 +269,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     trustProxyHeaders: truthy(env.RELAY_TRUST_PROXY_HEADERS),
     apiServer: {
       enabled: env.API_SERVER_ENABLED === undefined ? Boolean(env.API_SERVER_KEY) : truthy(env.API_SERVER_ENABLED),
-      url: `http://${apiHost === '0.0.0.0' ? '127.0.0.1' : apiHost}:${apiPort}`,
+      url: `http://${dialHost(apiHost)}:${apiPort}`,
       key: env.API_SERVER_KEY || null,
     },
     authTimeoutMs: 30_000,

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import * as fs from 'node:fs';
 import type { Logger } from 'pino';
 import type { RelayConfig } from './config';
+import { dialHost } from './hosts';
 import { frameworkErrors } from './http-errors';
 import { clientErrorHandler, guardSlowConnections, serverTimeouts } from './slow-clients';
 
@@ -55,9 +56,7 @@ export function dropFormParser(instance: FastifyInstance): void {
 
 /** The URL the relay answers on, for tests and the CLI: a wildcard host is reached on 127.0.0.1. */
 export function listeningUrl(config: Pick<RelayConfig, 'tls' | 'host'>, port: number): string {
-  const scheme = config.tls ? 'https' : 'http';
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
-  return `${scheme}://${host}:${port}`;
+  return `${config.tls ? 'https' : 'http'}://${dialHost(config.host)}:${port}`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { checkLoopback, hasProxyHeader, isLoopbackHost, isLoopbackPeer, isOwnLoopbackOrigin, normalizeIp } from './net';
+import { checkLoopback, hasProxyHeader, isLoopbackHostHeader, isLoopbackPeer, isOwnLoopbackOrigin, normalizeIp } from './net';
 
 const H = (extra: Record<string, string> = {}) => ({ host: '127.0.0.1:8767', ...extra });
 
@@ -19,13 +19,13 @@ describe('loopback rules (ARCHITECTURE.md)', () => {
   });
 
   it.each(['127.0.0.1', '127.0.0.1:1', 'localhost', 'LOCALHOST:8767', '[::1]', '[::1]:8767'])('Host %s is a loopback host', (host) => {
-    expect(isLoopbackHost(host)).toBe(true);
+    expect(isLoopbackHostHeader(host)).toBe(true);
   });
 
   it.each([undefined, '', 'evil.com', 'localhost.evil.com', '127.0.0.1.nip.io', '127.0.0.2', '::1', '[::1]x', 'localhost:99999999', '0x7f000001'])(
     'Host %p is not',
     (host) => {
-      expect(isLoopbackHost(host)).toBe(false);
+      expect(isLoopbackHostHeader(host)).toBe(false);
       expect(checkLoopback('127.0.0.1', host === undefined ? {} : { host }, 8767).ok).toBe(false);
     },
   );

@@ -19,7 +19,7 @@ export function hasProxyHeader(headers: IncomingHttpHeaders): boolean {
 }
 
 /** DNS rebinding guard: a loopback route answers only to a loopback literal or `localhost`. */
-export function isLoopbackHost(host: string | undefined): boolean {
+export function isLoopbackHostHeader(host: string | undefined): boolean {
   return host !== undefined && LOOPBACK_HOST_RE.test(host);
 }
 
@@ -29,7 +29,7 @@ export function isOwnLoopbackOrigin(origin: string | undefined, port: number): b
   try {
     const u = new URL(origin);
     const p = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
-    return (u.protocol === 'http:' || u.protocol === 'https:') && isLoopbackHost(u.host) && p === port;
+    return (u.protocol === 'http:' || u.protocol === 'https:') && isLoopbackHostHeader(u.host) && p === port;
   } catch {
     return false;
   }
@@ -41,7 +41,8 @@ export type LoopbackVerdict = { ok: true } | { ok: false; reason: string };
 export function checkLoopback(peer: string | undefined, headers: IncomingHttpHeaders, port: number): LoopbackVerdict {
   if (!isLoopbackPeer(peer)) return { ok: false, reason: 'this route answers only to processes on the relay host (loopback)' };
   if (hasProxyHeader(headers)) return { ok: false, reason: 'loopback routes refuse proxied requests (a forwarding header was present)' };
-  if (!isLoopbackHost(headers.host)) return { ok: false, reason: 'loopback routes need a loopback Host header (127.0.0.1, [::1] or localhost)' };
+  if (!isLoopbackHostHeader(headers.host))
+    return { ok: false, reason: 'loopback routes need a loopback Host header (127.0.0.1, [::1] or localhost)' };
   const origin = headers.origin;
   if (!isOwnLoopbackOrigin(typeof origin === 'string' ? origin : undefined, port)) {
     return { ok: false, reason: 'cross-origin requests to loopback routes are refused' };

@@ -4,6 +4,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { RelayConfig } from '../common/config';
+import { dialHost } from '../common/hosts';
+import { isLoopbackHostHeader } from '../common/net';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { BridgeModule } from '../bridge/bridge.module';
 import { PairingModule } from '../pairing/pairing.module';
@@ -78,8 +80,9 @@ export class ConsoleModule implements OnModuleInit, OnApplicationBootstrap {
     server.once('listening', () => {
       const { port } = server.address() as AddressInfo;
       const scheme = this.config.tls ? 'https' : 'http';
-      const loopbackReachable = ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(this.config.host);
-      const host = this.config.host === '::1' ? '[::1]' : '127.0.0.1';
+      // Reachable when the address a local browser dials is one the loopback routes accept in a Host header.
+      const host = dialHost(this.config.host);
+      const loopbackReachable = isLoopbackHostHeader(host);
       if (!loopbackReachable) {
         this.logger.warn(
           { host: this.config.host },

@@ -2,6 +2,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { PEER_HEADER, SECRET_HEADER } from '../common/forwarded-peer';
+import { isLoopbackHost } from '../common/hosts';
 import { forwardedHeaders, NOT_FORWARDED, refuseUpgrade, safeProxyPath as safe, sendJsonError as json } from '../common/proxy-http';
 
 /** Where the dashboard mounts the ingress (spec 4.11). */
@@ -106,7 +107,7 @@ export class DashboardIngress {
     while (base.endsWith('/')) base = base.slice(0, -1);
     this.base = base;
     this.relay = new URL(opts.relayUrl);
-    if (this.relay.protocol !== 'http:' || !['127.0.0.1', 'localhost', '[::1]'].includes(this.relay.hostname))
+    if (this.relay.protocol !== 'http:' || !isLoopbackHost(this.relay.hostname))
       throw new Error('the ingress forwards to the relay on this machine only (http://127.0.0.1:<port>)');
   }
 

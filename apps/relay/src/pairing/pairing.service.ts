@@ -19,10 +19,10 @@ import {
 } from '@svc/domain';
 import type { PairingTerms } from '@svc/events';
 import { randomUUID } from 'node:crypto';
-import * as os from 'node:os';
 import type { Logger } from 'pino';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
+import { advertisedHost, DEFAULT_PORT, isBindAll, isLoopbackHost, lanAddress, urlHost } from '../common/hosts';
 import { CommandLoop } from '../common/command-loop';
 import { Scheduler } from '../common/scheduler';
 import { Secrets, secureRandomBytes } from '../common/secrets';
@@ -153,9 +153,9 @@ export class PairingService implements OnApplicationBootstrap {
   private apiServer(input: MintInput): { host: string; port: number; key: string; tls: boolean } {
     const fallback = new URL(this.config.apiServer.url);
     let host = input.host ?? fallback.hostname.replace(/^\[|\]$/g, '');
-    const local = input.host === undefined ? ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(host) : isBindAll(host);
+    const local = input.host === undefined ? isBindAll(host) || isLoopbackHost(host) : isBindAll(host);
     if (local) host = lanAddress() ?? host;
-    const port = input.port ?? (Number(fallback.port) || 8642);
+    const port = input.port ?? (Number(fallback.port) || DEFAULT_PORT.apiServer);
     const key = input.api_key ?? (this.config.apiServer.enabled ? (this.config.apiServer.key ?? '') : '');
     return { host, port, key, tls: input.tls ?? fallback.protocol === 'https:' };
   }
@@ -191,10 +191,7 @@ export class PairingService implements OnApplicationBootstrap {
   /** The URL a phone should dial: the bind host, or this machine's first LAN address for 0.0.0.0. */
   advertisedUrl(): string {
     const scheme = this.config.tls ? 'wss' : 'ws';
-    let host = this.config.host;
-    if (host === '0.0.0.0' || host === '::') host = lanAddress() ?? '127.0.0.1';
-    if (host.includes(':')) host = `[${host}]`;
-    return `${scheme}://${host}:${this.runtime.port}`;
+    return `${scheme}://${urlHost(advertisedHost(this.config.host))}:${this.runtime.port}`;
   }
 }
 
@@ -227,8 +224,6 @@ export type MintInput = TermsInput & {
   endpoints?: Record<string, unknown>[];
 };
 
-const isBindAll = (host: string) => host === '0.0.0.0' || host === '::';
-
 /** Endpoint candidates go into the signed QR as sent; only their size and outline are checked here. */
 function checkEndpoints(list: Record<string, unknown>[]): Record<string, unknown>[] {
   for (const e of list) {
@@ -257,11 +252,4 @@ export function withSecureLink(
     .map((e, i) => ({ e, i }))
     .sort((a, b) => rank(a.e) - rank(b.e) || a.i - b.i)
     .map(({ e }, i) => ({ ...e, priority: i }));
-}
-
-function lanAddress(): string | null {
-  for (const list of Object.values(os.networkInterfaces())) {
-    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  return null;
 }

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import type { RelayPluginState } from '@svc/events';
+import { DEFAULT_PORT, dialAddress, isBindAll, isLoopbackHost, urlHost } from '../common/hosts';
 import { readYamlMap, type YamlMap } from '../common/config-yaml';
 import { findAvatar } from './profile-avatar';
 import { dirInside, readInside } from './profile-fs';
@@ -125,14 +126,14 @@ function apiServerOf(data: YamlMap, home: string, apiBaseUrl: string | null) {
     return null;
   };
   const host = str(platform.host) ?? str(env.API_SERVER_HOST) ?? '127.0.0.1';
-  const port = int(platform.port) ?? int(env.API_SERVER_PORT) ?? 8642;
+  const port = int(platform.port) ?? int(env.API_SERVER_PORT) ?? DEFAULT_PORT.apiServer;
   const keyPresent = Boolean(str(platform.key) ?? str(env.API_SERVER_KEY));
   const enabled = bool(platform.enabled ?? env.API_SERVER_ENABLED) ?? keyPresent;
   let url: string | null = null;
   if (enabled) {
     let scheme = 'http';
     let routeHost = host;
-    if (apiBaseUrl && isLocalHost(host)) {
+    if (apiBaseUrl && (isBindAll(host) || isLoopbackHost(host))) {
       try {
         const u = new URL(apiBaseUrl);
         scheme = u.protocol.replace(':', '') || scheme;
@@ -141,7 +142,7 @@ function apiServerOf(data: YamlMap, home: string, apiBaseUrl: string | null) {
         /* keep the profile's own host */
       }
     }
-    url = `${scheme}://${routeHost.includes(':') ? `[${routeHost}]` : routeHost}:${port}`;
+    url = `${scheme}://${urlHost(routeHost)}:${port}`;
   }
   return {
     api_server_enabled: enabled,
@@ -150,10 +151,6 @@ function apiServerOf(data: YamlMap, home: string, apiBaseUrl: string | null) {
     api_server_port: enabled ? port : null,
     api_server_key_present: keyPresent,
   };
-}
-
-function isLocalHost(h: string): boolean {
-  return ['127.0.0.1', 'localhost', '0.0.0.0', '::', '::1'].includes(h.toLowerCase());
 }
 
 /** `KEY=value` lines of a profile's `.env` (16 KiB at most; quotes stripped; never through a link). */
@@ -196,9 +193,8 @@ function gatewayPidAlive(home: string): boolean {
 }
 
 function portOpen(host: string, port: number): Promise<boolean> {
-  if (host === '0.0.0.0' || host === '::') host = '127.0.0.1';
   return new Promise((resolve) => {
-    const s = net.connect({ host, port });
+    const s = net.connect({ host: dialAddress(host), port });
     const done = (ok: boolean) => {
       s.destroy();
       resolve(ok);

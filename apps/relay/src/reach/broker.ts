@@ -3,6 +3,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import type * as net from 'node:net';
 import type { Logger } from 'pino';
+import { isLoopbackHost } from '../common/hosts';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { parseJsonObject } from '../common/json-object';
 import { BrokerConfigError, BrokerCredentials, readCredentials } from './broker-credentials';
@@ -50,8 +51,6 @@ const DEFAULT_LIMITS = {
 type HostConn = { ws: WebSocket; hostId: string; connectionId: string; streams: Map<string, Stream> };
 type Stream = { id: string; host: HostConn; client: WebSocket; digest: string; idle: NodeJS.Timeout | null };
 
-const isLoopback = (h: string) => ['127.0.0.1', '::1', 'localhost'].includes(h) || h.startsWith('127.');
-
 /**
  * The Reach broker (`svc reach`): a rendezvous on a public address. Hosts (relays) hold one control
  * socket each, registered with their host token (the broker knows only its digest); phones connect with
@@ -74,7 +73,7 @@ export class ReachBroker {
 
   constructor(private readonly opts: BrokerOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
-    if (!opts.tls && !isLoopback(opts.listen))
+    if (!opts.tls && !isLoopbackHost(opts.listen))
       throw new BrokerConfigError(
         `a public listener needs TLS (--tls-cert and --tls-key); plain text is allowed only on loopback, not on ${opts.listen}`,
       );

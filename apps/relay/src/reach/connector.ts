@@ -5,6 +5,7 @@ import { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, type RawData } from 'ws';
 import { atomicWrite } from '../common/atomic-write';
+import { isLoopbackHost } from '../common/hosts';
 import { reachPeer } from '../common/forwarded-peer';
 import { parseJsonObject } from '../common/json-object';
 import type { ReachView } from '../common/tokens';
@@ -33,8 +34,7 @@ export function brokerUrls(raw: string): { base: string; connect: string } {
   } catch {
     throw new ReachConfigError(`RELAY_SECURE_LINK_BROKER_URL "${raw.slice(0, 80)}" is not a URL`);
   }
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
-  if (u.protocol !== 'wss:' && !(u.protocol === 'ws:' && loopback))
+  if (u.protocol !== 'wss:' && !(u.protocol === 'ws:' && isLoopbackHost(u.hostname)))
     throw new ReachConfigError('RELAY_SECURE_LINK_BROKER_URL must be wss:// (ws:// only on loopback)');
   if (u.username || u.password || u.search || u.hash)
     throw new ReachConfigError('RELAY_SECURE_LINK_BROKER_URL carries no credentials, query or fragment');

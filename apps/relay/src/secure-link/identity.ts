@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { createHash, X509Certificate, createPrivateKey } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { atomicWrite } from '../common/atomic-write';
 
@@ -26,13 +25,6 @@ export class IdentityError extends Error {}
 export function spkiPin(cert: X509Certificate): string {
   const spki = cert.publicKey.export({ type: 'spki', format: 'der' });
   return `sha256/${createHash('sha256').update(spki).digest('base64')}`;
-}
-
-/** The host phones are told to dial: RELAY_SECURE_LINK_HOST, or for a bind-all address this machine's LAN address. */
-export function advertisedHost(bindHost: string): string {
-  if (bindHost !== '0.0.0.0' && bindHost !== '::' && bindHost !== '') return bindHost;
-  for (const list of Object.values(os.networkInterfaces())) for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  return '127.0.0.1';
 }
 
 /** `IP:<addr>` for an address, `DNS:<name>` otherwise (the subjectAltName the identity is made with). */

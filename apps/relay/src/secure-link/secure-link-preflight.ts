@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import { CommandLoop } from '../common/command-loop';
 import type { RelayConfig } from '../common/config';
 import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
-import { advertisedHost, coversHost, loadOrCreateIdentity } from './identity';
+import { advertisedHost } from '../common/hosts';
+import { coversHost, loadOrCreateIdentity } from './identity';
 import { loopbackUpstream } from './secure-link-upstream';
 import { secureLinkDir } from './secure-link.start';
 

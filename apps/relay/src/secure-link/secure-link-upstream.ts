@@ -2,6 +2,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import { isLoopbackHost } from '../common/hosts';
 import { forwardedHeaders, refuseUpgrade as refuse, sendJsonError as sendJson } from '../common/proxy-http';
 
 /** What one request body through `/api` or `/dashboard` may be. */
@@ -14,9 +15,7 @@ export type Upstream = { url: URL; name: 'API' | 'Dashboard' };
 export function loopbackUpstream(raw: string, name: Upstream['name']): Upstream | null {
   try {
     const url = new URL(raw);
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (url.protocol !== 'http:' || !['127.0.0.1', 'localhost', '::1'].includes(host) || url.username || url.password || url.search || url.hash)
-      return null;
+    if (url.protocol !== 'http:' || !isLoopbackHost(url.hostname) || url.username || url.password || url.search || url.hash) return null;
     return { url, name };
   } catch {
     return null;
