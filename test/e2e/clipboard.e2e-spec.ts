@@ -101,6 +101,31 @@ describe('clipboard inbox', () => {
     }
   });
 
+  it('words each refusal of the body as before: what is not an object, then each field in turn', async () => {
+    const BODY = ['clipboard.bad_body', 'send a JSON object {format, bytes_base64, filename_hint?}'];
+    const FORMAT = ['clipboard.bad_format', 'format must be one of png, jpeg, gif, webp'];
+    const cases: Array<[unknown, string[]]> = [
+      [null, BODY],
+      [[{ format: 'png' }], BODY],
+      ['png', BODY],
+      [7, BODY],
+      // Two fields wrong: the first one's code, every message (a refusal names all it found).
+      [{}, ['clipboard.bad_format', 'format must be one of png, jpeg, gif, webp; bytes_base64 must be a base64 string']],
+      [{ format: ['png'], bytes_base64: PNG.toString('base64') }, FORMAT],
+      [{ format: 'png', bytes_base64: null }, ['clipboard.bad_base64', 'bytes_base64 must be a base64 string']],
+      [
+        { format: ' Image/PNG ', bytes_base64: PNG.toString('base64'), filename_hint: 'x'.repeat(256) },
+        ['clipboard.bad_filename_hint', 'filename_hint must be a string of at most 255 characters'],
+      ],
+    ];
+    for (const [body, [code, error]] of cases) {
+      const r = await call(relay, 'POST', '/clipboard/inbox', body, bearer(token));
+      expect([body, r.status, r.body]).toEqual([body, 400, { ok: false, code, error }]);
+    }
+    const ok = await stage({ format: ' Image/JPG ', bytes_base64: JPEG.toString('base64'), filename_hint: null });
+    expect([ok.status, ok.body.format]).toEqual([200, 'jpeg']);
+  });
+
   it('no filename_hint puts a file outside the inbox', async () => {
     const inbox = path.join(relay.home, 'inbox');
     for (const hint of [

@@ -2,7 +2,8 @@ import { Body, Controller, Delete, Get, Header, HttpCode, Post, Res } from '@nes
 import { CLIPBOARD_CONTENT_TYPE, DomainError, type Principal } from '@svc/domain';
 import type { FastifyReply } from 'fastify';
 import { Auth, Caller } from '../common/auth';
-import { CLIPBOARD_BODY_LIMIT, ClipboardService, type StageInput } from './clipboard.service';
+import { StageImageDto } from './clipboard.dto';
+import { CLIPBOARD_BODY_LIMIT, ClipboardService } from './clipboard.service';
 
 @Controller('/clipboard')
 export class ClipboardController {
@@ -12,10 +13,8 @@ export class ClipboardController {
   @Post('/inbox')
   @HttpCode(200)
   @Auth('paired', undefined, { bodyLimit: CLIPBOARD_BODY_LIMIT })
-  stage(@Body() body: StageInput, @Caller() caller: Principal) {
+  stage(@Body() body: StageImageDto, @Caller() caller: Principal) {
     if (caller.kind !== 'device') throw new DomainError('clipboard.needs_device', 'forbidden', 'images are staged by a paired phone');
-    if (typeof body !== 'object' || body === null || Array.isArray(body))
-      throw new DomainError('clipboard.bad_body', 'invalid', 'send a JSON object {format, bytes_base64, filename_hint?}');
     return this.clipboard.stage(body, caller);
   }
 

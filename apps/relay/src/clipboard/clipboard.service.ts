@@ -8,13 +8,11 @@ import {
   discardStale,
   DomainError,
   inboxFileName,
-  isClipboardFormat,
   magicMatches,
   stageImage,
   type ClipboardEntry,
   type Principal,
 } from '@svc/domain';
-import type { ClipboardFormat } from '@svc/events';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -26,6 +24,7 @@ import { CommandLoop } from '../common/command-loop';
 import { Scheduler } from '../common/scheduler';
 import { secureRandomBytes } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
+import type { StageImageDto } from './clipboard.dto';
 
 /** base64 of 25 MB plus room for the JSON around it: the route's own body limit. */
 export const CLIPBOARD_BODY_LIMIT = Math.ceil((CLIPBOARD_MAX_BYTES * 4) / 3) + 64 * 1024;
@@ -33,8 +32,6 @@ export const CLIPBOARD_BODY_LIMIT = Math.ceil((CLIPBOARD_MAX_BYTES * 4) / 3) + 6
 const OWN_FILE = /^([0-9a-f]{16})[-.]/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
-
-export type StageInput = { format: unknown; bytes_base64: unknown; filename_hint?: unknown };
 
 /**
  * The paste inbox `<svc_home>/inbox/`: phones stage an image, host tools read it once. Files are 0600
@@ -85,17 +82,8 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
     this.sub?.unsubscribe();
   }
 
-  async stage(input: StageInput, caller: Principal & { kind: 'device' }) {
-    const format = normalizeFormat(input.format);
-    if (!format) throw new DomainError('clipboard.bad_format', 'invalid', 'format must be one of png, jpeg, gif, webp');
-    if (typeof input.bytes_base64 !== 'string') throw new DomainError('clipboard.bad_base64', 'invalid', 'bytes_base64 must be a base64 string');
-    if (
-      input.filename_hint !== undefined &&
-      input.filename_hint !== null &&
-      (typeof input.filename_hint !== 'string' || input.filename_hint.length > 255)
-    ) {
-      throw new DomainError('clipboard.bad_filename_hint', 'invalid', 'filename_hint must be a string of at most 255 characters');
-    }
+  async stage(input: StageImageDto, caller: Principal & { kind: 'device' }) {
+    const format = input.format;
     const bytes = decodeBase64(input.bytes_base64);
     if (!magicMatches(format, bytes)) {
       throw new DomainError('clipboard.magic_mismatch', 'invalid', `the bytes are not a ${format} image (their signature does not match the format)`);
@@ -223,16 +211,6 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
         this.logger.warn({ file: name, err: (err as Error).message }, 'clipboard file not removed');
     }
   }
-}
-
-function normalizeFormat(x: unknown): ClipboardFormat | null {
-  if (typeof x !== 'string') return null;
-  const f = x
-    .trim()
-    .toLowerCase()
-    .replace(/^image\//, '');
-  const alias = f === 'jpg' ? 'jpeg' : f;
-  return isClipboardFormat(alias) ? alias : null;
 }
 
 /** Strict base64 (standard or URL-safe, optional `data:` prefix); the size is checked before decoding. */
