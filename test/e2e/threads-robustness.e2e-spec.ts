@@ -38,4 +38,36 @@ describe('Threads routes refuse odd bodies cleanly', () => {
     const written = readEvents(relay.home).filter((e) => e.seq > before && /^(phone\.(message|reply)|clipboard\.|chat\.)/.test(e.type));
     expect(written).toEqual([]);
   });
+
+  it('names a bad path parameter or cancel filter by its own code and message', async () => {
+    const MESSAGE = { code: 'phone.bad_message_id', error: 'message_id: 1-128 of A-Z a-z 0-9 _ . : -' };
+    const cases: Array<[string, string, Record<string, string>]> = [
+      ['GET', '/phone/outbound/..%2Fx', MESSAGE],
+      ['DELETE', '/phone/outbound/-x', MESSAGE],
+      ['GET', '/phone/outbound/a%20b', MESSAGE],
+      ['GET', '/phone/threads/a%0Ab', { code: 'phone.bad_chat_id', error: 'chat_id: 1-256 printable characters' }],
+      [
+        'DELETE',
+        '/phone/outbound?messageid=x',
+        { code: 'phone.bad_cancel_query', error: 'unknown query parameter messageid: use message_id or chat_id' },
+      ],
+      [
+        'DELETE',
+        `/phone/outbound?chat_id=c&${'k'.repeat(80)}=1`,
+        { code: 'phone.bad_cancel_query', error: `unknown query parameter ${'k'.repeat(64)}: use message_id or chat_id` },
+      ],
+      // The declared filters are checked first.
+      [
+        'DELETE',
+        '/phone/outbound?message_id=&typo=1',
+        { code: 'validation_failed', error: 'message_id: 1-128 of A-Z a-z 0-9 _ . : - (starting with a letter or digit)' },
+      ],
+    ];
+    const before = relay.log.lastSeq;
+    for (const [method, route, body] of cases) {
+      const res = await fetch(`${relay.url}${route}`, { method });
+      expect([method, route, res.status, await res.json()]).toEqual([method, route, 400, { ok: false, ...body }]);
+    }
+    expect(readEvents(relay.home).filter((e) => e.seq > before && e.type.startsWith('phone.'))).toEqual([]);
+  });
 });

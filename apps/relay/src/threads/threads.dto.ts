@@ -1,4 +1,5 @@
 import { Type } from 'class-transformer';
+import { coded, RefuseUnknownKeys } from '../common/dto-refusals';
 import { IsIn, IsInt, IsNotEmpty, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from '../common/validators';
 import { SURFACINGS } from '@svc/domain';
 import type { Surfacing } from '@svc/events';
@@ -114,10 +115,27 @@ export class ChatFilterDto {
   chat_id?: string;
 }
 
+/**
+ * `DELETE /phone/outbound?message_id=&chat_id=`. Cancelling is destructive: a misspelt filter must not widen
+ * into "cancel everything", so any other key is refused by name.
+ */
+@RefuseUnknownKeys('phone.bad_cancel_query', (key) => `unknown query parameter ${key.slice(0, 64)}: use message_id or chat_id`)
 export class CancelQueryDto extends ChatFilterDto {
   /** One message to cancel (the desktop CLI's `relay queue --cancel <id>`). */
   @IsOptional()
   @IsString()
   @Matches(MESSAGE_ID, { message: 'message_id: 1-128 of A-Z a-z 0-9 _ . : - (starting with a letter or digit)' })
   message_id?: string;
+}
+
+/** `/phone/outbound/:message_id`. */
+export class MessageIdParam {
+  @Matches(MESSAGE_ID, coded('phone.bad_message_id', 'message_id: 1-128 of A-Z a-z 0-9 _ . : -'))
+  message_id!: string;
+}
+
+/** `/phone/threads/:chat_id`. */
+export class ChatIdParam {
+  @Matches(CHAT_ID, coded('phone.bad_chat_id', 'chat_id: 1-256 printable characters'))
+  chat_id!: string;
 }
