@@ -27,6 +27,7 @@ describe('Device Control routes through the phone simulator', () => {
     ['ping', 'GET', '/ping', undefined, 200, { ok: true, pong: true }],
     ['setup', 'POST', '/setup', {}, 200, { ok: true, message: 'Device Control is ready' }],
     ['setup without a body', 'POST', '/setup', undefined, 200, { ok: true }],
+    ['setup with a null body', 'POST', '/setup', null, 200, { ok: true }],
     ['current_app', 'GET', '/current_app', undefined, 200, { package: 'com.google.android.apps.messaging' }],
     [
       'screen',
@@ -172,7 +173,11 @@ describe('Device Control routes through the phone simulator', () => {
       ['/share_media', 'attachment with both', { attachments: [{ media_token: 'abcdefgh12345678', path: '/tmp/x.png' }] }, /not both/],
       ['/send_mms', 'no attachments and no body', { to: '+1 555', body: '', attachments: [] }, /at least one attachment or a body/],
       ['/send_intent', 'huge extras', { action: 'a.b', extras: { x: 'y'.repeat(20_000) } }, /extras must be an object of at most/],
-      ['/setup', 'array body', [1, 2], /JSON object/],
+      ['/setup', 'array body', [1, 2], /^the body must be a JSON object$/],
+      ['/setup', 'string body', 'setup', /^the body must be a JSON object$/],
+      ['/return_to_svc', 'device not a string', { device: 5 }, /^device must be a string of 1-128 characters$/],
+      ['/return_to_svc', 'device_id empty', { device_id: '' }, /^device_id must be a string of 1-128 characters$/],
+      ['/setup', 'device null', { device: null }, /^device must be a string of 1-128 characters$/],
     ];
     it.each(bad)('%s: %s → 400', async (route, _what, body, message) => {
       const before = sim.received.length;

@@ -1,10 +1,10 @@
-import { Body, Controller, Get, HttpCode, Post, Query, Req, Res, type Type } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query, Res, type Type } from '@nestjs/common';
 import { PARAMTYPES_METADATA } from '@nestjs/common/constants';
-import { DEVICE_CONTROL_ROUTES, DomainError, ROUTE_ALIASES, type Principal } from '@svc/domain';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DEVICE_CONTROL_ROUTES, ROUTE_ALIASES, type Principal } from '@svc/domain';
+import type { FastifyReply } from 'fastify';
 import { Auth, Caller } from '../common/auth';
 import { BridgeService } from './bridge.service';
-import { EventsQuery, ScreenQuery, SelectorQuery } from './device-control.dto';
+import { EventsQuery, ScreenQuery, SelectorOnlyBody, SelectorQuery } from './device-control.dto';
 import { DragDto, LongPressDto, PressKeyDto, ScrollDto, SwipeDto, TapDto, TapTextDto, TypeDto, WaitDto } from './device-control-gestures.dto';
 import { DescribeNodeDto, DiffScreenDto, FindNodesDto } from './device-control-screen.dto';
 import { BroadcastDto, ClipboardSetDto, EventsStreamDto, MediaDto, OpenAppDto, SendIntentDto } from './device-control-apps.dto';
@@ -14,7 +14,7 @@ type Method = 'GET' | 'POST';
 
 /**
  * How each route's input is validated: a query DTO for GET (selectors only where none is named), a body
- * DTO for POST. A POST route without one takes selectors only (`/setup`, `/return_to_svc`). The routes
+ * DTO for POST. A POST route without one takes selectors only (`/setup`, `/return_to_svc`: SelectorOnlyBody). The routes
  * themselves come from DEVICE_CONTROL_ROUTES and ROUTE_ALIASES (libs/domain): this table names no route
  * the domain does not (a unit test holds it to that).
  */
@@ -97,14 +97,14 @@ for (const { path, method, canonical } of deviceControlEndpoints()) {
     Res({ passthrough: true })(proto, name, 3);
     paramTypes = [input.body, SelectorQuery, Object, Object];
   } else {
-    proto[name] = function (this: DeviceControlController, req: FastifyRequest, q: object, c: Principal, res: FastifyReply) {
-      return this.go(res, c, method, canonical, q, selectorsOnly(req.body));
+    proto[name] = function (this: DeviceControlController, b: SelectorOnlyBody, q: object, c: Principal, res: FastifyReply) {
+      return this.go(res, c, method, canonical, q, b);
     };
-    Req()(proto, name, 0);
+    Body()(proto, name, 0);
     Query()(proto, name, 1);
     Caller()(proto, name, 2);
     Res({ passthrough: true })(proto, name, 3);
-    paramTypes = [Object, SelectorQuery, Object, Object];
+    paramTypes = [SelectorOnlyBody, SelectorQuery, Object, Object];
   }
   Reflect.defineMetadata(PARAMTYPES_METADATA, paramTypes, proto, name);
   const descriptor = Object.getOwnPropertyDescriptor(proto, name)!;
@@ -116,18 +116,4 @@ for (const { path, method, canonical } of deviceControlEndpoints()) {
     HttpCode(200)(proto, name, descriptor);
     Auth('paired', 'bridge')(proto, name, descriptor);
   }
-}
-
-function selectorsOnly(body: unknown): Record<string, string> {
-  if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw new DomainError('validation_failed', 'invalid', 'the body must be a JSON object');
-  const out: Record<string, string> = {};
-  for (const k of ['device', 'device_id'] as const) {
-    const v = (body as Record<string, unknown>)[k];
-    if (v === undefined) continue;
-    if (typeof v !== 'string' || v.length < 1 || v.length > 128)
-      throw new DomainError('validation_failed', 'invalid', `${k} must be a string of 1-128 characters`);
-    out[k] = v;
-  }
-  return out;
 }

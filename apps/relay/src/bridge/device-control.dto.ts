@@ -1,4 +1,5 @@
 import { Transform, Type } from 'class-transformer';
+import { Check, RefuseNonObject } from '../common/dto-refusals';
 import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Length, Max, Min } from '../common/validators';
 import { toBool } from './device-control-validators';
 
@@ -21,6 +22,18 @@ export class SelectorBody {
 }
 
 export class SelectorQuery extends SelectorBody {}
+
+const selector = (v: unknown): boolean => v === undefined || (typeof v === 'string' && v.length >= 1 && v.length <= 128);
+
+/** The body of a POST that carries no data (`/setup`, `/return_to_svc`): the selectors, nothing else forwarded. */
+@RefuseNonObject('validation_failed', 'the body must be a JSON object', { noneIsEmpty: true })
+export class SelectorOnlyBody {
+  @Check('selector', selector, { message: 'device must be a string of 1-128 characters' })
+  device?: string;
+
+  @Check('selector', selector, { message: 'device_id must be a string of 1-128 characters' })
+  device_id?: string;
+}
 
 export class ScreenQuery extends SelectorQuery {
   @IsOptional()

@@ -48,7 +48,7 @@ export function codedError(refusal: CodedContext, messages: readonly string[]): 
 }
 
 type ClassRules = {
-  notObject?: { code: string; message: string };
+  notObject?: { code: string; message: string; noneIsEmpty: boolean };
   unknownKey?: { code: string; message: (key: string) => string };
 };
 
@@ -77,9 +77,12 @@ function addRule(rule: ClassRules): ClassDecorator {
   };
 }
 
-/** A body or frame that is not a JSON object (null, an array, a string) is refused with this code, before any rule runs. */
-export function RefuseNonObject(code: string, message: string): ClassDecorator {
-  return addRule({ notObject: { code, message } });
+/**
+ * A body or frame that is not a JSON object (null, an array, a string) is refused with this code, before any
+ * rule runs. `noneIsEmpty`: no body at all (or `null`) is read as `{}` instead, as the pipe does without this.
+ */
+export function RefuseNonObject(code: string, message: string, options: { noneIsEmpty?: boolean } = {}): ClassDecorator {
+  return addRule({ notObject: { code, message, noneIsEmpty: options.noneIsEmpty ?? false } });
 }
 
 /**
@@ -94,7 +97,8 @@ export function RefuseUnknownKeys(code: string, message: (key: string) => string
 export function nonObjectRefusal(type: unknown, value: unknown): DomainError | null {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) return null;
   const rule = rulesOf(type).notObject;
-  return rule ? new DomainError(rule.code, 'invalid', rule.message) : null;
+  if (!rule || (rule.noneIsEmpty && (value === null || value === undefined))) return null;
+  return new DomainError(rule.code, 'invalid', rule.message);
 }
 
 const declared = new Map<unknown, ReadonlySet<string>>();

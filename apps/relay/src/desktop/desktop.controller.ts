@@ -55,6 +55,8 @@ export class DesktopController {
   async call(
     @Param('tool') tool: string,
     @Body() call: DesktopToolCallDto,
+    // Free-form by design: the arguments are the tool's own (the desktop client checks them); only the
+    // selector is the relay's, read through DesktopToolCallDto above.
     @Body() args: Record<string, unknown> | undefined,
     @Caller() caller: Principal,
     @Headers() headers: IncomingHttpHeaders,
