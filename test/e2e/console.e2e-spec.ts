@@ -247,6 +247,29 @@ describe('console API and stream', () => {
       expect(none.events).toEqual([]);
       expect((await fetch(`${api}/events?after=x`)).status).toBe(400);
       expect((await fetch(`${api}/events?limit=5000`)).status).toBe(400);
+      const refusals: Array<[string, string, string]> = [
+        ['after=x', 'validation.query', 'after must be a whole number'],
+        ['after=-1', 'validation.query', 'after must be a whole number'],
+        ['limit=5000', 'validation.query', 'limit must be between 1 and 1000'],
+        ['limit=0', 'validation.query', 'limit must be between 1 and 1000'],
+        ['before=0', 'validation.query', 'before must be between 1 and 9007199254740991'],
+        ['limit=1&limit=2', 'validation.query', 'limit must be a whole number'],
+        ['since=yesterday', 'validation.query', 'since: epoch seconds or an ISO time'],
+        ['until=x', 'validation.query', 'until: epoch seconds or an ISO time'],
+        ['after=1&before=2', 'validation.events_cursor', 'give after or before, not both'],
+        [`device=${'d'.repeat(65)}`, 'validation.device', 'device: at most 64 characters'],
+      ];
+      for (const [query, code, error] of refusals) {
+        const res = await fetch(`${api}/events?${query}`);
+        expect([query, res.status, await res.json()]).toEqual([query, 400, { ok: false, code, error }]);
+      }
+      for (const query of [
+        'limit=',
+        'after=',
+        'since=',
+        `since=${Math.floor(Date.now() / 1000) - 60}&until=${encodeURIComponent('2100-01-01T00:00:00Z')}`,
+      ])
+        expect([query, (await fetch(`${api}/events?${query}`)).status]).toEqual([query, 200]);
       phone.close();
     });
 
