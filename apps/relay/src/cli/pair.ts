@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as QRCode from 'qrcode';
+import { ConfigError, envNumber, PORT } from '../common/config-env';
 import { DEFAULT_PORT, dialHost } from '../common/hosts';
 import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
 
@@ -57,8 +58,12 @@ export type RelayEndpoint = { url: string; ca?: Buffer };
 /** Spec 4.13: the pair command dials the relay named by RELAY_HOST/RELAY_PORT (0.0.0.0 → 127.0.0.1). */
 export function relayEndpoint(env: NodeJS.ProcessEnv): RelayEndpoint {
   const host = dialHost(env.RELAY_HOST || '127.0.0.1');
-  const port = env.RELAY_PORT || String(DEFAULT_PORT.relay);
-  if (!/^\d{1,5}$/.test(port) || Number(port) > 65535) throw new CliError(`RELAY_PORT must be a port number, got "${port}"`);
+  let port: number;
+  try {
+    port = envNumber(env, 'RELAY_PORT', { ...PORT, default: DEFAULT_PORT.relay });
+  } catch (err) {
+    throw err instanceof ConfigError ? new CliError(err.message) : err;
+  }
   const tls = Boolean(env.RELAY_SSL_CERT && env.RELAY_SSL_KEY);
   if (!tls) return { url: `http://${host}:${port}` };
   let ca: Buffer;

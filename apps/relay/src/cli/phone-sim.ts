@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { envNumber, PORT } from '../common/config-env';
 import { DEFAULT_PORT } from '../common/hosts';
 import { PhoneSim, type ConfirmPolicy } from '../../../phone-sim/src/phone-sim';
 
@@ -30,7 +31,13 @@ export async function runPhoneSim(argv: string[], out: (line: string) => void = 
     }
     flags.set(a.slice(2), argv[++i]);
   }
-  const relay = flags.get('relay') ?? `ws://127.0.0.1:${process.env.RELAY_PORT ?? DEFAULT_PORT.relay}`;
+  let relay = flags.get('relay');
+  try {
+    relay ??= `ws://127.0.0.1:${envNumber(process.env, 'RELAY_PORT', { ...PORT, default: DEFAULT_PORT.relay })}`;
+  } catch (err) {
+    out(`phone-sim: ${(err as Error).message}`);
+    return 2;
+  }
   const confirm = (flags.get('confirm') ?? 'allow') as ConfirmPolicy;
   if (!['allow', 'deny', 'ignore'].includes(confirm)) {
     out('phone-sim: --confirm must be allow, deny or ignore');

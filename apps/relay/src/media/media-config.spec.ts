@@ -43,9 +43,11 @@ describe('media configuration', () => {
     });
   });
 
-  it('only the value 1 turns the strict sandbox on', () => {
+  it('the strict sandbox is a flag like every other (config-env.ts): 1, true, yes, on turn it on; anything unknown is refused', () => {
     expect(loadConfig({ ...base, RELAY_MEDIA_STRICT_SANDBOX: '0' }).media.strictSandbox).toBe(false);
-    expect(loadConfig({ ...base, RELAY_MEDIA_STRICT_SANDBOX: 'yes' }).media.strictSandbox).toBe(false);
+    expect(loadConfig({ ...base, RELAY_MEDIA_STRICT_SANDBOX: 'off' }).media.strictSandbox).toBe(false);
+    expect(loadConfig({ ...base, RELAY_MEDIA_STRICT_SANDBOX: 'yes' }).media.strictSandbox).toBe(true);
+    expect(() => loadConfig({ ...base, RELAY_MEDIA_STRICT_SANDBOX: 'strict' })).toThrow(/RELAY_MEDIA_STRICT_SANDBOX must be 1, true, yes or on/);
   });
 
   it.each([

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import type { RelayPluginState } from '@svc/events';
+import { flagValue, numberValue, PORT } from '../common/config-env';
 import { DEFAULT_PORT, dialAddress, isBindAll, isLoopbackHost, urlHost } from '../common/hosts';
 import { readYamlMap, type YamlMap } from '../common/config-yaml';
 import { findAvatar } from './profile-avatar';
@@ -113,22 +114,12 @@ function apiServerOf(data: YamlMap, home: string, apiBaseUrl: string | null) {
   if (isYamlMap(platform.extra)) Object.assign(platform, platform.extra);
   const env = dotenvOf(home);
   const str = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : typeof v === 'number' ? String(v) : null);
-  const int = (v: unknown) => {
-    const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v.trim()) : NaN;
-    return Number.isInteger(n) && n > 0 && n < 65536 ? n : null;
-  };
-  const bool = (v: unknown): boolean | null => {
-    if (typeof v === 'boolean') return v;
-    const t = typeof v === 'string' ? v.trim().toLowerCase() : typeof v === 'number' ? String(v) : null;
-    if (t === null) return null;
-    if (['1', 'true', 'yes', 'on'].includes(t)) return true;
-    if (['0', 'false', 'no', 'off'].includes(t)) return false;
-    return null;
-  };
+  // The relay's own rules for a flag and a port (config-env.ts); a value they do not read is left to the next source.
+  const int = (v: unknown) => numberValue(v, { ...PORT, min: 1 });
   const host = str(platform.host) ?? str(env.API_SERVER_HOST) ?? '127.0.0.1';
   const port = int(platform.port) ?? int(env.API_SERVER_PORT) ?? DEFAULT_PORT.apiServer;
   const keyPresent = Boolean(str(platform.key) ?? str(env.API_SERVER_KEY));
-  const enabled = bool(platform.enabled ?? env.API_SERVER_ENABLED) ?? keyPresent;
+  const enabled = flagValue(platform.enabled ?? env.API_SERVER_ENABLED) ?? keyPresent;
   let url: string | null = null;
   if (enabled) {
     let scheme = 'http';

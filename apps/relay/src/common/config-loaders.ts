@@ -1,0 +1,125 @@
+import { isSpelling, type Spelling } from '@svc/domain';
+import { isPostgresUrl, redactPgUrl } from '@svc/events';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ConfigError, envFlag, envList, envNumber, envText, PORT } from './config-env';
+import { BIND_ALL, DEFAULT_DASHBOARD_URL, DEFAULT_PORT } from './hosts';
+import { redactUrl } from './redact-url';
+import type { BridgeConfig, MediaConfig, SecureLinkConfig, TuiAgentConfig, VoiceConfig } from './relay-config';
+
+/** Each feature's settings from the environment (config.ts puts them together). */
+
+export function loadBridgeConfig(env: NodeJS.ProcessEnv): BridgeConfig {
+  return {
+    commandTimeoutMs: envNumber(env, 'RELAY_BRIDGE_COMMAND_TIMEOUT_MS', { default: 30_000, min: 100, max: 600_000 }),
+    confirmTimeoutSeconds: envNumber(env, 'RELAY_BRIDGE_CONFIRM_TIMEOUT_SECONDS', { default: 30, min: 1, max: 600 }),
+    autoDisableMinutes: envNumber(env, 'RELAY_BRIDGE_AUTO_DISABLE_MINUTES', { default: 30, min: 0, max: 1440 }),
+    blocklist: envList(env, 'RELAY_BRIDGE_BLOCKLIST'),
+    extraDestructiveVerbs: envList(env, 'RELAY_BRIDGE_DESTRUCTIVE_VERBS').map((v) => v.toLowerCase()),
+  };
+}
+
+export function loadTuiAgentConfig(env: NodeJS.ProcessEnv, svcHome: string): TuiAgentConfig {
+  const first = (...names: string[]): string | null => {
+    for (const n of names) if (envText(env, n)) return envText(env, n);
+    return null;
+  };
+  const root = first('SVC_PYTHON_SRC_ROOT', 'HERMES_PYTHON_SRC_ROOT');
+  const home = envText(env, 'HOME') ?? os.homedir();
+  return {
+    roots: root ? [path.resolve(root)] : [path.join(svcHome, 'svc-agent'), path.join(home, '.hermes', 'hermes-agent')],
+    python: first('SVC_PYTHON', 'HERMES_PYTHON', 'PYTHON'),
+    cwd: first('SVC_CWD', 'HERMES_CWD'),
+  };
+}
+
+export function loadSecureLinkConfig(env: NodeJS.ProcessEnv): SecureLinkConfig {
+  return {
+    enabled: envFlag(env, 'RELAY_SECURE_LINK_ENABLED', false),
+    host: envText(env, 'RELAY_SECURE_LINK_HOST') ?? BIND_ALL,
+    port: envNumber(env, 'RELAY_SECURE_LINK_PORT', { ...PORT, default: DEFAULT_PORT.secureLink }),
+    cert: envText(env, 'RELAY_SECURE_LINK_CERT'),
+    key: envText(env, 'RELAY_SECURE_LINK_KEY'),
+    dashboardUrl: (envText(env, 'RELAY_SECURE_LINK_DASHBOARD_URL') ?? DEFAULT_DASHBOARD_URL).replace(/(?<!\/)\/+$/, ''),
+    reach: {
+      enabled: envFlag(env, 'RELAY_EXPERIMENTAL_REACH_ENABLED', false),
+      brokerUrl: envText(env, 'RELAY_SECURE_LINK_BROKER_URL'),
+      hostToken: envText(env, 'RELAY_SECURE_LINK_BROKER_HOST_TOKEN'),
+      hostIdFile: envText(env, 'RELAY_SECURE_LINK_BROKER_HOST_ID_FILE'),
+      caFile: envText(env, 'RELAY_SECURE_LINK_BROKER_CA_FILE'),
+    },
+  };
+}
+
+export function loadVoiceConfig(env: NodeJS.ProcessEnv): VoiceConfig {
+  const base = envText(env, 'OPENAI_BASE_URL') ?? 'https://api.openai.com/v1';
+  if (!/^https?:\/\/[^\s]+$/i.test(base)) throw new ConfigError(`OPENAI_BASE_URL must be an http(s) URL, got "${base}"`);
+  const whole = (name: string, fallback: number, min: number, max: number) => envNumber(env, name, { default: fallback, min, max, integer: true });
+  return {
+    openaiKey: envText(env, 'VOICE_TOOLS_OPENAI_KEY') ?? envText(env, 'OPENAI_API_KEY'),
+    openaiBaseUrl: base.replace(/(?<!\/)\/+$/, ''),
+    maxAudioBytes: whole('RELAY_VOICE_MAX_AUDIO_BYTES', 25 * 1024 * 1024, 1024, 200 * 1024 * 1024),
+    timeoutMs: whole('RELAY_VOICE_TIMEOUT_SECONDS', 60, 1, 600) * 1000,
+    offlineBinDir: envText(env, 'RELAY_VOICE_OFFLINE_BIN_DIR'),
+    sphinxModelDir: envText(env, 'RELAY_VOICE_SPHINX_MODEL') ?? '/usr/share/pocketsphinx/model/en-us',
+    sttMaxSeconds: whole('RELAY_VOICE_STT_MAX_SECONDS', 120, 1, 3600),
+    sttMaxConcurrent: whole('RELAY_VOICE_STT_MAX_CONCURRENT', 2, 1, 64),
+    sttMaxQueue: whole('RELAY_VOICE_STT_MAX_QUEUE', 8, 0, 1000),
+    outputSessionsPerMinute: whole('RELAY_VOICE_SESSIONS_PER_MINUTE', 60, 1, 100_000),
+    realtimeSessionsPerMinute: whole('RELAY_VOICE_REALTIME_SESSIONS_PER_MINUTE', 10, 1, 100_000),
+    maxOpenSessions: whole('RELAY_VOICE_MAX_OPEN_SESSIONS', 8, 1, 10_000),
+    resumeGraceSeconds: whole('RELAY_VOICE_RESUME_GRACE_SECONDS', 30, 1, 300),
+    replayMaxFrames: whole('RELAY_VOICE_REPLAY_MAX_FRAMES', 256, 16, 10_000),
+    replayMaxBytes: whole('RELAY_VOICE_REPLAY_MAX_BYTES', 2 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024),
+  };
+}
+
+export function loadMediaConfig(env: NodeJS.ProcessEnv, svcHome: string): MediaConfig {
+  const maxMb = envNumber(env, 'RELAY_MEDIA_MAX_SIZE_MB', { default: 100, min: 0, above: true, max: 1024 * 1024 });
+  const roots = (env.RELAY_MEDIA_ALLOWED_ROOTS ?? '')
+    .split(path.delimiter)
+    .map((r) => r.trim())
+    .filter(Boolean);
+  for (const r of roots) if (!path.isAbsolute(r)) throw new ConfigError(`RELAY_MEDIA_ALLOWED_ROOTS entries must be absolute paths, got "${r}"`);
+  const workspace = envText(env, 'SVC_WORKSPACE') ?? path.join(svcHome, 'workspace');
+  if (!path.isAbsolute(workspace)) throw new ConfigError(`SVC_WORKSPACE must be an absolute path, got "${workspace}"`);
+  return {
+    maxSizeBytes: Math.floor(maxMb * 1024 * 1024),
+    ttlSeconds: envNumber(env, 'RELAY_MEDIA_TTL_SECONDS', { default: 86_400, min: 1, max: 315_360_000, integer: true }),
+    lruCap: envNumber(env, 'RELAY_MEDIA_LRU_CAP', { default: 500, min: 1, max: 1_000_000, integer: true }),
+    allowedRoots: roots.map((r) => path.resolve(r)),
+    strictSandbox: envFlag(env, 'RELAY_MEDIA_STRICT_SANDBOX', false),
+    workspace: path.resolve(workspace),
+    home: path.resolve(envText(env, 'HOME') ?? os.homedir()),
+    tmpDir: path.resolve(envText(env, 'TMPDIR') ?? os.tmpdir()),
+  };
+}
+
+export function updateFeedUrl(env: NodeJS.ProcessEnv): string | null {
+  const v = envText(env, 'RELAY_UPDATE_FEED_URL');
+  if (!v) return null;
+  if (!/^https?:\/\/[^\s]+$/i.test(v)) throw new ConfigError(`RELAY_UPDATE_FEED_URL must be an http(s) URL, got "${redactUrl(v)}"`);
+  return v;
+}
+
+export function clientSpelling(raw: string | undefined): Spelling {
+  const v = (raw ?? '').trim();
+  if (v === '') return 'svc';
+  if (isSpelling(v)) return v;
+  throw new ConfigError(`RELAY_CLIENT_SPELLING must be "svc" (the spec's names) or "hermes" (what the public app and CLI read), got "${raw}"`);
+}
+
+/** RELAY_EVENT_STORE: unset, empty or `file` is the embedded file log; otherwise a postgres:// URL. */
+export function eventStoreUrl(env: NodeJS.ProcessEnv): string | null {
+  const v = envText(env, 'RELAY_EVENT_STORE');
+  if (!v || v.toLowerCase() === 'file') return null;
+  if (!isPostgresUrl(v)) {
+    throw new ConfigError('RELAY_EVENT_STORE must be a postgres:// (or postgresql://) URL, or unset for the file log under SVC_HOME');
+  }
+  try {
+    new URL(v);
+  } catch {
+    throw new ConfigError(`RELAY_EVENT_STORE is not a URL (${redactPgUrl(v)})`);
+  }
+  return v;
+}

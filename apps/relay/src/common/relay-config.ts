@@ -1,0 +1,192 @@
+import type { Spelling } from '@svc/domain';
+
+/** What the relay runs with: `loadConfig` (config.ts) builds it from the flags, the environment and the defaults. */
+export type LogLevel = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
+export const LOG_LEVELS: readonly LogLevel[] = ['DEBUG', 'INFO', 'WARNING', 'ERROR'];
+
+export type RelayConfig = {
+  host: string;
+  port: number;
+  svcHome: string;
+  tls: { cert: string; key: string } | null;
+  webapiUrl: string;
+  /** The global config (`--config`, RELAY_SVC_CONFIG, default `$SVC_HOME/config.yaml`): voice settings and the `default` profile. */
+  svcConfigPath: string;
+  /** RELAY_AGENT_STATE_DB: the agent's root session store (profiles' in `profiles/<name>/state.db` beside it); null: `state.db` beside svcConfigPath. */
+  agentStateDb: string | null;
+  /** How long a desktop tool call waits for the client (spec 4.6; the reference's 30 s, computer use 180 s, adb 300 s). */
+  desktop: { defaultMs: number; computerUseMs: number; adbMs: number };
+  /** Secure Link (spec 4.11): one pinned HTTPS origin for this relay, the API server and the dashboard. */
+  secureLink: SecureLinkConfig;
+  /** RELAY_PROVIDER_USAGE_ENABLED=1 turns on `/usage/providers` (spec 4.8). */
+  providerUsageEnabled: boolean;
+  /** RELAY_PROFILE_DISCOVERY=0 offers phones no profiles (the routes of spec 4.7 still answer). */
+  profileDiscovery: boolean;
+  logLevel: LogLevel;
+  terminalShell: string | null;
+  /** RELAY_PAIRING_CODE: registered at start (the value itself is never logged). */
+  pairingCode: string | null;
+  /**
+   * RELAY_CLIENT_SPELLING (`svc`, the default, or `hermes`): the brand in the schemes, markers, headers,
+   * paths and frame names the relay writes; `hermes` is what the public app and CLI read. Both are read always.
+   */
+  clientSpelling: Spelling;
+  /** RELAY_REFRESH_TTL_DAYS (default 180): how long a paired device may renew its session with its refresh token; 0 turns renewal off. */
+  refreshTtlDays: number;
+  allowInsecureApiBearer: boolean;
+  trustProxyHeaders: boolean;
+  apiServer: { enabled: boolean; url: string; key: string | null };
+  /** Tunables with safe defaults; tests shrink them. */
+  authTimeoutMs: number;
+  /** Protocol pings to every phone socket; one missed pong and the socket is dropped as dead. */
+  pingIntervalMs: number;
+  maxUnauthenticatedSockets: number;
+  /** Per address (IPv6 per /64), within maxUnauthenticatedSockets. */
+  maxUnauthenticatedPerAddress: number;
+  /** RELAY_EVENT_STORE: a postgres:// URL puts the log and its snapshots in that database; null: the file log. */
+  eventStoreUrl: string | null;
+  segmentBytes: number;
+  snapshotEvery: number;
+  sweepIntervalMs: number;
+  bodyLimitBytes: number;
+  /** A request's headers must arrive whole within this (RELAY_HEADERS_TIMEOUT_SECONDS, default 10 s). */
+  headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this (RELAY_REQUEST_TIMEOUT_SECONDS, default 60 s). */
+  requestTimeoutMs: number;
+  /** Connections of one address (IPv6 per /64) whose first request has not arrived yet. */
+  maxSlowConnectionsPerAddress: number;
+  /** Phone Threads (spec 2.6): PHONE_ENABLED=1 lets the agent message the phone. */
+  phoneEnabled: boolean;
+  /** PHONE_HOME_CHANNEL_NAME (default `Phone`); the channel id stays `phone`. */
+  phoneHomeChannelName: string;
+  /** PHONE_QUEUE_MAX: queued messages kept while no phone is subscribed (oldest dropped first). */
+  phoneQueueMax: number;
+  /** RELAY_INJECTED_CONTEXT_FILE: the configured blocks of `/context/injected`. */
+  injectedContextFile: string;
+  /** RELAY_TERMINAL_GRACE_SECONDS: how long a detached shell keeps running (default 600). */
+  terminalGraceSeconds: number;
+  /** RELAY_TUI_COMMAND: the TUI gateway command line (split like a shell would; no shell runs it). */
+  tuiCommand: string | null;
+  /** Without RELAY_TUI_COMMAND: where to look for the agent's own TUI gateway (`python -m tui_gateway.entry`). */
+  tuiAgent: TuiAgentConfig;
+  /** Device Control (bridge): timings and the safety blocklist (WIRE.md defaults). */
+  bridge: BridgeConfig;
+  /** RELAY_MEDIA_* and SVC_WORKSPACE (spec 4.13). */
+  media: MediaConfig;
+  /** Relay voice (spec 4.5): provider keys from the environment (or the service's .env), caps and tools. */
+  voice: VoiceConfig;
+  /** RELAY_REALTIME_VOICE_ENABLED=1: the experimental realtime session on without a settings PATCH. */
+  realtimeVoiceEnabled: boolean;
+  /** RELAY_UPDATE_FEED_URL: a JSON document `{latest, update_command?}` for `/relay/update-check` (unset: offline, "unknown"). */
+  updateFeedUrl: string | null;
+  /** RELAY_CONSOLE_DIR: the built console (default: apps/console/dist of this checkout). */
+  consoleDir: string | null;
+  /** SSE comment line on idle console streams, so proxies and browsers keep them open. */
+  consoleHeartbeatMs: number;
+  /**
+   * The disk guard: below `minFreeBytes` free on the relay home's filesystem (RELAY_DISK_MIN_FREE_MB,
+   * default 256; 0 turns it off) the relay takes no new work; free space is read every `checkIntervalMs`.
+   */
+  disk: { minFreeBytes: number; checkIntervalMs: number };
+};
+
+export type MediaConfig = {
+  /** RELAY_MEDIA_MAX_SIZE_MB (MiB, fractions allowed) in bytes. */
+  maxSizeBytes: number;
+  ttlSeconds: number;
+  lruCap: number;
+  /** Absolute roots from RELAY_MEDIA_ALLOWED_ROOTS (path.delimiter separated). */
+  allowedRoots: string[];
+  strictSandbox: boolean;
+  /** SVC_WORKSPACE, default `<svc_home>/workspace`. */
+  workspace: string;
+  /** The relay user's home (HOME, else the OS's idea of it): its credential folders are never served. */
+  home: string;
+  /** The system temp dir (TMPDIR, else the OS's), an allowed root of the strict sandbox. */
+  tmpDir: string;
+};
+
+export type BridgeConfig = {
+  /** RELAY_BRIDGE_COMMAND_TIMEOUT_MS: a silent phone gets 504 after this (real timer). */
+  commandTimeoutMs: number;
+  /** RELAY_BRIDGE_CONFIRM_TIMEOUT_SECONDS: silence on a destructive-verb confirmation is a denial. */
+  confirmTimeoutSeconds: number;
+  /** RELAY_BRIDGE_AUTO_DISABLE_MINUTES: used when the phone does not report its own (0: off). */
+  autoDisableMinutes: number;
+  /** RELAY_BRIDGE_BLOCKLIST (comma-separated, `vendor.*` allowed) extends the default list. */
+  blocklist: string[];
+  /** RELAY_BRIDGE_DESTRUCTIVE_VERBS (comma-separated) extends the default verbs. */
+  extraDestructiveVerbs: string[];
+};
+
+/**
+ * The agent's TUI gateway, found the way the agent's own CLI finds it: a checkout holding the
+ * `tui_gateway` package, run as `<python> -m tui_gateway.entry` with the checkout on PYTHONPATH.
+ */
+export type TuiAgentConfig = {
+  /** SVC_PYTHON_SRC_ROOT / HERMES_PYTHON_SRC_ROOT, else `<SVC_HOME>/svc-agent` and `~/.hermes/hermes-agent`. */
+  roots: string[];
+  /** SVC_PYTHON / HERMES_PYTHON / PYTHON; null: the checkout's venv, else `python3` on PATH. */
+  python: string | null;
+  /** SVC_CWD / HERMES_CWD; null: the checkout. */
+  cwd: string | null;
+};
+
+export type SecureLinkConfig = {
+  enabled: boolean;
+  /** Bind address, and the advertised host unless it binds all (then this machine's LAN address). */
+  host: string;
+  port: number;
+  cert: string | null;
+  key: string | null;
+  /** Where `/dashboard` goes (loopback http only). */
+  dashboardUrl: string;
+  /** Reach (experimental): the connector to a broker. The host token comes from the environment only. */
+  /** `caFile`: a private CA for the broker's certificate (RELAY_SECURE_LINK_BROKER_CA_FILE); the system's otherwise. */
+  reach: { enabled: boolean; brokerUrl: string | null; hostToken: string | null; hostIdFile: string | null; caFile: string | null };
+};
+
+export type StartFlags = Partial<{
+  host: string;
+  port: number;
+  noSsl: boolean;
+  shell: string;
+  webapiUrl: string;
+  logLevel: string;
+  config: string;
+  allowInsecureApiKey: boolean;
+  clientSpelling: string;
+}>;
+
+export type VoiceConfig = {
+  /** VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY: the OpenAI-compatible provider's key (a secret). */
+  openaiKey: string | null;
+  /** OPENAI_BASE_URL: the OpenAI-compatible API (default https://api.openai.com/v1). */
+  openaiBaseUrl: string;
+  /** RELAY_VOICE_MAX_AUDIO_BYTES: the transcription upload cap (default 25 MiB, Whisper's). */
+  maxAudioBytes: number;
+  /** RELAY_VOICE_TIMEOUT_SECONDS: one provider call (a child process or an HTTP request), default 60. */
+  timeoutMs: number;
+  /** RELAY_VOICE_OFFLINE_BIN_DIR: where espeak-ng, lame and pocketsphinx_continuous are (default: the PATH). */
+  offlineBinDir: string | null;
+  /** RELAY_VOICE_SPHINX_MODEL: pocketsphinx's model directory (default Debian's en-us). */
+  sphinxModelDir: string;
+  /** RELAY_VOICE_STT_MAX_SECONDS: the longest audio offline speech to text decodes (default 120; 413 past it). */
+  sttMaxSeconds: number;
+  /** RELAY_VOICE_STT_MAX_CONCURRENT: offline transcriptions running at once (default 2, one speech process each). */
+  sttMaxConcurrent: number;
+  /** RELAY_VOICE_STT_MAX_QUEUE: offline transcriptions waiting for a slot (default 8; 503 `voice.busy` past it). */
+  sttMaxQueue: number;
+  /** RELAY_VOICE_SESSIONS_PER_MINUTE: output sessions one caller may create a minute (default 60, burst half that; the app makes one a sentence). */
+  outputSessionsPerMinute: number;
+  /** RELAY_VOICE_REALTIME_SESSIONS_PER_MINUTE: realtime and realtime-agent sessions one caller may create a minute (default 10, burst 5). */
+  realtimeSessionsPerMinute: number;
+  /** RELAY_VOICE_MAX_OPEN_SESSIONS: voice sessions one caller may hold open at once (default 8). */
+  maxOpenSessions: number;
+  /** RELAY_VOICE_RESUME_GRACE_SECONDS: how long a voice session whose socket dropped waits for a resume (default 30). */
+  resumeGraceSeconds: number;
+  /** RELAY_VOICE_REPLAY_MAX_FRAMES: frames a voice session holds for a resume (default 256). */
+  replayMaxFrames: number;
+  /** RELAY_VOICE_REPLAY_MAX_BYTES: bytes of frames a voice session holds for a resume (default 2 MiB). */
+  replayMaxBytes: number;
+};
