@@ -29,6 +29,30 @@ export function Check(name: string, test: (value: unknown) => boolean, options: 
   return ValidateBy({ name, validator: { validate: (value: unknown) => test(value) } }, options);
 }
 
+/**
+ * A rule the domain already states as a function that throws a DomainError (`sessionNameOf`,
+ * `termDimension`): the field fails, under `code`, with the message that function gives for its value.
+ */
+export function DomainRule(name: string, code: string, check: (value: unknown) => unknown): PropertyDecorator {
+  const problem = (value: unknown): string | null => {
+    try {
+      check(value);
+      return null;
+    } catch (err) {
+      if (err instanceof DomainError) return err.message;
+      throw err;
+    }
+  };
+  const context: CodedContext = { code };
+  return ValidateBy(
+    {
+      name,
+      validator: { validate: (value: unknown) => problem(value) === null, defaultMessage: (args) => problem(args?.value) ?? `${name} is invalid` },
+    },
+    { context },
+  );
+}
+
 /** The code (and extra fields) of the first failing rule that names one, depth first in the order found; null: none does. */
 export function refusalOf(errors: readonly ValidationError[]): CodedContext | null {
   for (const e of errors) {

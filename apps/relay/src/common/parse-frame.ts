@@ -55,3 +55,10 @@ function messagesOf(errors: ValidationError[], path = ''): string[] {
   }
   return out;
 }
+
+/** parseFrame for a channel handler whose errors are thrown DomainErrors: the value, or the refusal thrown. */
+export function readFrame<T extends object>(dto: new () => T, payload: unknown): T {
+  const r = parseFrame(dto, payload);
+  if (!r.ok) throw r.error;
+  return r.value;
+}

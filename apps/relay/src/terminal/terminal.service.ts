@@ -8,7 +8,6 @@ import {
   openShell,
   reattachShell,
   sessionNameOf,
-  termSize,
   type OpenShell,
 } from '@svc/domain';
 import type { TerminalCloseReason } from '@svc/events';
@@ -23,7 +22,9 @@ import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter, type ChannelError } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
+import { readFrame } from '../common/parse-frame';
 import { channelLost } from './channel-lost';
+import { TerminalAttachFrame, TerminalResizeFrame, TerminalSessionFrame } from './terminal-frames.dto';
 import { ShellProcess } from './shell-process';
 
 /** A single `terminal.input` frame carries at most this much (a paste, not a file transfer). */
@@ -156,9 +157,8 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
         return;
       }
       case 'terminal.resize': {
-        const shell = this.attachedHere(conn, sessionNameOf(p.session_name));
-        const size = termSize(p, null);
-        shell.resize(size.cols, size.rows);
+        const frame = readFrame(TerminalResizeFrame, p);
+        this.attachedHere(conn, frame.session_name).resize(frame.cols, frame.rows);
         return;
       }
       case 'terminal.detach':
@@ -216,7 +216,8 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
   private async attach(conn: PhoneConnection, env: Envelope): Promise<void> {
     const prefix = conn.tokenPrefix!;
     const actor = `device:${prefix}`;
-    const name = sessionNameOf(env.payload.session_name);
+    const frame = readFrame(TerminalAttachFrame, env.payload);
+    const name = frame.session_name;
     const ending = this.log.models.terminal.shellByName(prefix, name);
     // A shell of that name still being ended (the app reseeds a killed tab under the same name and may
     // attach at once, TerminalViewModel.kt:676-680): the attach opens a new one once the end is recorded.
@@ -224,7 +225,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     const existing = this.log.models.terminal.shellByName(prefix, name);
     const live = existing && this.live.get(existing.shellId);
     // A re-attach without a size keeps the shell's current one.
-    const size = termSize(env.payload, live ? { cols: live.cols, rows: live.rows } : { cols: 80, rows: 24 });
+    const size = { cols: frame.cols ?? live?.cols ?? 80, rows: frame.rows ?? live?.rows ?? 24 };
     if (existing && live && !live.closeReason) {
       await this.log.run(actor, (m) => reattachShell(m, existing.shellId, conn.id));
       const previous = live.conn;
@@ -298,7 +299,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
   }
 
   private async detach(conn: PhoneConnection, env: Envelope): Promise<void> {
-    const name = sessionNameOf(env.payload.session_name);
+    const name = readFrame(TerminalSessionFrame, env.payload).session_name;
     const shell = this.attachedHere(conn, name);
     const [e] = await this.log.run(`device:${conn.tokenPrefix}`, (m, now) =>
       detachShell(m, shell.spec.shellId, 'detach', this.config.terminalGraceSeconds, now),
@@ -315,7 +316,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
 
   /** Answered once the shell is gone and recorded; the socket's other frames are not held up meanwhile. */
   private kill(conn: PhoneConnection, env: Envelope): void {
-    const name = sessionNameOf(env.payload.session_name);
+    const name = readFrame(TerminalSessionFrame, env.payload).session_name;
     const shell = this.shellOf(conn.tokenPrefix!, name);
     shell.killAskedBy ??= conn;
     void shell.kill('killed').then(async (exit) => {

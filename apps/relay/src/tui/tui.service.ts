@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import { DomainError, startTui, stopTui, termSize, type TermSize } from '@svc/domain';
+import { DomainError, startTui, stopTui, type TermSize } from '@svc/domain';
 import type { TerminalCloseReason } from '@svc/events';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -20,6 +20,8 @@ import type { ChannelError } from '../phone-socket/channel-router';
 import { locateGateway, NOT_CONFIGURED_MESSAGE } from './gateway-locator';
 import { logStderr, readLines, spawnGateway, type GatewayExit } from './gateway-process';
 import { attachTag, MAX_LINE_BYTES, readGatewayLine, rpcLine, RPC_INVALID, RPC_UNAVAILABLE, type RpcId } from './tui-rpc';
+import { readFrame } from '../common/parse-frame';
+import { OptionalTermSizeFrame, TermSizeFrame } from '../terminal/terminal-frames.dto';
 
 /** WIRE.md/issue 3: SIGTERM, then SIGKILL 2 s later. */
 export const TUI_KILL_GRACE_MS = 2000;
@@ -166,7 +168,8 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
         return;
       }
       case 'tui.resize': {
-        const size = termSize(env.payload, null);
+        const { cols, rows } = readFrame(TermSizeFrame, env.payload);
+        const size: TermSize = { cols, rows };
         // Nothing to resize on a socket whose attach got no gateway.
         if (this.unavailable.has(conn.id) && !this.byConn.get(conn.id)) return;
         const t = this.mine(conn);
@@ -220,7 +223,8 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
       conn.send('tui', 'tui.attached', { pid: existing.pid, server_version: this.runtime.version, reattach: true }, env.id);
       return;
     }
-    const size: TermSize = termSize(env.payload, { cols: 80, rows: 24 });
+    const asked = readFrame(OptionalTermSizeFrame, env.payload);
+    const size: TermSize = { cols: asked.cols ?? 80, rows: asked.rows ?? 24 };
     const profile = attachTag(env.payload.profile, 'profile');
     const resume = attachTag(env.payload.resume_session_id, 'resume_session_id');
     const prefix = conn.tokenPrefix!;

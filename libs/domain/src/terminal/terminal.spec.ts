@@ -2,7 +2,7 @@ import type { NewEvent, RelayEvent } from '@svc/events';
 import { relayStarted, sessionCreated } from '../../../../test/support/events';
 import { given, Given } from '../../../../test/support/given';
 import { ReadModels } from '../read-models';
-import { assertCanOpenShell, closeShell, detachShell, openShell, reattachShell, sessionNameOf, termSize } from './terminal';
+import { assertCanOpenShell, closeShell, detachShell, openShell, reattachShell, sessionNameOf, termDimension } from './terminal';
 
 let pid = 100;
 const aSession = (prefix = 'AAAAAAAA') => [relayStarted(), sessionCreated({ tokenPrefix: prefix, deviceId: 'dev', grants: { terminal: null } })];
@@ -80,17 +80,17 @@ describe('terminal rules', () => {
     expect(sessionNameOf('work-2.a_b')).toBe('work-2.a_b');
     for (const bad of ['../x', '-x', 'a'.repeat(65), 3, 'a b'])
       expect(() => sessionNameOf(bad)).toThrow(expect.objectContaining({ code: 'terminal.bad_session_name' }));
-    expect(termSize({}, { cols: 80, rows: 24 })).toEqual({ cols: 80, rows: 24 });
-    expect(termSize({ cols: 200, rows: 60 }, null)).toEqual({ cols: 200, rows: 60 });
-    for (const bad of [
-      { cols: 0, rows: 1 },
-      { cols: 1.5, rows: 1 },
-      { cols: 1001, rows: 1 },
-      { cols: 10, rows: 501 },
-      { cols: '80', rows: 24 },
-      {},
-    ]) {
-      expect(() => termSize(bad, null)).toThrow(expect.objectContaining({ code: 'terminal.bad_size' }));
+    expect(termDimension('cols', 200)).toBe(200);
+    expect(termDimension('rows', 500)).toBe(500);
+    for (const [name, bad] of [
+      ['cols', 0],
+      ['cols', 1.5],
+      ['cols', 1001],
+      ['rows', 501],
+      ['cols', '80'],
+      ['rows', undefined],
+    ] as const) {
+      expect(() => termDimension(name, bad)).toThrow(expect.objectContaining({ code: 'terminal.bad_size' }));
     }
   });
 });

@@ -25,17 +25,13 @@ export type TermSize = { cols: number; rows: number };
 export const MAX_COLS = 1000;
 export const MAX_ROWS = 500;
 
-/** `cols`/`rows` of attach and resize: integers 1-1000 x 1-500; attach defaults to 80x24. */
-export function termSize(payload: Record<string, unknown>, defaults: TermSize | null): TermSize {
-  const one = (name: 'cols' | 'rows', max: number): number => {
-    const v = payload[name];
-    if ((v === undefined || v === null) && defaults) return defaults[name];
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max) {
-      throw new DomainError('terminal.bad_size', 'invalid', `${name}: an integer from 1 to ${max} is required`);
-    }
-    return v;
-  };
-  return { cols: one('cols', MAX_COLS), rows: one('rows', MAX_ROWS) };
+/** `cols` or `rows` of a terminal frame (attach, resize): an integer from 1 to 1000 (cols) or 500 (rows). */
+export function termDimension(name: 'cols' | 'rows', value: unknown): number {
+  const max = name === 'cols' ? MAX_COLS : MAX_ROWS;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw new DomainError('terminal.bad_size', 'invalid', `${name}: an integer from 1 to ${max} is required`);
+  }
+  return value;
 }
 
 /** Checked before a pty is spawned, and again (against the decision state) when the open is recorded. */
