@@ -31,9 +31,10 @@ export function Check(name: string, test: (value: unknown) => boolean, options: 
 
 /**
  * A rule the domain already states as a function that throws a DomainError (`sessionNameOf`,
- * `termDimension`): the field fails, under `code`, with the message that function gives for its value.
+ * `termDimension`): the field fails, under `code` (with `extra` in the error body), with the message that
+ * function gives for its value.
  */
-export function DomainRule(name: string, code: string, check: (value: unknown) => unknown): PropertyDecorator {
+export function DomainRule(name: string, code: string, check: (value: unknown) => unknown, extra?: Record<string, unknown>): PropertyDecorator {
   const problem = (value: unknown): string | null => {
     try {
       check(value);
@@ -43,7 +44,7 @@ export function DomainRule(name: string, code: string, check: (value: unknown) =
       throw err;
     }
   };
-  const context: CodedContext = { code };
+  const context: CodedContext = extra ? { code, extra } : { code };
   return ValidateBy(
     {
       name,

@@ -2,9 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { epoch, actorOf, NOTIFICATIONS_KEPT, postNotification, removeNotification, type NotificationEntry } from '@svc/domain';
 import { randomUUID } from 'node:crypto';
 import { CommandLoop } from '../common/command-loop';
+import { readFrame } from '../common/parse-frame';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
+import { NotificationPostedFrame, NotificationRemovedFrame } from './notifications-frames.dto';
 
 /** The notification companion: phones push entries on `notifications`; the list keeps the latest 100. */
 @Injectable()
@@ -20,17 +22,18 @@ export class NotificationsService {
     const p = conn.principal!;
     switch (env.type) {
       case 'notification.posted': {
+        const entry = readFrame(NotificationPostedFrame, env.payload).entry();
         const entryId = randomUUID();
-        await this.log.run(actorOf(p), (m) =>
-          postNotification(m, { entryId, tokenPrefix: p.tokenPrefix, deviceName: p.deviceName, payload: env.payload }),
-        );
+        await this.log.run(actorOf(p), (m) => postNotification(m, { entryId, tokenPrefix: p.tokenPrefix, deviceName: p.deviceName, entry }));
         // Acknowledged only when the phone asked (sent an id): older phones expect no answer.
         if (env.id) conn.send('notifications', 'notification.ok', { id: entryId }, env.id);
         return;
       }
-      case 'notification.removed':
-        await this.log.run(actorOf(p), (m) => removeNotification(m, p.tokenPrefix, env.payload));
+      case 'notification.removed': {
+        const { key } = readFrame(NotificationRemovedFrame, env.payload);
+        await this.log.run(actorOf(p), (m) => removeNotification(m, p.tokenPrefix, key));
         return;
+      }
       default:
         // WIRE.md: unknown notification types are ignored (newer phones may send more).
         return;

@@ -3,7 +3,25 @@ import { relayStarted } from '../../../../test/support/events';
 import { given } from '../../../../test/support/given';
 import { reportImageActivity } from '../image-activity/image-activity';
 import { ReadModels } from '../read-models';
-import { postNotification, removeNotification } from './notifications';
+import {
+  notificationKey,
+  notificationPackage,
+  notificationPostedAt,
+  notificationText,
+  postNotification,
+  removeNotification,
+  type PostedNotification,
+} from './notifications';
+
+const entry = (e: Partial<PostedNotification>): PostedNotification => ({
+  packageName: 'a',
+  title: null,
+  text: null,
+  subText: null,
+  postedAt: null,
+  key: null,
+  ...e,
+});
 
 const started = relayStarted();
 
@@ -13,9 +31,7 @@ describe('notification companion rules', () => {
     const m = new ReadModels();
     const stored: StoredEvent[] = [];
     for (let i = 0; i < 120; i++) {
-      stored.push(
-        ...given(m, postNotification(m, { entryId: `n${i}`, tokenPrefix: 'p', deviceName: 'P', payload: { package_name: 'a', title: `t${i}` } })),
-      );
+      stored.push(...given(m, postNotification(m, { entryId: `n${i}`, tokenPrefix: 'p', deviceName: 'P', entry: entry({ title: `t${i}` }) })));
     }
     expect(m.notifications.count()).toBe(100);
     expect(m.notifications.recent(2).map((x) => x.title)).toEqual(['t119', 't118']);
@@ -29,15 +45,23 @@ describe('notification companion rules', () => {
     expect(m.notifications.count()).toBe(0);
   });
 
-  it('validates fields and accepts posted_at in seconds or milliseconds', () => {
+  it('field rules: notifications.bad_field naming the field; posted_at in seconds or milliseconds; texts cut to their limits', () => {
+    const bad = (field: string, message: string) => expect.objectContaining({ code: 'notifications.bad_field', message, extra: { field } });
+    expect(() => notificationPackage(undefined)).toThrow(bad('package_name', 'package_name is required (a string)'));
+    expect(() => notificationPackage(' '.repeat(256) + 'x')).toThrow(bad('package_name', 'package_name is required (a string)'));
+    expect(() => notificationPackage(7)).toThrow(bad('package_name', 'package_name must be a string'));
+    expect(() => notificationText('title', 5)).toThrow(bad('title', 'title must be a string'));
+    expect(notificationText('title', null)).toBeNull();
+    expect(() => notificationPostedAt('yesterday')).toThrow(bad('posted_at', 'posted_at must be epoch seconds'));
+    expect(() => notificationPostedAt(-1)).toThrow(bad('posted_at', 'posted_at must be epoch seconds'));
+    expect(() => notificationPostedAt(9e15)).toThrow(bad('posted_at', 'posted_at is out of range'));
+    expect(() => notificationKey('')).toThrow(bad('key', 'key is required (a string)'));
     const m = new ReadModels();
-    const post = (payload: Record<string, unknown>) => postNotification(m, { entryId: 'x', tokenPrefix: 'p', deviceName: 'P', payload });
-    expect(() => post({})).toThrow(expect.objectContaining({ code: 'notifications.bad_field' }));
-    expect(() => post({ package_name: 'a', title: 5 })).toThrow(expect.objectContaining({ extra: { field: 'title' } }));
-    expect(post({ package_name: 'a', posted_at: 1772366400 })[0].data).toMatchObject({ postedAt: '2026-03-01T12:00:00.000Z' });
-    expect(post({ package_name: 'a', posted_at: 1772366400123 })[0].data).toMatchObject({ postedAt: '2026-03-01T12:00:00.123Z' });
-    expect(post({ package_name: 'a', text: 'y'.repeat(10_000) })[0].data).toMatchObject({ text: 'y'.repeat(4000) });
-    expect(removeNotification(m, 'p', { key: 'unknown' })).toEqual([]);
+    const post = (e: Partial<PostedNotification>) => postNotification(m, { entryId: 'x', tokenPrefix: 'p', deviceName: 'P', entry: entry(e) });
+    expect(post({ postedAt: 1772366400 })[0].data).toMatchObject({ postedAt: '2026-03-01T12:00:00.000Z' });
+    expect(post({ postedAt: 1772366400123 })[0].data).toMatchObject({ postedAt: '2026-03-01T12:00:00.123Z' });
+    expect(post({ text: 'y'.repeat(10_000) })[0].data).toMatchObject({ text: 'y'.repeat(4000) });
+    expect(removeNotification(m, 'p', 'unknown')).toEqual([]);
   });
 });
 
