@@ -8,6 +8,10 @@ import type {
   RelayStarted,
   SessionCreated,
   SessionRevoked,
+  VoiceSessionCreated,
+  VoiceSessionEnded,
+  VoiceSynthesized,
+  VoiceTranscribed,
 } from '@svc/events';
 import { at, T0 } from './given';
 
@@ -77,3 +81,26 @@ export const phoneDisconnected = (over: Partial<PhoneDisconnected['data']> = {})
   const tokenPrefix = over.tokenPrefix ?? 'aaaa1111';
   return { type: 'phone.disconnected', data: { connId: `conn-${tokenPrefix}`, tokenPrefix, code: 1000, reason: '', ...over } };
 };
+
+/** An offline-provider transcription by a phone's session that went well: 1 s of audio in 120 ms. */
+export const voiceTranscribed = (over: Partial<VoiceTranscribed['data']> = {}): NewEvent<VoiceTranscribed> => ({
+  type: 'voice.transcribed',
+  data: { provider: 'offline', profile: null, via: 'session', outcome: 'ok', bytes: 32_000, audioMs: 1000, durationMs: 120, chars: 11, ...over },
+});
+
+/** An offline-provider synthesis by a phone's session that went well, in 80 ms. */
+export const voiceSynthesized = (over: Partial<VoiceSynthesized['data']> = {}): NewEvent<VoiceSynthesized> => ({
+  type: 'voice.synthesized',
+  data: { provider: 'offline', profile: null, via: 'session', outcome: 'ok', chars: 20, bytes: 4000, durationMs: 80, ...over },
+});
+
+/** A voice output session `s1` on the offline provider, its connect window 60 s from T0. */
+export const voiceSessionCreated = (over: Partial<VoiceSessionCreated['data']> = {}): NewEvent<VoiceSessionCreated> => ({
+  type: 'voice.session_created',
+  data: { sessionId: 's1', kind: 'output', profile: null, provider: 'offline', via: 'session', expiresAt: at(T0, 60).toISOString(), ...over },
+});
+
+export const voiceSessionEnded = (over: Partial<VoiceSessionEnded['data']> = {}): NewEvent<VoiceSessionEnded> => ({
+  type: 'voice.session_ended',
+  data: { sessionId: 's1', kind: 'output', reason: 'closed', chunks: 3, bytes: 9000, chars: 40, ...over },
+});

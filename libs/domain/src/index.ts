@@ -37,6 +37,7 @@ export * from './media/media';
 export * from './media/media-policy';
 export * from './media/chat-markers';
 export * from './voice/voice.projection';
+export * from './voice/voice-activity.projection';
 export * from './voice/voice';
 export * from './profiles/profiles.projection';
 export * from './desktop/desktop.projection';

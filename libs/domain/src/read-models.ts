@@ -11,6 +11,7 @@ import { ImageActivityProjection } from './image-activity/image-activity.project
 import { TerminalProjection } from './terminal/terminal.projection';
 import { MediaProjection } from './media/media.projection';
 import { VoiceProjection } from './voice/voice.projection';
+import { VoiceActivityProjection } from './voice/voice-activity.projection';
 import { ProfilesProjection } from './profiles/profiles.projection';
 import { DesktopProjection } from './desktop/desktop.projection';
 import { UsageProjection } from './usage/usage.projection';
@@ -43,6 +44,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly bridge = new BridgeProjection();
   readonly media = new MediaProjection();
   readonly voice = new VoiceProjection();
+  readonly voiceActivity = new VoiceActivityProjection();
   readonly profiles = new ProfilesProjection();
   readonly desktop = new DesktopProjection();
   readonly usage = new UsageProjection();
