@@ -7,8 +7,8 @@ import {
   renewTrust,
   consumeCode,
   DomainError,
-  hasGrant,
   INVALID_CREDENTIALS,
+  liveGrants,
   normalizeCode,
   recordAuthFailure,
   assertNotBlocked,
@@ -189,7 +189,7 @@ export class AuthHandshake {
       },
     ]);
     const grants: Record<string, number | null> = {};
-    for (const [ch, until] of Object.entries(session.grants)) if (hasGrant(session, ch, this.clock.now())) grants[ch] = epoch(until);
+    for (const [ch, until] of Object.entries(liveGrants(session, this.clock.now()))) grants[ch] = epoch(until);
     const trust = issued !== null ? this.log.models.trust.forDevice(session.deviceId) : undefined;
     const delivered = conn.send(
       'system',

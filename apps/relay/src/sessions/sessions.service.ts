@@ -7,7 +7,7 @@ import {
   expireSessions,
   expireTrusts,
   findByPrefix,
-  hasGrant,
+  liveGrants,
   revokeSession,
   shortenSession,
   type Principal,
@@ -44,7 +44,7 @@ export class SessionsService {
 
   view(s: Session, caller: Principal, now = this.clock.now(), online?: ReadonlySet<string>) {
     const grants: Record<string, number | null> = {};
-    for (const ch in s.grants) if (hasGrant(s, ch, now)) grants[ch] = epoch(s.grants[ch]);
+    for (const [ch, until] of Object.entries(liveGrants(s, now))) grants[ch] = epoch(until);
     return {
       token_prefix: s.tokenPrefix,
       device_name: s.deviceName,

@@ -152,13 +152,27 @@ export class SessionsProjection implements Projection<State> {
   }
 }
 
+/** An expiry in epoch ms (null: never) still holds at `now` while it lies after it: at the instant itself it has passed. */
+export function liveAt(until: number | null, now: Date): boolean {
+  return until === null || until > now.getTime();
+}
+
 export function isLive(s: Session, now: Date): boolean {
-  return s.expiresAt === null || s.expiresAt > now.getTime();
+  return liveAt(s.expiresAt, now);
 }
 
 /** True when the session holds `channel` and that grant has not expired at `now`. */
 export function hasGrant(s: Session, channel: string, now: Date): boolean {
-  if (!(channel in s.grants)) return false;
-  const until = s.grants[channel];
-  return until === null || until > now.getTime();
+  return channel in s.grants && liveAt(s.grants[channel], now);
+}
+
+/**
+ * The grants of a session that are live at `now` (channel -> epoch ms, null: as long as the session): what
+ * `GET /sessions`, `auth.ok` and a shortening start from. An expired grant stays in the model until the
+ * sweep's `session.grant_expired`, so every reader filters by this one rule.
+ */
+export function liveGrants(s: Pick<Session, 'grants'>, now: Date): Record<string, number | null> {
+  const out: Record<string, number | null> = {};
+  for (const [channel, until] of Object.entries(s.grants)) if (liveAt(until, now)) out[channel] = until;
+  return out;
 }

@@ -4,7 +4,7 @@ import { grantDurations } from '../grants';
 import { consumeCode, registerCode } from '../pairing/pairing';
 import type { Principal } from '../principal';
 import type { ReadModels } from '../read-models';
-import { hasGrant } from './sessions.projection';
+import { hasGrant, liveAt, liveGrants } from './sessions.projection';
 import { abandonSession, expireSessions, findByPrefix, markSeen, revokeSession, shortenSession, type ShortenInput } from './sessions';
 
 const T0 = new Date('2026-03-01T00:00:00.000Z');
@@ -210,6 +210,36 @@ describe('sessions rules', () => {
       const g = withSessions(['abcd1111'], { ttl: 60 });
       expect(g.models.sessions.byToken('digest-abcd1111', at(T0, 59))).toBeDefined();
       expect(g.models.sessions.byToken('digest-abcd1111', at(T0, 60))).toBeUndefined();
+    });
+  });
+
+  describe('live grants', () => {
+    it('an expiry holds until its instant, not at it; null never ends', () => {
+      expect(liveAt(ms(T0) + 1, T0)).toBe(true);
+      expect(liveAt(ms(T0), T0)).toBe(false);
+      expect(liveAt(ms(T0) - 1, T0)).toBe(false);
+      expect(liveAt(null, at(T0, 100 * 365 * DAY))).toBe(true);
+    });
+
+    it('the grants live at `now`, with their expiries, before the sweep has removed the expired ones', () => {
+      const grants = { chat: null, bridge: ms(at(T0, 3600)), tui: ms(at(T0, 60)) };
+      expect(liveGrants({ grants }, T0)).toEqual(grants);
+      expect(liveGrants({ grants }, at(T0, 60))).toEqual({ chat: null, bridge: ms(at(T0, 3600)) });
+      expect(liveGrants({ grants }, at(T0, 3600))).toEqual({ chat: null });
+      expect(liveGrants({ grants: {} }, T0)).toEqual({});
+    });
+
+    it('agrees with hasGrant and the sweep on a paired session', () => {
+      const g = withSessions(['abcd1111'], { grants: { bridge: 3600 } });
+      const s = g.models.sessions.byTokenPrefix('abcd1111')!;
+      for (const t of [0, 3599, 3600, 7200]) {
+        const now = at(T0, t);
+        const live = Object.keys(liveGrants(s, now));
+        expect(live).toEqual(Object.keys(s.grants).filter((ch) => hasGrant(s, ch, now)));
+        const expired = Object.keys(s.grants).filter((ch) => !live.includes(ch));
+        const swept = g.when(expireSessions, now).flatMap((e) => (e.type === 'session.grant_expired' ? [e.data.channel] : []));
+        expect(swept).toEqual(expired);
+      }
     });
   });
 

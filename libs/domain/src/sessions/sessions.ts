@@ -4,7 +4,7 @@ import { DomainError } from '../errors';
 import { isGrantChannel } from '../grants';
 import { actorOf, type Principal } from '../principal';
 import type { ReadModels } from '../read-models';
-import { hasGrant, isLive, type Session } from './sessions.projection';
+import { isLive, liveAt, liveGrants, type Session } from './sessions.projection';
 
 export const MIN_PREFIX = 4;
 
@@ -113,9 +113,8 @@ export function shortenSession(m: ReadModels, prefix: string, caller: Principal,
     if (!notLater(wanted, target.expiresAt)) throw reductionOnly();
     expiresAt = wanted;
   }
-  const liveGrants: Record<string, number | null> = {};
-  for (const [channel, until] of Object.entries(target.grants)) if (hasGrant(target, channel, now)) liveGrants[channel] = until;
-  const grants = { ...liveGrants };
+  const live = liveGrants(target, now);
+  const grants = { ...live };
   for (const [channel, value] of Object.entries(input.grants ?? {})) {
     if (!isGrantChannel(channel)) throw new DomainError('validation.grant_channel', 'invalid', `grants: unknown channel "${channel}"`);
     if (!(channel in grants)) throw reductionOnly();
@@ -138,7 +137,7 @@ export function shortenSession(m: ReadModels, prefix: string, caller: Principal,
   const next: Record<string, number | null> = {};
   for (const [channel, until] of Object.entries(grants)) next[channel] = clampMs(until, expiresAt);
   // Nothing would change (`{grants: {}}`, or values equal to the current ones): no event.
-  if (expiresAt === target.expiresAt && sameGrants(next, liveGrants)) return [];
+  if (expiresAt === target.expiresAt && sameGrants(next, live)) return [];
   const out: GrantExpiries = {};
   for (const [channel, until] of Object.entries(next)) out[channel] = iso(until);
   return [{ type: 'session.shortened', data: { tokenPrefix: target.tokenPrefix, expiresAt: iso(expiresAt), grants: out } }];
@@ -154,7 +153,7 @@ export function expireSessions(m: ReadModels, now: Date): NewEvent<SessionEvent>
   const out: NewEvent<SessionEvent>[] = m.sessions.overdue(now).map((s) => ({ type: 'session.expired', data: { tokenPrefix: s.tokenPrefix } }));
   for (const s of m.sessions.active(now)) {
     for (const [channel, until] of Object.entries(s.grants)) {
-      if (until !== null && until <= now.getTime()) out.push({ type: 'session.grant_expired', data: { tokenPrefix: s.tokenPrefix, channel } });
+      if (!liveAt(until, now)) out.push({ type: 'session.grant_expired', data: { tokenPrefix: s.tokenPrefix, channel } });
     }
   }
   return out;
