@@ -1,14 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { actorOf, DomainError, subscribe, unsubscribe } from '@svc/domain';
+import { actorOf, subscribe, unsubscribe } from '@svc/domain';
 import { Clock } from '../common/clock';
 import { CommandLoop } from '../common/command-loop';
+import { readFrame } from '../common/parse-frame';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
+import { CancelFrame, ReplyFrame, SubscribeFrame } from './proactive-frames.dto';
 import { ThreadDelivery } from './thread-delivery';
 import { ThreadViews } from './thread-views';
-import { CHAT_ID, MAX_TEXT, MESSAGE_ID, REF_ID } from './threads.dto';
-import { PhoneThreadsService, type ReplyInput } from './threads.service';
+import { PhoneThreadsService } from './threads.service';
 
 /** The `proactive` channel of the phone socket: subscribe (and get the backlog), unsubscribe, reply, cancel. */
 @Injectable()
@@ -31,8 +32,7 @@ export class ProactiveChannel {
     const p = conn.principal!;
     switch (env.type) {
       case 'proactive.subscribe': {
-        const share = env.payload.share_phone_status;
-        const sharePhoneStatus = typeof share === 'boolean' ? share : true;
+        const sharePhoneStatus = readFrame(SubscribeFrame, env.payload).share_phone_status;
         const [e] = await this.log.run(actorOf(p), (m) =>
           subscribe(m, { connId: conn.id, tokenPrefix: p.tokenPrefix, deviceName: p.deviceName, sharePhoneStatus }),
         );
@@ -57,7 +57,8 @@ export class ProactiveChannel {
       }
       case 'proactive.reply':
       case 'phone.reply': {
-        const input = replyPayload(env.payload);
+        const f = readFrame(ReplyFrame, env.payload);
+        const input = { chatId: f.chat_id ?? undefined, text: f.text, replyTo: f.reply_to ?? null, clientMsgId: f.message_id ?? null };
         const r = await this.threads.reply(input, p, 'ws');
         conn.send('proactive', 'proactive.reply.ok', { reply_id: r.reply_id, chat_id: r.chat_id }, env.id);
         // The app settles its "sending" bubble on this (ProactiveMessageHandler: `client_msg_id`, `status`).
@@ -71,9 +72,7 @@ export class ProactiveChannel {
       }
       case 'proactive.cancel': {
         // The socket twin of `DELETE /phone/outbound?message_id=`: a message no longer queued cancels nothing.
-        const id = env.payload.message_id;
-        if (typeof id !== 'string' || !MESSAGE_ID.test(id))
-          throw new DomainError('phone.bad_message_id', 'invalid', 'message_id: a queued message id');
+        const id = readFrame(CancelFrame, env.payload).message_id;
         const n = await this.threads.cancelIfQueued(id, p);
         conn.send('proactive', 'proactive.cancel.ok', { message_id: id, cancelled: n }, env.id);
         return;
@@ -82,23 +81,4 @@ export class ProactiveChannel {
         conn.error(`unknown proactive message "${env.type}"`, 'unknown_type', { channel: 'proactive' }, env.id);
     }
   }
-}
-
-/** `proactive.reply {chat_id?, text, reply_to?, message_id?, ts?}`: the same checks as `POST /phone/replies`. */
-function replyPayload(p: Record<string, unknown>): ReplyInput & { clientMsgId: string | null } {
-  const bad = (msg: string) => new DomainError('phone.bad_reply', 'invalid', msg);
-  if (typeof p.text !== 'string' || p.text.trim().length === 0) throw bad('text: a non-empty string is required');
-  if (p.text.length > MAX_TEXT) throw bad(`text: at most ${MAX_TEXT} characters`);
-  if (p.chat_id !== undefined && p.chat_id !== null && (typeof p.chat_id !== 'string' || !CHAT_ID.test(p.chat_id)))
-    throw bad('chat_id: 1-256 printable characters');
-  if (p.reply_to !== undefined && p.reply_to !== null && (typeof p.reply_to !== 'string' || !REF_ID.test(p.reply_to)))
-    throw bad('reply_to: a message id (1-256 printable characters)');
-  if (p.message_id !== undefined && p.message_id !== null && (typeof p.message_id !== 'string' || !REF_ID.test(p.message_id)))
-    throw bad('message_id: 1-256 printable characters');
-  return {
-    chatId: (p.chat_id as string | undefined) ?? undefined,
-    text: p.text,
-    replyTo: (p.reply_to as string | null | undefined) ?? null,
-    clientMsgId: (p.message_id as string | null | undefined) ?? null,
-  };
 }
