@@ -5,6 +5,7 @@ import type {
   PairingCodeRegistered,
   PhoneConnected,
   PhoneDisconnected,
+  RateLimitBlocked,
   RelayStarted,
   SessionCreated,
   SessionRevoked,
@@ -81,6 +82,12 @@ export const phoneDisconnected = (over: Partial<PhoneDisconnected['data']> = {})
   const tokenPrefix = over.tokenPrefix ?? 'aaaa1111';
   return { type: 'phone.disconnected', data: { connId: `conn-${tokenPrefix}`, tokenPrefix, code: 1000, reason: '', ...over } };
 };
+
+/** A 120 s block of bad pairing codes from 198.51.100.7, written at T0. */
+export const rateLimitBlocked = (over: Partial<RateLimitBlocked['data']> = {}): NewEvent<RateLimitBlocked> => ({
+  type: 'ratelimit.blocked',
+  data: { ip: '198.51.100.7', kind: 'code', until: at(T0, 120).toISOString(), ...over },
+});
 
 /** An offline-provider transcription by a phone's session that went well: 1 s of audio in 120 ms. */
 export const voiceTranscribed = (over: Partial<VoiceTranscribed['data']> = {}): NewEvent<VoiceTranscribed> => ({

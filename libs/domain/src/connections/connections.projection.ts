@@ -12,25 +12,47 @@ export type Connection = {
   supports?: ClientSupports;
 };
 
-/** Phone sockets open right now. Ephemeral: `relay.started` empties it (no socket survives a restart). */
-export class ConnectionsProjection implements Projection<{ connections: Connection[] }> {
+type State = { connections: Connection[]; offline?: Array<[string, number]> };
+
+/**
+ * Phone sockets open right now, and when each session's phone last went offline. The sockets are
+ * ephemeral: `relay.started` empties them (no socket survives a restart), and a phone still connected
+ * when the relay stopped counts as offline from that start on (its disconnect may not have been written).
+ */
+export class ConnectionsProjection implements Projection<State> {
   private readonly byId = new Map<string, Connection>();
+  /** Token prefix → event time its last socket closed; gone while it is online or once the session ends. */
+  private readonly offline = new Map<string, number>();
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
     switch (e.type) {
-      case 'relay.started':
+      case 'relay.started': {
+        const at = eventAtMs(e);
+        for (const c of this.byId.values()) this.offline.set(c.tokenPrefix, at);
         this.byId.clear();
         break;
+      }
       case 'phone.connected':
         this.byId.set(e.data.connId, { ...e.data, since: eventAtMs(e) });
+        this.offline.delete(e.data.tokenPrefix);
         break;
       case 'phone.disconnected':
-        this.byId.delete(e.data.connId);
+        if (!this.byId.delete(e.data.connId)) break;
+        if (!this.isOnline(e.data.tokenPrefix)) this.offline.set(e.data.tokenPrefix, eventAtMs(e));
+        break;
+      case 'session.revoked':
+      case 'session.expired':
+        this.offline.delete(e.data.tokenPrefix);
         break;
       default:
         break;
     }
+  }
+
+  /** When the session's phone went offline (its last socket closed), or null: online, or never connected. */
+  offlineSince(tokenPrefix: string): number | null {
+    return this.isOnline(tokenPrefix) ? null : (this.offline.get(tokenPrefix) ?? null);
   }
 
   all(): Connection[] {
@@ -56,12 +78,14 @@ export class ConnectionsProjection implements Projection<{ connections: Connecti
     return false;
   }
 
-  snapshot(): { connections: Connection[] } {
-    return { connections: this.all() };
+  snapshot(): State {
+    return { connections: this.all(), offline: [...this.offline.entries()] };
   }
 
-  restore(state: { connections: Connection[] }): void {
+  restore(state: State): void {
     this.byId.clear();
+    this.offline.clear();
     for (const c of state.connections) this.byId.set(c.connId, c);
+    for (const [prefix, at] of state.offline ?? []) this.offline.set(prefix, at);
   }
 }

@@ -10,9 +10,12 @@ export const DEFAULT_RATE_LIMIT: RateLimitPolicy = {
   token: { failures: 5, windowSeconds: 60, blockSeconds: 300 },
 };
 
+/** A block in force: when its `ratelimit.blocked` was written (`since`, event time) and when it ends. */
+type Block = { until: number; kind: AuthKind; since: number };
+
 type State = {
   failures: Array<[string, number[]]>;
-  blocks: Array<[string, { until: number; kind: AuthKind }]>;
+  blocks: Array<[string, Block]>;
   /** Event time of the last sweep of stale entries (in the snapshot, so replays sweep at the same events). */
   prunedAt?: number;
 };
@@ -55,7 +58,7 @@ const PRUNE_EVERY_MS = 60_000;
 /** Recent auth failures per IP and kind, and the blocks they caused. */
 export class RateLimitProjection implements Projection<State> {
   private readonly failures = new Map<string, number[]>();
-  private readonly blocks = new Map<string, { until: number; kind: AuthKind }>();
+  private readonly blocks = new Map<string, Block>();
   private prunedAt = 0;
 
   apply(stored: StoredEvent): void {
@@ -72,11 +75,13 @@ export class RateLimitProjection implements Projection<State> {
         this.failures.set(k, list);
         break;
       }
-      case 'ratelimit.blocked':
-        this.prune(eventAtMs(e));
-        this.blocks.set(rateLimitSubject(e.data.ip), { until: isoMs(e.data.until), kind: e.data.kind });
+      case 'ratelimit.blocked': {
+        const at = eventAtMs(e);
+        this.prune(at);
+        this.blocks.set(rateLimitSubject(e.data.ip), { until: isoMs(e.data.until), kind: e.data.kind, since: at });
         this.failures.delete(key(e.data.ip, e.data.kind));
         break;
+      }
       case 'ratelimit.cleared':
         if (e.data.ip === null) {
           this.blocks.clear();
@@ -119,8 +124,8 @@ export class RateLimitProjection implements Projection<State> {
     return b && b.until > now.getTime() ? b.until : null;
   }
 
-  /** Blocks in force; `ip` is the subject: an IPv4 address or an IPv6 /64. */
-  activeBlocks(now: Date): Array<{ ip: string; until: number; kind: AuthKind }> {
+  /** Blocks in force; `ip` is the subject: an IPv4 address or an IPv6 /64 (with a forwarder's qualifier). */
+  activeBlocks(now: Date): Array<{ ip: string } & Block> {
     return [...this.blocks.entries()].filter(([, b]) => b.until > now.getTime()).map(([ip, b]) => ({ ip, ...b }));
   }
 

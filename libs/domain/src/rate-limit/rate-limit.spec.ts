@@ -1,8 +1,7 @@
-import { at, Given } from '../../../../test/support/given';
-import { assertNotBlocked, clearAllBlocks, recordAuthFailure } from './rate-limit';
+import { rateLimitBlocked } from '../../../../test/support/events';
+import { at, Given, given, T0 } from '../../../../test/support/given';
+import { assertNotBlocked, clearAllBlocks, recordAuthFailure, UNBLOCK_REASON, unblockAddress } from './rate-limit';
 import { RateLimitProjection, rateLimitSubject } from './rate-limit.projection';
-
-const T0 = new Date('2026-03-01T00:00:00.000Z');
 
 describe('rate limiter', () => {
   const fail = (g: Given, ip: string, kind: 'code' | 'token', now: Date) =>
@@ -82,6 +81,63 @@ describe('rate limiter', () => {
     expect(g.when((m, now) => clearAllBlocks(m.rateLimit, now, 'test'), at(T0, 300))).toEqual([]);
   });
 
+  describe("the operator's unblock", () => {
+    it('lifts a block in force, with its failure counts, so the address may try again at once', () => {
+      const g = new Given();
+      for (let i = 0; i < 10; i++) fail(g, '198.51.100.7', 'code', T0);
+      expect(g.models.rateLimit.activeBlocks(at(T0, 5))).toEqual([
+        { ip: '198.51.100.7', kind: 'code', since: T0.getTime(), until: at(T0, 120).getTime() },
+      ]);
+      given(g)
+        .when((m, now) => unblockAddress(m.rateLimit, '198.51.100.7', now), at(T0, 5))
+        .then([{ type: 'ratelimit.cleared', data: { ip: '198.51.100.7', reason: UNBLOCK_REASON } }]);
+      expect(() => assertNotBlocked(g.models.rateLimit, '198.51.100.7', at(T0, 5))).not.toThrow();
+      expect(g.models.rateLimit.failuresWithin('198.51.100.7', 'code', at(T0, 5), 60)).toBe(0);
+      // A fresh window: nine more failures do not block again.
+      for (let i = 0; i < 9; i++) expect(fail(g, '198.51.100.7', 'code', at(T0, 6)).map((e) => e.type)).toEqual(['auth.failed']);
+    });
+
+    it('leaves other blocks alone', () => {
+      const g = given([rateLimitBlocked({ ip: '198.51.100.7' }), rateLimitBlocked({ ip: '203.0.113.9', kind: 'token' })]).state;
+      given(g)
+        .when((m, now) => unblockAddress(m.rateLimit, '203.0.113.9', now))
+        .then([{ type: 'ratelimit.cleared', data: { ip: '203.0.113.9', reason: UNBLOCK_REASON } }]);
+      expect(g.models.rateLimit.activeBlocks(T0).map((b) => b.ip)).toEqual(['198.51.100.7']);
+    });
+
+    it('names an IPv6 block by its /64, whichever address of it the operator gives', () => {
+      const g = given([rateLimitBlocked({ ip: '2001:db8:1:2::a' })]).state;
+      given(g)
+        .when((m, now) => unblockAddress(m.rateLimit, '2001:db8:1:2:ffff::9', now))
+        .then([{ type: 'ratelimit.cleared', data: { ip: '2001:db8:1:2::/64', reason: UNBLOCK_REASON } }]);
+      given([rateLimitBlocked({ ip: '2001:db8:1:2::a' })])
+        .when((m, now) => unblockAddress(m.rateLimit, '2001:db8:1:2::/64', now))
+        .then([{ type: 'ratelimit.cleared', data: { ip: '2001:db8:1:2::/64', reason: UNBLOCK_REASON } }]);
+    });
+
+    it('refuses an address with no block in force (never blocked, another address, or the block already ended)', () => {
+      given([])
+        .when((m, now) => unblockAddress(m.rateLimit, '198.51.100.7', now))
+        .thenThrows('ratelimit.not_blocked', 'not_found');
+      given([rateLimitBlocked()])
+        .when((m, now) => unblockAddress(m.rateLimit, '198.51.100.8', now))
+        .thenThrows('ratelimit.not_blocked', 'not_found');
+      given([rateLimitBlocked()])
+        .when((m, now) => unblockAddress(m.rateLimit, '198.51.100.7', now), at(T0, 120))
+        .thenThrows('ratelimit.not_blocked', 'not_found');
+    });
+
+    it('the same unblock twice: the second is refused and writes nothing', () => {
+      const g = given([rateLimitBlocked()]).state;
+      given(g)
+        .when((m, now) => unblockAddress(m.rateLimit, '198.51.100.7', now))
+        .then([{ type: 'ratelimit.cleared', data: expect.anything() }]);
+      given(g)
+        .when((m, now) => unblockAddress(m.rateLimit, '198.51.100.7', now))
+        .thenThrows('ratelimit.not_blocked');
+    });
+  });
+
   describe('IPv6: one limit per /64', () => {
     it.each([
       ['2001:db8:1:2::a', '2001:db8:1:2::/64'],
@@ -114,7 +170,9 @@ describe('rate limiter', () => {
       );
       expect(() => assertNotBlocked(g.models.rateLimit, '2001:db8:1:3::1', at(T0, 2))).not.toThrow();
       expect(() => assertNotBlocked(g.models.rateLimit, '198.51.100.1', at(T0, 2))).not.toThrow();
-      expect(g.models.rateLimit.activeBlocks(at(T0, 2))).toEqual([{ ip: '2001:db8:1:2::/64', kind: 'token', until: at(T0, 301).getTime() }]);
+      expect(g.models.rateLimit.activeBlocks(at(T0, 2))).toEqual([
+        { ip: '2001:db8:1:2::/64', kind: 'token', until: at(T0, 301).getTime(), since: at(T0, 1).getTime() },
+      ]);
     });
   });
 

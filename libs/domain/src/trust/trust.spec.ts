@@ -3,9 +3,9 @@ import { DAY } from '../durations';
 import { grantDurations } from '../grants';
 import { consumeCode, registerCode } from '../pairing/pairing';
 import { ReadModels } from '../read-models';
-import { revokeSession } from '../sessions/sessions';
+import { expireSessions, revokeSession } from '../sessions/sessions';
 import { RETIRED_PER_TRUST } from './trust.projection';
-import { abandonRenewal, endTrust, expireTrusts, reconnectTrust, renewTrust, type TrustPolicy } from './trust';
+import { abandonRenewal, endDeviceTrust, endTrust, expireTrusts, reconnectTrust, renewTrust, type TrustPolicy } from './trust';
 
 const T0 = new Date('2026-03-01T00:00:00.000Z');
 const POLICY: TrustPolicy = { ttlMs: 180 * DAY * 1000 };
@@ -163,6 +163,37 @@ describe('trusted-device renewal rules', () => {
     sweep
       .when(expireTrusts, later(180 * DAY * 1000))
       .then([{ type: 'trust.ended', data: { trustId: 't1', deviceId: 'dev', reason: 'expired', by: 'system' } }]);
+  });
+
+  it('the operator ends the renewal of a device whose session expired, by its device id', () => {
+    const g = paired();
+    // The one-hour session ends; the renewal outlives it (that is what it is for).
+    g.when(expireSessions, later(3600 * 1000));
+    expect(g.models.sessions.byTokenPrefix('p0000000')).toBeUndefined();
+    const byPrefix = (m: ReadModels, now: Date) => endTrust(m, 'p000', { kind: 'operator' }, now);
+    given(g)
+      .when(byPrefix, later(3601 * 1000))
+      .thenThrows('sessions.not_found', 'not_found');
+    const byDevice = (deviceId: string) => (m: ReadModels, now: Date) => endDeviceTrust(m, deviceId, { kind: 'operator' }, now);
+    given(g)
+      .when(byDevice('other'), later(3601 * 1000))
+      .thenThrows('trust.not_found', 'not_found');
+    given(g)
+      .when(byDevice(''), later(3601 * 1000))
+      .thenThrows('trust.not_found', 'not_found');
+    given(g)
+      .when(byDevice('dev'), later(3601 * 1000))
+      .then([{ type: 'trust.ended', data: { trustId: 't1', deviceId: 'dev', reason: 'operator', by: 'operator' } }]);
+    expect(g.models.trust.forDevice('dev')).toBeUndefined();
+    given(g)
+      .when(byDevice('dev'), later(3602 * 1000))
+      .thenThrows('trust.not_found');
+  });
+
+  it('a renewal past its lifetime, not yet swept, is not ended by hand (the sweep writes its end)', () => {
+    given(paired())
+      .when((m, now) => endDeviceTrust(m, 'dev', { kind: 'operator' }, now), later(180 * DAY * 1000))
+      .thenThrows('trust.not_found', 'not_found');
   });
 
   it('an abandoned renewal makes the previous token current again and drops the new session', () => {

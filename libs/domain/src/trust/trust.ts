@@ -175,6 +175,19 @@ export function endTrust(m: ReadModels, prefix: string, caller: Principal, now: 
   return [ended(t, 'operator', actorOf(caller))];
 }
 
+/**
+ * The operator ends the renewal of a device whose session already ended (it expired: the device would
+ * renew it with its refresh token on its next connect). Named by device id, as no session is left to
+ * name it by; a device with a live session goes through `endTrust` (its session prefix), the same event.
+ */
+export function endDeviceTrust(m: ReadModels, deviceId: string, caller: Principal, now: Date): NewEvent<TrustEnded>[] {
+  const t = deviceId === '' ? undefined : m.trust.forDevice(deviceId);
+  if (!t || t.expiresAt <= now.getTime()) {
+    throw new DomainError('trust.not_found', 'not_found', 'no device with that id has a trusted-device renewal to end');
+  }
+  return [ended(t, 'operator', actorOf(caller))];
+}
+
 /** The sweep: trusts past their lifetime. */
 export function expireTrusts(m: ReadModels, now: Date): NewEvent<TrustEnded>[] {
   return m.trust.overdue(now).map((t) => ended(t, 'expired', 'system'));

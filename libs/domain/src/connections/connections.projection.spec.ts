@@ -1,0 +1,53 @@
+import { phoneConnected, phoneDisconnected, relayStarted, sessionCreated, sessionRevoked } from '../../../../test/support/events';
+import { at, given, T0 } from '../../../../test/support/given';
+import { ReadModels } from '../read-models';
+
+const ms = (d: Date) => d.getTime();
+
+describe('connections: when a phone went offline', () => {
+  it('is the time its last socket closed; nothing while any socket of it is open', () => {
+    const g = given([sessionCreated(), phoneConnected(), phoneConnected({ connId: 'second' })]).state;
+    expect(g.models.connections.offlineSince('aaaa1111')).toBeNull();
+    g.event(phoneDisconnected({ connId: 'second' }), at(T0, 10));
+    expect(g.models.connections.offlineSince('aaaa1111')).toBeNull();
+    g.event(phoneDisconnected(), at(T0, 20));
+    expect(g.models.connections.offlineSince('aaaa1111')).toBe(ms(at(T0, 20)));
+    g.event(phoneConnected(), at(T0, 30));
+    expect(g.models.connections.offlineSince('aaaa1111')).toBeNull();
+  });
+
+  it('a phone never connected has no offline time; an unknown socket closing changes nothing', () => {
+    const g = given([sessionCreated(), phoneDisconnected({ connId: 'never-opened' })]).state;
+    expect(g.models.connections.offlineSince('aaaa1111')).toBeNull();
+  });
+
+  it('a phone connected when the relay stopped is offline from the next start (its disconnect was never written)', () => {
+    const g = given([sessionCreated(), phoneConnected()]).state;
+    g.event(relayStarted(), at(T0, 600));
+    expect(g.models.connections.offlineSince('aaaa1111')).toBe(ms(at(T0, 600)));
+  });
+
+  it('forgets a session that ended, and survives a snapshot and replay alike', () => {
+    const g = given([
+      sessionCreated(),
+      sessionCreated({ tokenPrefix: 'bbbb2222' }),
+      phoneConnected(),
+      phoneConnected({ tokenPrefix: 'bbbb2222' }),
+    ]).state;
+    g.event(phoneDisconnected(), at(T0, 5));
+    g.event(phoneDisconnected({ tokenPrefix: 'bbbb2222' }), at(T0, 6));
+    g.event(sessionRevoked({ tokenPrefix: 'bbbb2222' }), at(T0, 7));
+    expect(g.models.connections.offlineSince('bbbb2222')).toBeNull();
+    const restored = new ReadModels();
+    restored.restore(JSON.parse(JSON.stringify(g.models.snapshot())) as Record<string, unknown>);
+    const replayed = new ReadModels();
+    for (const e of g.log) replayed.apply(e);
+    for (const m of [restored, replayed]) {
+      expect(m.connections.offlineSince('aaaa1111')).toBe(ms(at(T0, 5)));
+      expect(m.connections.snapshot()).toEqual(g.models.connections.snapshot());
+    }
+    // The same event twice is harmless.
+    g.event(phoneDisconnected(), at(T0, 9));
+    expect(g.models.connections.offlineSince('aaaa1111')).toBe(ms(at(T0, 5)));
+  });
+});
