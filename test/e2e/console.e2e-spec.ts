@@ -133,6 +133,8 @@ describe('console API and stream', () => {
         'media',
         'threads',
         'terminal',
+        'metrics',
+        'store',
         'events',
       ]);
       expect(o.recent_events.length).toBeGreaterThan(0);

@@ -17,11 +17,9 @@ export type FeatureEntry = { id: string; title: string; order: number };
 
 // ── Overview, features and the event chain (`/console/api/overview`, `/features`, `/chain/verify`) ──
 
-export type ChainStatus =
-  | { state: 'verified'; verified_to_seq: number; checked_at: number }
-  | { state: 'broken'; broken_at_seq: number; segment: string; reason: string; checked_at: number };
-
-export type LogSize = { store: 'file' | 'postgres'; bytes: number; segments: number };
+// In their own module: the Store page's shapes (store-metrics.ts) use them too.
+import type { ChainStatus, LogSize } from './chain';
+export type { ChainStatus, LogSize } from './chain';
 
 export type Overview = {
   ok: true;
@@ -267,3 +265,6 @@ export type ShellRow = {
 export type TuiRow = { tui_id: string; token_prefix: string; pid: number; program: string; started_at: number | null };
 
 export type TerminalView = { ok: true; server_time: number; shells: ShellRow[]; tuis: TuiRow[] };
+
+// ── Metrics and Store: in store-metrics.ts ──
+export type * from './store-metrics';

@@ -31,6 +31,11 @@ export class ChainMonitor {
     this.status = null;
   }
 
+  /** A full check found a break: it stays until reset, as one found here would. */
+  adopt(status: ChainStatus & { state: 'broken' }): void {
+    this.status = status;
+  }
+
   /** Reads only what was appended since the last check (a stat and a short read when idle). */
   check(force = false): ChainStatus {
     if (this.status?.state === 'broken' && !force) return this.status;

@@ -71,12 +71,20 @@ export class ConsoleState implements OnModuleInit, OnModuleDestroy {
     return this.checked.status;
   }
 
-  /** A full re-read from seq 1. */
-  async verifyChain(): Promise<ChainStatus> {
-    await Promise.resolve(this.chain.check()).catch(() => undefined); // let a check in flight finish on the old state
-    this.chain.reset();
-    this.checked = { seq: this.log.lastSeq, status: await this.chain.check(true) };
-    return this.checked.status;
+  /** Where the log is, for the full check from seq 1 (store/chain-verify-jobs.ts), which reads it itself. */
+  logSource(): { kind: 'file'; dir: string } | { kind: 'postgres'; source: PgLogSource } {
+    return this.pg ? { kind: 'postgres', source: this.pg } : { kind: 'file', dir: this.eventsDir };
+  }
+
+  /** A full check's verdict: a break it found stays (as the monitor's own would); a clean one clears an old break. */
+  adoptFullCheck(status: ChainStatus): void {
+    if (status.state === 'broken') {
+      this.chain.adopt(status);
+      this.checked = { seq: this.log.lastSeq, status };
+    } else if (this.checked?.status.state === 'broken') {
+      this.chain.reset();
+      this.checked = null;
+    }
   }
 
   async logSize(): Promise<LogSize> {

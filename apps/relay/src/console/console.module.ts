@@ -19,10 +19,13 @@ import { ConsoleStaticController } from './console-static.controller';
 import { ConsoleStream } from './console-stream.service';
 import { BridgeConsoleController } from './features/bridge.console.controller';
 import { MediaConsoleController } from './features/media.console.controller';
+import { MetricsConsoleController } from './features/metrics.console.controller';
 import { PairingConsoleController } from './features/pairing.console.controller';
 import { SessionsConsoleController } from './features/sessions.console.controller';
+import { StoreConsoleController } from './features/store.console.controller';
 import { TerminalConsoleController } from './features/terminal.console.controller';
 import { ThreadsConsoleController } from './features/threads.console.controller';
+import { ChainVerifyJobs } from './store/chain-verify-jobs';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -42,9 +45,11 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
     MediaConsoleController,
     ThreadsConsoleController,
     TerminalConsoleController,
+    MetricsConsoleController,
+    StoreConsoleController,
     ConsoleStaticController,
   ],
-  providers: [ConsoleFeatures, ConsoleState, ConsoleStream],
+  providers: [ConsoleFeatures, ConsoleState, ConsoleStream, ChainVerifyJobs],
 })
 export class ConsoleModule implements OnModuleInit, OnApplicationBootstrap {
   constructor(

@@ -132,6 +132,11 @@ export class PgChainMonitor {
     this.status = null;
   }
 
+  /** A full check found a break: it stays until reset, as one found here would. */
+  adopt(status: ChainStatus & { state: 'broken' }): void {
+    this.status = status;
+  }
+
   check(force = false): Promise<ChainStatus> {
     if (this.status?.state === 'broken' && !force) return Promise.resolve(this.status);
     this.running ??= this.walk().finally(() => (this.running = null));

@@ -3,6 +3,7 @@ import type * as Prom from 'prom-client';
 import type { Subscription } from 'rxjs';
 import { CommandLoop } from '../common/command-loop';
 import { PhoneHub } from '../phone-socket/phone-hub.service';
+import type { MetricsReading } from './metrics-sampler';
 
 const COMMIT_BUCKETS = [0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
@@ -84,6 +85,21 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
   /** One answered request (the Fastify onResponse hook): the route template, never the path. */
   observeHttp(method: string, route: string | undefined, status: number): void {
     this.http.inc({ method, route: route ?? 'unmatched', status: String(status) });
+  }
+
+  /** The counters and gauges as plain numbers, for the console's sample ring (no prom-client involved). */
+  reading(): MetricsReading {
+    const rows = <K extends string>(tally: Tally, key: K) =>
+      [...tally.values.values()].map(({ labels, n }) => ({ [key]: labels[key], n }) as Record<K, string> & { n: number });
+    return {
+      http: rows(this.http, 'route'),
+      sockets: { open: this.hub.openCount(), authenticated: this.hub.authenticatedCount() },
+      commit: { bounds: COMMIT_BUCKETS, buckets: [...this.commit.buckets], count: this.commit.count },
+      bridge: rows(this.bridge, 'outcome'),
+      safety: rows(this.safety, 'decision'),
+      media: rows(this.media, 'via'),
+      threadsQueued: this.log.models.phoneThreads.queuedCount(),
+    };
   }
 
   get contentType(): string {

@@ -1,0 +1,72 @@
+import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
+import type { StoreView, VerifyStartAnswer, VerifyStatusAnswer } from '@svc/console-api';
+import { epoch } from '@svc/domain';
+import * as path from 'node:path';
+import { Auth } from '../../common/auth';
+import { Clock } from '../../common/clock';
+import { CommandLoop } from '../../common/command-loop';
+import { relayDir, type RelayConfig } from '../../common/config';
+import { RELAY_CONFIG } from '../../common/tokens';
+import { ConsoleFeatures } from '../console-features';
+import { ConsoleState } from '../console-state.service';
+import { ChainVerifyJobs } from '../store/chain-verify-jobs';
+import { StoreVerifyDto } from '../store/store.dto';
+import { fileSnapshots, pgSnapshots, segmentsOf, storeCommands } from '../store/store-facts';
+
+/**
+ * Store page: where the log lives (a directory, or PostgreSQL with the URL's password removed), its size,
+ * last seq and segments, the projection snapshots, the shell commands that export and verify it, and the
+ * full chain check from seq 1 as a background job (one at a time; progress by polling its status).
+ */
+@Controller('/console/api/store')
+export class StoreConsoleController {
+  constructor(
+    features: ConsoleFeatures,
+    private readonly log: CommandLoop,
+    private readonly clock: Clock,
+    private readonly state: ConsoleState,
+    private readonly verifier: ChainVerifyJobs,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+  ) {
+    features.add({ id: 'store', title: 'Store', order: 90 });
+  }
+
+  @Get()
+  @Auth('loopback')
+  async view(): Promise<StoreView> {
+    const where = this.state.logSource();
+    const size = await this.state.logSize();
+    const dir = where.kind === 'file' ? where.dir : path.join(relayDir(this.config), 'events');
+    return {
+      ok: true,
+      server_time: epoch(this.clock.now().getTime()),
+      store: this.log.storeKind,
+      location: this.log.location,
+      bytes: size.bytes,
+      segment_count: size.segments,
+      segments: where.kind === 'file' ? segmentsOf(where.dir) : [],
+      last_seq: this.log.lastSeq,
+      last_hash: this.log.lastHash,
+      chain: await this.state.chainStatus(),
+      snapshots: where.kind === 'file' ? fileSnapshots(path.join(relayDir(this.config), 'snapshots')) : await pgSnapshots(where.source),
+      snapshot_every: this.config.snapshotEvery,
+      verify: this.verifier.status(),
+      commands: storeCommands(this.log.storeKind, dir),
+    };
+  }
+
+  @Get('/verify')
+  @Auth('loopback')
+  verifyStatus(): VerifyStatusAnswer {
+    return { ok: true, server_time: epoch(this.clock.now().getTime()), job: this.verifier.status() };
+  }
+
+  /** Starts the full check, or joins the one running (`joined: true`); answers at once, the page polls its status. */
+  @Post('/verify')
+  @Auth('loopback')
+  @HttpCode(202)
+  startVerify(@Body() _body: StoreVerifyDto): VerifyStartAnswer {
+    const { joined, job } = this.verifier.start();
+    return { ok: true, joined, job };
+  }
+}
