@@ -11,6 +11,7 @@ import { BridgeModule } from '../bridge/bridge.module';
 import { PairingModule } from '../pairing/pairing.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { TerminalModule } from '../terminal/terminal.module';
+import { VoiceModule } from '../voice/voice.module';
 import { ConsoleApiController } from './console-api.controller';
 import { ConsoleFeatures } from './console-features';
 import { ConsoleState } from './console-state.service';
@@ -21,10 +22,12 @@ import { BridgeConsoleController } from './features/bridge.console.controller';
 import { MediaConsoleController } from './features/media.console.controller';
 import { MetricsConsoleController } from './features/metrics.console.controller';
 import { PairingConsoleController } from './features/pairing.console.controller';
+import { ProfilesConsoleController } from './features/profiles.console.controller';
 import { SessionsConsoleController } from './features/sessions.console.controller';
 import { StoreConsoleController } from './features/store.console.controller';
 import { TerminalConsoleController } from './features/terminal.console.controller';
 import { ThreadsConsoleController } from './features/threads.console.controller';
+import { VoiceConsoleController } from './features/voice.console.controller';
 import { ChainVerifyJobs } from './store/chain-verify-jobs';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -36,7 +39,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 @Module({
   // The feature pages' commands go through the very services of the phone and operator routes.
-  imports: [SessionsModule, PairingModule, BridgeModule, TerminalModule],
+  imports: [SessionsModule, PairingModule, BridgeModule, TerminalModule, VoiceModule],
   controllers: [
     ConsoleApiController,
     SessionsConsoleController,
@@ -45,6 +48,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
     MediaConsoleController,
     ThreadsConsoleController,
     TerminalConsoleController,
+    VoiceConsoleController,
+    ProfilesConsoleController,
     MetricsConsoleController,
     StoreConsoleController,
     ConsoleStaticController,
