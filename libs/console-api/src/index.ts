@@ -9,8 +9,11 @@
 
 // A relative path, not `@svc/events`: that index also holds the Node-side stores the browser build cannot type.
 import type { ConsoleEvent } from '../../events/src/console-event';
+import type { SecureLinkStatus } from './connectivity';
 
 export type { ConsoleEvent, RelayEventType } from '../../events/src/console-event';
+export type * from './connectivity';
+export type * from './desktop';
 
 /** A console page the relay serves; the console shows a nav entry only for these. */
 export type FeatureEntry = { id: string; title: string; order: number };
@@ -29,6 +32,8 @@ export type Overview = {
   uptime_seconds: number;
   listen: { host: string; port: number; url: string };
   tls: boolean;
+  /** Whether Secure Link serves phones (`available`), is on but not running, or is off; its origin while it runs. */
+  secure_link: { status: SecureLinkStatus; url: string | null };
   phones_online: number;
   sockets_online: number;
   sessions: number;
@@ -116,7 +121,8 @@ export type PairingCodeRow = {
   grants: string[] | null;
 };
 
-export type PairingView = { ok: true; server_time: number; tls: boolean; pending: PairingCodeRow[]; ready: PairingCodeRow[] };
+/** `secure_link`: Secure Link serves phones, so a QR minted now carries its pinned TLS route. */
+export type PairingView = { ok: true; server_time: number; tls: boolean; secure_link: boolean; pending: PairingCodeRow[]; ready: PairingCodeRow[] };
 
 /** `POST /console/api/pairing/mint`: `POST /pairing/mint`'s answer plus `code_ref`. */
 export type MintAnswer = {
@@ -268,8 +274,3 @@ export type TerminalView = { ok: true; server_time: number; shells: ShellRow[]; 
 
 // ── Metrics and Store: in store-metrics.ts ──
 export type * from './store-metrics';
-
-// ── Voice and Profiles (their own modules) ──
-
-export type * from './voice';
-export type * from './profiles';

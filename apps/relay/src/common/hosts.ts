@@ -49,3 +49,11 @@ export function lanAddress(): string | null {
 export function advertisedHost(bindHost: string): string {
   return isBindAll(bindHost) ? (lanAddress() ?? '127.0.0.1') : bindHost;
 }
+
+/** An address this machine's interfaces hold now, or a loopback one: one a listener can bind. Names are not resolved. */
+export function isLocalAddress(host: string): boolean {
+  const h = unbracket(host.trim()).toLowerCase();
+  if (isLoopbackHost(h)) return true;
+  for (const list of Object.values(os.networkInterfaces())) for (const a of list ?? []) if (a.address.toLowerCase() === h) return true;
+  return false;
+}

@@ -8,6 +8,7 @@ import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
 import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import { secureLinkStatus } from '../secure-link/secure-link-status';
 import { EventsPageQuery } from './console-api.dto';
 import { toConsoleEvent } from './console-redaction';
 import { ConsoleFeatures } from './console-features';
@@ -46,6 +47,7 @@ export class ConsoleApiController {
       uptime_seconds: Math.max(0, epoch(now) - epoch(this.runtime.startedAt)),
       listen: { host: this.config.host, port: this.runtime.port, url: this.runtime.url },
       tls: this.config.tls !== null,
+      secure_link: { status: secureLinkStatus(this.runtime, this.config.secureLink.enabled), url: this.runtime.secureLink?.url ?? null },
       phones_online: new Set(m.connections.all().map((c) => c.tokenPrefix)).size,
       sockets_online: m.connections.count(),
       sessions: m.sessions.count(now),

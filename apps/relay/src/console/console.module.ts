@@ -8,10 +8,11 @@ import { dialHost } from '../common/hosts';
 import { isLoopbackHostHeader } from '../common/net';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { BridgeModule } from '../bridge/bridge.module';
+import { DesktopModule } from '../desktop/desktop.module';
 import { PairingModule } from '../pairing/pairing.module';
+import { SecureLinkModule } from '../secure-link/secure-link.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { TerminalModule } from '../terminal/terminal.module';
-import { VoiceModule } from '../voice/voice.module';
 import { ConsoleApiController } from './console-api.controller';
 import { ConsoleFeatures } from './console-features';
 import { ConsoleState } from './console-state.service';
@@ -19,15 +20,15 @@ import { CONSOLE_HEADERS, findConsoleDir } from './console-static';
 import { ConsoleStaticController } from './console-static.controller';
 import { ConsoleStream } from './console-stream.service';
 import { BridgeConsoleController } from './features/bridge.console.controller';
+import { ConnectivityConsoleController } from './features/connectivity.console.controller';
+import { DesktopConsoleController } from './features/desktop.console.controller';
 import { MediaConsoleController } from './features/media.console.controller';
 import { MetricsConsoleController } from './features/metrics.console.controller';
 import { PairingConsoleController } from './features/pairing.console.controller';
-import { ProfilesConsoleController } from './features/profiles.console.controller';
 import { SessionsConsoleController } from './features/sessions.console.controller';
 import { StoreConsoleController } from './features/store.console.controller';
 import { TerminalConsoleController } from './features/terminal.console.controller';
 import { ThreadsConsoleController } from './features/threads.console.controller';
-import { VoiceConsoleController } from './features/voice.console.controller';
 import { ChainVerifyJobs } from './store/chain-verify-jobs';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -39,7 +40,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 @Module({
   // The feature pages' commands go through the very services of the phone and operator routes.
-  imports: [SessionsModule, PairingModule, BridgeModule, TerminalModule, VoiceModule],
+  imports: [SessionsModule, PairingModule, BridgeModule, TerminalModule, DesktopModule, SecureLinkModule],
   controllers: [
     ConsoleApiController,
     SessionsConsoleController,
@@ -48,8 +49,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
     MediaConsoleController,
     ThreadsConsoleController,
     TerminalConsoleController,
-    VoiceConsoleController,
-    ProfilesConsoleController,
+    DesktopConsoleController,
+    ConnectivityConsoleController,
     MetricsConsoleController,
     StoreConsoleController,
     ConsoleStaticController,

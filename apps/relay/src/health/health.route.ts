@@ -5,6 +5,7 @@ import type { CommandLoop } from '../common/command-loop';
 import type { DiskGuard } from '../common/disk-guard';
 import { checkLoopback } from '../common/net';
 import type { Runtime } from '../common/tokens';
+import { secureLinkStatus } from '../secure-link/secure-link-status';
 
 export type HealthBody = {
   status: 'ok';
@@ -45,7 +46,7 @@ export function installHealthRoute(
       secure_link: {
         display_name: 'svc Secure Link',
         enabled: deps.secureLinkEnabled,
-        status: sl ? 'available' : deps.secureLinkEnabled ? 'unavailable' : 'disabled',
+        status: secureLinkStatus(deps.runtime, deps.secureLinkEnabled),
         security: 'pinned_tls',
         capabilities: ['relay', 'api', 'dashboard'],
         ...(sl ? { url: sl.url, services: sl.services(), identity: sl.identityView() } : {}),

@@ -17,6 +17,7 @@ import {
   DomainError,
   type TermsInput,
 } from '@svc/domain';
+import type { RouteCandidateRow } from '@svc/console-api';
 import type { PairingTerms } from '@svc/events';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -186,6 +187,49 @@ export class PairingService implements OnApplicationBootstrap {
   /** Live codes and pending requests, without the codes themselves (for the operator). */
   pending(): Array<ReturnType<typeof describePairing>> {
     return this.log.models.pairing.live(this.clock.now()).map(describePairing);
+  }
+
+  /**
+   * The routes a QR minted now (with an empty body, as the console mints) would carry, in the order
+   * clients try them, without minting anything: the relay socket, the API server, Secure Link's pinned
+   * origin, and Reach while it is connected (its one-use credential is made only at mint).
+   */
+  routePreview(): RouteCandidateRow[] {
+    const relayUrl = this.advertisedUrl();
+    const api = this.apiServer({});
+    const unreachable = (host: string) => (isLoopbackHost(host) ? 'a loopback address: no phone can dial it' : null);
+    const rows: RouteCandidateRow[] = [
+      {
+        role: 'relay',
+        label: 'Relay socket',
+        url: relayUrl,
+        security: this.config.tls ? 'tls' : 'plain',
+        recommended: !this.runtime.secureLink,
+        note: unreachable(new URL(relayUrl).hostname.replace(/^\[|\]$/g, '')),
+      },
+      {
+        role: 'api_server',
+        label: 'API server (chat)',
+        url: `${api.tls ? 'https' : 'http'}://${urlHost(api.host)}:${api.port}`,
+        security: api.tls ? 'tls' : 'plain',
+        recommended: false,
+        note: unreachable(api.host) ?? (api.key ? null : 'no API key: the QR carries none'),
+      },
+    ];
+    const secureLink = this.runtime.secureLink;
+    if (secureLink)
+      rows.push({ role: 'plugin_proxy', label: 'Secure Link', url: secureLink.url, security: 'pinned_tls', recommended: true, note: null });
+    const reach = this.runtime.reach;
+    if (secureLink && reach?.connected)
+      rows.push({
+        role: 'outbound_broker',
+        label: 'Reach (experimental)',
+        url: reach.connectUrl,
+        security: 'e2ee_pinned_tls',
+        recommended: false,
+        note: 'a one-use credential is published to the broker when the code is minted; tried after the other routes',
+      });
+    return rows;
   }
 
   /** The URL a phone should dial: the bind host, or this machine's first LAN address for 0.0.0.0. */

@@ -5,9 +5,5 @@ import { ProfilesController } from './profiles.controller';
 import { ProfilesService } from './profiles.service';
 
 @Global()
-@Module({
-  controllers: [ProfilesController, ProfilesOperatorController],
-  providers: [ProfileCatalog, ProfilesService],
-  exports: [ProfileCatalog, ProfilesService],
-})
+@Module({ controllers: [ProfilesController, ProfilesOperatorController], providers: [ProfileCatalog, ProfilesService], exports: [ProfileCatalog] })
 export class ProfilesModule {}

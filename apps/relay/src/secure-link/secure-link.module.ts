@@ -2,5 +2,6 @@ import { Module } from '@nestjs/common';
 import { SecureLinkPreflight } from './secure-link-preflight';
 import { SecureLinkController } from './secure-link.controller';
 
-@Module({ controllers: [SecureLinkController], providers: [SecureLinkPreflight] })
+// The console's Connectivity page runs the same preflight.
+@Module({ controllers: [SecureLinkController], providers: [SecureLinkPreflight], exports: [SecureLinkPreflight] })
 export class SecureLinkModule {}

@@ -27,7 +27,6 @@ import { VoiceWire } from './voice-wire';
     VoiceSessionCreation,
     VoiceSessions,
   ],
-  // The console's Voice page reads the providers, the settings and the security switch through these.
-  exports: [VoiceService, VoiceSessions, VoiceProviders, VoiceSettings, RelaySecurity],
+  exports: [VoiceService, VoiceSessions],
 })
 export class VoiceModule {}

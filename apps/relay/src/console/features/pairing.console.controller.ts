@@ -6,7 +6,7 @@ import { Clock } from '../../common/clock';
 import type { RelayConfig } from '../../common/config';
 import { CommandLoop } from '../../common/command-loop';
 import { Secrets } from '../../common/secrets';
-import { RELAY_CONFIG } from '../../common/tokens';
+import { RELAY_CONFIG, RUNTIME, type Runtime } from '../../common/tokens';
 import { describePairing, PairingService } from '../../pairing/pairing.service';
 import { ConsoleFeatures } from '../console-features';
 import { ConsoleApproveDto, ConsoleDenyDto, ConsoleMintDto } from './console.dto';
@@ -26,6 +26,7 @@ export class PairingConsoleController {
     private readonly clock: Clock,
     private readonly secrets: Secrets,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     features.add({ id: 'pairing', title: 'Pairing', order: 20 });
   }
@@ -47,6 +48,7 @@ export class PairingConsoleController {
       ok: true,
       server_time: epoch(now.getTime()),
       tls: this.config.tls !== null,
+      secure_link: Boolean(this.runtime.secureLink),
       pending: codes.filter((c) => c.state === 'pending'),
       ready: codes.filter((c) => c.state === 'ready'),
     };
