@@ -26,6 +26,7 @@ import { DesktopModule } from './desktop/desktop.module';
 import { SecureLinkModule } from './secure-link/secure-link.module';
 import { ReachModule } from './reach/reach.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { McpModule } from './mcp/mcp.module';
 
 export type CoreValues = { config: RelayConfig; clock: Clock; log: CommandLoop; secrets: Secrets; logger: Logger; runtime: Runtime };
 
@@ -72,6 +73,7 @@ export class CoreModule {
     SecureLinkModule,
     ReachModule,
     MetricsModule,
+    McpModule,
     ConsoleModule,
   ],
 })

@@ -178,6 +178,9 @@ export type BridgeActivityRow = {
   status: number | null;
   latency_ms: number | null;
   safety: string | null;
+  /** How the command came when not over HTTP (`mcp`), with the MCP client's own name. */
+  via?: 'mcp';
+  client?: string;
 };
 
 export type SafetyRow = {
@@ -191,7 +194,9 @@ export type SafetyRow = {
   package: string | null;
   verb: string | null;
   idle_minutes?: number;
-  confirmed_by?: 'phone' | 'relay';
+  confirmed_by?: 'phone' | 'relay' | 'mcp_client';
+  via?: 'mcp';
+  client?: string;
 };
 
 export type PendingConfirmationRow = { request_id: string; token_prefix: string; path: string; verb: string; deadline: number | null };

@@ -32,6 +32,7 @@ export * from './bridge/safety';
 export * from './bridge/redact';
 export * from './bridge/bridge.projection';
 export * from './bridge/bridge';
+export * from './bridge/agent-confirmation';
 export * from './media/media.projection';
 export * from './media/media';
 export * from './media/media-policy';

@@ -41,6 +41,7 @@ export function bridgeActivityView(a: BridgeActivity) {
     status: a.status,
     latency_ms: a.latencyMs,
     safety: a.safety,
+    ...(a.via ? { via: a.via, client: a.client } : {}),
   };
 }
 
@@ -57,6 +58,7 @@ export function safetyDecisionView(s: SafetyRecord) {
     verb: s.verb ?? null,
     ...(s.idleMinutes !== undefined ? { idle_minutes: s.idleMinutes } : {}),
     ...(s.by ? { confirmed_by: s.by } : {}),
+    ...(s.via ? { via: s.via, client: s.client } : {}),
   };
 }
 

@@ -3,13 +3,14 @@ import {
   clientNames,
   actorOf,
   autoDisableDue,
+  AUTO_DISABLE_MAX_MINUTES,
   cancelConfirmations,
   canonicalPath,
   confirmationSide,
   confirmationText,
   DEFAULT_SAFETY_SETTINGS,
   DEFAULT_SCREEN,
-  bridgeStatusOf,
+  parseBridgeStatus,
   screenSizeShown,
   toPhoneCommand,
   type ScreenSize,
@@ -34,13 +35,12 @@ import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
 import { MEDIA_REGISTRAR, type MediaRegistrar } from '../common/media-registrar';
-import { readFrame } from '../common/parse-frame';
 import { ReportWindow } from '../common/report-window';
 import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
+import { AgentConfirmations, type CommandFrom } from './agent-confirmations';
 import { BridgeMedia } from './bridge-media';
-import { BridgeStatusFrame, ConfirmResultFrame } from './bridge-frames.dto';
 import { commandAnswered, commandFailed } from './command-outcome';
 import { confirmationDenied, planOf, refusal } from './bridge-plan';
 import { foregroundShown, readBridgeResponse } from './bridge-response';
@@ -75,6 +75,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   private readonly files: BridgeMedia;
   readonly settings: SafetySettings;
   private readonly statusReports: ReportWindow;
+  private readonly agents: AgentConfirmations;
 
   constructor(
     private readonly log: CommandLoop,
@@ -96,6 +97,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     this.statusReports = new ReportWindow(BRIDGE_STATUS_WINDOW_MS, (err, connId) =>
       this.logger[err instanceof DomainError ? 'debug' : 'warn']({ err: err.message, conn: connId }, 'bridge status not recorded'),
     );
+    this.agents = new AgentConfirmations(log, clock, this.inFlightCommands, this.settings, b.confirmTimeoutSeconds, logger);
     router.register('bridge', { onFrame: (c, e) => this.onFrame(c, e), onClose: (c) => this.onClose(c) });
     scheduler.register('bridge.confirmations', (m, now) => expireConfirmations(m, now));
     scheduler.register('bridge.auto_disable', (m, now) => autoDisableDue(m, now));
@@ -150,7 +152,9 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async onStatus(conn: PhoneConnection, env: Envelope): Promise<void> {
-    const st = bridgeStatusOf(readFrame(BridgeStatusFrame, env.payload));
+    const parsed = parseBridgeStatus(env.payload, AUTO_DISABLE_MAX_MINUTES);
+    if (!parsed.ok) return conn.error(`bridge.status: ${parsed.field} must be ${parsed.what}`, 'bad_frame', { channel: 'bridge' }, env.id);
+    const st = parsed.value;
     const principal = conn.principal!;
     // A restated status is written at most once a second per socket (the latest), unless it takes something away.
     const urgent = statusTightens(this.log.models.bridge.device(principal.tokenPrefix), st, this.settings.blocklist);
@@ -173,7 +177,6 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async onResponse(conn: PhoneConnection, env: Envelope): Promise<void> {
-    // By hand, not through parseFrame: that costs ~10 µs for a small answer and ~11 ms for a 500-node /screen (~95 KB); this, under 0.2 µs.
     const p = env.payload;
     const id = typeof p.request_id === 'string' ? p.request_id : null;
     const pending = id ? this.inFlightCommands.command(id) : undefined;
@@ -206,10 +209,15 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async onConfirmResult(conn: PhoneConnection, env: Envelope): Promise<void> {
-    const { request_id: requestId, allow } = readFrame(ConfirmResultFrame, env.payload);
-    const w = this.inFlightCommands.confirmation(requestId);
+    const p = env.payload;
+    if (typeof p.request_id !== 'string' || typeof p.allow !== 'boolean') {
+      return conn.error('bridge.confirm.result needs request_id (string) and allow (boolean)', 'bad_frame', { channel: 'bridge' }, env.id);
+    }
+    const w = this.inFlightCommands.confirmation(p.request_id);
     if (!w || w.connId !== conn.id) return;
-    await this.log.run(`device:${w.tokenPrefix}`, (m) => resolveConfirmation(m, { requestId, tokenPrefix: w.tokenPrefix, allow }));
+    await this.log.run(`device:${w.tokenPrefix}`, (m) =>
+      resolveConfirmation(m, { requestId: p.request_id as string, tokenPrefix: w.tokenPrefix, allow: p.allow as boolean }),
+    );
   }
 
   private onClose(conn: PhoneConnection): void {
@@ -240,8 +248,8 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
 
   // ---- HTTP side -------------------------------------------------------------------------------
 
-  /** One Device Control call, from validated input to the phone's answer (or a clear refusal). */
-  async command(caller: Principal, method: 'GET' | 'POST', rawPath: string, query: object, body: object): Promise<CommandReply> {
+  /** One Device Control call, from validated input to the phone's answer (or a clear refusal); `from`: not over HTTP. */
+  async command(caller: Principal, method: 'GET' | 'POST', rawPath: string, query: object, body: object, from?: CommandFrom): Promise<CommandReply> {
     const path = canonicalPath(rawPath);
     const params = withoutSelectors(query);
     const payload = withoutSelectors(body);
@@ -261,7 +269,9 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       body: payload,
       params,
       confirmTimeoutSeconds: this.config.bridge.confirmTimeoutSeconds,
+      ...(from ? { origin: from.origin } : {}),
     };
+    if (from) await this.agents.confirm(device, { requestId, method, path, body: payload, actor }, from);
     const side = confirmationSide(this.connOf(device)?.supports);
     const phoneAnswerMs = this.config.bridge.commandTimeoutMs + this.config.bridge.confirmTimeoutSeconds * 1000;
     let plan = planOf(

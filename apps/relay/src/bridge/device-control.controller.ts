@@ -74,8 +74,13 @@ export function deviceControlEndpoints(): { path: string; method: Method; canoni
   return out;
 }
 
-for (const { path, method, canonical } of deviceControlEndpoints()) {
+/** The DTO a route's input is read into (its query for GET, its body for POST): what HTTP and MCP validate with. */
+export function deviceControlInput(method: Method, canonical: string): Type<object> {
   const input = DEVICE_CONTROL_INPUT[`${method} ${canonical}`] ?? {};
+  return method === 'GET' ? (input.query ?? SelectorQuery) : (input.body ?? SelectorOnlyBody);
+}
+
+for (const { path, method, canonical } of deviceControlEndpoints()) {
   const proto = DeviceControlController.prototype as unknown as Record<string, unknown>;
   const name = `${method} ${path}`;
   let paramTypes: unknown[];
@@ -86,8 +91,8 @@ for (const { path, method, canonical } of deviceControlEndpoints()) {
     Query()(proto, name, 0);
     Caller()(proto, name, 1);
     Res({ passthrough: true })(proto, name, 2);
-    paramTypes = [input.query ?? SelectorQuery, Object, Object];
-  } else if (input.body) {
+    paramTypes = [deviceControlInput(method, canonical), Object, Object];
+  } else {
     proto[name] = function (this: DeviceControlController, b: object, q: object, c: Principal, res: FastifyReply) {
       return this.go(res, c, method, canonical, q, b);
     };
@@ -95,16 +100,7 @@ for (const { path, method, canonical } of deviceControlEndpoints()) {
     Query()(proto, name, 1);
     Caller()(proto, name, 2);
     Res({ passthrough: true })(proto, name, 3);
-    paramTypes = [input.body, SelectorQuery, Object, Object];
-  } else {
-    proto[name] = function (this: DeviceControlController, b: SelectorOnlyBody, q: object, c: Principal, res: FastifyReply) {
-      return this.go(res, c, method, canonical, q, b);
-    };
-    Body()(proto, name, 0);
-    Query()(proto, name, 1);
-    Caller()(proto, name, 2);
-    Res({ passthrough: true })(proto, name, 3);
-    paramTypes = [SelectorOnlyBody, SelectorQuery, Object, Object];
+    paramTypes = [deviceControlInput(method, canonical), SelectorQuery, Object, Object];
   }
   Reflect.defineMetadata(PARAMTYPES_METADATA, paramTypes, proto, name);
   const descriptor = Object.getOwnPropertyDescriptor(proto, name)!;

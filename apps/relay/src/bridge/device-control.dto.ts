@@ -1,6 +1,6 @@
 import { Transform, Type } from 'class-transformer';
 import { Check, RefuseNonObject } from '../common/dto-refusals';
-import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Length, Max, Min } from '../common/validators';
+import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Length, Max, Min, ValidateIf } from '../common/validators';
 import { toBool } from './device-control-validators';
 
 /*
@@ -25,12 +25,17 @@ export class SelectorQuery extends SelectorBody {}
 
 const selector = (v: unknown): boolean => v === undefined || (typeof v === 'string' && v.length >= 1 && v.length <= 128);
 
-/** The body of a POST that carries no data (`/setup`, `/return_to_svc`): the selectors, nothing else forwarded. */
+/**
+ * The body of a POST that carries no data (`/setup`, `/return_to_svc`): the selectors, nothing else forwarded.
+ * `ValidateIf` changes no outcome (`selector` passes undefined) but tells the generated schema they are optional.
+ */
 @RefuseNonObject('validation_failed', 'the body must be a JSON object', { noneIsEmpty: true })
 export class SelectorOnlyBody {
+  @ValidateIf((_o, v) => v !== undefined)
   @Check('selector', selector, { message: 'device must be a string of 1-128 characters' })
   device?: string;
 
+  @ValidateIf((_o, v) => v !== undefined)
   @Check('selector', selector, { message: 'device_id must be a string of 1-128 characters' })
   device_id?: string;
 }

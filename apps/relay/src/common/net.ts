@@ -35,6 +35,16 @@ export function isOwnLoopbackOrigin(origin: string | undefined, port: number): b
   }
 }
 
+/** A browser's `Origin` naming the host it sent the request to (the phone socket's and `/mcp`'s rule): same scheme-less authority. */
+export function isSameOrigin(origin: string, host: string | undefined): boolean {
+  try {
+    const u = new URL(origin);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && host !== undefined && u.host.toLowerCase() === host.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
 export type LoopbackVerdict = { ok: true } | { ok: false; reason: string };
 
 /** ARCHITECTURE.md: loopback = loopback peer, no proxy header, loopback Host, own Origin (if any). */

@@ -7,6 +7,7 @@ import type { RawData, WebSocket } from 'ws';
 import { Clock } from '../common/clock';
 import { CommandLoop } from '../common/command-loop';
 import { peerOf } from '../common/forwarded-peer';
+import { isSameOrigin } from '../common/net';
 import { Secrets } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import type { RelayConfig } from '../common/config';
@@ -125,7 +126,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
       return { ok: false, status: 429, message: 'Too Many Requests', headers: { 'Retry-After': retryAfter } };
     }
     const origin = req.headers.origin;
-    if (origin !== undefined && !sameOrigin(origin, req.headers.host)) return { ok: false, status: 403, message: 'Forbidden origin' };
+    if (origin !== undefined && !isSameOrigin(origin, req.headers.host)) return { ok: false, status: 403, message: 'Forbidden origin' };
     return { ok: true };
   }
 
@@ -303,14 +304,5 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
       if (err instanceof DomainError) return this.router.reportError(conn, env, { message: err.message, code: err.code, extra: { ...err.extra } });
       throw err;
     }
-  }
-}
-
-function sameOrigin(origin: string, host: string | undefined): boolean {
-  try {
-    const u = new URL(origin);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && host !== undefined && u.host.toLowerCase() === host.toLowerCase();
-  } catch {
-    return false;
   }
 }

@@ -7,10 +7,10 @@ import type { CommandLoop } from '../common/command-loop';
 export type ChannelLost = { tokenPrefix: string; reason: TerminalCloseReason };
 
 /**
- * Sessions that lose `channel` (terminal, tui): revoked, expired, the channel's grant expired, or a PATCH
+ * Sessions that lose `channel` (terminal, tui, bridge for MCP sessions): revoked, expired, the channel's grant expired, or a PATCH
  * that dropped it. What runs for such a session must stop, with this reason.
  */
-export function channelLost(log: CommandLoop, clock: Clock, channel: 'terminal' | 'tui'): Observable<ChannelLost> {
+export function channelLost(log: CommandLoop, clock: Clock, channel: 'terminal' | 'tui' | 'bridge'): Observable<ChannelLost> {
   return merge(log.bus.ofType('session.revoked', 'session.expired'), log.bus.ofType('session.grant_expired', 'session.shortened')).pipe(
     map((e): ChannelLost | null => {
       const tokenPrefix = e.data.tokenPrefix;

@@ -1,6 +1,15 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
-import type { BridgeStatus, CommandShape, Projection, SafetyDecisionKind, StoredEvent, StoredRelayEvent } from '@svc/events';
+import type {
+  BridgeStatus,
+  CommandOrigin,
+  CommandShape,
+  ConfirmationAsker,
+  Projection,
+  SafetyDecisionKind,
+  StoredEvent,
+  StoredRelayEvent,
+} from '@svc/events';
 
 /** A phone that reported itself on the bridge channel and is still connected. */
 export type BridgeDevice = Omit<BridgeStatus, 'autoDisableAt'> & {
@@ -25,7 +34,7 @@ export type BridgeActivity = {
   latencyMs: number | null;
   /** The safety decision that let it through or stopped it. */
   safety: SafetyDecisionKind | null;
-};
+} & Partial<CommandOrigin>;
 
 export type SafetyRecord = {
   seq: number;
@@ -38,9 +47,9 @@ export type SafetyRecord = {
   package?: string;
   verb?: string;
   idleMinutes?: number;
-  /** Confirmation decisions: who asked the user (the app's own modal, or the relay's bridge.confirm). */
-  by?: 'phone' | 'relay';
-};
+  /** Confirmation decisions: who asked the user (the app's own modal, the relay's bridge.confirm, or the MCP client). */
+  by?: ConfirmationAsker;
+} & Partial<CommandOrigin>;
 
 export type PendingConfirmation = { requestId: string; tokenPrefix: string; path: string; verb: string; deadline: number };
 
@@ -58,6 +67,8 @@ export const ACTIVITY_RING = 200;
 export const SAFETY_RING = 200;
 
 const ms = (iso: string | null | undefined): number | null => (iso ? isoMs(iso) : null);
+/** How a command came (absent: HTTP), copied onto what the operator reads. */
+const originOf = (d: Partial<CommandOrigin>): Partial<CommandOrigin> => (d.via ? { via: d.via, client: d.client } : {});
 
 /**
  * Bridge devices (ephemeral: emptied at `relay.started` and when a socket closes), the active-device
@@ -132,6 +143,7 @@ export class BridgeProjection implements Projection<State> {
             status: null,
             latencyMs: null,
             safety: null,
+            ...originOf(e.data),
           });
         }
         const entry = this.activityById.get(e.data.requestId);
@@ -173,6 +185,7 @@ export class BridgeProjection implements Projection<State> {
         ...(d.verb ? { verb: d.verb } : {}),
         ...(d.idleMinutes !== undefined ? { idleMinutes: d.idleMinutes } : {}),
         ...(d.by ? { by: d.by } : {}),
+        ...originOf(d),
       });
       if (this.safetyRing.length > SAFETY_RING) this.safetyRing.splice(0, this.safetyRing.length - SAFETY_RING);
     }
@@ -189,6 +202,7 @@ export class BridgeProjection implements Projection<State> {
         status: null,
         latencyMs: null,
         safety: d.decision,
+        ...originOf(d),
       };
       this.pushActivity(a);
     }

@@ -1,4 +1,4 @@
-import type { BridgeActiveSelected, BridgeEvent, BridgeStatus, NewEvent } from '@svc/events';
+import type { BridgeActiveSelected, BridgeEvent, BridgeStatus, CommandOrigin, ConfirmationAsker, NewEvent } from '@svc/events';
 import { DomainError } from '../errors';
 import type { ReadModels } from '../read-models';
 import { hasGrant, isLive } from '../sessions/sessions.projection';
@@ -152,6 +152,8 @@ export type CommandInput = {
   /** phone-side confirmation: how long the phone may take to answer (its modal plus the command), seconds. */
   phoneAnswerSeconds?: number;
   confirmTimeoutSeconds: number;
+  /** Absent for the HTTP routes; recorded on the command and the decisions about it. */
+  origin?: CommandOrigin;
 };
 
 /**
@@ -167,7 +169,7 @@ export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySett
   const d = m.bridge.device(c.tokenPrefix);
   if (!d) throw new DomainError('bridge.phone_gone', 'upstream', 'the phone left the bridge before the command could be sent');
   const path = canonicalPath(c.path);
-  const base = { tokenPrefix: d.tokenPrefix, requestId: c.requestId, method: c.method, path };
+  const base = { tokenPrefix: d.tokenPrefix, requestId: c.requestId, method: c.method, path, ...c.origin };
   const commandSent = (autoDisableAt: Date | null | undefined): NewEvent<BridgeEvent> => ({
     type: 'bridge.command_sent',
     data: {
@@ -178,6 +180,7 @@ export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySett
       path,
       shape: commandShape(c.body, c.params),
       autoDisableAt: iso(autoDisableAt?.getTime() ?? null),
+      ...c.origin,
     },
   });
   const phone = {
@@ -261,10 +264,10 @@ type PendingConfirmation = NonNullable<ReturnType<ReadModels['bridge']['pendingC
 type Ending = ['confirmation_allowed' | 'confirmation_denied' | 'confirmation_cancelled' | 'confirmation_timed_out', string];
 
 /** The one `bridge.safety_decided` that ends a pending confirmation; a late or foreign end changes nothing. */
-function endConfirmation(
+export function endConfirmation(
   m: ReadModels,
-  r: { requestId: string; tokenPrefix: string },
-  by: 'relay' | 'phone',
+  r: { requestId: string; tokenPrefix: string; origin?: CommandOrigin },
+  by: ConfirmationAsker,
   ending: (p: PendingConfirmation) => Ending,
 ): Out {
   const p = m.bridge.pendingConfirmation(r.requestId);
@@ -273,7 +276,7 @@ function endConfirmation(
   return [
     {
       type: 'bridge.safety_decided',
-      data: { decision, tokenPrefix: p.tokenPrefix, requestId: p.requestId, method: null, path: p.path, verb: p.verb, reason, by },
+      data: { decision, tokenPrefix: p.tokenPrefix, requestId: p.requestId, method: null, path: p.path, verb: p.verb, reason, by, ...r.origin },
     },
   ];
 }

@@ -1,10 +1,9 @@
 import type { PairingTerms } from '@svc/events';
-import { DEFAULT_SESSION_SECONDS } from '@svc/events/grant-channels';
-import { parseDuration } from '../durations';
+import { DAY, parseDuration } from '../durations';
 import { DomainError } from '../errors';
 import { grantDurations } from '../grants';
 
-export { DEFAULT_SESSION_SECONDS };
+export const DEFAULT_SESSION_SECONDS = 30 * DAY;
 
 export type TermsInput = {
   ttl_seconds?: number;

@@ -30,6 +30,12 @@ export type BridgeStatus = {
 /** The operator chose which phone Device Control drives when a call names none. */
 export type BridgeActiveSelected = Ev<'bridge.active_selected', { tokenPrefix: string; deviceId: string; by: string }>;
 
+/**
+ * How a command came, when not over the HTTP routes (absent: HTTP): `mcp` is the relay's MCP server, and
+ * `client` the MCP client's own name for itself (its `clientInfo.name`, bounded and sanitized).
+ */
+export type CommandOrigin = { via: 'mcp'; client: string };
+
 /** Scalar leaves of a body/query reduced to their type, except fields that carry no user content. */
 export type CommandShape = Record<string, string | number | boolean | null>;
 
@@ -44,7 +50,7 @@ export type BridgeCommandSent = Ev<
     shape: CommandShape;
     /** The pushed-back auto-disable deadline (ISO), or null when this route does not reschedule it. */
     autoDisableAt: string | null;
-  }
+  } & Partial<CommandOrigin>
 >;
 
 export type BridgeCommandAnswered = Ev<
@@ -102,11 +108,14 @@ export type BridgeSafetyDecided = Ev<
     idleMinutes?: number;
     /**
      * confirmation_*: who asks the user. `phone`: the app's own modal (the command goes to the phone at
-     * once and its answer is the decision); `relay`: `bridge.confirm`. Absent on older events: relay.
+     * once and its answer is the decision); `relay`: `bridge.confirm`; `mcp_client`: the MCP client that
+     * sent the command asked its own user (elicitation), before the phone is asked. Absent on older events: relay.
      */
-    by?: 'phone' | 'relay';
-  }
+    by?: ConfirmationAsker;
+  } & Partial<CommandOrigin>
 >;
+
+export type ConfirmationAsker = 'phone' | 'relay' | 'mcp_client';
 
 export type BridgeEvent =
   BridgeStatusReported | BridgeActiveSelected | BridgeCommandSent | BridgeCommandAnswered | BridgeCommandFailed | BridgeSafetyDecided;

@@ -43,6 +43,12 @@ const ACTIVITY_COLUMNS: Array<Column<BridgeActivityRow>> = [
       </>
     ),
   },
+  {
+    label: 'Via',
+    className: 'col-opt nowrap',
+    headClassName: 'col-opt',
+    render: (a) => (a.via ? <span title={`MCP client "${a.client ?? ''}"`}>mcp · {a.client}</span> : <span className="muted">http</span>),
+  },
   { label: 'Result', render: outcomeChip },
   {
     label: 'Latency',
@@ -210,6 +216,12 @@ export function BridgePage() {
                       {s.path ? <span className="muted mono"> · {s.path}</span> : null}
                       {s.package ? <span className="muted mono"> · {s.package}</span> : null}
                       {s.verb ? <span className="muted"> · “{s.verb}”</span> : null}
+                      {s.via ? (
+                        <span className="muted">
+                          {' '}
+                          · via {s.via} ({s.client})
+                        </span>
+                      ) : null}
                       <span className="muted mono"> · {s.token_prefix}</span>
                     </span>
                   </li>

@@ -1,0 +1,97 @@
+/* eslint-disable @typescript-eslint/no-require-imports */
+import type { AgentAnswer, Principal } from '@svc/domain';
+import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
+import type * as SdkTypes from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import type { AskAgent, CommandFrom } from '../bridge/agent-confirmations';
+import type { BridgeService } from '../bridge/bridge.service';
+import type { Clock } from '../common/clock';
+import type { CommandLoop } from '../common/command-loop';
+import { parseFrame } from '../common/parse-frame';
+import { RESOURCES, readResource } from './mcp-resources';
+import { errorResult, toolResult } from './mcp-results';
+import type { McpToolSet } from './mcp-tool-set';
+
+export type McpDeps = { bridge: BridgeService; tools: McpToolSet; loop: CommandLoop; clock: Clock; logger: Logger; version: string };
+
+const INSTRUCTIONS =
+  'Drives Android phones paired with this svc relay (Device Control). Every call passes the relay’s safety pipeline: ' +
+  'blocklisted apps (banking, payments, passwords, 2FA) are refused, destructive actions (send, pay, delete, calls, SMS) ' +
+  'are confirmed by the phone’s user, and Device Control switches itself off when idle. A refusal comes back as a tool ' +
+  'error saying why; tell the user rather than retrying. Start with android_ping, then android_read_screen.';
+
+/** The MCP client's name for itself as the record keeps it: printable, at most 64 characters. */
+export function clientName(raw: unknown): string {
+  const s = typeof raw === 'string' ? raw.replace(/[^\w .@+:/()-]+/g, '_').trim() : '';
+  return s.slice(0, 64) || 'unnamed';
+}
+
+/**
+ * One MCP session's server (the SDK's low-level Server, so input schemas come from our DTOs rather than
+ * zod): `tools/list`, `tools/call` into BridgeService.command (the HTTP routes' path: the same pipeline,
+ * the same events, marked `via: mcp` with the client's name), and the two read-only resources. The SDK is
+ * loaded by the first session, not at the relay's start (it costs about 350 ms to load).
+ */
+export function mcpServer(deps: McpDeps, caller: Principal): McpServer {
+  const { Server } = require('@modelcontextprotocol/sdk/server/index.js') as typeof import('@modelcontextprotocol/sdk/server/index.js');
+  const t = require('@modelcontextprotocol/sdk/types.js') as typeof SdkTypes;
+  const server = new Server({ name: 'svc-relay', version: deps.version }, { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
+  server.setRequestHandler(t.ListToolsRequestSchema, () => ({ tools: deps.tools.list() }));
+  server.setRequestHandler(t.CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
+    const tool = deps.tools.get(req.params.name);
+    if (!tool) return { isError: true, content: [{ type: 'text', text: `unknown tool ${req.params.name}: tools/list names them` }] };
+    try {
+      const input = parseFrame(tool.input, req.params.arguments ?? {});
+      if (!input.ok) throw input.error;
+      const from: CommandFrom = { origin: { via: 'mcp', client: clientName(server.getClientVersion()?.name) } };
+      if (server.getClientCapabilities()?.elicitation) from.ask = asker(server, extra.requestId);
+      const [query, body] = tool.method === 'GET' ? [input.value, {}] : [{}, input.value];
+      return toolResult(tool.shape, await deps.bridge.command(caller, tool.method, tool.path, query, body, from));
+    } catch (err) {
+      const refused = errorResult(err);
+      if (refused) return refused;
+      deps.logger.error({ err: (err as Error).message, tool: tool.name }, 'MCP tool call failed');
+      return { isError: true, content: [{ type: 'text', text: 'the relay failed to run this tool (see its log)' }] };
+    }
+  });
+  server.setRequestHandler(t.ListResourcesRequestSchema, () => ({ resources: [...RESOURCES] }));
+  server.setRequestHandler(t.ReadResourceRequestSchema, (req) => {
+    const m = deps.loop.models;
+    const online = (prefix: string) => {
+      const d = m.bridge.device(prefix);
+      return !!d && deps.bridge.isOnline(d);
+    };
+    try {
+      return readResource(req.params.uri, m, online, deps.clock.now());
+    } catch (err) {
+      throw new t.McpError(t.ErrorCode.InvalidParams, (err as Error).message);
+    }
+  });
+  return server;
+}
+
+/** Asks the client's user through elicitation, on the tool call's own stream: yes, no, or dismissed. */
+function asker(server: McpServer, requestId: string | number): AskAgent {
+  return async (q, signal): Promise<AgentAnswer> => {
+    const r = await server.elicitInput(
+      {
+        mode: 'form',
+        message:
+          `The agent asks to ${q.path.slice(1).replace(/_/g, ' ')} on the phone "${q.deviceName}"` +
+          (q.text === q.verb ? ', a destructive action.' : `: "${q.text}" holds the destructive action "${q.verb}".`) +
+          ' Allow it? The phone will ask its user too.',
+        requestedSchema: {
+          type: 'object',
+          properties: {
+            allow: { type: 'boolean', title: `Allow "${q.verb}"`, description: 'Yes lets the phone ask its user next; no refuses it here.' },
+          },
+          required: ['allow'],
+        },
+      },
+      { relatedRequestId: requestId, signal, timeout: q.timeoutMs },
+    );
+    if (r.action === 'accept') return r.content?.allow === true ? 'allow' : 'deny';
+    return r.action === 'decline' ? 'deny' : 'dismiss';
+  };
+}

@@ -1,0 +1,151 @@
+/* eslint-disable @typescript-eslint/no-require-imports */
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { clientNames, DomainError, type Principal } from '@svc/domain';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Subscription } from 'rxjs';
+import { BridgeService } from '../bridge/bridge.service';
+import { Clock } from '../common/clock';
+import { CommandLoop } from '../common/command-loop';
+import type { RelayConfig } from '../common/config';
+import { Scheduler } from '../common/scheduler';
+import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import { channelLost } from '../terminal/channel-lost';
+import { mcpServer, type McpDeps } from './mcp-server';
+import { McpToolSet } from './mcp-tool-set';
+
+/** One MCP session: its SDK transport and server, the session token it belongs to, and when it was last used. */
+export type McpSession = {
+  readonly id: string;
+  readonly tokenPrefix: string;
+  readonly transport: StreamableHTTPServerTransport;
+  readonly server: McpServer;
+  /** Clock ms of the last request's start or end. */
+  lastUsed: number;
+  /** POST requests being answered (a tool call held by a confirmation, say). */
+  busy: number;
+};
+
+/** The bounds: sessions per session token (the least recently used one gives way), in all (then refused), idle life. */
+export const MCP_LIMITS = { perToken: 8, total: 64, idleMs: 60 * 60_000 };
+
+/**
+ * The relay's MCP sessions (`/mcp`, Streamable HTTP with session ids). Each belongs to the session token that
+ * opened it and answers only to it; it ends when its client deletes it, when it sat idle past the bound (on
+ * the relay's clock), when its token gives way to a newer session of its own, and at once when the token is
+ * revoked or expires or loses its `bridge` grant. Sessions are transport state, like a socket: not events;
+ * the commands they carry are.
+ */
+@Injectable()
+export class McpSessions implements OnModuleInit, OnModuleDestroy {
+  /** Tests shrink these. */
+  limits = { ...MCP_LIMITS };
+  private readonly sessions = new Map<string, McpSession>();
+  private readonly deps: McpDeps;
+  private sub: Subscription | null = null;
+
+  constructor(
+    private readonly loop: CommandLoop,
+    private readonly clock: Clock,
+    private readonly scheduler: Scheduler,
+    bridge: BridgeService,
+    @Inject(RELAY_CONFIG) config: RelayConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(RUNTIME) runtime: Runtime,
+  ) {
+    this.deps = { bridge, tools: new McpToolSet(clientNames(config.clientSpelling)), loop, clock, logger, version: runtime.version };
+  }
+
+  onModuleInit(): void {
+    this.sub = channelLost(this.loop, this.clock, 'bridge').subscribe(({ tokenPrefix }) =>
+      this.closeFor(tokenPrefix, 'the session lost its bridge grant'),
+    );
+    this.scheduler.onTick(() => this.expireIdle());
+  }
+
+  onModuleDestroy(): void {
+    this.sub?.unsubscribe();
+    // Before the HTTP server closes: an open event stream would hold it.
+    for (const s of [...this.sessions.values()]) this.close(s, 'the relay is stopping');
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  /** A new session for `caller`'s first request (`initialize`); `elicitation`: the client can ask its user. */
+  async open(caller: Principal & { kind: 'device' }, elicitation: boolean): Promise<McpSession> {
+    const mine = [...this.sessions.values()].filter((s) => s.tokenPrefix === caller.tokenPrefix);
+    if (mine.length >= this.limits.perToken) {
+      const idle = mine.filter((s) => s.busy === 0).sort((a, b) => a.lastUsed - b.lastUsed)[0];
+      if (!idle) throw tooMany(`this session token holds ${mine.length} MCP sessions, all busy`);
+      this.close(idle, 'a newer session of the same token took its place');
+    }
+    if (this.sessions.size >= this.limits.total) throw tooMany(`the relay holds its maximum of ${this.limits.total} MCP sessions`);
+    const { StreamableHTTPServerTransport } =
+      require('@modelcontextprotocol/sdk/server/streamableHttp.js') as typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+    const id = randomUUID();
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      // Plain JSON answers unless the client can be asked things mid-call (elicitation needs the call's stream).
+      enableJsonResponse: !elicitation,
+    });
+    const server = mcpServer(this.deps, caller);
+    const session: McpSession = { id, tokenPrefix: caller.tokenPrefix, transport, server, lastUsed: this.clock.now().getTime(), busy: 0 };
+    transport.onclose = () => {
+      if (this.sessions.get(id) === session) this.sessions.delete(id);
+    };
+    this.sessions.set(id, session);
+    await server.connect(transport);
+    return session;
+  }
+
+  /** The caller's session under this id; another token's is as unknown as a made-up id. */
+  get(id: string, caller: Principal): McpSession | undefined {
+    const s = this.sessions.get(id);
+    return s && caller.kind === 'device' && s.tokenPrefix === caller.tokenPrefix ? s : undefined;
+  }
+
+  /**
+   * Runs one HTTP request of a session, keeping its idle clock. A POST counts as busy while it runs (a held
+   * tool call is neither idle nor given way); a GET event stream does not, since a client holds one open for
+   * the session's whole life. An initialize that made no session drops it.
+   */
+  async serve(s: McpSession, holds: boolean, run: () => Promise<void>): Promise<void> {
+    if (holds) s.busy++;
+    s.lastUsed = this.clock.now().getTime();
+    try {
+      await run();
+    } finally {
+      if (holds) s.busy--;
+      s.lastUsed = this.clock.now().getTime();
+      if (s.transport.sessionId === undefined) this.close(s, 'initialize failed');
+    }
+  }
+
+  closeFor(tokenPrefix: string, reason: string): void {
+    for (const s of [...this.sessions.values()]) if (s.tokenPrefix === tokenPrefix) this.close(s, reason);
+  }
+
+  private expireIdle(): void {
+    const now = this.clock.now().getTime();
+    for (const s of [...this.sessions.values()]) if (s.busy === 0 && now - s.lastUsed >= this.limits.idleMs) this.close(s, 'idle');
+  }
+
+  private close(s: McpSession, reason: string): void {
+    if (this.sessions.get(s.id) !== s) return;
+    this.sessions.delete(s.id);
+    this.logger.debug({ tokenPrefix: s.tokenPrefix, reason }, 'MCP session closed');
+    s.server.close().catch((err: Error) => this.logger.warn({ err: err.message }, 'MCP session did not close cleanly'));
+  }
+}
+
+function tooMany(why: string): DomainError {
+  return new DomainError(
+    'mcp.too_many_sessions',
+    'rate_limited',
+    `${why}: end one (DELETE /mcp with its Mcp-Session-Id) or wait for idle ones to expire`,
+  );
+}

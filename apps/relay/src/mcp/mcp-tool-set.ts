@@ -1,0 +1,40 @@
+import type { ClientNames } from '@svc/domain';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Type } from '@nestjs/common';
+import { DtoJsonSchemas } from '../common/dto-json-schema';
+import { DEVICE_CONTROL_RULE_SCHEMAS } from '../bridge/device-control-schemas';
+import { deviceControlInput } from '../bridge/device-control.controller';
+import { isReadOnly, toolRoutes, type ToolRoute } from './mcp-tools';
+
+export type ToolEntry = ToolRoute & { input: Type<object> };
+
+/**
+ * The MCP tools of one relay: each Device Control route (mcp-tools.ts) with the DTO its HTTP route reads
+ * its input into, and the listing an MCP client gets, whose input schemas are generated from those DTOs.
+ * The listing is built once, on the first `tools/list`.
+ */
+export class McpToolSet {
+  private readonly byName: ReadonlyMap<string, ToolEntry>;
+  private listing: Tool[] | null = null;
+
+  constructor(
+    names: ClientNames,
+    private readonly schemas = new DtoJsonSchemas(DEVICE_CONTROL_RULE_SCHEMAS),
+  ) {
+    this.byName = new Map(toolRoutes(names).map((t) => [t.name, { ...t, input: deviceControlInput(t.method, t.path) }]));
+  }
+
+  get(name: string): ToolEntry | undefined {
+    return this.byName.get(name);
+  }
+
+  list(): Tool[] {
+    this.listing ??= [...this.byName.values()].map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: this.schemas.of(t.input) as Tool['inputSchema'],
+      annotations: { readOnlyHint: isReadOnly(t) },
+    }));
+    return this.listing;
+  }
+}
