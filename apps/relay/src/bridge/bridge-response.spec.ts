@@ -13,4 +13,10 @@ describe('foregroundShown', () => {
       expect(foregroundShown('/current_app', { package: v })).toBeNull();
     }
   });
+
+  it('takes a package id by the same rule as a Device Control body (at most 255 characters)', () => {
+    const id = (n: number) => `com.${'a'.repeat(n - 4)}`;
+    expect(foregroundShown('/current_app', { package: id(255) })).toBe(id(255));
+    expect(foregroundShown('/current_app', { package: id(256) })).toBeNull();
+  });
 });

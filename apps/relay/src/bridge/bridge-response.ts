@@ -1,5 +1,6 @@
 import { DomainError, mediaTokenOf } from '@svc/domain';
 import { decodePng } from './bridge-media';
+import { isPackageId } from './device-control-validators';
 
 /** A screenshot in a phone's answer: uploaded by the app itself (a relay media token), or inline PNG bytes. */
 export type AnsweredScreenshot = { uploaded: string } | { png: { bytes: Buffer; width: number; height: number } };
@@ -31,10 +32,8 @@ export function readBridgeResponse(path: string, payload: Record<string, unknown
   return { ok: true, status, body, screenshot: { png } };
 }
 
-const PACKAGE_RE = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$/;
-
 /** The foreground package an answer shows, if it shows one: `/current_app {package}`, `/screen {packageName}`. */
 export function foregroundShown(path: string, body: Record<string, unknown>): string | null {
   const v = path === '/current_app' ? body.package : path === '/screen' ? body.packageName : undefined;
-  return typeof v === 'string' && v.length <= 255 && PACKAGE_RE.test(v) ? v : null;
+  return isPackageId(v) ? v : null;
 }

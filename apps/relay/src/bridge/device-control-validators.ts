@@ -6,7 +6,12 @@ import { IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateB
  * durations bounded, package ids, phone numbers, node ids and media references in their one form each.
  */
 
-const PACKAGE_RE = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$/;
+/** An Android package id (`com.example.app`): the one form for a body's `package` and a phone's answer. */
+export const PACKAGE_RE = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$/;
+export const MAX_PACKAGE_LENGTH = 255;
+
+export const isPackageId = (v: unknown): v is string => typeof v === 'string' && v.length <= MAX_PACKAGE_LENGTH && PACKAGE_RE.test(v);
+
 const PHONE_RE = /^(?=.*\d)[+0-9*#(). -]{1,32}$/;
 export const MAX_COORD = 100_000;
 
@@ -27,7 +32,7 @@ export const DurationMs = (max = 10_000): PropertyDecorator =>
     Max(max),
   );
 export const Package = (): PropertyDecorator =>
-  all(IsString(), MaxLength(255), Matches(PACKAGE_RE, { message: '$property must be an Android package id like com.example.app' }));
+  all(IsString(), MaxLength(MAX_PACKAGE_LENGTH), Matches(PACKAGE_RE, { message: '$property must be an Android package id like com.example.app' }));
 export const PhoneNumber = (): PropertyDecorator =>
   all(IsString(), Matches(PHONE_RE, { message: '$property must be a phone number (digits, +, spaces, dashes, parentheses; at most 32 characters)' }));
 export const NodeId = (): PropertyDecorator =>
