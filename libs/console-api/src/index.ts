@@ -279,3 +279,8 @@ export type TerminalView = { ok: true; server_time: number; shells: ShellRow[]; 
 
 // ── Metrics and Store: in store-metrics.ts ──
 export type * from './store-metrics';
+
+// ── Voice and Profiles (their own modules) ──
+
+export type * from './voice';
+export type * from './profiles';

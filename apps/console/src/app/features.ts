@@ -3,9 +3,11 @@ import { eventsFeature } from '@/features/events';
 import { mediaFeature } from '@/features/media';
 import { overviewFeature } from '@/features/overview';
 import { pairingFeature } from '@/features/pairing';
+import { profilesFeature } from '@/features/profiles';
 import { sessionsFeature } from '@/features/sessions';
 import { terminalFeature } from '@/features/terminal';
 import { threadsFeature } from '@/features/threads';
+import { voiceFeature } from '@/features/voice';
 import type { ConsoleFeature } from '@/lib/feature';
 
 /**
@@ -19,6 +21,8 @@ export const FEATURES: ConsoleFeature[] = [
   bridgeFeature,
   mediaFeature,
   threadsFeature,
+  voiceFeature,
+  profilesFeature,
   terminalFeature,
   eventsFeature,
 ];

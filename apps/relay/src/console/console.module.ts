@@ -13,6 +13,7 @@ import { PairingModule } from '../pairing/pairing.module';
 import { SecureLinkModule } from '../secure-link/secure-link.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { TerminalModule } from '../terminal/terminal.module';
+import { VoiceModule } from '../voice/voice.module';
 import { ConsoleApiController } from './console-api.controller';
 import { ConsoleFeatures } from './console-features';
 import { ConsoleState } from './console-state.service';
@@ -25,10 +26,12 @@ import { DesktopConsoleController } from './features/desktop.console.controller'
 import { MediaConsoleController } from './features/media.console.controller';
 import { MetricsConsoleController } from './features/metrics.console.controller';
 import { PairingConsoleController } from './features/pairing.console.controller';
+import { ProfilesConsoleController } from './features/profiles.console.controller';
 import { SessionsConsoleController } from './features/sessions.console.controller';
 import { StoreConsoleController } from './features/store.console.controller';
 import { TerminalConsoleController } from './features/terminal.console.controller';
 import { ThreadsConsoleController } from './features/threads.console.controller';
+import { VoiceConsoleController } from './features/voice.console.controller';
 import { ChainVerifyJobs } from './store/chain-verify-jobs';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -40,7 +43,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 @Module({
   // The feature pages' commands go through the very services of the phone and operator routes.
-  imports: [SessionsModule, PairingModule, BridgeModule, TerminalModule, DesktopModule, SecureLinkModule],
+  imports: [SessionsModule, PairingModule, BridgeModule, TerminalModule, DesktopModule, SecureLinkModule, VoiceModule],
   controllers: [
     ConsoleApiController,
     SessionsConsoleController,
@@ -49,6 +52,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
     MediaConsoleController,
     ThreadsConsoleController,
     TerminalConsoleController,
+    VoiceConsoleController,
+    ProfilesConsoleController,
     DesktopConsoleController,
     ConnectivityConsoleController,
     MetricsConsoleController,

@@ -5,5 +5,9 @@ import { ProfilesController } from './profiles.controller';
 import { ProfilesService } from './profiles.service';
 
 @Global()
-@Module({ controllers: [ProfilesController, ProfilesOperatorController], providers: [ProfileCatalog, ProfilesService], exports: [ProfileCatalog] })
+@Module({
+  controllers: [ProfilesController, ProfilesOperatorController],
+  providers: [ProfileCatalog, ProfilesService],
+  exports: [ProfileCatalog, ProfilesService],
+})
 export class ProfilesModule {}

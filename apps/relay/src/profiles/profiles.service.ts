@@ -15,7 +15,7 @@ import { MAX_SOUL_BYTES } from './profile-row';
 const MAX_MEMORY_BYTES = 32 * 1024;
 const MAX_ENTRIES = 500;
 const MEMORY_EXT = /\.(md|txt)$/i;
-const MEMORY_FILE_RE = /^[A-Za-z0-9][A-Za-z0-9 _.-]{0,95}\.(md|txt)$/;
+export const MEMORY_FILE_RE = /^[A-Za-z0-9][A-Za-z0-9 _.-]{0,95}\.(md|txt)$/;
 const MAX_AVATAR_BYTES = 10 * 1024 * 1024;
 /** What one write may hold. */
 export const MAX_SOUL_WRITE = 256 * 1024;
@@ -129,7 +129,8 @@ export class ProfilesService {
     return { profile: name, path: 'SOUL.md', content: r.text, exists: true, size_bytes: r.size, truncated: r.truncated, etag: r.etag };
   }
 
-  memory(name: string) {
+  /** `etags`: each entry also carries its file's ETag (the console edits with If-Match). */
+  memory(name: string, opts: { etags?: boolean } = {}) {
     const home = this.home(name);
     const dir = path.join(home, 'memories');
     refuseLinkedDir(home, 'memories', name);
@@ -139,7 +140,7 @@ export class ProfilesService {
       .slice(0, MAX_ENTRIES)
       .flatMap((filename) => {
         // A file swapped for a link (or removed) since the listing is left out, never read through.
-        const r = readInside(home, ['memories', filename], MAX_MEMORY_BYTES);
+        const r = readInside(home, ['memories', filename], MAX_MEMORY_BYTES, { etag: opts.etags === true });
         if (r.state !== 'ok') return [];
         return {
           name: filename.replace(MEMORY_EXT, ''),
@@ -148,20 +149,21 @@ export class ProfilesService {
           content: r.text,
           size_bytes: r.size,
           truncated: r.truncated,
+          ...(opts.etags ? { etag: r.etag } : {}),
         };
       });
     return { profile: name, memories_dir: 'memories', entries, total: entries.length };
   }
 
   /** SOUL.md replaced atomically (see write()); the answer and the new file's ETag (sent as a header). */
-  async putSoul(name: string, content: string, ifMatch: string | undefined, actor: string) {
+  async putSoul(name: string, content: string, ifMatch: string | null | undefined, actor: string) {
     const home = this.home(name);
     const r = await this.write(name, home, ['SOUL.md'], content, MAX_SOUL_WRITE, ifMatch, actor);
     return { body: { ok: true, profile: name, path: 'SOUL.md', bytes_written: r.bytes }, etag: r.etag };
   }
 
   /** One memory file (`.md` or `.txt`), created or replaced. A `memories/` that is a symbolic link is refused (403). */
-  async putMemory(name: string, filename: string, content: string, ifMatch: string | undefined, actor: string) {
+  async putMemory(name: string, filename: string, content: string, ifMatch: string | null | undefined, actor: string) {
     const home = this.home(name);
     if (!MEMORY_FILE_RE.test(filename))
       throw new DomainError(
@@ -185,7 +187,8 @@ export class ProfilesService {
 
   /**
    * One profile file write: `content` within the cap (413 past it), `If-Match` honoured when sent (a
-   * stale ETag is 412 and nothing is written; the app sends none, so its writes replace the file), then
+   * stale ETag is 412 and nothing is written; the app sends none, so its writes replace the file; `null`,
+   * the console's "it did not exist when I read it", is 412 when it exists now), then
    * atomicWrite, then `profile.file_written` with the digest (never the text). The answer's ETag is the
    * new file's. `segments` is the file under the profile's home: no link is written through, neither the
    * file nor a directory on the way (checked again just before the write, the directory's real path
@@ -197,7 +200,7 @@ export class ProfilesService {
     segments: string[],
     content: string,
     max: number,
-    ifMatch: string | undefined,
+    ifMatch: string | null | undefined,
     actor: string,
   ): Promise<{ bytes: number; etag: string }> {
     const rel = segments.join('/');
@@ -221,6 +224,16 @@ export class ProfilesService {
         'profile.stale',
         'precondition_failed',
         `${rel} changed since it was read (If-Match ${ifMatch.trim().slice(0, 60)}, now ${current ?? 'absent'}); read it again and reapply`,
+        {
+          profile: name,
+          etag: current,
+        },
+      );
+    if (ifMatch === null && current !== null)
+      throw new DomainError(
+        'profile.stale',
+        'precondition_failed',
+        `${rel} was created since it was read (now ${current}); read it again and reapply`,
         {
           profile: name,
           etag: current,

@@ -130,6 +130,11 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     s.ws.close(CLOSE.revoked, reason);
   }
 
+  /** Sessions with a socket open now (the operator's console: attaching is not an event). */
+  connected(): ReadonlySet<string> {
+    return new Set([...this.live.values()].filter((s) => s.ws !== null).map((s) => s.id));
+  }
+
   /** Sessions the expiry sweep must leave: with a socket, or whose drop is being recorded. */
   private attached(): Set<string> {
     return new Set([...this.live.values()].filter((s) => s.ws !== null || s.detaching).map((s) => s.id));

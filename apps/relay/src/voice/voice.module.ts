@@ -27,6 +27,7 @@ import { VoiceWire } from './voice-wire';
     VoiceSessionCreation,
     VoiceSessions,
   ],
-  exports: [VoiceService, VoiceSessions],
+  // The console's Voice page reads the providers, the settings and the security switch through these.
+  exports: [VoiceService, VoiceSessions, VoiceProviders, VoiceSettings, RelaySecurity],
 })
 export class VoiceModule {}
