@@ -164,10 +164,12 @@ function ProfilesState({ v }: { v: ProfilesView }) {
     );
   if (v.profiles.length === 0)
     return (
-      <EmptyState title="No profiles on this relay">
-        A profile is the service home&apos;s <code>config.yaml</code> (the default one) or a folder <code>profiles/&lt;name&gt;/</code> with its own{' '}
-        <code>config.yaml</code>, under <code className="mono">{v.home}</code>. Phones get them as they are found (every 30 s, or Rescan now).
-      </EmptyState>
+      <Card title="Catalog">
+        <EmptyState title="No profiles on this relay">
+          A profile is the service home&apos;s <code>config.yaml</code> (the default one) or a folder <code>profiles/&lt;name&gt;/</code> with its own{' '}
+          <code>config.yaml</code>, under <code className="mono">{v.home}</code>. Phones get them as they are found (every 30 s, or Rescan now).
+        </EmptyState>
+      </Card>
     );
   return null;
 }
