@@ -1,6 +1,7 @@
-import { DAY } from './durations';
+import { defaultGrantGroups, pairingDefaultsText } from '@svc/events/grant-channels';
+import { DAY, formatDuration } from './durations';
 import { CHANNELS, clampIso, DEFAULT_GRANT_SECONDS, grantDurations, grantExpiries } from './grants';
-import { pairingTerms } from './pairing/pairing-terms';
+import { DEFAULT_SESSION_SECONDS, pairingTerms } from './pairing/pairing-terms';
 
 const NOW = new Date('2026-03-01T00:00:00.000Z');
 const plus = (s: number) => new Date(NOW.getTime() + s * 1000).toISOString();
@@ -65,6 +66,29 @@ describe('grants', () => {
     expect(e.chat).toBeNull();
     expect(e.terminal).toBe(plus(30 * DAY));
     expect(e.bridge).toBe(plus(7 * DAY));
+  });
+
+  it('writes the default grants in the table’s order (the key order of session.created’s grants)', () => {
+    expect(Object.keys(grantDurations(undefined))).toEqual([
+      'chat',
+      'terminal',
+      'tui',
+      'bridge',
+      'voice:config',
+      'voice:stt',
+      'voice:tts',
+      'voice:realtime',
+    ]);
+  });
+
+  it('the CLI’s defaults text says what formatDuration says', () => {
+    const text = pairingDefaultsText();
+    expect(text.session).toBe(formatDuration(DEFAULT_SESSION_SECONDS));
+    expect(text.grants).toBe(
+      defaultGrantGroups()
+        .map((g) => `${g.names.join(', ')}: ${g.seconds === null ? 'session' : formatDuration(g.seconds)}`)
+        .join('; '),
+    );
   });
 
   it('clampIso takes the earlier, with null as never', () => {

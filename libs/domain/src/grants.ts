@@ -1,11 +1,11 @@
 import { isoMs } from './epoch';
 import type { GrantDurations, GrantExpiries } from '@svc/events';
-import { DAY } from './durations';
+import { GRANT_CHANNELS, GRANT_DEFAULTS, OPT_IN_GRANTS, type GrantChannel } from '@svc/events/grant-channels';
 import { DomainError } from './errors';
 
-/** Every grantable channel (spec 2.3). The desktop grant is named `desktop`. */
-export const CHANNELS = ['chat', 'terminal', 'bridge', 'tui', 'voice:config', 'voice:stt', 'voice:tts', 'voice:realtime', 'desktop'] as const;
-export type GrantChannel = (typeof CHANNELS)[number];
+/** Every grantable channel (spec 2.3), from the one table (libs/events grant-channels.ts). The desktop grant is named `desktop`. */
+export const CHANNELS = GRANT_CHANNELS;
+export type { GrantChannel };
 
 export function isGrantChannel(name: string): name is GrantChannel {
   return (CHANNELS as readonly string[]).includes(name);
@@ -17,19 +17,15 @@ export function isGrantChannel(name: string): name is GrantChannel {
  * files on another machine) from anywhere, and serve tools to the agent: the reference relay lets
  * neither happen from a phone at all (its `/desktop/*` is loopback only), and no phone client needs it.
  */
-export const OPT_IN_CHANNELS: readonly GrantChannel[] = ['desktop'];
+export const OPT_IN_CHANNELS: readonly GrantChannel[] = OPT_IN_GRANTS;
 
 /** WIRE.md defaults, before clamping to the session: null means "as long as the session". Opt-in channels have none. */
-export const DEFAULT_GRANT_SECONDS: Readonly<Partial<Record<GrantChannel, number | null>>> = {
-  chat: null,
-  terminal: 30 * DAY,
-  tui: 30 * DAY,
-  bridge: 7 * DAY,
-  'voice:config': null,
-  'voice:stt': null,
-  'voice:tts': null,
-  'voice:realtime': null,
-};
+export const DEFAULT_GRANT_SECONDS: Readonly<Partial<Record<GrantChannel, number | null>>> = Object.fromEntries(
+  CHANNELS.flatMap((c) => {
+    const d = GRANT_DEFAULTS[c];
+    return d === 'opt_in' ? [] : [[c, d]];
+  }),
+);
 
 /**
  * The grant set a pairing asks for: the defaults, with each channel the operator named set to its own

@@ -3,14 +3,13 @@ import {
   clientNames,
   actorOf,
   autoDisableDue,
-  AUTO_DISABLE_MAX_MINUTES,
   cancelConfirmations,
   canonicalPath,
   confirmationSide,
   confirmationText,
   DEFAULT_SAFETY_SETTINGS,
   DEFAULT_SCREEN,
-  parseBridgeStatus,
+  bridgeStatusOf,
   screenSizeShown,
   toPhoneCommand,
   type ScreenSize,
@@ -35,12 +34,14 @@ import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
 import { MEDIA_REGISTRAR, type MediaRegistrar } from '../common/media-registrar';
+import { readFrame } from '../common/parse-frame';
 import { ReportWindow } from '../common/report-window';
 import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import { AgentConfirmations, type CommandFrom } from './agent-confirmations';
 import { BridgeMedia } from './bridge-media';
+import { BridgeStatusFrame, ConfirmResultFrame } from './bridge-frames.dto';
 import { commandAnswered, commandFailed } from './command-outcome';
 import { confirmationDenied, planOf, refusal } from './bridge-plan';
 import { foregroundShown, readBridgeResponse } from './bridge-response';
@@ -152,9 +153,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async onStatus(conn: PhoneConnection, env: Envelope): Promise<void> {
-    const parsed = parseBridgeStatus(env.payload, AUTO_DISABLE_MAX_MINUTES);
-    if (!parsed.ok) return conn.error(`bridge.status: ${parsed.field} must be ${parsed.what}`, 'bad_frame', { channel: 'bridge' }, env.id);
-    const st = parsed.value;
+    const st = bridgeStatusOf(readFrame(BridgeStatusFrame, env.payload));
     const principal = conn.principal!;
     // A restated status is written at most once a second per socket (the latest), unless it takes something away.
     const urgent = statusTightens(this.log.models.bridge.device(principal.tokenPrefix), st, this.settings.blocklist);
@@ -177,6 +176,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async onResponse(conn: PhoneConnection, env: Envelope): Promise<void> {
+    // By hand, not through parseFrame: that costs ~10 µs for a small answer and ~11 ms for a 500-node /screen (~95 KB); this, under 0.2 µs.
     const p = env.payload;
     const id = typeof p.request_id === 'string' ? p.request_id : null;
     const pending = id ? this.inFlightCommands.command(id) : undefined;
@@ -209,15 +209,10 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async onConfirmResult(conn: PhoneConnection, env: Envelope): Promise<void> {
-    const p = env.payload;
-    if (typeof p.request_id !== 'string' || typeof p.allow !== 'boolean') {
-      return conn.error('bridge.confirm.result needs request_id (string) and allow (boolean)', 'bad_frame', { channel: 'bridge' }, env.id);
-    }
-    const w = this.inFlightCommands.confirmation(p.request_id);
+    const { request_id: requestId, allow } = readFrame(ConfirmResultFrame, env.payload);
+    const w = this.inFlightCommands.confirmation(requestId);
     if (!w || w.connId !== conn.id) return;
-    await this.log.run(`device:${w.tokenPrefix}`, (m) =>
-      resolveConfirmation(m, { requestId: p.request_id as string, tokenPrefix: w.tokenPrefix, allow: p.allow as boolean }),
-    );
+    await this.log.run(`device:${w.tokenPrefix}`, (m) => resolveConfirmation(m, { requestId, tokenPrefix: w.tokenPrefix, allow }));
   }
 
   private onClose(conn: PhoneConnection): void {

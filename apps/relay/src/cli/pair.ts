@@ -1,4 +1,5 @@
 import { CHANNELS, DomainError, formatDuration, isGrantChannel, normalizeCode, parseDuration } from '@svc/domain';
+import { pairingDefaultsText } from '@svc/events/grant-channels';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -174,12 +175,7 @@ export async function pairCommand(args: string[], io: CliIo): Promise<number> {
   out(`  ${c.bold('code')}      ${c.bold(mint.code)}   ${c.dim('(type it in the app if the camera cannot scan)')}`);
   out(`  ${c.bold('relay')}     ${mint.relay_url}`);
   out(`  ${c.bold('expires')}   ${expires.toISOString().replace('.000Z', 'Z')} (in ${minutes} min; one use)`);
-  printTerms(
-    out,
-    c,
-    body,
-    'defaults (chat, voice: session; terminal, tui: 30d; bridge: 7d; no desktop unless --grants desktop=7d; all clamped to the session)',
-  );
+  printTerms(out, c, body, `defaults (${pairingDefaultsText().grants}; no desktop unless --grants desktop=7d; all clamped to the session)`);
   out(`  ${c.bold('url')}       ${mint.pairing_url}`);
   return EXIT.ok;
 }
@@ -187,7 +183,7 @@ export async function pairCommand(args: string[], io: CliIo): Promise<number> {
 /** The session and grant lines of a code's terms, as `pair` and `pair --register-code` print them. */
 function printTerms(out: (s?: string) => void, c: ReturnType<typeof colours>, terms: PairRequest, defaults: string): void {
   out(
-    `  ${c.bold('session')}   ${terms.ttl_seconds === undefined ? '30d (default)' : formatDuration(terms.ttl_seconds === 0 ? null : terms.ttl_seconds)}`,
+    `  ${c.bold('session')}   ${terms.ttl_seconds === undefined ? `${pairingDefaultsText().session} (default)` : formatDuration(terms.ttl_seconds === 0 ? null : terms.ttl_seconds)}`,
   );
   const grants = terms.grants
     ? Object.entries(terms.grants)

@@ -1,3 +1,21 @@
+import { GRANT_CHANNELS, pairingDefaultsText } from '@svc/events/grant-channels';
+
+const PAIRING_DEFAULTS = pairingDefaultsText();
+
+/** Text under an option's description column (24 spaces in), wrapped at 100 characters on spaces. */
+function optionText(text: string): string {
+  const indent = ' '.repeat(24);
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && indent.length + line.length + 1 + word.length > 100) {
+      lines.push(indent + line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...lines, indent + line].join('\n');
+}
+
 /** Help texts. Each command's text is what `svc help <command>` and `<command> --help` print. */
 export const HELP: Readonly<Record<string, string>> = {
   '': `svc: operator commands for the svc relay
@@ -98,14 +116,13 @@ The relay is found through RELAY_HOST and RELAY_PORT (0.0.0.0 is dialled as 127.
 HTTPS when RELAY_SSL_CERT and RELAY_SSL_KEY are set.
 
 Options:
-  --ttl DURATION        session lifetime: 90s, 30m, 12h, 7d, 2w, 1y or never (default 30d)
+  --ttl DURATION        session lifetime: 90s, 30m, 12h, 7d, 2w, 1y or never (default ${PAIRING_DEFAULTS.session})
   --grants LIST         per-channel grants, e.g. terminal=1d,bridge=1h; a channel may be "never"
                         (as long as the session) or "off" (not granted). Unnamed channels keep
-                        their defaults (chat and voice: session; terminal, tui: 30d; bridge: 7d).
+                        their defaults (${PAIRING_DEFAULTS.grants}).
                         desktop is granted only when named (pairing a desktop CLI that serves
                         tools to the agent: --grants desktop=7d).
-                        Channels: chat, terminal, bridge, tui, voice:config, voice:stt, voice:tts,
-                        voice:realtime, desktop
+${optionText(`Channels: ${GRANT_CHANNELS.join(', ')}`)}
   --dashboard-url URL   put the dashboard origin into the QR payload
   --json                print the relay's answer as JSON instead of the QR
   --no-qr               do not draw the QR (code, URL and expiry only)

@@ -1,42 +1,77 @@
 import { clientNames } from '../spelling';
-import { confirmationSide, mediaTokenOf, parseBridgeStatus, phoneDecision, screenSizeShown, swipeCoordinates, toPhoneCommand } from './app-wire';
+import {
+  bridgeStatusOf,
+  confirmationSide,
+  mediaTokenOf,
+  phoneDecision,
+  reportedStatusValue,
+  screenSizeShown,
+  statusFieldRule,
+  statusGroupRule,
+  swipeCoordinates,
+  toPhoneCommand,
+} from './app-wire';
 
-describe('parseBridgeStatus', () => {
-  it('reads the nested shape and treats -1 / "unknown" as not known', () => {
-    const r = parseBridgeStatus(
-      {
-        device: { battery_percent: -1, current_app: 'unknown', screen_on: false },
-        bridge: { master_enabled: true, device_control_supported: true, accessibility_granted: false },
-        safety: { auto_disable_minutes: 15 },
-        battery: -1,
-        current_app: 'unknown',
-      },
-      1440,
-    );
-    expect(r).toEqual({
-      ok: true,
-      value: {
-        screenOn: false,
-        battery: null,
-        currentApp: null,
-        accessibilityEnabled: false,
-        masterEnabled: true,
-        deviceControlSupported: true,
-        trustedVerbs: [],
-        autoDisableMinutes: 15,
-      },
-    });
+describe('a bridge.status', () => {
+  it('reads each field nested before flat; a group that is not an object holds nothing', () => {
+    const p = {
+      device: { battery_percent: -1, current_app: 'unknown', screen_on: false },
+      bridge: { master_enabled: true, accessibility_granted: false, accessibility_enabled: true },
+      safety: { auto_disable_minutes: 15 },
+      battery: 50,
+      master_enabled: false,
+      device_control_supported: true,
+    };
+    expect(reportedStatusValue(p, 'battery')).toBe(-1);
+    expect(reportedStatusValue(p, 'master_enabled')).toBe(true);
+    expect(reportedStatusValue(p, 'accessibility_enabled')).toBe(false);
+    expect(reportedStatusValue(p, 'device_control_supported')).toBe(true);
+    expect(reportedStatusValue(p, 'trusted_destructive_verbs')).toBeUndefined();
+    expect(reportedStatusValue({ bridge: 'on', master_enabled: true }, 'master_enabled')).toBe(true);
+    expect(reportedStatusValue({ device: { screen_on: null }, screen_on: true }, 'screen_on')).toBe(true);
   });
 
-  it('prefers nested over flat, keeps the flat shape, names the bad field', () => {
-    const nested = parseBridgeStatus({ master_enabled: true, bridge: { master_enabled: false } }, 1440);
-    expect(nested.ok && nested.value.masterEnabled).toBe(false);
-    const flat = parseBridgeStatus({ master_enabled: true, device_control_supported: true, battery: 40.4 }, 1440);
-    expect(flat.ok && [flat.value.masterEnabled, flat.value.battery]).toEqual([true, 40]);
-    expect(parseBridgeStatus({ bridge: [] }, 1440)).toEqual({ ok: false, field: 'bridge', what: 'an object' });
-    expect(parseBridgeStatus({ bridge: { device_control_supported: 1 } }, 1440)).toMatchObject({ ok: false, field: 'device_control_supported' });
-    expect(parseBridgeStatus({ battery: 'full' }, 1440)).toMatchObject({ ok: false, field: 'battery' });
-    expect(parseBridgeStatus({ safety: { auto_disable_minutes: 5000 } }, 1440)).toMatchObject({ ok: false, field: 'auto_disable_minutes' });
+  it('names the bad field in the words the app has always had; not said always passes', () => {
+    const bad = (message: string) => expect.objectContaining({ code: 'bad_frame', message });
+    expect(() => statusGroupRule('bridge', [])).toThrow(bad('bridge.status: bridge must be an object'));
+    expect(() => statusGroupRule('safety', null)).not.toThrow();
+    expect(() => statusFieldRule('device_control_supported', 1, 1440)).toThrow(bad('bridge.status: device_control_supported must be a boolean'));
+    expect(() => statusFieldRule('battery', 'full', 1440)).toThrow(bad('bridge.status: battery must be a number (0-100; -1: unknown)'));
+    expect(() => statusFieldRule('current_app', 'x'.repeat(256), 1440)).toThrow(bad('bridge.status: current_app must be a package id string'));
+    expect(() => statusFieldRule('trusted_destructive_verbs', [''], 1440)).toThrow(
+      bad('bridge.status: trusted_destructive_verbs must be an array of at most 64 verb strings'),
+    );
+    expect(() => statusFieldRule('auto_disable_minutes', 5000, 1440)).toThrow(
+      bad('bridge.status: auto_disable_minutes must be a number 0-1440 (0: never)'),
+    );
+    expect(() => statusFieldRule('battery', undefined, 1440)).not.toThrow();
+  });
+
+  it('treats -1 / "unknown" as not known, a phone that does not say as switched off', () => {
+    expect(
+      bridgeStatusOf({
+        screen_on: false,
+        battery: -1,
+        current_app: 'unknown',
+        accessibility_enabled: false,
+        master_enabled: true,
+        auto_disable_minutes: 15,
+      }),
+    ).toEqual({
+      screenOn: false,
+      battery: null,
+      currentApp: null,
+      accessibilityEnabled: false,
+      masterEnabled: true,
+      deviceControlSupported: false,
+      trustedVerbs: [],
+      autoDisableMinutes: 15,
+    });
+    expect(bridgeStatusOf({ battery: 40.4, current_app: 'com.android.chrome' })).toMatchObject({
+      battery: 40,
+      currentApp: 'com.android.chrome',
+      screenOn: null,
+    });
   });
 });
 

@@ -1,4 +1,5 @@
 import type { BridgeStatus } from '@svc/events';
+import { DomainError } from '../errors';
 import { INPUT_TOKEN_SCHEMES, tokenMarker } from '../media/chat-markers';
 import type { ClientNames } from '../spelling';
 /**
@@ -16,71 +17,132 @@ export type ParsedBridgeStatus = Omit<BridgeStatus, 'tokenPrefix' | 'connId' | '
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/**
- * Reads a `bridge.status` payload. The app nests `master_enabled` / `device_control_supported` /
+/*
+ * A `bridge.status` comes in two shapes. The app nests `master_enabled` / `device_control_supported` /
  * `accessibility_granted` under `bridge {}`, `auto_disable_minutes` under `safety {}`, and repeats
  * `screen_on` / `battery` / `current_app` / `accessibility_enabled` at the top level (and under
  * `device {}` as `battery_percent`). A nested value wins over a flat one. An unreadable battery
  * (the app sends -1) or current app (`"unknown"`) is "not known", never a reason to drop the status.
+ * Read in three steps (the relay's BridgeStatusFrame states them as one DTO): each field's value is the
+ * first of its places that holds one (reportedStatusValue), the groups and those values pass their rules
+ * (statusGroupRule, statusFieldRule), then bridgeStatusOf reads what passed.
  */
-export function parseBridgeStatus(
-  p: Obj,
-  maxAutoDisableMinutes: number,
-): { ok: true; value: ParsedBridgeStatus } | { ok: false; field: string; what: string } {
-  for (const k of ['bridge', 'safety', 'device']) {
-    if (p[k] !== undefined && p[k] !== null && !isObj(p[k])) return { ok: false, field: k, what: 'an object' };
+
+/** The groups of the app's nested shape. */
+export const BRIDGE_STATUS_GROUPS = ['bridge', 'safety', 'device'] as const;
+export type BridgeStatusGroup = (typeof BRIDGE_STATUS_GROUPS)[number];
+
+/** Where each field may be, first place first (`null`: the top level). */
+const STATUS_PLACES = {
+  screen_on: [
+    ['device', 'screen_on'],
+    [null, 'screen_on'],
+  ],
+  accessibility_enabled: [
+    ['bridge', 'accessibility_granted'],
+    ['bridge', 'accessibility_enabled'],
+    [null, 'accessibility_enabled'],
+  ],
+  master_enabled: [
+    ['bridge', 'master_enabled'],
+    [null, 'master_enabled'],
+  ],
+  device_control_supported: [
+    ['bridge', 'device_control_supported'],
+    [null, 'device_control_supported'],
+  ],
+  battery: [
+    ['device', 'battery_percent'],
+    [null, 'battery'],
+  ],
+  current_app: [
+    ['device', 'current_app'],
+    [null, 'current_app'],
+  ],
+  trusted_destructive_verbs: [
+    ['safety', 'trusted_destructive_verbs'],
+    [null, 'trusted_destructive_verbs'],
+  ],
+  auto_disable_minutes: [
+    ['safety', 'auto_disable_minutes'],
+    [null, 'auto_disable_minutes'],
+  ],
+} as const satisfies Record<string, readonly (readonly [BridgeStatusGroup | null, string])[]>;
+export type BridgeStatusField = keyof typeof STATUS_PLACES;
+
+/** A `bridge.status`'s fields once their rules passed; absent: the phone did not say. */
+export type BridgeStatusFields = {
+  screen_on?: boolean;
+  accessibility_enabled?: boolean;
+  master_enabled?: boolean;
+  device_control_supported?: boolean;
+  battery?: number;
+  current_app?: string;
+  trusted_destructive_verbs?: string[];
+  auto_disable_minutes?: number;
+};
+
+/** What a status says of `field`: the first of its places holding a value (not null), nested before flat; undefined: none. */
+export function reportedStatusValue(p: Obj, field: BridgeStatusField): unknown {
+  for (const [group, key] of STATUS_PLACES[field]) {
+    const from = group === null ? p : p[group];
+    const v = isObj(from) ? from[key] : undefined;
+    if (v !== undefined && v !== null) return v;
   }
-  const bridge = isObj(p.bridge) ? p.bridge : {};
-  const safety = isObj(p.safety) ? p.safety : {};
-  const device = isObj(p.device) ? p.device : {};
-  const pick = (...vs: unknown[]): unknown => vs.find((v) => v !== undefined && v !== null);
+  return undefined;
+}
 
-  const bools: Record<string, boolean | null> = {};
-  const boolSources: Record<string, unknown[]> = {
-    screen_on: [device.screen_on, p.screen_on],
-    accessibility_enabled: [bridge.accessibility_granted, bridge.accessibility_enabled, p.accessibility_enabled],
-    master_enabled: [bridge.master_enabled, p.master_enabled],
-    device_control_supported: [bridge.device_control_supported, p.device_control_supported],
-  };
-  for (const [k, sources] of Object.entries(boolSources)) {
-    const v = pick(...sources);
-    if (v !== undefined && typeof v !== 'boolean') return { ok: false, field: k, what: 'a boolean' };
-    bools[k] = (v as boolean | undefined) ?? null;
+const badStatus = (field: string, what: string) => new DomainError('bad_frame', 'invalid', `bridge.status: ${field} must be ${what}`);
+
+/** A group of the nested shape: absent, null or an object. */
+export function statusGroupRule(group: BridgeStatusGroup, value: unknown): void {
+  if (value !== undefined && value !== null && !isObj(value)) throw badStatus(group, 'an object');
+}
+
+/** The rule of one field, given its reported value (undefined: not said, which always passes). */
+export function statusFieldRule(field: BridgeStatusField, value: unknown, maxAutoDisableMinutes: number): void {
+  if (value === undefined) return;
+  switch (field) {
+    case 'screen_on':
+    case 'accessibility_enabled':
+    case 'master_enabled':
+    case 'device_control_supported':
+      if (typeof value !== 'boolean') throw badStatus(field, 'a boolean');
+      return;
+    case 'battery':
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw badStatus('battery', 'a number (0-100; -1: unknown)');
+      return;
+    case 'current_app':
+      if (typeof value !== 'string' || value.length > 255) throw badStatus(field, 'a package id string');
+      return;
+    case 'trusted_destructive_verbs':
+      if (!Array.isArray(value) || value.length > 64 || !value.every((v) => typeof v === 'string' && v.length > 0 && v.length <= 64))
+        throw badStatus(field, 'an array of at most 64 verb strings');
+      return;
+    case 'auto_disable_minutes':
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > maxAutoDisableMinutes)
+        throw badStatus(field, `a number 0-${maxAutoDisableMinutes} (0: never)`);
+      return;
+    default: {
+      const never: never = field;
+      throw new Error(`no rule for ${String(never)}`);
+    }
   }
+}
 
-  const rawBattery = pick(device.battery_percent, p.battery);
-  if (rawBattery !== undefined && (typeof rawBattery !== 'number' || !Number.isFinite(rawBattery)))
-    return { ok: false, field: 'battery', what: 'a number (0-100; -1: unknown)' };
-  const battery = typeof rawBattery === 'number' && rawBattery >= 0 && rawBattery <= 100 ? Math.round(rawBattery) : null;
-
-  const rawApp = pick(device.current_app, p.current_app);
-  if (rawApp !== undefined && (typeof rawApp !== 'string' || rawApp.length > 255))
-    return { ok: false, field: 'current_app', what: 'a package id string' };
-  const currentApp = typeof rawApp === 'string' && rawApp !== '' && rawApp !== 'unknown' ? rawApp : null;
-
-  const trusted = pick(safety.trusted_destructive_verbs, p.trusted_destructive_verbs) ?? [];
-  if (!Array.isArray(trusted) || trusted.length > 64 || !trusted.every((v) => typeof v === 'string' && v.length > 0 && v.length <= 64)) {
-    return { ok: false, field: 'trusted_destructive_verbs', what: 'an array of at most 64 verb strings' };
-  }
-
-  const minutes = pick(safety.auto_disable_minutes, p.auto_disable_minutes) ?? null;
-  if (minutes !== null && (typeof minutes !== 'number' || !Number.isFinite(minutes) || minutes < 0 || minutes > maxAutoDisableMinutes)) {
-    return { ok: false, field: 'auto_disable_minutes', what: `a number 0-${maxAutoDisableMinutes} (0: never)` };
-  }
-
+/** The status a phone reported, from fields that passed their rules. */
+export function bridgeStatusOf(f: BridgeStatusFields): ParsedBridgeStatus {
+  const battery = f.battery;
   return {
-    ok: true,
-    value: {
-      screenOn: bools.screen_on,
-      battery,
-      currentApp,
-      accessibilityEnabled: bools.accessibility_enabled,
-      // A phone that does not say is treated as switched off: Device Control is opt-in.
-      masterEnabled: bools.master_enabled === true,
-      deviceControlSupported: bools.device_control_supported === true,
-      trustedVerbs: trusted as string[],
-      autoDisableMinutes: minutes as number | null,
-    },
+    screenOn: f.screen_on ?? null,
+    battery: battery !== undefined && battery >= 0 && battery <= 100 ? Math.round(battery) : null,
+    currentApp: f.current_app !== undefined && f.current_app !== '' && f.current_app !== 'unknown' ? f.current_app : null,
+    accessibilityEnabled: f.accessibility_enabled ?? null,
+    // A phone that does not say is treated as switched off: Device Control is opt-in.
+    masterEnabled: f.master_enabled === true,
+    deviceControlSupported: f.device_control_supported === true,
+    trustedVerbs: f.trusted_destructive_verbs ?? [],
+    autoDisableMinutes: f.auto_disable_minutes ?? null,
   };
 }
 

@@ -1,9 +1,10 @@
 import type { PairingTerms } from '@svc/events';
-import { DAY, parseDuration } from '../durations';
+import { DEFAULT_SESSION_SECONDS } from '@svc/events/grant-channels';
+import { parseDuration } from '../durations';
 import { DomainError } from '../errors';
 import { grantDurations } from '../grants';
 
-export const DEFAULT_SESSION_SECONDS = 30 * DAY;
+export { DEFAULT_SESSION_SECONDS };
 
 export type TermsInput = {
   ttl_seconds?: number;

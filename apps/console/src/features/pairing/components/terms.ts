@@ -1,3 +1,5 @@
+import { defaultGrantGroups, OPT_IN_GRANTS, type GrantChannel } from '@svc/events/grant-channels';
+
 /** Spec 8: the TTL picker's options. */
 export const TTL_OPTIONS = [
   { label: '1 day', seconds: 86400 },
@@ -11,8 +13,16 @@ export const TTL_OPTIONS = [
 /** Spec 8: 30 days on secure transports, 7 days on plain ws. */
 export const defaultTtl = (tls: boolean): number => (tls ? 30 : 7) * 86400;
 
-export const GRANT_PRESETS: Array<{ id: string; label: string; hint: string; grants?: Record<string, number | false> }> = [
-  { id: 'all', label: 'Defaults', hint: 'chat and voice for the session; terminal and TUI 30 days; bridge 7 days; no desktop' },
+/** "chat and voice for the session; terminal and TUI 30 days; bridge 7 days; no desktop", from the relay's grant table. */
+const DEFAULTS_HINT = [
+  ...defaultGrantGroups().map(
+    (g) => `${g.names.map((n) => (n === 'tui' ? 'TUI' : n)).join(' and ')} ${g.seconds === null ? 'for the session' : ttlLabel(g.seconds)}`,
+  ),
+  ...OPT_IN_GRANTS.map((c) => `no ${c}`),
+].join('; ');
+
+export const GRANT_PRESETS: Array<{ id: string; label: string; hint: string; grants?: Partial<Record<GrantChannel, number | false>> }> = [
+  { id: 'all', label: 'Defaults', hint: DEFAULTS_HINT },
   {
     id: 'desktop',
     label: 'Desktop CLI (serves tools to the agent)',

@@ -1,7 +1,6 @@
+import { grantNames } from '@svc/events/grant-channels';
 import { Chip } from '@/components/ui';
 import { duration, exact } from '@/lib/format';
-
-const VOICE = ['voice:config', 'voice:realtime', 'voice:stt', 'voice:tts'];
 
 /**
  * Grants grouped by expiry, one chip per group ("terminal, tui · 30d"), each channel's exact expiry on
@@ -17,7 +16,7 @@ export function GrantChips({ grants, now }: { grants: Record<string, number | nu
     <div className="chips">
       {ordered.map(([until, channels]) => {
         const sorted = channels.sort();
-        const names = VOICE.every((v) => sorted.includes(v)) ? [...sorted.filter((c) => !VOICE.includes(c)), 'voice'] : sorted;
+        const names = grantNames(sorted);
         const left = until === null ? null : until - now / 1000;
         const tone = left !== null && left <= 0 ? 'bad' : left !== null && left < 86400 ? 'warn' : 'neutral';
         const title = sorted.map((c) => `${c}: ${until === null ? 'as long as the session' : `until ${exact(until * 1000)}`}`).join('\n');
