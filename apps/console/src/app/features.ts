@@ -1,6 +1,4 @@
 import { bridgeFeature } from '@/features/bridge';
-import { connectivityFeature } from '@/features/connectivity';
-import { desktopFeature } from '@/features/desktop';
 import { eventsFeature } from '@/features/events';
 import { mediaFeature } from '@/features/media';
 import { overviewFeature } from '@/features/overview';
@@ -20,13 +18,11 @@ export const FEATURES: ConsoleFeature[] = [
   overviewFeature,
   sessionsFeature,
   pairingFeature,
-  connectivityFeature,
   bridgeFeature,
   mediaFeature,
   threadsFeature,
   voiceFeature,
   profilesFeature,
   terminalFeature,
-  desktopFeature,
   eventsFeature,
 ];
