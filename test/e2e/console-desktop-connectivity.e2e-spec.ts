@@ -125,7 +125,7 @@ describe('console Connectivity page API', () => {
       expect(v.listener).toMatchObject({ host: '127.0.0.1', port: relay.port, tls: false, loopback_only: true, bind_all: false, tls_cert: null });
       expect(v.listener.advertised_url).toBe(`ws://127.0.0.1:${relay.port}`);
       expect(v.secure_link).toMatchObject({ enabled: false, status: 'disabled', url: null, pin: null, port: 9443 });
-      expect(v.reach).toMatchObject({ enabled: false, state: 'disabled' });
+      expect(v.reach).toMatchObject({ enabled: false, state: 'disabled', last_change: null, broker_url: null });
       expect(v.routes.map((r: { role: string }) => r.role)).toEqual(['relay', 'api_server']);
       expect(v.routes[0]).toMatchObject({ recommended: true, security: 'plain', note: expect.stringContaining('loopback') });
       const o = (await call(relay, 'GET', '/console/api/overview')).body;

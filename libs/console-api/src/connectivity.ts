@@ -47,7 +47,8 @@ export type ReachView = {
   broker_url: string | null;
   host_id: string | null;
   connected_at: number | null;
-  /** The last `secure_link.reach_changed` in this run (connected, lost, unavailable). */
+  /** The last `secure_link.reach_changed` in this run, and when: its attempts in between are not logged. */
+  last_change: 'connected' | 'lost' | 'unavailable' | null;
   last_change_at: number | null;
   last_error: string | null;
   active_streams: number | null;

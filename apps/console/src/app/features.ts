@@ -1,4 +1,6 @@
 import { bridgeFeature } from '@/features/bridge';
+import { connectivityFeature } from '@/features/connectivity';
+import { desktopFeature } from '@/features/desktop';
 import { eventsFeature } from '@/features/events';
 import { mediaFeature } from '@/features/media';
 import { overviewFeature } from '@/features/overview';
@@ -18,11 +20,13 @@ export const FEATURES: ConsoleFeature[] = [
   overviewFeature,
   sessionsFeature,
   pairingFeature,
+  connectivityFeature,
   bridgeFeature,
   mediaFeature,
   threadsFeature,
   voiceFeature,
   profilesFeature,
   terminalFeature,
+  desktopFeature,
   eventsFeature,
 ];

@@ -117,6 +117,18 @@ export const IconTerminal = (p: P) => (
     <path d="M7 9l3 3-3 3M13 15h4" />
   </svg>
 );
+export const IconDesktop = (p: P) => (
+  <svg {...base(p)}>
+    <rect x="2" y="4" width="20" height="13" rx="2" />
+    <path d="M8 21h8M12 17v4" />
+  </svg>
+);
+export const IconConnectivity = (p: P) => (
+  <svg {...base(p)}>
+    <path d="M2 9a15 15 0 0 1 20 0M5 12.5a10 10 0 0 1 14 0M8.5 16a5 5 0 0 1 7 0" />
+    <circle cx="12" cy="19.5" r="1" />
+  </svg>
+);
 export const IconMedia = (p: P) => (
   <svg {...base(p)}>
     <rect x="3" y="4" width="18" height="16" rx="2" />

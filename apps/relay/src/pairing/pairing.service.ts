@@ -218,7 +218,14 @@ export class PairingService implements OnApplicationBootstrap {
     ];
     const secureLink = this.runtime.secureLink;
     if (secureLink)
-      rows.push({ role: 'plugin_proxy', label: 'Secure Link', url: secureLink.url, security: 'pinned_tls', recommended: true, note: null });
+      rows.push({
+        role: 'plugin_proxy',
+        label: 'Secure Link',
+        url: secureLink.url,
+        security: 'pinned_tls',
+        recommended: true,
+        note: isLoopbackHost(new URL(secureLink.url).hostname) ? 'a loopback address: phones reach it only through Reach' : null,
+      });
     const reach = this.runtime.reach;
     if (secureLink && reach?.connected)
       rows.push({

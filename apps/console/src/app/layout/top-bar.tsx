@@ -1,10 +1,38 @@
+import type { Overview } from '@svc/console-api';
 import { useOverview } from '@/features/overview/api/get-overview';
 import { IconMoon, IconSun, IconSystem } from '@/components/icons';
 import { useLive } from '@/lib/live-context';
 import { Link } from '@/lib/router';
 import { useTheme } from '@/lib/theme';
 
-/** Always there: version, listen address, TLS, chain status, phones online, events per second. */
+/** How phones reach the relay: Secure Link when it serves them, else the listener's TLS. */
+function TransportFact({ o }: { o: Overview }) {
+  const sl = o.secure_link;
+  if (sl.status === 'available')
+    return (
+      <Link
+        to="/connectivity"
+        className="fact good"
+        data-testid="transport"
+        title={`phones connect through Secure Link at ${sl.url ?? '?'} (pinned TLS)`}
+      >
+        Secure Link
+      </Link>
+    );
+  if (sl.status === 'unavailable')
+    return (
+      <Link to="/connectivity" className="fact bad" data-testid="transport" title="Secure Link is enabled but not running: see Connectivity">
+        Secure Link down · {o.tls ? 'TLS on' : 'TLS off'}
+      </Link>
+    );
+  return (
+    <span className={`fact ${o.tls ? 'good' : 'muted'}`} data-testid="transport">
+      {o.tls ? 'TLS on' : 'TLS off'}
+    </span>
+  );
+}
+
+/** Always there: version, listen address, Secure Link or TLS, chain status, phones online, events per second. */
 export function TopBar() {
   const o = useOverview().data;
   const live = useLive();
@@ -27,7 +55,7 @@ export function TopBar() {
           <>
             <span className="fact hide-narrow">v{o.version}</span>
             <span className="fact mono hide-narrow">{`${o.listen.host}:${o.listen.port}`}</span>
-            <span className={`fact ${o.tls ? 'good' : 'muted'}`}>{o.tls ? 'TLS on' : 'TLS off'}</span>
+            <TransportFact o={o} />
             {o.chain.state === 'verified' ? (
               <span className="fact good" title={`every record up to #${o.chain.verified_to_seq} checked`} data-testid="chain-status">
                 chain ✓ #{o.chain.verified_to_seq}

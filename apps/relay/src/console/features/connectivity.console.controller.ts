@@ -170,14 +170,15 @@ export class ConnectivityConsoleController {
 
   private reach(): ReachView {
     const r: Record<string, unknown> = this.runtime.reach?.status() ?? this.runtime.reachStatus ?? { enabled: false, state: 'disabled' };
-    const at = this.log.models.secureLink.state.reach.at;
+    const logged = this.log.models.secureLink.state.reach;
     return {
       enabled: r.enabled === true,
       state: str(r.state) ?? 'disabled',
       broker_url: str(r.broker_url),
       host_id: str(r.host_id),
       connected_at: num(r.connected_at),
-      last_change_at: at === null ? null : epoch(at),
+      last_change: logged.state === 'disabled' ? null : logged.state,
+      last_change_at: logged.at === null ? null : epoch(logged.at),
       last_error: str(r.last_error),
       active_streams: num(r.active_streams),
     };

@@ -8,14 +8,21 @@ import { Countdown } from './countdown';
 import { QrCode } from './qr-code';
 import { GRANT_PRESETS, TTL_OPTIONS, defaultTtl, ttlLabel } from './terms';
 
-export function MintPanel({ tls }: { tls: boolean }) {
+/** `secureLink`: Secure Link serves phones, so the QR carries its pinned TLS route (a secure transport). */
+export function MintPanel({ tls, secureLink }: { tls: boolean; secureLink: boolean }) {
   const minted = useMinted().data ?? null;
-  return minted ? <MintedCode minted={minted} /> : <MintForm tls={tls} />;
+  // Keyed by the transport: the lifetime pre-selection follows it once the relay has said which it is.
+  return minted ? <MintedCode minted={minted} /> : <MintForm key={`${tls}-${secureLink}`} tls={tls} secureLink={secureLink} />;
 }
 
-function MintForm({ tls }: { tls: boolean }) {
+function transportHint(tls: boolean, secureLink: boolean): string {
+  if (secureLink) return 'Secure Link (pinned TLS) serves phones: 30 days suggested.';
+  return tls ? 'Secure transport (TLS): 30 days suggested.' : 'Plain ws:// transport: 7 days suggested.';
+}
+
+function MintForm({ tls, secureLink }: { tls: boolean; secureLink: boolean }) {
   const mint = useMintCode();
-  const [ttl, setTtl] = useState<number>(defaultTtl(tls));
+  const [ttl, setTtl] = useState<number>(defaultTtl(tls || secureLink));
   const [preset, setPreset] = useState('all');
   const [hint, setHint] = useState('');
   const chosen = GRANT_PRESETS.find((p) => p.id === preset)!;
@@ -43,7 +50,9 @@ function MintForm({ tls }: { tls: boolean }) {
               </label>
             ))}
           </div>
-          <span className="field-hint">{tls ? 'Secure transport: 30 days suggested.' : 'Plain ws:// transport: 7 days suggested.'}</span>
+          <span className="field-hint" data-testid="transport-hint">
+            {transportHint(tls, secureLink)}
+          </span>
         </fieldset>
         <label className="field">
           <span>Grants</span>
@@ -88,6 +97,8 @@ function MintedCode({ minted }: { minted: Minted }) {
     (now >= minted.expires_at ||
       live.events.some((e) => e.type === 'pairing.code_expired' && String(e.data.codeDigest ?? '').startsWith(minted.code_ref)));
   const preset = GRANT_PRESETS.find((p) => JSON.stringify(p.grants) === JSON.stringify(minted.terms.grants));
+  const secureLink = minted.endpoints?.find((e) => e.role === 'plugin_proxy');
+  const secureLinkUrl = secureLink && typeof secureLink.proxy === 'object' ? (secureLink.proxy as { url?: unknown }).url : null;
 
   return (
     <Card
@@ -135,6 +146,14 @@ function MintedCode({ minted }: { minted: Minted }) {
           <dl className="facts">
             <dt>Relay</dt>
             <dd className="mono">{minted.relay_url}</dd>
+            {typeof secureLinkUrl === 'string' ? (
+              <>
+                <dt>Secure Link</dt>
+                <dd>
+                  <span className="mono">{secureLinkUrl}</span> <span className="muted small">pinned TLS, tried first</span>
+                </dd>
+              </>
+            ) : null}
             <dt>Lifetime</dt>
             <dd>{ttlLabel(minted.terms.ttl_seconds)}</dd>
             <dt>Grants</dt>

@@ -16,19 +16,20 @@ const SOURCE: Record<PairingCodeRow['source'], string> = {
 export function PairingPage() {
   const q = usePairing();
   const tls = q.data?.tls ?? false;
+  const secureLink = q.data?.secure_link ?? false;
   return (
     <>
       <PageHeader title="Pairing" subtitle="Mint a one-time code for a phone, or decide on phones that asked to pair." />
       {q.isError ? <ErrorState what="pairing state" error={q.error} onRetry={() => void q.refetch()} /> : null}
       <div className="pairing-grid">
-        <MintPanel tls={tls} />
+        <MintPanel tls={tls} secureLink={secureLink} />
         <div className="stack">
           {q.isPending ? (
             <Card title="Waiting for approval">
               <Skeleton lines={3} />
             </Card>
           ) : q.data ? (
-            <PendingRequests rows={q.data.pending} tls={tls} />
+            <PendingRequests rows={q.data.pending} tls={tls || secureLink} />
           ) : null}
           <Card title="Codes waiting for a phone">
             {q.isPending ? <Skeleton lines={2} /> : null}
