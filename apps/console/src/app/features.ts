@@ -3,10 +3,12 @@ import { connectivityFeature } from '@/features/connectivity';
 import { desktopFeature } from '@/features/desktop';
 import { eventsFeature } from '@/features/events';
 import { mediaFeature } from '@/features/media';
+import { metricsFeature } from '@/features/metrics';
 import { overviewFeature } from '@/features/overview';
 import { pairingFeature } from '@/features/pairing';
 import { profilesFeature } from '@/features/profiles';
 import { sessionsFeature } from '@/features/sessions';
+import { storeFeature } from '@/features/store';
 import { terminalFeature } from '@/features/terminal';
 import { threadsFeature } from '@/features/threads';
 import { voiceFeature } from '@/features/voice';
@@ -28,5 +30,7 @@ export const FEATURES: ConsoleFeature[] = [
   profilesFeature,
   terminalFeature,
   desktopFeature,
+  metricsFeature,
+  storeFeature,
   eventsFeature,
 ];

@@ -136,3 +136,15 @@ export const IconMedia = (p: P) => (
     <path d="M21 16l-5-5-9 9" />
   </svg>
 );
+export const IconMetrics = (p: P) => (
+  <svg {...base(p)}>
+    <path d="M3 3v18h18" />
+    <path d="M7 15l4-5 3 3 5-7" />
+  </svg>
+);
+export const IconStore = (p: P) => (
+  <svg {...base(p)}>
+    <ellipse cx="12" cy="5" rx="8" ry="3" />
+    <path d="M4 5v14c0 1.7 3.6 3 8 3s8-1.3 8-3V5M4 12c0 1.7 3.6 3 8 3s8-1.3 8-3" />
+  </svg>
+);
