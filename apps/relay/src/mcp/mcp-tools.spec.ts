@@ -1,0 +1,139 @@
+import 'reflect-metadata';
+import { clientNames, DEVICE_CONTROL_ROUTES, DomainError } from '@svc/domain';
+import { errorResult, nodesText, screenText, toolResult } from './mcp-results';
+import { McpToolSet } from './mcp-tool-set';
+import { isReadOnly, toolRoutes } from './mcp-tools';
+import { clientName } from './mcp-server';
+
+describe('MCP tools', () => {
+  it('cover every Device Control route of spec 4.9, each with a method the route has, under unique names', () => {
+    const tools = toolRoutes(clientNames('svc'));
+    expect(new Set(tools.map((t) => t.name)).size).toBe(tools.length);
+    for (const t of tools) expect(DEVICE_CONTROL_ROUTES.find((r) => r.path === t.path)?.methods).toContain(t.method);
+    const covered = new Set(tools.map((t) => `${t.method} ${t.path}`));
+    const missing = DEVICE_CONTROL_ROUTES.flatMap((r) => r.methods.map((m) => `${m} ${r.path}`)).filter((k) => !covered.has(k));
+    // /return_to_svc answers GET and POST alike: one tool (POST, as the host's tool sends it).
+    expect(missing).toEqual(['GET /return_to_svc']);
+  });
+
+  it('spell the return-to-app tool as the relay’s clients do (RELAY_CLIENT_SPELLING)', () => {
+    expect(toolRoutes(clientNames('svc')).map((t) => t.name)).toContain('android_return_to_svc');
+    const hermes = toolRoutes(clientNames('hermes'));
+    expect(hermes.map((t) => t.name)).toContain('android_return_to_hermes');
+    expect(hermes.find((t) => t.name === 'android_return_to_hermes')!.description).toContain('Hermes app');
+  });
+
+  it('mark reads read-only and nothing that acts', () => {
+    const ro = toolRoutes(clientNames('svc'))
+      .filter(isReadOnly)
+      .map((t) => t.name)
+      .sort();
+    expect(ro).toEqual(
+      [
+        'android_clipboard_read',
+        'android_current_app',
+        'android_describe_node',
+        'android_diff_screen',
+        'android_events',
+        'android_find_nodes',
+        'android_get_apps',
+        'android_location',
+        'android_ping',
+        'android_read_screen',
+        'android_screen_hash',
+        'android_screenshot',
+      ].sort(),
+    );
+  });
+
+  it('take the input schemas of the HTTP routes’ DTOs, self-contained, with the relay’s own rules translated', () => {
+    const set = new McpToolSet(clientNames('svc'));
+    const byName = new Map(set.list().map((t) => [t.name, t.inputSchema as Record<string, any>]));
+    expect(byName.get('android_tap')!.properties.nodeId).toEqual({
+      oneOf: [
+        { type: 'string', minLength: 1, maxLength: 128 },
+        { type: 'integer', minimum: 0 },
+      ],
+    });
+    expect(byName.get('android_open_app')).toMatchObject({ required: ['package'], properties: { package: { type: 'string', maxLength: 255 } } });
+    // The data-less POSTs take selectors only, none required.
+    expect(byName.get('android_return_to_svc')).toEqual({
+      type: 'object',
+      properties: { device: { type: 'string', minLength: 1, maxLength: 128 }, device_id: { type: 'string', minLength: 1, maxLength: 128 } },
+    });
+    expect(byName.get('android_ping')).toMatchObject({ type: 'object', properties: { device: { type: 'string' } } });
+    expect(byName.get('android_ping')).not.toHaveProperty('required');
+    for (const [name, schema] of byName) {
+      const text = JSON.stringify(schema);
+      for (const [, ref] of text.matchAll(/"\$ref":"#\/\$defs\/(\w+)"/g)) expect([name, schema.$defs?.[ref]]).toEqual([name, expect.any(Object)]);
+      expect([name, text]).not.toEqual([name, expect.stringContaining('#/components')]);
+      expect(schema.properties.device).toBeDefined();
+    }
+    expect(byName.get('android_send_mms')!.$defs.AttachmentDto.properties.path).toMatchObject({ type: 'string', maxLength: 4096 });
+  });
+
+  it('check arguments with the same DTOs: an unknown tool has no entry, a known one its route’s input class', () => {
+    const set = new McpToolSet(clientNames('svc'));
+    expect(set.get('android_tap')!.input.name).toBe('TapDto');
+    expect(set.get('android_read_screen')!.input.name).toBe('ScreenQuery');
+    expect(set.get('android_setup')!.input.name).toBe('SelectorOnlyBody');
+    expect(set.get('android_nope')).toBeUndefined();
+  });
+});
+
+describe('MCP results', () => {
+  const node = (over: Record<string, unknown>) => ({
+    nodeId: 'w0:1',
+    text: null,
+    contentDescription: null,
+    className: 'android.widget.TextView',
+    viewId: null,
+    bounds: { left: 0, top: 0, right: 0, bottom: 0 },
+    clickable: false,
+    enabled: true,
+    ...over,
+  });
+
+  it('a screen: header, one line per useful node, zeroed bounds left out, long text cut, containers counted', () => {
+    const text = screenText({
+      packageName: 'com.example',
+      truncated: true,
+      nodes: [
+        node({ className: 'android.widget.FrameLayout' }),
+        node({ nodeId: 'w0:2', text: 'x'.repeat(400), viewId: 'com.example:id/body' }),
+        node({ nodeId: 'w0:3', contentDescription: 'Back', clickable: true, enabled: false, bounds: { left: 1, top: 2, right: 3, bottom: 4 } }),
+      ],
+    });
+    expect(text.split('\n')).toEqual([
+      'com.example: 3 nodes (truncated by the phone)',
+      `[w0:2] TextView "${'x'.repeat(300)}…" #body`,
+      '[w0:3] TextView (Back) clickable disabled @1,2-3,4',
+      '(1 layout nodes with no text or action left out)',
+    ]);
+    expect(nodesText({ matches: [] })).toBe('0 matching nodes');
+    expect(screenText({})).toBe('an unknown app: 0 nodes');
+  });
+
+  it('a phone’s refusal and the relay’s are tool errors in their own words', () => {
+    expect(toolResult('json', { status: 403, body: { error: 'nope', error_code: 'x' } })).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: 'nope' }],
+      structuredContent: { error: 'nope', error_code: 'x', status: 403 },
+    });
+    expect(toolResult('json', { status: 404, body: {} }).content).toEqual([{ type: 'text', text: 'the phone refused: {}' }]);
+    expect(errorResult(new DomainError('bridge.blocked_package', 'forbidden', 'blocked package a.b', { package: 'a.b' }))).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: 'blocked package a.b' }],
+      structuredContent: { ok: false, error: 'blocked package a.b', code: 'bridge.blocked_package', package: 'a.b' },
+    });
+    expect(errorResult(new Error('internal detail'))).toBeNull();
+  });
+
+  it('the client’s name is kept printable and bounded', () => {
+    expect(clientName('Claude Desktop')).toBe('Claude Desktop');
+    expect(clientName('a\u0000b\nc<script>')).toBe('a_b_c_script_');
+    expect(clientName('x'.repeat(100))).toHaveLength(64);
+    expect(clientName(undefined)).toBe('unnamed');
+    expect(clientName('\u202e')).toBe('_');
+  });
+});
