@@ -49,7 +49,9 @@ export class VoiceConsoleController {
   @Auth('loopback')
   view(): VoiceView {
     const m = this.log.models;
-    const sections = SECTIONS.map((s) => this.section(s));
+    // Each provider asked once: whether its programs or key are there is a look at the disk.
+    const why = this.unavailability();
+    const sections = SECTIONS.map((s) => this.section(s, why));
     const calls = this.callsDefault();
     const connected = this.sessions.connected();
     const stats = m.voice.stats();
@@ -59,8 +61,8 @@ export class VoiceConsoleController {
       providers: this.providers.all().map((p): VoiceProviderRow => ({
         provider: p.id,
         label: p.label,
-        available: p.unavailable() === null,
-        unavailable_reason: p.unavailable(),
+        available: why.get(p.id) === null,
+        unavailable_reason: why.get(p.id) ?? null,
         stt_unavailable_reason: p.sttUnavailable(),
         realtime: p.realtime,
         default_for: [
@@ -112,13 +114,17 @@ export class VoiceConsoleController {
     return { ok: true, ...this.securityState() };
   }
 
-  private section(section: VoiceSection): VoiceSectionRow {
+  private unavailability(): Map<string, string | null> {
+    return new Map(this.providers.all().map((p) => [p.id, p.unavailable()]));
+  }
+
+  private section(section: VoiceSection, unavailable = this.unavailability()): VoiceSectionRow {
     const s = this.settings.settings(section, null);
     const id = this.providers.idOf(s.provider);
     const why =
       id === null
         ? `provider "${String(s.provider)}" is not one of this relay's (${this.providers.ids().join(', ')})`
-        : this.providers.get(id).unavailable();
+        : (unavailable.get(id) ?? null);
     return {
       section,
       title: TITLE[section],
