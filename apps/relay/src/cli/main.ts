@@ -19,6 +19,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'relay compat': async (args, io) => (await import('./compat')).compatCommand(args, io),
   'relay profiles': async (args, io) => (await import('./profiles')).profilesCommand(args, io),
   'relay doctor': async (args, io) => (await import('./doctor')).doctorCommand(args, io),
+  'relay mcp': async (args, io) => (await import('./mcp')).mcpCommand(args, io),
   reach: async (args, io) => (await import('./reach')).reachCommand(args, io),
   'reach host-entry': async (args, io) => (await import('./reach')).hostEntryCommand(args, io),
   'phone-sim': async (args, io) => (await import('./phone-sim')).runPhoneSim(args, (l) => line(io.stdout, l)),

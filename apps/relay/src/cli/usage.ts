@@ -32,6 +32,7 @@ Usage:
                                    API-key voice auth over plain HTTP from other hosts (until restart)
   svc relay update-check           is a newer relay available (offline: "unknown")
   svc relay doctor [--json]        check the relay, the agent's API, TLS, the event log, disk
+  svc relay mcp                    an MCP server on stdio for desktop agents, through the running relay
   svc relay profiles [list|enable] which profiles enable the relay's plugin; enable it
   svc relay compat [status|install|remove]
                                    the compatibility hook for older agent API servers
@@ -143,6 +144,16 @@ Checks, read-only, and prints each with a fix hint: the relay on this host (GET 
 and RELAY_PORT), the agent's native routes (RELAY_WEBAPI_URL's /v1/capabilities), TLS (the certificate's
 expiry), the event log's chain and lock, free disk where the relay writes, and the service .env's
 permissions. Never prints a secret. Exit 1 when a check is an error, else 0 (warnings included).`,
+
+  'relay mcp': `Usage: svc relay mcp
+
+An MCP (Model Context Protocol) server on stdin/stdout, for agents that only launch local processes
+(a desktop app's "mcpServers" entry). It forwards every message to the running relay's /mcp, so the
+tools are the relay's Device Control (android_ping, android_read_screen, android_tap, ...) behind its
+safety pipeline, and every command is recorded with the MCP client's name.
+The relay is found through RELAY_HOST and RELAY_PORT, as for "svc relay pair"; over TLS, let Node trust
+its certificate with NODE_EXTRA_CA_CERTS. The session token comes from MOBILE_BRIDGE_TOKEN (or
+SVC_RELAY_TOKEN) and needs the bridge grant. Only JSON-RPC is written to stdout; errors go to stderr.`,
 
   reach: `Usage: svc reach --credentials FILE [--listen ADDR] [--port P] [--tls-cert C --tls-key K] [--state FILE]
 

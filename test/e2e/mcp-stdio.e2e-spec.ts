@@ -1,0 +1,81 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpSessions } from '../../apps/relay/src/mcp/mcp-sessions';
+import { pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
+import { startSim, until } from '../support/bridge';
+import { BIN, ensureBuilt } from '../support/dist';
+import { textOf } from '../support/mcp';
+import type { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
+
+beforeAll(() => ensureBuilt(), 120_000);
+
+/** `svc relay mcp` as a desktop client runs it: a child process on stdio, driven by the SDK's stdio client. */
+describe('svc relay mcp (stdio)', () => {
+  let relay: TestRelay;
+  let phone: PhoneSim;
+  beforeAll(async () => {
+    relay = await startRelay();
+    phone = await startSim(relay, { mode: 'app' });
+  });
+  afterAll(async () => {
+    phone?.stop();
+    await relay.close();
+  });
+
+  /** The JSON a desktop client's `mcpServers` entry gives: the command, its arguments and its environment. */
+  const launch = (env: Record<string, string>) => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'relay', 'mcp'],
+      env: { PATH: process.env.PATH!, RELAY_HOST: '127.0.0.1', RELAY_PORT: String(relay.port), ...env },
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    const client = new Client({ name: 'stdio-e2e', version: '1.0.0' });
+    const errors: Error[] = [];
+    client.onerror = (e) => errors.push(e);
+    return { transport, client, errors, stderr: () => stderr };
+  };
+
+  it('lists the relay’s tools, reads the screen and records the desktop client’s name; ends its relay session on exit', async () => {
+    const { client, transport, errors } = launch({ MOBILE_BRIDGE_TOKEN: phone.token! });
+    await client.connect(transport);
+    const { tools } = await client.listTools();
+    expect(tools).toHaveLength(34);
+    const r = (await client.callTool({ name: 'android_read_screen', arguments: {} })) as CallToolResult;
+    expect(textOf(r).split('\n')).toContain('[3] Button "Send" #send clickable @0,440-1080,560');
+    const blocked = (await client.callTool({ name: 'android_open_app', arguments: { package: 'com.squareup.cash' } })) as CallToolResult;
+    expect(blocked).toMatchObject({ isError: true });
+    expect(textOf(blocked)).toBe('blocked package com.squareup.cash');
+    const sent = readEvents(relay.home)
+      .filter((e) => e.type === 'bridge.command_sent')
+      .at(-1)!;
+    expect(sent.data).toMatchObject({ path: '/screen', via: 'mcp', client: 'stdio-e2e' });
+    // Only JSON-RPC on stdout: the client saw no line it could not read.
+    expect(errors).toEqual([]);
+    const sessions = relay.app.get(McpSessions);
+    expect(sessions.size).toBe(1);
+    await client.close();
+    await until(() => sessions.size === 0, 5000);
+  });
+
+  it('SVC_RELAY_TOKEN works as well; a token without the bridge grant is refused in the relay’s words', async () => {
+    const grantless = await pairPhone(relay, { terms: { grants: { bridge: false } } });
+    const { client, transport, stderr } = launch({ SVC_RELAY_TOKEN: grantless.token });
+    await expect(client.connect(transport)).rejects.toThrow('the relay refused: this session has no active "bridge" grant (auth.grant_required)');
+    expect(stderr()).toContain('403');
+    expect(stderr()).not.toContain(grantless.token);
+    await client.close();
+    grantless.phone.ws.close();
+  });
+
+  it('no token: exits 1 saying which variable to set, and writes nothing to stdout', async () => {
+    const { client, transport, stderr } = launch({});
+    await expect(client.connect(transport)).rejects.toThrow();
+    await until(() => stderr().includes('MOBILE_BRIDGE_TOKEN'), 5000);
+    expect(stderr()).toContain('set MOBILE_BRIDGE_TOKEN (or SVC_RELAY_TOKEN)');
+    await client.close();
+  });
+});
