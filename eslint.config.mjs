@@ -81,9 +81,9 @@ export default tseslint.config(
           // libs/events' index holds the Node-side stores: the browser takes only its pure modules, by path.
           patterns: [
             {
-              regex: '^@svc/events(?!/(?:event-types-match|event-log-filter|grant-channels)$)',
+              regex: '^@svc/events(?!/(?:event-types-match|event-log-filter|plural|grant-channels)$)',
               allowTypeImports: true,
-              message: 'the console imports only the pure modules of libs/events (event-types-match, event-log-filter, grant-channels).',
+              message: 'the console imports only the pure modules of libs/events (event-types-match, event-log-filter, plural, grant-channels).',
             },
           ],
         },

@@ -45,7 +45,10 @@ export type Overview = {
   console_streams: number;
   bridge: { devices: number; commands_total: number; stopped_by_safety: number };
   media: { entries: number; bytes: number };
-  threads: { queued: number; subscribed: boolean };
+  /** `enabled`: PHONE_ENABLED (off: the agent cannot message the phone). */
+  threads: { queued: number; subscribed: boolean; enabled: boolean };
+  /** Addresses the rate limiter blocks right now (the Pairing page lists them, with Unblock). */
+  rate_limit_blocks: number;
   features: FeatureEntry[];
   recent_events: ConsoleEvent[];
 };
@@ -95,9 +98,12 @@ export type SessionRow = {
   connections: Array<{ ip: string; path: string; since: number }>;
   /** null: the device has no renewal. */
   trusted_device: TrustedDeviceView | null;
+  /** Offline: when its last socket closed (null: online, or never connected since pairing). */
+  offline_since: number | null;
 };
 
-export type SessionsView = { ok: true; server_time: number; sessions: SessionRow[] };
+/** `renewals_without_session`: devices whose session ended that may still renew it (end them here). */
+export type SessionsView = { ok: true; server_time: number; sessions: SessionRow[]; renewals_without_session: RenewalWithoutSessionRow[] };
 
 export type RevokeAnswer = { ok: true; revoked: string; revoked_self: boolean };
 
@@ -241,6 +247,8 @@ export type MediaView = { ok: true; server_time: number; count: number; bytes: n
 export type ThreadsView = {
   ok: true;
   server_time: number;
+  /** PHONE_ENABLED: whether the agent may message the phone at all (off: posts are refused). */
+  enabled: boolean;
   subscriber: { token_prefix: string; device_name: string; since: number | null } | null;
   queued: Array<{ message_id: string; chat_id: string; title: string | null; text: string; posted_at: number | null; expires_at: number | null }>;
   threads: Array<{ chat_id: string; title: string | null; messages: number; replies: number; last_activity: number | null }>;
@@ -276,6 +284,10 @@ export type ShellRow = {
 export type TuiRow = { tui_id: string; token_prefix: string; pid: number; program: string; started_at: number | null };
 
 export type TerminalView = { ok: true; server_time: number; shells: ShellRow[]; tuis: TuiRow[] };
+
+// ── The operator's actions (blocks, renewals, shells, threads): in operator-actions.ts ──
+import type { RenewalWithoutSessionRow } from './operator-actions';
+export type * from './operator-actions';
 
 // ── Metrics and Store: in store-metrics.ts ──
 export type * from './store-metrics';

@@ -28,6 +28,7 @@ export * from './json-limits';
 export type { ConsoleEvent } from './console-event';
 export * from './event-types-match';
 export * from './event-log-filter';
+export * from './plural';
 export * from './file/file-snapshot-store';
 export * from './snapshot-seal';
 export * from './projection';

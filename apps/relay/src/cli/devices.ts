@@ -1,3 +1,4 @@
+import { plural } from '@svc/events';
 import { CliError, colours, EXIT, line, parseFlagsAndPositionals, UsageError, type CliIo } from './io';
 import { relayEndpoint, requestJson, type RelayEndpoint } from './pair';
 
@@ -20,14 +21,15 @@ const day = (epoch: number) => new Date(epoch * 1000).toISOString().slice(0, 10)
 /** One word-wrapped table row per device: what an operator checks before revoking or ending a renewal. */
 function renewal(t: Trust): string {
   if (!t) return 'none';
-  const n = `${t.renewals} renewal${t.renewals === 1 ? '' : 's'}`;
+  const n = plural(t.renewals, 'renewal');
   return `until ${day(t.expires_at)}, ${n}${t.adopted ? ' (adopted)' : ''}`;
 }
 
-async function call(endpoint: RelayEndpoint, method: string, route: string): Promise<unknown> {
+/** A loopback console API call of the relay on this machine; its refusal becomes the CLI's error. */
+export async function callConsole(endpoint: RelayEndpoint, method: string, route: string, payload: object = {}): Promise<unknown> {
   let answer;
   try {
-    answer = await requestJson(endpoint, method, route, method === 'POST' ? {} : undefined);
+    answer = await requestJson(endpoint, method, route, method === 'POST' ? payload : undefined);
   } catch (err) {
     throw new CliError(
       `no relay answers at ${endpoint.url} (${(err as Error).message}).\n` +
@@ -51,14 +53,14 @@ export async function devicesCommand(args: string[], io: CliIo): Promise<number>
   if (rest.length > 0) throw new UsageError(`unexpected "${rest[0]}"`, COMMAND);
   if (action === 'revoke' || action === 'end-trust') {
     if (!prefix || !/^[A-Za-z0-9_-]{4,64}$/.test(prefix)) throw new UsageError(`${action} needs a token prefix (at least 4 characters)`, COMMAND);
-    const body = await call(endpoint, 'POST', `/console/api/sessions/${prefix}/${action === 'revoke' ? 'revoke' : 'end-trust'}`);
+    const body = await callConsole(endpoint, 'POST', `/console/api/sessions/${prefix}/${action === 'revoke' ? 'revoke' : 'end-trust'}`);
     if (values.json) line(io.stdout, JSON.stringify(body));
     else if (action === 'revoke') line(io.stdout, `revoked ${(body as { revoked: string }).revoked}: its session and its renewal are over`);
     else line(io.stdout, `ended the renewal of ${(body as { device_id: string }).device_id}: its session stays until it expires`);
     return EXIT.ok;
   }
   if (action !== undefined) throw new UsageError(`unknown action "${action}" (list, revoke PREFIX, end-trust PREFIX)`, COMMAND);
-  const { sessions } = (await call(endpoint, 'GET', '/console/api/sessions')) as { sessions: Device[] };
+  const { sessions } = (await callConsole(endpoint, 'GET', '/console/api/sessions')) as { sessions: Device[] };
   if (values.json) {
     line(io.stdout, JSON.stringify({ devices: sessions }));
     return EXIT.ok;

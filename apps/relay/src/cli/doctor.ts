@@ -1,4 +1,14 @@
-import { isPostgresUrl, PgLogSource, readLogLock, schemaVersion, SCHEMA_VERSION, verifySource, verifyLog, writerLockHolder } from '@svc/events';
+import {
+  isPostgresUrl,
+  PgLogSource,
+  plural,
+  readLogLock,
+  schemaVersion,
+  SCHEMA_VERSION,
+  verifySource,
+  verifyLog,
+  writerLockHolder,
+} from '@svc/events';
 import { X509Certificate } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -40,7 +50,7 @@ export async function doctorCommand(args: string[], io: CliIo): Promise<number> 
     spelling = body?.client_spelling ?? null;
     checks.push(
       h.status === 200 && body?.status === 'ok'
-        ? { id: 'relay', status: 'ok', summary: `relay ${body.version ?? '?'} answers at ${endpoint.url} (${body.sessions ?? 0} sessions)` }
+        ? { id: 'relay', status: 'ok', summary: `relay ${body.version ?? '?'} answers at ${endpoint.url} (${plural(body.sessions ?? 0, 'session')})` }
         : {
             id: 'relay',
             status: 'error',
@@ -186,7 +196,7 @@ export async function doctorCommand(args: string[], io: CliIo): Promise<number> 
           ? {
               id: 'log-chain',
               status: 'ok',
-              summary: `event log verified: ${r.lastSeq} records in ${r.segments} segments${r.tornTailBytes ? `, a torn last line of ${r.tornTailBytes} bytes` : ''}`,
+              summary: `event log verified: ${plural(r.lastSeq, 'record')} in ${plural(r.segments, 'segment')}${r.tornTailBytes ? `, a torn last line of ${plural(r.tornTailBytes, 'byte')}` : ''}`,
             }
           : {
               id: 'log-chain',
@@ -348,7 +358,7 @@ async function postgresLogChecks(url: string): Promise<DoctorCheck[]> {
     const r = await verifySource(source);
     checks.push(
       r.ok
-        ? { id: 'log-chain', status: 'ok', summary: `event log verified: ${r.lastSeq} records in table svc_relay_events` }
+        ? { id: 'log-chain', status: 'ok', summary: `event log verified: ${plural(r.lastSeq, 'record')} in table svc_relay_events` }
         : {
             id: 'log-chain',
             status: 'error',

@@ -8,6 +8,7 @@ import {
   openLogSource,
   PgConnectError,
   PgLogLockedError,
+  plural,
   SchemaTooNewError,
   type LogSource,
   type LogTarget,
@@ -58,7 +59,7 @@ async function runCopy(source: LogSource, target: LogTarget, io: CliIo, verb: 'e
     return EXIT.ok;
   }
   const c = colours(io.stdout, io.env);
-  line(io.stdout, `${c.green('ok')}  ${verb} ${report.records} records from ${source.location} to ${report.target}`);
+  line(io.stdout, `${c.green('ok')}  ${verb} ${plural(report.records, 'record')} from ${source.location} to ${report.target}`);
   line(io.stdout, `    chain proven on the way and again on arrival: last seq ${report.lastSeq}, last hash ${report.lastHash}`);
   return EXIT.ok;
 }

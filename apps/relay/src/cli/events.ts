@@ -4,6 +4,7 @@ import {
   checkLine,
   listSegments,
   PgLogSource,
+  plural,
   scanLines,
   typeMatcher,
   verifySource,
@@ -168,7 +169,7 @@ function table(rows: string[][]): string[] {
 
 /** `3 segments`, or the table a database log lives in. */
 function containersText(store: 'file' | 'postgres', n: number): string {
-  return store === 'postgres' ? 'table svc_relay_events' : `${n} segment${n === 1 ? '' : 's'}`;
+  return store === 'postgres' ? 'table svc_relay_events' : plural(n, 'segment');
 }
 
 export async function verifyCommand(args: string[], io: CliIo): Promise<number> {
@@ -200,7 +201,10 @@ export async function verifyCommand(args: string[], io: CliIo): Promise<number> 
   }
   const c = colours(io.stdout, io.env);
   if (report.ok) {
-    line(io.stdout, `${c.green('ok')}  ${dir}: ${report.lastSeq} records in ${containersText(source.kind, report.containers)}, chain intact`);
+    line(
+      io.stdout,
+      `${c.green('ok')}  ${dir}: ${plural(report.lastSeq, 'record')} in ${containersText(source.kind, report.containers)}, chain intact`,
+    );
     line(io.stdout, `    last seq ${report.lastSeq}, last hash ${report.lastHash}`);
     if (report.tornTailBytes > 0) {
       line(

@@ -9,6 +9,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'relay start': async (args, io) => (await import('./start')).startCommand(args, io),
   'relay pair': async (args, io) => (await import('./pair')).pairCommand(args, io),
   'relay devices': async (args, io) => (await import('./devices')).devicesCommand(args, io),
+  'relay blocks': async (args, io) => (await import('./blocks')).blocksCommand(args, io),
   'relay events replay': async (args, io) => (await import('./events')).replayCommand(args, io),
   'relay events verify': async (args, io) => (await import('./events')).verifyCommand(args, io),
   'relay events tail': async (args, io) => (await import('./events')).tailCommand(args, io),
@@ -24,6 +25,9 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'reach host-entry': async (args, io) => (await import('./reach')).hostEntryCommand(args, io),
   'phone-sim': async (args, io) => (await import('./phone-sim')).runPhoneSim(args, (l) => line(io.stdout, l)),
 };
+
+/** Every command path (`relay start`, `relay events tail`...): what the help must list. */
+export const COMMAND_PATHS: readonly string[] = Object.keys(COMMANDS);
 
 const GROUPS = new Set(['relay', 'relay events']);
 
@@ -42,10 +46,11 @@ function route(argv: string[]): { path: string; args: string[] } {
   return { path, args: argv.slice(i) };
 }
 
+/** The help first and the reason last, so the line that says what was wrong is the one left on screen. */
 function usageError(io: CliIo, message: string, command: string): number {
-  line(io.stderr, `svc: ${message}`);
-  line(io.stderr);
   line(io.stderr, helpFor(command));
+  line(io.stderr);
+  line(io.stderr, `svc: ${message}`);
   return EXIT.usage;
 }
 

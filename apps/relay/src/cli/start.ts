@@ -1,9 +1,10 @@
-import { ChainError, LOCK_FILE, LogLockedError, PgConnectError, PgLogLockedError, SchemaTooNewError } from '@svc/events';
+import { ChainError, LOCK_FILE, LogLockedError, PgConnectError, PgLogLockedError, plural, SchemaTooNewError } from '@svc/events';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { ConfigError, loadConfig, relayDir, svcHomeFrom, type RelayConfig, type StartFlags } from '../common/config';
 import { BIND_ALL, DEFAULT_PORT } from '../common/hosts';
 import { withServiceEnvFile, type EnvFileResult } from '../common/env-file';
+import { consoleLine, consoleWhere } from '../console/console-url';
 import { createRelay } from '../relay';
 import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
 import { prettyDestination } from './pretty-log';
@@ -162,8 +163,9 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
   if (envFile.loaded)
     line(
       io.stderr,
-      `environment file ${envFile.file}: ${envFile.loaded.length === 0 ? 'nothing new (the process environment already sets its variables)' : `${envFile.loaded.length} variable${envFile.loaded.length === 1 ? '' : 's'} (${envFile.loaded.join(', ')})`}`,
+      `environment file ${envFile.file}: ${envFile.loaded.length === 0 ? 'nothing new (the process environment already sets its variables)' : `${plural(envFile.loaded.length, 'variable')} (${envFile.loaded.join(', ')})`}`,
     );
+  line(io.stderr, consoleLine(consoleWhere(config, relay.port)));
   if (!config.tls) line(io.stderr, err.dim('plain HTTP/ws: phones must opt in to a plain connection; set RELAY_SSL_CERT and RELAY_SSL_KEY for TLS'));
   if (io.stderr.isTTY || io.stdout.isTTY) {
     const envHint = config.port !== DEFAULT_PORT.relay || config.host !== BIND_ALL ? `RELAY_HOST=${config.host} RELAY_PORT=${relay.port} ` : '';

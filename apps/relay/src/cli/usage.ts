@@ -24,6 +24,7 @@ Usage:
   svc relay start [options]        run the relay (HTTP + phone WebSocket on one port)
   svc relay pair [options]         mint a pairing code on the running relay and show its QR
   svc relay devices [--json]       the paired devices and their renewal; revoke or end-trust PREFIX
+  svc relay blocks [--json]        addresses the rate limiter blocks; unblock ADDRESS lifts one
   svc relay events replay          rebuild state from the event log and print a summary
   svc relay events verify          check every record's checksum and the hash chain
   svc relay events tail            print the newest events (--follow to keep watching)
@@ -60,12 +61,18 @@ Commands:
   start                 run the relay
   pair                  mint a pairing code on the running relay and show its QR
   devices               the paired devices and their trusted-device renewal
+  blocks                addresses the rate limiter blocks, and unblock ADDRESS
   events replay|verify|tail|export|import
                         audit the event log, or move it between stores
   insecure-api-key [status|on|off]
                         the plain-HTTP API-key voice escape hatch of the running relay
   update-check          whether a newer relay is available
   doctor                check the relay and what it depends on, with fix hints
+  mcp                   an MCP server on stdio for desktop agents, through the running relay
+  profiles [list|enable]
+                        which profiles enable the relay's plugin; enable it
+  compat [status|install|remove]
+                        the compatibility hook for older agent API servers
 
 Run "svc help relay <command>" for a command's options.`,
 
@@ -105,6 +112,16 @@ the device may renew its session with its refresh token, and how often it did).
                      pair again
 The relay is found through RELAY_HOST and RELAY_PORT, as for "svc relay pair".
 Renewal lasts RELAY_REFRESH_TTL_DAYS (default 180) from pairing; 0 turns it off.`,
+
+  'relay blocks': `Usage: svc relay blocks [--json]
+       svc relay blocks unblock ADDRESS [--json]
+
+Lists the addresses the rate limiter of the relay running on this machine blocks right now (its loopback
+console API): 10 wrong pairing codes within 60 s block an address for 120 s, 5 wrong session tokens for
+300 s. Each row says which, since when and until when (UTC). An IPv6 block covers its whole /64.
+  unblock ADDRESS    lift that block at once (as listed; any address of a blocked /64 works too); the
+                     event log records it as the operator's, as the console's Unblock does
+The relay is found through RELAY_HOST and RELAY_PORT, as for "svc relay pair".`,
 
   'relay pair': `Usage: svc relay pair [options]
        svc relay pair --register-code CODE [--ttl DURATION] [--grants LIST] [--json]

@@ -73,7 +73,8 @@ export class ConsoleApiController {
         const live = m.media.live(now);
         return { entries: live.length, bytes: live.reduce((n, e) => n + e.size, 0) };
       })(),
-      threads: { queued: m.phoneThreads.queuedCount(), subscribed: m.phoneThreads.subscriber() !== null },
+      threads: { queued: m.phoneThreads.queuedCount(), subscribed: m.phoneThreads.subscriber() !== null, enabled: this.config.phoneEnabled },
+      rate_limit_blocks: m.rateLimit.activeBlocks(now).length,
       features: this.features.list(),
       recent_events: this.state.newest(10).map(toConsoleEvent),
     };

@@ -4,8 +4,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { RelayConfig } from '../common/config';
-import { dialHost } from '../common/hosts';
-import { isLoopbackHostHeader } from '../common/net';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { BridgeModule } from '../bridge/bridge.module';
 import { DesktopModule } from '../desktop/desktop.module';
@@ -17,7 +15,9 @@ import { VoiceModule } from '../voice/voice.module';
 import { ConsoleApiController } from './console-api.controller';
 import { ConsoleFeatures } from './console-features';
 import { ConsoleState } from './console-state.service';
-import { CONSOLE_HEADERS, findConsoleDir } from './console-static';
+import { CONSOLE_HEADERS } from './console-static';
+import { consoleWhere, isConsoleUrl } from './console-url';
+import { installLoopbackRefusalPage } from './loopback-refusal-page';
 import { ConsoleStaticController } from './console-static.controller';
 import { ConsoleStream } from './console-stream.service';
 import { BridgeConsoleController } from './features/bridge.console.controller';
@@ -26,6 +26,7 @@ import { DesktopConsoleController } from './features/desktop.console.controller'
 import { MediaConsoleController } from './features/media.console.controller';
 import { MetricsConsoleController } from './features/metrics.console.controller';
 import { PairingConsoleController } from './features/pairing.console.controller';
+import { RateLimitConsoleController } from './features/rate-limit.console.controller';
 import { ProfilesConsoleController } from './features/profiles.console.controller';
 import { SessionsConsoleController } from './features/sessions.console.controller';
 import { StoreConsoleController } from './features/store.console.controller';
@@ -48,6 +49,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
     ConsoleApiController,
     SessionsConsoleController,
     PairingConsoleController,
+    RateLimitConsoleController,
     BridgeConsoleController,
     MediaConsoleController,
     ThreadsConsoleController,
@@ -71,6 +73,7 @@ export class ConsoleModule implements OnModuleInit, OnApplicationBootstrap {
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
+    installLoopbackRefusalPage(fastify);
     // Runs after the auth hook (installed before init), so a foreign caller gets 403 first. Callback
     // style: every other request (/health, Device Control) passes with one string test and no promise.
     fastify.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
@@ -94,25 +97,17 @@ export class ConsoleModule implements OnModuleInit, OnApplicationBootstrap {
   onApplicationBootstrap(): void {
     const server = this.adapterHost.httpAdapter.getHttpServer() as import('node:http').Server;
     server.once('listening', () => {
-      const { port } = server.address() as AddressInfo;
-      const scheme = this.config.tls ? 'https' : 'http';
-      // Reachable when the address a local browser dials is one the loopback routes accept in a Host header.
-      const host = dialHost(this.config.host);
-      const loopbackReachable = isLoopbackHostHeader(host);
-      if (!loopbackReachable) {
+      const where = consoleWhere(this.config, (server.address() as AddressInfo).port);
+      if (where.state === 'unreachable') {
         this.logger.warn(
           { host: this.config.host },
           'console unreachable: it answers only on loopback, and the relay listens on a non-loopback address',
         );
-      } else if (!findConsoleDir(this.config.consoleDir)) {
-        this.logger.warn(`console not built (run npm run build:console); it will be at ${scheme}://${host}:${port}/console/`);
+      } else if (where.state === 'not_built') {
+        this.logger.warn(`console not built (run npm run build:console); it will be at ${where.url}`);
       } else {
-        this.logger.info({ url: `${scheme}://${host}:${port}/console/` }, `console at ${scheme}://${host}:${port}/console/`);
+        this.logger.info({ url: where.url }, `console at ${where.url}`);
       }
     });
   }
-}
-
-function isConsoleUrl(url: string): boolean {
-  return url === '/console' || url.startsWith('/console/') || url.startsWith('/console?');
 }

@@ -56,6 +56,8 @@ export class ShellProcess {
   closeReason: TerminalCloseReason | null = null;
   /** The socket whose terminal.kill ended it (it gets the answer to its request, not a second notice). */
   killAskedBy: PhoneConnection | null = null;
+  /** Who ended it when not the phone or the relay itself (`operator`): the actor of its `terminal.closed`. */
+  endedBy: string | null = null;
   paused = false;
   /** Bytes sent to phones (metrics; never content). */
   bytesOut = 0;

@@ -88,10 +88,15 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     await this.killAll(() => true, 'shutdown');
   }
 
-  /** The operator ends a shell (loopback route). */
+  /**
+   * The operator ends a shell (the console's End shell, `DELETE /terminal/shells/:id`): its process group is
+   * hung up, its `terminal.closed` (reason `killed`) is written by the operator, and an attached phone is
+   * told (`terminal.detached`, reason `killed`) as when the relay ends it.
+   */
   async killByOperator(shellId: string): Promise<{ exitCode: number | null; signal: number | null }> {
     const shell = this.live.get(shellId);
-    if (!shell) throw new DomainError('terminal.not_found', 'not_found', 'no open shell has that id');
+    if (!shell || shell.closeReason) throw new DomainError('terminal.not_found', 'not_found', 'no open shell has that id');
+    shell.endedBy = 'operator';
     const exit = await shell.kill('killed');
     await this.recorded(shellId);
     return { exitCode: exit.exitCode, signal: exit.signal };
@@ -346,7 +351,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
   private async onExit(shell: ShellProcess, reason: TerminalCloseReason, exitCode: number | null, signal: number | null): Promise<void> {
     const id = shell.spec.shellId;
     try {
-      await this.log.run('system', (m) => closeShell(m, id, reason, { exitCode, signal }));
+      await this.log.run(shell.endedBy ?? 'system', (m) => closeShell(m, id, reason, { exitCode, signal }));
     } catch (err) {
       this.logger.error({ shellId: id, err: (err as Error).message }, 'shell close not recorded');
     }

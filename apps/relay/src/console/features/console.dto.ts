@@ -1,3 +1,4 @@
+import { coded } from '../../common/dto-refusals';
 import { IsBoolean, IsOptional, IsString, Matches } from '../../common/validators';
 import { TermsDto } from '../../pairing/pairing.dto';
 import { ShortenDto } from '../../sessions/sessions.dto';
@@ -21,4 +22,27 @@ export class ConsoleDenyDto {
   @IsOptional()
   @IsBoolean()
   quiet?: boolean;
+}
+
+/**
+ * `POST /console/api/pairing/unblock`: the block's address as the Pairing page lists it (an IPv4 address,
+ * an IPv6 address or /64, either maybe with ` via <forwarder>`, or a Reach route id). Printable, bounded.
+ */
+export class ConsoleUnblockDto {
+  @IsString(coded('ratelimit.bad_address', 'address: the blocked address as listed (a string)'))
+  @Matches(/^[\x21-\x7e](?:[\x20-\x7e]{0,126}[\x21-\x7e])?$/, coded('ratelimit.bad_address', 'address: 1-128 printable characters'))
+  address!: string;
+}
+
+/** `POST /console/api/sessions/end-device-trust`: the device id of a renewal listed without a session. */
+export class ConsoleEndDeviceTrustDto {
+  @IsString(coded('trust.bad_device_id', 'device_id: the device id as listed (a string)'))
+  @Matches(/^[^\x00-\x1f\x7f]{1,256}$/, coded('trust.bad_device_id', 'device_id: 1-256 printable characters'))
+  device_id!: string;
+}
+
+/** `POST /console/api/terminal/shells/:shell_id/end`: the shell's id as the Terminal page lists it. */
+export class ShellIdParam {
+  @Matches(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, coded('terminal.bad_shell_id', 'shell_id: a shell id as listed'))
+  shell_id!: string;
 }

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
-import type { EndTrustAnswer, RevokeAnswer, SessionsView, ShortenAnswer } from '@svc/console-api';
-import type { Principal } from '@svc/domain';
+import type { EndDeviceTrustAnswer, EndTrustAnswer, RenewalWithoutSessionRow, RevokeAnswer, SessionsView, ShortenAnswer } from '@svc/console-api';
+import { actorOf, endDeviceTrust, epoch, type Principal, type ReadModels } from '@svc/domain';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
 import type { RelayConfig } from '../../common/config';
@@ -8,17 +8,20 @@ import { CommandLoop } from '../../common/command-loop';
 import { RELAY_CONFIG } from '../../common/tokens';
 import { SessionsService } from '../../sessions/sessions.service';
 import { ConsoleFeatures } from '../console-features';
-import { ConsoleShortenDto } from './console.dto';
+import { ConsoleEndDeviceTrustDto, ConsoleShortenDto } from './console.dto';
 
 const OPERATOR: Principal = { kind: 'operator' };
 
-/** Devices page: every live session, plus revoke and shorten through SessionsService. */
+/**
+ * Devices page: every live session, plus revoke, shorten and end-trust through SessionsService; and the
+ * renewals of devices whose session expired (they come back with their refresh token unless ended here).
+ */
 @Controller('/console/api/sessions')
 export class SessionsConsoleController {
   constructor(
     private readonly sessions: SessionsService,
     features: ConsoleFeatures,
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {
@@ -28,16 +31,28 @@ export class SessionsConsoleController {
   @Get()
   @Auth('loopback')
   list(): SessionsView {
-    const conns = this.log.models.connections.all();
+    const m = this.loop.models;
+    const now = this.clock.now();
+    const conns = m.connections.all();
     const sessions = this.sessions.list(OPERATOR).map(({ is_current: _, ...s }) => {
       const mine = conns.filter((c) => c.tokenPrefix === s.token_prefix);
       return {
         ...s,
         transport: transportLabel(this.config.tls !== null, s.transport_hint),
-        connections: mine.map((c) => ({ ip: c.ip, path: c.path, since: Math.floor(c.since / 1000) })),
+        connections: mine.map((c) => ({ ip: c.ip, path: c.path, since: epoch(c.since) })),
+        offline_since: epoch(m.connections.offlineSince(s.token_prefix)),
       };
     });
-    return { ok: true, server_time: Math.floor(this.clock.now().getTime() / 1000), sessions };
+    return { ok: true, server_time: epoch(now), sessions, renewals_without_session: renewalsWithoutSession(m, now) };
+  }
+
+  /** Ends the renewal of a device that has no live session (one with a session: `/:prefix/end-trust`). */
+  @Post('/end-device-trust')
+  @Auth('loopback')
+  @HttpCode(200)
+  async endDeviceTrust(@Body() body: ConsoleEndDeviceTrustDto): Promise<EndDeviceTrustAnswer> {
+    const [e] = await this.loop.run(actorOf(OPERATOR), (m, now) => endDeviceTrust(m, body.device_id, OPERATOR, now));
+    return { ok: true, device_id: e.data.deviceId, trust_ended: true };
   }
 
   @Post('/:prefix/revoke')
@@ -66,4 +81,22 @@ export class SessionsConsoleController {
 export function transportLabel(tls: boolean, hint: string | null): string {
   if (tls) return 'Secure (TLS)';
   return hint ? `Plain (on ${hint})` : 'Plain (no TLS)';
+}
+
+/** Live renewals whose device holds no live session: it renews on its next connect unless ended. */
+export function renewalsWithoutSession(m: ReadModels, now: Date): RenewalWithoutSessionRow[] {
+  const withSession = new Set(m.sessions.active(now).map((s) => s.deviceId));
+  return m.trust
+    .all()
+    .filter((t) => t.expiresAt > now.getTime() && !withSession.has(t.deviceId))
+    .sort((a, b) => b.issuedAt - a.issuedAt)
+    .map((t) => ({
+      device_id: t.deviceId,
+      token_prefix: t.tokenPrefix,
+      issued_at: epoch(t.issuedAt),
+      expires_at: epoch(t.expiresAt),
+      renewals: t.renewals,
+      last_renewed_at: epoch(t.lastRenewedAt),
+      adopted: t.reason === 'adopted',
+    }));
 }

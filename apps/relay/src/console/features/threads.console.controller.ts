@@ -1,18 +1,25 @@
-import { Controller, Get } from '@nestjs/common';
-import type { ThreadsView } from '@svc/console-api';
+import { Controller, Get, Inject, Param } from '@nestjs/common';
+import type { ThreadDetail, ThreadEntryRow, ThreadsView } from '@svc/console-api';
+import { DomainError, epoch, type ReadModels } from '@svc/domain';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
+import type { RelayConfig } from '../../common/config';
 import { CommandLoop } from '../../common/command-loop';
+import { RELAY_CONFIG } from '../../common/tokens';
+import { ChatIdParam } from '../../threads/threads.dto';
 import { ConsoleFeatures } from '../console-features';
-import { epoch } from '@svc/domain';
 
-/** Threads page: the phone subscriber, messages queued for it, threads, and recent phone notifications. */
+/**
+ * Threads page: whether Threads is on (PHONE_ENABLED), the phone subscriber, messages queued for it,
+ * threads (each opens to its messages and replies), and recent phone notifications.
+ */
 @Controller('/console/api/threads')
 export class ThreadsConsoleController {
   constructor(
     features: ConsoleFeatures,
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {
     features.add({ id: 'threads', title: 'Threads', order: 40 });
   }
@@ -20,11 +27,12 @@ export class ThreadsConsoleController {
   @Get()
   @Auth('loopback')
   view(): ThreadsView {
-    const m = this.log.models;
+    const m = this.loop.models;
     const sub = m.phoneThreads.subscriber();
     return {
       ok: true,
       server_time: epoch(this.clock.now().getTime()),
+      enabled: this.config.phoneEnabled,
       subscriber: sub ? { token_prefix: sub.tokenPrefix, device_name: sub.deviceName, since: epoch(sub.since) } : null,
       queued: m.phoneThreads.queued().map((q) => ({
         message_id: q.messageId,
@@ -49,4 +57,52 @@ export class ThreadsConsoleController {
       })),
     };
   }
+
+  /** One thread, oldest first: the messages and replies the relay keeps (the newest 100 entries). */
+  @Get('/:chat_id')
+  @Auth('loopback')
+  thread(@Param() p: ChatIdParam): ThreadDetail {
+    return { ok: true, server_time: epoch(this.clock.now()), ...threadDetail(this.loop.models, p.chat_id) };
+  }
+}
+
+export function threadDetail(m: ReadModels, chatId: string): Omit<ThreadDetail, 'ok' | 'server_time'> {
+  const t = m.phoneThreads.threadById(chatId);
+  if (!t) throw new DomainError('phone.thread_not_found', 'not_found', 'no thread with that chat_id');
+  const entries: ThreadEntryRow[] = [];
+  for (const e of t.entries) {
+    if (e.kind === 'message') {
+      const msg = m.phoneThreads.message(e.id);
+      if (msg)
+        entries.push({
+          kind: 'message',
+          id: msg.messageId,
+          title: msg.title,
+          text: msg.text,
+          at: epoch(msg.postedAt),
+          state: msg.state,
+          delivered_to: msg.deliveredTo,
+        });
+    } else {
+      const r = m.phoneThreads.reply(e.id);
+      if (r)
+        entries.push({
+          kind: 'reply',
+          id: r.replyId,
+          text: r.text,
+          at: epoch(r.at),
+          device_name: r.deviceName,
+          token_prefix: r.tokenPrefix,
+          reply_to: r.replyTo,
+        });
+    }
+  }
+  return {
+    chat_id: t.chatId,
+    title: t.title,
+    messages: t.messages,
+    replies: t.replies,
+    entries,
+    older: Math.max(0, t.messages + t.replies - entries.length),
+  };
 }
