@@ -119,7 +119,10 @@ describe('console Metrics and Store pages in headless chromium', () => {
 
   it('shows where the log lives, its size, last seq, segments and snapshots', async () => {
     await relay.log.drain();
-    await page.goto(url('store'));
+    // The Overview's "verify from #1" leads here, where the check shows its progress and result.
+    await page.goto(url());
+    await page.getByTestId('overview-verify').click();
+    await page.waitForURL(url('store'));
     const dir = path.join(relay.home, 'relay', 'events');
     await expectText(page.getByTestId('store-location'), new RegExp(`^${escape(dir)}$`));
     await expectText(page.getByTestId('store-stats'), new RegExp(`Last seq #${relay.log.lastSeq}`));

@@ -103,6 +103,8 @@ describe('console Store: where the log lives, snapshots, and the full chain chec
   beforeAll(async () => {
     relay = await startRelay({ config: { snapshotEvery: 5 } });
     for (let i = 0; i < 3; i++) await pairPhone(relay).then((p) => p.phone.close());
+    // Each close is recorded once the relay sees it: wait for the last one, so the log stands still.
+    while (relay.log.models.connections.count() > 0) await new Promise((r) => setTimeout(r, 10));
     await relay.log.drain();
   });
   afterAll(() => relay?.close());

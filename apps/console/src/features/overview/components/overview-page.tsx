@@ -4,12 +4,10 @@ import { Button, Card, EmptyState, ErrorState, PageHeader, Skeleton, Stat } from
 import { bytes, count, duration, exact } from '@/lib/format';
 import { useLive } from '@/lib/live-context';
 import { useOverview } from '../api/get-overview';
-import { useVerifyChain } from '../api/verify-chain';
 
 export function OverviewPage() {
   const q = useOverview();
   const live = useLive();
-  const verify = useVerifyChain();
   const o = q.data;
 
   return (
@@ -74,9 +72,9 @@ export function OverviewPage() {
               hint={
                 <>
                   {o.chain.state === 'verified' ? `up to #${count(o.chain.verified_to_seq)}` : o.chain.reason}{' '}
-                  <button type="button" className="link-btn" onClick={() => verify.mutate()} disabled={verify.isPending}>
-                    {verify.isPending ? 'verifying…' : 'verify from #1'}
-                  </button>
+                  <Link to="/store" data-testid="overview-verify">
+                    verify from #1 →
+                  </Link>
                 </>
               }
             />
@@ -129,7 +127,6 @@ export function OverviewPage() {
           <Skeleton lines={5} />
         )}
       </Card>
-      {verify.isError ? <ErrorState what="the chain check" error={verify.error} onRetry={() => verify.mutate()} /> : null}
       <p className="footnote muted">
         Chain: every record's checksum and its link to the previous one, re-read incrementally from disk.{' '}
         <Button variant="ghost" size="sm" onClick={() => void q.refetch()}>
