@@ -5,9 +5,7 @@ import {
   DESKTOP_TOOL_RE,
   expireControlSessions,
   DomainError,
-  parseActiveEditor,
   parseDesktopStatus,
-  parseWorkspace,
   pickDesktopTarget,
   reportDesktopClient,
   reportDesktopContext,
@@ -20,12 +18,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { CommandLoop } from '../common/command-loop';
 import type { RelayConfig } from '../common/config';
+import { readFrame } from '../common/parse-frame';
 import { ReportWindow } from '../common/report-window';
 import { Scheduler } from '../common/scheduler';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
+import { ActiveEditorFrame, WorkspaceFrame } from './desktop-frames.dto';
 
 export type DesktopReply = { status: number; body: Record<string, unknown> };
 
@@ -139,6 +139,7 @@ export class DesktopService implements OnApplicationShutdown {
     const who = { connId: conn.id, tokenPrefix: p.tokenPrefix };
     switch (type) {
       case 'status': {
+        // By hand (parseDesktopStatus), not a DTO: with 256 tool names parseFrame adds ~125 µs a frame (desktop-flood's 2,000 took twice as long).
         const st = parseDesktopStatus(env.payload);
         if (!st.ok) return conn.error(st.message, 'bad_frame', { channel: 'desktop' }, env.id);
         this.conns.set(conn.id, conn);
@@ -154,14 +155,14 @@ export class DesktopService implements OnApplicationShutdown {
         return this.onResponse(conn, env);
       case 'workspace': {
         this.conns.set(conn.id, conn);
-        const workspace = parseWorkspace(env.payload);
+        const workspace = readFrame(WorkspaceFrame, env.payload).workspace();
         return this.reports.submit(conn.id, 'workspace', () =>
           this.log.run(`device:${p.tokenPrefix}`, (m) => reportDesktopContext(m, who, { kind: 'workspace', workspace })),
         );
       }
       case 'active_editor': {
         this.conns.set(conn.id, conn);
-        const activeEditor = parseActiveEditor(env.payload);
+        const activeEditor = readFrame(ActiveEditorFrame, env.payload).activeEditor();
         return this.reports.submit(conn.id, 'active_editor', () =>
           this.log.run(`device:${p.tokenPrefix}`, (m) => reportDesktopContext(m, who, { kind: 'active_editor', activeEditor })),
         );
@@ -172,6 +173,7 @@ export class DesktopService implements OnApplicationShutdown {
   }
 
   private onResponse(conn: PhoneConnection, env: Envelope): void {
+    // By hand, not through parseFrame: that costs ~25 µs for a small result and ~17 ms for a 2,000-entry listing (~140 KB); this, ~3 µs.
     const id = typeof env.payload.request_id === 'string' ? env.payload.request_id : null;
     const p = id ? this.pending.get(id) : undefined;
     // Only the socket a call went to may answer it; the call stays open for that socket.

@@ -9,6 +9,8 @@ import {
   parseDesktopStatus,
   pickDesktopTarget,
   reportDesktopClient,
+  reportedGitStatus,
+  reportedText,
   type DesktopReport,
 } from './desktop';
 
@@ -118,6 +120,25 @@ describe('parseDesktopStatus (the CLI’s desktop.status)', () => {
         message: expect.stringContaining('is not a tool name'),
       });
     }
+  });
+});
+
+describe('what a desktop client reports (workspace, active_editor)', () => {
+  it('a text is trimmed, without control characters, cut to its length; not a string, or blank, is none', () => {
+    expect(reportedText('  Ax\u0007iom\n ', 128)).toBe('Axiom');
+    expect(reportedText('p'.repeat(40), 32)).toBe('p'.repeat(32));
+    for (const v of [7, '  ', null, undefined, {}]) expect(reportedText(v, 32)).toBeNull();
+  });
+
+  it('git status: whole counts kept, anything else 0 (ahead and behind: none); not an object: none', () => {
+    expect(reportedGitStatus({ staged: 1, modified: -1, untracked: 1.5, ahead: 2 })).toEqual({
+      staged: 1,
+      modified: 0,
+      untracked: 0,
+      ahead: 2,
+      behind: null,
+    });
+    expect(reportedGitStatus('clean')).toBeNull();
   });
 });
 

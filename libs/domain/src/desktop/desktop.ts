@@ -25,15 +25,21 @@ export type DesktopReport = Omit<DesktopClientReported['data'], 'connId' | 'toke
   deviceName: string | null;
 };
 
-const str = (v: unknown, max: number): string | null =>
-  typeof v === 'string' && v.trim() !== ''
+/** A text a desktop client reports: trimmed, cut to `max`, control characters removed; null when not a string or blank. */
+export function reportedText(v: unknown, max: number): string | null {
+  return typeof v === 'string' && v.trim() !== ''
     ? v
         .trim()
         .slice(0, max)
         .replace(/[\x00-\x1f\x7f]/g, '')
     : null;
+}
 
-/** `desktop.status` (the CLI's: advertised_tools, device_id, device_name, host, platform, version, computer_use...). */
+/**
+ * `desktop.status` (the CLI's: advertised_tools, device_id, device_name, host, platform, version, computer_use...).
+ * Read here, not by a frame DTO as `workspace` and `active_editor` are: it carries up to 256 tool names and is
+ * restated every 30 s, or as often as a client likes (DesktopService says what a DTO costs).
+ */
 export function parseDesktopStatus(p: Record<string, unknown>): { ok: true; value: DesktopStatus } | { ok: false; message: string } {
   const tools = p.advertised_tools;
   if (tools !== undefined && !Array.isArray(tools)) return { ok: false, message: 'desktop.status: advertised_tools must be a list of tool names' };
@@ -45,11 +51,11 @@ export function parseDesktopStatus(p: Record<string, unknown>): { ok: true; valu
     ok: true,
     value: {
       tools: [...new Set(list as string[])].sort(),
-      deviceId: str(p.device_id, 128),
-      deviceName: str(p.device_name, 128) ?? str(p.host, 128),
-      host: str(p.host, 128),
-      platform: str(p.platform, 32),
-      version: str(p.version, 32),
+      deviceId: reportedText(p.device_id, 128),
+      deviceName: reportedText(p.device_name, 128) ?? reportedText(p.host, 128),
+      host: reportedText(p.host, 128),
+      platform: reportedText(p.platform, 32),
+      version: reportedText(p.version, 32),
       computerUse: typeof p.computer_use === 'object' && p.computer_use !== null && (p.computer_use as { enabled?: unknown }).enabled === true,
     },
   };
@@ -100,32 +106,17 @@ export function reportDesktopClient(
 
 const count = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < 1e9 ? v : null);
 
-/** `workspace` (WorkspaceContext v1), kept to the fields the relay shows; anything else is ignored. */
-export function parseWorkspace(p: Record<string, unknown>): DesktopWorkspace {
-  const g = typeof p.git_status_summary === 'object' && p.git_status_summary !== null ? (p.git_status_summary as Record<string, unknown>) : null;
+/** `git_status_summary` of a `workspace`: the counts that are whole numbers; not an object: none. */
+export function reportedGitStatus(v: unknown): DesktopWorkspace['gitStatus'] {
+  if (typeof v !== 'object' || v === null) return null;
+  const g = v as Record<string, unknown>;
   return {
-    cwd: str(p.cwd, 1024),
-    gitRoot: str(p.git_root, 1024),
-    gitBranch: str(p.git_branch, 256),
-    repoName: str(p.repo_name, 256),
-    hostname: str(p.hostname, 128),
-    platform: str(p.platform, 32),
-    activeShell: str(p.active_shell, 64),
-    gitStatus: g
-      ? {
-          staged: count(g.staged) ?? 0,
-          modified: count(g.modified) ?? 0,
-          untracked: count(g.untracked) ?? 0,
-          ahead: count(g.ahead),
-          behind: count(g.behind),
-        }
-      : null,
+    staged: count(g.staged) ?? 0,
+    modified: count(g.modified) ?? 0,
+    untracked: count(g.untracked) ?? 0,
+    ahead: count(g.ahead),
+    behind: count(g.behind),
   };
-}
-
-/** `active_editor` (ActiveEditorHint v1): source, editor, cwd. The command line it may carry is dropped: it can hold anything the user typed. */
-export function parseActiveEditor(p: Record<string, unknown>): DesktopActiveEditor {
-  return { source: str(p.source, 32) ?? 'none', editor: str(p.editor, 128), cwd: str(p.cwd, 1024) };
 }
 
 export function reportDesktopContext(
