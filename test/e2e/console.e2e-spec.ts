@@ -113,6 +113,20 @@ describe('console API and stream', () => {
       expect(readEvents(relay.home).length).toBe(before);
       phone.close();
     });
+
+    it('refuses a command without a Content-Type, with a body or without one (its one client always sends JSON)', async () => {
+      const { phone, prefix } = await pairPhone(relay);
+      const before = readEvents(relay.home).length;
+      // fetch sends bytes with no Content-Type, and a POST without a body with none either.
+      for (const body of [new TextEncoder().encode('{}'), undefined]) {
+        const res = await fetch(`${api}/sessions/${prefix}/revoke`, { method: 'POST', body });
+        expect(res.status).toBe(415);
+        expect(await res.json()).toMatchObject({ ok: false, code: 'unsupported_media_type' });
+      }
+      await relay.log.drain();
+      expect(readEvents(relay.home).length).toBe(before);
+      phone.close();
+    });
   });
 
   describe('read models', () => {

@@ -270,6 +270,21 @@ describe('security', () => {
       expectErrorBody(res, 415, 'unsupported_media_type');
     });
 
+    it('a body without a Content-Type on a loopback route is refused with 415 before it is parsed', async () => {
+      const payload = Buffer.from(JSON.stringify({ code: 'NOTYPE' }));
+      for (const method of ['POST', 'DELETE'] as const) {
+        const res = await noEvent(() => inject({ method, url: method === 'POST' ? '/pairing/register' : '/clipboard/inbox', payload }));
+        expectErrorBody(res, 415, 'unsupported_media_type');
+      }
+    });
+
+    it('a request with neither body nor Content-Type passes on a loopback route (the desktop CLI and host tools send them)', async () => {
+      const res = await noEvent(() => inject({ method: 'POST', url: '/media/nosuchtoken00/sensitive' }));
+      expect(res.statusCode).not.toBe(415);
+      const cleared = await inject({ method: 'DELETE', url: '/clipboard/inbox' });
+      expect(cleared.statusCode).toBe(200);
+    });
+
     it('a GET carrying a Content-Type header is not refused (there is no body to guard)', async () => {
       const res = await inject({ method: 'GET', url: '/pairing/pending', headers: { 'content-type': 'text/plain' } });
       expect(res.statusCode).toBe(200);

@@ -5,6 +5,7 @@ import type { AuthedRequest, RouteAuth } from './auth';
 import type { Clock } from './clock';
 import type { CommandLoop } from './command-loop';
 import { peerOf } from './forwarded-peer';
+import { refusesAsNotJson } from './json-only';
 import { checkLoopback, hasProxyHeader, isLoopbackPeer } from './net';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -197,14 +198,9 @@ function apiVoiceTransport(deps: AuthDeps, req: IncomingMessage): void {
   );
 }
 
-/**
- * ARCHITECTURE.md: loopback routes take bodies only as JSON. A browser can send text/plain, form and
- * multipart bodies cross-site without a preflight; JSON it cannot.
- */
+/** The operator's loopback routes take bodies only as JSON (json-only.ts); a request without a body needs no type. */
 function assertJsonBody(req: FastifyRequest): void {
-  const type = req.headers['content-type'];
-  if (type === undefined || req.method === 'GET' || req.method === 'HEAD') return;
-  if (!/^application\/json\s*(?:;|$)/i.test(type)) {
+  if (refusesAsNotJson(req.method, req.headers, 'allowed')) {
     throw new DomainError('unsupported_media_type', 'unsupported', 'send the body as application/json');
   }
 }

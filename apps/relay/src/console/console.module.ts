@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { RelayConfig } from '../common/config';
+import { refusesAsNotJson } from '../common/json-only';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { BridgeModule } from '../bridge/bridge.module';
 import { DesktopModule } from '../desktop/desktop.module';
@@ -34,8 +35,6 @@ import { TerminalConsoleController } from './features/terminal.console.controlle
 import { ThreadsConsoleController } from './features/threads.console.controller';
 import { VoiceConsoleController } from './features/voice.console.controller';
 import { ChainVerifyJobs } from './store/chain-verify-jobs';
-
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * The operator console: the built app at `/console/`, its read models at `/console/api/<feature>`,
@@ -80,13 +79,8 @@ export class ConsoleModule implements OnModuleInit, OnApplicationBootstrap {
       if (!isConsoleUrl(req.url)) return done();
       for (const [k, v] of Object.entries(CONSOLE_HEADERS)) void reply.header(k, v);
       if (req.url.startsWith('/console/api/')) void reply.header('cache-control', 'no-store');
-      if (SAFE_METHODS.has(req.method) || !req.url.startsWith('/console/api/')) return done();
-      // CSRF: a cross-site form can post urlencoded, multipart or text/plain, never application/json.
-      const type = String(req.headers['content-type'] ?? '')
-        .split(';')[0]
-        .trim()
-        .toLowerCase();
-      if (type === 'application/json') return done();
+      // CSRF (json-only.ts): commands are JSON; a command without a body needs the type too.
+      if (!req.url.startsWith('/console/api/') || !refusesAsNotJson(req.method, req.headers, 'refused')) return done();
       void reply
         .status(415)
         .header('cache-control', 'no-store')
