@@ -76,10 +76,17 @@ describe('MetricsSampler', () => {
   it('takes a sample only when the interval has passed on the clock it is given; the first reading is the baseline', () => {
     const s = new MetricsSampler(opts);
     expect(s.tick(T0, reading())).toBe(false);
-    expect(s.tick(T0 + 1999, reading())).toBe(false);
+    expect(s.tick(T0 + 1000, reading())).toBe(false);
     expect(s.tick(T0 + 2000, reading())).toBe(true);
     expect(s.tick(T0 + 2000, reading())).toBe(false);
     expect(s.ring.timeline()).toEqual([T0 + 2000]);
+  });
+
+  it("samples on the scheduler's 1 s tick every 2 s even when the timer runs a few ms early", () => {
+    const s = new MetricsSampler(opts);
+    const ticks = [0, 1003, 1998, 2999, 3995, 5001, 5996];
+    for (const t of ticks) s.tick(T0 + t, reading());
+    expect(s.ring.timeline().map((t) => t - T0)).toEqual([1998, 3995, 5996]);
   });
 
   it('stays bounded: many samples later it holds `capacity` of them', () => {

@@ -59,7 +59,7 @@ export function histogramQuantile(bounds: readonly number[], buckets: readonly n
  * Turns readings of the relay's metrics into a ring of samples: rates per second (per minute for Device
  * Control, rare by nature) from counter deltas over the time really elapsed, gauges as read, and the commit
  * latency p50/p99 of the commits since the last sample. Time comes in as an argument: a sample is taken
- * when `intervalMs` has passed since the last one, so a manual clock drives it without sleeping.
+ * when `intervalMs` has passed since the last one (give or take a tenth), so a manual clock drives it without sleeping.
  */
 export class MetricsSampler {
   readonly ring: SampleRing;
@@ -73,7 +73,9 @@ export class MetricsSampler {
   /** Takes a sample if one is due; the first reading (and one after the clock went back) only sets the baseline. */
   tick(nowMs: number, reading: MetricsReading): boolean {
     const last = this.last;
-    if (last !== null && nowMs >= last.t && nowMs - last.t < this.opts.intervalMs) return false;
+    // A tenth of the interval early still counts: the scheduler's 1 s timer drifts by a few ms either way,
+    // and a sample skipped for 1999 ms would leave a 3 s gap.
+    if (last !== null && nowMs >= last.t && nowMs - last.t < this.opts.intervalMs * 0.9) return false;
     this.last = { t: nowMs, reading };
     if (last === null || nowMs < last.t) return false;
     this.ring.push(nowMs, this.sample(last.reading, reading, (nowMs - last.t) / 1000));
