@@ -61,3 +61,6 @@ export function bytes(n: number): string {
 export function count(n: number): string {
   return new Intl.NumberFormat('en').format(n);
 }
+
+/** `1 segment`, `3 segments` (the relay's one rule, shared with the CLI). */
+export { plural } from '@svc/events/plural';

@@ -1,6 +1,7 @@
 import type { Overview } from '@svc/console-api';
 import { useOverview } from '@/features/overview/api/get-overview';
 import { IconMoon, IconSun, IconSystem } from '@/components/icons';
+import { plural } from '@/lib/format';
 import { useLive } from '@/lib/live-context';
 import { Link } from '@/lib/router';
 import { useTheme } from '@/lib/theme';
@@ -66,8 +67,7 @@ export function TopBar() {
               </span>
             )}
             <span className="fact" data-testid="phones-online">
-              <span className={`dot ${o.phones_online ? 'dot-on' : 'dot-off'}`} aria-hidden /> {o.phones_online} phone
-              {o.phones_online === 1 ? '' : 's'} online
+              <span className={`dot ${o.phones_online ? 'dot-on' : 'dot-off'}`} aria-hidden /> {plural(o.phones_online, 'phone')} online
             </span>
             <span className="fact hide-narrow">{o.events_per_second.toFixed(1)} ev/s</span>
           </>

@@ -1,5 +1,6 @@
 import { IconPairing } from '@/components/icons';
 import type { ConsoleFeature } from '@/lib/feature';
+import { blocksKey } from './api/get-blocks';
 import { pairingKey } from './api/get-pairing';
 import { PairingPage, PendingBadge } from './components/pairing-page';
 
@@ -10,5 +11,8 @@ export const pairingFeature: ConsoleFeature = {
   icon: IconPairing,
   Page: PairingPage,
   Badge: PendingBadge,
-  invalidate: [{ on: ['pairing.', 'session.created', 'relay.started'], queryKey: pairingKey }],
+  invalidate: [
+    { on: ['pairing.', 'session.created', 'relay.started'], queryKey: pairingKey },
+    { on: ['ratelimit.'], queryKey: blocksKey },
+  ],
 };

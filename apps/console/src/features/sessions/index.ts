@@ -9,5 +9,5 @@ export const sessionsFeature: ConsoleFeature = {
   title: 'Devices',
   icon: IconDevices,
   Page: DevicesPage,
-  invalidate: [{ on: ['session.', 'trust.', 'phone.connected', 'phone.disconnected'], queryKey: sessionsKey }],
+  invalidate: [{ on: ['session.', 'trust.', 'phone.connected', 'phone.disconnected', 'relay.started'], queryKey: sessionsKey }],
 };

@@ -4,25 +4,13 @@ import { DataTable, type Column } from '@/components/data-table';
 import { Button, Card, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
 import { IconPause, IconPlay } from '@/components/icons';
 import { NO_FILTERS, hasFilters, matchesFilters, type EventFilters } from '@/lib/event-filter';
+import { FAMILIES } from '@/lib/event-families';
 import { actorLabel, family, summary } from '@/lib/event-summary';
 import { useLive } from '@/lib/live-context';
 import { navigate, useLocation } from '@/lib/router';
 import { serverNow } from '@/lib/server-time';
 import { useReplayEvents, useTailEvents } from '../api/get-events';
 import { EventDrawer } from './event-drawer';
-
-const FAMILIES = [
-  { label: 'All', value: '' },
-  { label: 'Sessions', value: 'session.' },
-  { label: 'Pairing', value: 'pairing.' },
-  { label: 'Phones & Threads', value: 'phone.' },
-  { label: 'Terminal', value: 'terminal.,tui.' },
-  { label: 'Bridge', value: 'bridge.' },
-  { label: 'Media', value: 'media.' },
-  { label: 'Notifications', value: 'notification.,clipboard.,chat.' },
-  { label: 'Auth', value: 'auth.,ratelimit.' },
-  { label: 'Relay', value: 'relay.' },
-];
 
 const RANGES = [
   { label: 'Any time', value: '' },

@@ -1,7 +1,7 @@
 import { Link } from '@/lib/router';
 import { EventList } from '@/components/event-list';
 import { Button, Card, EmptyState, ErrorState, PageHeader, Skeleton, Stat } from '@/components/ui';
-import { bytes, count, duration, exact } from '@/lib/format';
+import { bytes, count, duration, exact, plural } from '@/lib/format';
 import { useLive } from '@/lib/live-context';
 import { useOverview } from '../api/get-overview';
 
@@ -35,6 +35,18 @@ export function OverviewPage() {
               </Link>
             </div>
           ) : null}
+          {o.rate_limit_blocks > 0 ? (
+            <div className="callout callout-warn" role="status" data-testid="blocks-flag">
+              <div>
+                <strong>{plural(o.rate_limit_blocks, 'address', 'addresses')} blocked by the rate limiter</strong> after too many wrong pairing codes
+                or session tokens. A phone behind {o.rate_limit_blocks === 1 ? 'it' : 'them'} cannot pair or connect until the block ends or you lift
+                it.
+              </div>
+              <Link to="/pairing" className="btn btn-md">
+                Review on Pairing →
+              </Link>
+            </div>
+          ) : null}
           <div className="stat-grid" data-testid="overview-stats">
             <Stat label="Paired sessions" value={count(o.sessions)} hint={<Link to="/devices">Devices →</Link>} />
             <Stat
@@ -46,13 +58,7 @@ export function OverviewPage() {
             <Stat
               label="Pending requests"
               value={count(o.pending_pairings)}
-              hint={
-                o.pending_pairings ? (
-                  <Link to="/pairing">Review →</Link>
-                ) : (
-                  `${o.ready_codes} code${o.ready_codes === 1 ? '' : 's'} waiting for a phone`
-                )
-              }
+              hint={o.pending_pairings ? <Link to="/pairing">Review →</Link> : `${plural(o.ready_codes, 'code')} waiting for a phone`}
               tone={o.pending_pairings ? 'warn' : undefined}
             />
             <Stat label="Events / s" value={o.events_per_second.toFixed(1)} hint="durable, last 10 s" />
@@ -62,7 +68,7 @@ export function OverviewPage() {
               hint={
                 o.log.store === 'postgres'
                   ? `${bytes(o.log.bytes)} in PostgreSQL (table svc_relay_events)`
-                  : `${bytes(o.log.bytes)} in ${o.log.segments} segment${o.log.segments === 1 ? '' : 's'}`
+                  : `${bytes(o.log.bytes)} in ${plural(o.log.segments, 'segment')}`
               }
             />
             <Stat
@@ -84,7 +90,7 @@ export function OverviewPage() {
                 value={count(o.bridge.commands_total)}
                 hint={
                   <Link to="/bridge">
-                    {o.bridge.stopped_by_safety} stopped by safety · {o.bridge.devices} phone{o.bridge.devices === 1 ? '' : 's'} →
+                    {o.bridge.stopped_by_safety} stopped by safety · {plural(o.bridge.devices, 'phone')} →
                   </Link>
                 }
                 tone={o.bridge.stopped_by_safety ? 'warn' : undefined}
@@ -97,7 +103,16 @@ export function OverviewPage() {
               <Stat
                 label="Queued for the phone"
                 value={count(o.threads.queued)}
-                hint={<Link to="/threads">{o.threads.subscribed ? 'a phone is subscribed' : 'no phone subscribed'} →</Link>}
+                hint={
+                  <Link to="/threads">
+                    {!o.threads.enabled
+                      ? 'Threads off (PHONE_ENABLED unset)'
+                      : o.threads.subscribed
+                        ? 'a phone is subscribed'
+                        : 'no phone subscribed'}{' '}
+                    →
+                  </Link>
+                }
                 tone={o.threads.queued && !o.threads.subscribed ? 'warn' : undefined}
               />
             ) : null}

@@ -4,6 +4,7 @@ import { usePairing } from '../api/get-pairing';
 import { Countdown } from './countdown';
 import { MintPanel } from './mint-panel';
 import { PendingRequests } from './pending-requests';
+import { RateLimitBlocks } from './rate-limit-blocks';
 import { ttlLabel } from './terms';
 
 const SOURCE: Record<PairingCodeRow['source'], string> = {
@@ -24,6 +25,7 @@ export function PairingPage() {
       <div className="pairing-grid">
         <MintPanel tls={tls} secureLink={secureLink} />
         <div className="stack">
+          <RateLimitBlocks placement="first" />
           {q.isPending ? (
             <Card title="Waiting for approval">
               <Skeleton lines={3} />
@@ -53,6 +55,7 @@ export function PairingPage() {
               </ul>
             ) : null}
           </Card>
+          <RateLimitBlocks placement="last" />
         </div>
       </div>
     </>

@@ -2,12 +2,13 @@ import { useEffect, useState } from 'react';
 import type { SessionRow } from '@svc/console-api';
 import { DataTable, type Column } from '@/components/data-table';
 import { Ago, Button, Card, Chip, Dot, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
-import { duration, exact } from '@/lib/format';
+import { duration, exact, plural } from '@/lib/format';
 import { Link, useLocation } from '@/lib/router';
 import { useServerNow } from '@/lib/server-time';
 import { useSessions } from '../api/get-sessions';
 import { GrantChips } from './grant-chips';
 import { EndTrustDialog } from './end-trust-dialog';
+import { RenewalsWithoutSession } from './renewals-without-session';
 import { RevokeDialog } from './revoke-dialog';
 import { ShortenDialog } from './shorten-dialog';
 
@@ -70,9 +71,23 @@ export function DevicesPage() {
     {
       label: 'Seen · transport',
       className: 'nowrap',
+      cellProps: () => ({ 'data-testid': 'seen' }),
       render: (s) => (
         <>
-          {s.online ? <Chip tone="good">online</Chip> : <Ago ms={s.last_seen * 1000} />}
+          {s.online ? (
+            <Chip tone="good">online</Chip>
+          ) : s.offline_since !== null ? (
+            <>
+              <Chip>offline</Chip>
+              <div className="small">
+                since <Ago ms={s.offline_since * 1000} />
+              </div>
+            </>
+          ) : (
+            <span className="small">
+              last seen <Ago ms={s.last_seen * 1000} />
+            </span>
+          )}
           {s.online && s.connections[0] ? <div className="muted small mono">{s.connections[0].ip}</div> : null}
           <div className={`small ${s.transport.startsWith('Secure') ? 'good-text' : 'muted'}`} title="transport security">
             {s.transport}
@@ -92,7 +107,7 @@ export function DevicesPage() {
           </span>
         ),
     },
-    { label: 'Grants', render: (s) => <GrantChips grants={s.grants} now={now} /> },
+    { label: 'Grants', className: 'col-grants', render: (s) => <GrantChips grants={s.grants} now={now} /> },
     {
       label: 'Renewal',
       className: 'nowrap',
@@ -102,7 +117,7 @@ export function DevicesPage() {
           <>
             <span title={exact(s.trusted_device.expires_at * 1000)}>until {duration(s.trusted_device.expires_at - now / 1000)}</span>
             <div className="muted small">
-              {s.trusted_device.renewals} renewal{s.trusted_device.renewals === 1 ? '' : 's'}
+              {plural(s.trusted_device.renewals, 'renewal')}
               {s.trusted_device.last_renewed_at !== null ? (
                 <>
                   {' '}
@@ -120,7 +135,7 @@ export function DevicesPage() {
     {
       label: 'Actions',
       srOnly: true,
-      className: 'row-actions',
+      className: 'row-actions row-actions-stack',
       render: (s) => (
         <>
           <Button size="sm" onClick={() => setShortening(s)} aria-label={`Shorten ${s.device_name}`}>
@@ -159,7 +174,7 @@ export function DevicesPage() {
         {q.isError ? <ErrorState what="sessions" error={q.error} onRetry={() => void q.refetch()} /> : null}
         {q.isSuccess && sessions.length === 0 ? (
           <EmptyState
-            title="No phones paired yet"
+            title={q.data.renewals_without_session.length ? 'No live sessions' : 'No phones paired yet'}
             action={
               <Link to="/pairing" className="btn btn-primary btn-md">
                 Pair a phone
@@ -183,6 +198,7 @@ export function DevicesPage() {
           />
         ) : null}
       </Card>
+      <RenewalsWithoutSession rows={q.data?.renewals_without_session ?? []} />
       <RevokeDialog session={revoking} onClose={() => setRevoking(null)} />
       <ShortenDialog session={shortening} onClose={() => setShortening(null)} />
       <EndTrustDialog session={ending} onClose={() => setEnding(null)} />

@@ -1,7 +1,9 @@
+import { useState } from 'react';
 import type { ShellRow } from '@svc/console-api';
 import { DataTable, type Column } from '@/components/data-table';
-import { Ago, Card, Chip, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
+import { Ago, Button, Card, Chip, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
 import { useTerminal } from '../api/get-terminal';
+import { EndShellDialog } from './end-shell-dialog';
 
 const ms = (s: number | null) => (s === null ? null : s * 1000);
 
@@ -52,6 +54,26 @@ const SHELL_COLUMNS: Array<Column<ShellRow>> = [
 export function TerminalPage() {
   const q = useTerminal();
   const t = q.data;
+  const [ending, setEnding] = useState<ShellRow | null>(null);
+  const columns: Array<Column<ShellRow>> = [
+    ...SHELL_COLUMNS,
+    {
+      label: 'Actions',
+      srOnly: true,
+      className: 'row-actions',
+      render: (s) => (
+        <>
+          {/*
+           * RECORDINGS GO HERE. The audit issue records shells; when a ShellRow carries its recording, an
+           * "Open recording" link to it sits beside End shell. Nothing is recorded today, so there is none.
+           */}
+          <Button size="sm" variant="danger" onClick={() => setEnding(s)} aria-label={`End shell ${s.session_name} of ${s.token_prefix}`}>
+            End shell
+          </Button>
+        </>
+      ),
+    },
+  ];
   return (
     <>
       <PageHeader
@@ -66,7 +88,13 @@ export function TerminalPage() {
             {t.shells.length === 0 ? (
               <EmptyState title="No shells open">A phone with the terminal grant opens one from its Terminal screen.</EmptyState>
             ) : (
-              <DataTable testId="terminal-shells" columns={SHELL_COLUMNS} rows={t.shells} rowKey={(s) => s.shell_id} />
+              <DataTable
+                testId="terminal-shells"
+                columns={columns}
+                rows={t.shells}
+                rowKey={(s) => s.shell_id}
+                rowProps={(s) => ({ 'data-shell': s.shell_id })}
+              />
             )}
           </Card>
           <Card title={`TUI processes${t.tuis.length ? ` (${t.tuis.length})` : ''}`}>
@@ -90,6 +118,7 @@ export function TerminalPage() {
           </Card>
         </>
       ) : null}
+      <EndShellDialog shell={ending} onClose={() => setEnding(null)} />
     </>
   );
 }
