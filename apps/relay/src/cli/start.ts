@@ -8,6 +8,7 @@ import { consoleLine, consoleWhere } from '../console/console-url';
 import { createRelay } from '../relay';
 import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
 import { prettyDestination } from './pretty-log';
+import { selfCommand } from './self-command';
 
 const COMMAND = 'relay start';
 
@@ -169,7 +170,7 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
   if (!config.tls) line(io.stderr, err.dim('plain HTTP/ws: phones must opt in to a plain connection; set RELAY_SSL_CERT and RELAY_SSL_KEY for TLS'));
   if (io.stderr.isTTY || io.stdout.isTTY) {
     const envHint = config.port !== DEFAULT_PORT.relay || config.host !== BIND_ALL ? `RELAY_HOST=${config.host} RELAY_PORT=${relay.port} ` : '';
-    line(io.stderr, `Pair a phone: run "${envHint}svc relay pair" in another terminal on this machine, then scan the QR code.`);
+    line(io.stderr, `Pair a phone: run "${envHint}${selfCommand(io.env)} relay pair" in another terminal on this machine, then scan the QR code.`);
     line(io.stderr, err.dim('Ctrl-C stops the relay.'));
   }
 
