@@ -1,4 +1,4 @@
-import { epoch, isoMs } from './epoch';
+import { epoch, isoMs, secondsBetween } from './epoch';
 
 describe('epoch', () => {
   it('turns milliseconds, Dates and ISO strings into whole seconds, and keeps null', () => {
@@ -6,6 +6,17 @@ describe('epoch', () => {
     expect(epoch(new Date('2026-03-01T12:00:00.500Z'))).toBe(1_772_366_400);
     expect(epoch('2026-03-01T12:00:00.000Z')).toBe(1_772_366_400);
     expect(epoch(null)).toBeNull();
+  });
+});
+
+describe('secondsBetween', () => {
+  it('counts whole seconds of a span, floored, from ms or Dates, never below 0', () => {
+    expect(secondsBetween(1_000, 2_999)).toBe(1);
+    expect(secondsBetween(new Date(0), new Date(59_999))).toBe(59);
+    expect(secondsBetween(1_500, new Date(4_400))).toBe(2);
+    expect(secondsBetween(5_000, 1_000)).toBe(0);
+    // A span, not two timestamps: 0.6 s to 1.4 s is 0 whole seconds, though epoch() of each end differs by 1.
+    expect(secondsBetween(600, 1_400)).toBe(0);
   });
 });
 

@@ -10,6 +10,15 @@ export function epoch(t: number | Date | string | null): number | null {
   return Math.floor(ms / 1000);
 }
 
+/**
+ * Whole seconds from `from` to `to` (epoch ms or Dates), floored and never below 0: an age, an uptime, a time
+ * left. Not a timestamp, so not `epoch` (which would floor each end apart).
+ */
+export function secondsBetween(from: number | Date, to: number | Date): number {
+  const ms = (typeof to === 'number' ? to : to.getTime()) - (typeof from === 'number' ? from : from.getTime());
+  return Math.max(0, Math.floor(ms / 1000));
+}
+
 const digit = (s: string, i: number): number => {
   const c = s.charCodeAt(i) - 48;
   return c >= 0 && c <= 9 ? c : NaN;

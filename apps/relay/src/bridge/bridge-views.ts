@@ -1,5 +1,5 @@
 import type { BridgeActivity, BridgeDevice, ReadModels, SafetyRecord, SafetySettings } from '@svc/domain';
-import { epoch } from '@svc/domain';
+import { epoch, secondsBetween } from '@svc/domain';
 
 type PendingConfirmation = { requestId: string; tokenPrefix: string; path: string; verb: string; deadline: number };
 
@@ -92,7 +92,7 @@ export function bridgeStatusView(
     ...(devices.length === 0 ? { error: 'no phone connected', code: 'bridge.no_device' } : {}),
     phone_connected: phoneConnected,
     connected: phoneConnected,
-    last_seen_seconds_ago: seen === null ? null : Math.max(0, Math.floor((now.getTime() - seen) / 1000)),
+    last_seen_seconds_ago: seen === null ? null : secondsBetween(seen, now),
     device_id: active?.deviceId ?? null,
     device_name: active?.deviceName ?? null,
     device: active ? bridgeDeviceView(active, m.active, isOnline(active)) : null,

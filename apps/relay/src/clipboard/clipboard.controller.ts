@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Post, Res } from '@nestjs/common';
-import { CLIPBOARD_CONTENT_TYPE, DomainError, type Principal } from '@svc/domain';
+import { CLIPBOARD_CONTENT_TYPE, DomainError, epoch, type Principal } from '@svc/domain';
 import type { FastifyReply } from 'fastify';
 import { Auth, Caller } from '../common/auth';
 import { StageImageDto } from './clipboard.dto';
@@ -38,7 +38,7 @@ export class ClipboardController {
       .header('Content-Disposition', `inline; filename="${entry.fileName}"`)
       .header('X-Clipboard-Id', entry.entryId)
       .header('X-Clipboard-Sha256', entry.sha256)
-      .header('X-Clipboard-Staged-At', String(Math.floor(entry.stagedAt / 1000)))
+      .header('X-Clipboard-Staged-At', String(epoch(entry.stagedAt)))
       .send(bytes);
   }
 

@@ -1,4 +1,4 @@
-import { DomainError } from '@svc/domain';
+import { DomainError, epoch } from '@svc/domain';
 import type { NewEvent } from '@svc/events';
 import * as fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
@@ -170,7 +170,7 @@ export class DiskGuard {
       total_bytes: this.state.totalBytes,
       min_free_bytes: this.opts.minFreeBytes,
       low: this.state.low,
-      checked_at: this.state.checkedAt === null ? null : Math.floor(this.state.checkedAt / 1000),
+      checked_at: epoch(this.state.checkedAt),
     };
   }
 

@@ -1,3 +1,5 @@
+import { epoch } from '@svc/domain';
+
 /**
  * HTTP details of serving a file: byte ranges (RFC 9110 14), validators (ETag, Last-Modified),
  * Content-Disposition with RFC 6266 / RFC 8187 `filename*`.
@@ -50,7 +52,8 @@ export function notModified(headers: Record<string, string | string[] | undefine
   const ims = header(headers, 'if-modified-since');
   if (ims !== undefined) {
     const t = Date.parse(ims);
-    return Number.isFinite(t) && Math.floor(mtimeMs / 1000) * 1000 <= t;
+    // An HTTP-date holds whole seconds: compare the file's time at that precision.
+    return Number.isFinite(t) && epoch(mtimeMs) * 1000 <= t;
   }
   return false;
 }
@@ -62,7 +65,7 @@ export function ifRangeHolds(headers: Record<string, string | string[] | undefin
   const v = ir.trim();
   if (v.startsWith('"') || v.startsWith('W/')) return v === etag;
   const t = Date.parse(v);
-  return Number.isFinite(t) && Math.floor(mtimeMs / 1000) * 1000 === t;
+  return Number.isFinite(t) && epoch(mtimeMs) * 1000 === t;
 }
 
 function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {

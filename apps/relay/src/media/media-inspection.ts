@@ -1,4 +1,4 @@
-import { epoch, type MediaEntry, type MediaLimits, type MediaPolicyContext } from '@svc/domain';
+import { epoch, secondsBetween, type MediaEntry, type MediaLimits, type MediaPolicyContext } from '@svc/domain';
 
 /** `GET /media/inspect`: the registry's entries (newest first) with the limits and policy they live under. */
 export function mediaInspection(entries: MediaEntry[], now: Date, ownedDir: string, limits: MediaLimits, policy: MediaPolicyContext) {
@@ -30,9 +30,9 @@ function entryView(e: MediaEntry, now: Date) {
     source: e.source,
     via: e.via,
     registered_at: epoch(e.registeredAt),
-    age_seconds: Math.max(0, Math.floor((now.getTime() - e.registeredAt) / 1000)),
+    age_seconds: secondsBetween(e.registeredAt, now),
     expires_at: epoch(e.expiresAt),
-    expires_in_seconds: Math.max(0, Math.floor((e.expiresAt - now.getTime()) / 1000)),
+    expires_in_seconds: secondsBetween(now, e.expiresAt),
     expired: e.expiresAt <= now.getTime(),
     fetch_count: e.fetchCount,
     last_fetched_at: e.lastFetchedAt === null ? null : epoch(e.lastFetchedAt),

@@ -280,7 +280,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     const opened = await openChecked(entry.path, { maxSize: maxBytes, expect: { fileId: entry.fileId, realPath: entry.path } });
     try {
       const bytes = await opened.handle.readFile();
-      return { bytes, contentType: entry.contentType, expiresAt: Math.floor(entry.expiresAt / 1000) };
+      return { bytes, contentType: entry.contentType, expiresAt: epoch(entry.expiresAt) };
     } finally {
       await opened.handle.close().catch(() => undefined);
     }

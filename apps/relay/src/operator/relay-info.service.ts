@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DomainError, modelCapabilities } from '@svc/domain';
+import { DomainError, modelCapabilities, secondsBetween } from '@svc/domain';
 import type { Logger } from 'pino';
 import { BridgeService } from '../bridge/bridge.service';
 import { Clock } from '../common/clock';
@@ -42,7 +42,7 @@ export class RelayInfoService {
       capabilities: CAPABILITIES,
       // Every profile with a config, and whether it enables the relay's plugin (`enabled`, `disabled`, `absent`).
       profiles: this.catalog.all().map((p) => ({ name: p.name, relay_state: p.relay })),
-      uptime_seconds: Math.max(0, Math.floor((now.getTime() - this.runtime.startedAt.getTime()) / 1000)),
+      uptime_seconds: secondsBetween(this.runtime.startedAt, now),
       session_count: sessions,
       // Sessions are paired devices in this auth model (one session per pairing).
       paired_device_count: sessions,

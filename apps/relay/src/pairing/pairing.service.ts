@@ -73,7 +73,7 @@ export class PairingService implements OnApplicationBootstrap {
     const reach = this.runtime.reach;
     if (secureLink && reach?.connected) {
       const token = newToken();
-      const expiresAt = Math.floor(this.clock.now().getTime() / 1000) + 600;
+      const expiresAt = epoch(this.clock.now()) + 600;
       try {
         await reach.publishBootstrap(newId(), token, expiresAt);
         endpoints = withSecureLink(

@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { DomainError, hasGrant, isLive, markSeen } from '@svc/domain';
+import { DomainError, epoch, hasGrant, isLive, markSeen } from '@svc/domain';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
@@ -258,12 +258,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
   private onSystem(conn: PhoneConnection, env: Envelope): void {
     switch (env.type) {
       case 'ping':
-        conn.send(
-          'system',
-          'pong',
-          { ts: typeof env.payload.ts === 'number' ? env.payload.ts : Math.floor(this.clock.now().getTime() / 1000) },
-          env.id,
-        );
+        conn.send('system', 'pong', { ts: typeof env.payload.ts === 'number' ? env.payload.ts : epoch(this.clock.now()) }, env.id);
         return;
       case 'pong':
         return;

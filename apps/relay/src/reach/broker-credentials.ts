@@ -1,3 +1,4 @@
+import { epoch } from '@svc/domain';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { atomicWrite } from '../common/atomic-write';
@@ -138,13 +139,13 @@ export class BrokerCredentials {
       credentials: [...this.byDigest].map(([d, c]) => ({
         host_id: c.hostId,
         token_sha256: d,
-        expires_at: Math.floor(c.expiresAt / 1000),
+        expires_at: epoch(c.expiresAt),
         uses_left: Math.min(c.usesLeft, 1_000_000_000),
         kind: c.kind,
         credential_id: c.id,
         device_id_hash: c.deviceIdHash,
       })),
-      consumed: [...this.consumed].map(([d, until]) => ({ token_sha256: d, expires_at: Math.floor(until / 1000) })),
+      consumed: [...this.consumed].map(([d, until]) => ({ token_sha256: d, expires_at: epoch(until) })),
     };
     atomicWrite(file, JSON.stringify(body));
   }

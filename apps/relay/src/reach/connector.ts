@@ -1,3 +1,4 @@
+import { epoch } from '@svc/domain';
 import { randomInt } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -133,7 +134,7 @@ export class ReachConnector implements ReachView {
       completed_streams: this.completed,
       dropped_frames: this.dropped,
       connect_attempts: this.attempts,
-      connected_at: this.connectedAt === null ? null : Math.floor(this.connectedAt / 1000),
+      connected_at: epoch(this.connectedAt),
       last_error: this.lastError,
       transport: 'opaque_inner_tls',
     };

@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import type { Session } from '@svc/domain';
+import { epoch, type Session } from '@svc/domain';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import { Clock } from '../common/clock';
@@ -52,8 +52,8 @@ export class ReachRouteCredentials implements OnModuleInit, OnModuleDestroy {
     const reach = this.runtime.reach;
     if (!reach?.connected) return {};
     const credentialId = this.credentialId(session.tokenPrefix);
-    const now = Math.floor(this.clock.now().getTime() / 1000);
-    const expiresAt = session.expiresAt ? Math.floor(new Date(session.expiresAt).getTime() / 1000) : now + 30 * 86_400;
+    const now = epoch(this.clock.now());
+    const expiresAt = session.expiresAt ? epoch(session.expiresAt) : now + 30 * 86_400;
     let cached = this.routes.get(credentialId);
     if (!cached || cached.expiresAt <= now) {
       cached = { token: newToken(), expiresAt };

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { actorOf, DomainError, MAX_CONTEXT_CHARS, openVoiceSession, VOICE_SESSION_CONNECT_SECONDS, type Principal } from '@svc/domain';
+import { actorOf, DomainError, epoch, MAX_CONTEXT_CHARS, openVoiceSession, VOICE_SESSION_CONNECT_SECONDS, type Principal } from '@svc/domain';
 import { Clock } from '../common/clock';
 import type { RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
@@ -118,7 +118,7 @@ export class VoiceSessionCreation {
           ? { chat_session_id: agent.chatSessionId, broker_mode: 'provider_realtime', tool_surface: [...this.wire.tools] }
           : { chat_session_id: agent.chatSessionId, broker_mode: 'fallback_engine', tool_surface: [] }
         : {}),
-      expires_at: Math.floor(Date.parse(expiresAt) / 1000),
+      expires_at: epoch(expiresAt),
       resume_supported: true,
       resume_token: resumeToken,
       resume_ttl_ms: this.config.voice.resumeGraceSeconds * 1000,

@@ -1,4 +1,5 @@
 import type { NewEvent, PhoneMessageContent, PhoneReplyReceived, PhoneThreadsEvent, Surfacing } from '@svc/events';
+import { epoch } from '../epoch';
 import { DomainError } from '../errors';
 import type { ReadModels } from '../read-models';
 import type { PhoneMessage } from './threads.projection';
@@ -176,8 +177,8 @@ export function messageView(msg: PhoneMessage) {
     reply_to: msg.replyTo,
     metadata: msg.metadata,
     state: msg.state,
-    posted_at: Math.floor(msg.postedAt / 1000),
-    expires_at: Math.floor(msg.expiresAt / 1000),
-    state_at: Math.floor(msg.stateAt / 1000),
+    posted_at: epoch(msg.postedAt),
+    expires_at: epoch(msg.expiresAt),
+    state_at: epoch(msg.stateAt),
   };
 }
