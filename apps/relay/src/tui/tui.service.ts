@@ -19,9 +19,10 @@ import { HIGH_WATER, LOW_WATER } from '../terminal/shell-process';
 import type { ChannelError } from '../phone-socket/channel-router';
 import { locateGateway, NOT_CONFIGURED_MESSAGE } from './gateway-locator';
 import { logStderr, readLines, spawnGateway, type GatewayExit } from './gateway-process';
-import { attachTag, MAX_LINE_BYTES, readGatewayLine, rpcLine, RPC_INVALID, RPC_UNAVAILABLE, type RpcId } from './tui-rpc';
+import { MAX_LINE_BYTES, readGatewayLine, rpcLine, RPC_INVALID, RPC_UNAVAILABLE, type RpcId } from './tui-rpc';
 import { readFrame } from '../common/parse-frame';
-import { OptionalTermSizeFrame, TermSizeFrame } from '../terminal/terminal-frames.dto';
+import { TermSizeFrame } from '../terminal/terminal-frames.dto';
+import { TuiAttachFrame } from './tui-frames.dto';
 
 /** WIRE.md/issue 3: SIGTERM, then SIGKILL 2 s later. */
 export const TUI_KILL_GRACE_MS = 2000;
@@ -156,6 +157,7 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
         return this.attach(conn, env);
       case 'tui.rpc.request': {
         const t = this.mine(conn);
+        // By hand (rpcLine), not through parseFrame: that adds ~11 µs to a small request and ~1 ms to a 15 KB reply.
         const line = rpcLine(env.payload);
         if (t.child.stdin.writableLength > 4 * MAX_LINE_BYTES) {
           throw new DomainError('tui.busy', 'rate_limited', 'the TUI gateway is not reading its input; try again');
@@ -223,10 +225,9 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
       conn.send('tui', 'tui.attached', { pid: existing.pid, server_version: this.runtime.version, reattach: true }, env.id);
       return;
     }
-    const asked = readFrame(OptionalTermSizeFrame, env.payload);
+    const asked = readFrame(TuiAttachFrame, env.payload);
     const size: TermSize = { cols: asked.cols ?? 80, rows: asked.rows ?? 24 };
-    const profile = attachTag(env.payload.profile, 'profile');
-    const resume = attachTag(env.payload.resume_session_id, 'resume_session_id');
+    const { profile, resume_session_id: resume } = asked;
     const prefix = conn.tokenPrefix!;
     const tuiId = randomUUID();
     const { child, pid, exited } = await spawnGateway(launch, size, { profile, resume }, this.logger);
