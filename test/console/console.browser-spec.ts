@@ -236,7 +236,7 @@ describe('operator console in headless chromium', () => {
       expect((await dc(relay, a.token!, 'POST', '/open_app', { package: 'com.paypal.android.p2pmobile' })).status).toBe(403);
       await nav(page, 'Bridge').click();
       await page.locator(`[data-testid="bridge-devices"] tr[data-prefix="${b.tokenPrefix}"]`).waitFor();
-      await expectText(page.getByTestId('bridge-activity'), /GET \/ping 200/);
+      await expectText(page.getByTestId('bridge-activity'), /GET \/ping\s+http\s+200/);
       await expectText(page.locator('.safety-list'), /blocked package.*com\.paypal\.android\.p2pmobile/);
       await page.screenshot({ animations: 'disabled', path: shot('bridge'), fullPage: true });
       const row = page.locator(`[data-testid="bridge-devices"] tr[data-prefix="${b.tokenPrefix}"]`);

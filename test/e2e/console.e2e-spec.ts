@@ -147,6 +147,8 @@ describe('console API and stream', () => {
         'bridge',
         'media',
         'threads',
+        'voice',
+        'profiles',
         'terminal',
         'desktop',
         'metrics',
