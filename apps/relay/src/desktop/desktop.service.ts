@@ -16,6 +16,7 @@ import type { DesktopOutcome, DesktopRequester } from '@svc/events';
 import type { Subscription } from 'rxjs';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { Clock } from '../common/clock';
 import { CommandLoop } from '../common/command-loop';
 import type { RelayConfig } from '../common/config';
 import { readFrame } from '../common/parse-frame';
@@ -89,6 +90,7 @@ export class DesktopService implements OnApplicationShutdown {
 
   constructor(
     private readonly log: CommandLoop,
+    private readonly clock: Clock,
     router: ChannelRouter,
     scheduler: Scheduler,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -143,7 +145,7 @@ export class DesktopService implements OnApplicationShutdown {
         const st = parseDesktopStatus(env.payload);
         if (!st.ok) return conn.error(st.message, 'bad_frame', { channel: 'desktop' }, env.id);
         this.conns.set(conn.id, conn);
-        this.lastSeen.set(conn.id, Date.now());
+        this.lastSeen.set(conn.id, this.clock.now().getTime());
         const { tools, ...rest } = st.value;
         this.tools.set(conn.id, tools);
         const report = { ...rest, toolsDigest: createHash('sha256').update(canonicalToolList(tools)).digest('hex'), toolCount: tools.length };
