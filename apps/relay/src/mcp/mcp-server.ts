@@ -8,7 +8,6 @@ import type { AskAgent, CommandFrom } from '../bridge/agent-confirmations';
 import type { BridgeService } from '../bridge/bridge.service';
 import type { Clock } from '../common/clock';
 import type { CommandLoop } from '../common/command-loop';
-import { parseFrame } from '../common/parse-frame';
 import { RESOURCES, readResource } from './mcp-resources';
 import { errorResult, toolResult } from './mcp-results';
 import type { McpToolSet } from './mcp-tool-set';
@@ -42,7 +41,7 @@ export function mcpServer(deps: McpDeps, caller: Principal): McpServer {
     const tool = deps.tools.get(req.params.name);
     if (!tool) return { isError: true, content: [{ type: 'text', text: `unknown tool ${req.params.name}: tools/list names them` }] };
     try {
-      const input = parseFrame(tool.input, req.params.arguments ?? {});
+      const input = deps.tools.read(tool, req.params.arguments);
       if (!input.ok) throw input.error;
       const from: CommandFrom = { origin: { via: 'mcp', client: clientName(server.getClientVersion()?.name) } };
       if (server.getClientCapabilities()?.elicitation) from.ask = asker(server, extra.requestId);

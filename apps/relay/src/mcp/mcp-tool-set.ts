@@ -2,6 +2,7 @@ import type { ClientNames } from '@svc/domain';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Type } from '@nestjs/common';
 import { DtoJsonSchemas } from '../common/dto-json-schema';
+import { parseFrame, type ParsedFrame } from '../common/parse-frame';
 import { DEVICE_CONTROL_RULE_SCHEMAS } from '../bridge/device-control-schemas';
 import { deviceControlInput } from '../bridge/device-control.controller';
 import { isReadOnly, toolRoutes, type ToolRoute } from './mcp-tools';
@@ -16,6 +17,7 @@ export type ToolEntry = ToolRoute & { input: Type<object> };
 export class McpToolSet {
   private readonly byName: ReadonlyMap<string, ToolEntry>;
   private listing: Tool[] | null = null;
+  private readonly empty = new Map<Type<object>, ParsedFrame<object>>();
 
   constructor(
     names: ClientNames,
@@ -26,6 +28,19 @@ export class McpToolSet {
 
   get(name: string): ToolEntry | undefined {
     return this.byName.get(name);
+  }
+
+  /**
+   * A call's arguments read into its route's DTO, as the HTTP pipe reads a body (parseFrame). No arguments
+   * at all (most reads) give the same outcome every time, since the DTOs depend on nothing but their input
+   * (RelayValidationPipe caches `{}` the same way): checked once per tool, then a copy of that instance.
+   */
+  read(tool: ToolEntry, args: unknown): ParsedFrame<object> {
+    const none = args === undefined || (typeof args === 'object' && args !== null && !Array.isArray(args) && Object.keys(args).length === 0);
+    if (!none) return parseFrame(tool.input, args);
+    let known = this.empty.get(tool.input);
+    if (!known) this.empty.set(tool.input, (known = parseFrame(tool.input, {})));
+    return known.ok ? { ok: true, value: Object.assign(Object.create(Object.getPrototypeOf(known.value) as object) as object, known.value) } : known;
   }
 
   list(): Tool[] {

@@ -79,6 +79,18 @@ describe('MCP tools', () => {
     expect(set.get('android_setup')!.input.name).toBe('SelectorOnlyBody');
     expect(set.get('android_nope')).toBeUndefined();
   });
+
+  it('read no arguments once per tool (a copy each time), and anything else in full', () => {
+    const set = new McpToolSet(clientNames('svc'));
+    const screen = set.get('android_read_screen')!;
+    const a = set.read(screen, undefined);
+    const b = set.read(screen, {});
+    expect(a.ok && b.ok && a.value !== b.value && Object.getPrototypeOf(a.value) === Object.getPrototypeOf(b.value)).toBe(true);
+    const tapText = set.get('android_tap_text')!;
+    for (const args of [{}, undefined]) expect(set.read(tapText, args)).toMatchObject({ ok: false, error: { code: 'validation_failed' } });
+    expect(set.read(screen, { include_bounds: 'true' })).toMatchObject({ ok: true, value: { include_bounds: true } });
+    expect(set.read(screen, [])).toMatchObject({ ok: false });
+  });
 });
 
 describe('MCP results', () => {
