@@ -11,8 +11,9 @@ describe('MCP endpoint attacks', () => {
   let relay: TestRelay;
   let phone: PhoneSim;
   let sessions: McpSessions;
+  const API_KEY = 'api-key-of-the-agent-host-0123456789';
   beforeAll(async () => {
-    relay = await startRelay();
+    relay = await startRelay({ env: { API_SERVER_KEY: API_KEY } });
     phone = await startSim(relay, { mode: 'app' });
     sessions = relay.app.get(McpSessions);
   });
@@ -87,6 +88,11 @@ describe('MCP endpoint attacks', () => {
     });
     expect(del.status).toBe(200);
     expect((await ping(mine)).status).toBe(404);
+  });
+
+  it('never takes the API key: only a session bearer with the bridge grant', async () => {
+    expect(await mcpPost(relay, initializeBody(), bearer(API_KEY))).toMatchObject({ status: 401, body: { ok: false, code: 'auth.invalid_token' } });
+    expect(sessions.size).toBe(0);
   });
 
   it('a foreign Origin is refused (a web page cannot drive the phone through a browser holding nothing)', async () => {
