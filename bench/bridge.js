@@ -113,7 +113,7 @@ async function serveRelay() {
   if (reg.status !== 200) throw new Error(`register: ${reg.status}`);
   if (process.argv.includes('--sim-in-process')) {
     const sim = await new PhoneSim({ relayUrl: relay.url, code, deviceId: 'bench-phone' }).start();
-    while (!relay.log.models.bridge.device(sim.tokenPrefix)) await new Promise((r) => setTimeout(r, 5));
+    while (!relay.loop.models.bridge.device(sim.tokenPrefix)) await new Promise((r) => setTimeout(r, 5));
     return { port: relay.port, token: sim.token, cleanup: () => fs.rmSync(home, { recursive: true, force: true }) };
   }
   // The phone is another device: by default the simulator runs in its own process, as `svc phone-sim`.
@@ -137,7 +137,7 @@ async function serveRelay() {
   );
   while (!fs.existsSync(tokenFile)) await new Promise((r) => setTimeout(r, 10));
   const token = fs.readFileSync(tokenFile, 'utf8').trim();
-  while (!relay.log.models.bridge.device(token.slice(0, 8))) await new Promise((r) => setTimeout(r, 5));
+  while (!relay.loop.models.bridge.device(token.slice(0, 8))) await new Promise((r) => setTimeout(r, 5));
   return {
     port: relay.port,
     token,

@@ -89,7 +89,7 @@ async function appendBurst(relay, n, concurrency = 64) {
     while (next < n) {
       next++;
       const at = wall();
-      const [e] = await relay.log.run('system', () => [{ type: 'ratelimit.cleared', data: { ip: null, reason: 'bench' } }]);
+      const [e] = await relay.loop.run('system', () => [{ type: 'ratelimit.cleared', data: { ip: null, reason: 'bench' } }]);
       sent.set(e.seq, at);
     }
   }
@@ -151,7 +151,7 @@ async function main() {
 
   const replays = [];
   for (let r = 0; r < ROUNDS; r++) {
-    const target = relay.log.lastSeq;
+    const target = relay.loop.lastSeq;
     const t0 = performance.now();
     const c = openSse(`${base}/console/api/stream`, { 'last-event-id': '0' });
     await c.ready;
@@ -159,7 +159,7 @@ async function main() {
     replays.push(target / ((performance.now() - t0) / 1000));
     c.close();
   }
-  console.log(`\nReplay from Last-Event-ID 0 (${fmt(relay.log.lastSeq)} events, ring holds the newest 5000)`);
+  console.log(`\nReplay from Last-Event-ID 0 (${fmt(relay.loop.lastSeq)} events, ring holds the newest 5000)`);
   console.log(`  ${fmt(median(replays)).padStart(8)} events/s to one console`);
 
   await relay.close('bench done');

@@ -93,7 +93,7 @@ async function serveRelay() {
   // The desktop is another process, as the CLI's daemon is.
   const child = fork(__filename, ['--desktop', relay.url.replace(/^http/, 'ws') + '/ws'], { stdio: 'inherit' });
   await new Promise((r) => child.once('message', r));
-  while (relay.log.models.desktop.targets().length === 0) await new Promise((r) => setTimeout(r, 5));
+  while (relay.loop.models.desktop.targets().length === 0) await new Promise((r) => setTimeout(r, 5));
   return {
     port: relay.port,
     cleanup: () => {

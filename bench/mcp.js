@@ -74,7 +74,7 @@ async function serveRelay() {
   const relay = await createRelay({ config, logDestination: new Writable({ write: (_c, _e, cb) => cb() }) });
   // The per-device event budget (300 at once, 5 a second) would refuse a benchmark's thousands of commands
   // from one device after the first hundred: the disk guard stays, the budget is lifted for the bench.
-  relay.log.admission = (events) => relay.disk.admit(events);
+  relay.loop.admission = (events) => relay.disk.admit(events);
   const code = 'BENCH1';
   const reg = await fetch(`${relay.url}/pairing/register`, {
     method: 'POST',
@@ -100,7 +100,7 @@ async function serveRelay() {
   const sim = spawn(process.execPath, [bin, ...args], { stdio: 'ignore' });
   while (!fs.existsSync(tokenFile) || fs.readFileSync(tokenFile, 'utf8').trim() === '') await new Promise((r) => setTimeout(r, 10));
   const token = fs.readFileSync(tokenFile, 'utf8').trim();
-  while (!relay.log.models.bridge.device(token.slice(0, 8))) await new Promise((r) => setTimeout(r, 5));
+  while (!relay.loop.models.bridge.device(token.slice(0, 8))) await new Promise((r) => setTimeout(r, 5));
   return {
     port: relay.port,
     token,

@@ -65,8 +65,8 @@ describe('compat: the Android app on the bridge channel', () => {
   describe('bridge.status', () => {
     it('reads the nested shape: master toggle and support under bridge {}, auto-disable under safety {}; battery -1 and "unknown" are unknown', async () => {
       app.send('bridge', 'bridge.status', APP_STATUS);
-      await until(() => relay.log.models.bridge.device(app.tokenPrefix!)?.battery === null);
-      expect(relay.log.models.bridge.device(app.tokenPrefix!)).toMatchObject({
+      await until(() => relay.loop.models.bridge.device(app.tokenPrefix!)?.battery === null);
+      expect(relay.loop.models.bridge.device(app.tokenPrefix!)).toMatchObject({
         masterEnabled: true,
         deviceControlSupported: true,
         accessibilityEnabled: true,
@@ -83,10 +83,10 @@ describe('compat: the Android app on the bridge channel', () => {
 
     it('a nested value wins over a flat one, and the flat shape alone still works', async () => {
       app.send('bridge', 'bridge.status', { ...APP_STATUS, master_enabled: true, bridge: { ...APP_STATUS.bridge, master_enabled: false } });
-      await until(() => relay.log.models.bridge.device(app.tokenPrefix!)?.masterEnabled === false);
+      await until(() => relay.loop.models.bridge.device(app.tokenPrefix!)?.masterEnabled === false);
       app.send('bridge', 'bridge.status', { master_enabled: true, device_control_supported: true, battery: 55, current_app: 'com.android.chrome' });
-      await until(() => relay.log.models.bridge.device(app.tokenPrefix!)?.battery === 55);
-      expect(relay.log.models.bridge.device(app.tokenPrefix!)).toMatchObject({ masterEnabled: true, currentApp: 'com.android.chrome' });
+      await until(() => relay.loop.models.bridge.device(app.tokenPrefix!)?.battery === 55);
+      expect(relay.loop.models.bridge.device(app.tokenPrefix!)).toMatchObject({ masterEnabled: true, currentApp: 'com.android.chrome' });
     });
 
     it('a malformed group is a bad_frame error and records nothing', async () => {
@@ -96,7 +96,7 @@ describe('compat: the Android app on the bridge channel', () => {
       await new Promise((r) => setTimeout(r, 100));
       expect(events('bridge.status_reported').length).toBe(before);
       app.reportStatus();
-      await until(() => relay.log.models.bridge.device(app.tokenPrefix!)?.battery === 87);
+      await until(() => relay.loop.models.bridge.device(app.tokenPrefix!)?.battery === 87);
     });
   });
 
@@ -114,7 +114,7 @@ describe('compat: the Android app on the bridge channel', () => {
         ['confirmation_requested', 'phone'],
         ['confirmation_allowed', 'phone'],
       ]);
-      expect(relay.log.models.bridge.pendingConfirmations()).toEqual([]);
+      expect(relay.loop.models.bridge.pendingConfirmations()).toEqual([]);
     });
 
     it("the phone's denial comes back as its 403 user_denied, recorded as confirmation_denied by the phone", async () => {

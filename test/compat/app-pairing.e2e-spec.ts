@@ -193,7 +193,7 @@ describe('compat: the phone app pairs, lists, extends and revokes', () => {
   it('keeps the device fields (bounded, as event data) and supports per socket on the connections read model', async () => {
     const { phone, ok } = await scanAndPair(await mintQr(), {}, 'fields-1');
     const prefix = (ok.payload.session_token as string).slice(0, 8);
-    await relay.log.drain();
+    await relay.loop.drain();
     const created = readEvents(relay.home).filter((e) => e.type === 'session.created' && e.data.tokenPrefix === prefix)[0];
     expect(created.data).toMatchObject({
       deviceName: 'Pixel 8',
@@ -205,12 +205,12 @@ describe('compat: the phone app pairs, lists, extends and revokes', () => {
     });
     const connected = readEvents(relay.home).filter((e) => e.type === 'phone.connected' && e.data.tokenPrefix === prefix)[0];
     expect(connected.data.supports).toEqual({ typed_stream_events: true, event_schema_version: 1 });
-    expect(relay.log.models.connections.supportsOf(prefix)).toEqual({ typed_stream_events: true, event_schema_version: 1 });
+    expect(relay.loop.models.connections.supportsOf(prefix)).toEqual({ typed_stream_events: true, event_schema_version: 1 });
     phone.close();
     await phone.closed;
     // The relay records the disconnect when its side of the socket closes, a moment after ours.
-    for (let i = 0; i < 100 && relay.log.models.connections.isOnline(prefix); i++) await new Promise((r) => setTimeout(r, 20));
-    expect(relay.log.models.connections.supportsOf(prefix)).toEqual({});
+    for (let i = 0; i < 100 && relay.loop.models.connections.isOnline(prefix); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(relay.loop.models.connections.supportsOf(prefix)).toEqual({});
 
     // Over-long values are cut, control characters dropped.
     const long = await scanAndPair(await mintQr(), {}, 'fields-2');
@@ -225,7 +225,7 @@ describe('compat: the phone app pairs, lists, extends and revokes', () => {
       client_surface: 'A'.repeat(100),
     });
     expect(ok2.type).toBe('auth.ok');
-    await relay.log.drain();
+    await relay.loop.drain();
     const c2 = readEvents(relay.home)
       .filter((e) => e.type === 'session.created')
       .at(-1)!;
@@ -245,13 +245,13 @@ describe('compat: the phone app pairs, lists, extends and revokes', () => {
       { supports: 'yes' },
     ]) {
       const code = appScan(await mintQr())!.relay!.code;
-      await relay.log.drain();
+      await relay.loop.drain();
       const before = readEvents(relay.home).filter((e) => e.type === 'session.created').length;
       const phone = await Phone.connect(relay.url);
       const res = await phone.auth({ pairing_code: code, device_id: 'bad-fields', ...appIdentity, ...bad });
       expect(res.type).toBe('auth.fail');
       expect(await phone.closed).toBe(4401);
-      await relay.log.drain();
+      await relay.loop.drain();
       expect(readEvents(relay.home).filter((e) => e.type === 'session.created').length).toBe(before);
     }
   });
@@ -290,13 +290,13 @@ describe('compat: the phone app pairs, lists, extends and revokes', () => {
         headers: { ...bearer(token), accept: 'application/json', 'content-type': 'application/json; charset=utf-8' },
         body,
       });
-    await relay.log.drain();
-    const before = relay.log.lastSeq;
+    await relay.loop.drain();
+    const before = relay.loop.lastSeq;
     const ext = await patch(`{"ttl_seconds":${30 * DAY}}`);
     expect(appExtendMessage(ext.status, ext.statusText)).toBe('HTTP 422: Extending needs a new pairing');
     expect(await ext.json()).toMatchObject({ ok: false, code: 'reduction_only', error: expect.stringMatching(/^extending needs a new pairing/) });
-    await relay.log.drain();
-    expect(relay.log.lastSeq).toBe(before);
+    await relay.loop.drain();
+    expect(relay.loop.lastSeq).toBe(before);
 
     const shorter = await patch(`{"ttl_seconds":${DAY}}`);
     expect(shorter.status).toBe(200);
@@ -343,7 +343,7 @@ describe('compat: the phone app pairs, lists, extends and revokes', () => {
     const ok2 = await again.auth({ session_token: token, device_id: 'revoke-1', ...appIdentity });
     expect(ok2.type).toBe('auth.ok');
     expect(ok2.payload.session_token).toBe(token);
-    await relay.log.drain();
+    await relay.loop.drain();
     const updates = () => readEvents(relay.home).filter((e) => e.type === 'session.device_updated' && e.data.tokenPrefix === token.slice(0, 8));
     expect(updates()).toEqual([]); // described itself as before: nothing to record
     again.close();
@@ -358,7 +358,7 @@ describe('compat: the phone app pairs, lists, extends and revokes', () => {
       device_platform: 'Android 15',
     });
     expect(ok3.type).toBe('auth.ok');
-    await relay.log.drain();
+    await relay.loop.drain();
     expect(updates().map((e) => e.data)).toEqual([{ tokenPrefix: token.slice(0, 8), deviceName: 'Work phone', devicePlatform: 'Android 15' }]);
     const listed = ((await (await fetch(`${relay.url}/sessions`, { headers: bearer(token) })).json()) as { sessions: Array<Record<string, unknown>> })
       .sessions;

@@ -91,7 +91,7 @@ describe('compat: app terminal tabs', () => {
     // The WebSocket drops (no detach sent); the app reconnects and replays its pending attach (TerminalViewModel.kt:268-290).
     phone.close();
     await phone.closed;
-    await eventually(() => relay.log.models.terminal.shellByName(token.slice(0, 8), name)?.connId === null, 3000, 'detached on drop');
+    await eventually(() => relay.loop.models.terminal.shellByName(token.slice(0, 8), name)?.connId === null, 3000, 'detached on drop');
     const back = await Phone.connect(relay.url);
     expect((await back.auth({ session_token: token })).type).toBe('auth.ok');
     const out2 = tabOutput(back, name);

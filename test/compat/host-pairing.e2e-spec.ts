@@ -130,14 +130,14 @@ describe('compat: the host pair command (plugin/pair.py)', () => {
     it('the API key reaches the QR only: never the event log or the relay log', async () => {
       const res = await post('/pairing/mint', { ...hostBody, api_key: 'sk-host-secret-123' });
       expect(JSON.parse(((await res.json()) as { qr_payload: string }).qr_payload).key).toBe('sk-host-secret-123');
-      await relay.log.drain();
+      await relay.loop.drain();
       expect(JSON.stringify(readEvents(relay.home)).includes('sk-host-secret-123')).toBe(false);
       expect(relay.logs.join('\n').includes('sk-host-secret-123')).toBe(false);
     });
 
     it('refuses malformed host fields with a clean 400 and writes nothing', async () => {
-      await relay.log.drain();
-      const before = relay.log.lastSeq;
+      await relay.loop.drain();
+      const before = relay.loop.lastSeq;
       for (const bad of [
         { ...hostBody, port: 'eighty' },
         { ...hostBody, tls: 'yes' },
@@ -150,8 +150,8 @@ describe('compat: the host pair command (plugin/pair.py)', () => {
         expect(res.status).toBe(400);
         expect(await res.json()).toMatchObject({ ok: false, code: expect.any(String) });
       }
-      await relay.log.drain();
-      expect(relay.log.lastSeq).toBe(before);
+      await relay.loop.drain();
+      expect(relay.loop.lastSeq).toBe(before);
     });
   });
 });

@@ -81,7 +81,7 @@ describe('compat: android_tool.py against the relay', () => {
     // Taking Device Control away is recorded at once; giving it back may wait for the end of the
     // phone's one-second status window (a restated status is recorded at most once a second).
     app.reportStatus({ deviceControlSupported: true });
-    await until(() => relay.log.models.bridge.device(app.tokenPrefix!)?.deviceControlSupported === true, 2000);
+    await until(() => relay.loop.models.bridge.device(app.tokenPrefix!)?.deviceControlSupported === true, 2000);
     expect(await checkRequirements(relay, token)).toBe(true);
   });
 

@@ -423,7 +423,7 @@ describe('operator console in headless chromium', () => {
   it('shows a banner while the relay is down, then resumes from its last seq: nothing missed, nothing doubled', async () => {
     await page.goto(url('events'));
     await page.locator('tr[data-type="relay.started"]').waitFor();
-    const before = relay.log.lastSeq;
+    const before = relay.loop.lastSeq;
     await relay.close('browser test restart');
     await page.getByTestId('stream-banner').waitFor({ timeout: 10_000 });
     await page.screenshot({ animations: 'disabled', path: shot('stream-down') });
@@ -431,8 +431,8 @@ describe('operator console in headless chromium', () => {
     // While away: relay.stopping and a new relay.started; then something new once back.
     await page.getByTestId('stream-banner').waitFor({ state: 'detached', timeout: 15_000 });
     const { phone } = await pairPhone(relay, { device: { device_name: 'After restart', device_id: 'after-restart' } });
-    await relay.log.drain();
-    const head = relay.log.lastSeq;
+    await relay.loop.drain();
+    const head = relay.loop.lastSeq;
     expect(head).toBeGreaterThan(before + 2);
     await page.locator(`tbody tr:has(button[aria-label="Event ${head} details"])`).waitFor();
     const seqs = (await page.locator('tbody tr td:first-child button').allInnerTexts()).map(Number);

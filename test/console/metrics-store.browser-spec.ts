@@ -118,14 +118,14 @@ describe('console Metrics and Store pages in headless chromium', () => {
   });
 
   it('shows where the log lives, its size, last seq, segments and snapshots', async () => {
-    await relay.log.drain();
+    await relay.loop.drain();
     // The Overview's "verify from #1" leads here, where the check shows its progress and result.
     await page.goto(url());
     await page.getByTestId('overview-verify').click();
     await page.waitForURL(url('store'));
     const dir = path.join(relay.home, 'relay', 'events');
     await expectText(page.getByTestId('store-location'), new RegExp(`^${escape(dir)}$`));
-    await expectText(page.getByTestId('store-stats'), new RegExp(`Last seq #${relay.log.lastSeq}`));
+    await expectText(page.getByTestId('store-stats'), new RegExp(`Last seq #${relay.loop.lastSeq}`));
     await expectText(page.getByTestId('store-stats'), /Size \d+(\.\d)? KiB 1 segment/);
     await expectText(page.getByTestId('store-segments'), /segment-000000000001\.jsonl #1/);
     await expectText(page.getByTestId('store-snapshots'), /#\d+ 2026-03-01 12:00:\d\d UTC/);
@@ -135,7 +135,7 @@ describe('console Metrics and Store pages in headless chromium', () => {
 
   it('verifies from #1 with visible progress, joins a second start, then shows how many records, how long and when', async () => {
     const jobs = relay.app.get(ChainVerifyJobs);
-    const upTo = relay.log.lastSeq;
+    const upTo = relay.loop.lastSeq;
     jobs.chunkBytes = 512; // a record or two per piece, so the check is visibly part-way
     const gate = new Promise<void>((r) => (release = r));
     // Held once it has proven a record or more (the first piece may end inside the first, long record).

@@ -195,9 +195,9 @@ describe('Device Control routes through the phone simulator', () => {
   });
 
   it('refuses HEAD on Device Control GET routes (405, Allow: GET) without sending anything to the phone', async () => {
-    await relay.log.drain();
+    await relay.loop.drain();
     const framesBefore = sim.received.filter((f) => f.type === 'bridge.command').length;
-    const seqBefore = relay.log.lastSeq;
+    const seqBefore = relay.loop.lastSeq;
     for (const route of ['/ping', '/return_to_svc', '/screenshot', '/clipboard']) {
       const r = await fetch(`${relay.url}${route}`, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } });
       expect(r.status).toBe(405);
@@ -205,7 +205,7 @@ describe('Device Control routes through the phone simulator', () => {
     }
     // Refused before auth: an anonymous HEAD gets the same 405 and counts as no auth failure.
     expect((await fetch(`${relay.url}/ping`, { method: 'HEAD' })).status).toBe(405);
-    await relay.log.drain();
+    await relay.loop.drain();
     expect(sim.received.filter((f) => f.type === 'bridge.command').length).toBe(framesBefore);
     // (A status the simulator sent earlier may be written at the end of its one-second window: not a command.)
     const written = readEvents(relay.home).filter((e) => e.seq > seqBefore && e.type.startsWith('bridge.') && e.type !== 'bridge.status_reported');
@@ -225,7 +225,7 @@ describe('Device Control routes through the phone simulator', () => {
     other.phone.send('bridge', 'bridge.status', { master_enabled: true, device_control_supported: true });
     const err = await other.phone.type('bridge', 'bridge.error');
     expect(err.payload).toMatchObject({ code: 'grant_required', channel: 'bridge' });
-    expect(relay.log.models.bridge.device(other.prefix)).toBeUndefined();
+    expect(relay.loop.models.bridge.device(other.prefix)).toBeUndefined();
     other.phone.close();
   });
 
@@ -295,7 +295,7 @@ describe('svc phone-sim', () => {
         (l) => lines.push(l),
       );
       const { until } = await import('../support/bridge');
-      await until(() => relay.log.models.bridge.allDevices().length === 1);
+      await until(() => relay.loop.models.bridge.allDevices().length === 1);
       const token = fs.readFileSync(tokenFile, 'utf8').trim();
       expect((fs.statSync(tokenFile).mode & 0o777).toString(8)).toBe('600');
       expect((await dc(relay, token, 'GET', '/current_app')).body).toMatchObject({ package: 'com.android.launcher3' });

@@ -159,7 +159,7 @@ describe('Device Control routing, correlation and failures', () => {
     expect(r.status).toBe(502);
     expect(r.body).toMatchObject({ ok: false, code: 'bridge.phone_gone', error: 'the phone disconnected before answering' });
     expect(failures().pop()!.data).toMatchObject({ reason: 'phone_gone', tokenPrefix: c.tokenPrefix });
-    await until(() => !relay.log.models.bridge.device(c.tokenPrefix!));
+    await until(() => !relay.loop.models.bridge.device(c.tokenPrefix!));
     expect((await dc(relay, host.token, 'GET', '/ping?device=leaver')).status).toBe(503);
   });
 
@@ -179,8 +179,8 @@ describe('Device Control routing, correlation and failures', () => {
     expect(failures().pop()!.data).toMatchObject({ reason: 'session_revoked', tokenPrefix: d.tokenPrefix });
     const cancelled = readEvents(relay.home).filter((e) => e.type === 'bridge.safety_decided' && e.data.decision === 'confirmation_cancelled');
     expect(cancelled).toHaveLength(1);
-    expect(relay.log.models.bridge.device(d.tokenPrefix!)).toBeUndefined();
-    expect(relay.log.models.bridge.pendingConfirmations()).toHaveLength(0);
+    expect(relay.loop.models.bridge.device(d.tokenPrefix!)).toBeUndefined();
+    expect(relay.loop.models.bridge.pendingConfirmations()).toHaveLength(0);
   });
 
   it('bridge.status: malformed fields are refused; an unchanged report writes nothing', async () => {
@@ -192,7 +192,7 @@ describe('Device Control routing, correlation and failures', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(count()).toBe(n);
     b.reportStatus({ battery: 55 });
-    await until(() => relay.log.models.bridge.device(b.tokenPrefix!)?.battery === 55);
+    await until(() => relay.loop.models.bridge.device(b.tokenPrefix!)?.battery === 55);
     expect(count()).toBe(n + 1);
     const bad = await pairPhone(relay);
     bad.phone.send('bridge', 'bridge.status', { master_enabled: 'yes' });
@@ -208,16 +208,16 @@ describe('Device Control routing, correlation and failures', () => {
 
   it('replaying the log yields the same bridge read model; a restart empties the devices and keeps the history', async () => {
     const replayed = new ReadModels();
-    await relay.log.drain();
+    await relay.loop.drain();
     replayLog(eventsDir(relay.home), replayed);
-    expect(replayed.bridge.snapshot()).toEqual(relay.log.models.bridge.snapshot());
-    const activityBefore = relay.log.models.bridge.activity().length;
+    expect(replayed.bridge.snapshot()).toEqual(relay.loop.models.bridge.snapshot());
+    const activityBefore = relay.loop.models.bridge.activity().length;
     for (const s of sims) s.stop();
     host.phone.close();
     relay = await relay.restart();
-    expect(relay.log.models.bridge.allDevices()).toEqual([]);
-    expect(relay.log.models.bridge.activity().length).toBe(activityBefore);
-    expect(relay.log.models.bridge.inFlight()).toBe(0);
+    expect(relay.loop.models.bridge.allDevices()).toEqual([]);
+    expect(relay.loop.models.bridge.activity().length).toBe(activityBefore);
+    expect(relay.loop.models.bridge.inFlight()).toBe(0);
     host = await pairPhone(relay);
   });
 });

@@ -73,7 +73,7 @@ describe('Device Control safety pipeline', () => {
   it('blocklisted foreground app: screen reads and acts refused, leaving it is allowed', async () => {
     const s = await sim();
     s.reportStatus({ currentApp: 'com.x8bit.bitwarden' });
-    await until(() => relay.log.models.bridge.device(s.tokenPrefix!)?.currentApp === 'com.x8bit.bitwarden');
+    await until(() => relay.loop.models.bridge.device(s.tokenPrefix!)?.currentApp === 'com.x8bit.bitwarden');
     for (const [m, p, b] of [
       ['GET', '/screen'],
       ['POST', '/tap', { x: 5, y: 5 }],
@@ -85,7 +85,7 @@ describe('Device Control safety pipeline', () => {
       expect(r.body.error).toBe('blocked package com.x8bit.bitwarden');
     }
     expect((await dc(relay, s.token!, 'POST', '/press_key', { key: 'home' })).status).toBe(200);
-    await until(() => relay.log.models.bridge.device(s.tokenPrefix!)?.currentApp === 'com.android.launcher3');
+    await until(() => relay.loop.models.bridge.device(s.tokenPrefix!)?.currentApp === 'com.android.launcher3');
     expect((await dc(relay, s.token!, 'GET', '/screen')).status).toBe(200);
     expect(decisions(s).filter((x) => x.decision === 'blocked_package')[0].reason).toContain('foreground app com.x8bit.bitwarden');
   });
@@ -94,10 +94,10 @@ describe('Device Control safety pipeline', () => {
     const s = await sim();
     // The user switched to a password manager; this phone sent no bridge.status about it.
     s.state.currentApp = 'com.x8bit.bitwarden';
-    expect(relay.log.models.bridge.device(s.tokenPrefix!)?.currentApp).toBe('com.android.launcher3');
+    expect(relay.loop.models.bridge.device(s.tokenPrefix!)?.currentApp).toBe('com.android.launcher3');
     const seen = await dc(relay, s.token!, 'GET', '/current_app');
     expect(seen).toMatchObject({ status: 200, body: { package: 'com.x8bit.bitwarden' } });
-    expect(relay.log.models.bridge.device(s.tokenPrefix!)?.currentApp).toBe('com.x8bit.bitwarden');
+    expect(relay.loop.models.bridge.device(s.tokenPrefix!)?.currentApp).toBe('com.x8bit.bitwarden');
     const before = commands(s).length;
     const r = await dc(relay, s.token!, 'POST', '/tap', { x: 5, y: 5 });
     expect(r).toMatchObject({ status: 403, body: { error: 'blocked package com.x8bit.bitwarden' } });
@@ -156,10 +156,10 @@ describe('Device Control safety pipeline', () => {
     const s = await sim({ confirm: 'ignore' });
     const pending = dc(relay, s.token!, 'POST', '/send_sms', { to: '+1 202 555 0142', body: 'hi' });
     await s.nextReceived('bridge.confirm');
-    await until(() => relay.log.models.bridge.pendingConfirmations().some((p) => p.tokenPrefix === s.tokenPrefix));
+    await until(() => relay.loop.models.bridge.pendingConfirmations().some((p) => p.tokenPrefix === s.tokenPrefix));
     relay.clock.advance(29_000);
     await relay.sweep();
-    expect(relay.log.models.bridge.pendingConfirmations().some((p) => p.tokenPrefix === s.tokenPrefix)).toBe(true);
+    expect(relay.loop.models.bridge.pendingConfirmations().some((p) => p.tokenPrefix === s.tokenPrefix)).toBe(true);
     relay.clock.advance(1_000);
     await relay.sweep();
     const r = await pending;
@@ -184,16 +184,16 @@ describe('Device Control safety pipeline', () => {
       ['trusted_verb', 'send_sms'],
     ]);
     s.reportStatus({ currentApp: 'com.venmo' });
-    await until(() => relay.log.models.bridge.device(s.tokenPrefix!)?.currentApp === 'com.venmo');
+    await until(() => relay.loop.models.bridge.device(s.tokenPrefix!)?.currentApp === 'com.venmo');
     expect((await dc(relay, s.token!, 'POST', '/tap_text', { text: 'Send' })).body.error).toBe('blocked package com.venmo');
     s.reportStatus({ currentApp: 'com.android.launcher3', masterEnabled: false });
-    await until(() => relay.log.models.bridge.device(s.tokenPrefix!)?.masterEnabled === false);
+    await until(() => relay.loop.models.bridge.device(s.tokenPrefix!)?.masterEnabled === false);
     expect((await dc(relay, s.token!, 'POST', '/tap_text', { text: 'Send' })).body.code).toBe('bridge.master_disabled');
   });
 
   it('auto-disable: each command pushes the deadline back; when it passes the relay switches Device Control off and tells the phone', async () => {
     const s = await sim({ autoDisableMinutes: 30 });
-    const dev = () => relay.log.models.bridge.device(s.tokenPrefix!)!;
+    const dev = () => relay.loop.models.bridge.device(s.tokenPrefix!)!;
     const t0 = relay.clock.now().getTime();
     expect(dev().autoDisableAt).toBe(t0 + 30 * 60_000);
     relay.clock.advance(20 * 60_000);

@@ -73,7 +73,7 @@ describe('svc relay blocks', () => {
       await p.auth({ pairing_code: 'BAD000' });
       await p.closed;
     }
-    await relay.log.drain();
+    await relay.loop.drain();
     const list = await svc(['relay', 'blocks'], env);
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(/ADDRESS\s+AFTER\s+SINCE\s+UNTIL/);

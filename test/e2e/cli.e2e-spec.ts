@@ -335,7 +335,7 @@ describe('svc relay events', () => {
     expect(del.status).toBe(200);
     a.phone.close();
     b.phone.close();
-    await relay.log.drain();
+    await relay.loop.drain();
   });
   afterAll(() => relay?.close());
 
@@ -346,8 +346,8 @@ describe('svc relay events', () => {
     const report = JSON.parse(r.stdout);
     const models = new ReadModels();
     const summary = replayLog(path.join(relay.home, 'relay', 'events'), models);
-    expect(report.lastSeq).toBe(relay.log.lastSeq);
-    expect(report.lastHash).toBe(relay.log.lastHash);
+    expect(report.lastSeq).toBe(relay.loop.lastSeq);
+    expect(report.lastHash).toBe(relay.loop.lastHash);
     expect(report.countsByType).toEqual(summary.countsByType);
     expect(report.countsByType['session.revoked']).toBe(1);
     expect(report.sessions.map((s: { token_prefix: string }) => s.token_prefix)).toEqual([prefix]);
@@ -357,7 +357,7 @@ describe('svc relay events', () => {
 
     const text = await svc(['relay', 'events', 'replay', '--at', at], env);
     expect(text.code).toBe(0);
-    expect(text.stdout).toContain(`last seq ${relay.log.lastSeq}, chain ok`);
+    expect(text.stdout).toContain(`last seq ${relay.loop.lastSeq}, chain ok`);
     expect(text.stdout).toContain(`sessions active at ${at}: 1`);
     expect(text.stdout).toMatch(new RegExp(`${prefix}\\s+Test phone`));
     expect(text.stdout).toMatch(/session\.created\s+2/);
@@ -366,7 +366,7 @@ describe('svc relay events', () => {
   it('verify passes an intact log, and names the first bad record of an edited copy (exit 1)', async () => {
     const ok = await svc(['relay', 'events', 'verify'], env);
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toContain(`${relay.log.lastSeq} records in 1 segment, chain intact`);
+    expect(ok.stdout).toContain(`${relay.loop.lastSeq} records in 1 segment, chain intact`);
 
     const copy = tempHome();
     const src = path.join(relay.home, 'relay', 'events');
@@ -438,11 +438,11 @@ describe('svc relay events', () => {
 
   it('tail prints the newest N, filters by type prefix, and --json prints the stored records', async () => {
     const all = lines((await svc(['relay', 'events', 'tail', '--limit', '0', '--json'], env)).stdout).map((l) => JSON.parse(l));
-    expect(all.map((e) => e.seq)).toEqual(Array.from({ length: relay.log.lastSeq }, (_, i) => i + 1));
+    expect(all.map((e) => e.seq)).toEqual(Array.from({ length: relay.loop.lastSeq }, (_, i) => i + 1));
 
     const last3 = lines((await svc(['relay', 'events', 'tail', '-n', '3'], env)).stdout);
     expect(last3).toHaveLength(3);
-    expect(last3[2]).toMatch(new RegExp(`^#${relay.log.lastSeq} `));
+    expect(last3[2]).toMatch(new RegExp(`^#${relay.loop.lastSeq} `));
 
     for (const type of ['session', 'session.']) {
       const only = lines((await svc(['relay', 'events', 'tail', '--type', type, '--limit', '0', '--json'], env)).stdout).map((l) => JSON.parse(l));

@@ -27,7 +27,7 @@ async function blockAddress(relay: TestRelay, address = BAD_PEER): Promise<void>
     expect((await p.auth({ pairing_code: 'BAD000' })).type).toBe('auth.fail');
     await p.closed;
   }
-  await relay.log.drain();
+  await relay.loop.drain();
 }
 
 async function upgradeStatus(relay: TestRelay, address: string): Promise<number> {

@@ -93,7 +93,7 @@ describe('console Desktop page API', () => {
     expect(ok.status).toBe(200);
     d.onCommand(() => null); // never answers: the call times out
     expect((await call(relay, 'POST', '/desktop/desktop_terminal', { command: 'echo ARGUMENT-SECRET-7731' })).status).toBe(504);
-    await relay.log.drain();
+    await relay.loop.drain();
     v = (await call(relay, 'GET', '/console/api/desktop')).body;
     expect(v.calls.map((c: Record<string, unknown>) => [c.tool, c.outcome, c.requester])).toEqual([
       ['desktop_terminal', 'timeout', 'operator'],
@@ -134,7 +134,7 @@ describe('console Connectivity page API', () => {
     });
 
     it('preflights a good host (a free port on loopback) and a bad one (not this machine) without writing anything', async () => {
-      const seq = relay.log.lastSeq;
+      const seq = relay.loop.lastSeq;
       const port = await freePort();
       const good = await call(relay, 'POST', '/console/api/connectivity/preflight', { host: '127.0.0.1', port });
       expect(good.status).toBe(200);
@@ -157,8 +157,8 @@ describe('console Connectivity page API', () => {
         address: { ok: false, detail: expect.stringContaining('not an address of this machine') },
         port: { ok: null, detail: expect.stringContaining('not tried') },
       });
-      await relay.log.drain();
-      expect(relay.log.lastSeq).toBe(seq);
+      await relay.loop.drain();
+      expect(relay.loop.lastSeq).toBe(seq);
     });
 
     it('is no scanner: a port in use is found by listening, never by connecting; a name is not resolved; it is bounded', async () => {

@@ -104,15 +104,15 @@ describe('console Store: where the log lives, snapshots, and the full chain chec
     relay = await startRelay({ config: { snapshotEvery: 5 } });
     for (let i = 0; i < 3; i++) await pairPhone(relay).then((p) => p.phone.close());
     // Each close is recorded once the relay sees it: wait for the last one, so the log stands still.
-    while (relay.log.models.connections.count() > 0) await new Promise((r) => setTimeout(r, 10));
-    await relay.log.drain();
+    while (relay.loop.models.connections.count() > 0) await new Promise((r) => setTimeout(r, 10));
+    await relay.loop.drain();
   });
   afterAll(() => relay?.close());
 
   it('says where the log is, its size, last seq, segments, snapshots and the commands for it', async () => {
     const dir = path.join(relay.home, 'relay', 'events');
     const s = await get<StoreView>(relay, '/store');
-    expect(s).toMatchObject({ store: 'file', location: dir, last_seq: relay.log.lastSeq, last_hash: relay.log.lastHash, snapshot_every: 5 });
+    expect(s).toMatchObject({ store: 'file', location: dir, last_seq: relay.loop.lastSeq, last_hash: relay.loop.lastHash, snapshot_every: 5 });
     const files = fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
     expect(s.segments.map((x) => x.file).sort()).toEqual(files.sort());
     expect(s.bytes).toBe(files.reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0));
@@ -127,7 +127,7 @@ describe('console Store: where the log lives, snapshots, and the full chain chec
     const first = await startVerify(relay);
     expect(first.status).toBe(202);
     const a = (await first.json()) as VerifyStartAnswer;
-    expect(a).toMatchObject({ joined: false, job: { state: 'running', up_to_seq: relay.log.lastSeq } });
+    expect(a).toMatchObject({ joined: false, job: { state: 'running', up_to_seq: relay.loop.lastSeq } });
     await reached;
     const mid = await get<VerifyStatusAnswer>(relay, '/store/verify');
     expect(mid.job).toMatchObject({ id: a.job.id, state: 'running', records: a.job.up_to_seq });
@@ -142,7 +142,7 @@ describe('console Store: where the log lives, snapshots, and the full chain chec
     expect((await get<StoreView>(relay, '/store')).verify).toMatchObject({ id: a.job.id, state: 'verified' });
     // The Overview's "verify from #1" runs through the same job.
     const res = await fetch(`${relay.url}/console/api/chain/verify`, { method: 'POST', headers: json, body: '{}' });
-    expect(((await res.json()) as { chain: unknown }).chain).toMatchObject({ state: 'verified', verified_to_seq: relay.log.lastSeq });
+    expect(((await res.json()) as { chain: unknown }).chain).toMatchObject({ state: 'verified', verified_to_seq: relay.loop.lastSeq });
   });
 
   it('refuses bad input with a 400 and a non-JSON body with a 415, never a 500', async () => {
@@ -185,7 +185,7 @@ describe('console Store on a damaged log and at shutdown', () => {
     const relay = await startRelay();
     try {
       await pairPhone(relay).then((p) => p.phone.close());
-      await relay.log.drain();
+      await relay.loop.drain();
       const dir = path.join(relay.home, 'relay', 'events');
       const file = path.join(dir, fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl'))[0]);
       expect((await get<{ chain: { state: string } }>(relay, '/overview')).chain.state).toBe('verified');

@@ -34,14 +34,14 @@ describe('console Store on a PostgreSQL log', () => {
     relay = await startRelay({ env: { RELAY_EVENT_STORE: url }, config: { snapshotEvery: 5 } });
     for (let i = 0; i < 3; i++) await pairPhone(relay).then((p) => p.phone.close());
     // Each close is recorded once the relay sees it: wait for the last one, so the log stands still.
-    while (relay.log.models.connections.count() > 0) await new Promise((r) => setTimeout(r, 10));
-    await relay.log.drain();
+    while (relay.loop.models.connections.count() > 0) await new Promise((r) => setTimeout(r, 10));
+    await relay.loop.drain();
   });
   afterAll(() => relay?.close());
 
   it('says the log is in PostgreSQL without the password, with its size, snapshots and commands', async () => {
     const s = await get<StoreView>(relay, '/store');
-    expect(s).toMatchObject({ store: 'postgres', last_seq: relay.log.lastSeq, segments: [] });
+    expect(s).toMatchObject({ store: 'postgres', last_seq: relay.loop.lastSeq, segments: [] });
     expect(s.location).toContain(`/${db}`);
     expect(JSON.stringify(s)).not.toContain('hunter2');
     expect(s.bytes).toBeGreaterThan(0);
@@ -54,7 +54,7 @@ describe('console Store on a PostgreSQL log', () => {
 
   it('proves the table from seq 1 with progress in records (no bytes for a table)', async () => {
     const job = await verify(relay);
-    expect(job).toMatchObject({ state: 'verified', records: relay.log.lastSeq, up_to_seq: relay.log.lastSeq, bytes_done: null, bytes_total: null });
+    expect(job).toMatchObject({ state: 'verified', records: relay.loop.lastSeq, up_to_seq: relay.loop.lastSeq, bytes_done: null, bytes_total: null });
   });
 
   it('names the first edited row, and the top bar turns broken with it', async () => {

@@ -34,8 +34,8 @@ async function until(pred: () => boolean, ms = 10_000): Promise<void> {
 
 /** A console route refused to a foreign Host, a foreign Origin, a proxied caller and a LAN peer, writing nothing. */
 async function expectLoopbackOnly(relay: TestRelay, method: 'GET' | 'POST', route: string, body = '{}'): Promise<void> {
-  await relay.log.drain();
-  const before = relay.log.lastSeq;
+  await relay.loop.drain();
+  const before = relay.loop.lastSeq;
   const json = { 'content-type': 'application/json' };
   const foreign: Array<Record<string, string>> = [{ host: 'evil.example' }, { origin: 'http://evil.example' }, { 'x-forwarded-for': '203.0.113.9' }];
   for (const headers of foreign) {
@@ -51,8 +51,8 @@ async function expectLoopbackOnly(relay: TestRelay, method: 'GET' | 'POST', rout
     const form = await raw(`${relay.url}${route}`, 'POST', { 'content-type': 'text/plain' }, body);
     expect([route, form.status, form.body.code]).toEqual([route, 415, 'unsupported_media_type']);
   }
-  await relay.log.drain();
-  expect(relay.log.lastSeq).toBe(before);
+  await relay.loop.drain();
+  expect(relay.loop.lastSeq).toBe(before);
 }
 
 describe('console Voice page (/console/api/voice)', () => {
@@ -158,8 +158,8 @@ describe('console Voice page (/console/api/voice)', () => {
   });
 
   it('refuses bad bodies and sections with a code, writing nothing', async () => {
-    await relay.log.drain();
-    const before = relay.log.lastSeq;
+    await relay.loop.drain();
+    const before = relay.loop.lastSeq;
     const cases: Array<[string, unknown, number, string, RegExp?]> = [
       ['/sections/voice_output', {}, 400, 'console.bad_body', /send \{"enabled": true\|false\}/],
       ['/sections/voice_output', { enabled: 'yes' }, 400, 'console.bad_body'],
@@ -177,8 +177,8 @@ describe('console Voice page (/console/api/voice)', () => {
     }
     const broken = await raw(`${relay.url}/console/api/voice/security`, 'POST', { 'content-type': 'application/json' }, '{"allow_insecure');
     expect(broken.status).toBe(400);
-    await relay.log.drain();
-    expect(relay.log.lastSeq).toBe(before);
+    await relay.loop.drain();
+    expect(relay.loop.lastSeq).toBe(before);
     expect(relay.logs.join('')).not.toContain('"statusCode":500');
   });
 
@@ -280,16 +280,16 @@ describe('console Profiles page (/console/api/profiles)', () => {
     });
     // The write makes the catalog rescan (the row's SOUL changed): wait for that before counting.
     await until(() => readEvents(relay.home).some((e) => e.type === 'profile.catalog_changed' && e.data.reason === 'file_written'));
-    await relay.log.drain();
-    const before = relay.log.lastSeq;
+    await relay.loop.drain();
+    const before = relay.loop.lastSeq;
     const stale = await call(relay, 'POST', '/console/api/profiles/work/soul', { content: 'overwrite', if_match: etag });
     expect(stale).toMatchObject({ status: 412, body: { ok: false, code: 'profile.stale', etag: edit.body.etag } });
     expect(stale.body.error).toMatch(/changed since it was read/);
     const created = await call(relay, 'POST', '/console/api/profiles/work/soul', { content: 'overwrite', if_match: null });
     expect(created).toMatchObject({ status: 412, body: { code: 'profile.stale' } });
     expect(created.body.error).toMatch(/was created since it was read/);
-    await relay.log.drain();
-    expect(relay.log.lastSeq).toBe(before);
+    await relay.loop.drain();
+    expect(relay.loop.lastSeq).toBe(before);
     expect(fs.readFileSync(path.join(relay.home, 'profiles', 'work', 'SOUL.md'), 'utf8')).toBe('# Work soul\nBe kind.\n');
 
     const memory = await call(relay, 'GET', '/console/api/profiles/work/memory');
@@ -338,8 +338,8 @@ describe('console Profiles page (/console/api/profiles)', () => {
   });
 
   it('refuses bad names, file names and bodies with a code, writing nothing', async () => {
-    await relay.log.drain();
-    const before = relay.log.lastSeq;
+    await relay.loop.drain();
+    const before = relay.loop.lastSeq;
     const cases: Array<[string, string, unknown, number, string]> = [
       ['GET', '/console/api/profiles/..%2Fetc/soul', undefined, 400, 'profile.bad_name'],
       ['GET', '/console/api/profiles/.hidden/memory', undefined, 400, 'profile.bad_name'],
@@ -356,8 +356,8 @@ describe('console Profiles page (/console/api/profiles)', () => {
       const r = await call(relay, method, route, body);
       expect([route, r.status, r.body.code]).toEqual([route, status, code]);
     }
-    await relay.log.drain();
-    expect(relay.log.lastSeq).toBe(before);
+    await relay.loop.drain();
+    expect(relay.loop.lastSeq).toBe(before);
     expect(relay.logs.join('')).not.toContain('"statusCode":500');
   });
 

@@ -109,7 +109,7 @@ describe('console API and stream', () => {
       }
       const mint = await post('/pairing/mint', '{}', { 'content-type': 'text/plain' });
       expect(mint.status).toBe(415);
-      await relay.log.drain();
+      await relay.loop.drain();
       expect(readEvents(relay.home).length).toBe(before);
       phone.close();
     });
@@ -123,7 +123,7 @@ describe('console API and stream', () => {
         expect(res.status).toBe(415);
         expect(await res.json()).toMatchObject({ ok: false, code: 'unsupported_media_type' });
       }
-      await relay.log.drain();
+      await relay.loop.drain();
       expect(readEvents(relay.home).length).toBe(before);
       phone.close();
     });
@@ -137,7 +137,7 @@ describe('console API and stream', () => {
       const o = (await res.json()) as Json;
       expect(o).toMatchObject({ ok: true, tls: false, listen: { host: '127.0.0.1', port: relay.port } });
       expect(o.version).toMatch(/^\d+\.\d+\.\d+/);
-      expect(o.chain).toMatchObject({ state: 'verified', verified_to_seq: relay.log.lastSeq });
+      expect(o.chain).toMatchObject({ state: 'verified', verified_to_seq: relay.loop.lastSeq });
       expect(o.log.bytes).toBeGreaterThan(0);
       expect(o.features.map((f: { id: string }) => f.id)).toEqual([
         'overview',
@@ -156,7 +156,7 @@ describe('console API and stream', () => {
         'events',
       ]);
       expect(o.recent_events.length).toBeGreaterThan(0);
-      expect(o.recent_events[0].seq).toBe(relay.log.lastSeq);
+      expect(o.recent_events[0].seq).toBe(relay.loop.lastSeq);
     });
 
     it('sessions: a paired phone with its prefix (never the token), online state and transport label', async () => {
@@ -245,7 +245,7 @@ describe('console API and stream', () => {
   describe('event log', () => {
     it('pages newest first and oldest first from a seq, with type and device filters', async () => {
       const { phone, prefix } = await pairPhone(relay);
-      await relay.log.drain();
+      await relay.loop.drain();
       const all = readEvents(relay.home);
       const head = all.at(-1)!.seq;
       const desc = (await (await fetch(`${api}/events?limit=3`)).json()) as Json;
@@ -296,7 +296,7 @@ describe('console API and stream', () => {
     it('never shows a digest in full, a token or a code', async () => {
       const { phone, token } = await pairPhone(relay);
       const minted = (await (await post('/pairing/mint')).json()) as Json;
-      await relay.log.drain();
+      await relay.loop.drain();
       const digests = readEvents(relay.home).flatMap((e) =>
         Object.entries(e.data)
           .filter(([k]) => /digest$/i.test(k))
@@ -314,8 +314,8 @@ describe('console API and stream', () => {
 
   describe('stream', () => {
     it('replays after ?after=, then goes live; a reconnect with Last-Event-ID misses and doubles nothing', async () => {
-      await relay.log.drain();
-      const start = relay.log.lastSeq;
+      await relay.loop.drain();
+      const start = relay.loop.lastSeq;
       const first = await SseClient.open(`${api}/stream?after=${start - 3}`);
       expect(first.status).toBe(200);
       await first.until((c) => c.events().length >= 3);
@@ -331,13 +331,13 @@ describe('console API and stream', () => {
       // Events the console missed while away.
       await post(`/sessions/${prefix}/revoke`);
       await phone.closed;
-      await relay.log.drain();
+      await relay.loop.drain();
       const second = await SseClient.open(`${api}/stream`, { 'last-event-id': String(lastSeen) });
       await second.until((c) => c.events().some((e) => e.type === 'phone.disconnected'));
       await pairPhone(relay).then((p) => p.phone.close());
       await second.until((c) => c.events().filter((e) => e.type === 'session.created').length === 1);
-      await relay.log.drain();
-      await second.until((c) => c.events().at(-1)!.seq === relay.log.lastSeq);
+      await relay.loop.drain();
+      await second.until((c) => c.events().at(-1)!.seq === relay.loop.lastSeq);
       const seqs = [...first.events(), ...second.events()].map((e) => e.seq);
       const expected = readEvents(relay.home)
         .map((e) => e.seq)
@@ -403,7 +403,7 @@ describe('console chain status', () => {
     const relay = await startRelay();
     try {
       await pairPhone(relay).then((p) => p.phone.close());
-      await relay.log.drain();
+      await relay.loop.drain();
       const ok = (await (await fetch(`${relay.url}/console/api/overview`)).json()) as Json;
       expect(ok.chain.state).toBe('verified');
       const dir = path.join(relay.home, 'relay', 'events');

@@ -65,7 +65,7 @@ describe('desktop computer-use control sessions', () => {
     expect(ends(w.frames)).toEqual([{ version: 1, id, target_device_id: 'desk-7f3a', reason: 'requester run changed' }]);
     const c3 = commands(w.frames)[2];
     expect((c3.control_session as { id: string }).id).not.toBe(id);
-    await relay.log.drain();
+    await relay.loop.drain();
     const ev = readEvents(relay.home);
     expect(ev.filter((e) => e.type === 'desktop.control_session_started')).toHaveLength(2);
     expect(ev.find((e) => e.type === 'desktop.control_session_ended')!.data).toMatchObject({ controlId: id, reason: 'run_changed' });
@@ -126,9 +126,9 @@ describe('desktop computer-use control sessions', () => {
     const c = commands(w.frames)[0].control_session as { run_id: string };
     expect(c.run_id).toHaveLength(256);
     expect(c.run_id).not.toContain('\t');
-    expect(relay.log.models.desktop.controlSessions()).toHaveLength(1);
+    expect(relay.loop.models.desktop.controlSessions()).toHaveLength(1);
     w.d.phone.close();
     await new Promise((r) => setTimeout(r, 200));
-    expect(relay.log.models.desktop.controlSessions()).toHaveLength(0);
+    expect(relay.loop.models.desktop.controlSessions()).toHaveLength(0);
   });
 });

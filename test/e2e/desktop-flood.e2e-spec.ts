@@ -47,7 +47,7 @@ describe('a desktop client cannot flood the event log by restating its state', (
     await handled(d, 'after-status-flood');
     const seconds = (Date.now() - t0) / 1000;
     await settleWindow();
-    await relay.log.drain();
+    await relay.loop.drain();
     const written = readEvents(relay.home).slice(before);
     const reported = written.filter((e) => e.type === 'desktop.client_reported');
     // One at once, then at most one per second of flood, plus the one at the end of the last window.
@@ -62,7 +62,7 @@ describe('a desktop client cannot flood the event log by restating its state', (
     }
     // The last status sent (B) is what the log ends on, and what calls are routed by.
     expect(reported.at(-1)!.data.toolsDigest).toBe(digest(B));
-    expect(relay.log.models.desktop.targets()[0]).toMatchObject({ toolsDigest: digest(B), toolCount: 256 });
+    expect(relay.loop.models.desktop.targets()[0]).toMatchObject({ toolsDigest: digest(B), toolCount: 256 });
     const health = (await call(relay, 'GET', '/desktop/health')).body;
     expect(health.advertised_tools).toEqual([...B].sort());
     expect(health.clients[0]).toMatchObject({ serving: true, tools_digest: digest(B) });
@@ -96,7 +96,7 @@ describe('a desktop client cannot flood the event log by restating its state', (
     await handled(d, 'after-context-flood');
     const seconds = (Date.now() - t0) / 1000;
     await settleWindow();
-    await relay.log.drain();
+    await relay.loop.drain();
     const written = readEvents(relay.home)
       .slice(before)
       .filter((e) => e.type === 'desktop.context_reported');
@@ -118,10 +118,10 @@ describe('a desktop client cannot flood the event log by restating its state', (
     d.close();
     await d.phone.closed;
     await settleWindow();
-    await relay.log.drain();
+    await relay.loop.drain();
     const replayed = new ReadModels();
     replayLog(eventsDir(relay.home), replayed);
-    expect(replayed.desktop.snapshot()).toEqual(relay.log.models.desktop.snapshot());
-    expect(relay.log.models.desktop.all().find((c) => c.deviceName === 'leaver')).toBeUndefined();
+    expect(replayed.desktop.snapshot()).toEqual(relay.loop.models.desktop.snapshot());
+    expect(relay.loop.models.desktop.all().find((c) => c.deviceName === 'leaver')).toBeUndefined();
   });
 });

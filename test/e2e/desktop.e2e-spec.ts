@@ -282,11 +282,11 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
     d.status();
     await settle();
     await call(relay, 'POST', '/desktop/desktop_terminal', { command: 'true' });
-    await relay.log.drain();
+    await relay.loop.drain();
     const replayed = new ReadModels();
     replayLog(eventsDir(relay.home), replayed);
-    expect(replayed.desktop.snapshot()).toEqual(relay.log.models.desktop.snapshot());
-    expect(replayed.profiles.snapshot()).toEqual(relay.log.models.profiles.snapshot());
+    expect(replayed.desktop.snapshot()).toEqual(relay.loop.models.desktop.snapshot());
+    expect(replayed.profiles.snapshot()).toEqual(relay.loop.models.profiles.snapshot());
     expect(replayed.desktop.targets().map((c) => c.workspace?.cwd)).toEqual(['/srv/replay']);
     d.close();
     await settle();

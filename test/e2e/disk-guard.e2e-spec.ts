@@ -99,7 +99,7 @@ describe('the disk guard: no new work when the disk is almost full', () => {
     expect(await doomed.phone.closed).toBeGreaterThanOrEqual(4000);
     relay.clock.advance(2 * 3600 * 1000);
     await relay.sweep();
-    await relay.log.drain();
+    await relay.loop.drain();
     const whileLow = readEvents(relay.home).slice(seq);
     expect(whileLow.filter((e) => e.type === 'session.revoked').map((e) => e.data.tokenPrefix)).toEqual([doomed.prefix]);
     expect(whileLow.filter((e) => e.type === 'session.expired').map((e) => e.data.tokenPrefix)).toContain(shortLived.prefix);
@@ -119,7 +119,7 @@ describe('the disk guard: no new work when the disk is almost full', () => {
     desk.phone.send('system', 'ping', { ts: 1 }, 'after');
     await desk.phone.next((f) => f.id === 'after');
     await new Promise((r) => setTimeout(r, 1200)); // the refused report opened its one-second window
-    await relay.log.drain();
+    await relay.loop.drain();
     expect(readEvents(relay.home).some((e) => e.type === 'desktop.client_reported')).toBe(true);
     for (const p of [keeper, shortLived]) p.phone.close();
     desk.close();

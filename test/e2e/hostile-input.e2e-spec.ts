@@ -24,12 +24,12 @@ describe('hostile input: JSON nesting', () => {
     ['POST /pairing/register (loopback)', '/pairing/register', `{"code":"DEEP01","grants":${nested(100)}}`],
     ['POST /phone/message', '/phone/message', `{"chat_id":"phone","text":"x","metadata":${nested(MAX_JSON_DEPTH)}}`],
   ])('%s: 400 json_too_deep, no event', async (_name, path, body) => {
-    const before = relay.log.lastSeq;
+    const before = relay.loop.lastSeq;
     const res = await post(path, body);
     expect(res.status).toBe(400);
     expect(await json(res)).toEqual({ ok: false, error: `the body nests JSON deeper than ${MAX_JSON_DEPTH} levels`, code: 'json_too_deep' });
-    await relay.log.drain();
-    expect(relay.log.lastSeq).toBe(before);
+    await relay.loop.drain();
+    expect(relay.loop.lastSeq).toBe(before);
   });
 
   it('nesting up to the limit, and brackets inside strings, are accepted', async () => {

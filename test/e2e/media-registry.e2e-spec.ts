@@ -290,7 +290,7 @@ describe('media registry', () => {
       await register(relay, write('r3.txt'));
       await upload(relay, token, 'replayed');
       relay.clock.advanceSeconds(60);
-      const live = relay.log.models.media.snapshot();
+      const live = relay.loop.models.media.snapshot();
       const replayed = new ReadModels();
       replayLog(eventsDir(relay.home), replayed);
       expect(replayed.media.snapshot()).toEqual(live);

@@ -267,7 +267,7 @@ describe('pairing', () => {
       const b = await json(await post('/pairing/mint', { api_key: 'from-request-456' }));
       expect(JSON.parse(b.qr_payload as string).key).toBe('from-request-456');
       // The key never reaches the log lines or the event log.
-      await relay.log.drain();
+      await relay.loop.drain();
       const events = JSON.stringify(readEvents(relay.home));
       for (const k of ['configured-key-123', 'from-request-456']) {
         expect(events.includes(k)).toBe(false);

@@ -41,18 +41,18 @@ describe('a paired phone cannot flood the event log', () => {
     await handled(phone, 'bridge-flood');
     const seconds = (Date.now() - t0) / 1000;
     await settleWindow();
-    await relay.log.drain();
+    await relay.loop.drain();
     const reported = since(relay, n).filter((e) => e.type === 'bridge.status_reported');
     expect(reported.length).toBeGreaterThanOrEqual(1);
     expect(reported.length).toBeLessThanOrEqual(Math.ceil(seconds) + 2); // before: 2,000
-    expect(relay.log.models.bridge.device(prefix)).toMatchObject({ battery: 41, currentApp: 'com.example.mail', masterEnabled: true });
+    expect(relay.loop.models.bridge.device(prefix)).toMatchObject({ battery: 41, currentApp: 'com.example.mail', masterEnabled: true });
     // Switching Device Control off takes effect now, not at the end of the window.
     const before = since(relay, 0).length;
     status(1, { battery: 55 }); // within a new window: waits
     status(1, { master_enabled: false });
     await handled(phone, 'master-off');
-    await relay.log.drain();
-    expect(relay.log.models.bridge.device(prefix)?.masterEnabled).toBe(false);
+    await relay.loop.drain();
+    expect(relay.loop.models.bridge.device(prefix)?.masterEnabled).toBe(false);
     expect(since(relay, before).filter((e) => e.type === 'bridge.status_reported').length).toBeLessThanOrEqual(2);
     phone.close();
   });
@@ -63,7 +63,7 @@ describe('a paired phone cannot flood the event log', () => {
     const n = readEvents(relay.home).length;
     for (let i = 0; i < 50; i++) phone.send('proactive', 'proactive.subscribe', {}, `s${i}`);
     await handled(phone, 'resubscribed');
-    await relay.log.drain();
+    await relay.loop.drain();
     expect(since(relay, n).filter((e) => e.type.startsWith('phone.') && e.type !== 'phone.connected')).toHaveLength(1); // one phone.subscribed
     const m = readEvents(relay.home).length;
     const t0 = Date.now();
@@ -73,7 +73,7 @@ describe('a paired phone cannot flood the event log', () => {
     }
     await handled(phone, 'alternated');
     const seconds = (Date.now() - t0) / 1000;
-    await relay.log.drain();
+    await relay.loop.drain();
     const written = since(relay, m).filter((e) => e.actor === `device:${prefix}`);
     const budgeted = written.filter((e) => e.type === 'phone.subscribed');
     expect(budgeted.length).toBeLessThanOrEqual(300 + Math.ceil(seconds * 5) + 2);
@@ -98,7 +98,7 @@ describe('a paired phone cannot flood the event log', () => {
       phone.send('notifications', 'notification.posted', { package_name: 'com.chat', title: `t${i}`, text: 'x'.repeat(500), key: `k${i}` }, `n${i}`);
     await handled(phone, 'notified');
     const seconds = (Date.now() - t0) / 1000;
-    await relay.log.drain();
+    await relay.loop.drain();
     const posted = since(relay, n).filter((e) => e.type === 'notification.posted');
     expect(posted.length).toBeGreaterThanOrEqual(250);
     expect(posted.length).toBeLessThanOrEqual(300 + Math.ceil(seconds * 5) + 2);
@@ -112,7 +112,7 @@ describe('a paired phone cannot flood the event log', () => {
     relay.clock.advance(60_000);
     const again = await call(relay, 'POST', '/phone/replies', { chat_id: 'c', text: 'hi' }, { ...REMOTE, authorization: `Bearer ${token}` });
     expect(again.status).toBe(200);
-    expect(relay.log.models.notifications.recent(1)[0]).toMatchObject({ tokenPrefix: prefix });
+    expect(relay.loop.models.notifications.recent(1)[0]).toMatchObject({ tokenPrefix: prefix });
     phone.close();
   });
 });

@@ -39,8 +39,8 @@ describe('phone socket', () => {
   it('a phone that leaves while its pairing is being written gets no session: it is revoked as abandoned', async () => {
     const code = nextCode();
     expect((await registerCode(relay, code)).status).toBe(200);
-    await relay.log.drain();
-    const before = relay.log.lastSeq;
+    await relay.loop.drain();
+    const before = relay.loop.lastSeq;
     // Hold the next fdatasync until the phone's socket is gone, so the pairing is decided while the
     // phone is connected and made durable after it left.
     let release!: () => void;
@@ -65,7 +65,7 @@ describe('phone socket', () => {
       release();
     }
     // A line in the file is not an event yet: the read models advance after its fdatasync.
-    await relay.log.drain();
+    await relay.loop.drain();
     const events = readEvents(relay.home).filter((e) => e.seq > before);
     const created = events.find((e) => e.type === 'session.created')!;
     expect(created).toBeDefined();
@@ -76,7 +76,7 @@ describe('phone socket', () => {
       reason: 'abandoned',
     });
     expect(events.some((e) => e.type === 'phone.connected')).toBe(false);
-    expect(relay.log.models.sessions.byTokenPrefix(created.data.tokenPrefix as string)).toBeUndefined();
+    expect(relay.loop.models.sessions.byTokenPrefix(created.data.tokenPrefix as string)).toBeUndefined();
     // The code stays used: one-shot, whatever happened to the socket.
     const again = await Phone.connect(relay.url);
     expect((await again.auth({ pairing_code: code, device_name: 'Leaver', device_id: 'dev-leaver' })).type).toBe('auth.fail');
@@ -130,13 +130,13 @@ describe('phone socket', () => {
       ['a malformed code', { pairing_code: 'not-a-code' }],
       ['a code of the wrong type', { pairing_code: 123456 }],
     ])('%s: the one generic auth.fail reason, recorded as auth.failed', async (_label, payload) => {
-      await relay.log.drain();
+      await relay.loop.drain();
       const before = readEvents(relay.home).filter((e) => e.type === 'auth.failed').length;
       const p = await Phone.connect(relay.url);
       const fail = await p.auth(payload);
       expect(fail).toMatchObject({ type: 'auth.fail', payload: { reason: 'Invalid pairing code or session token', code: 'invalid_credentials' } });
       expect(await p.closed).toBe(4401);
-      await relay.log.drain();
+      await relay.loop.drain();
       const failures = readEvents(relay.home).filter((e) => e.type === 'auth.failed');
       expect(failures.length).toBe(before + 1);
       expect(failures.at(-1)).toMatchObject({ data: { ip: '127.0.0.1', via: 'ws', kind: 'session_token' in payload ? 'token' : 'code' } });
@@ -310,12 +310,12 @@ describe('phone socket', () => {
 
   describe('connections are state', () => {
     it('connect and disconnect are events, and /health counts clients', async () => {
-      await settle(() => relay.log.models.connections.count() === 0); // earlier tests' sockets are closing
+      await settle(() => relay.loop.models.connections.count() === 0); // earlier tests' sockets are closing
       const { phone, prefix } = await pairPhone(relay);
       expect((await json(await fetch(`${relay.url}/health`))).clients).toBe(1);
       phone.close();
       await phone.closed;
-      await settle(() => !relay.log.models.connections.isOnline(prefix));
+      await settle(() => !relay.loop.models.connections.isOnline(prefix));
       expect((await json(await fetch(`${relay.url}/health`))).clients).toBe(0);
       const evs = readEvents(relay.home).filter((e) => e.data.tokenPrefix === prefix && e.type.startsWith('phone.'));
       expect(evs.map((e) => e.type)).toEqual(['phone.connected', 'phone.disconnected']);
@@ -332,7 +332,7 @@ describe('phone socket', () => {
     });
 
     it('a raw ws client with no frames at all holds no session and counts as no client', async () => {
-      await settle(() => relay.log.models.connections.count() === 0);
+      await settle(() => relay.loop.models.connections.count() === 0);
       const ws = new WebSocket(relay.url.replace('http', 'ws') + '/ws');
       await new Promise((r) => ws.once('open', r));
       expect((await json(await fetch(`${relay.url}/health`))).clients).toBe(0);
@@ -363,8 +363,8 @@ describe('phone socket', () => {
           dead.once('close', (c) => (clearTimeout(t), res(c)));
         });
         expect(closed).toBe(1006);
-        await settle(() => !r.log.models.connections.isOnline(deadPrefix));
-        expect(r.log.models.connections.isOnline(live.prefix)).toBe(true);
+        await settle(() => !r.loop.models.connections.isOnline(deadPrefix));
+        expect(r.loop.models.connections.isOnline(live.prefix)).toBe(true);
         live.phone.send('system', 'ping', {}, 'still');
         expect((await live.phone.next((f) => f.id === 'still')).type).toBe('pong');
         const list = await json(await fetch(`${r.url}/sessions`, { headers: bearer(live.token) }));
@@ -392,7 +392,7 @@ describe('phone socket', () => {
         const { phone, prefix } = await pairPhone(r);
         phone.close();
         await phone.closed;
-        await settle(() => !r.log.models.connections.isOnline(prefix));
+        await settle(() => !r.loop.models.connections.isOnline(prefix));
         expect(closedSeen).toHaveLength(1);
         expect(r.logs.some((l) => l.includes('channel onClose failed'))).toBe(true);
         expect((await fetch(`${r.url}/health`)).status).toBe(200);

@@ -35,7 +35,7 @@ describe('rate limiting', () => {
       for (let i = 0; i < 9; i++) await badCode();
       expect(await upgradeStatus()).toBe(101);
       await badCode();
-      await relay.log.drain();
+      await relay.loop.drain();
       const blocked = readEvents(relay.home).filter((e) => e.type === 'ratelimit.blocked');
       expect(blocked).toEqual([
         expect.objectContaining({ data: { ip: '127.0.0.1', kind: 'code', until: new Date(relay.clock.now().getTime() + 120_000).toISOString() } }),

@@ -52,7 +52,7 @@ describe('trusted-device renewal (refresh tokens)', () => {
     expect(ok.payload.refresh_token).not.toBe(ok.payload.session_token);
     expect(ok.payload.refresh_expires_at).toBe(now(relay) + 180 * DAY);
     phone.close();
-    await relay.log.drain();
+    await relay.loop.drain();
     const issued = readEvents(relay.home).find((e) => e.type === 'trust.issued')!;
     expect(issued.data).toMatchObject({ deviceId: 'dev-a', reason: 'paired', terms: { sessionTtlSeconds: 30 * DAY } });
     const files = fs.readdirSync(path.join(relay.home, 'relay', 'events'));
@@ -81,7 +81,7 @@ describe('trusted-device renewal (refresh tokens)', () => {
     phone.close();
     relay.clock.advance(2 * HOUR * 1000);
     await relay.sweep();
-    const before = relay.log.lastSeq;
+    const before = relay.loop.lastSeq;
     const { phone: back, f } = await reconnect(relay, { session_token: token, refresh_token: refresh, device_id: 'dev-b' });
     expect(f.type).toBe('auth.ok');
     const renewed = f.payload.session_token as string;
@@ -96,7 +96,7 @@ describe('trusted-device renewal (refresh tokens)', () => {
     // The new session works over HTTP, the old one does not.
     expect((await fetch(`${relay.url}/sessions`, { headers: bearer(renewed) })).status).toBe(200);
     expect((await fetch(`${relay.url}/sessions`, { headers: bearer(token) })).status).toBe(401);
-    await relay.log.drain();
+    await relay.loop.drain();
     expect(types(relay, before)).toEqual(expect.arrayContaining(['trust.rotated', 'session.created', 'phone.connected']));
     const list = await json(await fetch(`${relay.url}/sessions`, { headers: bearer(renewed) }));
     expect(list.sessions[0].trusted_device).toMatchObject({ renewals: 1, last_renewed_at: now(relay) });
@@ -110,7 +110,7 @@ describe('trusted-device renewal (refresh tokens)', () => {
     expect(reused.payload.code).toBe('refresh_reuse');
     expect(await live.phone.closed).toBe(4403);
     expect((await fetch(`${relay.url}/sessions`, { headers: bearer(renewed) })).status).toBe(401);
-    await relay.log.drain();
+    await relay.loop.drain();
     const ev = readEvents(relay.home);
     expect(ev.find((e) => e.type === 'trust.reuse_detected')!.data).toMatchObject({ deviceId: 'dev-b' });
     expect(ev.find((e) => e.type === 'trust.ended')!.data).toMatchObject({ reason: 'reuse', by: 'system' });
@@ -127,7 +127,7 @@ describe('trusted-device renewal (refresh tokens)', () => {
     await relay.sweep();
     const { f: wrong } = await reconnect(relay, { session_token: token, refresh_token: refresh, device_id: 'dev-other' });
     expect(wrong.type).toBe('auth.fail');
-    await relay.log.drain();
+    await relay.loop.drain();
     expect(readEvents(relay.home).find((e) => e.type === 'trust.refused')!.data).toMatchObject({ reason: 'device_mismatch' });
     expect(
       readEvents(relay.home)
@@ -152,7 +152,7 @@ describe('trusted-device renewal (refresh tokens)', () => {
     const b = await pair(relay, 'dev-e');
     const del = await fetch(`${relay.url}/sessions/${a.token.slice(0, 8)}`, { method: 'DELETE', headers: bearer(b.token) });
     expect(del.status).toBe(200);
-    await relay.log.drain();
+    await relay.loop.drain();
     expect(readEvents(relay.home).find((e) => e.type === 'trust.ended')!.data).toMatchObject({ deviceId: 'dev-d', reason: 'revoked' });
     const { f } = await reconnect(relay, { session_token: a.token, refresh_token: a.refresh, device_id: 'dev-d' });
     expect(f.type).toBe('auth.fail');
@@ -190,7 +190,7 @@ describe('trusted-device renewal (refresh tokens)', () => {
     // 180 days after pairing the trust is over; the phone must pair again.
     relay.clock.advance(180 * DAY * 1000);
     await relay.sweep();
-    await relay.log.drain();
+    await relay.loop.drain();
     expect(
       readEvents(relay.home)
         .filter((e) => e.type === 'trust.ended')
@@ -212,16 +212,16 @@ describe('trusted-device renewal (refresh tokens)', () => {
     phone.close();
     await relay.close();
     relay = await startRelay({ home: relay.home, clock: relay.clock });
-    const before = relay.log.lastSeq;
+    const before = relay.loop.lastSeq;
     const { f, phone: back } = await reconnect(relay, { session_token: token, device_id: 'dev-h' });
     expect(f.type).toBe('auth.ok');
     expect(f.payload.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     back.close();
-    await relay.log.drain();
+    await relay.loop.drain();
     const adopted = readEvents(relay.home).find((e) => e.seq > before && e.type === 'trust.issued')!;
     expect(adopted.data).toMatchObject({ reason: 'adopted', terms: { sessionTtlSeconds: 7 * DAY, grants: { terminal: DAY } } });
     // Reconnecting with the current token writes nothing more: no event per reconnect.
-    const seq = relay.log.lastSeq;
+    const seq = relay.loop.lastSeq;
     const { f: again, phone: p3 } = await reconnect(relay, {
       session_token: token,
       refresh_token: f.payload.refresh_token as string,
@@ -230,7 +230,7 @@ describe('trusted-device renewal (refresh tokens)', () => {
     expect(again.type).toBe('auth.ok');
     expect(again.payload.refresh_token).toBeUndefined();
     p3.close();
-    await relay.log.drain();
+    await relay.loop.drain();
     expect(types(relay, seq).filter((t) => t !== 'phone.disconnected')).toEqual(['phone.connected']);
   });
 

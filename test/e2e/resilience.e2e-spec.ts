@@ -3,7 +3,7 @@ import { registerCode, startRelay } from '../support/harness';
 describe('resilience', () => {
   it('a bus subscriber that throws is logged and the relay keeps serving', async () => {
     const relay = await startRelay();
-    const sub = relay.log.bus.events$.subscribe(() => {
+    const sub = relay.loop.bus.events$.subscribe(() => {
       throw new Error('subscriber bug');
     });
     expect((await registerCode(relay, 'RES123')).status).toBe(200);

@@ -37,11 +37,11 @@ describe('security', () => {
 
   /** Runs `fn` and asserts it wrote nothing to the event log. */
   async function noEvent<T>(fn: () => Promise<T>): Promise<T> {
-    await relay.log.drain();
-    const before = relay.log.lastSeq;
+    await relay.loop.drain();
+    const before = relay.loop.lastSeq;
     const out = await fn();
-    await relay.log.drain();
-    expect(relay.log.lastSeq).toBe(before);
+    await relay.loop.drain();
+    expect(relay.loop.lastSeq).toBe(before);
     return out;
   }
 
@@ -391,7 +391,7 @@ describe('security', () => {
       const badCodePhone = await Phone.connect(relay.url);
       expect((await badCodePhone.auth({ pairing_code: 'ZQ9XW1' })).type).toBe('auth.fail');
       secrets.push('ZQ9XW1');
-      await relay.log.drain();
+      await relay.loop.drain();
 
       const key = fs.readFileSync(path.join(relay.home, 'relay', 'secret.key'), 'utf8').trim();
       secrets.push(key);
@@ -446,7 +446,7 @@ describe('security', () => {
         }
         const health = await request(`http://${lan}:${wide.port}/health`, 'GET');
         expect(health.status).toBe(200);
-        expect(wide.log.models.pairing.live(wide.clock.now())).toHaveLength(0);
+        expect(wide.loop.models.pairing.live(wide.clock.now())).toHaveLength(0);
       } finally {
         await wide.close();
       }

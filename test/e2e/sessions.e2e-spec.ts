@@ -38,7 +38,7 @@ describe('sessions', () => {
     const code = nextCode();
     expect((await registerCode(relay, code)).status).toBe(200);
     const secrets = Secrets.load(path.join(relay.home, 'relay'));
-    await relay.log.run('public:127.0.0.1', (m, t) =>
+    await relay.loop.run('public:127.0.0.1', (m, t) =>
       consumeCode(
         m,
         {
@@ -104,7 +104,7 @@ describe('sessions', () => {
       const b = await pairPhone(relay, { device: { device_id: 'b' } });
       relay.clock.advanceSeconds(300);
       await list(a.token); // a is seen now
-      await relay.log.drain();
+      await relay.loop.drain();
       const sessions = await list(b.token);
       expect(sessions[0].token_prefix).toBe(a.prefix);
       expect(sessions[0].last_seen).toBe(now());
@@ -120,14 +120,14 @@ describe('sessions', () => {
       relay.clock.advanceSeconds(600);
       a.phone.send('system', 'ping', {}, 'p');
       await a.phone.next((f) => f.id === 'p');
-      await relay.log.drain();
+      await relay.loop.drain();
       const sessions = await list(b.token);
       expect(sessions.find((s) => s.token_prefix === a.prefix)!.last_seen).toBe(now());
       expect(readEvents(relay.home).filter((e) => e.type === 'session.seen' && e.data.via === 'ws')).toHaveLength(1);
       // Throttled: more frames within the minute write nothing more.
       for (let i = 0; i < 5; i++) a.phone.send('system', 'ping', {}, `q${i}`);
       await a.phone.next((f) => f.id === 'q4');
-      await relay.log.drain();
+      await relay.loop.drain();
       expect(readEvents(relay.home).filter((e) => e.type === 'session.seen' && e.data.via === 'ws')).toHaveLength(1);
       a.phone.close();
       b.phone.close();
@@ -189,8 +189,8 @@ describe('sessions', () => {
       const me = await pairPhone(relay);
       await sessionWithToken('abcd1111' + 'x'.repeat(35), 'c1');
       await sessionWithToken('abcd2222' + 'y'.repeat(35), 'c2');
-      await relay.log.drain();
-      const before = relay.log.lastSeq;
+      await relay.loop.drain();
+      const before = relay.loop.lastSeq;
       const none = await del(me.token, me.prefix.startsWith('zzzz') ? 'yyyy' : 'zzzz');
       expect(none.status).toBe(404);
       expect(await json(none)).toMatchObject({ ok: false, code: 'sessions.not_found' });
@@ -198,8 +198,8 @@ describe('sessions', () => {
       expect(amb.status).toBe(409);
       expect(await json(amb)).toMatchObject({ ok: false, code: 'sessions.ambiguous_prefix', matches: 2 });
       expect((await del(me.token, 'abc')).status).toBe(400);
-      await relay.log.drain();
-      expect(relay.log.lastSeq).toBe(before);
+      await relay.loop.drain();
+      expect(relay.loop.lastSeq).toBe(before);
       // One more character settles it.
       const one = await del(me.token, 'abcd1');
       expect(one.status).toBe(200);
@@ -241,14 +241,14 @@ describe('sessions', () => {
     it('a PATCH that changes nothing answers the session as it stands and writes no event', async () => {
       const a = await pairPhone(relay);
       const [before] = (await list(a.token)).filter((x) => x.token_prefix === a.prefix);
-      await relay.log.drain();
-      const seq = relay.log.lastSeq;
+      await relay.loop.drain();
+      const seq = relay.loop.lastSeq;
       for (const body of [{ grants: {} }, { grants: { chat: (before.grants.chat as number) - now() } }]) {
         const res = await patch(a.token, a.prefix, body);
         expect(res.status).toBe(200);
         expect(await json(res)).toEqual({ ok: true, token_prefix: a.prefix, expires_at: before.expires_at, grants: before.grants });
       }
-      await relay.log.drain();
+      await relay.loop.drain();
       expect(readEvents(relay.home).filter((e) => e.seq > seq && e.type === 'session.shortened')).toEqual([]);
       a.phone.close();
     });
@@ -272,26 +272,26 @@ describe('sessions', () => {
       ['adding a grant it does not hold', { grants: { tui: '1h' } }],
     ])('refuses %s with 422 reduction_only ("Extending needs a new pairing") and writes nothing', async (_label, body) => {
       const a = await pairPhone(relay, { terms: { grants: { tui: false } } });
-      await relay.log.drain();
-      const before = relay.log.lastSeq;
+      await relay.loop.drain();
+      const before = relay.loop.lastSeq;
       const res = await patch(a.token, a.prefix, body);
       expect(res.status).toBe(422);
       expect(res.statusText).toBe('Extending needs a new pairing');
       expect(await json(res)).toMatchObject({ ok: false, code: 'reduction_only' });
-      await relay.log.drain();
-      expect(relay.log.lastSeq).toBe(before);
+      await relay.loop.drain();
+      expect(relay.loop.lastSeq).toBe(before);
       a.phone.close();
     });
 
     it('refuses to change another device’s session (403, as the reference relay and the spec), even to shorten it', async () => {
       const a = await pairPhone(relay);
       const b = await pairPhone(relay);
-      const before = relay.log.lastSeq;
+      const before = relay.loop.lastSeq;
       const res = await patch(a.token, b.prefix, { ttl_seconds: 60 });
       expect(res.status).toBe(403);
       expect(await json(res)).toMatchObject({ ok: false, code: 'sessions.not_yours', error: expect.stringContaining('only its own session') });
-      await relay.log.drain();
-      expect(relay.log.lastSeq).toBe(before);
+      await relay.loop.drain();
+      expect(relay.loop.lastSeq).toBe(before);
       a.phone.close();
       b.phone.close();
     });
@@ -414,14 +414,14 @@ describe('sessions', () => {
       const b = await pairPhone(relay, { device: { device_id: 'b' } });
       await patch(a.token, a.prefix, { grants: { bridge: '2h' } });
       await del(a.token, b.prefix);
-      await relay.log.drain();
-      const live = relay.log.models.sessions.snapshot();
+      await relay.loop.drain();
+      const live = relay.loop.models.sessions.snapshot();
       a.phone.close();
       await a.phone.closed;
       await relay.close();
       fs.rmSync(path.join(relay.home, 'relay', 'snapshots'), { recursive: true, force: true });
       relay = await startRelay({ home: relay.home, clock: relay.clock });
-      expect(relay.log.models.sessions.snapshot()).toEqual(live);
+      expect(relay.loop.models.sessions.snapshot()).toEqual(live);
       expect((await list(a.token)).map((s) => s.token_prefix)).toEqual([a.prefix]);
     });
   });

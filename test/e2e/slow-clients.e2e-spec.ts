@@ -91,8 +91,8 @@ describe('slow clients', () => {
     afterAll(() => relay.close('test done'));
 
     it('is cut at the request bound with 408 request_timeout, and writes no event', async () => {
-      await relay.log.drain();
-      const before = relay.log.lastSeq;
+      await relay.loop.drain();
+      const before = relay.loop.lastSeq;
       const body = JSON.stringify({ device_name: 'slow'.repeat(50) });
       const c = rawClient(port);
       await c.opened;
@@ -106,8 +106,8 @@ describe('slow clients', () => {
       expect(JSON.parse(data.slice(data.indexOf('\r\n\r\n') + 4))).toMatchObject({ ok: false, code: 'request_timeout' });
       expect(at - start).toBeGreaterThanOrEqual(900);
       expect(at - start).toBeLessThan(4_000);
-      await relay.log.drain();
-      expect(relay.log.lastSeq).toBe(before);
+      await relay.loop.drain();
+      expect(relay.loop.lastSeq).toBe(before);
     });
 
     it('a phone socket outlives both bounds (an upgraded socket is no longer a request)', async () => {

@@ -106,7 +106,7 @@ describe('terminal channel', () => {
     // The socket drops: the shell is detached, not killed; a new socket of the same session re-attaches.
     phone.close();
     await phone.closed;
-    await eventually(() => relay.log.models.terminal.shellByName(token.slice(0, 8), 'work')?.connId === null, 3000, 'detach on disconnect');
+    await eventually(() => relay.loop.models.terminal.shellByName(token.slice(0, 8), 'work')?.connId === null, 3000, 'detach on disconnect');
     const phone2 = await Phone.connect(relay.url);
     await phone2.auth({ session_token: token });
     const screen2 = new Screen(phone2);
@@ -242,7 +242,7 @@ describe('terminal channel', () => {
     const { phone, prefix } = await pairPhone(relay, { terms: { grants: { terminal: false } } });
     const f = await attach(phone);
     expect(f).toMatchObject({ channel: 'terminal', type: 'terminal.error', payload: { code: 'grant_required', grant: 'terminal' } });
-    expect(relay.log.models.terminal.shellsOf(prefix)).toEqual([]);
+    expect(relay.loop.models.terminal.shellsOf(prefix)).toEqual([]);
     phone.close();
   });
 
@@ -313,10 +313,10 @@ describe('terminal lifecycle', () => {
     await phone.next((f) => f.id === 'd');
     phone.send('terminal', 'terminal.kill', { session_name: 'r3' }, 'k');
     await phone.next((f) => f.id === 'k', 8000);
-    await relay.log.drain();
+    await relay.loop.drain();
     const replayed = new ReadModels();
     replayLog(eventsDir(relay.home), replayed);
-    expect(replayed.terminal.snapshot()).toEqual(relay.log.models.terminal.snapshot());
+    expect(replayed.terminal.snapshot()).toEqual(relay.loop.models.terminal.snapshot());
     const shells = replayed.terminal.allShells().map((s) => [s.sessionName, s.connId === null]);
     expect(shells.sort()).toEqual([
       ['r1', false],
@@ -346,7 +346,7 @@ describe('terminal lifecycle', () => {
     expect(closed.every((e) => e.data.reason === 'shutdown')).toBe(true);
     // A restart starts with no shells (the projection is ephemeral) and replays to the same state.
     const again = await relay.restart();
-    expect(again.log.models.terminal.allShells()).toEqual([]);
+    expect(again.loop.models.terminal.allShells()).toEqual([]);
     await again.close();
   });
 

@@ -22,7 +22,7 @@ describe('Threads routes refuse odd bodies cleanly', () => {
   const bodies = ['[]', '"text"', 'null', '42', '{}', '{"text": {"nested": true}}', '{bad json', ''];
 
   it.each(routes)('%s', async (route, paired) => {
-    const before = relay.log.lastSeq;
+    const before = relay.loop.lastSeq;
     for (const body of bodies) {
       const res = await fetch(`${relay.url}${route}`, {
         method: 'POST',
@@ -63,7 +63,7 @@ describe('Threads routes refuse odd bodies cleanly', () => {
         { code: 'validation_failed', error: 'message_id: 1-128 of A-Z a-z 0-9 _ . : - (starting with a letter or digit)' },
       ],
     ];
-    const before = relay.log.lastSeq;
+    const before = relay.loop.lastSeq;
     for (const [method, route, body] of cases) {
       const res = await fetch(`${relay.url}${route}`, { method });
       expect([method, route, res.status, await res.json()]).toEqual([method, route, 400, { ok: false, ...body }]);

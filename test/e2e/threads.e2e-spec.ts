@@ -273,7 +273,7 @@ describe('Phone Threads', () => {
     await post(relay, { chat_id: 'replay', text: 'still queued' });
     const replayed = new ReadModels();
     replayLog(path.join(relay.home, 'relay', 'events'), replayed);
-    expect(replayed.phoneThreads.snapshot()).toEqual(relay.log.models.phoneThreads.snapshot());
+    expect(replayed.phoneThreads.snapshot()).toEqual(relay.loop.models.phoneThreads.snapshot());
     expect(replayed.phoneThreads.queuedCount()).toBeGreaterThan(0);
   });
 

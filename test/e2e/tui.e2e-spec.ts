@@ -138,7 +138,7 @@ describe('tui channel', () => {
         body: JSON.stringify({ grants }),
       });
     expect((await patch({ bridge: false })).status).toBe(200);
-    await relay.log.drain();
+    await relay.loop.drain();
     expect(readEvents(relay.home).some((e) => e.type === 'tui.stopped' && e.data.pid === pid)).toBe(false);
     expect((await patch({ tui: false })).status).toBe(200);
     await eventually(() => readEvents(relay.home).some((e) => e.type === 'tui.stopped' && e.data.pid === pid), 5000, 'tui.stopped');

@@ -73,10 +73,10 @@ describe('provider usage (spec 4.8): GET /usage/providers', () => {
       expect([q, r.status, r.body.ok]).toEqual([q, 400, false]);
     }
     expect((await call(relay, 'GET', '/usage/providers', undefined, REMOTE)).status).toBe(401);
-    await relay.log.drain();
+    await relay.loop.drain();
     const replayed = new ReadModels();
     replayLog(eventsDir(relay.home), replayed);
-    expect(replayed.usage.snapshot()).toEqual(relay.log.models.usage.snapshot());
+    expect(replayed.usage.snapshot()).toEqual(relay.loop.models.usage.snapshot());
   });
 });
 

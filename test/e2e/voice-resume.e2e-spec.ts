@@ -41,7 +41,7 @@ async function opened(relay: TestRelay, s: Session, headers: Record<string, stri
 async function dropped(relay: TestRelay, v: AppVoiceSocket, s: Session): Promise<void> {
   await v.drop();
   await until(() => eventsOf(relay, 'voice.session_detached', s.id).length > 0, 10_000, 'the drop');
-  await until(() => relay.log.models.voice.session(s.id)?.detached === true, 10_000, 'the drop, durable');
+  await until(() => relay.loop.models.voice.session(s.id)?.detached === true, 10_000, 'the drop, durable');
 }
 
 async function refused(v: AppVoiceSocket): Promise<{ frame: Json; close: { code: number; reason: string } }> {

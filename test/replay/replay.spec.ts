@@ -44,7 +44,7 @@ async function busyRun(relay: TestRelay): Promise<void> {
   const c2 = await pairPhone(relay, { device: { device_id: 'c' } }); // replaces c
   for (const x of [a, b, c, d, c2]) x.phone.close();
   p.close();
-  await relay.log.drain();
+  await relay.loop.drain();
 }
 
 function readStored(home: string): StoredEvent[] {
@@ -65,9 +65,9 @@ function segmentFile(home: string): string {
 
 /** Settles sockets so the live models stop moving (phone.disconnected events land). */
 async function quiesce(relay: TestRelay): Promise<void> {
-  for (let i = 0; i < 200 && relay.log.models.connections.count() > 0; i++) await new Promise((r) => setTimeout(r, 10));
-  expect(relay.log.models.connections.count()).toBe(0);
-  await relay.log.drain();
+  for (let i = 0; i < 200 && relay.loop.models.connections.count() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  expect(relay.loop.models.connections.count()).toBe(0);
+  await relay.loop.drain();
 }
 
 describe('replay', () => {
@@ -81,12 +81,12 @@ describe('replay', () => {
     relay = await startRelay();
     await busyRun(relay);
     await quiesce(relay);
-    const live = relay.log.models.snapshot();
+    const live = relay.loop.models.snapshot();
     const replayed = new ReadModels();
     const summary = replayLog(eventsDir(relay.home), replayed);
     expect(replayed.snapshot()).toEqual(live);
-    expect(summary.lastSeq).toBe(relay.log.lastSeq);
-    expect(summary.events).toBe(relay.log.lastSeq);
+    expect(summary.lastSeq).toBe(relay.loop.lastSeq);
+    expect(summary.events).toBe(relay.loop.lastSeq);
     expect(summary.countsByType).toMatchObject({
       'session.created': 6,
       'session.revoked': 2,
@@ -95,7 +95,7 @@ describe('replay', () => {
       'ratelimit.blocked': 1,
     });
     // Sanity: the run left real state behind, so the comparison above is not of two empty models.
-    expect(relay.log.models.sessions.active(relay.clock.now()).length).toBe(3);
+    expect(relay.loop.models.sessions.active(relay.clock.now()).length).toBe(3);
   });
 
   it('after a restart (snapshot + the rest), the live models still equal a full replay from seq 1', async () => {
@@ -109,7 +109,7 @@ describe('replay', () => {
     expect(fs.readdirSync(path.join(relay.home, 'relay', 'snapshots')).length).toBeGreaterThan(0);
     const replayed = new ReadModels();
     replayLog(eventsDir(relay.home), replayed);
-    expect(replayed.snapshot()).toEqual(relay.log.models.snapshot());
+    expect(replayed.snapshot()).toEqual(relay.loop.models.snapshot());
   });
 
   it.each([
@@ -120,7 +120,7 @@ describe('replay', () => {
     await busyRun(relay);
     await quiesce(relay);
     const home = relay.home;
-    const before = relay.log.models.snapshot();
+    const before = relay.loop.models.snapshot();
     await relay.close('test');
     // Rewrite the newest snapshot as an older relay would have written it, signed with the install's key.
     const dir = path.join(home, 'relay', 'snapshots');
@@ -135,10 +135,10 @@ describe('replay', () => {
     expect(relay.logs.join('\n')).toMatch(/snapshot not used .*replaying the whole log/);
     const replayed = new ReadModels();
     replayLog(eventsDir(home), replayed);
-    expect(relay.log.models.snapshot()).toEqual(replayed.snapshot());
+    expect(relay.loop.models.snapshot()).toEqual(replayed.snapshot());
     // The sessions the run left are all there (a restored empty projection would have lost them).
     expect(
-      relay.log.models.sessions
+      relay.loop.models.sessions
         .active(relay.clock.now())
         .map((s) => s.tokenPrefix)
         .sort(),

@@ -7,7 +7,7 @@ export async function startSim(relay: TestRelay, opts: Partial<PhoneSimOptions> 
   const res = await registerCode(relay, code, opts.terms);
   if (res.status !== 200) throw new Error(`register failed: ${res.status}`);
   const sim = await new PhoneSim({ relayUrl: relay.url, code, deviceId: `sim-${code}`, deviceName: `Sim ${code}`, ...opts }).start();
-  await until(() => relay.log.models.bridge.device(sim.tokenPrefix!)?.connId !== undefined);
+  await until(() => relay.loop.models.bridge.device(sim.tokenPrefix!)?.connId !== undefined);
   return sim;
 }
 

@@ -28,7 +28,7 @@ import { ReachModule } from './reach/reach.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { McpModule } from './mcp/mcp.module';
 
-export type CoreValues = { config: RelayConfig; clock: Clock; log: CommandLoop; secrets: Secrets; logger: Logger; runtime: Runtime };
+export type CoreValues = { config: RelayConfig; clock: Clock; loop: CommandLoop; secrets: Secrets; logger: Logger; runtime: Runtime };
 
 /** Values made before Nest starts (the log is opened and replayed first), shared by every module. */
 @Module({})
@@ -37,7 +37,7 @@ export class CoreModule {
     const providers: Provider[] = [
       { provide: RELAY_CONFIG, useValue: v.config },
       { provide: Clock, useValue: v.clock },
-      { provide: CommandLoop, useValue: v.log },
+      { provide: CommandLoop, useValue: v.loop },
       { provide: Secrets, useValue: v.secrets },
       { provide: LOGGER, useValue: v.logger },
       { provide: RUNTIME, useValue: v.runtime },

@@ -48,7 +48,7 @@ export type Relay = {
   app: NestFastifyApplication;
   config: RelayConfig;
   clock: Clock;
-  log: CommandLoop;
+  loop: CommandLoop;
   logger: Logger;
   runtime: Runtime;
   /** Free space of the relay home's filesystem; new work is refused while it is low. */
@@ -64,7 +64,7 @@ export type Relay = {
 };
 
 /** What start-up has made so far, handed from one step to the next. */
-type Core = { config: RelayConfig; clock: Clock; logger: Logger; secrets: Secrets; log: CommandLoop; disk: DiskGuard; runtime: Runtime };
+type Core = { config: RelayConfig; clock: Clock; logger: Logger; secrets: Secrets; loop: CommandLoop; disk: DiskGuard; runtime: Runtime };
 
 /** Opens the log (replaying it), builds the Nest app on Fastify with the phone socket, and listens. */
 export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
@@ -92,12 +92,12 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
   const secrets = Secrets.load(relayDir(config));
   // For the dashboard ingress (another process): how it vouches for its callers' addresses (forwarded-peer.ts).
   writeForwarderKey(relayDir(config), secrets);
-  const log = await openLog(config, clock, logger, secrets, options.onFatal ?? exitOnFatal(logger));
-  const disk = await guardAdmission(log, config, clock, logger, options.diskSpace);
+  const loop = await openLog(config, clock, logger, secrets, options.onFatal ?? exitOnFatal(logger));
+  const disk = await guardAdmission(loop, config, clock, logger, options.diskSpace);
   const version = relayVersion();
   const runtime: Runtime = { port: config.port, startedAt: clock.now(), version, url: '' };
-  await recordStart(log, config, version);
-  const core: Core = { config, clock, logger, secrets, log, disk, runtime };
+  await recordStart(loop, config, version);
+  const core: Core = { config, clock, logger, secrets, loop: loop, disk, runtime };
 
   const { app, routes, unguarded } = await buildApp(core);
   const instance = app.getHttpAdapter().getInstance();
@@ -111,11 +111,11 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
   const address = instance.server.address();
   runtime.port = typeof address === 'object' && address ? address.port : config.port;
   runtime.url = listeningUrl(config, runtime.port);
-  logger.info({ url: runtime.url, version, lastSeq: log.lastSeq }, 'relay listening');
+  logger.info({ url: runtime.url, version, lastSeq: loop.lastSeq }, 'relay listening');
 
-  const secureLink = config.secureLink.enabled ? await startSecureLink({ config, log, logger, relayServer: instance.server }) : null;
+  const secureLink = config.secureLink.enabled ? await startSecureLink({ config, loop: loop, logger, relayServer: instance.server }) : null;
   runtime.secureLink = secureLink;
-  const reach = startReach({ config, log, logger, secureLink, runtime, backoff: options.reachBackoff });
+  const reach = startReach({ config, loop: loop, logger, secureLink, runtime, backoff: options.reachBackoff });
   runtime.reach = reach;
 
   const scheduler = app.get(Scheduler);
@@ -124,7 +124,7 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
     app,
     config,
     clock,
-    log,
+    loop: loop,
     logger,
     runtime,
     disk,
@@ -140,8 +140,8 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
       reach?.stop();
       await secureLink?.close();
       await app.close();
-      await log.record('system', [{ type: 'relay.stopping', data: { reason } }]).catch(() => undefined);
-      await log.close();
+      await loop.record('system', [{ type: 'relay.stopping', data: { reason } }]).catch(() => undefined);
+      await loop.close();
       disk.stop();
       releaseHome();
       logger.info({ reason }, 'relay stopped');
@@ -171,11 +171,11 @@ function openLog(config: RelayConfig, clock: Clock, logger: Logger, secrets: Sec
 }
 
 /** What may refuse a decision's events before they are appended: the disk guard, then each device's event budget. */
-async function guardAdmission(log: CommandLoop, config: RelayConfig, clock: Clock, logger: Logger, diskSpace?: DiskSpaceSource): Promise<DiskGuard> {
+async function guardAdmission(loop: CommandLoop, config: RelayConfig, clock: Clock, logger: Logger, diskSpace?: DiskSpaceSource): Promise<DiskGuard> {
   const disk = new DiskGuard({ dir: relayDir(config), ...config.disk, source: diskSpace, logger, clock });
   await disk.start();
   const budget = new EventBudget(() => clock.now().getTime());
-  log.admission = (events, actor) => {
+  loop.admission = (events, actor) => {
     disk.admit(events);
     budget.admit(events, actor);
   };
@@ -183,8 +183,8 @@ async function guardAdmission(log: CommandLoop, config: RelayConfig, clock: Cloc
 }
 
 /** `relay.started` opens each run: projections of ephemeral state reset at it. */
-async function recordStart(log: CommandLoop, config: RelayConfig, version: string): Promise<void> {
-  await log.record('system', [
+async function recordStart(loop: CommandLoop, config: RelayConfig, version: string): Promise<void> {
+  await loop.record('system', [
     {
       type: 'relay.started',
       data: {
@@ -194,8 +194,8 @@ async function recordStart(log: CommandLoop, config: RelayConfig, version: strin
         port: config.port,
         tls: config.tls !== null,
         ...(config.allowInsecureApiBearer ? { allowInsecureApiBearer: true } : {}),
-        ...(log.recovered ? { recovered: log.recovered } : {}),
-        ...(log.staleLock ? { staleLock: log.staleLock } : {}),
+        ...(loop.recovered ? { recovered: loop.recovered } : {}),
+        ...(loop.staleLock ? { staleLock: loop.staleLock } : {}),
       },
     },
   ]);
@@ -206,9 +206,9 @@ async function recordStart(log: CommandLoop, config: RelayConfig, version: strin
  * the routes Nest does not own (health, OpenAPI), metrics, the phone socket, validation and errors.
  */
 async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; routes: Array<{ method: string; url: string }>; unguarded: string[] }> {
-  const { config, clock, log, secrets, logger, runtime, disk } = core;
+  const { config, clock, loop: loop, secrets, logger, runtime, disk } = core;
   const { adapter, routes } = relayHttpAdapter(config);
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, log, secrets, logger, runtime }), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, loop: loop, secrets, logger, runtime }), adapter, {
     logger: new NestPinoLogger(logger),
     // The relay installs its own JSON parser (hardenHttpServer); Nest's would replace it at init.
     bodyParser: false,
@@ -216,7 +216,7 @@ async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; rout
   const instance = app.getHttpAdapter().getInstance();
   hardenHttpServer(instance, config, logger);
   const guard = installAuthHook(instance, {
-    log,
+    loop: loop,
     secrets,
     clock,
     logger,
@@ -224,7 +224,14 @@ async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; rout
     apiVoice: apiVoiceOf(config),
   });
   installDiskGuardHook(instance, disk);
-  installHealthRoute(instance, { log, clock, runtime, secureLinkEnabled: config.secureLink.enabled, clientSpelling: config.clientSpelling, disk });
+  installHealthRoute(instance, {
+    loop: loop,
+    clock,
+    runtime,
+    secureLinkEnabled: config.secureLink.enabled,
+    clientSpelling: config.clientSpelling,
+    disk,
+  });
   installOpenApiRoute(app, instance, runtime.version);
   const metrics = app.get(MetricsService);
   // Every answered request, by its route template (never the path: tokens and names stay out of labels).

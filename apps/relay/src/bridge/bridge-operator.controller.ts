@@ -12,7 +12,7 @@ import { bridgeActivityView, bridgeDeviceView, bridgeStatusView, safetyDecisionV
 export class BridgeOperatorController {
   constructor(
     private readonly bridge: BridgeService,
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
   ) {}
 
@@ -25,7 +25,7 @@ export class BridgeOperatorController {
   @Get('/status')
   @Auth('loopback')
   status(@Res({ passthrough: true }) res: FastifyReply) {
-    const r = bridgeStatusView(this.log.models, (d) => this.bridge.isOnline(d), this.bridge.settings, this.bridge.inFlight, this.clock.now());
+    const r = bridgeStatusView(this.loop.models, (d) => this.bridge.isOnline(d), this.bridge.settings, this.bridge.inFlight, this.clock.now());
     void res.status(r.status);
     return r.body;
   }
@@ -33,18 +33,18 @@ export class BridgeOperatorController {
   @Get('/activity')
   @Auth('loopback')
   activity(@Query() q: ActivityQuery) {
-    const m = this.log.models.bridge;
+    const m = this.loop.models.bridge;
     return { ok: true, activity: m.activity(q.limit ?? 50).map(bridgeActivityView), safety: m.safety(q.limit ?? 50).map(safetyDecisionView) };
   }
 
   @Get('/devices')
   @Auth('loopback')
   devices() {
-    const m = this.log.models.bridge;
+    const m = this.loop.models.bridge;
     return {
       ok: true,
       active: m.active,
-      devices: m.allDevices().map((d) => bridgeDeviceView(d, this.log.models.bridge.active, this.bridge.isOnline(d))),
+      devices: m.allDevices().map((d) => bridgeDeviceView(d, this.loop.models.bridge.active, this.bridge.isOnline(d))),
     };
   }
 
@@ -53,6 +53,6 @@ export class BridgeOperatorController {
   @HttpCode(200)
   async selectActive(@Body() body: SelectActiveDto) {
     const d = await this.bridge.selectActive((body.device_id ?? body.device)!);
-    return { ok: true, active: d.tokenPrefix, device: bridgeDeviceView(d, this.log.models.bridge.active, this.bridge.isOnline(d)) };
+    return { ok: true, active: d.tokenPrefix, device: bridgeDeviceView(d, this.loop.models.bridge.active, this.bridge.isOnline(d)) };
   }
 }

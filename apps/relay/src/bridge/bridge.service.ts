@@ -79,7 +79,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   private readonly agents: AgentConfirmations;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly hub: PhoneHub,
     router: ChannelRouter,
@@ -98,7 +98,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     this.statusReports = new ReportWindow(BRIDGE_STATUS_WINDOW_MS, (err, connId) =>
       this.logger[err instanceof DomainError ? 'debug' : 'warn']({ err: err.message, conn: connId }, 'bridge status not recorded'),
     );
-    this.agents = new AgentConfirmations(log, clock, this.inFlightCommands, this.settings, b.confirmTimeoutSeconds, logger);
+    this.agents = new AgentConfirmations(loop, clock, this.inFlightCommands, this.settings, b.confirmTimeoutSeconds, logger);
     router.register('bridge', { onFrame: (c, e) => this.onFrame(c, e), onClose: (c) => this.onClose(c) });
     scheduler.register('bridge.confirmations', (m, now) => expireConfirmations(m, now));
     scheduler.register('bridge.auto_disable', (m, now) => autoDisableDue(m, now));
@@ -106,13 +106,13 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
 
   onModuleInit(): void {
     this.subs.push(
-      this.log.bus.ofType('bridge.safety_decided').subscribe((e) => {
+      this.loop.bus.ofType('bridge.safety_decided').subscribe((e) => {
         const d = e.data;
         if (d.requestId && CONFIRM_OUTCOMES.has(d.decision)) {
           this.inFlightCommands.endConfirmation(d.requestId)?.resolve(d.decision);
         }
         if (d.decision === 'auto_disabled') {
-          const dev = this.log.models.bridge.device(d.tokenPrefix);
+          const dev = this.loop.models.bridge.device(d.tokenPrefix);
           const conn = dev && this.connOf(dev);
           conn?.send('bridge', 'bridge.master_disabled', { reason: 'auto_disable', idle_minutes: d.idleMinutes ?? null, message: d.reason });
         }
@@ -156,9 +156,9 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     const st = bridgeStatusOf(readFrame(BridgeStatusFrame, env.payload));
     const principal = conn.principal!;
     // A restated status is written at most once a second per socket (the latest), unless it takes something away.
-    const urgent = statusTightens(this.log.models.bridge.device(principal.tokenPrefix), st, this.settings.blocklist);
+    const urgent = statusTightens(this.loop.models.bridge.device(principal.tokenPrefix), st, this.settings.blocklist);
     const write = () =>
-      this.log.run(`device:${principal.tokenPrefix}`, (m, now) =>
+      this.loop.run(`device:${principal.tokenPrefix}`, (m, now) =>
         reportStatus(
           m,
           {
@@ -194,7 +194,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       const size = screenSizeShown(body);
       if (size) this.screens.set(pending.tokenPrefix, size);
     }
-    const known = this.log.models.bridge.device(pending.tokenPrefix)?.currentApp ?? null;
+    const known = this.loop.models.bridge.device(pending.tokenPrefix)?.currentApp ?? null;
     // Not awaited: frames of one socket are handled in order, and the next response must not wait for
     // this one's fsync. The log keeps the order; the caller is answered once the event is durable.
     void this.answered(pending, status, body, seen !== null && seen !== known ? seen : undefined)
@@ -212,14 +212,14 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     const { request_id: requestId, allow } = readFrame(ConfirmResultFrame, env.payload);
     const w = this.inFlightCommands.confirmation(requestId);
     if (!w || w.connId !== conn.id) return;
-    await this.log.run(`device:${w.tokenPrefix}`, (m) => resolveConfirmation(m, { requestId, tokenPrefix: w.tokenPrefix, allow }));
+    await this.loop.run(`device:${w.tokenPrefix}`, (m) => resolveConfirmation(m, { requestId, tokenPrefix: w.tokenPrefix, allow }));
   }
 
   private onClose(conn: PhoneConnection): void {
     this.statusReports.drop(conn.id);
     const prefix = conn.principal?.tokenPrefix;
     if (!prefix) return;
-    const revoked = !this.log.models.sessions.byTokenPrefix(prefix);
+    const revoked = !this.loop.models.sessions.byTokenPrefix(prefix);
     for (const p of this.inFlightCommands.sentCommands()) {
       if (p.connId !== conn.id) continue;
       const reason: BridgeFailure = revoked ? 'session_revoked' : 'phone_gone';
@@ -235,7 +235,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     }
     const waiting = this.inFlightCommands.confirmationsOn(conn.id);
     if (waiting.length > 0) {
-      this.log
+      this.loop
         .run(`device:${prefix}`, (m) => cancelConfirmations(m, prefix, waiting))
         .catch((err: Error) => this.logger.warn({ err: err.message }, 'confirmation cancel not recorded'));
     }
@@ -250,7 +250,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     const payload = withoutSelectors(body);
     const selector = pickSelector(query) ?? pickSelector(body);
     const actor = actorOf(caller);
-    const device = pickDevice(this.log.models, { selector, callerPrefix: caller.kind === 'device' ? caller.tokenPrefix : null }, this.clock.now());
+    const device = pickDevice(this.loop.models, { selector, callerPrefix: caller.kind === 'device' ? caller.tokenPrefix : null }, this.clock.now());
     if (!this.connOf(device)) throw new DomainError('bridge.no_device', 'unavailable', `the phone "${device.deviceName}" is not connected`);
     if (path === '/screenshot') this.files.assertAvailable();
     if (path === '/share_media' || path === '/send_mms') await this.files.rewriteAttachments(payload, actor);
@@ -270,7 +270,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     const side = confirmationSide(this.connOf(device)?.supports);
     const phoneAnswerMs = this.config.bridge.commandTimeoutMs + this.config.bridge.confirmTimeoutSeconds * 1000;
     let plan = planOf(
-      await this.log.run(actor, (m, now) =>
+      await this.loop.run(actor, (m, now) =>
         planCommand(m, { ...cmd, confirmBy: side, phoneAnswerSeconds: Math.ceil(phoneAnswerMs / 1000) + 5 }, this.settings, now),
       ),
     );
@@ -282,7 +282,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       if (outcome === 'confirmation_cancelled')
         throw new DomainError('bridge.phone_gone', 'upstream', 'the phone disconnected before answering the confirmation');
       if (outcome !== 'confirmation_allowed') throw confirmationDenied();
-      plan = planOf(await this.log.run(actor, (m, now) => planCommand(m, { ...cmd, confirmed: true }, this.settings, now)));
+      plan = planOf(await this.loop.run(actor, (m, now) => planCommand(m, { ...cmd, confirmed: true }, this.settings, now)));
     }
     if (plan.refused) throw refusal(plan.refused);
     if (!plan.sent) throw confirmationDenied();
@@ -295,7 +295,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       this.inFlightCommands.confirming(requestId, { connId: device.connId, tokenPrefix: device.tokenPrefix, resolve });
       // The phone may already be gone; its close handler cannot see a waiter set after it ran.
       if (!conn || !conn.send('bridge', 'bridge.confirm', { request_id: requestId, verb, path, text })) {
-        this.log.run(`device:${device.tokenPrefix}`, (m) => cancelConfirmations(m, device.tokenPrefix, [requestId])).catch(() => undefined);
+        this.loop.run(`device:${device.tokenPrefix}`, (m) => cancelConfirmations(m, device.tokenPrefix, [requestId])).catch(() => undefined);
       }
     });
   }
@@ -353,14 +353,14 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async answered(p: SentCommand, status: number, body: Record<string, unknown>, currentApp?: string): Promise<void> {
-    await this.log.run(`device:${p.tokenPrefix}`, commandAnswered(p, status, body, currentApp));
+    await this.loop.run(`device:${p.tokenPrefix}`, commandAnswered(p, status, body, currentApp));
   }
 
   /** Records the failure, then (once durable) fails the HTTP call. */
   private async fail(p: SentCommand, reason: BridgeFailure, err: DomainError): Promise<void> {
     if (!this.settle(p)) return;
     try {
-      await this.log.run(`device:${p.tokenPrefix}`, commandFailed(p, reason));
+      await this.loop.run(`device:${p.tokenPrefix}`, commandFailed(p, reason));
     } catch (e) {
       this.logger.warn({ err: (e as Error).message }, 'bridge failure not recorded');
     }
@@ -374,8 +374,8 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   // ---- operator side ---------------------------------------------------------------------------
 
   async selectActive(selector: string): Promise<BridgeDevice> {
-    const [e] = await this.log.run('operator', (m, now) => selectActive(m, selector, 'operator', now));
-    return this.log.models.bridge.device(e.data.tokenPrefix)!;
+    const [e] = await this.loop.run('operator', (m, now) => selectActive(m, selector, 'operator', now));
+    return this.loop.models.bridge.device(e.data.tokenPrefix)!;
   }
 
   isOnline(device: BridgeDevice): boolean {

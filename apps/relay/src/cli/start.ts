@@ -159,7 +159,7 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
   );
   line(
     io.stderr,
-    `event log ${relay.log.location} (last seq ${relay.log.lastSeq}${relay.log.recovered ? `, cut a torn last line of ${relay.log.recovered.droppedBytes} bytes` : ''}${relay.log.staleLock ? `, the previous relay${relay.log.staleLock.pid === null ? '' : ` (pid ${relay.log.staleLock.pid})`} did not stop` : ''})`,
+    `event log ${relay.loop.location} (last seq ${relay.loop.lastSeq}${relay.loop.recovered ? `, cut a torn last line of ${relay.loop.recovered.droppedBytes} bytes` : ''}${relay.loop.staleLock ? `, the previous relay${relay.loop.staleLock.pid === null ? '' : ` (pid ${relay.loop.staleLock.pid})`} did not stop` : ''})`,
   );
   if (envFile.loaded)
     line(

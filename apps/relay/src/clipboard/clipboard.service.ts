@@ -43,7 +43,7 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
   private sub: Subscription | null = null;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     scheduler: Scheduler,
     @Inject(RELAY_CONFIG) config: RelayConfig,
@@ -53,9 +53,9 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
     scheduler.register('clipboard.stale', (m, now) => discardStale(m, now));
     // A host tool may take the file straight from the directory: that is a read too.
     scheduler.onTick(async () => {
-      const missing = this.log.models.clipboardInbox.all().filter((x) => !fs.existsSync(this.pathOf(x)));
+      const missing = this.loop.models.clipboardInbox.all().filter((x) => !fs.existsSync(this.pathOf(x)));
       if (missing.length)
-        await this.log.run('system', (m) =>
+        await this.loop.run('system', (m) =>
           discardEntries(
             m,
             missing.map((x) => x.entryId),
@@ -66,12 +66,12 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleInit(): void {
-    this.sub = this.log.bus.ofType('clipboard.staged', 'clipboard.consumed', 'clipboard.discarded').subscribe((e) => {
+    this.sub = this.loop.bus.ofType('clipboard.staged', 'clipboard.consumed', 'clipboard.discarded').subscribe((e) => {
       const gone = e.type === 'clipboard.staged' ? e.data.supersedes : [e.data.entryId];
       for (const id of gone) this.removeFiles(id);
     });
     // Files no entry owns (a crash between write and event, or an unlink that never ran).
-    const known = new Set(this.log.models.clipboardInbox.all().map((x) => x.entryId));
+    const known = new Set(this.loop.models.clipboardInbox.all().map((x) => x.entryId));
     for (const name of this.listOwn()) {
       const id = OWN_FILE.exec(name)![1];
       if (!known.has(id)) this.unlink(name);
@@ -97,14 +97,14 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     writeExclusive(full, bytes);
     try {
-      await this.log.run(actorOf(caller), (m, now) =>
+      await this.loop.run(actorOf(caller), (m, now) =>
         stageImage(m, { entryId, fileName, format, sizeBytes: bytes.length, sha256, tokenPrefix: caller.tokenPrefix }, now),
       );
     } catch (err) {
       this.unlink(fileName);
       throw err;
     }
-    const entry = this.log.models.clipboardInbox.get(entryId)!;
+    const entry = this.loop.models.clipboardInbox.get(entryId)!;
     return { ok: true as const, path: full, size_bytes: bytes.length, id: entryId, format, sha256, stale_at: epoch(entry.staleAt) };
   }
 
@@ -113,7 +113,7 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
     return {
       ok: true as const,
       dir: this.dir,
-      entries: this.log.models.clipboardInbox
+      entries: this.loop.models.clipboardInbox
         .all()
         .filter((x) => x.staleAt > now)
         .reverse()
@@ -124,21 +124,21 @@ export class ClipboardService implements OnModuleInit, OnModuleDestroy {
   /** The one-shot read: the newest fresh image's bytes; the file is deleted once the read is recorded. */
   async takeLatest(by: string): Promise<{ entry: ClipboardEntry; bytes: Buffer }> {
     for (;;) {
-      const entry = this.log.models.clipboardInbox.latestFresh(this.clock.now());
+      const entry = this.loop.models.clipboardInbox.latestFresh(this.clock.now());
       if (!entry) throw new DomainError('clipboard.empty_inbox', 'not_found', 'no fresh image in the paste inbox (images go stale after 5 minutes)');
       const bytes = this.readOwn(entry);
       if (!bytes) {
-        await this.log.run('system', (m) => discardEntries(m, [entry.entryId], 'missing'));
+        await this.loop.run('system', (m) => discardEntries(m, [entry.entryId], 'missing'));
         continue;
       }
-      await this.log.run(by, (m, now) => consumeEntry(m, entry.entryId, by, now));
+      await this.loop.run(by, (m, now) => consumeEntry(m, entry.entryId, by, now));
       return { entry, bytes };
     }
   }
 
   async clear(by: string) {
-    const ids = this.log.models.clipboardInbox.all().map((x) => x.entryId);
-    const stored = await this.log.run(by, (m) => discardEntries(m, ids, 'cleared'));
+    const ids = this.loop.models.clipboardInbox.all().map((x) => x.entryId);
+    const stored = await this.loop.run(by, (m) => discardEntries(m, ids, 'cleared'));
     return { ok: true as const, cleared: stored.length };
   }
 

@@ -19,7 +19,7 @@ import { Secrets } from './secrets';
 describe('auth hook', () => {
   let dir: string;
   let app: FastifyInstance;
-  let log: CommandLoop;
+  let loop: CommandLoop;
   const clock = new ManualClock('2026-03-01T00:00:00.000Z');
   const TOKEN = 'tok0ABCD' + 'x'.repeat(35);
 
@@ -27,7 +27,7 @@ describe('auth hook', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-auth-'));
     const secrets = Secrets.load(dir);
     const logger = pino({ level: 'silent' });
-    log = await CommandLoop.open({
+    loop = await CommandLoop.open({
       store: fileStore(dir, 1 << 20),
       secrets,
       clock,
@@ -38,8 +38,8 @@ describe('auth hook', () => {
       },
     });
     const terms = { sessionTtlSeconds: 86_400, grants: grantDurations({ terminal: 3600, bridge: false }), transportHint: null };
-    await log.run('operator', (m, now) => registerCode(m, { codeDigest: secrets.digest('CODE01'), source: 'register', terms }, now));
-    await log.run('public:1', (m, now) =>
+    await loop.run('operator', (m, now) => registerCode(m, { codeDigest: secrets.digest('CODE01'), source: 'register', terms }, now));
+    await loop.run('public:1', (m, now) =>
       consumeCode(
         m,
         {
@@ -53,7 +53,7 @@ describe('auth hook', () => {
       ),
     );
     app = Fastify();
-    const guard = installAuthHook(app, { log, secrets, clock, logger, port: () => 8767 });
+    const guard = installAuthHook(app, { loop: loop, secrets, clock, logger, port: () => 8767 });
     app.setErrorHandler((err, _req, reply) => {
       const { status, body } = toErrorResponse(err);
       void reply.status(status).send(body);
@@ -69,7 +69,7 @@ describe('auth hook', () => {
   });
   afterAll(async () => {
     await app.close();
-    await log.close();
+    await loop.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 

@@ -12,7 +12,7 @@ import type { IncomingMessage } from 'node:http';
 import { Secrets } from './secrets';
 
 export type AuthDeps = {
-  log: CommandLoop;
+  loop: CommandLoop;
   secrets: Secrets;
   clock: Clock;
   logger: Logger;
@@ -49,16 +49,16 @@ export function bearerCredential(header: string | undefined): string | null {
  * anything else that takes a session bearer.
  */
 export async function authenticateBearer(deps: AuthDeps, header: string | undefined, ip: string, grant?: string): Promise<Principal> {
-  const { log, secrets, clock } = deps;
-  assertNotBlocked(log.models.rateLimit, ip, clock.now());
+  const { loop: loop, secrets, clock } = deps;
+  assertNotBlocked(loop.models.rateLimit, ip, clock.now());
   const credential = bearerCredential(header);
   if (credential === null)
     throw new DomainError('auth.missing_bearer', 'unauthorized', 'send the relay session token as "Authorization: Bearer <token>"');
   // A bearer that cannot be a session token (too short, spaces, other characters) is a wrong token, not a
   // missing one: the caller did send a credential, and it counts against its address like any other.
-  const session = TOKEN_RE.test(credential) ? log.models.sessions.byToken(secrets.digest(credential), clock.now()) : undefined;
+  const session = TOKEN_RE.test(credential) ? loop.models.sessions.byToken(secrets.digest(credential), clock.now()) : undefined;
   if (!session) {
-    await log.run(`public:${ip}`, (models, now) =>
+    await loop.run(`public:${ip}`, (models, now) =>
       recordAuthFailure(models.rateLimit, { ip, kind: 'token', via: 'http', reason: 'unknown, revoked or expired session token' }, now),
     );
     throw new DomainError('auth.invalid_token', 'unauthorized', 'unknown, revoked or expired session token');
@@ -66,7 +66,7 @@ export async function authenticateBearer(deps: AuthDeps, header: string | undefi
   if (grant && !hasGrant(session, grant, clock.now())) {
     throw new DomainError('auth.grant_required', 'forbidden', `this session has no active "${grant}" grant`, { channel: grant });
   }
-  log
+  loop
     .run(`device:${session.tokenPrefix}`, (models, now) => markSeen(models, session.tokenPrefix, ip, 'http', now))
     .catch((err: Error) => {
       deps.logger.warn({ err: err.message }, 'last-seen not recorded');
@@ -190,7 +190,7 @@ function apiVoiceTransport(deps: AuthDeps, req: IncomingMessage): void {
   const proto = req.headers['x-forwarded-proto'];
   const first = (Array.isArray(proto) ? proto[0] : (proto ?? '')).split(',')[0].trim().toLowerCase();
   if (v.trustProxyHeaders && first === 'https') return;
-  if (deps.log.models.voice.allowInsecureApiBearer) return;
+  if (deps.loop.models.voice.allowInsecureApiBearer) return;
   throw new DomainError(
     'auth.api_key_needs_https',
     'forbidden',

@@ -33,7 +33,7 @@ describe('CommandLoop.open', () => {
     fs.writeFileSync(path.join(events, 'segment-000000000001.jsonl'), lines.join('\n') + '\n');
     const info = jest.fn();
     const logger = { info, warn: jest.fn(), error: jest.fn(), debug: jest.fn() } as unknown as Logger;
-    const log = await CommandLoop.open({
+    const loop = await CommandLoop.open({
       store: fileStore(relayDir, 64 << 20),
       secrets: Secrets.load(relayDir),
       clock: new SteppingClock(),
@@ -43,7 +43,7 @@ describe('CommandLoop.open', () => {
         throw e;
       },
     });
-    expect(log.lastSeq).toBe(6000);
+    expect(loop.lastSeq).toBe(6000);
     const progress = info.mock.calls.filter(([, msg]) => msg === 'replaying the event log').map(([o]) => o as { percent: number; seq: number });
     expect(progress.length).toBeGreaterThanOrEqual(1);
     for (const p of progress) {
@@ -51,7 +51,7 @@ describe('CommandLoop.open', () => {
       expect(p.percent).toBeLessThanOrEqual(100);
       expect(p.seq).toBeGreaterThan(0);
     }
-    await log.close();
+    await loop.close();
     fs.rmSync(relayDir, { recursive: true, force: true });
   });
 });

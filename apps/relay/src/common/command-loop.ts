@@ -63,26 +63,26 @@ export class CommandLoop {
 
   static async open(opts: CommandLoopOptions): Promise<CommandLoop> {
     // eslint-disable-next-line prefer-const -- assigned once below; the store's callback needs the binding first
-    let log!: CommandLoop;
+    let loop!: CommandLoop;
     const { store, snapshots } = opts.store({
-      onDurable: (batch) => log.onDurable(batch),
+      onDurable: (batch) => loop.onDurable(batch),
       onFatal: opts.onFatal,
       mac: (t) => opts.secrets.mac('snapshot', t),
     });
-    log = new CommandLoop(store, snapshots, opts);
+    loop = new CommandLoop(store, snapshots, opts);
     let snap = await snapshots.latest<Record<string, unknown>>();
-    const unusable = snap && log.models.unrestorable(snap.models);
+    const unusable = snap && loop.models.unrestorable(snap.models);
     if (snap && unusable) {
       opts.logger.warn({ snapshotSeq: snap.seq, reason: unusable }, 'snapshot not used (written by another relay version); replaying the whole log');
       snap = null;
     }
-    if (snap) log.models.restore(snap.models);
+    if (snap) loop.models.restore(snap.models);
     const started = opts.clock.now().getTime();
     let reported = started;
     const opened = await store.open({
       fromSeq: snap ? snap.seq + 1 : 1,
       expectPrev: snap?.hash,
-      onEvent: (e) => log.models.apply(e),
+      onEvent: (e) => loop.models.apply(e),
       // A long replay (a big log without a usable snapshot) says where it is every 2 s.
       onProgress: (p) => {
         const now = opts.clock.now().getTime();
@@ -92,11 +92,11 @@ export class CommandLoop {
         opts.logger.info({ percent, seq: p.seq, seconds: Math.round((now - started) / 1000) }, 'replaying the event log');
       },
     });
-    log.decision.restore(structuredClone(log.models.snapshot()));
-    log.lastSnapshotSeq = snap?.seq ?? 0;
-    log.lastHashValue = opened.lastHash;
-    log.recovered = opened.recovered;
-    log.staleLock = opened.staleLock;
+    loop.decision.restore(structuredClone(loop.models.snapshot()));
+    loop.lastSnapshotSeq = snap?.seq ?? 0;
+    loop.lastHashValue = opened.lastHash;
+    loop.recovered = opened.recovered;
+    loop.staleLock = opened.staleLock;
     if (opened.staleLock) {
       opts.logger.warn(opened.staleLock, 'event log: the previous relay did not stop (its lock was left behind); took it over');
     }
@@ -104,7 +104,7 @@ export class CommandLoop {
       opts.logger.warn(opened.recovered, 'event log: cut a torn last line (an interrupted write) before starting');
     }
     opts.logger.info({ lastSeq: opened.lastSeq, fromSnapshot: snap?.seq ?? null }, 'event log opened');
-    return log;
+    return loop;
   }
 
   /** Told how long each decision's events took to become durable (the metrics' commit histogram). */

@@ -18,7 +18,7 @@ export class Scheduler implements OnApplicationBootstrap, OnApplicationShutdown 
   intervalMs = 1000;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
@@ -55,7 +55,7 @@ export class Scheduler implements OnApplicationBootstrap, OnApplicationShutdown 
   private async sweepOnce(): Promise<void> {
     for (const [name, decide] of this.sweeps) {
       try {
-        await this.log.run('system', decide);
+        await this.loop.run('system', decide);
       } catch (err) {
         if (!(err instanceof DomainError)) this.logger.error({ sweep: name, err: (err as Error).message }, 'sweep failed');
       }

@@ -20,7 +20,7 @@ import { ChainVerifyJobs, chainStatusOf } from './store/chain-verify-jobs';
 @Controller('/console/api')
 export class ConsoleApiController {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly state: ConsoleState,
     private readonly stream: ConsoleStream,
@@ -37,7 +37,7 @@ export class ConsoleApiController {
   @Auth('loopback')
   async overview(): Promise<Overview> {
     const now = this.clock.now();
-    const m = this.log.models;
+    const m = this.loop.models;
     const codes = m.pairing.live(now);
     return {
       ok: true,
@@ -53,8 +53,8 @@ export class ConsoleApiController {
       sessions: m.sessions.count(now),
       pending_pairings: codes.filter((c) => c.state === 'pending').length,
       ready_codes: codes.filter((c) => c.state === 'ready').length,
-      events_per_second: this.log.eventsPerSecond(),
-      log: { last_seq: this.log.lastSeq, ...(await this.state.logSize()) },
+      events_per_second: this.loop.eventsPerSecond(),
+      log: { last_seq: this.loop.lastSeq, ...(await this.state.logSize()) },
       chain: await this.state.chainStatus(),
       console_streams: this.stream.count(),
       bridge: {
@@ -117,7 +117,7 @@ export class ConsoleApiController {
       events: page.events.map(toConsoleEvent),
       more: page.more,
       next: page.more ? (after !== undefined ? { after: Math.max(...seqs) } : { before: Math.min(...seqs) }) : null,
-      last_seq: this.log.lastSeq,
+      last_seq: this.loop.lastSeq,
       filtered: isFiltered(filter),
       server_time: epoch(this.clock.now()),
     };

@@ -27,12 +27,12 @@ export class ConsoleState implements OnModuleInit, OnModuleDestroy {
   private checked: { seq: number; status: ChainStatus } | null = null;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     clock: Clock,
     @Inject(RELAY_CONFIG) config: RelayConfig,
   ) {
     this.eventsDir = path.join(relayDir(config), 'events');
-    const durable = () => this.log.lastSeq;
+    const durable = () => this.loop.lastSeq;
     this.pg = config.eventStoreUrl ? new PgLogSource(config.eventStoreUrl) : null;
     this.history = this.pg ? new PgEventHistory(this.pg, durable) : new EventHistory(this.eventsDir, durable);
     this.chain = this.pg
@@ -42,7 +42,7 @@ export class ConsoleState implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     await this.history.seed();
-    this.sub = this.log.bus.events$.subscribe((e) => this.history.push(e));
+    this.sub = this.loop.bus.events$.subscribe((e) => this.history.push(e));
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -66,7 +66,7 @@ export class ConsoleState implements OnModuleInit, OnModuleDestroy {
 
   /** The chain status; reads the log only when it has grown since the last look. */
   async chainStatus(): Promise<ChainStatus> {
-    const seq = this.log.lastSeq;
+    const seq = this.loop.lastSeq;
     if (this.checked?.seq !== seq) this.checked = { seq, status: await this.chain.check() };
     return this.checked.status;
   }
@@ -80,7 +80,7 @@ export class ConsoleState implements OnModuleInit, OnModuleDestroy {
   adoptFullCheck(status: ChainStatus): void {
     if (status.state === 'broken') {
       this.chain.adopt(status);
-      this.checked = { seq: this.log.lastSeq, status };
+      this.checked = { seq: this.loop.lastSeq, status };
     } else if (this.checked?.status.state === 'broken') {
       this.chain.reset();
       this.checked = null;
@@ -88,7 +88,7 @@ export class ConsoleState implements OnModuleInit, OnModuleDestroy {
   }
 
   async logSize(): Promise<LogSize> {
-    const seq = this.log.lastSeq;
+    const seq = this.loop.lastSeq;
     if (this.sized?.seq !== seq) this.sized = { seq, size: await this.measure() };
     return this.sized.size;
   }

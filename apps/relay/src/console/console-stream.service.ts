@@ -53,7 +53,7 @@ export class ConsoleStream implements BeforeApplicationShutdown {
   private closing = false;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly state: ConsoleState,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -77,7 +77,7 @@ export class ConsoleStream implements BeforeApplicationShutdown {
       'x-accel-buffering': 'no',
       connection: 'keep-alive',
     });
-    const head = this.log.lastSeq;
+    const head = this.loop.lastSeq;
     const reset = from !== null && from > head;
     let lastSent = from === null || reset ? head : from;
     let replaying = true;
@@ -109,7 +109,7 @@ export class ConsoleStream implements BeforeApplicationShutdown {
       return write(frameOf(e));
     };
 
-    const sub = this.log.bus.events$.subscribe((e) => (replaying ? queue.push(e) : send(e)));
+    const sub = this.loop.bus.events$.subscribe((e) => (replaying ? queue.push(e) : send(e)));
     const heartbeat = setInterval(() => write(`: hb ${Date.now()}\n\n`), this.config.consoleHeartbeatMs);
     heartbeat.unref();
     const client: Client = {

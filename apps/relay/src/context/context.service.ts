@@ -17,7 +17,7 @@ export type InjectedBlock = { name: string; text: string; source: 'config' | 're
 @Injectable()
 export class ContextService {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {}
 
@@ -58,7 +58,7 @@ export class ContextService {
 
   /** Null when the subscribed phone turned "share phone status" off. */
   private phoneStatus(): string | null {
-    const phone = this.log.models.phoneThreads;
+    const phone = this.loop.models.phoneThreads;
     const sub = phone.subscriber();
     if (sub && !sub.sharePhoneStatus) return null;
     const n = phone.queuedCount();

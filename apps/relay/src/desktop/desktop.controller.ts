@@ -23,7 +23,7 @@ const DESKTOP_BODY_LIMIT = 8 * 1024 * 1024;
 export class DesktopController {
   constructor(
     private readonly desktop: DesktopService,
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {}
 
@@ -31,7 +31,7 @@ export class DesktopController {
   @Get('/_ping')
   @Auth('loopback-or-paired', 'desktop', { bearerOnLoopback: true })
   ping(@Query() q: DesktopPingQuery, @Res({ passthrough: true }) reply: FastifyReply) {
-    const r = desktopReadiness(this.log.models, this.desktop, q.tool ?? null, q.device ?? null);
+    const r = desktopReadiness(this.loop.models, this.desktop, q.tool ?? null, q.device ?? null);
     void reply.status(r.status);
     return r.body;
   }
@@ -40,7 +40,7 @@ export class DesktopController {
   @Get('/health')
   @Auth('loopback-or-paired', 'desktop', { bearerOnLoopback: true })
   health() {
-    return desktopHealth(this.log.models, this.desktop);
+    return desktopHealth(this.loop.models, this.desktop);
   }
 
   /**

@@ -89,7 +89,7 @@ export class DesktopService implements OnApplicationShutdown {
   private readonly ends: Subscription;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     router: ChannelRouter,
     scheduler: Scheduler,
@@ -99,7 +99,7 @@ export class DesktopService implements OnApplicationShutdown {
     router.register('desktop', { onFrame: (c, e) => this.onFrame(c, e), onClose: (c) => this.onClose(c) });
     scheduler.register('desktop.control_idle', (m, now) => expireControlSessions(m, now));
     // The client drops the authority of an ended control session (desktop/src/tools/router.ts).
-    this.ends = this.log.bus.ofType('desktop.control_session_ended').subscribe((e) => {
+    this.ends = this.loop.bus.ofType('desktop.control_session_ended').subscribe((e) => {
       this.conns.get(e.data.connId)?.send('desktop', 'desktop.control_session_end', {
         version: 1,
         id: e.data.controlId,
@@ -150,7 +150,7 @@ export class DesktopService implements OnApplicationShutdown {
         this.tools.set(conn.id, tools);
         const report = { ...rest, toolsDigest: createHash('sha256').update(canonicalToolList(tools)).digest('hex'), toolCount: tools.length };
         return this.reports.submit(conn.id, 'status', () =>
-          this.log.run(`device:${p.tokenPrefix}`, (m) => reportDesktopClient(m, { ...who, deviceId: p.deviceId, deviceName: p.deviceName }, report)),
+          this.loop.run(`device:${p.tokenPrefix}`, (m) => reportDesktopClient(m, { ...who, deviceId: p.deviceId, deviceName: p.deviceName }, report)),
         );
       }
       case 'response':
@@ -159,14 +159,14 @@ export class DesktopService implements OnApplicationShutdown {
         this.conns.set(conn.id, conn);
         const workspace = readFrame(WorkspaceFrame, env.payload).workspace();
         return this.reports.submit(conn.id, 'workspace', () =>
-          this.log.run(`device:${p.tokenPrefix}`, (m) => reportDesktopContext(m, who, { kind: 'workspace', workspace })),
+          this.loop.run(`device:${p.tokenPrefix}`, (m) => reportDesktopContext(m, who, { kind: 'workspace', workspace })),
         );
       }
       case 'active_editor': {
         this.conns.set(conn.id, conn);
         const activeEditor = readFrame(ActiveEditorFrame, env.payload).activeEditor();
         return this.reports.submit(conn.id, 'active_editor', () =>
-          this.log.run(`device:${p.tokenPrefix}`, (m) => reportDesktopContext(m, who, { kind: 'active_editor', activeEditor })),
+          this.loop.run(`device:${p.tokenPrefix}`, (m) => reportDesktopContext(m, who, { kind: 'active_editor', activeEditor })),
         );
       }
       default:
@@ -233,14 +233,14 @@ export class DesktopService implements OnApplicationShutdown {
         'invalid',
         `"${tool.slice(0, 64)}" is not a tool name (a-z, 0-9 and _, starting with a letter, at most 64)`,
       );
-    const target = pickDesktopTarget(this.log.models, tool, selector, (id) => this.toolsOf(id));
+    const target = pickDesktopTarget(this.loop.models, tool, selector, (id) => this.toolsOf(id));
     const conn = this.conns.get(target.connId);
     if (!conn || conn.closed) throw new DomainError('desktop.no_client', 'unavailable', `${target.deviceName} is not connected any more`);
     const requestId = randomUUID();
     const timeoutMs = desktopTimeoutMs(tool, this.config.desktop);
     // Computer use runs under a relay-owned control session binding the requester's run to this target.
     let controlId: string | null = null;
-    await this.log.run(actor, (m) => {
+    await this.loop.run(actor, (m) => {
       const control = tool.startsWith('desktop_computer_') ? controlSessionFor(m, requester, target, `control-${randomUUID()}`) : null;
       controlId = control?.controlId ?? null;
       return [
@@ -306,7 +306,7 @@ export class DesktopService implements OnApplicationShutdown {
     this.pending.delete(p.requestId);
     clearTimeout(p.timer);
     const durationMs = Date.now() - p.started;
-    this.log
+    this.loop
       .run(`device:${p.target.tokenPrefix}`, () => [
         { type: 'desktop.command_completed', data: { requestId: p.requestId, tool: p.tool, tokenPrefix: p.target.tokenPrefix, outcome, durationMs } },
       ])

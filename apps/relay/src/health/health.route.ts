@@ -27,19 +27,19 @@ export type HealthBody = {
  */
 export function installHealthRoute(
   instance: FastifyInstance,
-  deps: { log: CommandLoop; clock: Clock; runtime: Runtime; secureLinkEnabled: boolean; clientSpelling: 'svc' | 'hermes'; disk?: DiskGuard },
+  deps: { loop: CommandLoop; clock: Clock; runtime: Runtime; secureLinkEnabled: boolean; clientSpelling: 'svc' | 'hermes'; disk?: DiskGuard },
 ): void {
   const config: RouteAuth = { auth: 'public' };
   const loopback = (r: FastifyRequest) => checkLoopback(r.socket.remoteAddress, r.headers, deps.runtime.port).ok;
   instance.get('/health', { config }, async (request, reply): Promise<HealthBody> => {
     void reply.header('Cache-Control', 'no-store');
     const sl = deps.runtime.secureLink ?? null;
-    const state = deps.log.models.secureLink.state;
+    const state = deps.loop.models.secureLink.state;
     return {
       status: 'ok',
       version: deps.runtime.version,
-      clients: deps.log.models.connections.count(),
-      sessions: deps.log.models.sessions.count(deps.clock.now()),
+      clients: deps.loop.models.connections.count(),
+      sessions: deps.loop.models.sessions.count(deps.clock.now()),
       client_spelling: deps.clientSpelling,
       // Spec 4.1/4.11: whether Secure Link runs, its public identity (the pin phones hold) and the last
       // identity change (phones paired before it must pair again). Nothing here is a secret.

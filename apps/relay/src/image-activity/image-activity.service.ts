@@ -8,12 +8,12 @@ import { sinceMsOf, type ActivityQuery, type ReportDto } from './image-activity.
 @Injectable()
 export class ImageActivityService {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly agentStore: AgentSessionStore,
   ) {}
 
   async report(b: ReportDto) {
-    const [e] = await this.log.run('operator', (m) =>
+    const [e] = await this.loop.run('operator', (m) =>
       reportImageActivity(m, {
         sessionId: b.session_id,
         callId: b.call_id,
@@ -44,7 +44,7 @@ export class ImageActivityService {
         wireError: 'profile_not_found',
       });
     const fromStore = this.agentStore.imageActivity(store, session, sinceMs === null ? 0 : sinceMs / 1000);
-    const all = this.log.models.imageActivity.forSession(session, null);
+    const all = this.loop.models.imageActivity.forSession(session, null);
     const entries = sinceMs === null ? all : all.filter((x) => x.at > sinceMs);
     const cursor = entries.length ? entries[entries.length - 1].at / 1000 : sinceMs === null ? null : sinceMs / 1000;
     return {

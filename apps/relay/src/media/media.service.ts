@@ -63,7 +63,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
   private readonly replies: MediaReplies;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly secrets: Secrets,
     scheduler: Scheduler,
@@ -73,7 +73,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     this.replies = new MediaReplies(logger);
     const media = config.media;
     this.limits = { ttlSeconds: media.ttlSeconds, lruCap: media.lruCap, maxSizeBytes: media.maxSizeBytes };
-    this.owned = new OwnedFiles(path.join(relayDir(config), 'media-owned'), log, logger);
+    this.owned = new OwnedFiles(path.join(relayDir(config), 'media-owned'), loop, logger);
     this.uploads = new MediaUploads(this.owned.dir, media.maxSizeBytes);
     this.policy = policyContext({
       home: media.home,
@@ -84,7 +84,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
       strictSandbox: media.strictSandbox,
     });
     scheduler.register('media.expire', (m, now) => expireMedia(m, now));
-    this.subscription = log.bus.ofType('media.expired', 'media.evicted').subscribe((e) => {
+    this.subscription = loop.bus.ofType('media.expired', 'media.evicted').subscribe((e) => {
       if (e.data.ownedPath !== null) void this.owned.release(e.data.ownedPath);
     });
   }
@@ -198,7 +198,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
         owned,
         sensitive: meta.sensitive,
       };
-      const stored = await this.log.run(actor, (m, now) => registerMedia(m, file, origin, this.limits, now));
+      const stored = await this.loop.run(actor, (m, now) => registerMedia(m, file, origin, this.limits, now));
       const last = stored[stored.length - 1];
       const expiresAt =
         last.type === 'media.registered' || last.type === 'media.uploaded' ? Date.parse(last.data.expiresAt) : this.clock.now().getTime();
@@ -215,8 +215,8 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
 
   async markSensitive(token: string, actor: string) {
     const digest = this.digestOf(token);
-    await this.log.run(actor, (m, now) => markSensitive(m, digest, now));
-    const entry = this.log.models.media.byToken(digest);
+    await this.loop.run(actor, (m, now) => markSensitive(m, digest, now));
+    const entry = this.loop.models.media.byToken(digest);
     return { ok: true as const, token_prefix: entry?.tokenPrefix ?? token.slice(0, 8), sensitive: true };
   }
 
@@ -261,21 +261,21 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
   /** `GET /media/{token}`: unknown, malformed or expired tokens are 404. */
   async fetchToken(token: string, req: FastifyRequest, reply: FastifyReply, actor: string): Promise<void> {
     const digest = this.digestOf(token);
-    const entry = requireMedia(this.log.models, digest, this.clock.now());
+    const entry = requireMedia(this.loop.models, digest, this.clock.now());
     const opened = await openChecked(entry.path, {
       maxSize: this.limits.maxSizeBytes,
       expect: { fileId: entry.fileId, realPath: entry.path },
       ...(entry.owned ? {} : { policy: this.policy }),
     });
     await this.replies.sendFile(req, reply, opened, entry, async (served) => {
-      await this.log.run(actor, (m, now) => recordTokenFetch(m, digest, served, now));
+      await this.loop.run(actor, (m, now) => recordTokenFetch(m, digest, served, now));
     });
   }
 
   /** MediaRegistrar.readUpload: a phone's own upload (the app's screenshot), read whole. */
   async readUpload(token: string, maxBytes: number): Promise<{ bytes: Buffer; contentType: string; expiresAt: number } | null> {
     if (!TOKEN_RE.test(token)) return null;
-    const entry = this.log.models.media.byToken(this.digest(token));
+    const entry = this.loop.models.media.byToken(this.digest(token));
     if (!entry || entry.source !== 'upload' || !isLiveMedia(entry, this.clock.now()) || entry.size > maxBytes) return null;
     const opened = await openChecked(entry.path, { maxSize: maxBytes, expect: { fileId: entry.fileId, realPath: entry.path } });
     try {
@@ -311,7 +311,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
   /** The live entry a console ref (token prefix) names; unknown, expired or ambiguous refs are 404. */
   private entryByPrefix(ref: string): MediaEntry {
     const now = this.clock.now();
-    const hits = /^[A-Za-z0-9_-]{8}$/.test(ref) ? this.log.models.media.live(now).filter((e) => e.tokenPrefix === ref) : [];
+    const hits = /^[A-Za-z0-9_-]{8}$/.test(ref) ? this.loop.models.media.live(now).filter((e) => e.tokenPrefix === ref) : [];
     if (hits.length !== 1) throw new DomainError('media.not_found', 'not_found', 'no live media entry with that reference');
     return hits[0];
   }
@@ -328,7 +328,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
       opened = await openChecked(real, { maxSize: this.limits.maxSizeBytes, policy: this.policy });
     } catch (err) {
       if (err instanceof DomainError && err.kind === 'forbidden') {
-        await this.log
+        await this.loop
           .run(actor, () => [{ type: 'media.refused', data: { path: rawPath, code: err.code, reason: err.message } }])
           .catch(() => undefined);
       }
@@ -337,7 +337,7 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     const name = path.basename(rawPath);
     const meta: FileMeta = { contentType: contentType ?? guessContentType(name), fileName: name, sensitive: false };
     await this.replies.sendFile(req, reply, opened, meta, async (served) => {
-      await this.log.run(actor, () => recordPathFetch(opened.realPath, served));
+      await this.loop.run(actor, () => recordPathFetch(opened.realPath, served));
     });
   }
 
@@ -345,9 +345,9 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
 
   /** `GET /media/inspect[?token=]` (loopback): every entry, or the one a token names (media-inspection.ts). */
   inspect(token?: string) {
-    let entries = this.log.models.media.all();
+    let entries = this.loop.models.media.all();
     if (token !== undefined) {
-      const hit = TOKEN_RE.test(token) ? this.log.models.media.byToken(this.digest(token)) : undefined;
+      const hit = TOKEN_RE.test(token) ? this.loop.models.media.byToken(this.digest(token)) : undefined;
       if (!hit) throw new DomainError('media.not_found', 'not_found', 'unknown media token');
       entries = [hit];
     }

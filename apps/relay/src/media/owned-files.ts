@@ -15,7 +15,7 @@ export class OwnedFiles {
 
   constructor(
     dir: string,
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly logger: Logger,
   ) {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -33,21 +33,21 @@ export class OwnedFiles {
     }
     for (const name of names) {
       const p = path.join(this.dir, name);
-      if (this.log.models.media.holders(p) > 0 || writing(p)) continue;
+      if (this.loop.models.media.holders(p) > 0 || writing(p)) continue;
       await this.deleteAndRecord(p, 'restart');
     }
   }
 
   /** A token ended: the file goes once no other token holds it. */
   async release(p: string): Promise<void> {
-    if (this.log.models.media.holders(p) > 0) return;
+    if (this.loop.models.media.holders(p) > 0) return;
     if (!isWithin(p, this.dir)) return;
     await this.deleteAndRecord(p, 'released');
   }
 
   /** Orderly shutdown: every owned file the registry holds. */
   async deleteAll(): Promise<void> {
-    for (const p of this.log.models.media.ownedPaths()) await this.deleteAndRecord(p, 'shutdown');
+    for (const p of this.loop.models.media.ownedPaths()) await this.deleteAndRecord(p, 'shutdown');
   }
 
   private async deleteAndRecord(p: string, reason: 'released' | 'shutdown' | 'restart'): Promise<void> {
@@ -60,7 +60,7 @@ export class OwnedFiles {
       result = code === 'ENOENT' ? { deleted: false, error: 'already gone' } : { deleted: false, error: code };
       if (code !== 'ENOENT') this.logger.warn({ reason, code }, 'media: owned file not deleted');
     }
-    await this.log
+    await this.loop
       .run('system', () => retireOwnedFile(p, reason, result))
       .catch((err: Error) => {
         this.logger.warn({ err: err.message }, 'media: retirement not recorded');

@@ -41,18 +41,18 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
   private registry: Prom.Registry | null = null;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly hub: PhoneHub,
   ) {}
 
   onModuleInit(): void {
-    this.log.commitObserver = (seconds) => {
+    this.loop.commitObserver = (seconds) => {
       this.commit.count++;
       this.commit.sum += seconds;
       for (let i = 0; i < COMMIT_BUCKETS.length; i++) if (seconds <= COMMIT_BUCKETS[i]) this.commit.buckets[i]++;
     };
     this.subs.push(
-      this.log.bus.events$.subscribe((e) => {
+      this.loop.bus.events$.subscribe((e) => {
         this.events.inc({ type: e.type });
         switch (e.type) {
           case 'bridge.command_answered':
@@ -78,7 +78,7 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
-    this.log.commitObserver = null;
+    this.loop.commitObserver = null;
     for (const s of this.subs) s.unsubscribe();
   }
 
@@ -98,7 +98,7 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
       bridge: rows(this.bridge, 'outcome'),
       safety: rows(this.safety, 'decision'),
       media: rows(this.media, 'via'),
-      threadsQueued: this.log.models.phoneThreads.queuedCount(),
+      threadsQueued: this.loop.models.phoneThreads.queuedCount(),
     };
   }
 
@@ -143,7 +143,7 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
     counter('svc_media_bytes_served_total', 'Media bytes served, by token or by path', ['via'], this.media);
     counter('svc_desktop_calls_total', 'Desktop tool calls by outcome', ['outcome'], this.desktop);
     const phones = this.hub;
-    const models = () => this.log.models;
+    const models = () => this.loop.models;
     new prom.Gauge({
       name: 'svc_phone_sockets',
       help: 'Phone sockets open, and authenticated',
@@ -170,7 +170,7 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
         this.set(models().phoneThreads.queuedCount());
       },
     });
-    const log = this.log;
+    const loop = this.loop;
     new prom.Gauge({
       name: 'svc_event_log_last_seq',
       help: 'The last durable seq of the event log, by the store it is in (file or postgres)',
@@ -178,7 +178,7 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
       registers: [registry],
       collect() {
         this.reset();
-        this.set({ store: log.storeKind }, log.lastSeq);
+        this.set({ store: loop.storeKind }, loop.lastSeq);
       },
     });
     prom.collectDefaultMetrics({ register: registry, prefix: 'svc_' });

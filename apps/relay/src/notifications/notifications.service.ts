@@ -12,7 +12,7 @@ import { NotificationPostedFrame, NotificationRemovedFrame } from './notificatio
 @Injectable()
 export class NotificationsService {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     router: ChannelRouter,
   ) {
     router.register('notifications', { onFrame: (conn, env) => this.onFrame(conn, env) });
@@ -24,14 +24,14 @@ export class NotificationsService {
       case 'notification.posted': {
         const entry = readFrame(NotificationPostedFrame, env.payload).entry();
         const entryId = randomUUID();
-        await this.log.run(actorOf(p), (m) => postNotification(m, { entryId, tokenPrefix: p.tokenPrefix, deviceName: p.deviceName, entry }));
+        await this.loop.run(actorOf(p), (m) => postNotification(m, { entryId, tokenPrefix: p.tokenPrefix, deviceName: p.deviceName, entry }));
         // Acknowledged only when the phone asked (sent an id): older phones expect no answer.
         if (env.id) conn.send('notifications', 'notification.ok', { id: entryId }, env.id);
         return;
       }
       case 'notification.removed': {
         const { key } = readFrame(NotificationRemovedFrame, env.payload);
-        await this.log.run(actorOf(p), (m) => removeNotification(m, p.tokenPrefix, key));
+        await this.loop.run(actorOf(p), (m) => removeNotification(m, p.tokenPrefix, key));
         return;
       }
       default:
@@ -41,7 +41,7 @@ export class NotificationsService {
   }
 
   recent(limit?: number) {
-    const entries = this.log.models.notifications.recent(limit ?? NOTIFICATIONS_KEPT);
+    const entries = this.loop.models.notifications.recent(limit ?? NOTIFICATIONS_KEPT);
     return { ok: true as const, count: entries.length, cap: NOTIFICATIONS_KEPT, notifications: entries.map(view) };
   }
 }

@@ -21,7 +21,7 @@ export class RelayInfoService {
   private updateCache: { at: number; result: UpdateCheck } | null = null;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly bridge: BridgeService,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -32,7 +32,7 @@ export class RelayInfoService {
 
   info() {
     const now = this.clock.now();
-    const sessions = this.log.models.sessions.count(now);
+    const sessions = this.loop.models.sessions.count(now);
     return {
       version: this.runtime.version,
       plugin_version: this.runtime.version,
@@ -47,7 +47,7 @@ export class RelayInfoService {
       // Sessions are paired devices in this auth model (one session per pairing).
       paired_device_count: sessions,
       pending_commands: this.bridge.inFlight,
-      media_entry_count: this.log.models.media.count(),
+      media_entry_count: this.loop.models.media.count(),
       health: 'ok',
       // The agent gateway's heartbeat is not read by this relay: reported as unsupported, not guessed.
       gateway_heartbeat: { status: 'missing', supported: false, age_seconds: null },

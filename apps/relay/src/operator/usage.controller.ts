@@ -18,7 +18,7 @@ import { UsageQuery } from './usage.dto';
 @Controller('/usage')
 export class UsageController {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly voice: VoiceService,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {}
@@ -34,6 +34,6 @@ export class UsageController {
       );
     const profile = q.profile ?? null;
     const sessionId = q.session_id ?? null;
-    return providerUsageView(this.log.models, this.voice.providerStates(), { profile, sessionId });
+    return providerUsageView(this.loop.models, this.voice.providerStates(), { profile, sessionId });
   }
 }

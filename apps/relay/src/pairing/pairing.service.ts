@@ -33,7 +33,7 @@ import { canonicalJson, pairingUrl, type QrPayload } from './qr-payload';
 @Injectable()
 export class PairingService implements OnApplicationBootstrap {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly secrets: Secrets,
     scheduler: Scheduler,
@@ -58,7 +58,7 @@ export class PairingService implements OnApplicationBootstrap {
   async register(rawCode: string, input: TermsInput, source: 'register' | 'mint' | 'env' = 'register') {
     const code = requireCode(rawCode);
     const terms = pairingTerms(input);
-    const stored = await this.log.run('operator', (m, now) => registerCode(m, { codeDigest: this.secrets.digest(code), source, terms }, now));
+    const stored = await this.loop.run('operator', (m, now) => registerCode(m, { codeDigest: this.secrets.digest(code), source, terms }, now));
     // The registration may follow the expiry of the code's previous, unused registration and a clearing of blocks.
     const registered = stored.find((e) => e.type === 'pairing.code_registered');
     return { code, terms, expires_at: epoch(registered!.data.expiresAt) };
@@ -165,7 +165,7 @@ export class PairingService implements OnApplicationBootstrap {
   async request(ip: string, deviceName: string | null) {
     const code = codeFromBytes(secureRandomBytes(16));
     const requestId = randomUUID();
-    const [stored] = await this.log.run(`public:${ip}`, (m, now) =>
+    const [stored] = await this.loop.run(`public:${ip}`, (m, now) =>
       requestPairing(m, { codeDigest: this.secrets.digest(code), requestId, ip, deviceName }, now),
     );
     return { ok: true as const, code, request_id: requestId, status: 'pending', expires_at: epoch(stored.data.expiresAt) };
@@ -174,19 +174,19 @@ export class PairingService implements OnApplicationBootstrap {
   async approve(ref: { code?: string; request_id?: string }, input: TermsInput, by: Principal) {
     const terms = pairingTerms(input);
     const codeDigest = ref.code ? this.secrets.digest(requireCode(ref.code)) : undefined;
-    const [stored] = await this.log.run(actorOf(by), (m, now) => approvePairing(m, { requestId: ref.request_id, codeDigest }, terms, now));
+    const [stored] = await this.loop.run(actorOf(by), (m, now) => approvePairing(m, { requestId: ref.request_id, codeDigest }, terms, now));
     return { ok: true as const, request_id: stored.data.requestId, status: 'approved' };
   }
 
   async deny(ref: { code?: string; request_id?: string }, by: Principal) {
     const codeDigest = ref.code ? this.secrets.digest(requireCode(ref.code)) : undefined;
-    const [stored] = await this.log.run(actorOf(by), (m, now) => denyPairing(m, { requestId: ref.request_id, codeDigest }, now));
+    const [stored] = await this.loop.run(actorOf(by), (m, now) => denyPairing(m, { requestId: ref.request_id, codeDigest }, now));
     return { ok: true as const, request_id: stored.data.requestId, status: 'denied' };
   }
 
   /** Live codes and pending requests, without the codes themselves (for the operator). */
   pending(): Array<ReturnType<typeof describePairing>> {
-    return this.log.models.pairing.live(this.clock.now()).map(describePairing);
+    return this.loop.models.pairing.live(this.clock.now()).map(describePairing);
   }
 
   /**

@@ -37,7 +37,7 @@ type Renewal = { trustId: string; previousDigest: string; previousPrefix: string
 @Injectable()
 export class AuthHandshake {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly secrets: Secrets,
     private readonly extras: AuthOkFields,
@@ -51,7 +51,7 @@ export class AuthHandshake {
     const p = env.payload;
     const now = this.clock.now();
     try {
-      assertNotBlocked(this.log.models.rateLimit, conn.ip, now);
+      assertNotBlocked(this.loop.models.rateLimit, conn.ip, now);
     } catch {
       return conn.failAuth('too many failed attempts from this address');
     }
@@ -72,7 +72,7 @@ export class AuthHandshake {
     const hasToken = typeof p.session_token === 'string' && p.session_token.length > 0;
     if (hasToken) {
       token = p.session_token as string;
-      session = token.length <= 512 ? this.log.models.sessions.byToken(this.secrets.digest(token), now) : undefined;
+      session = token.length <= 512 ? this.loop.models.sessions.byToken(this.secrets.digest(token), now) : undefined;
     }
     if (session) {
       // The reconnecting client may describe itself anew (renamed, updated): keep what it says now.
@@ -82,13 +82,13 @@ export class AuthHandshake {
       const sent = sentDeviceFields(p, device);
       const fresh = this.freshRefresh();
       const live = session;
-      const stored = await this.log.run(`device:${prefix}`, (m, t) => [
+      const stored = await this.loop.run(`device:${prefix}`, (m, t) => [
         ...updateDevice(m, prefix, sent),
         ...reconnectTrust(m, live, { sentDigest: refreshDigest, issue: fresh.issue, ip: conn.ip }, policy, t),
       ]);
       if (stored.some((e) => e.type === 'trust.reuse_detected')) return this.refuseReuse(conn);
       if (stored.some((e) => e.type === 'trust.issued')) issued = fresh.token;
-      session = this.log.models.sessions.byTokenPrefix(prefix) ?? session;
+      session = this.loop.models.sessions.byTokenPrefix(prefix) ?? session;
     } else if (refreshDigest !== null) {
       // The session ended (or is unknown): a trusted device renews it with its refresh token.
       const device = deviceInfo(p);
@@ -97,8 +97,8 @@ export class AuthHandshake {
       const minted = this.newToken();
       token = minted.token;
       const prefix = minted.prefix;
-      const before = this.log.models.trust.byRefreshDigest(refreshDigest);
-      const stored = await this.log.run(`public:${conn.ip}`, (m, t) =>
+      const before = this.loop.models.trust.byRefreshDigest(refreshDigest);
+      const stored = await this.loop.run(`public:${conn.ip}`, (m, t) =>
         renewTrust(
           m,
           {
@@ -121,7 +121,7 @@ export class AuthHandshake {
       const refused = stored.find((e) => e.type === 'trust.refused');
       if (refused) return this.recordFailure(conn, 'token', `refresh token refused: ${(refused.data as { reason: string }).reason}`);
       if (!stored.some((e) => e.type === 'session.created') || !before) return this.recordFailure(conn, 'token', 'unknown refresh token');
-      session = this.log.models.sessions.byTokenPrefix(prefix)!;
+      session = this.loop.models.sessions.byTokenPrefix(prefix)!;
       issued = fresh.token;
       renewal = { trustId: before.trustId, previousDigest: refreshDigest, previousPrefix: before.tokenPrefix };
     } else if (hasToken) {
@@ -139,7 +139,7 @@ export class AuthHandshake {
       const prefix = minted.prefix;
       let stored;
       try {
-        stored = await this.log.run(`public:${conn.ip}`, (m, t) =>
+        stored = await this.loop.run(`public:${conn.ip}`, (m, t) =>
           consumeCode(
             m,
             {
@@ -162,7 +162,7 @@ export class AuthHandshake {
         throw err;
       }
       if (stored.some((e) => e.type === 'trust.issued')) issued = fresh.token;
-      session = this.log.models.sessions.byTokenPrefix(prefix)!;
+      session = this.loop.models.sessions.byTokenPrefix(prefix)!;
       paired = true;
     } else {
       return conn.failAuth('system/auth needs pairing_code or session_token');
@@ -175,7 +175,7 @@ export class AuthHandshake {
     // An authenticated socket no longer needs its deadline (nor the closure it holds for 30 s).
     clearTimeout(conn.authTimer);
     conn.authTimer = undefined;
-    await this.log.record(`device:${session.tokenPrefix}`, [
+    await this.loop.record(`device:${session.tokenPrefix}`, [
       {
         type: 'phone.connected',
         data: {
@@ -190,7 +190,7 @@ export class AuthHandshake {
     ]);
     const grants: Record<string, number | null> = {};
     for (const [ch, until] of Object.entries(liveGrants(session, this.clock.now()))) grants[ch] = epoch(until);
-    const trust = issued !== null ? this.log.models.trust.forDevice(session.deviceId) : undefined;
+    const trust = issued !== null ? this.loop.models.trust.forDevice(session.deviceId) : undefined;
     const delivered = conn.send(
       'system',
       'auth.ok',
@@ -218,7 +218,7 @@ export class AuthHandshake {
     for (;;) {
       const token = newSessionToken();
       const prefix = tokenPrefix(token);
-      if (!this.log.models.sessions.byTokenPrefix(prefix)) return { token, prefix };
+      if (!this.loop.models.sessions.byTokenPrefix(prefix)) return { token, prefix };
     }
   }
 
@@ -239,13 +239,13 @@ export class AuthHandshake {
 
   /** A failed credential for the rate limiter, without closing (the caller answers). */
   private async countFailure(conn: PhoneConnection, reason: string): Promise<void> {
-    await this.log.run(`public:${conn.ip}`, (m, now) => recordAuthFailure(m.rateLimit, { ip: conn.ip, kind: 'token', via: 'ws', reason }, now));
+    await this.loop.run(`public:${conn.ip}`, (m, now) => recordAuthFailure(m.rateLimit, { ip: conn.ip, kind: 'token', via: 'ws', reason }, now));
   }
 
   /** The socket closed before a renewal's auth.ok went out: the new session goes, the old refresh token stays current. */
   private async abandonRenewal(r: Renewal, newPrefix: string): Promise<void> {
     this.logger.info({ tokenPrefix: newPrefix }, 'phone left before receiving its renewed session: the renewal is undone');
-    await this.log.run('system', (m) => abandonRenewal(m, { ...r, newPrefix }));
+    await this.loop.run('system', (m) => abandonRenewal(m, { ...r, newPrefix }));
   }
 
   /**
@@ -255,11 +255,11 @@ export class AuthHandshake {
   private async abandon(paired: boolean, tokenPrefix: string): Promise<void> {
     if (!paired) return;
     this.logger.info({ tokenPrefix }, 'phone left before receiving its token: the new session is revoked');
-    await this.log.run('system', (m) => abandonSession(m, tokenPrefix));
+    await this.loop.run('system', (m) => abandonSession(m, tokenPrefix));
   }
 
   private async recordFailure(conn: PhoneConnection, kind: 'code' | 'token', reason: string): Promise<void> {
-    await this.log.run(`public:${conn.ip}`, (m, now) => recordAuthFailure(m.rateLimit, { ip: conn.ip, kind, via: 'ws', reason }, now));
+    await this.loop.run(`public:${conn.ip}`, (m, now) => recordAuthFailure(m.rateLimit, { ip: conn.ip, kind, via: 'ws', reason }, now));
     conn.failAuth(INVALID_CREDENTIALS);
   }
 }

@@ -53,7 +53,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
   private pingTimer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly secrets: Secrets,
     private readonly router: ChannelRouter,
@@ -63,7 +63,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
   ) {}
 
   onModuleInit(): void {
-    this.sub = this.log.bus.ofType('session.revoked', 'session.expired').subscribe((e) => {
+    this.sub = this.loop.bus.ofType('session.revoked', 'session.expired').subscribe((e) => {
       for (const c of this.byPrefix(e.data.tokenPrefix)) {
         const reason = e.type === 'session.expired' ? 'expired' : e.data.reason;
         c.send('system', 'session.revoked', { reason, revoked_self: e.type === 'session.revoked' && e.data.self });
@@ -120,7 +120,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
   verifyUpgrade(req: IncomingMessage): { ok: true } | { ok: false; status: number; message: string; headers?: Record<string, string> } {
     const ip = peerOf(req, this.secrets);
     const now = this.clock.now();
-    const blockedUntil = this.log.models.rateLimit.blockedUntil(ip, now);
+    const blockedUntil = this.loop.models.rateLimit.blockedUntil(ip, now);
     if (blockedUntil !== null) {
       const retryAfter = String(Math.ceil((blockedUntil - now.getTime()) / 1000));
       return { ok: false, status: 429, message: 'Too Many Requests', headers: { 'Retry-After': retryAfter } };
@@ -213,7 +213,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     }
     const prefix = conn.principal.tokenPrefix;
     const closed = conn.sentClose ?? { code, reason: reason.toString() };
-    this.log
+    this.loop
       .record(`device:${prefix}`, [
         { type: 'phone.disconnected', data: { connId: conn.id, tokenPrefix: prefix, code: closed.code, reason: closed.reason.slice(0, 120) } },
       ])
@@ -248,7 +248,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
   /** A phone that talks over its socket is seen (written at most once a minute per session). */
   private touch(conn: PhoneConnection): void {
     const prefix = conn.principal!.tokenPrefix;
-    this.log
+    this.loop
       .run(`device:${prefix}`, (m, now) => markSeen(m, prefix, conn.ip, 'ws', now))
       .catch((err: Error) => {
         this.logger.warn({ err: err.message }, 'last-seen not recorded');
@@ -274,7 +274,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     if (!(KNOWN_CHANNELS as readonly string[]).includes(env.channel) || env.channel === 'pairing') {
       return conn.error(`unknown channel "${env.channel}"`, 'unknown_channel', { channel: env.channel }, env.id);
     }
-    const session = this.log.models.sessions.byTokenPrefix(conn.principal!.tokenPrefix);
+    const session = this.loop.models.sessions.byTokenPrefix(conn.principal!.tokenPrefix);
     const now = this.clock.now();
     // Past its lifetime but not yet swept: the session is over now, whatever the channel's grant says.
     if (!session || !isLive(session, now)) {

@@ -42,7 +42,7 @@ export class ProfileCatalog implements OnApplicationBootstrap, OnModuleDestroy {
   private stopWarnings: (() => void) | null = null;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     scheduler: Scheduler,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -65,11 +65,11 @@ export class ProfileCatalog implements OnApplicationBootstrap, OnModuleDestroy {
     );
     // Every authenticated phone hears of a change (after it is durable). The app reads the array at the
     // envelope's top level; it is in the payload too, where the reference relay put it.
-    this.broadcastSub = this.log.bus.ofType('profile.catalog_changed').subscribe(() => {
+    this.broadcastSub = this.loop.bus.ofType('profile.catalog_changed').subscribe(() => {
       const profiles = this.rows();
       for (const c of this.hub.authenticated()) c.send('pairing', 'profiles.updated', { profiles }, undefined, { profiles });
     });
-    this.sub = this.log.bus.ofType('profile.file_written').subscribe(() => void this.rescan('file_written'));
+    this.sub = this.loop.bus.ofType('profile.file_written').subscribe(() => void this.rescan('file_written'));
     if (this.config.profileDiscovery) await this.rescan('startup');
   }
 
@@ -132,7 +132,7 @@ export class ProfileCatalog implements OnApplicationBootstrap, OnModuleDestroy {
     this.scanned = scanned;
     const entries: ProfileCatalogEntry[] = scanned.map((p) => ({ name: p.name, relay: p.relay, sha256: p.sha256 }));
     const offered = this.rows().length;
-    await this.log.run('system', (m) =>
+    await this.loop.run('system', (m) =>
       sameCatalog(m.profiles.entries(), entries) ? [] : [{ type: 'profile.catalog_changed', data: { reason, profiles: entries, offered } }],
     );
   }
@@ -150,7 +150,7 @@ export class ProfileCatalog implements OnApplicationBootstrap, OnModuleDestroy {
       try {
         const r = enableRelayPlugin(name, this.layout.configOf(name), dryRun);
         if (r.changed && !dryRun && r.was !== 'enabled')
-          await this.log.run(actor, () => [
+          await this.loop.run(actor, () => [
             {
               type: 'profile.relay_enabled',
               data: {

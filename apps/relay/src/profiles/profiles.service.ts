@@ -33,7 +33,7 @@ export const MAX_MEMORY_WRITE = 128 * 1024;
 @Injectable()
 export class ProfilesService {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly catalog: ProfileCatalog,
   ) {}
 
@@ -247,7 +247,7 @@ export class ProfilesService {
       if (dirInside(home, dir) !== 'dir' || fs.realpathSync(path.dirname(file)) !== path.join(fs.realpathSync(home), ...dir)) throw linked();
     }
     const written = atomicWrite(file, content);
-    await this.log.run(actor, () => [
+    await this.loop.run(actor, () => [
       {
         type: 'profile.file_written' as const,
         data: { profile: name, file: rel, sha256: written.sha256, bytes: written.bytes, replaced: current !== null },

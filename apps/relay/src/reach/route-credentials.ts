@@ -21,7 +21,7 @@ export class ReachRouteCredentials implements OnModuleInit, OnModuleDestroy {
   private sub: Subscription | null = null;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly secrets: Secrets,
     authOk: AuthOkFields,
@@ -33,7 +33,7 @@ export class ReachRouteCredentials implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     // Best effort: the broker also lets a route expire.
-    this.sub = this.log.bus.ofType('session.revoked', 'session.expired').subscribe((e) => {
+    this.sub = this.loop.bus.ofType('session.revoked', 'session.expired').subscribe((e) => {
       const credentialId = this.credentialId(e.data.tokenPrefix);
       if (this.routes.delete(credentialId)) this.runtime.reach?.revokeRoute(credentialId).catch(() => undefined);
     });

@@ -45,7 +45,7 @@ export const BIND_CHECK_TIMEOUT_MS = 1500;
 @Injectable()
 export class SecureLinkPreflight {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(RUNTIME) private readonly runtime: Runtime,
@@ -138,7 +138,7 @@ export class SecureLinkPreflight {
         ],
       };
     }
-    const state = this.log.models.secureLink.state;
+    const state = this.loop.models.secureLink.state;
     return {
       ok: checks.every((c) => c.ok),
       enabled: sl.enabled,

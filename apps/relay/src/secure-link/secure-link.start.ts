@@ -25,11 +25,11 @@ export function secureLinkDir(config: Pick<RelayConfig, 'svcHome'>): string {
  */
 export async function startSecureLink(deps: {
   config: RelayConfig;
-  log: CommandLoop;
+  loop: CommandLoop;
   logger: Logger;
   relayServer: http.Server;
 }): Promise<SecureLinkServer | null> {
-  const { config, log, logger } = deps;
+  const { config, loop: loop, logger } = deps;
   const sl = config.secureLink;
   const host = advertisedHost(sl.host);
   const dir = secureLinkDir(config);
@@ -37,10 +37,10 @@ export async function startSecureLink(deps: {
   try {
     const existed = Boolean(sl.cert) || fs.existsSync(path.join(dir, 'cert.pem'));
     const identity = loadOrCreateIdentity({ dir, host, cert: sl.cert, key: sl.key });
-    server = new SecureLinkServer(deps.relayServer, identity, sl, host, config.webapiUrl, logger, apiGate(config, log));
+    server = new SecureLinkServer(deps.relayServer, identity, sl, host, config.webapiUrl, logger, apiGate(config, loop));
     await server.start();
-    const previous = log.models.secureLink.lastPin;
-    await log.run('system', () => [
+    const previous = loop.models.secureLink.lastPin;
+    await loop.run('system', () => [
       ...(previous && previous !== identity.pin
         ? [{ type: 'secure_link.identity_changed' as const, data: { previousPin: previous, pin: identity.pin } }]
         : []),
@@ -70,7 +70,7 @@ export async function startSecureLink(deps: {
           ? `port ${sl.port} on ${sl.host} is in use (RELAY_SECURE_LINK_PORT)`
           : (err as Error).message;
     logger.error({ reason }, 'Secure Link not started; the relay runs without it');
-    await log.run('system', () => [{ type: 'secure_link.unavailable', data: { reason: reason.slice(0, 500) } }]);
+    await loop.run('system', () => [{ type: 'secure_link.unavailable', data: { reason: reason.slice(0, 500) } }]);
     return null;
   }
 }
@@ -80,11 +80,11 @@ export async function startSecureLink(deps: {
  * a blocked peer is refused, a wrong key counts as a bad token for that peer (it may be a weak, operator-
  * chosen key, so guessing it must be as slow as guessing a session).
  */
-function apiGate(config: RelayConfig, log: CommandLoop): ApiGate {
+function apiGate(config: RelayConfig, loop: CommandLoop): ApiGate {
   return {
     key: config.apiServer.key,
     check: async (peer, failed) => {
-      await log.run(`public:${peer}`, (m, now) => {
+      await loop.run(`public:${peer}`, (m, now) => {
         assertNotBlocked(m.rateLimit, peer, now);
         return !failed
           ? []
@@ -102,7 +102,7 @@ function apiGate(config: RelayConfig, log: CommandLoop): ApiGate {
  */
 export function startReach(deps: {
   config: RelayConfig;
-  log: CommandLoop;
+  loop: CommandLoop;
   logger: Logger;
   secureLink: SecureLinkServer | null;
   runtime: Runtime;
@@ -117,7 +117,7 @@ export function startReach(deps: {
   const unavailable = (error: string) => {
     deps.runtime.reachStatus = { enabled: true, state: 'unavailable', last_error: error, ...base };
     deps.logger.error({ reason: error }, 'Reach unavailable');
-    void deps.log
+    void deps.loop
       .run('system', () => [{ type: 'secure_link.reach_changed', data: { state: 'unavailable', hostId: null, error } }])
       .catch(() => undefined);
     return null;
@@ -150,7 +150,7 @@ export function startReach(deps: {
       const logged = state === 'connected' ? 'connected' : state === 'backoff' && wasConnected ? 'lost' : null;
       if (state === 'backoff') wasConnected = false;
       if (logged)
-        void deps.log
+        void deps.loop
           .run('system', () => [{ type: 'secure_link.reach_changed', data: { state: logged, hostId, error: logged === 'lost' ? error : null } }])
           .catch(() => undefined);
     },

@@ -24,7 +24,7 @@ export type SessionView = ReturnType<SessionsService['view']>;
 @Injectable()
 export class SessionsService {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     scheduler: Scheduler,
   ) {
@@ -35,8 +35,8 @@ export class SessionsService {
   list(caller: Principal) {
     // One clock read and one pass over the open sockets per request, not per session (docs/BENCHMARKS.md).
     const now = this.clock.now();
-    const online = new Set(this.log.models.connections.all().map((c) => c.tokenPrefix));
-    return this.log.models.sessions
+    const online = new Set(this.loop.models.connections.all().map((c) => c.tokenPrefix));
+    return this.loop.models.sessions
       .active(now)
       .sort((a, b) => b.lastSeen - a.lastSeen)
       .map((s) => this.view(s, caller, now, online));
@@ -61,14 +61,14 @@ export class SessionsService {
       grants,
       transport_hint: s.transportHint,
       trusted_device: this.trustView(s.deviceId),
-      online: online ? online.has(s.tokenPrefix) : this.log.models.connections.isOnline(s.tokenPrefix),
+      online: online ? online.has(s.tokenPrefix) : this.loop.models.connections.isOnline(s.tokenPrefix),
       is_current: caller.kind === 'device' && caller.tokenPrefix === s.tokenPrefix,
     };
   }
 
   /** The device's renewal as a person reads it: never its refresh token or the token's digest. */
   trustView(deviceId: string) {
-    const t = deviceId === '' ? undefined : this.log.models.trust.forDevice(deviceId);
+    const t = deviceId === '' ? undefined : this.loop.models.trust.forDevice(deviceId);
     if (!t) return null;
     return {
       issued_at: epoch(t.issuedAt),
@@ -81,24 +81,24 @@ export class SessionsService {
 
   /** Ends a device's trusted-device renewal; its live session stays. */
   async endTrust(prefix: string, caller: Principal) {
-    const [e] = await this.log.run(actorOf(caller), (m, now) => endTrust(m, prefix, caller, now));
+    const [e] = await this.loop.run(actorOf(caller), (m, now) => endTrust(m, prefix, caller, now));
     return { ok: true as const, device_id: e.data.deviceId, trust_ended: true };
   }
 
   async revoke(prefix: string, caller: Principal) {
-    const stored = await this.log.run(actorOf(caller), (m, now) => revokeSession(m, prefix, caller, now));
+    const stored = await this.loop.run(actorOf(caller), (m, now) => revokeSession(m, prefix, caller, now));
     const e = stored.find((x) => x.type === 'session.revoked')!;
     return { ok: true as const, revoked: e.data.tokenPrefix, revoked_self: e.data.self };
   }
 
   async shorten(prefix: string, caller: Principal, input: ShortenInput) {
     let target = '';
-    const [e] = await this.log.run(actorOf(caller), (m, now) => {
+    const [e] = await this.loop.run(actorOf(caller), (m, now) => {
       target = findByPrefix(m, prefix, now).tokenPrefix;
       return shortenSession(m, prefix, caller, input, now);
     });
     // No event: the request changed nothing, and the answer is the session as it stands.
-    const s = this.log.models.sessions.byTokenPrefix(e ? e.data.tokenPrefix : target);
+    const s = this.loop.models.sessions.byTokenPrefix(e ? e.data.tokenPrefix : target);
     if (!s) throw new DomainError('sessions.not_found', 'not_found', 'no live session matches that prefix');
     const v = this.view(s, caller);
     return { ok: true as const, token_prefix: v.token_prefix, expires_at: v.expires_at, grants: v.grants };

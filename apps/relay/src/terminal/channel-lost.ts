@@ -10,8 +10,8 @@ export type ChannelLost = { tokenPrefix: string; reason: TerminalCloseReason };
  * Sessions that lose `channel` (terminal, tui, bridge for MCP sessions): revoked, expired, the channel's grant expired, or a PATCH
  * that dropped it. What runs for such a session must stop, with this reason.
  */
-export function channelLost(log: CommandLoop, clock: Clock, channel: 'terminal' | 'tui' | 'bridge'): Observable<ChannelLost> {
-  return merge(log.bus.ofType('session.revoked', 'session.expired'), log.bus.ofType('session.grant_expired', 'session.shortened')).pipe(
+export function channelLost(loop: CommandLoop, clock: Clock, channel: 'terminal' | 'tui' | 'bridge'): Observable<ChannelLost> {
+  return merge(loop.bus.ofType('session.revoked', 'session.expired'), loop.bus.ofType('session.grant_expired', 'session.shortened')).pipe(
     map((e): ChannelLost | null => {
       const tokenPrefix = e.data.tokenPrefix;
       switch (e.type) {
@@ -22,7 +22,7 @@ export function channelLost(log: CommandLoop, clock: Clock, channel: 'terminal' 
         case 'session.grant_expired':
           return e.data.channel === channel ? { tokenPrefix, reason: 'grant_expired' } : null;
         case 'session.shortened': {
-          const s = log.models.sessions.byTokenPrefix(tokenPrefix);
+          const s = loop.models.sessions.byTokenPrefix(tokenPrefix);
           return s && hasGrant(s, channel, clock.now()) ? null : { tokenPrefix, reason: 'grant_removed' };
         }
       }

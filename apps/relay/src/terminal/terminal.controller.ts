@@ -8,14 +8,14 @@ import { TerminalService } from './terminal.service';
 @Controller('/terminal')
 export class TerminalController {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly terminal: TerminalService,
   ) {}
 
   @Get('/shells')
   @Auth('loopback')
   list() {
-    return terminalView(this.log.models, this.terminal.shells());
+    return terminalView(this.loop.models, this.terminal.shells());
   }
 
   @Delete('/shells/:shellId')

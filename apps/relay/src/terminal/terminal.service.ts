@@ -53,7 +53,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
   private stopping = false;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     router: ChannelRouter,
     scheduler: Scheduler,
@@ -67,7 +67,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     });
     scheduler.onTick(() => this.endExpiredGrace());
     this.subs.push(
-      channelLost(log, clock, 'terminal').subscribe(
+      channelLost(loop, clock, 'terminal').subscribe(
         ({ tokenPrefix, reason }) => void this.killAll((s) => s.spec.tokenPrefix === tokenPrefix, reason),
       ),
     );
@@ -119,11 +119,11 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
   }
 
   private async endExpiredGrace(): Promise<void> {
-    const expired = this.log.models.terminal.graceExpired(this.clock.now());
+    const expired = this.loop.models.terminal.graceExpired(this.clock.now());
     for (const s of expired) {
       const shell = this.live.get(s.shellId);
       if (shell) void shell.kill('grace_expired');
-      else await this.log.run('system', (m) => closeShell(m, s.shellId, 'grace_expired', { exitCode: null, signal: null }));
+      else await this.loop.run('system', (m) => closeShell(m, s.shellId, 'grace_expired', { exitCode: null, signal: null }));
     }
   }
 
@@ -183,7 +183,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
    * `attached` a number of attached clients, `live`, `owned_by_client`), with `session_name` kept as well.
    */
   private list(conn: PhoneConnection, prefix: string): Array<Record<string, unknown>> {
-    return this.log.models.terminal.shellsOf(prefix).map((s: OpenShell) => {
+    return this.loop.models.terminal.shellsOf(prefix).map((s: OpenShell) => {
       const live = this.live.get(s.shellId);
       return {
         name: s.sessionName,
@@ -204,7 +204,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
   }
 
   private shellOf(prefix: string, name: string): ShellProcess {
-    const s = this.log.models.terminal.shellByName(prefix, name);
+    const s = this.loop.models.terminal.shellByName(prefix, name);
     const shell = s && this.live.get(s.shellId);
     if (!shell || shell.closeReason)
       throw new DomainError('terminal.not_found', 'not_found', `no open shell named "${name}"; send terminal.attach first`);
@@ -223,16 +223,16 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     const actor = `device:${prefix}`;
     const frame = readFrame(TerminalAttachFrame, env.payload);
     const name = frame.session_name;
-    const ending = this.log.models.terminal.shellByName(prefix, name);
+    const ending = this.loop.models.terminal.shellByName(prefix, name);
     // A shell of that name still being ended (the app reseeds a killed tab under the same name and may
     // attach at once, TerminalViewModel.kt:676-680): the attach opens a new one once the end is recorded.
     if (ending && this.live.get(ending.shellId)?.closeReason) await this.recorded(ending.shellId);
-    const existing = this.log.models.terminal.shellByName(prefix, name);
+    const existing = this.loop.models.terminal.shellByName(prefix, name);
     const live = existing && this.live.get(existing.shellId);
     // A re-attach without a size keeps the shell's current one.
     const size = { cols: frame.cols ?? live?.cols ?? 80, rows: frame.rows ?? live?.rows ?? 24 };
     if (existing && live && !live.closeReason) {
-      await this.log.run(actor, (m) => reattachShell(m, existing.shellId, conn.id));
+      await this.loop.run(actor, (m) => reattachShell(m, existing.shellId, conn.id));
       const previous = live.conn;
       if (previous && previous !== conn) previous.send('terminal', 'terminal.detached', { session_name: name, reason: 'attached_elsewhere' });
       live.resize(size.cols, size.rows);
@@ -240,7 +240,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
       live.attach(conn, true);
       return;
     }
-    assertCanOpenShell(this.log.models, prefix, name);
+    assertCanOpenShell(this.loop.models, prefix, name);
     let shell: ShellProcess;
     try {
       shell = new ShellProcess({ shellId: randomUUID(), sessionName: name, tokenPrefix: prefix, shell: this.config.terminalShell!, ...size });
@@ -249,7 +249,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
       throw new DomainError('terminal.spawn_failed', 'unavailable', 'the shell could not be started on the host');
     }
     try {
-      await this.log.run(actor, (m) =>
+      await this.loop.run(actor, (m) =>
         openShell(m, {
           shellId: shell.spec.shellId,
           sessionName: name,
@@ -275,7 +275,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     // awaits a file write in between), so a new shell's prompt is waited for and sent in the ack's `replay`.
     await shell.settled(SETTLE_MAX_MS, SETTLE_QUIET_MS);
     if (conn.closed) {
-      await this.log.run('system', (m) => detachShell(m, shell.spec.shellId, 'disconnected', this.config.terminalGraceSeconds, this.clock.now()));
+      await this.loop.run('system', (m) => detachShell(m, shell.spec.shellId, 'disconnected', this.config.terminalGraceSeconds, this.clock.now()));
       return;
     }
     conn.send('terminal', 'terminal.attached', this.attachedPayload(shell, false), env.id);
@@ -306,7 +306,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
   private async detach(conn: PhoneConnection, env: Envelope): Promise<void> {
     const name = readFrame(TerminalSessionFrame, env.payload).session_name;
     const shell = this.attachedHere(conn, name);
-    const [e] = await this.log.run(`device:${conn.tokenPrefix}`, (m, now) =>
+    const [e] = await this.loop.run(`device:${conn.tokenPrefix}`, (m, now) =>
       detachShell(m, shell.spec.shellId, 'detach', this.config.terminalGraceSeconds, now),
     );
     shell.detach();
@@ -342,7 +342,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
       if (shell.conn !== conn) continue;
       shell.detach();
       if (shell.closeReason) continue;
-      this.log
+      this.loop
         .run('system', (m, now) => detachShell(m, shell.spec.shellId, 'disconnected', this.config.terminalGraceSeconds, now))
         .catch((err: Error) => this.logger.warn({ shellId: shell.spec.shellId, err: err.message }, 'detach not recorded'));
     }
@@ -351,7 +351,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
   private async onExit(shell: ShellProcess, reason: TerminalCloseReason, exitCode: number | null, signal: number | null): Promise<void> {
     const id = shell.spec.shellId;
     try {
-      await this.log.run(shell.endedBy ?? 'system', (m) => closeShell(m, id, reason, { exitCode, signal }));
+      await this.loop.run(shell.endedBy ?? 'system', (m) => closeShell(m, id, reason, { exitCode, signal }));
     } catch (err) {
       this.logger.error({ shellId: id, err: (err as Error).message }, 'shell close not recorded');
     }

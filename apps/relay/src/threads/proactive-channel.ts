@@ -15,7 +15,7 @@ import { PhoneThreadsService } from './threads.service';
 @Injectable()
 export class ProactiveChannel {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly threads: PhoneThreadsService,
     private readonly delivery: ThreadDelivery,
@@ -33,7 +33,7 @@ export class ProactiveChannel {
     switch (env.type) {
       case 'proactive.subscribe': {
         const sharePhoneStatus = readFrame(SubscribeFrame, env.payload).share_phone_status;
-        const [e] = await this.log.run(actorOf(p), (m) =>
+        const [e] = await this.loop.run(actorOf(p), (m) =>
           subscribe(m, { connId: conn.id, tokenPrefix: p.tokenPrefix, deviceName: p.deviceName, sharePhoneStatus }),
         );
         if (!conn.closed) this.delivery.addSubscriber(conn);
@@ -43,14 +43,14 @@ export class ProactiveChannel {
         conn.send(
           'proactive',
           'proactive.subscribed',
-          { ok: true, ...this.views.channelInfo(), queued: this.log.models.phoneThreads.queuedCount() },
+          { ok: true, ...this.views.channelInfo(), queued: this.loop.models.phoneThreads.queuedCount() },
           env.id,
         );
         await this.delivery.flushBacklog(conn);
         return;
       }
       case 'proactive.unsubscribe': {
-        await this.log.run(actorOf(p), (m) => unsubscribe(m, conn.id, p.tokenPrefix));
+        await this.loop.run(actorOf(p), (m) => unsubscribe(m, conn.id, p.tokenPrefix));
         this.delivery.removeSubscriber(conn);
         conn.send('proactive', 'proactive.unsubscribed', { reason: 'requested' }, env.id);
         return;

@@ -23,7 +23,7 @@ export class ThreadDelivery {
   private readonly subscribers = new Map<string, PhoneConnection>();
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     scheduler: Scheduler,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -63,7 +63,7 @@ export class ThreadDelivery {
 
   /** The subscriber's open socket, if there is one. */
   private current(): PhoneConnection | undefined {
-    const sub = this.log.models.phoneThreads.subscriber();
+    const sub = this.loop.models.phoneThreads.subscriber();
     const conn = sub ? this.subscribers.get(sub.connId) : undefined;
     return conn && !conn.closed && conn.ws.readyState === conn.ws.OPEN ? conn : undefined;
   }
@@ -73,36 +73,36 @@ export class ThreadDelivery {
     if (!conn) return;
     await this.expireDue();
     const sent: { messageId: string; queued: boolean }[] = [];
-    for (const msg of this.log.models.phoneThreads.queued()) {
+    for (const msg of this.loop.models.phoneThreads.queued()) {
       const queued = !live.has(msg.messageId);
       if (!(await this.write(conn, 'phone.message', framePayload(msg, queued)))) break;
       sent.push({ messageId: msg.messageId, queued });
     }
     if (sent.length)
-      await this.log.run(actorOf(conn.principal!), (m) => recordDeliveries(m, sent, { connId: conn.id, tokenPrefix: conn.tokenPrefix! }));
+      await this.loop.run(actorOf(conn.principal!), (m) => recordDeliveries(m, sent, { connId: conn.id, tokenPrefix: conn.tokenPrefix! }));
   }
 
   /** Subscribe: the backlog in posting order, each marked `queued_delivery`, then `proactive.backlog.complete`. */
   private async flush(conn: PhoneConnection): Promise<void> {
-    if (this.log.models.phoneThreads.subscriber()?.connId !== conn.id) return;
+    if (this.loop.models.phoneThreads.subscriber()?.connId !== conn.id) return;
     await this.expireDue();
     const sent: { messageId: string; queued: boolean }[] = [];
     let interrupted = false;
-    for (const msg of this.log.models.phoneThreads.queued()) {
-      if (this.log.models.phoneThreads.subscriber()?.connId !== conn.id || !(await this.write(conn, 'phone.message', framePayload(msg, true)))) {
+    for (const msg of this.loop.models.phoneThreads.queued()) {
+      if (this.loop.models.phoneThreads.subscriber()?.connId !== conn.id || !(await this.write(conn, 'phone.message', framePayload(msg, true)))) {
         interrupted = true;
         break;
       }
       sent.push({ messageId: msg.messageId, queued: true });
     }
     const to = { connId: conn.id, tokenPrefix: conn.tokenPrefix! };
-    await this.log.run(actorOf(conn.principal!), (m) => recordFlush(m, sent, to, interrupted));
+    await this.loop.run(actorOf(conn.principal!), (m) => recordFlush(m, sent, to, interrupted));
     if (!interrupted) await this.write(conn, 'proactive.backlog.complete', { count: sent.length, ts: epoch(this.clock.now().getTime()) });
   }
 
   /** A message past its 24 hours never goes out, even when no sweep ran yet (a relay that was down a day). */
   private async expireDue(): Promise<void> {
-    await this.log.run('system', (m, now) => expireMessages(m, now));
+    await this.loop.run('system', (m, now) => expireMessages(m, now));
   }
 
   /**

@@ -10,13 +10,13 @@ import { threadRows } from './thread-sessions';
 @Injectable()
 export class ThreadViews {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     private readonly agentStore: AgentSessionStore,
   ) {}
 
   channelInfo() {
-    const sub = this.log.models.phoneThreads.subscriber();
+    const sub = this.loop.models.phoneThreads.subscriber();
     return {
       channel_id: PHONE_CHANNEL_ID,
       home_channel_name: this.config.phoneHomeChannelName,
@@ -27,7 +27,7 @@ export class ThreadViews {
   }
 
   outbound(chatId?: string) {
-    const queued = this.log.models.phoneThreads.queued().filter((m) => chatId === undefined || m.chatId === chatId);
+    const queued = this.loop.models.phoneThreads.queued().filter((m) => chatId === undefined || m.chatId === chatId);
     // `queued` and each message's `sent_at` (epoch ms) are what the desktop CLI's `relay queue` prints.
     return {
       ok: true as const,
@@ -40,13 +40,13 @@ export class ThreadViews {
   }
 
   message(messageId: string) {
-    const msg = this.log.models.phoneThreads.message(messageId);
+    const msg = this.loop.models.phoneThreads.message(messageId);
     if (!msg) throw new DomainError('phone.message_not_found', 'not_found', 'no message with that message_id');
     return { ok: true as const, ...messageView(msg), delivered_to: msg.deliveredTo, queued_delivery: msg.queuedDelivery };
   }
 
   threads() {
-    const phone = this.log.models.phoneThreads;
+    const phone = this.loop.models.phoneThreads;
     const store = this.agentStore.phoneSessions();
     const relay = phone.threadList().map((t) => {
       const lastEntry = t.entries[t.entries.length - 1];
@@ -72,7 +72,7 @@ export class ThreadViews {
   }
 
   thread(chatId: string) {
-    const t = this.log.models.phoneThreads.threadById(chatId);
+    const t = this.loop.models.phoneThreads.threadById(chatId);
     if (!t) throw new DomainError('phone.thread_not_found', 'not_found', 'no thread with that chat_id');
     return {
       ok: true as const,
@@ -87,10 +87,10 @@ export class ThreadViews {
 
   private entryView(e: { kind: 'message' | 'reply'; id: string }) {
     if (e.kind === 'message') {
-      const m = this.log.models.phoneThreads.message(e.id);
+      const m = this.loop.models.phoneThreads.message(e.id);
       return m ? { kind: 'message' as const, ...messageView(m), ts: epoch(m.postedAt) } : null;
     }
-    const r = this.log.models.phoneThreads.reply(e.id);
+    const r = this.loop.models.phoneThreads.reply(e.id);
     return r ? { kind: 'reply' as const, ...replyView(r) } : null;
   }
 }

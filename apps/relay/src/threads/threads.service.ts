@@ -48,7 +48,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
   private readonly waiters = new Set<() => void>();
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly delivery: ThreadDelivery,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {}
@@ -70,7 +70,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
     const fromMetadata = input.metadata?.session_id;
     const sessionId = input.sessionId ?? (typeof fromMetadata === 'string' && CHAT_ID.test(fromMetadata) ? fromMetadata : null);
     const policy = { enabled: this.config.phoneEnabled, queueMax: this.config.phoneQueueMax };
-    const stored = await this.log.run(actorOf(caller), (m, now) =>
+    const stored = await this.loop.run(actorOf(caller), (m, now) =>
       postMessage(
         m,
         {
@@ -89,7 +89,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
     );
     const duplicate = stored.length === 0;
     if (duplicate) {
-      const known = this.log.models.phoneThreads.message(messageId);
+      const known = this.loop.models.phoneThreads.message(messageId);
       if (known && (known.text !== input.text || known.chatId !== (input.chatId ?? PHONE_CHANNEL_ID))) {
         throw new DomainError('phone.message_id_reused', 'conflict', 'that message_id was already used for a different message', {
           state: known.state,
@@ -98,7 +98,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
     }
     // A retry also pumps: a message an earlier attempt could not write goes out now (as backlog).
     await this.delivery.deliver(duplicate ? new Set() : new Set([messageId]));
-    const msg = this.log.models.phoneThreads.message(messageId);
+    const msg = this.loop.models.phoneThreads.message(messageId);
     if (!msg) throw new DomainError('phone.message_not_found', 'not_found', 'that message_id is no longer known');
     return {
       ok: true as const,
@@ -117,7 +117,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
 
   /** `DELETE /phone/outbound/{id}`: 404 when unknown, 409 when no longer queued. */
   async cancel(messageId: string, caller: Principal) {
-    await this.log.run(actorOf(caller), (m) => cancelMessage(m, messageId, actorOf(caller)));
+    await this.loop.run(actorOf(caller), (m) => cancelMessage(m, messageId, actorOf(caller)));
     return { ok: true as const, cancelled: 1, message_ids: [messageId] };
   }
 
@@ -126,20 +126,20 @@ export class PhoneThreadsService implements OnModuleDestroy {
    * not queued; an id prefix names a queued message (`cancelByIdOrPrefix`).
    */
   async cancelOne(messageId: string, caller: Principal) {
-    const stored = await this.log.run(actorOf(caller), (m) => cancelByIdOrPrefix(m, messageId, actorOf(caller)));
+    const stored = await this.loop.run(actorOf(caller), (m) => cancelByIdOrPrefix(m, messageId, actorOf(caller)));
     const ids = stored.map((e) => (e.data as { messageId: string }).messageId);
-    const state = ids.length === 0 ? (this.log.models.phoneThreads.message(messageId)?.state ?? null) : undefined;
+    const state = ids.length === 0 ? (this.loop.models.phoneThreads.message(messageId)?.state ?? null) : undefined;
     return { ok: true as const, cancelled: ids.length, message_ids: ids, ...(state !== undefined ? { state } : {}) };
   }
 
   /** `proactive.cancel`: how many were cancelled (0: that message is no longer queued). */
   async cancelIfQueued(messageId: string, caller: Principal): Promise<number> {
-    const stored = await this.log.run(actorOf(caller), (m) => cancelIfQueued(m, messageId, actorOf(caller)));
+    const stored = await this.loop.run(actorOf(caller), (m) => cancelIfQueued(m, messageId, actorOf(caller)));
     return stored.length;
   }
 
   async cancelAll(chatId: string | undefined, caller: Principal) {
-    const stored = await this.log.run(actorOf(caller), (m) => cancelQueued(m, chatId, actorOf(caller)));
+    const stored = await this.loop.run(actorOf(caller), (m) => cancelQueued(m, chatId, actorOf(caller)));
     return { ok: true as const, cancelled: stored.length, message_ids: stored.map((e) => (e.data as { messageId: string }).messageId) };
   }
 
@@ -147,7 +147,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
 
   async reply(input: ReplyInput, caller: Principal & { kind: 'device' }, via: 'ws' | 'http') {
     const replyId = randomUUID();
-    const [e] = await this.log.run(actorOf(caller), (m) =>
+    const [e] = await this.loop.run(actorOf(caller), (m) =>
       recordReply(m, {
         replyId,
         chatId: input.chatId ?? PHONE_CHANNEL_ID,
@@ -178,7 +178,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
   async replies(q: { since?: number; wait?: number; limit?: number; chatId?: string }, caller: Principal, onAbort: (release: () => void) => void) {
     const limit = q.limit ?? 100;
     const wait = Math.min(q.wait ?? 20, REPLIES_MAX_WAIT);
-    const phone = this.log.models.phoneThreads;
+    const phone = this.loop.models.phoneThreads;
     // Only the host platform (loopback) takes: a paired device reading replies must not take them from the host.
     const take = q.since === undefined && caller.kind === 'operator';
     const since = q.since ?? 0;
@@ -197,7 +197,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
     }
     // A poll whose caller left (or a relay shutting down) takes nothing: the replies wait for the next poll.
     if (!answered) return { ok: true as const, replies: [], cursor: phone.lastReplySeq(), more: phone.unhanded(q.chatId).length > 0 };
-    const stored = await this.log.run(actorOf(caller), (m) => takeReplies(m, limit, actorOf(caller), q.chatId));
+    const stored = await this.loop.run(actorOf(caller), (m) => takeReplies(m, limit, actorOf(caller), q.chatId));
     const ids = stored.length ? (stored[0].data as { replyIds: string[] }).replyIds : [];
     const page = ids.map((id) => phone.reply(id)).filter((r): r is PhoneReply => r !== undefined);
     return {
@@ -222,7 +222,7 @@ export class PhoneThreadsService implements OnModuleDestroy {
       };
       const stop = () => finish(false);
       const timer = setTimeout(() => finish(true), wait * 1000);
-      const sub = this.log.bus.ofType('phone.reply_received').subscribe({
+      const sub = this.loop.bus.ofType('phone.reply_received').subscribe({
         next: (e) => {
           if (e.seq > since && (chatId === undefined || e.data.chatId === chatId)) finish(true);
         },

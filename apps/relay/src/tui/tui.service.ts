@@ -55,7 +55,7 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
   private noGatewayLogged = false;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     router: ChannelRouter,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -68,7 +68,7 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
       onError: (conn, env, err) => this.sendError(conn, env, err),
     });
     this.subs.push(
-      channelLost(log, clock, 'tui').subscribe(({ tokenPrefix, reason }) => {
+      channelLost(loop, clock, 'tui').subscribe(({ tokenPrefix, reason }) => {
         for (const t of this.byConn.values()) if (t.conn.tokenPrefix === tokenPrefix) void this.stop(t, reason);
       }),
     );
@@ -236,7 +236,7 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
     child.stdin.on('error', () => undefined); // EPIPE once it exits; the exit is handled below
     const t: Tui = { tuiId, conn, child, pid, reason: null, exited, recorded: Promise.resolve(), paused: false, dropped: 0, inFlight: new Set() };
     try {
-      await this.log.run(`device:${prefix}`, (m) => startTui(m, { tuiId, tokenPrefix: prefix, connId: conn.id, pid, program, ...size }));
+      await this.loop.run(`device:${prefix}`, (m) => startTui(m, { tuiId, tokenPrefix: prefix, connId: conn.id, pid, program, ...size }));
     } catch (err) {
       t.reason = 'revoked';
       void reapSession(pid, { signal: 'SIGTERM', graceMs: TUI_KILL_GRACE_MS });
@@ -312,7 +312,7 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
     // Whatever else is left in its session (children it forgot) goes too.
     await reapSession(t.pid, { signal: 'SIGTERM', graceMs: 200 }).catch(() => undefined);
     try {
-      await this.log.run('system', (m) => stopTui(m, t.tuiId, reason, exit));
+      await this.loop.run('system', (m) => stopTui(m, t.tuiId, reason, exit));
     } catch (err) {
       this.logger.error({ tuiId: t.tuiId, err: (err as Error).message }, 'TUI stop not recorded');
     }

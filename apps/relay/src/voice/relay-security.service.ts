@@ -9,14 +9,14 @@ import type { SecurityPatch } from './voice.dto';
 @Injectable()
 export class RelaySecurity {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {}
 
   state() {
     return {
       ok: true,
-      allow_insecure_api_bearer: this.log.models.voice.allowInsecureApiBearer,
+      allow_insecure_api_bearer: this.loop.models.voice.allowInsecureApiBearer,
       trust_proxy_headers: this.config.trustProxyHeaders,
       tls: this.config.tls !== null,
       api_key_configured: Boolean(this.config.apiServer.key),
@@ -26,7 +26,7 @@ export class RelaySecurity {
   /** `sent`: the keys the body named; the switch is the only one. */
   async change(body: SecurityPatch, sent: readonly string[]) {
     if (sent.length !== 1) throw new DomainError('validation_failed', 'invalid', 'send {"allow_insecure_api_bearer": true|false}');
-    await this.log.run('operator', (models) => setInsecureApiBearer(models, body.allow_insecure_api_bearer));
+    await this.loop.run('operator', (models) => setInsecureApiBearer(models, body.allow_insecure_api_bearer));
     return this.state();
   }
 }

@@ -26,7 +26,7 @@ export class VoiceSessionCreation {
   private readonly creations: Record<'output' | 'realtime', TokenBuckets>;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly settings: VoiceSettings,
     private readonly providers: VoiceProviders,
@@ -79,7 +79,7 @@ export class VoiceSessionCreation {
     const model = body.model ?? (sameProvider && typeof settings.model === 'string' ? settings.model : defaults.model);
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + VOICE_SESSION_CONNECT_SECONDS * 1000).toISOString();
-    await this.log.run(actor, (models) =>
+    await this.loop.run(actor, (models) =>
       openVoiceSession(models, actor, this.config.voice.maxOpenSessions, {
         sessionId: id,
         kind,

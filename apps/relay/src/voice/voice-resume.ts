@@ -90,7 +90,7 @@ export type ResumeHost = {
  */
 export class SessionResume {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly secrets: Secrets,
     private readonly clock: Clock,
     private readonly stream: SessionStream,
@@ -186,7 +186,7 @@ export class SessionResume {
       if (previous) previous.close(RESUME_CLOSE.superseded, 'superseded by a resumed socket');
     }
     if (wasDetached)
-      void this.log
+      void this.loop
         .run(s.actor, (models) => resumeVoiceSession(models, s.id, c.last_event_id, from.frames.length))
         .catch((err: Error) => this.logger.warn({ err: err.message }, 'voice session resume not recorded'));
     const maxInputChunkId = s.kind === 'output' ? -1 : s.maxInputChunkId;

@@ -60,7 +60,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
   private stopping = false;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly creation: VoiceSessionCreation,
     providers: VoiceProviders,
@@ -72,7 +72,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(RUNTIME) runtime: Runtime,
   ) {
-    this.auth = { log, secrets, clock, logger, port: () => runtime.port, apiVoice: apiVoiceOf(config) };
+    this.auth = { loop: loop, secrets, clock, logger, port: () => runtime.port, apiVoice: apiVoiceOf(config) };
     const now = () => this.clock.now().getTime();
     this.stream = new SessionStream(clock);
     const agent = new RealtimeAgentBroker(config, providers, files, wire, this.stream, now, (s) => !s.ended && this.allowed(s));
@@ -81,7 +81,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
       cut: (s, reason) => this.cut(s, reason),
       claim: (s, ws, m) => this.resume.claim(s, ws, m),
     });
-    this.resume = new SessionResume(log, secrets, clock, this.stream, logger, config.voice.resumeGraceSeconds, {
+    this.resume = new SessionResume(loop, secrets, clock, this.stream, logger, config.voice.resumeGraceSeconds, {
       bind: (s, ws) => this.bind(s, ws),
       allowed: (s) => this.allowed(s),
       cut: (s, reason) => this.cut(s, reason),
@@ -91,8 +91,8 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     // phone socket is closed: a revoked phone must not go on driving the agent API with the relay's key. A
     // session waiting for a resume ends too.
     this.lost = merge(
-      this.log.bus.ofType('session.revoked', 'session.expired'),
-      this.log.bus.ofType('session.grant_expired', 'session.shortened'),
+      this.loop.bus.ofType('session.revoked', 'session.expired'),
+      this.loop.bus.ofType('session.grant_expired', 'session.shortened'),
     ).subscribe((e) => {
       const reason = e.type === 'session.revoked' ? 'session revoked' : e.type === 'session.expired' ? 'session expired' : 'voice grant removed';
       for (const s of [...this.live.values()]) if (s.tokenPrefix === e.data.tokenPrefix && !this.allowed(s)) this.cut(s, reason);
@@ -103,7 +103,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
       for (const s of this.live.values()) if (s.kind === 'realtime_agent') s.run?.heartbeat();
     });
     // Ended by the sweep (never opened, or not resumed within the grace): its work stops.
-    this.log.bus.ofType('voice.session_ended').subscribe((e) => {
+    this.loop.bus.ofType('voice.session_ended').subscribe((e) => {
       const s = this.live.get(e.data.sessionId);
       if (s && !s.ended) this.teardown(s, e.data.reason);
     });
@@ -115,7 +115,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
    */
   private allowed(s: VoiceSession): boolean {
     if (s.tokenPrefix === null) return true;
-    const session = this.log.models.sessions.byTokenPrefix(s.tokenPrefix);
+    const session = this.loop.models.sessions.byTokenPrefix(s.tokenPrefix);
     const now = this.clock.now();
     return session !== undefined && isLive(session, now) && hasGrant(session, KINDS[s.kind].grant, now);
   }
@@ -189,7 +189,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
         });
       return refuseUpgrade(socket, 404, 'voice.unknown_session', `no such ${kind} voice session`);
     }
-    const known = this.log.models.voice.session(m[2]);
+    const known = this.loop.models.voice.session(m[2]);
     if (!known || s.kind !== kind) return refuseUpgrade(socket, 404, 'voice.unknown_session', `no such ${kind} voice session`);
     if (s.ended || (!s.everAttached && known.expiresAt <= now))
       return refuseUpgrade(socket, 410, 'voice.session_ended', 'this voice session has ended (its socket must open within 60 s of creation)');
@@ -233,7 +233,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     const until = this.clock.now().getTime() + this.config.voice.resumeGraceSeconds * 1000;
     s.graceUntil = until;
     s.detaching = true;
-    this.log
+    this.loop
       .run(s.actor, (models) => detachVoiceSession(models, s.id, code, new Date(until)))
       .then(
         () => (s.detaching = false),
@@ -271,7 +271,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     if (s.ended) return;
     const totals = { chunks: s.chunks, bytes: s.bytes, chars: s.chars };
     this.teardown(s, reason);
-    await this.log
+    await this.loop
       .run(s.actor, () => [{ type: 'voice.session_ended', data: { sessionId: s.id, kind: s.kind, reason, ...totals } }])
       .catch((err: Error) => this.logger.warn({ err: err.message }, 'voice session end not recorded'));
   }

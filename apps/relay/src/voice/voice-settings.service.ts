@@ -58,7 +58,7 @@ export type SectionSettings = Record<string, VoiceSettingValue> & {
 @Injectable()
 export class VoiceSettings {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly providers: VoiceProviders,
     private readonly files: VoiceConfigFiles,
     private readonly wire: VoiceWire,
@@ -71,7 +71,7 @@ export class VoiceSettings {
    */
   settings(section: VoiceSection, profile: string | null): SectionSettings {
     // A relay-owned null (a PATCH that removed a value) means "back to the default", never a null on the wire.
-    const relay = Object.fromEntries(Object.entries(this.log.models.voice.settings(section)).filter(([, v]) => v !== null));
+    const relay = Object.fromEntries(Object.entries(this.loop.models.voice.settings(section)).filter(([, v]) => v !== null));
     const base: Record<string, VoiceSettingValue> = { ...DEFAULTS[section], provider: this.providers.defaultId(), ...relay };
     let configScope: 'relay' | 'profile' | 'global' = 'relay';
     let fallback = false;
@@ -194,7 +194,7 @@ export class VoiceSettings {
         throw err;
       }
       if (file) {
-        await this.log.run(actorOf(principal), () => recordProfileVoiceSettings(section, profile, changed, file));
+        await this.loop.run(actorOf(principal), () => recordProfileVoiceSettings(section, profile, changed, file));
         return this.withOptions(section, profile);
       }
       if (principal.kind !== 'operator' && !defaultScope)
@@ -206,7 +206,7 @@ export class VoiceSettings {
         );
     }
     const effective = this.settings(section, null);
-    await this.log.run(actorOf(principal), () => changeRelayVoiceSettings(effective, section, changed));
+    await this.loop.run(actorOf(principal), () => changeRelayVoiceSettings(effective, section, changed));
     return this.withOptions(section, profile);
   }
 }

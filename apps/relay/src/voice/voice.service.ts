@@ -22,7 +22,7 @@ export type Upload = { audio: Buffer; contentType: string; fileName: string; sig
 @Injectable()
 export class VoiceService {
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly providers: VoiceProviders,
     private readonly files: VoiceConfigFiles,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -105,7 +105,7 @@ export class VoiceService {
     const provider = this.providers.get(id);
     const started = performance.now();
     const record = (outcome: 'ok' | 'failed', bytes: number, error?: string) =>
-      this.log.run(actorOf(principal), () => [
+      this.loop.run(actorOf(principal), () => [
         {
           type: 'voice.synthesized' as const,
           data: {
@@ -155,7 +155,7 @@ export class VoiceService {
     const id = stt.providerId;
     const started = performance.now();
     const record = (outcome: 'ok' | 'failed', chars: number, audioMs: number | null, error?: string) =>
-      this.log.run(actorOf(principal), () => [
+      this.loop.run(actorOf(principal), () => [
         {
           type: 'voice.transcribed' as const,
           data: {

@@ -25,7 +25,7 @@ export class BridgeConsoleController {
   constructor(
     private readonly bridge: BridgeService,
     features: ConsoleFeatures,
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
   ) {
     features.add({ id: 'bridge', title: 'Bridge', order: 30 });
@@ -34,7 +34,7 @@ export class BridgeConsoleController {
   @Get()
   @Auth('loopback')
   view(): BridgeView {
-    const m = this.log.models.bridge;
+    const m = this.loop.models.bridge;
     return {
       ok: true,
       server_time: epoch(this.clock.now().getTime()),

@@ -33,7 +33,7 @@ const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 export class ConnectivityConsoleController {
   constructor(
     features: ConsoleFeatures,
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly pairing: PairingService,
     private readonly secureLinkPreflight: SecureLinkPreflight,
@@ -148,7 +148,7 @@ export class ConnectivityConsoleController {
   private secureLink(): SecureLinkView {
     const sl = this.config.secureLink;
     const running = this.runtime.secureLink ?? null;
-    const state = this.log.models.secureLink.state;
+    const state = this.loop.models.secureLink.state;
     const id = running?.identityView() ?? {};
     const notAfter = str(id.not_after);
     return {
@@ -170,7 +170,7 @@ export class ConnectivityConsoleController {
 
   private reach(): ReachView {
     const r: Record<string, unknown> = this.runtime.reach?.status() ?? this.runtime.reachStatus ?? { enabled: false, state: 'disabled' };
-    const logged = this.log.models.secureLink.state.reach;
+    const logged = this.loop.models.secureLink.state.reach;
     return {
       enabled: r.enabled === true,
       state: str(r.state) ?? 'disabled',

@@ -19,7 +19,7 @@ const CALLS_SHOWN = 50;
 export class DesktopConsoleController {
   constructor(
     features: ConsoleFeatures,
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly desktop: DesktopService,
   ) {
@@ -30,7 +30,7 @@ export class DesktopConsoleController {
   @Auth('loopback')
   view(): DesktopView {
     const now = this.clock.now();
-    const m = this.log.models;
+    const m = this.loop.models;
     const clients = m.desktop.all();
     const nameOf = (deviceId: string) => clients.find((c) => c.deviceId === deviceId)?.deviceName ?? null;
     return {
@@ -68,9 +68,9 @@ export class DesktopConsoleController {
   private client(c: DesktopClient): DesktopClientRow {
     const w = c.workspace;
     const seen = this.desktop.lastSeenAt(c.connId);
-    const socket = this.log.models.connections.all().find((x) => x.connId === c.connId);
+    const socket = this.loop.models.connections.all().find((x) => x.connId === c.connId);
     // A socket that sent a workspace before its status has no identity of its own yet: its session's.
-    const session = this.log.models.sessions.byTokenPrefix(c.tokenPrefix);
+    const session = this.loop.models.sessions.byTokenPrefix(c.tokenPrefix);
     return {
       conn_id: c.connId,
       token_prefix: c.tokenPrefix,

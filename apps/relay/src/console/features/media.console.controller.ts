@@ -14,7 +14,7 @@ import { epoch } from '@svc/domain';
 export class MediaConsoleController {
   constructor(
     features: ConsoleFeatures,
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly media: MediaService,
   ) {
@@ -25,7 +25,7 @@ export class MediaConsoleController {
   @Auth('loopback')
   view(): MediaView {
     const now = this.clock.now();
-    const entries = this.log.models.media.live(now).sort((a, b) => b.registeredAt - a.registeredAt);
+    const entries = this.loop.models.media.live(now).sort((a, b) => b.registeredAt - a.registeredAt);
     return {
       ok: true,
       server_time: epoch(now.getTime()),

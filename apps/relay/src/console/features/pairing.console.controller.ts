@@ -22,7 +22,7 @@ export class PairingConsoleController {
   constructor(
     private readonly pairing: PairingService,
     features: ConsoleFeatures,
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly secrets: Secrets,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -35,7 +35,7 @@ export class PairingConsoleController {
   @Auth('loopback')
   list(): PairingView {
     const now = this.clock.now();
-    const codes = this.log.models.pairing
+    const codes = this.loop.models.pairing
       .live(now)
       .sort((a, b) => b.registeredAt - a.registeredAt)
       .map((c) => ({

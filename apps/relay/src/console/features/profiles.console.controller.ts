@@ -34,7 +34,7 @@ const OPERATOR = 'operator';
 export class ProfilesConsoleController {
   constructor(
     features: ConsoleFeatures,
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly catalog: ProfileCatalog,
     private readonly profiles: ProfilesService,
@@ -46,7 +46,7 @@ export class ProfilesConsoleController {
   @Get()
   @Auth('loopback')
   view(): ProfilesView {
-    const m = this.log.models.profiles;
+    const m = this.loop.models.profiles;
     const offered = new Set(this.catalog.rows().map((r) => r.name));
     return {
       ok: true,

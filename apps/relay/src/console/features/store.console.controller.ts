@@ -22,7 +22,7 @@ import { fileSnapshots, pgSnapshots, segmentsOf, storeCommands } from '../store/
 export class StoreConsoleController {
   constructor(
     features: ConsoleFeatures,
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly state: ConsoleState,
     private readonly verifier: ChainVerifyJobs,
@@ -40,18 +40,18 @@ export class StoreConsoleController {
     return {
       ok: true,
       server_time: epoch(this.clock.now().getTime()),
-      store: this.log.storeKind,
-      location: this.log.location,
+      store: this.loop.storeKind,
+      location: this.loop.location,
       bytes: size.bytes,
       segment_count: size.segments,
       segments: where.kind === 'file' ? segmentsOf(where.dir) : [],
-      last_seq: this.log.lastSeq,
-      last_hash: this.log.lastHash,
+      last_seq: this.loop.lastSeq,
+      last_hash: this.loop.lastHash,
       chain: await this.state.chainStatus(),
       snapshots: where.kind === 'file' ? fileSnapshots(path.join(relayDir(this.config), 'snapshots')) : await pgSnapshots(where.source),
       snapshot_every: this.config.snapshotEvery,
       verify: this.verifier.status(),
-      commands: storeCommands(this.log.storeKind, dir),
+      commands: storeCommands(this.loop.storeKind, dir),
     };
   }
 

@@ -33,7 +33,7 @@ const TITLE: Record<VoiceSection, string> = { voice_output: 'Voice output', real
 export class VoiceConsoleController {
   constructor(
     features: ConsoleFeatures,
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly providers: VoiceProviders,
     private readonly settings: VoiceSettings,
@@ -48,7 +48,7 @@ export class VoiceConsoleController {
   @Get()
   @Auth('loopback')
   view(): VoiceView {
-    const m = this.log.models;
+    const m = this.loop.models;
     // Each provider asked once: whether its programs or key are there is a look at the disk.
     const why = this.unavailability();
     const sections = SECTIONS.map((s) => this.section(s, why));

@@ -29,7 +29,7 @@ export class ChainVerifyJobs implements OnModuleDestroy {
   chunkBytes = 1 << 20;
 
   constructor(
-    private readonly log: CommandLoop,
+    private readonly loop: CommandLoop,
     private readonly clock: Clock,
     private readonly state: ConsoleState,
   ) {}
@@ -43,7 +43,7 @@ export class ChainVerifyJobs implements OnModuleDestroy {
       state: 'running',
       started_at: epoch(this.clock.now().getTime()),
       finished_at: null,
-      up_to_seq: this.log.lastSeq,
+      up_to_seq: this.loop.lastSeq,
       records: 0,
       bytes_done: null,
       bytes_total: null,
