@@ -61,6 +61,26 @@ describe('svc relay mcp (stdio)', () => {
     await until(() => sessions.size === 0, 5000);
   });
 
+  it('a session the relay ended (idle, a restart) is opened again with the client’s own initialize, unseen by the client', async () => {
+    const { client, transport, errors, stderr } = launch({ MOBILE_BRIDGE_TOKEN: phone.token! });
+    await client.connect(transport);
+    expect(((await client.callTool({ name: 'android_ping', arguments: {} })) as CallToolResult).isError).toBeFalsy();
+    const sessions = relay.app.get(McpSessions);
+    sessions.closeFor(phone.tokenPrefix!, 'test: as if idle');
+    expect(sessions.size).toBe(0);
+    const again = (await client.callTool({ name: 'android_current_app', arguments: {} })) as CallToolResult;
+    expect(again.isError).toBeFalsy();
+    expect(stderr()).toContain('the relay ended this MCP session (idle, or restarted): opening a new one');
+    expect(sessions.size).toBe(1);
+    const sent = readEvents(relay.home)
+      .filter((e) => e.type === 'bridge.command_sent')
+      .at(-1)!;
+    expect(sent.data).toMatchObject({ path: '/current_app', via: 'mcp', client: 'stdio-e2e' });
+    expect(errors).toEqual([]);
+    await client.close();
+    await until(() => sessions.size === 0, 5000);
+  });
+
   it('SVC_RELAY_TOKEN works as well; a token without the bridge grant is refused in the relay’s words', async () => {
     const grantless = await pairPhone(relay, { terms: { grants: { bridge: false } } });
     const { client, transport, stderr } = launch({ SVC_RELAY_TOKEN: grantless.token });
