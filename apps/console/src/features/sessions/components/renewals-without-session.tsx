@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import type { RenewalWithoutSessionRow } from '@svc/console-api';
 import { DataTable, type Column } from '@/components/data-table';
-import { Ago, Button, Card, Chip, Dialog, InlineError } from '@/components/ui';
+import { ConfirmDialog } from '@/components/confirm-dialog';
+import { Ago, Button, Card, Chip } from '@/components/ui';
 import { duration, exact, plural } from '@/lib/format';
 import { useServerNow } from '@/lib/server-time';
 import { useEndDeviceTrust } from '../api/end-device-trust';
@@ -83,38 +84,22 @@ export function RenewalsWithoutSession({ rows }: { rows: RenewalWithoutSessionRo
 
 function EndDeviceTrustDialog({ row, onClose }: { row: RenewalWithoutSessionRow | null; onClose: () => void }) {
   const end = useEndDeviceTrust();
-  const close = () => {
-    end.reset();
-    onClose();
-  };
   return (
-    <Dialog
-      open={row !== null}
+    <ConfirmDialog
+      item={row}
       title="End this device's renewal?"
-      onClose={close}
-      footer={
-        <>
-          <Button onClick={close}>Cancel</Button>
-          <Button
-            variant="danger"
-            busy={end.isPending}
-            onClick={() => row && end.mutate(row.device_id, { onSuccess: close })}
-            data-testid="confirm-end-device-trust"
-          >
-            End renewal
-          </Button>
-        </>
-      }
+      action="End renewal"
+      testId="confirm-end-device-trust"
+      mutation={end}
+      keyOf={(r) => r.device_id}
+      onClose={onClose}
     >
-      {row ? (
-        <>
-          <p>
-            <strong className="mono">{row.device_id}</strong> has no live session. Its refresh token stops working at once: to use the relay again it
-            must pair with a new code.
-          </p>
-          <InlineError error={end.error} />
-        </>
-      ) : null}
-    </Dialog>
+      {(r) => (
+        <p>
+          <strong className="mono">{r.device_id}</strong> has no live session. Its refresh token stops working at once: to use the relay again it must
+          pair with a new code.
+        </p>
+      )}
+    </ConfirmDialog>
   );
 }
