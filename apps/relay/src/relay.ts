@@ -97,7 +97,7 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
   const version = relayVersion();
   const runtime: Runtime = { port: config.port, startedAt: clock.now(), version, url: '' };
   await recordStart(loop, config, version);
-  const core: Core = { config, clock, logger, secrets, loop: loop, disk, runtime };
+  const core: Core = { config, clock, logger, secrets, loop, disk, runtime };
 
   const { app, routes, unguarded } = await buildApp(core);
   const instance = app.getHttpAdapter().getInstance();
@@ -113,9 +113,9 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
   runtime.url = listeningUrl(config, runtime.port);
   logger.info({ url: runtime.url, version, lastSeq: loop.lastSeq }, 'relay listening');
 
-  const secureLink = config.secureLink.enabled ? await startSecureLink({ config, loop: loop, logger, relayServer: instance.server }) : null;
+  const secureLink = config.secureLink.enabled ? await startSecureLink({ config, loop, logger, relayServer: instance.server }) : null;
   runtime.secureLink = secureLink;
-  const reach = startReach({ config, loop: loop, logger, secureLink, runtime, backoff: options.reachBackoff });
+  const reach = startReach({ config, loop, logger, secureLink, runtime, backoff: options.reachBackoff });
   runtime.reach = reach;
 
   const scheduler = app.get(Scheduler);
@@ -124,7 +124,7 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
     app,
     config,
     clock,
-    loop: loop,
+    loop,
     logger,
     runtime,
     disk,
@@ -139,7 +139,7 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
       runtime.reach = null;
       reach?.stop();
       await secureLink?.close();
-      await app.close();
+      await closeHttp(instance.server, () => app.close());
       await loop.record('system', [{ type: 'relay.stopping', data: { reason } }]).catch(() => undefined);
       await loop.close();
       disk.stop();
@@ -171,6 +171,28 @@ function openLog(config: RelayConfig, clock: Clock, logger: Logger, secrets: Sec
 }
 
 /** What may refuse a decision's events before they are appended: the disk guard, then each device's event budget. */
+/** How long requests still in flight at shutdown (a long poll, an event stream) get before their sockets are cut. */
+export const SHUTDOWN_DRAIN_MS = 3000;
+
+/**
+ * Closes the app and its HTTP server without waiting on sockets that carry nothing: keep-alive sockets
+ * between requests and sockets a browser opened ahead of time (chromium keeps one spare) would otherwise
+ * hold the close for the 120 s connection timeout. Requests in flight get SHUTDOWN_DRAIN_MS, then every
+ * remaining socket is cut.
+ */
+async function closeHttp(server: { closeIdleConnections?: () => void; closeAllConnections?: () => void }, close: () => Promise<void>): Promise<void> {
+  const cut = setTimeout(() => server.closeAllConnections?.(), SHUTDOWN_DRAIN_MS);
+  cut.unref();
+  const idle = setInterval(() => server.closeIdleConnections?.(), 100);
+  idle.unref();
+  try {
+    await close();
+  } finally {
+    clearTimeout(cut);
+    clearInterval(idle);
+  }
+}
+
 async function guardAdmission(loop: CommandLoop, config: RelayConfig, clock: Clock, logger: Logger, diskSpace?: DiskSpaceSource): Promise<DiskGuard> {
   const disk = new DiskGuard({ dir: relayDir(config), ...config.disk, source: diskSpace, logger, clock });
   await disk.start();
@@ -206,9 +228,9 @@ async function recordStart(loop: CommandLoop, config: RelayConfig, version: stri
  * the routes Nest does not own (health, OpenAPI), metrics, the phone socket, validation and errors.
  */
 async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; routes: Array<{ method: string; url: string }>; unguarded: string[] }> {
-  const { config, clock, loop: loop, secrets, logger, runtime, disk } = core;
+  const { config, clock, loop, secrets, logger, runtime, disk } = core;
   const { adapter, routes } = relayHttpAdapter(config);
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, loop: loop, secrets, logger, runtime }), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, loop, secrets, logger, runtime }), adapter, {
     logger: new NestPinoLogger(logger),
     // The relay installs its own JSON parser (hardenHttpServer); Nest's would replace it at init.
     bodyParser: false,
@@ -216,7 +238,7 @@ async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; rout
   const instance = app.getHttpAdapter().getInstance();
   hardenHttpServer(instance, config, logger);
   const guard = installAuthHook(instance, {
-    loop: loop,
+    loop,
     secrets,
     clock,
     logger,
@@ -225,7 +247,7 @@ async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; rout
   });
   installDiskGuardHook(instance, disk);
   installHealthRoute(instance, {
-    loop: loop,
+    loop,
     clock,
     runtime,
     secureLinkEnabled: config.secureLink.enabled,

@@ -53,7 +53,7 @@ describe('auth hook', () => {
       ),
     );
     app = Fastify();
-    const guard = installAuthHook(app, { loop: loop, secrets, clock, logger, port: () => 8767 });
+    const guard = installAuthHook(app, { loop, secrets, clock, logger, port: () => 8767 });
     app.setErrorHandler((err, _req, reply) => {
       const { status, body } = toErrorResponse(err);
       void reply.status(status).send(body);

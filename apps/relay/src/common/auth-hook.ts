@@ -49,7 +49,7 @@ export function bearerCredential(header: string | undefined): string | null {
  * anything else that takes a session bearer.
  */
 export async function authenticateBearer(deps: AuthDeps, header: string | undefined, ip: string, grant?: string): Promise<Principal> {
-  const { loop: loop, secrets, clock } = deps;
+  const { loop, secrets, clock } = deps;
   assertNotBlocked(loop.models.rateLimit, ip, clock.now());
   const credential = bearerCredential(header);
   if (credential === null)

@@ -29,7 +29,7 @@ export async function startSecureLink(deps: {
   logger: Logger;
   relayServer: http.Server;
 }): Promise<SecureLinkServer | null> {
-  const { config, loop: loop, logger } = deps;
+  const { config, loop, logger } = deps;
   const sl = config.secureLink;
   const host = advertisedHost(sl.host);
   const dir = secureLinkDir(config);

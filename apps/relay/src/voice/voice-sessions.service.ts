@@ -72,7 +72,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(RUNTIME) runtime: Runtime,
   ) {
-    this.auth = { loop: loop, secrets, clock, logger, port: () => runtime.port, apiVoice: apiVoiceOf(config) };
+    this.auth = { loop, secrets, clock, logger, port: () => runtime.port, apiVoice: apiVoiceOf(config) };
     const now = () => this.clock.now().getTime();
     this.stream = new SessionStream(clock);
     const agent = new RealtimeAgentBroker(config, providers, files, wire, this.stream, now, (s) => !s.ended && this.allowed(s));
