@@ -1,9 +1,9 @@
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { BrowserContext, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { pairPhone, Phone, readEvents, startRelay, type TestRelay } from '../support/harness';
-import { ensureConsoleBuilt, launchBrowser, shot } from './browser';
+import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot } from './browser';
 
 jest.setTimeout(60_000);
 
@@ -11,18 +11,13 @@ jest.setTimeout(60_000);
 describe('console actions in headless chromium', () => {
   let relay: TestRelay;
   let browser: Awaited<ReturnType<typeof launchBrowser>>;
-  let context: BrowserContext;
   let page: Page;
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
     ensureConsoleBuilt();
     relay = await startRelay({ env: { PHONE_ENABLED: '1' }, config: { terminalShell: path.join(__dirname, '../fixtures/bash-norc') } });
-    browser = await launchBrowser();
-    context = browser.context;
-    page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && pageErrors.push(m.text()));
+    ({ browser, page } = await launchWatchedPage(pageErrors));
   });
   afterAll(async () => {
     await browser?.close();

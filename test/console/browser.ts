@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 const ROOT = path.resolve(__dirname, '../..');
 export const CONSOLE_DIST = path.join(ROOT, 'apps/console/dist');
@@ -65,4 +65,15 @@ export async function launchBrowser(): Promise<{ context: BrowserContext; close:
 export function shot(name: string): string {
   fs.mkdirSync(SHOTS, { recursive: true });
   return path.join(SHOTS, `${name}.png`);
+}
+
+/** A fresh browser and a page whose script errors and console errors land in `errors` (the specs assert it stays empty). */
+export async function launchWatchedPage(
+  errors: string[],
+): Promise<{ browser: Awaited<ReturnType<typeof launchBrowser>>; context: BrowserContext; page: Page }> {
+  const browser = await launchBrowser();
+  const page = await browser.context.newPage();
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  return { browser, context: browser.context, page };
 }

@@ -10,7 +10,7 @@ import { CLOSE } from '../../apps/relay/src/phone-socket/envelope';
 import { pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
 import { dc, startSim } from '../support/bridge';
 import { solidPng } from '../support/png';
-import { ensureConsoleBuilt, launchBrowser, shot } from './browser';
+import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot } from './browser';
 
 jest.setTimeout(60_000);
 
@@ -30,11 +30,7 @@ describe('operator console in headless chromium', () => {
       env: { RELAY_PORT: String(await freePort()), PHONE_ENABLED: '1' },
       config: { terminalShell: path.join(__dirname, '../fixtures/bash-norc') },
     });
-    browser = await launchBrowser();
-    context = browser.context;
-    page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && pageErrors.push(m.text()));
+    ({ browser, context, page } = await launchWatchedPage(pageErrors));
   });
   afterAll(async () => {
     await browser?.close();

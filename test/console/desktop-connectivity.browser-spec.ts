@@ -3,14 +3,14 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import type { BrowserContext, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { ManualClock } from '../../apps/relay/src/common/clock';
 import { ReachBroker } from '../../apps/relay/src/reach/broker';
 import { newId, newToken, tokenSha256 } from '../../apps/relay/src/reach/protocol';
 import { startRelay, tempHome, type TestRelay } from '../support/harness';
 import { call } from '../support/http';
 import { FakeDesktop } from '../support/desktop';
-import { ensureConsoleBuilt, launchBrowser, shot } from './browser';
+import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot } from './browser';
 
 jest.setTimeout(60_000);
 
@@ -25,7 +25,6 @@ describe('console Desktop and Connectivity pages in headless chromium', () => {
   let relay: TestRelay;
   let broker: ReachBroker;
   let browser: Awaited<ReturnType<typeof launchBrowser>>;
-  let context: BrowserContext;
   let page: Page;
   const pageErrors: string[] = [];
 
@@ -62,11 +61,7 @@ describe('console Desktop and Connectivity pages in headless chromium', () => {
       clock: new ManualClock(new Date().toISOString()),
     });
     await until(async () => (await call(relay, 'GET', '/health')).body.secure_link.reach.state === 'connected');
-    browser = await launchBrowser();
-    context = browser.context;
-    page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && pageErrors.push(m.text()));
+    ({ browser, page } = await launchWatchedPage(pageErrors));
   });
   afterAll(async () => {
     await browser?.close();

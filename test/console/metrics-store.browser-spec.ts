@@ -3,7 +3,7 @@ import type { BrowserContext, Locator, Page } from 'playwright-core';
 import type { MetricsView, VerifyStartAnswer } from '@svc/console-api';
 import { ChainVerifyJobs } from '../../apps/relay/src/console/store/chain-verify-jobs';
 import { pairPhone, startRelay, type Phone, type TestRelay } from '../support/harness';
-import { ensureConsoleBuilt, launchBrowser, shot } from './browser';
+import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot } from './browser';
 
 jest.setTimeout(60_000);
 
@@ -20,11 +20,7 @@ describe('console Metrics and Store pages in headless chromium', () => {
   beforeAll(async () => {
     ensureConsoleBuilt();
     relay = await startRelay({ config: { snapshotEvery: 10 } });
-    browser = await launchBrowser();
-    context = browser.context;
-    page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && pageErrors.push(m.text()));
+    ({ browser, context, page } = await launchWatchedPage(pageErrors));
   });
   afterAll(async () => {
     release();

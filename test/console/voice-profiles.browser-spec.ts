@@ -6,7 +6,7 @@ import type { BrowserContext, Locator, Page } from 'playwright-core';
 import WebSocket from 'ws';
 import { bearer, pairPhone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { solidPng } from '../support/png';
-import { ensureConsoleBuilt, launchBrowser, shot } from './browser';
+import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot } from './browser';
 
 jest.setTimeout(60_000);
 
@@ -46,11 +46,7 @@ describe('console Voice and Profiles pages in headless chromium', () => {
     const p = await pairPhone(relay, { device: { device_name: 'Voice phone', device_id: 'voice-phone' } });
     p.phone.close();
     token = p.token;
-    browser = await launchBrowser();
-    context = browser.context;
-    page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && pageErrors.push(m.text()));
+    ({ browser, context, page } = await launchWatchedPage(pageErrors));
   });
   afterAll(async () => {
     await browser?.close();
