@@ -1,18 +1,5 @@
-import type { StoredRelayEvent } from './bus';
+import { storedEvent as ev } from '../../../test/support/stored-event';
 import { eventLogFilter, isFiltered, matchesEventLog } from './event-log-filter';
-
-const ev = (type: string, data: Record<string, unknown>, actor = 'system'): StoredRelayEvent =>
-  ({
-    seq: 7,
-    id: 'id-7',
-    at: '2026-03-01T12:00:00.000Z',
-    type,
-    actor,
-    data,
-    v: 1,
-    prev: '0'.repeat(64),
-    hash: 'a'.repeat(64),
-  }) as unknown as StoredRelayEvent;
 
 describe('the console log filter', () => {
   it('types: exact, prefix with a dot or a star, a family name', () => {

@@ -1,18 +1,5 @@
-import type { StoredRelayEvent } from '@svc/events';
+import { storedEvent as ev } from '../../../../test/support/stored-event';
 import { redact, toConsoleEvent } from './console-redaction';
-
-const ev = (type: string, data: Record<string, unknown>, actor = 'system'): StoredRelayEvent =>
-  ({
-    seq: 7,
-    id: 'id-7',
-    at: '2026-03-01T12:00:00.000Z',
-    type,
-    actor,
-    data,
-    v: 1,
-    prev: '0'.repeat(64),
-    hash: 'a'.repeat(64),
-  }) as unknown as StoredRelayEvent;
 
 describe('console event redaction', () => {
   it('cuts digests to 8 characters and withholds secret-named strings, at any depth', () => {
