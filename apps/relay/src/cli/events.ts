@@ -7,6 +7,7 @@ import {
   plural,
   scanLines,
   typeMatcher,
+  unsealPersonal,
   verifySource,
   type LogSource,
   type LogVerifyReport,
@@ -18,6 +19,7 @@ import * as path from 'node:path';
 import { CliError, colours, EXIT, line, parseFlags, progressLine, UsageError, type CliIo } from './io';
 import { resolveLogSource } from './log-dir';
 import { followPg, tailPg } from './events-pg';
+import { checkpointVerdict, prepareCheckpoint, printVerdict, type CheckpointVerdict } from './checkpoint';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 const short = (ms: number | null): string => (ms === null ? 'never' : new Date(ms).toISOString().slice(0, 16).replace('T', ' ') + 'Z');
@@ -65,7 +67,8 @@ export async function replayReport(source: LogSource, at: Date, onProgress?: (p:
     summary = await source.walk({
       onProgress,
       onEvent: (e) => {
-        models.apply(e);
+        // The report shows no personal content: it replays as forgotten (no data key is read here).
+        models.apply(unsealPersonal(e, () => undefined));
         countsByType[e.type] = (countsByType[e.type] ?? 0) + 1;
       },
     });
@@ -173,13 +176,23 @@ function containersText(store: 'file' | 'postgres', n: number): string {
 }
 
 export async function verifyCommand(args: string[], io: CliIo): Promise<number> {
-  const v = parseFlags('relay events verify', args, { log: { type: 'string' }, json: { type: 'boolean' } });
+  const v = parseFlags('relay events verify', args, {
+    log: { type: 'string' },
+    json: { type: 'boolean' },
+    checkpoint: { type: 'string' },
+    'public-key': { type: 'string' },
+  });
+  if (v['public-key'] !== undefined && v.checkpoint === undefined)
+    throw new UsageError('--public-key goes with --checkpoint FILE', 'relay events verify');
+  const checkpoint = v.checkpoint === undefined ? null : prepareCheckpoint(v.checkpoint, v['public-key'], io.env);
   const source = resolveLogSource(io.env, v.log);
   const dir = source.location;
   const progress = progressLine(io.stderr, 'verifying');
   let report: LogVerifyReport;
+  let verdict: CheckpointVerdict | null = null;
   try {
     report = await verifySource(source, progress.update);
+    if (checkpoint) verdict = await checkpointVerdict(checkpoint, source, report);
   } finally {
     progress.done();
     await source.close();
@@ -196,8 +209,8 @@ export async function verifyCommand(args: string[], io: CliIo): Promise<number> 
           tornTailBytes: report.tornTailBytes,
         }
       : { dir, store: source.kind, ...report };
-    line(io.stdout, JSON.stringify(json, null, 2));
-    return report.ok ? EXIT.ok : EXIT.failed;
+    line(io.stdout, JSON.stringify(verdict ? { ...json, checkpoint: verdict } : json, null, 2));
+    return report.ok && (verdict?.ok ?? true) ? EXIT.ok : EXIT.failed;
   }
   const c = colours(io.stdout, io.env);
   if (report.ok) {
@@ -212,12 +225,13 @@ export async function verifyCommand(args: string[], io: CliIo): Promise<number> 
         `${c.yellow('note')} a torn last line of ${report.tornTailBytes} bytes follows seq ${report.lastSeq} (an interrupted write; the relay cuts it at its next start)`,
       );
     }
-    return EXIT.ok;
+    return verdict ? printVerdict(io, verdict) : EXIT.ok;
   }
   const e = colours(io.stderr, io.env);
   line(io.stderr, `${e.red('BROKEN')}  ${dir}`);
   line(io.stderr, `first bad record: seq ${report.seq} in ${report.segment}: ${report.reason}`);
   line(io.stderr, 'every record from there on is unproven; restore the log from a backup or keep this copy as evidence');
+  if (verdict) printVerdict(io, verdict);
   return EXIT.failed;
 }
 

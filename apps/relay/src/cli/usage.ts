@@ -29,6 +29,8 @@ Usage:
   svc relay events verify          check every record's checksum and the hash chain
   svc relay events tail            print the newest events (--follow to keep watching)
   svc relay events export|import   copy a log between the file store and PostgreSQL, chain proven
+  svc relay events checkpoint      sign the log's head (seq and hash) for an auditor to keep elsewhere
+  svc relay events public-key      the public key that checks those signatures, and its key id
   svc relay insecure-api-key [status|on|off]
                                    API-key voice auth over plain HTTP from other hosts (until restart)
   svc relay update-check           is a newer relay available (offline: "unknown")
@@ -62,8 +64,8 @@ Commands:
   pair                  mint a pairing code on the running relay and show its QR
   devices               the paired devices and their trusted-device renewal
   blocks                addresses the rate limiter blocks, and unblock ADDRESS
-  events replay|verify|tail|export|import
-                        audit the event log, or move it between stores
+  events replay|verify|tail|export|import|checkpoint|public-key
+                        audit the event log, sign its head for an auditor, or move it between stores
   insecure-api-key [status|on|off]
                         the plain-HTTP API-key voice escape hatch of the running relay
   update-check          whether a newer relay is available
@@ -220,13 +222,15 @@ Asks the running relay (GET /relay/update-check on loopback) whether a newer ver
 no feed configured (RELAY_UPDATE_FEED_URL, a JSON document {"latest": "x.y.z", "update_command": "..."})
 it reports the running version and "latest unknown"; a feed's answer is kept an hour (--refresh asks again).`,
 
-  'relay events': `Usage: svc relay events <replay|verify|tail|export|import> [options]
+  'relay events': `Usage: svc relay events <replay|verify|tail|export|import|checkpoint|public-key> [options]
 
   replay    rebuild every read model from the log (from seq 1, verifying the chain) and summarise
   verify    check every record's checksum, the seq order and the previous-hash links
   tail      print the newest events, optionally following new ones
   export    copy the log to a .jsonl file, a log directory or an empty PostgreSQL database
   import    fill an empty store (the relay's own by default) from a copy
+  checkpoint  sign the log's head with the relay's key (verify --checkpoint FILE proves it later)
+  public-key  print the public key that checks checkpoints, and its key id
 
 Run "svc help relay events <command>" for options.`,
 
@@ -244,16 +248,26 @@ Options:
   --json         print the summary as JSON
   -h, --help     show this help`,
 
-  'relay events verify': `Usage: svc relay events verify [--log WHERE] [--json]
+  'relay events verify': `Usage: svc relay events verify [--log WHERE] [--checkpoint FILE [--public-key KEY]] [--json]
 
 Checks every record of the log: its own checksum, consecutive seqs, and that each record names the
 hash of the one before (the chain). Exits 1 and names the first bad record when anything was edited,
 removed or reordered. A torn last line (an interrupted write) is reported but is not a break: the
 relay cuts it at its next start.
 
+With --checkpoint, also exits 1 unless the checkpoint's signature is good under KEY and the log still
+holds that exact record at that seq (the log extends the checkpoint): a history rewritten at or before
+it, even re-chained, is named with the seq and both hashes; a log shorter than it is called truncated.
+
 Options:
   --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
                  own, RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME or ~/.svc>/relay/events)
+  --checkpoint FILE
+                 a checkpoint written by "svc relay events checkpoint" or the console's Store page
+  --public-key KEY
+                 the public key to judge it by: base64 of the raw 32 bytes (as "public-key" prints it),
+                 a PEM, or a file holding either (default: the home's own key; an auditor passes their
+                 own copy, since whoever controls this host controls the home's key)
   --json         print the report as JSON
   -h, --help     show this help`,
 
@@ -284,6 +298,32 @@ Options:
                  own, RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME or ~/.svc>/relay/events)
   --to TARGET    where the copy goes (default: stdout)
   --json         print the report as JSON
+  -h, --help     show this help`,
+
+  'relay events checkpoint': `Usage: svc relay events checkpoint [--log WHERE] [--out FILE]
+
+Verifies the whole chain (read-only, beside a running relay), then signs its last record with the
+relay's Ed25519 key (<SVC_HOME>/relay/checkpoint-key.pem, made on first use, 0600) and writes
+{"format":"svc-relay-checkpoint/1","seq","hash","at","key_id","signature"} to FILE or stdout. Keep the
+file off this host; "svc relay events verify --checkpoint FILE --public-key KEY" proves later that the
+log still holds that record. The signature (base64) covers the bytes
+"svc-relay-checkpoint/1\n<seq>\n<hash>\n<at>\n<key_id>\n". An empty or broken log is not signed (exit 1).
+
+Options:
+  --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
+                 own, RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME or ~/.svc>/relay/events)
+  --out FILE     write the checkpoint to FILE (0644) instead of stdout
+  -h, --help     show this help`,
+
+  'relay events public-key': `Usage: svc relay events public-key [--json]
+
+Prints the public key that checks checkpoints, as base64 of its raw 32 bytes (Ed25519), and its key id
+(the first 16 hex digits of the SHA-256 of those bytes). Makes the key pair under
+<SVC_HOME>/relay/checkpoint-key.pem on first use. Copy the public key off this host once (an auditor's
+machine, paper): a key read from this host later proves nothing to someone who distrusts it.
+
+Options:
+  --json         {"algorithm","public_key","key_id","created"}
   -h, --help     show this help`,
 
   'relay events import': `Usage: svc relay events import SOURCE [--into DIR|postgres://...] [--json]
