@@ -14,6 +14,7 @@ import type { SecureLinkStatus } from './connectivity';
 export type { ConsoleEvent, RelayEventType } from '../../events/src/console-event';
 export type * from './connectivity';
 export type * from './desktop';
+export type * from './checkpoint';
 
 /** A console page the relay serves; the console shows a nav entry only for these. */
 export type FeatureEntry = { id: string; title: string; order: number };

@@ -17,6 +17,7 @@ export * from './events/voice.events';
 export * from './events/profile.events';
 export * from './events/desktop.events';
 export * from './events/secure-link.events';
+export * from './events/store.events';
 export * from './chain';
 export * from './bus';
 export * from './event-store';

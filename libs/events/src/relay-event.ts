@@ -14,6 +14,7 @@ import type { VoiceEvent } from './events/voice.events';
 import type { ProfileEvent } from './events/profile.events';
 import type { DesktopEvent } from './events/desktop.events';
 import type { SecureLinkEvent } from './events/secure-link.events';
+import type { StoreEvent } from './events/store.events';
 import type { TrustEvent } from './events/trust.events';
 
 /** Every state change of the relay. Add a feature's union here (one line each); exhaustive switches find the gaps. */
@@ -34,6 +35,7 @@ export type RelayEvent =
   | VoiceEvent
   | ProfileEvent
   | DesktopEvent
+  | StoreEvent
   | SecureLinkEvent;
 
 export type RelayEventType = RelayEvent['type'];

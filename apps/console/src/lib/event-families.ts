@@ -18,4 +18,5 @@ export const FAMILIES: ReadonlyArray<{ label: string; value: string }> = [
   { label: 'Secure Link & Reach', value: 'secure_link.' },
   { label: 'Auth & blocks', value: 'auth.,ratelimit.' },
   { label: 'Relay', value: 'relay.' },
+  { label: 'Store', value: 'store.' },
 ];

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
-import type { StoreView, VerifyStartAnswer, VerifyStatusAnswer } from '@svc/console-api';
+import type { CheckpointKeyView, CheckpointMade, StoreView, VerifyStartAnswer, VerifyStatusAnswer } from '@svc/console-api';
 import { epoch } from '@svc/domain';
 import * as path from 'node:path';
 import { Auth } from '../../common/auth';
@@ -10,16 +10,20 @@ import { RELAY_CONFIG } from '../../common/tokens';
 import { ConsoleFeatures } from '../console-features';
 import { ConsoleState } from '../console-state.service';
 import { ChainVerifyJobs } from '../store/chain-verify-jobs';
-import { StoreVerifyDto } from '../store/store.dto';
+import { CheckpointSigner } from '../store/checkpoint-signer';
+import { StoreCheckpointDto, StoreVerifyDto } from '../store/store.dto';
 import { fileSnapshots, pgSnapshots, segmentsOf, storeCommands } from '../store/store-facts';
 
 /**
  * Store page: where the log lives (a directory, or PostgreSQL with the URL's password removed), its size,
  * last seq and segments, the projection snapshots, the shell commands that export and verify it, and the
- * full chain check from seq 1 as a background job (one at a time; progress by polling its status).
+ * full chain check from seq 1 as a background job (one at a time; progress by polling its status), and
+ * signed checkpoints of the durable head (the public key to copy; a checkpoint to download).
  */
 @Controller('/console/api/store')
 export class StoreConsoleController {
+  private readonly signer: CheckpointSigner;
+
   constructor(
     features: ConsoleFeatures,
     private readonly loop: CommandLoop,
@@ -29,6 +33,7 @@ export class StoreConsoleController {
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {
     features.add({ id: 'store', title: 'Store', order: 90 });
+    this.signer = new CheckpointSigner(config.svcHome, loop, clock);
   }
 
   @Get()
@@ -68,5 +73,19 @@ export class StoreConsoleController {
   startVerify(@Body() _body: StoreVerifyDto): VerifyStartAnswer {
     const { joined, job } = this.verifier.start();
     return { ok: true, joined, job };
+  }
+
+  @Get('/checkpoint')
+  @Auth('loopback')
+  checkpointKey(): CheckpointKeyView {
+    return this.signer.view();
+  }
+
+  /** Signs the durable head now; the act is an event, durable before the answer. */
+  @Post('/checkpoint')
+  @Auth('loopback')
+  @HttpCode(200)
+  checkpoint(@Body() _body: StoreCheckpointDto): Promise<CheckpointMade> {
+    return this.signer.sign();
   }
 }

@@ -10,3 +10,12 @@ export class StoreVerifyDto {
   @IsString()
   private readonly _none?: string;
 }
+
+/** A checkpoint signs the current head and takes no options: `{}` (or no body). */
+@RefuseNonObject('store.bad_body', 'send {} (a checkpoint takes no options)', { noneIsEmpty: true })
+@RefuseUnknownKeys('store.bad_body', (key) => `unknown field ${key.slice(0, 64)}: a checkpoint takes no options`)
+export class StoreCheckpointDto {
+  @IsOptional()
+  @IsString()
+  private readonly _none?: string;
+}
