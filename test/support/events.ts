@@ -9,6 +9,10 @@ import type {
   RelayStarted,
   SessionCreated,
   SessionRevoked,
+  TerminalClosed,
+  TerminalOpened,
+  TerminalRecordingRemoved,
+  TerminalRecordingSaved,
   VoiceSessionCreated,
   VoiceSessionEnded,
   VoiceSynthesized,
@@ -110,4 +114,57 @@ export const voiceSessionCreated = (over: Partial<VoiceSessionCreated['data']> =
 export const voiceSessionEnded = (over: Partial<VoiceSessionEnded['data']> = {}): NewEvent<VoiceSessionEnded> => ({
   type: 'voice.session_ended',
   data: { sessionId: 's1', kind: 'output', reason: 'closed', chunks: 3, bytes: 9000, chars: 40, ...over },
+});
+
+/** Shell `s1` of the default phone opened (main, /bin/sh, 80x24). */
+export const terminalOpened = (over: Partial<TerminalOpened['data']> = {}): NewEvent<TerminalOpened> => {
+  const tokenPrefix = over.tokenPrefix ?? 'aaaa1111';
+  return {
+    type: 'terminal.opened',
+    data: {
+      shellId: 's1',
+      sessionName: 'main',
+      tokenPrefix,
+      deviceId: `dev-${tokenPrefix}`,
+      connId: `conn-${tokenPrefix}`,
+      pid: 100,
+      shell: '/bin/sh',
+      cols: 80,
+      rows: 24,
+      ...over,
+    },
+  };
+};
+
+export const terminalClosed = (over: Partial<TerminalClosed['data']> = {}): NewEvent<TerminalClosed> => ({
+  type: 'terminal.closed',
+  data: { shellId: 's1', sessionName: 'main', tokenPrefix: 'aaaa1111', pid: 100, reason: 'exited', exitCode: 0, signal: null, ...over },
+});
+
+/** Shell `s1`'s recording saved: 1 KiB, 2 s, started at T0, output only. */
+export const recordingSaved = (over: Partial<TerminalRecordingSaved['data']> = {}): NewEvent<TerminalRecordingSaved> => {
+  const tokenPrefix = over.tokenPrefix ?? 'aaaa1111';
+  const shellId = over.shellId ?? 's1';
+  return {
+    type: 'terminal.recording_saved',
+    data: {
+      recordingId: shellId,
+      shellId,
+      sessionName: 'main',
+      tokenPrefix,
+      deviceId: `dev-${tokenPrefix}`,
+      startedAt: T0.toISOString(),
+      durationMs: 2000,
+      sizeBytes: 1024,
+      sha256: '0'.repeat(64),
+      input: false,
+      truncated: false,
+      ...over,
+    },
+  };
+};
+
+export const recordingRemoved = (over: Partial<TerminalRecordingRemoved['data']> = {}): NewEvent<TerminalRecordingRemoved> => ({
+  type: 'terminal.recording_removed',
+  data: { recordingId: 's1', reason: 'space', ...over },
 });

@@ -253,6 +253,7 @@ async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; rout
     secureLinkEnabled: config.secureLink.enabled,
     clientSpelling: config.clientSpelling,
     disk,
+    terminalRecording: config.terminalRecording.enabled,
   });
   installOpenApiRoute(app, instance, runtime.version);
   const metrics = app.get(MetricsService);

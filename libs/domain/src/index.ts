@@ -26,6 +26,7 @@ export * from './clipboard/clipboard';
 export * from './image-activity/image-activity.projection';
 export * from './image-activity/image-activity';
 export * from './terminal/terminal.projection';
+export * from './terminal/recordings.projection';
 export * from './terminal/terminal';
 export * from './bridge/device-control-routes';
 export * from './bridge/safety';

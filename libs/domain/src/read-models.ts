@@ -9,6 +9,7 @@ import { NotificationsProjection } from './notifications/notifications.projectio
 import { ClipboardProjection } from './clipboard/clipboard.projection';
 import { ImageActivityProjection } from './image-activity/image-activity.projection';
 import { TerminalProjection } from './terminal/terminal.projection';
+import { TerminalRecordingsProjection } from './terminal/recordings.projection';
 import { MediaProjection } from './media/media.projection';
 import { VoiceProjection } from './voice/voice.projection';
 import { VoiceActivityProjection } from './voice/voice-activity.projection';
@@ -42,6 +43,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly clipboardInbox = new ClipboardProjection();
   readonly imageActivity = new ImageActivityProjection();
   readonly terminal = new TerminalProjection();
+  readonly terminalRecordings = new TerminalRecordingsProjection();
   readonly bridge = new BridgeProjection();
   readonly media = new MediaProjection();
   readonly voice = new VoiceProjection();

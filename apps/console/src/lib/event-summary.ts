@@ -1,6 +1,6 @@
 import type { ConsoleEvent, RelayEventType } from '@svc/console-api';
 import type { DataOf } from '@svc/events/relay-event';
-import { bytes, plural } from './format';
+import { bytes, duration, plural } from './format';
 
 /** The event families the log colours by (the part before the first dot). */
 export function family(type: string): string {
@@ -111,6 +111,12 @@ export const SUMMARIES: { readonly [T in RelayEventType]: Summarize<T> } = {
     `shell ${d.sessionName} of ${d.tokenPrefix} ${e.actor === 'operator' ? 'ended by the operator' : `closed (${words(d.reason)})`}${
       d.exitCode !== null && d.exitCode !== undefined ? `, exit ${d.exitCode}` : ''
     }`,
+  'terminal.recording_saved': (d) =>
+    `recording of shell ${d.sessionName || short(d.shellId)}${d.tokenPrefix ? ` of ${d.tokenPrefix}` : ''} saved (${bytes(d.sizeBytes)}, ${duration(d.durationMs / 1000)}${
+      d.input ? ', with input' : ''
+    }${d.truncated ? ', truncated' : ''}${d.recovered ? ', recovered at start' : ''})`,
+  'terminal.recording_removed': (d) =>
+    `recording ${short(d.recordingId)} removed (${d.reason === 'space' ? 'oldest out past the total cap' : 'its file was gone'})`,
   'tui.started': (d) => `${d.tokenPrefix} started ${d.program} (pid ${d.pid})`,
   'tui.stopped': (d) => `TUI of ${d.tokenPrefix} stopped (${words(d.reason)})`,
 

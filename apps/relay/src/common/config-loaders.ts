@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { ConfigError, envFlag, envList, envNumber, envText, PORT } from './config-env';
 import { BIND_ALL, DEFAULT_DASHBOARD_URL, DEFAULT_PORT } from './hosts';
 import { redactUrl } from './redact-url';
-import type { BridgeConfig, MediaConfig, SecureLinkConfig, TuiAgentConfig, VoiceConfig } from './relay-config';
+import type { BridgeConfig, MediaConfig, SecureLinkConfig, TerminalRecordingConfig, TuiAgentConfig, VoiceConfig } from './relay-config';
 
 /** Each feature's settings from the environment (config.ts puts them together). */
 
@@ -16,6 +16,16 @@ export function loadBridgeConfig(env: NodeJS.ProcessEnv): BridgeConfig {
     autoDisableMinutes: envNumber(env, 'RELAY_BRIDGE_AUTO_DISABLE_MINUTES', { default: 30, min: 0, max: 1440 }),
     blocklist: envList(env, 'RELAY_BRIDGE_BLOCKLIST'),
     extraDestructiveVerbs: envList(env, 'RELAY_BRIDGE_DESTRUCTIVE_VERBS').map((v) => v.toLowerCase()),
+  };
+}
+
+export function loadTerminalRecordingConfig(env: NodeJS.ProcessEnv): TerminalRecordingConfig {
+  const mb = (name: string, fallback: number) => envNumber(env, name, { default: fallback, min: 1, max: 1024 * 1024, integer: true }) * 1024 * 1024;
+  return {
+    enabled: envFlag(env, 'RELAY_TERMINAL_RECORDING', false),
+    input: envFlag(env, 'RELAY_TERMINAL_RECORDING_INPUT', false),
+    maxBytes: mb('RELAY_TERMINAL_RECORDING_MAX_MB', 64),
+    totalBytes: mb('RELAY_TERMINAL_RECORDINGS_TOTAL_MB', 1024),
   };
 }
 

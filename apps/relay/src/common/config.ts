@@ -9,6 +9,7 @@ import {
   loadBridgeConfig,
   loadMediaConfig,
   loadSecureLinkConfig,
+  loadTerminalRecordingConfig,
   loadTuiAgentConfig,
   loadVoiceConfig,
   updateFeedUrl,
@@ -20,7 +21,17 @@ import { LOG_LEVELS, type LogLevel, type RelayConfig, type StartFlags } from './
 // settings in config-loaders.ts; importers keep reading them from here.
 export { ConfigError } from './config-env';
 export { LOG_LEVELS } from './relay-config';
-export type { BridgeConfig, LogLevel, MediaConfig, RelayConfig, SecureLinkConfig, StartFlags, TuiAgentConfig, VoiceConfig } from './relay-config';
+export type {
+  BridgeConfig,
+  LogLevel,
+  MediaConfig,
+  RelayConfig,
+  SecureLinkConfig,
+  StartFlags,
+  TerminalRecordingConfig,
+  TuiAgentConfig,
+  VoiceConfig,
+} from './relay-config';
 
 export function svcHomeFrom(env: NodeJS.ProcessEnv): string {
   return path.resolve(env.SVC_HOME || path.join(os.homedir(), '.svc'));
@@ -84,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     phoneQueueMax: whole('PHONE_QUEUE_MAX', 500, 1, 100_000),
     injectedContextFile: env.RELAY_INJECTED_CONTEXT_FILE || path.join(svcHome, 'relay', 'injected-context.json'),
     terminalGraceSeconds: whole('RELAY_TERMINAL_GRACE_SECONDS', 600, 0, 7 * 86400),
+    terminalRecording: loadTerminalRecordingConfig(env),
     tuiCommand: envText(env, 'RELAY_TUI_COMMAND'),
     tuiAgent: loadTuiAgentConfig(env, svcHome),
     bridge: loadBridgeConfig(env),

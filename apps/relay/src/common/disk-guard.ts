@@ -57,6 +57,8 @@ const WRITTEN_WHILE_LOW: ReadonlySet<string> = new Set([
   'clipboard.consumed',
   'terminal.detached',
   'terminal.closed',
+  'terminal.recording_saved',
+  'terminal.recording_removed',
   'tui.stopped',
   'voice.session_ended',
   'desktop.command_completed',

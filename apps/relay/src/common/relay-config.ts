@@ -65,6 +65,8 @@ export type RelayConfig = {
   injectedContextFile: string;
   /** RELAY_TERMINAL_GRACE_SECONDS: how long a detached shell keeps running (default 600). */
   terminalGraceSeconds: number;
+  /** RELAY_TERMINAL_RECORDING*: every shell recorded as an asciicast file under the home (off by default). */
+  terminalRecording: TerminalRecordingConfig;
   /** RELAY_TUI_COMMAND: the TUI gateway command line (split like a shell would; no shell runs it). */
   tuiCommand: string | null;
   /** Without RELAY_TUI_COMMAND: where to look for the agent's own TUI gateway (`python -m tui_gateway.entry`). */
@@ -88,6 +90,17 @@ export type RelayConfig = {
    * default 256; 0 turns it off) the relay takes no new work; free space is read every `checkIntervalMs`.
    */
   disk: { minFreeBytes: number; checkIntervalMs: number };
+};
+
+export type TerminalRecordingConfig = {
+  /** RELAY_TERMINAL_RECORDING=1: record every shell's output (and resizes). */
+  enabled: boolean;
+  /** RELAY_TERMINAL_RECORDING_INPUT=1: typed input too (off: it holds passwords). */
+  input: boolean;
+  /** RELAY_TERMINAL_RECORDING_MAX_MB (default 64) in bytes: one recording stops growing here (marked truncated). */
+  maxBytes: number;
+  /** RELAY_TERMINAL_RECORDINGS_TOTAL_MB (default 1024) in bytes: past it the oldest recordings are removed. */
+  totalBytes: number;
 };
 
 export type MediaConfig = {

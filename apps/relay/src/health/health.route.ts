@@ -17,6 +17,8 @@ export type HealthBody = {
   secure_link: Record<string, unknown>;
   secure_proxy?: Record<string, unknown>;
   disk?: ReturnType<DiskGuard['view']> | { low: boolean };
+  /** RELAY_TERMINAL_RECORDING: whether shells are recorded (a phone's user may want to know). */
+  terminal_recording: boolean;
 };
 
 /**
@@ -27,7 +29,15 @@ export type HealthBody = {
  */
 export function installHealthRoute(
   instance: FastifyInstance,
-  deps: { loop: CommandLoop; clock: Clock; runtime: Runtime; secureLinkEnabled: boolean; clientSpelling: 'svc' | 'hermes'; disk?: DiskGuard },
+  deps: {
+    loop: CommandLoop;
+    clock: Clock;
+    runtime: Runtime;
+    secureLinkEnabled: boolean;
+    clientSpelling: 'svc' | 'hermes';
+    disk?: DiskGuard;
+    terminalRecording: boolean;
+  },
 ): void {
   const config: RouteAuth = { auth: 'public' };
   const loopback = (r: FastifyRequest) => checkLoopback(r.socket.remoteAddress, r.headers, deps.runtime.port).ok;
@@ -58,6 +68,7 @@ export function installHealthRoute(
       // Whether the relay takes new work: below the reserve it refuses pairings, uploads and messages (503
       // relay.disk_low). The figures are the operator's (loopback); anyone else learns only `low`.
       ...(deps.disk?.enabled ? { disk: loopback(request) ? deps.disk.view() : { low: deps.disk.low } } : {}),
+      terminal_recording: deps.terminalRecording,
     };
   });
 }

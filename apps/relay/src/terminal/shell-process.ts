@@ -8,6 +8,7 @@ const loadPty = (): typeof Pty => require('node-pty') as typeof Pty;
 import type { TerminalCloseReason } from '@svc/events';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
 import { reapSession } from './process-reaper';
+import type { ShellRecorder } from './recording';
 import { ReplayBuffer } from './replay-buffer';
 
 /** Output is sent at once when the line is quiet, else at most every 16 ms or per 4 KiB. */
@@ -72,7 +73,11 @@ export class ShellProcess {
   private gone = false;
   private lastOutputAt: number | null = null;
 
-  constructor(readonly spec: ShellSpec) {
+  /** `recorder`: the shell's recording (RELAY_TERMINAL_RECORDING), told of output, input and resizes as they happen. */
+  constructor(
+    readonly spec: ShellSpec,
+    private readonly recorder: ShellRecorder | null = null,
+  ) {
     this.cols = spec.cols;
     this.rows = spec.rows;
     const home = os.homedir();
@@ -123,7 +128,9 @@ export class ShellProcess {
   }
 
   write(data: string): void {
-    if (!this.gone) this.term.write(data);
+    if (this.gone) return;
+    this.recorder?.input(data);
+    this.term.write(data);
   }
 
   resize(cols: number, rows: number): void {
@@ -131,6 +138,7 @@ export class ShellProcess {
     this.cols = cols;
     this.rows = rows;
     this.term.resize(cols, rows);
+    this.recorder?.resize(cols, rows);
   }
 
   /** Hang up the shell and everything in its session; `exited` resolves once the shell is gone. */
@@ -163,6 +171,7 @@ export class ShellProcess {
 
   private onData(text: string): void {
     this.lastOutputAt = Date.now();
+    this.recorder?.output(text);
     const bytes = Buffer.byteLength(text);
     this.replay.push(text, bytes);
     if (!this.conn) return;

@@ -25,6 +25,7 @@ import type { PhoneConnection } from '../phone-socket/phone-connection';
 import { readFrame } from '../common/parse-frame';
 import { channelLost } from './channel-lost';
 import { TerminalAttachFrame, TerminalResizeFrame, TerminalSessionFrame } from './terminal-frames.dto';
+import { RecordingsService } from './recordings.service';
 import { ShellProcess } from './shell-process';
 
 /** A single `terminal.input` frame carries at most this much (a paste, not a file transfer). */
@@ -59,6 +60,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     scheduler: Scheduler,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly recordings: RecordingsService,
   ) {
     router.register('terminal', {
       onFrame: (conn, env) => this.onFrame(conn, env),
@@ -242,9 +244,16 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     }
     assertCanOpenShell(this.loop.models, prefix, name);
     let shell: ShellProcess;
+    const owner = { shellId: randomUUID(), sessionName: name, tokenPrefix: prefix, deviceId: conn.principal!.deviceId };
+    // Recording (when on) begins before the pty spawns, so the shell's first output is in it.
+    const recorder = this.recordings.begin(owner, { shell: this.config.terminalShell!, ...size });
     try {
-      shell = new ShellProcess({ shellId: randomUUID(), sessionName: name, tokenPrefix: prefix, shell: this.config.terminalShell!, ...size });
+      shell = new ShellProcess(
+        { shellId: owner.shellId, sessionName: name, tokenPrefix: prefix, shell: this.config.terminalShell!, ...size },
+        recorder,
+      );
     } catch (err) {
+      void this.recordings.abandon(owner.shellId);
       this.logger.error({ tokenPrefix: prefix, err: (err as Error).message }, 'shell did not start');
       throw new DomainError('terminal.spawn_failed', 'unavailable', 'the shell could not be started on the host');
     }
@@ -254,7 +263,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
           shellId: shell.spec.shellId,
           sessionName: name,
           tokenPrefix: prefix,
-          deviceId: conn.principal!.deviceId,
+          deviceId: owner.deviceId,
           connId: conn.id,
           pid: shell.pid,
           shell: shell.spec.shell,
@@ -262,7 +271,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
         }),
       );
     } catch (err) {
-      void shell.kill('killed');
+      void shell.kill('killed').then(() => this.recordings.abandon(owner.shellId));
       throw err;
     }
     this.live.set(shell.spec.shellId, shell);
@@ -355,6 +364,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     } catch (err) {
       this.logger.error({ shellId: id, err: (err as Error).message }, 'shell close not recorded');
     }
+    await this.recordings.end(id);
     this.live.delete(id);
     this.closing.delete(id);
     this.logger.info({ shellId: id, pid: shell.pid, tokenPrefix: shell.spec.tokenPrefix, reason, exitCode, signal }, 'shell closed');

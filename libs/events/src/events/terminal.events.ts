@@ -59,4 +59,39 @@ export type TuiStopped = Ev<
   { tuiId: string; tokenPrefix: string; pid: number; reason: TerminalCloseReason; exitCode: number | null; signal: number | null }
 >;
 
-export type TerminalEvent = TerminalOpened | TerminalDetached | TerminalReattached | TerminalClosed | TuiStarted | TuiStopped;
+/**
+ * A shell's asciicast recording (RELAY_TERMINAL_RECORDING) is complete on disk, flushed and fsynced:
+ * `<home>/relay/recordings/<recordingId>.cast`, `sizeBytes` long with SHA-256 `sha256` (hex), so the chain
+ * vouches for the file. `input`: typed input was recorded too; `truncated`: output past the cap was not.
+ * `recovered`: found at start-up without this event (the relay stopped without ending the shell).
+ * Never the recording's content.
+ */
+export type TerminalRecordingSaved = Ev<
+  'terminal.recording_saved',
+  {
+    recordingId: string;
+    shellId: string;
+    sessionName: string;
+    tokenPrefix: string;
+    deviceId: string;
+    startedAt: string;
+    durationMs: number;
+    sizeBytes: number;
+    sha256: string;
+    input: boolean;
+    truncated: boolean;
+    recovered?: boolean;
+  }
+>;
+/** The relay deleted a recording: `space`, the oldest out past RELAY_TERMINAL_RECORDINGS_TOTAL_MB; `missing`, its file was gone at start. */
+export type TerminalRecordingRemoved = Ev<'terminal.recording_removed', { recordingId: string; reason: 'space' | 'missing' }>;
+
+export type TerminalEvent =
+  | TerminalOpened
+  | TerminalDetached
+  | TerminalReattached
+  | TerminalClosed
+  | TerminalRecordingSaved
+  | TerminalRecordingRemoved
+  | TuiStarted
+  | TuiStopped;
