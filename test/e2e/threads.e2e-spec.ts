@@ -4,6 +4,7 @@ import { ReadModels } from '@svc/domain';
 import { replayLog } from '@svc/events';
 import * as path from 'node:path';
 import { PhoneThreadsService } from '../../apps/relay/src/threads/threads.service';
+import { homeKeyFor } from '../support/personal-keys';
 
 const post = (relay: TestRelay, body: Json) => call(relay, 'POST', '/phone/message', body);
 
@@ -272,7 +273,7 @@ describe('Phone Threads', () => {
   it('replaying the log gives the same queue, threads and replies', async () => {
     await post(relay, { chat_id: 'replay', text: 'still queued' });
     const replayed = new ReadModels();
-    replayLog(path.join(relay.home, 'relay', 'events'), replayed);
+    replayLog(path.join(relay.home, 'relay', 'events'), replayed, undefined, undefined, homeKeyFor(relay.home));
     expect(replayed.phoneThreads.snapshot()).toEqual(relay.loop.models.phoneThreads.snapshot());
     expect(replayed.phoneThreads.queuedCount()).toBeGreaterThan(0);
   });

@@ -1,5 +1,5 @@
 import { ReadModels } from '@svc/domain';
-import { encodeRecord, eventsDir, listSegments, replayLog, verifyLog, type StoredEvent } from '@svc/events';
+import { encodeRecord, eventsDir, listSegments, replayLog, SnapshotCipher, verifyLog, type StoredEvent } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Secrets } from '../../apps/relay/src/common/secrets';
@@ -126,9 +126,12 @@ describe('replay', () => {
     const dir = path.join(home, 'relay', 'snapshots');
     const file = path.join(dir, fs.readdirSync(dir).sort().at(-1)!);
     const secrets = Secrets.load(path.join(home, 'relay'));
-    const snap = JSON.parse((JSON.parse(fs.readFileSync(file, 'utf8')) as { body: string }).body) as { models: Record<string, unknown> };
+    const cipher = new SnapshotCipher(secrets.derivedKey('snapshot-encryption'));
+    const stored = (JSON.parse(fs.readFileSync(file, 'utf8')) as { body: string }).body;
+    expect(stored).not.toContain('"models"'); // encrypted at rest
+    const snap = JSON.parse(cipher.decrypt(stored)!) as { models: Record<string, unknown> };
     edit(snap.models);
-    const body = JSON.stringify(snap);
+    const body = cipher.encrypt(JSON.stringify(snap));
     fs.writeFileSync(file, JSON.stringify({ body, mac: secrets.mac('snapshot', body) }));
     relay = await startRelay({ home, config: { snapshotEvery: 5 } });
     await quiesce(relay);

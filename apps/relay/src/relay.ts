@@ -9,6 +9,8 @@ import { AppModule } from './app.module';
 import { apiVoiceOf, installAuthHook } from './common/auth-hook';
 import { Clock, SystemClock } from './common/clock';
 import { checkTerminalConfig, loadConfig, relayDir, type RelayConfig } from './common/config';
+import { openKeyStore } from './personal/open-key-store';
+import { PersonalSealer } from './personal/personal-sealer';
 import { CommandLoop } from './common/command-loop';
 import { DiskGuard, installDiskGuardHook, type DiskSpaceSource } from './common/disk-guard';
 import { EventBudget } from './common/event-budget';
@@ -142,6 +144,7 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
       await closeHttp(instance.server, () => app.close());
       await loop.record('system', [{ type: 'relay.stopping', data: { reason } }]).catch(() => undefined);
       await loop.close();
+      await loop.sealer?.keys.close();
       disk.stop();
       releaseHome();
       logger.info({ reason }, 'relay stopped');
@@ -159,8 +162,10 @@ function exitOnFatal(logger: Logger): (err: Error) => void {
 }
 
 /** The event log (a file log under the home, or PostgreSQL), replayed into the read models. */
-function openLog(config: RelayConfig, clock: Clock, logger: Logger, secrets: Secrets, onFatal: (err: Error) => void): Promise<CommandLoop> {
+async function openLog(config: RelayConfig, clock: Clock, logger: Logger, secrets: Secrets, onFatal: (err: Error) => void): Promise<CommandLoop> {
+  const keys = await openKeyStore(config);
   return CommandLoop.open({
+    sealer: new PersonalSealer(keys),
     store: config.eventStoreUrl ? postgresStore(config.eventStoreUrl) : fileStore(relayDir(config), config.segmentBytes),
     secrets,
     clock,

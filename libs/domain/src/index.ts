@@ -21,6 +21,7 @@ export * from './threads/threads.projection';
 export * from './threads/threads';
 export * from './notifications/notifications.projection';
 export * from './notifications/notifications';
+export * from './personal/personal-data.projection';
 export * from './clipboard/clipboard.projection';
 export * from './clipboard/clipboard';
 export * from './image-activity/image-activity.projection';

@@ -18,6 +18,7 @@ import { DesktopProjection } from './desktop/desktop.projection';
 import { UsageProjection } from './usage/usage.projection';
 import { SecureLinkProjection } from './secure-link/secure-link.projection';
 import { TrustProjection } from './trust/trust.projection';
+import { PersonalDataProjection } from './personal/personal-data.projection';
 
 /**
  * The read-model schema. Bump it when a projection's state or its meaning changes (2: rate limits keyed
@@ -52,6 +53,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly desktop = new DesktopProjection();
   readonly usage = new UsageProjection();
   readonly secureLink = new SecureLinkProjection();
+  readonly personalData = new PersonalDataProjection();
   /** The seq of the last event applied. */
   lastSeq = 0;
 

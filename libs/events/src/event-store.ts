@@ -68,6 +68,8 @@ export type Snapshot<M = unknown> = { seq: number; hash: string; at: string; mod
 export interface SnapshotPort {
   latest<M>(): Promise<Snapshot<M> | null>;
   write<M>(snapshot: Snapshot<M>): Promise<void>;
+  /** Removes every snapshot (a forgetting: none may keep content whose key it destroyed). */
+  clear(): Promise<void>;
   /** Lets go of what it holds open (a database connection); the file store holds nothing. */
   close?(): Promise<void>;
 }

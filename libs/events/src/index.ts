@@ -18,6 +18,8 @@ export * from './events/profile.events';
 export * from './events/desktop.events';
 export * from './events/secure-link.events';
 export * from './events/store.events';
+export * from './events/personal.events';
+export * from './personal-data';
 export * from './chain';
 export * from './bus';
 export * from './event-store';

@@ -16,6 +16,7 @@ import type { DesktopEvent } from './events/desktop.events';
 import type { SecureLinkEvent } from './events/secure-link.events';
 import type { StoreEvent } from './events/store.events';
 import type { TrustEvent } from './events/trust.events';
+import type { PersonalDataEvent } from './events/personal.events';
 
 /** Every state change of the relay. Add a feature's union here (one line each); exhaustive switches find the gaps. */
 export type RelayEvent =
@@ -36,7 +37,8 @@ export type RelayEvent =
   | ProfileEvent
   | DesktopEvent
   | StoreEvent
-  | SecureLinkEvent;
+  | SecureLinkEvent
+  | PersonalDataEvent;
 
 export type RelayEventType = RelayEvent['type'];
 export type EventOf<T extends RelayEventType> = Extract<RelayEvent, { type: T }>;

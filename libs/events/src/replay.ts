@@ -3,6 +3,7 @@ import type { StoredEvent } from './event';
 import type { ScanProgress } from './event-store';
 import { scanLog } from './file/file-read';
 import type { Projection } from './projection';
+import { unsealPersonal } from './personal-data';
 
 export type ReplaySummary = {
   lastSeq: number;
@@ -14,20 +15,24 @@ export type ReplaySummary = {
 
 /**
  * Rebuilds read models from a log directory, from seq 1, verifying the chain on the way (an auditor's
- * replay never trusts a snapshot). Read-only: a torn tail is reported, not cut.
+ * replay never trusts a snapshot). Read-only: a torn tail is reported, not cut. Personal content is
+ * opened with `keyFor` (the home's data keys), and replays as forgotten where a key is gone.
  */
 export function replayLog<M extends Projection>(
   dir: string,
   models: M,
   onEvent?: (e: StoredEvent) => void,
   onProgress?: (p: ScanProgress) => void,
+  /** The data keys of personal content (without them, or without one, that content replays as forgotten). */
+  keyFor: (keyId: string) => Buffer | undefined = () => undefined,
 ): ReplaySummary {
   const countsByType: Record<string, number> = {};
   let events = 0;
   const r = scanLog(dir, {
     fromSeq: 1,
     onProgress,
-    onEvent: (e) => {
+    onEvent: (record) => {
+      const e = unsealPersonal(record, keyFor);
       models.apply(e);
       countsByType[e.type] = (countsByType[e.type] ?? 0) + 1;
       events++;

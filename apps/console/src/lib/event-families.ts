@@ -15,6 +15,7 @@ export const FAMILIES: ReadonlyArray<{ label: string; value: string }> = [
   { label: 'Profiles', value: 'profile.' },
   { label: 'Desktop', value: 'desktop.' },
   { label: 'Notifications', value: 'notification.,clipboard.,chat.' },
+  { label: 'Personal data', value: 'personal.' },
   { label: 'Secure Link & Reach', value: 'secure_link.' },
   { label: 'Auth & blocks', value: 'auth.,ratelimit.' },
   { label: 'Relay', value: 'relay.' },

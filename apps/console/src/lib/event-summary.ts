@@ -175,7 +175,12 @@ export const SUMMARIES: { readonly [T in RelayEventType]: Summarize<T> } = {
   'secure_link.identity_changed': () => 'Secure Link identity changed: phones paired through it must pair again',
   'secure_link.unavailable': (d) => `Secure Link could not start: ${d.reason}`,
   'secure_link.reach_changed': (d) => `Reach ${d.state}${d.hostId ? ` (host ${d.hostId})` : ''}${d.error ? `: ${clip(d.error)}` : ''}`,
+
+  'personal.forgotten': (d) =>
+    `forgot personal content ${FORGET_SCOPE[d.scope] ?? d.scope}${d.device ? ` ${d.device}` : ''}${d.before ? ` before ${minute(d.before)}Z` : ''}: ${plural(d.keys.length, 'key')} destroyed`,
 };
+
+const FORGET_SCOPE: Record<string, string> = { device: 'of device', before: '', retention: 'past retention,', revoked: 'of revoked device' };
 
 /** One line in words for the log, the ticker and the overview. */
 export function summary(e: ConsoleEvent): string {

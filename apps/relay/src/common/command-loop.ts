@@ -3,6 +3,7 @@ import {
   EventBus,
   type EventStore,
   type SnapshotPort,
+  SnapshotCipher,
   type NewEvent,
   type RelayEvent,
   type Snapshot,
@@ -10,6 +11,7 @@ import {
   type StoredRelayEvent,
 } from '@svc/events';
 import type { Logger } from 'pino';
+import type { PersonalSealer } from '../personal/personal-sealer';
 import type { Clock } from './clock';
 import type { Secrets } from './secrets';
 
@@ -25,6 +27,8 @@ export type StoreFactory = (hooks: {
   onFatal: (err: Error) => void;
   /** The install's MAC for snapshots. */
   mac: (text: string) => string;
+  /** Encrypts snapshots at rest (they hold personal content). */
+  snapshotCipher: SnapshotCipher;
 }) => { store: EventStore; snapshots: SnapshotPort };
 
 export type CommandLoopOptions = {
@@ -33,6 +37,8 @@ export type CommandLoopOptions = {
   clock: Clock;
   logger: Logger;
   snapshotEvery: number;
+  /** Seals personal content into the records and opens it on replay (none: records are written as decided). */
+  sealer?: PersonalSealer;
   /** The store cannot write: state ran ahead of the disk, so the process must stop. */
   onFatal: (err: Error) => void;
 };
@@ -68,6 +74,7 @@ export class CommandLoop {
       onDurable: (batch) => loop.onDurable(batch),
       onFatal: opts.onFatal,
       mac: (t) => opts.secrets.mac('snapshot', t),
+      snapshotCipher: new SnapshotCipher(opts.secrets.derivedKey('snapshot-encryption')),
     });
     loop = new CommandLoop(store, snapshots, opts);
     let snap = await snapshots.latest<Record<string, unknown>>();
@@ -82,7 +89,7 @@ export class CommandLoop {
     const opened = await store.open({
       fromSeq: snap ? snap.seq + 1 : 1,
       expectPrev: snap?.hash,
-      onEvent: (e) => loop.models.apply(e),
+      onEvent: opts.sealer ? (e) => loop.models.apply(opts.sealer!.unseal(e)) : (e) => loop.models.apply(e),
       // A long replay (a big log without a usable snapshot) says where it is every 2 s.
       onProgress: (p) => {
         const now = opts.clock.now().getTime();
@@ -125,18 +132,30 @@ export class CommandLoop {
     }
     if (events.length === 0) return Promise.resolve([]);
     let appended;
+    let durable;
     try {
-      appended = this.store.append(events, now.toISOString(), actor);
+      const sealed = this.opts.sealer?.seal(events, this.decision, now) ?? null;
+      appended = this.store.append(sealed ? sealed.records : events, now.toISOString(), actor);
+      durable = appended.durable;
+      if (sealed) {
+        // The record (already encoded and hashed) keeps the sealed form; everything in the process sees the open one.
+        appended.stored.forEach((s, i) => {
+          const opened = sealed.opened[i];
+          if (opened) (s as { data: object }).data = opened;
+        });
+        if (sealed.persisted) durable = Promise.all([durable, sealed.persisted]).then(() => undefined);
+      }
     } catch (err) {
       return Promise.reject(err);
     }
-    for (const e of appended.stored) this.decision.apply(e);
+    const stored = appended.stored;
+    for (const e of stored) this.decision.apply(e);
     const observe = this.commitObserver;
-    if (!observe) return appended.durable.then(() => appended.stored as StoredEvent<E>[]);
+    if (!observe) return durable.then(() => stored as StoredEvent<E>[]);
     const t0 = process.hrtime.bigint();
-    return appended.durable.then(() => {
+    return durable.then(() => {
       observe(Number(process.hrtime.bigint() - t0) / 1e9);
-      return appended.stored as StoredEvent<E>[];
+      return stored as StoredEvent<E>[];
     });
   }
 
@@ -146,6 +165,11 @@ export class CommandLoop {
    */
   record<E extends RelayEvent = RelayEvent>(actor: string, events: readonly NewEvent<E>[]): Promise<StoredEvent<E>[]> {
     return this.run(actor, () => events);
+  }
+
+  /** What seals personal content (and holds its data keys), when the relay has one. */
+  get sealer(): PersonalSealer | undefined {
+    return this.opts.sealer;
   }
 
   get lastSeq(): number {
@@ -198,6 +222,16 @@ export class CommandLoop {
     if (this.models.lastSeq - this.lastSnapshotSeq >= this.opts.snapshotEvery && !this.snapshotting) {
       this.snapshotting = this.writeSnapshot().finally(() => (this.snapshotting = null));
     }
+  }
+
+  /**
+   * After a forgetting: every snapshot written before it goes, and one of the models as they are now (the
+   * forgotten content already emptied) takes their place.
+   */
+  async renewSnapshots(): Promise<void> {
+    await this.snapshotting;
+    await this.snapshots.clear();
+    await this.writeSnapshot();
   }
 
   /** Never rejects: a snapshot that is not written only makes the next start replay more. */

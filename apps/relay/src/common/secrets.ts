@@ -39,6 +39,11 @@ export class Secrets {
     return createHmac('sha256', this.key).update('credential\0').update(secret).digest('base64url');
   }
 
+  /** A 32-byte key for one purpose, derived from the install's key (the snapshots' encryption). */
+  derivedKey(purpose: string): Buffer {
+    return createHmac('sha256', this.key).update('key\0').update(purpose).digest();
+  }
+
   mac(purpose: string, text: string): string {
     return createHmac('sha256', this.key)
       .update(purpose + '\0')

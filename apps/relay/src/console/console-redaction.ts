@@ -1,4 +1,4 @@
-import type { ConsoleEvent, StoredRelayEvent } from '@svc/events';
+import { withoutPersonal, type ConsoleEvent, type StoredRelayEvent } from '@svc/events';
 import { fieldNamePattern, SECRET_FIELDS } from '../common/secret-fields';
 
 /**
@@ -37,7 +37,8 @@ export function toConsoleEvent(e: StoredRelayEvent): ConsoleEvent {
       at: e.at,
       type: e.type,
       actor: e.actor,
-      data: redact(e.data) as Record<string, unknown>,
+      // Never personal content (notification text, Thread messages and replies): only that it is sealed or forgotten.
+      data: redact(withoutPersonal(e).data) as Record<string, unknown>,
       hash: e.hash.slice(0, 12),
     };
     views.set(e, view);

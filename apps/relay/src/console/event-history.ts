@@ -6,6 +6,7 @@ import {
   scanLines,
   type EventLogFilter,
   type StoredRelayEvent,
+  withoutPersonal,
 } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -93,7 +94,8 @@ export class EventHistory {
 
   /** Called for every durable event, in seq order. */
   push(e: StoredRelayEvent): void {
-    this.store.push(e);
+    // The ring never holds personal content (it outlives a forgetting): only that it is sealed or forgotten.
+    this.store.push(withoutPersonal(e));
   }
 
   newest(n: number): StoredRelayEvent[] {

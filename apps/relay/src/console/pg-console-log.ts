@@ -9,6 +9,7 @@ import {
   type PgLogSource,
   type PgRow,
   type StoredRelayEvent,
+  withoutPersonal,
 } from '@svc/events';
 import type { ChainStatus } from '@svc/console-api';
 import { EventRing, parse, type Page } from './event-history';
@@ -41,7 +42,7 @@ export class PgEventHistory {
   }
 
   push(e: StoredRelayEvent): void {
-    this.ring.push(e);
+    this.ring.push(withoutPersonal(e));
   }
 
   newest(n: number): StoredRelayEvent[] {

@@ -1,6 +1,6 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
-import type { NotificationPosted, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
+import { forgottenPersonal, type NotificationPosted, type Projection, type StoredEvent, type StoredRelayEvent } from '@svc/events';
 
 /** A `notification.posted` entry, its times as epoch ms. */
 export type NotificationEntry = Omit<NotificationPosted['data'], 'postedAt'> & { postedAt: number | null; receivedAt: number };
@@ -25,6 +25,13 @@ export class NotificationsProjection implements Projection<{ entries: Notificati
         if (d.key !== null) this.entries = this.entries.filter((x) => !(x.key === d.key && x.tokenPrefix === d.tokenPrefix));
         this.entries.unshift({ ...d, postedAt: d.postedAt === null ? null : isoMs(d.postedAt), receivedAt: eventAtMs(e) });
         if (this.entries.length > NOTIFICATIONS_KEPT) this.entries.length = NOTIFICATIONS_KEPT;
+        break;
+      }
+      case 'personal.forgotten': {
+        const keys = new Set(e.data.keys);
+        this.entries = this.entries.map((x) =>
+          x.sealedWith && keys.has(x.sealedWith) ? (forgottenPersonal('notification.posted', x) as unknown as NotificationEntry) : x,
+        );
         break;
       }
       case 'notification.removed':

@@ -1,6 +1,13 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
-import type { PhoneMessageContent, PhoneReplyReceived, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
+import {
+  forgottenPersonal,
+  type PhoneMessageContent,
+  type PhoneReplyReceived,
+  type Projection,
+  type StoredEvent,
+  type StoredRelayEvent,
+} from '@svc/events';
 
 export type MessageState = 'queued' | 'delivered' | 'dropped' | 'expired' | 'cancelled';
 
@@ -33,6 +40,8 @@ export type Thread = {
   replies: number;
   lastActivity: number;
   title: string | null;
+  /** The data key of the message the title came from (forgetting it empties the title). */
+  titleKey?: string;
   /** The host session of the conversation, the latest a posted message named. */
   sessionId?: string | null;
 };
@@ -94,6 +103,8 @@ export class PhoneThreadsProjection implements Projection<State> {
           replyTo: d.replyTo,
           metadata: d.metadata,
           ...(d.sessionId ? { sessionId: d.sessionId } : {}),
+          ...(d.sealedWith ? { sealedWith: d.sealedWith } : {}),
+          ...(d.forgotten ? { forgotten: true } : {}),
           by: e.actor,
           postedAt: at,
           expiresAt: isoMs(d.expiresAt),
@@ -105,7 +116,11 @@ export class PhoneThreadsProjection implements Projection<State> {
         this.queue.push(d.messageId);
         const t = this.thread(d.chatId, at);
         t.messages++;
-        if (d.title) t.title = d.title;
+        if (d.title) {
+          t.title = d.title;
+          if (d.sealedWith) t.titleKey = d.sealedWith;
+          else delete t.titleKey;
+        }
         if (d.sessionId) t.sessionId = d.sessionId;
         this.addEntry(t, { kind: 'message', id: d.messageId });
         break;
@@ -140,6 +155,9 @@ export class PhoneThreadsProjection implements Projection<State> {
         this.addEntry(t, { kind: 'reply', id: d.replyId });
         break;
       }
+      case 'personal.forgotten':
+        this.forgetKeys(new Set(e.data.keys), at);
+        break;
       case 'phone.replies_handed': {
         const ids = new Set(e.data.replyIds);
         for (const r of this.replies) if (ids.has(r.replyId)) r.handed = true;
@@ -226,6 +244,24 @@ export class PhoneThreadsProjection implements Projection<State> {
     if (t) t.lastActivity = Math.max(t.lastActivity, at);
     // Out of the queue and no longer shown in its thread: nothing reads it any more.
     if (!t || !t.entries.some((x) => x.kind === 'message' && x.id === id)) this.messages.delete(id);
+  }
+
+  /**
+   * Content sealed under destroyed keys is emptied where it is held; a message still queued under one
+   * leaves the queue (cancelled: there is nothing left to deliver).
+   */
+  private forgetKeys(keys: Set<string>, at: number): void {
+    for (const m of [...this.messages.values()]) {
+      if (!m.sealedWith || !keys.has(m.sealedWith)) continue;
+      Object.assign(m, forgottenPersonal('phone.message_posted', {}));
+      if (m.state === 'queued') this.settle(m.messageId, 'cancelled', at);
+    }
+    for (const r of this.replies) if (r.sealedWith && keys.has(r.sealedWith)) Object.assign(r, forgottenPersonal('phone.reply_received', {}));
+    for (const t of this.threads.values())
+      if (t.titleKey && keys.has(t.titleKey)) {
+        t.title = null;
+        delete t.titleKey;
+      }
   }
 
   private thread(chatId: string, at: number): Thread {

@@ -16,6 +16,10 @@ export type NotificationPosted = Ev<
     /** The phone's own time for the notification (ISO), when it sent one. */
     postedAt: string | null;
     key: string | null;
+    /** The data key its title and texts are sealed under in the record (see personal-data.ts). */
+    sealedWith?: string;
+    /** Its key was destroyed: title and texts are null. */
+    forgotten?: boolean;
   }
 >;
 export type NotificationRemoved = Ev<'notification.removed', { tokenPrefix: string; key: string }>;

@@ -19,6 +19,10 @@ export type PhoneMessageContent = {
   metadata: Record<string, unknown> | null;
   /** The host's (gateway's) session for this conversation, when the platform named it. Absent in older logs. */
   sessionId?: string | null;
+  /** The data key its text, title and metadata are sealed under in the record (see personal-data.ts). */
+  sealedWith?: string;
+  /** Its key was destroyed: text is empty, title and metadata null. */
+  forgotten?: boolean;
 };
 export type PhoneMessagePosted = Ev<
   'phone.message_posted',
@@ -60,6 +64,10 @@ export type PhoneReplyReceived = Ev<
     via: 'ws' | 'http';
     /** The phone's own id for the reply (`proactive.reply {message_id}`), echoed in `proactive.reply.ack`. Absent in older logs. */
     clientMsgId?: string | null;
+    /** The data key its text is sealed under in the record. */
+    sealedWith?: string;
+    /** Its key was destroyed: text is empty. */
+    forgotten?: boolean;
   }
 >;
 /**

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Snapshot, SnapshotPort } from '../event-store';
 import { MAX_FILE_JSON_DEPTH, parseJsonBounded } from '../json-limits';
-import { openSnapshot, sealSnapshot } from '../snapshot-seal';
+import { openSnapshot, sealSnapshot, type SnapshotCipher } from '../snapshot-seal';
 
 const SNAP_RE = /^snapshot-(\d{12})\.json$/;
 
@@ -15,6 +15,7 @@ export class SnapshotStore implements SnapshotPort {
     private readonly dir: string,
     private readonly mac: (text: string) => string,
     private readonly keep = 2,
+    private readonly cipher?: SnapshotCipher,
   ) {}
 
   latest<M>(): Promise<Snapshot<M> | null> {
@@ -30,6 +31,12 @@ export class SnapshotStore implements SnapshotPort {
     }
   }
 
+  /** Removes every snapshot (after a forgetting: none may keep what it forgot). */
+  clear(): Promise<void> {
+    if (fs.existsSync(this.dir)) for (const f of fs.readdirSync(this.dir)) if (SNAP_RE.test(f) || f.endsWith('.tmp')) fs.rmSync(path.join(this.dir, f), { force: true });
+    return Promise.resolve();
+  }
+
   latestSync<M>(): Snapshot<M> | null {
     if (!fs.existsSync(this.dir)) return null;
     const files = fs
@@ -41,7 +48,7 @@ export class SnapshotStore implements SnapshotPort {
       try {
         const text = fs.readFileSync(path.join(this.dir, file), 'utf8');
         const { body, mac } = parseJsonBounded(text, MAX_FILE_JSON_DEPTH) as { body: string; mac: string };
-        const snapshot = openSnapshot<M>(body, mac, this.mac);
+        const snapshot = openSnapshot<M>(body, mac, this.mac, this.cipher);
         if (snapshot) return snapshot;
       } catch {
         // an unreadable snapshot is skipped; the log is the truth and a full replay still works
@@ -52,7 +59,7 @@ export class SnapshotStore implements SnapshotPort {
 
   writeSync<M>(snapshot: Snapshot<M>): void {
     fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const sealed = sealSnapshot(snapshot, this.mac);
+    const sealed = sealSnapshot(snapshot, this.mac, this.cipher);
     const file = path.join(this.dir, `snapshot-${String(snapshot.seq).padStart(12, '0')}.json`);
     const tmp = `${file}.tmp`;
     const fd = fs.openSync(tmp, 'w', 0o600);

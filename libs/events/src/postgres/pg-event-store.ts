@@ -1,7 +1,7 @@
 import type { StoredEvent } from '../event';
 import { GroupCommitStore, type Batch } from '../group-commit';
 import type { EventStore, OpenOptions, OpenResult, Snapshot, SnapshotPort } from '../event-store';
-import { openSnapshot, sealSnapshot } from '../snapshot-seal';
+import { openSnapshot, sealSnapshot, type SnapshotCipher } from '../snapshot-seal';
 import { connectPg, isUndefinedTable, LazyPgConnection, pgReason, redactPgUrl, TABLE, type PgClient } from './pg-connection';
 import { takeWriterLock } from './pg-lock';
 import { INSERT_ROWS, walkPgLog } from './pg-read';
@@ -71,8 +71,8 @@ export class PgEventStore extends GroupCommitStore implements EventStore {
   }
 
   /** A snapshot store on its own connection (a snapshot of many MiB must not hold up a commit). */
-  snapshots(mac: (text: string) => string): PgSnapshotStore {
-    return new PgSnapshotStore(this.options.url, mac);
+  snapshots(mac: (text: string) => string, cipher?: SnapshotCipher): PgSnapshotStore {
+    return new PgSnapshotStore(this.options.url, mac, 2, cipher);
   }
 
   /** One INSERT (one transaction) per batch; appends that arrive during the commit form the next batch. */
@@ -110,6 +110,7 @@ export class PgSnapshotStore implements SnapshotPort {
     url: string,
     private readonly mac: (text: string) => string,
     private readonly keep = 2,
+    private readonly cipher?: SnapshotCipher,
   ) {
     this.conn = new LazyPgConnection(url, 'snapshots');
   }
@@ -125,7 +126,7 @@ export class PgSnapshotStore implements SnapshotPort {
     }
     for (const row of rows) {
       try {
-        const snap = openSnapshot<M>(row.body, row.mac, this.mac);
+        const snap = openSnapshot<M>(row.body, row.mac, this.mac, this.cipher);
         if (snap) return snap;
       } catch {
         // an unreadable snapshot is skipped; the log is the truth and a full replay still works
@@ -135,8 +136,19 @@ export class PgSnapshotStore implements SnapshotPort {
   }
 
   write<M>(snapshot: Snapshot<M>): Promise<void> {
-    const { body, mac } = sealSnapshot(snapshot, this.mac);
+    const { body, mac } = sealSnapshot(snapshot, this.mac, this.cipher);
     return this.store(snapshot.seq, body, mac);
+  }
+
+  /** Removes every snapshot (after a forgetting: none may keep what it forgot). */
+  async clear(): Promise<void> {
+    const client = await this.conn.get();
+    try {
+      await client.query(`DELETE FROM ${TABLE.snapshots}`);
+      await client.query(`VACUUM ${TABLE.snapshots}`);
+    } catch (err) {
+      if (!isUndefinedTable(err)) throw err;
+    }
   }
 
   close(): Promise<void> {
