@@ -9,6 +9,8 @@ import { pairPhone, readEvents, startRelay, tempHome, type TestRelay } from '../
 
 const json = { 'content-type': 'application/json' };
 const ROUTE = '/console/api/store/checkpoint';
+/** What a local browser never sends: a foreign Host (DNS rebinding), a cross-site Origin, a proxy's header. */
+const FOREIGN: Array<Record<string, string>> = [{ host: 'evil.example' }, { origin: 'http://evil.example' }, { 'x-forwarded-for': '203.0.113.9' }];
 
 async function svc(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
@@ -90,7 +92,7 @@ describe('console Store: signed checkpoints', () => {
   it('refuses a LAN peer, a foreign Host, a cross-site Origin and a proxy on both routes, writing nothing', async () => {
     const before = signed(relay).length;
     for (const method of ['GET', 'POST'] as const) {
-      for (const headers of [{ host: 'evil.example' }, { origin: 'http://evil.example' }, { 'x-forwarded-for': '203.0.113.9' }]) {
+      for (const headers of FOREIGN) {
         const res = await rawRequest(`${relay.url}${ROUTE}`, method, { ...json, ...headers }, method === 'POST' ? '{}' : undefined);
         expect([method, headers, res.status]).toEqual([method, headers, 403]);
       }

@@ -3,6 +3,7 @@ import { Card, Chip, CopyButton, EmptyState, ErrorState, PageHeader, Skeleton, S
 import { DataTable, type Column } from '@/components/data-table';
 import { bytes, count, exact } from '@/lib/format';
 import { useStore } from '../api/get-store';
+import { CheckpointCard } from './checkpoint-card';
 import { VerifyCard } from './verify-card';
 import './store-page.css';
 
@@ -23,7 +24,10 @@ export function StorePage() {
   const s = q.data;
   return (
     <>
-      <PageHeader title="Store" subtitle="Where the event log lives, how big it is, its snapshots, and a full check of its hash chain." />
+      <PageHeader
+        title="Store"
+        subtitle="Where the event log lives, how big it is, its snapshots, a full check of its hash chain, and signed checkpoints for auditors."
+      />
       {q.isError && !s ? <ErrorState what="the store" error={q.error} onRetry={() => void q.refetch()} /> : null}
       {!s && q.isPending ? <Skeleton lines={6} height={20} /> : null}
       {s ? (
@@ -64,6 +68,7 @@ export function StorePage() {
             </div>
           </Card>
           <VerifyCard chain={s.chain} initial={s.verify} />
+          <CheckpointCard />
           <div className="store-grid">
             {s.store === 'file' ? (
               <Card title={`Segments (${count(s.segment_count)})`}>

@@ -1,0 +1,101 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Page } from 'playwright-core';
+import type { CheckpointKeyView } from '@svc/console-api';
+import { main } from '../../apps/relay/src/cli/main';
+import { pairPhone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
+import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot } from './browser';
+
+jest.setTimeout(60_000);
+
+async function svc(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, {
+    stdout: { write: (s: string) => (stdout += s), isTTY: false },
+    stderr: { write: (s: string) => (stderr += s), isTTY: false },
+    env: { PATH: process.env.PATH, ...env },
+  });
+  return { code, stdout, stderr };
+}
+
+describe('console Store page: signed checkpoints in headless chromium', () => {
+  let relay: TestRelay;
+  let browser: Awaited<ReturnType<typeof launchBrowser>>;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    ensureConsoleBuilt();
+    relay = await startRelay();
+    await pairPhone(relay).then((p) => p.phone.close());
+    while (relay.loop.models.connections.count() > 0) await new Promise((r) => setTimeout(r, 10));
+    await relay.loop.drain();
+    ({ browser, page } = await launchWatchedPage(pageErrors));
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await relay?.close();
+  });
+
+  it('shows the public key and its key id, as the relay and the CLI know them', async () => {
+    await page.goto(`${relay.url}/console/store`);
+    const key = page.getByTestId('checkpoint-public-key');
+    await key.waitFor();
+    const view = (await (await fetch(`${relay.url}/console/api/store/checkpoint`)).json()) as CheckpointKeyView;
+    expect(await key.innerText()).toBe(view.public_key);
+    expect(await page.getByTestId('checkpoint-key-id').innerText()).toBe(view.key_id);
+    const cli = await svc(['relay', 'events', 'public-key', '--json'], { SVC_HOME: relay.home });
+    expect(JSON.parse(cli.stdout)).toMatchObject({ public_key: view.public_key, key_id: view.key_id, created: false });
+    await page.screenshot({ animations: 'disabled', path: shot('store-checkpoint-key'), fullPage: true });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('downloads a checkpoint of the head whose signature the CLI verifies with the key copied from the page', async () => {
+    const head = { seq: relay.loop.lastSeq, hash: relay.loop.lastHash };
+    const publicKey = await page.getByTestId('checkpoint-public-key').innerText();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('checkpoint-make').click()]);
+    expect(download.suggestedFilename()).toBe(`svc-checkpoint-${head.seq}.json`);
+    const file = path.join(tempHome(), download.suggestedFilename());
+    await download.saveAs(file);
+    const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    expect(saved).toMatchObject({ format: 'svc-relay-checkpoint/1', seq: head.seq, hash: head.hash });
+
+    const made = page.getByTestId('checkpoint-made');
+    await made.waitFor();
+    expect(await made.innerText()).toContain(`#${head.seq}`);
+    expect(await made.innerText()).toContain(`svc relay events verify --checkpoint ${download.suggestedFilename()} --public-key ${publicKey}`);
+    expect(readEvents(relay.home).filter((e) => e.type === 'store.checkpoint_signed')).toEqual([
+      expect.objectContaining({ data: expect.objectContaining({ seq: head.seq, hash: head.hash, by: 'operator' }) }),
+    ]);
+
+    const r = await svc(['relay', 'events', 'verify', '--checkpoint', file, '--public-key', publicKey], { SVC_HOME: relay.home });
+    expect(r).toMatchObject({ code: 0 });
+    expect(r.stdout).toContain('the log still holds that record');
+    await page.screenshot({ animations: 'disabled', path: shot('store-checkpoint'), fullPage: true });
+    // The card alone, in a window tall enough that the live ticker (fixed to its foot) covers none of it.
+    await page.setViewportSize({ width: 1280, height: 1600 });
+    await made.locator('xpath=ancestor::section[1]').screenshot({ animations: 'disabled', path: shot('store-checkpoint-card') });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('reads in the dark theme and in a narrow window', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ animations: 'disabled', path: shot('store-checkpoint-dark'), fullPage: true });
+    await page
+      .getByTestId('checkpoint-made')
+      .locator('xpath=ancestor::section[1]')
+      .screenshot({ animations: 'disabled', path: shot('store-checkpoint-card-dark') });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.setViewportSize({ width: 390, height: 844 });
+    const card = page.getByTestId('checkpoint-key');
+    expect((await card.boundingBox())!.width).toBeLessThanOrEqual(390);
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect(overflow).toBe(0);
+    await page.getByTestId('checkpoint-made').scrollIntoViewIfNeeded();
+    await page.screenshot({ animations: 'disabled', path: shot('store-checkpoint-narrow') });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(pageErrors).toEqual([]);
+  });
+});
