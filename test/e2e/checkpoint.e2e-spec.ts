@@ -216,6 +216,15 @@ describe('svc relay events public-key and checkpoint', () => {
   });
 });
 
+describe('the help says what a checkpoint is', () => {
+  it('names the signed bytes, the public key form, and that an auditor passes their own key', async () => {
+    const cp = await svc(['relay', 'events', 'checkpoint', '--help']);
+    expect(cp.stdout).toContain('"svc-relay-checkpoint/1\\n<seq>\\n<hash>\\n<at>\\n<key_id>\\n"');
+    expect((await svc(['relay', 'events', 'public-key', '--help'])).stdout).toContain('base64 of its raw 32 bytes (Ed25519)');
+    expect((await svc(['relay', 'events', 'verify', '--help'])).stdout).toMatch(/default: the home's own key; an auditor passes their\s+own copy/);
+  });
+});
+
 describe('checkpoints of an empty or missing log, and a home without a key', () => {
   it('an empty log is not signed, with a clear error', async () => {
     const home = tempHome();

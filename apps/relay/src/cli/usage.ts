@@ -46,7 +46,8 @@ Usage:
   svc --version                    print the relay's version
 
 Exit status: 0 ok, 1 the command failed, 2 usage error.
-Data lives under $SVC_HOME (default ~/.svc): relay/events, relay/snapshots, relay/secret.key.`,
+Data lives under $SVC_HOME (default ~/.svc): relay/events, relay/snapshots, relay/secret.key,
+relay/checkpoint-key.pem.`,
 
   'phone-sim': `Usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 | --token <session token>)
          [--mode legacy|app] [--confirm allow|deny|ignore] [--name NAME] [--device-id ID] [--master on|off]
@@ -307,7 +308,7 @@ relay's Ed25519 key (<SVC_HOME>/relay/checkpoint-key.pem, made on first use, 060
 {"format":"svc-relay-checkpoint/1","seq","hash","at","key_id","signature"} to FILE or stdout. Keep the
 file off this host; "svc relay events verify --checkpoint FILE --public-key KEY" proves later that the
 log still holds that record. The signature (base64) covers the bytes
-"svc-relay-checkpoint/1\n<seq>\n<hash>\n<at>\n<key_id>\n". An empty or broken log is not signed (exit 1).
+"svc-relay-checkpoint/1\\n<seq>\\n<hash>\\n<at>\\n<key_id>\\n". An empty or broken log is not signed (exit 1).
 
 Options:
   --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
