@@ -285,6 +285,7 @@ export type ShellRow = {
 export type TuiRow = { tui_id: string; token_prefix: string; pid: number; program: string; started_at: number | null };
 
 export type TerminalView = { ok: true; server_time: number; shells: ShellRow[]; tuis: TuiRow[] };
+export type * from './terminal-recordings';
 
 // ── The operator's actions (blocks, renewals, shells, threads): in operator-actions.ts ──
 import type { RenewalWithoutSessionRow } from './operator-actions';

@@ -19,6 +19,7 @@ import * as path from 'node:path';
 import { CliError, colours, EXIT, line, parseFlags, progressLine, UsageError, type CliIo } from './io';
 import { resolveLogSource } from './log-dir';
 import { followPg, tailPg } from './events-pg';
+import { printRecordings, verifyRecordings, type RecordingsVerdict } from './recordings-verify';
 import { checkpointVerdict, prepareCheckpoint, printVerdict, type CheckpointVerdict } from './checkpoint';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -190,9 +191,12 @@ export async function verifyCommand(args: string[], io: CliIo): Promise<number> 
   const progress = progressLine(io.stderr, 'verifying');
   let report: LogVerifyReport;
   let verdict: CheckpointVerdict | null = null;
+  let recordings: RecordingsVerdict | null = null;
   try {
     report = await verifySource(source, progress.update);
     if (checkpoint) verdict = await checkpointVerdict(checkpoint, source, report);
+    // Each terminal recording still on disk against its digest in the log (recordings-verify.ts).
+    if (report.ok) recordings = await verifyRecordings(source, io.env);
   } finally {
     progress.done();
     await source.close();
@@ -209,8 +213,9 @@ export async function verifyCommand(args: string[], io: CliIo): Promise<number> 
           tornTailBytes: report.tornTailBytes,
         }
       : { dir, store: source.kind, ...report };
-    line(io.stdout, JSON.stringify(verdict ? { ...json, checkpoint: verdict } : json, null, 2));
-    return report.ok && (verdict?.ok ?? true) ? EXIT.ok : EXIT.failed;
+    const out = recordings ? { ...json, recordings } : json;
+    line(io.stdout, JSON.stringify(verdict ? { ...out, checkpoint: verdict } : out, null, 2));
+    return report.ok && (verdict?.ok ?? true) && (recordings?.ok ?? true) ? EXIT.ok : EXIT.failed;
   }
   const c = colours(io.stdout, io.env);
   if (report.ok) {
@@ -225,7 +230,9 @@ export async function verifyCommand(args: string[], io: CliIo): Promise<number> 
         `${c.yellow('note')} a torn last line of ${report.tornTailBytes} bytes follows seq ${report.lastSeq} (an interrupted write; the relay cuts it at its next start)`,
       );
     }
-    return verdict ? printVerdict(io, verdict) : EXIT.ok;
+    const recorded = recordings ? printRecordings(io, recordings) : EXIT.ok;
+    const signed = verdict ? printVerdict(io, verdict) : EXIT.ok;
+    return recorded === EXIT.ok ? signed : recorded;
   }
   const e = colours(io.stderr, io.env);
   line(io.stderr, `${e.red('BROKEN')}  ${dir}`);

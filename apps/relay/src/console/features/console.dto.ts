@@ -46,3 +46,12 @@ export class ShellIdParam {
   @Matches(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, coded('terminal.bad_shell_id', 'shell_id: a shell id as listed'))
   shell_id!: string;
 }
+
+/** `GET /console/api/terminal/recordings/:recording_id`: a recording's id as listed (a UUID, never a path). */
+export class RecordingIdParam {
+  @Matches(
+    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+    coded('terminal.bad_recording_id', 'recording_id: a recording id as listed'),
+  )
+  recording_id!: string;
+}

@@ -1,15 +1,21 @@
-import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import type { EndShellAnswer, TerminalView } from '@svc/console-api';
-import { epoch } from '@svc/domain';
+import { Controller, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import type { EndShellAnswer, RecordingsView, TerminalView } from '@svc/console-api';
+import { DomainError, epoch } from '@svc/domain';
+import type { FastifyReply } from 'fastify';
+import * as fs from 'node:fs';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
 import { CommandLoop } from '../../common/command-loop';
 import { terminalView } from '../../terminal/terminal-views';
+import { RecordingsService } from '../../terminal/recordings.service';
 import { TerminalService } from '../../terminal/terminal.service';
 import { ConsoleFeatures } from '../console-features';
-import { ShellIdParam } from './console.dto';
+import { RecordingIdParam, ShellIdParam } from './console.dto';
 
-/** Terminal page: shells and TUI processes phones hold open (never their input or output), and End shell. */
+/**
+ * Terminal page: shells and TUI processes phones hold open, End shell, and the shells' recordings
+ * (RELAY_TERMINAL_RECORDING): their list, and one served whole for the page's player.
+ */
 @Controller('/console/api/terminal')
 export class TerminalConsoleController {
   constructor(
@@ -17,6 +23,7 @@ export class TerminalConsoleController {
     features: ConsoleFeatures,
     private readonly loop: CommandLoop,
     private readonly clock: Clock,
+    private readonly recordings: RecordingsService,
   ) {
     features.add({ id: 'terminal', title: 'Terminal', order: 50 });
   }
@@ -34,5 +41,50 @@ export class TerminalConsoleController {
   async end(@Param() p: ShellIdParam): Promise<EndShellAnswer> {
     const exit = await this.terminal.killByOperator(p.shell_id);
     return { ok: true, shell_id: p.shell_id, exit_code: exit.exitCode, signal: exit.signal };
+  }
+
+  @Get('/recordings')
+  @Auth('loopback')
+  listRecordings(): RecordingsView {
+    const s = this.recordings.settings;
+    return {
+      ok: true,
+      server_time: epoch(this.clock.now()),
+      settings: { enabled: s.enabled, input: s.input, max_bytes: s.maxBytes, total_max_bytes: s.totalBytes },
+      total_bytes: this.loop.models.terminalRecordings.totalBytes(),
+      recordings: this.recordings.list().map((r) => ({
+        recording_id: r.recordingId,
+        shell_id: r.shellId,
+        session_name: r.sessionName,
+        token_prefix: r.tokenPrefix,
+        device_id: r.deviceId,
+        started_at: epoch(r.startedAt),
+        duration_ms: r.durationMs,
+        size_bytes: r.sizeBytes,
+        sha256: r.sha256,
+        input: r.input,
+        truncated: r.truncated,
+        recovered: r.recovered,
+      })),
+    };
+  }
+
+  /** The asciicast file of a saved recording, by its listed id only (the path is the relay's own). */
+  @Get('/recordings/:recording_id')
+  @Auth('loopback')
+  recording(@Param() p: RecordingIdParam, @Res() reply: FastifyReply): FastifyReply {
+    const found = this.recordings.fileOf(p.recording_id);
+    let fd: number | null = null;
+    try {
+      if (found) fd = fs.openSync(found.file, 'r');
+    } catch {
+      fd = null;
+    }
+    if (fd === null) throw new DomainError('terminal.recording_not_found', 'not_found', 'no saved recording has that id');
+    return reply
+      .type('application/x-asciicast')
+      .header('content-length', fs.fstatSync(fd).size)
+      .header('content-disposition', `inline; filename="${p.recording_id}.cast"`)
+      .send(fs.createReadStream('', { fd }));
   }
 }

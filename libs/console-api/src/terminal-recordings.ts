@@ -1,0 +1,26 @@
+// Terminal recordings (`/console/api/terminal/recordings`): types only, re-exported by index.ts. Times are epoch seconds.
+
+/** One saved recording (never its content: that is `GET /console/api/terminal/recordings/{recording_id}`, `application/x-asciicast`). */
+export type RecordingRow = {
+  recording_id: string;
+  shell_id: string;
+  /** Empty for a recording recovered at start whose shell the log no longer names. */
+  session_name: string;
+  token_prefix: string;
+  device_id: string;
+  started_at: number;
+  duration_ms: number;
+  size_bytes: number;
+  sha256: string;
+  /** Typed input was recorded too (RELAY_TERMINAL_RECORDING_INPUT). */
+  input: boolean;
+  /** Output past RELAY_TERMINAL_RECORDING_MAX_MB was not recorded. */
+  truncated: boolean;
+  /** Saved at start-up: the relay stopped while its shell ran. */
+  recovered: boolean;
+};
+
+/** Whether shells are recorded now, and the caps (bytes). */
+export type RecordingSettings = { enabled: boolean; input: boolean; max_bytes: number; total_max_bytes: number };
+
+export type RecordingsView = { ok: true; server_time: number; settings: RecordingSettings; total_bytes: number; recordings: RecordingRow[] };
