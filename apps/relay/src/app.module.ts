@@ -27,6 +27,7 @@ import { SecureLinkModule } from './secure-link/secure-link.module';
 import { ReachModule } from './reach/reach.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { McpModule } from './mcp/mcp.module';
+import { PersonalDataModule } from './personal/personal-data.module';
 
 export type CoreValues = { config: RelayConfig; clock: Clock; loop: CommandLoop; secrets: Secrets; logger: Logger; runtime: Runtime };
 
@@ -74,6 +75,7 @@ export class CoreModule {
     ReachModule,
     MetricsModule,
     McpModule,
+    PersonalDataModule,
     ConsoleModule,
   ],
 })

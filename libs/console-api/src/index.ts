@@ -106,7 +106,8 @@ export type SessionRow = {
 /** `renewals_without_session`: devices whose session ended that may still renew it (end them here). */
 export type SessionsView = { ok: true; server_time: number; sessions: SessionRow[]; renewals_without_session: RenewalWithoutSessionRow[] };
 
-export type RevokeAnswer = { ok: true; revoked: string; revoked_self: boolean };
+/** `forgotten_keys`: with `{ forget: true }`, how many data keys of its content went. */
+export type RevokeAnswer = { ok: true; revoked: string; revoked_self: boolean; forgotten_keys?: number };
 
 export type EndTrustAnswer = { ok: true; device_id: string; trust_ended: boolean };
 
@@ -290,6 +291,9 @@ export type * from './terminal-recordings';
 // ── The operator's actions (blocks, renewals, shells, threads): in operator-actions.ts ──
 import type { RenewalWithoutSessionRow } from './operator-actions';
 export type * from './operator-actions';
+
+// ── Personal data: in personal-data.ts ──
+export type * from './personal-data';
 
 // ── Metrics and Store: in store-metrics.ts ──
 export type * from './store-metrics';

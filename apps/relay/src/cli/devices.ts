@@ -47,16 +47,22 @@ export async function callConsole(endpoint: RelayEndpoint, method: string, route
  * ends only the renewal (the device keeps its session until it expires, then must pair again).
  */
 export async function devicesCommand(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseFlagsAndPositionals(COMMAND, args, { json: { type: 'boolean' } });
+  const { values, positionals } = parseFlagsAndPositionals(COMMAND, args, { json: { type: 'boolean' }, forget: { type: 'boolean' } });
   const endpoint = relayEndpoint(io.env);
   const [action, prefix, ...rest] = positionals;
   if (rest.length > 0) throw new UsageError(`unexpected "${rest[0]}"`, COMMAND);
   if (action === 'revoke' || action === 'end-trust') {
     if (!prefix || !/^[A-Za-z0-9_-]{4,64}$/.test(prefix)) throw new UsageError(`${action} needs a token prefix (at least 4 characters)`, COMMAND);
-    const body = await callConsole(endpoint, 'POST', `/console/api/sessions/${prefix}/${action === 'revoke' ? 'revoke' : 'end-trust'}`);
+    if (values.forget && action !== 'revoke') throw new UsageError('--forget goes with revoke', COMMAND);
+    const payload = values.forget ? { forget: true } : {};
+    const body = await callConsole(endpoint, 'POST', `/console/api/sessions/${prefix}/${action === 'revoke' ? 'revoke' : 'end-trust'}`, payload);
     if (values.json) line(io.stdout, JSON.stringify(body));
-    else if (action === 'revoke') line(io.stdout, `revoked ${(body as { revoked: string }).revoked}: its session and its renewal are over`);
-    else line(io.stdout, `ended the renewal of ${(body as { device_id: string }).device_id}: its session stays until it expires`);
+    else if (action === 'revoke') {
+      const r = body as { revoked: string; forgotten_keys?: number };
+      line(io.stdout, `revoked ${r.revoked}: its session and its renewal are over`);
+      if (r.forgotten_keys !== undefined)
+        line(io.stdout, `forgot its notification and Thread content: ${plural(r.forgotten_keys, 'data key')} destroyed`);
+    } else line(io.stdout, `ended the renewal of ${(body as { device_id: string }).device_id}: its session stays until it expires`);
     return EXIT.ok;
   }
   if (action !== undefined) throw new UsageError(`unknown action "${action}" (list, revoke PREFIX, end-trust PREFIX)`, COMMAND);

@@ -15,6 +15,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'relay events tail': async (args, io) => (await import('./events')).tailCommand(args, io),
   'relay events checkpoint': async (args, io) => (await import('./checkpoint')).checkpointCommand(args, io),
   'relay events public-key': async (args, io) => (await import('./checkpoint')).publicKeyCommand(args, io),
+  'relay events forget': async (args, io) => (await import('./forget')).forgetCommand(args, io),
   'relay events export': async (args, io) => (await import('./events-copy')).exportCommand(args, io),
   'relay events import': async (args, io) => (await import('./events-copy')).importCommand(args, io),
   'relay insecure-api-key': async (args, io) => (await import('./security')).insecureApiKeyCommand(args, io),

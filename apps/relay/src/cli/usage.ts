@@ -31,6 +31,7 @@ Usage:
   svc relay events export|import   copy a log between the file store and PostgreSQL, chain proven
   svc relay events checkpoint      sign the log's head (seq and hash) for an auditor to keep elsewhere
   svc relay events public-key      the public key that checks those signatures, and its key id
+  svc relay events forget          forget personal content (notification text, Threads) by device or time
   svc relay insecure-api-key [status|on|off]
                                    API-key voice auth over plain HTTP from other hosts (until restart)
   svc relay update-check           is a newer relay available (offline: "unknown")
@@ -104,13 +105,14 @@ Logs are JSON lines on stdout; on a terminal they are printed as readable lines 
 Exit status 1 on a bad configuration, a broken event log, an event log another relay is using, or a port already in use.`,
 
   'relay devices': `Usage: svc relay devices [--json]
-       svc relay devices revoke PREFIX [--json]
+       svc relay devices revoke PREFIX [--forget] [--json]
        svc relay devices end-trust PREFIX [--json]
 
 Lists the devices paired with the relay running on this machine (its loopback console API): token
 prefix, name, surface, online or last seen, session expiry, and the trusted-device renewal (how long
 the device may renew its session with its refresh token, and how often it did).
-  revoke PREFIX      end the session and its renewal (the device must pair again)
+  revoke PREFIX      end the session and its renewal (the device must pair again); with --forget,
+                     also forget its notification and Thread content (see "svc relay events forget")
   end-trust PREFIX   end only the renewal: the session works until it expires, then the device must
                      pair again
 The relay is found through RELAY_HOST and RELAY_PORT, as for "svc relay pair".
@@ -223,7 +225,7 @@ Asks the running relay (GET /relay/update-check on loopback) whether a newer ver
 no feed configured (RELAY_UPDATE_FEED_URL, a JSON document {"latest": "x.y.z", "update_command": "..."})
 it reports the running version and "latest unknown"; a feed's answer is kept an hour (--refresh asks again).`,
 
-  'relay events': `Usage: svc relay events <replay|verify|tail|export|import|checkpoint|public-key> [options]
+  'relay events': `Usage: svc relay events <replay|verify|tail|export|import|checkpoint|public-key|forget> [options]
 
   replay    rebuild every read model from the log (from seq 1, verifying the chain) and summarise
   verify    check every record's checksum, the seq order and the previous-hash links
@@ -232,6 +234,7 @@ it reports the running version and "latest unknown"; a feed's answer is kept an 
   import    fill an empty store (the relay's own by default) from a copy
   checkpoint  sign the log's head with the relay's key (verify --checkpoint FILE proves it later)
   public-key  print the public key that checks checkpoints, and its key id
+  forget    destroy the data keys of personal content, by device or time (--yes; without: a dry run)
 
 Run "svc help relay events <command>" for options.`,
 
@@ -271,6 +274,29 @@ Options:
                  own copy, since whoever controls this host controls the home's key)
   --json         print the report as JSON
   -h, --help     show this help`,
+
+  'relay events forget': `Usage: svc relay events forget (--device PREFIX | --before TIME) [--yes] [--json]
+
+Forgets personal content: notification titles and texts, Thread messages and replies. The log holds
+them sealed (AES-256-GCM) under data keys kept outside it, one per device and UTC hour; forgetting
+destroys keys. Afterwards that content reads as forgotten everywhere (the relay, the console, a replay),
+the rest of each event stays, and "svc relay events verify" still passes. The forgetting is itself an
+event (its scope and who asked, never the content).
+
+Through the relay running on this machine (its loopback console API), or on the home's files (or its
+PostgreSQL database) when none runs. Without --yes it only says how many keys would go.
+
+Options:
+  --device PREFIX  the content of devices whose token prefix starts with PREFIX (at least 4
+                   characters; "host": Thread messages posted while no phone was subscribed)
+  --before TIME    the content of every hour that began before TIME (ISO 8601, e.g. 2026-11-01 or
+                   2026-11-01T12:00:00Z); keys are per hour, so content up to the end of TIME's hour
+                   goes too. With --device: that device's content only
+  --yes            forget (without it: a dry run)
+  --json           print the answer as JSON
+  -h, --help       show this help
+RELAY_PERSONAL_DATA_RETENTION_DAYS forgets automatically what is older (0, the default: keep);
+"svc relay devices revoke PREFIX --forget" revokes a device and forgets its content.`,
 
   'relay events tail': `Usage: svc relay events tail [--follow] [--type T]... [--limit N] [--log WHERE] [--json]
 

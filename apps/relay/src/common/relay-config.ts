@@ -33,6 +33,8 @@ export type RelayConfig = {
   clientSpelling: Spelling;
   /** RELAY_REFRESH_TTL_DAYS (default 180): how long a paired device may renew its session with its refresh token; 0 turns renewal off. */
   refreshTtlDays: number;
+  /** RELAY_PERSONAL_DATA_RETENTION_DAYS (default 0: keep): notification text and Thread content older than this is forgotten (its data keys destroyed). */
+  personalDataRetentionDays: number;
   allowInsecureApiBearer: boolean;
   trustProxyHeaders: boolean;
   apiServer: { enabled: boolean; url: string; key: string | null };

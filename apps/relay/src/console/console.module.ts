@@ -13,6 +13,7 @@ import { SecureLinkModule } from '../secure-link/secure-link.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { TerminalModule } from '../terminal/terminal.module';
 import { VoiceModule } from '../voice/voice.module';
+import { PersonalDataModule } from '../personal/personal-data.module';
 import { ConsoleApiController } from './console-api.controller';
 import { ConsoleFeatures } from './console-features';
 import { ConsoleState } from './console-state.service';
@@ -27,6 +28,7 @@ import { DesktopConsoleController } from './features/desktop.console.controller'
 import { MediaConsoleController } from './features/media.console.controller';
 import { MetricsConsoleController } from './features/metrics.console.controller';
 import { PairingConsoleController } from './features/pairing.console.controller';
+import { PersonalDataConsoleController } from './features/personal-data.console.controller';
 import { RateLimitConsoleController } from './features/rate-limit.console.controller';
 import { ProfilesConsoleController } from './features/profiles.console.controller';
 import { SessionsConsoleController } from './features/sessions.console.controller';
@@ -43,10 +45,11 @@ import { ChainVerifyJobs } from './store/chain-verify-jobs';
  */
 @Module({
   // The feature pages' commands go through the very services of the phone and operator routes.
-  imports: [SessionsModule, PairingModule, BridgeModule, TerminalModule, DesktopModule, SecureLinkModule, VoiceModule],
+  imports: [SessionsModule, PairingModule, BridgeModule, TerminalModule, DesktopModule, SecureLinkModule, VoiceModule, PersonalDataModule],
   controllers: [
     ConsoleApiController,
     SessionsConsoleController,
+    PersonalDataConsoleController,
     PairingConsoleController,
     RateLimitConsoleController,
     BridgeConsoleController,

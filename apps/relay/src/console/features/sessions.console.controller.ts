@@ -9,6 +9,8 @@ import { RELAY_CONFIG } from '../../common/tokens';
 import { SessionsService } from '../../sessions/sessions.service';
 import { ConsoleFeatures } from '../console-features';
 import { ConsoleEndDeviceTrustDto, ConsoleShortenDto } from './console.dto';
+import { PersonalDataService } from '../../personal/personal-data.service';
+import { RevokeDto } from '../../personal/personal-data.dto';
 
 const OPERATOR: Principal = { kind: 'operator' };
 
@@ -20,6 +22,7 @@ const OPERATOR: Principal = { kind: 'operator' };
 export class SessionsConsoleController {
   constructor(
     private readonly sessions: SessionsService,
+    private readonly personal: PersonalDataService,
     features: ConsoleFeatures,
     private readonly loop: CommandLoop,
     private readonly clock: Clock,
@@ -58,8 +61,12 @@ export class SessionsConsoleController {
   @Post('/:prefix/revoke')
   @Auth('loopback')
   @HttpCode(200)
-  revoke(@Param('prefix') prefix: string): Promise<RevokeAnswer> {
-    return this.sessions.revoke(prefix, OPERATOR);
+  async revoke(@Param('prefix') prefix: string, @Body() body: RevokeDto): Promise<RevokeAnswer> {
+    const answer = await this.sessions.revoke(prefix, OPERATOR);
+    if (!body?.forget) return answer;
+    // The revoked session's full prefix: a shorter one typed here could match other devices' keys too.
+    const forgotten = await this.personal.forget('operator', { scope: 'revoked', device: answer.revoked, before: null });
+    return { ...answer, forgotten_keys: forgotten.keys };
   }
 
   @Post('/:prefix/end-trust')

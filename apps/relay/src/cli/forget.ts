@@ -1,0 +1,114 @@
+import type { ForgetAnswer } from '@svc/console-api';
+import { DomainError } from '@svc/domain';
+import { acquireLogLock, plural } from '@svc/events';
+import pino from 'pino';
+import { SystemClock } from '../common/clock';
+import { CommandLoop } from '../common/command-loop';
+import { loadConfig, relayDir, type RelayConfig } from '../common/config';
+import { fileStore } from '../common/file-store';
+import { postgresStore } from '../common/postgres-store';
+import { Secrets } from '../common/secrets';
+import { checkBefore, checkDevice, forgetEvents, keysToForget, type ForgetRequest } from '../personal/forget';
+import { openKeyStore } from '../personal/open-key-store';
+import { PersonalSealer } from '../personal/personal-sealer';
+import { CliError, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
+import { relayEndpoint, requestJson } from './pair';
+
+const COMMAND = 'relay events forget';
+
+type Outcome = ForgetAnswer & { via: 'relay' | 'files' };
+
+/**
+ * `svc relay events forget --device PREFIX | --before TIME [--yes]`: destroys the data keys of personal
+ * content (notification text, Thread messages and replies), through the relay running on this machine
+ * (its loopback console API), or on the home's files and database when none runs. Without --yes it only
+ * says how many keys would go.
+ */
+export async function forgetCommand(args: string[], io: CliIo): Promise<number> {
+  const values = parseFlags(COMMAND, args, {
+    device: { type: 'string' },
+    before: { type: 'string' },
+    yes: { type: 'boolean' },
+    json: { type: 'boolean' },
+  });
+  if (values.device === undefined && values.before === undefined)
+    throw new UsageError('say what to forget: --device PREFIX, --before TIME, or both', COMMAND);
+  let req: ForgetRequest;
+  try {
+    req = {
+      scope: values.device !== undefined ? 'device' : 'before',
+      device: values.device !== undefined ? checkDevice(values.device) : null,
+      before: values.before !== undefined ? checkBefore(values.before) : null,
+    };
+  } catch (err) {
+    if (err instanceof DomainError) throw new UsageError(err.message, COMMAND);
+    throw err;
+  }
+  const dryRun = !values.yes;
+  const outcome = (await throughRelay(io, req, dryRun)) ?? (await onFiles(io, req, dryRun));
+  if (values.json) line(io.stdout, JSON.stringify(outcome));
+  else if (dryRun)
+    line(
+      io.stdout,
+      outcome.keys === 0
+        ? 'nothing to forget: no data key matches'
+        : `would forget the content sealed under ${plural(outcome.keys, 'data key')} (${outcome.via === 'relay' ? 'the running relay' : 'the home, no relay runs'}); add --yes to forget it`,
+    );
+  else if (outcome.keys === 0) line(io.stdout, 'nothing to forget: no data key matches');
+  else line(io.stdout, `forgot the content sealed under ${plural(outcome.keys, 'data key')} (event #${outcome.seq}); the rest of each event stays`);
+  return EXIT.ok;
+}
+
+/** The running relay's answer, or null when none answers on loopback. */
+async function throughRelay(io: CliIo, req: ForgetRequest, dryRun: boolean): Promise<Outcome | null> {
+  const endpoint = relayEndpoint(io.env);
+  const body = { ...(req.device ? { device: req.device } : {}), ...(req.before ? { before: req.before.toISOString() } : {}), dry_run: dryRun };
+  let answer;
+  try {
+    answer = await requestJson(endpoint, 'POST', '/console/api/personal-data/forget', body, 60_000);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ECONNREFUSED' || code === 'EADDRNOTAVAIL') return null;
+    throw new CliError(`the relay at ${endpoint.url} did not answer: ${(err as Error).message}`);
+  }
+  const b = answer.body as ForgetAnswer & { error?: string; code?: string };
+  if (answer.status !== 200) throw new CliError(`${b?.error ?? `the relay answered ${answer.status}`}${b?.code ? ` (${b.code})` : ''}`);
+  return { ...b, via: 'relay' };
+}
+
+/** No relay runs: the home's log (or database), taken as its writer for the time of the forgetting. */
+async function onFiles(io: CliIo, req: ForgetRequest, dryRun: boolean): Promise<Outcome> {
+  const config: RelayConfig = loadConfig(io.env);
+  const keys = await openKeyStore(config);
+  try {
+    if (dryRun) return { ok: true, keys: keysToForget(keys.ids(), req).length, seq: null, dry_run: true, via: 'files' };
+    const lock = acquireLogLock(relayDir(config), 'relay home');
+    try {
+      const loop = await CommandLoop.open({
+        store: config.eventStoreUrl ? postgresStore(config.eventStoreUrl) : fileStore(relayDir(config), config.segmentBytes),
+        secrets: Secrets.load(relayDir(config)),
+        clock: new SystemClock(),
+        logger: pino({ level: 'silent' }),
+        snapshotEvery: config.snapshotEvery,
+        sealer: new PersonalSealer(keys),
+        onFatal: (err) => {
+          throw err;
+        },
+      });
+      try {
+        const [e] = await loop.run('operator', () => forgetEvents(keys.ids(), req));
+        if (!e) return { ok: true, keys: 0, seq: null, dry_run: false, via: 'files' };
+        const ids = (e.data as { keys: string[] }).keys;
+        await keys.destroy(ids);
+        await loop.renewSnapshots();
+        return { ok: true, keys: ids.length, seq: e.seq, dry_run: false, via: 'files' };
+      } finally {
+        await loop.close();
+      }
+    } finally {
+      lock.release();
+    }
+  } finally {
+    await keys.close();
+  }
+}

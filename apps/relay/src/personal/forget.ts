@@ -1,0 +1,57 @@
+import { DomainError } from '@svc/domain';
+import { HOST_KEY_OWNER, parsePersonalKeyId, type ForgetScope, type NewEvent, type PersonalDataForgotten } from '@svc/events';
+
+const DEVICE_RE = /^[A-Za-z0-9_-]{4,64}$/;
+
+export type ForgetRequest = { scope: ForgetScope; device: string | null; before: Date | null };
+
+/** A device prefix as `forget --device` takes it: a token prefix (at least 4 characters) or `host`. */
+export function checkDevice(device: string): string {
+  if (device !== HOST_KEY_OWNER && !DEVICE_RE.test(device))
+    throw new DomainError(
+      'personal.bad_device',
+      'invalid',
+      `a device is a token prefix of at least 4 letters, digits, - or _ (or "${HOST_KEY_OWNER}")`,
+    );
+  return device;
+}
+
+/** An ISO time as `forget --before` takes it. */
+export function checkBefore(text: string): Date {
+  const ms = text.length <= 40 && /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text) ? Date.parse(text) : NaN;
+  if (!Number.isFinite(ms))
+    throw new DomainError('personal.bad_time', 'invalid', 'before is an ISO 8601 time, e.g. 2026-11-01 or 2026-11-01T12:00:00Z');
+  return new Date(ms);
+}
+
+/**
+ * The keys a forgetting destroys: a device's (its token prefix starts with `device`), or every key of an
+ * hour that began before `before` (keys are per hour: content up to the end of that hour goes too), or both.
+ */
+export function keysToForget(ids: readonly string[], req: ForgetRequest): string[] {
+  const before = req.before?.getTime() ?? null;
+  return ids
+    .filter((id) => {
+      const k = parsePersonalKeyId(id);
+      if (!k) return false;
+      if (req.device !== null && !k.device.startsWith(req.device)) return false;
+      if (before !== null && k.hourStart >= before) return false;
+      return true;
+    })
+    .sort();
+}
+
+/** The forgetting's event (none when there is nothing to forget). */
+export function forgetEvents(ids: readonly string[], req: ForgetRequest): NewEvent<PersonalDataForgotten>[] {
+  if (req.device === null && req.before === null)
+    throw new DomainError('personal.no_scope', 'invalid', 'say what to forget: a device, a time, or both');
+  const keys = keysToForget(ids, req);
+  if (keys.length === 0) return [];
+  return [{ type: 'personal.forgotten', data: { scope: req.scope, device: req.device, before: req.before?.toISOString() ?? null, keys } }];
+}
+
+/** The start of retention: keys of hours that ended before `now - days` go (0 days: keep). */
+export function retentionCutoff(now: Date, days: number): Date | null {
+  if (days <= 0) return null;
+  return new Date(now.getTime() - days * 86_400_000 - 3_600_000);
+}
