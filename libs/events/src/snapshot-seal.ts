@@ -41,10 +41,15 @@ export class SnapshotCipher {
  * of what is stored under the install's key, so a snapshot cannot be forged to change state without
  * breaking it. Serialized now: the models move on while it is stored.
  */
-export function sealSnapshot<M>(snapshot: Snapshot<M>, macOf: (text: string) => string, cipher?: SnapshotCipher): { body: string; mac: string } {
+export function sealSnapshot<M>(
+  snapshot: Snapshot<M>,
+  macOf: (text: string) => string,
+  cipher?: SnapshotCipher,
+): { at: string; body: string; mac: string } {
   const text = JSON.stringify(snapshot);
   const body = cipher ? cipher.encrypt(text) : text;
-  return { body, mac: macOf(body) };
+  // `at` in the clear, first, for the console's Store page (a listing must not decrypt MiBs); the body holds it too, under the MAC.
+  return { at: snapshot.at, body, mac: macOf(body) };
 }
 
 /**

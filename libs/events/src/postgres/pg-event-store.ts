@@ -136,8 +136,8 @@ export class PgSnapshotStore implements SnapshotPort {
   }
 
   write<M>(snapshot: Snapshot<M>): Promise<void> {
-    const { body, mac } = sealSnapshot(snapshot, this.mac, this.cipher);
-    return this.store(snapshot.seq, body, mac);
+    const { at, body, mac } = sealSnapshot(snapshot, this.mac, this.cipher);
+    return this.store(snapshot.seq, at, body, mac);
   }
 
   /** Removes every snapshot (after a forgetting: none may keep what it forgot). */
@@ -155,11 +155,11 @@ export class PgSnapshotStore implements SnapshotPort {
     return this.conn.close();
   }
 
-  private async store(seq: number, body: string, mac: string): Promise<void> {
+  private async store(seq: number, at: string, body: string, mac: string): Promise<void> {
     const client = await this.conn.get();
     await client.query(
-      `INSERT INTO ${TABLE.snapshots} (seq, body, mac) VALUES ($1, $2, $3) ON CONFLICT (seq) DO UPDATE SET body = $2, mac = $3, at = now()`,
-      [seq, body, mac],
+      `INSERT INTO ${TABLE.snapshots} (seq, at, body, mac) VALUES ($1, $2, $3, $4) ON CONFLICT (seq) DO UPDATE SET at = $2, body = $3, mac = $4`,
+      [seq, at, body, mac],
     );
     await client.query(`DELETE FROM ${TABLE.snapshots} WHERE seq NOT IN (SELECT seq FROM ${TABLE.snapshots} ORDER BY seq DESC LIMIT $1)`, [
       this.keep,

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 const SNAP_RE = /^snapshot-(\d{12})\.json$/;
-/** A snapshot's `at` sits in its first few hundred bytes (seq, hash, at, then the models): no need to read MiBs. */
+/** A snapshot file's `at` sits in its first bytes (in the clear before the encrypted body): no need to read MiBs. */
 const HEAD = 512;
 const MAX_SEGMENTS = 50;
 
@@ -37,10 +37,11 @@ export async function pgSnapshots(source: PgLogSource): Promise<StoreSnapshot[]>
   const c = await source.connection();
   const exists = await c.query<{ t: string | null }>(`SELECT to_regclass($1) AS t`, [TABLE.snapshots]);
   if (exists.rows[0]?.t === null) return [];
-  const r = await c.query<{ seq: string; bytes: string; head: string }>(
-    `SELECT seq, octet_length(body) AS bytes, left(body, ${HEAD}) AS head FROM ${TABLE.snapshots} ORDER BY seq DESC LIMIT 10`,
+  // `at`: the relay's clock when it wrote the snapshot (the body is encrypted).
+  const r = await c.query<{ seq: string; bytes: string; at: Date }>(
+    `SELECT seq, octet_length(body) AS bytes, at FROM ${TABLE.snapshots} ORDER BY seq DESC LIMIT 10`,
   );
-  return r.rows.map((row) => ({ seq: Number(row.seq), at: atOf(row.head), bytes: Number(row.bytes) }));
+  return r.rows.map((row) => ({ seq: Number(row.seq), at: epoch(row.at.getTime()), bytes: Number(row.bytes) }));
 }
 
 /** The shell commands that export, verify and replay this log (the relay's own CLI). */
