@@ -4,9 +4,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { main } from '../../apps/relay/src/cli/main';
 import { Secrets } from '../../apps/relay/src/common/secrets';
-import { pairPhone, readEvents, startRelay, type Phone, type TestRelay } from '../support/harness';
+import { readEvents, startRelay, type TestRelay } from '../support/harness';
 import { call, REMOTE, type Json } from '../support/http';
-import { homeKeyFor } from '../support/personal-keys';
+import { A_SECRETS, homeKeyFor, personalTraffic } from '../support/personal-keys';
 
 /** Every file under a directory, as one string (what an attacker with a copy of the home could read). */
 function everythingUnder(dir: string): string {
@@ -27,27 +27,6 @@ async function svc(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: numb
   });
   return { code, stdout, stderr };
 }
-
-/** Phone A: a notification, a Thread message to it, its reply. Phone B: a notification. */
-async function personalTraffic(relay: TestRelay): Promise<{ a: Phone; aPrefix: string; b: Phone; bPrefix: string }> {
-  const pa = await pairPhone(relay, { device: { device_id: 'phone-a', device_name: 'Phone A' } });
-  const pb = await pairPhone(relay, { device: { device_id: 'phone-b', device_name: 'Phone B' } });
-  const a = pa.phone;
-  const b = pb.phone;
-  a.send('notifications', 'notification.posted', { package_name: 'com.bank', title: 'Bank alpha', text: 'OTP 482913', key: 'otp' }, 'n1');
-  await a.next((f) => f.id === 'n1');
-  b.send('notifications', 'notification.posted', { package_name: 'com.chat', title: 'Chat', text: 'charlie stays' }, 'n2');
-  await b.next((f) => f.id === 'n2');
-  a.send('proactive', 'proactive.subscribe', {}, 'sub');
-  await a.type('proactive', 'proactive.subscribed');
-  expect((await call(relay, 'POST', '/phone/message', { chat_id: 'plans', text: 'secret plan bravo', title: 'Plan delta' })).status).toBe(200);
-  await a.type('proactive', 'phone.message');
-  a.send('proactive', 'proactive.reply', { chat_id: 'plans', text: 'reply echo' }, 'r1');
-  await a.next((f) => f.id === 'r1');
-  return { a, aPrefix: pa.prefix, b, bPrefix: pb.prefix };
-}
-
-const A_SECRETS = ['OTP 482913', 'Bank alpha', 'secret plan bravo', 'Plan delta', 'reply echo'];
 
 describe('personal content: sealed at rest, forgettable', () => {
   let relay: TestRelay;
