@@ -1,10 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-/** Strict: no inline script or style, no framing, nothing fetched from anywhere but this origin. */
+/**
+ * Strict: no inline script or style, no framing, nothing fetched from anywhere but this origin.
+ * `wasm-unsafe-eval` lets the recording player compile its terminal emulator (WebAssembly shipped in the
+ * console's own script); it allows no JavaScript eval.
+ */
 export const CONSOLE_CSP = [
   "default-src 'none'",
-  "script-src 'self'",
+  "script-src 'self' 'wasm-unsafe-eval'",
   "style-src 'self'",
   "img-src 'self' data: blob:",
   "font-src 'self'",

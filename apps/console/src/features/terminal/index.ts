@@ -1,5 +1,6 @@
 import { IconTerminal } from '@/components/icons';
 import type { ConsoleFeature } from '@/lib/feature';
+import { recordingsKey } from './api/get-recordings';
 import { terminalKey } from './api/get-terminal';
 import { TerminalPage } from './components/terminal-page';
 
@@ -9,5 +10,8 @@ export const terminalFeature: ConsoleFeature = {
   title: 'Terminal',
   icon: IconTerminal,
   Page: TerminalPage,
-  invalidate: [{ on: ['terminal.', 'tui.', 'relay.started'], queryKey: terminalKey }],
+  invalidate: [
+    { on: ['terminal.', 'tui.', 'relay.started'], queryKey: terminalKey },
+    { on: ['terminal.recording_saved', 'terminal.recording_removed'], queryKey: recordingsKey },
+  ],
 };

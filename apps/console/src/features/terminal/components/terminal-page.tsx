@@ -2,8 +2,10 @@ import { useState } from 'react';
 import type { ShellRow } from '@svc/console-api';
 import { DataTable, type Column } from '@/components/data-table';
 import { Ago, Button, Card, Chip, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
+import { useRecordings } from '../api/get-recordings';
 import { useTerminal } from '../api/get-terminal';
 import { EndShellDialog } from './end-shell-dialog';
+import { RecordingsCard } from './recordings-card';
 
 const ms = (s: number | null) => (s === null ? null : s * 1000);
 
@@ -54,6 +56,7 @@ const SHELL_COLUMNS: Array<Column<ShellRow>> = [
 export function TerminalPage() {
   const q = useTerminal();
   const t = q.data;
+  const recording = useRecordings().data?.settings;
   const [ending, setEnding] = useState<ShellRow | null>(null);
   const columns: Array<Column<ShellRow>> = [
     ...SHELL_COLUMNS,
@@ -63,10 +66,6 @@ export function TerminalPage() {
       className: 'row-actions',
       render: (s) => (
         <>
-          {/*
-           * RECORDINGS GO HERE. The audit issue records shells; when a ShellRow carries its recording, an
-           * "Open recording" link to it sits beside End shell. Nothing is recorded today, so there is none.
-           */}
           <Button size="sm" variant="danger" onClick={() => setEnding(s)} aria-label={`End shell ${s.session_name} of ${s.token_prefix}`}>
             End shell
           </Button>
@@ -78,7 +77,11 @@ export function TerminalPage() {
     <>
       <PageHeader
         title="Terminal"
-        subtitle="Shells and TUI processes that phones hold open on this host. What is typed and shown in them is never recorded."
+        subtitle={
+          recording?.enabled
+            ? `Shells and TUI processes that phones hold open on this host. Every shell is recorded (${recording.input ? 'output and typed input' : 'its output, not what is typed'}).`
+            : 'Shells and TUI processes that phones hold open on this host. Shells are not recorded.'
+        }
       />
       {q.isError ? <ErrorState what="terminal state" error={q.error} onRetry={() => void q.refetch()} /> : null}
       {q.isPending ? <Skeleton lines={4} height={20} /> : null}
@@ -116,6 +119,7 @@ export function TerminalPage() {
               </ul>
             )}
           </Card>
+          <RecordingsCard />
         </>
       ) : null}
       <EndShellDialog shell={ending} onClose={() => setEnding(null)} />
