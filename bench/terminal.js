@@ -1,5 +1,6 @@
 // Terminal throughput and keystroke echo latency: the relay (compiled, from dist/) against a bare
-// node-pty + ws server, side by side in the same run.
+// node-pty + ws server, side by side in the same run; and the relay with RELAY_TERMINAL_RECORDING on
+// (a second relay, its own home) against the same relay without it, interleaved run by run.
 //   npx tsc -p tsconfig.build.json && npx tsc-alias -p tsconfig.build.json && node bench/terminal.js
 // Env: BENCH_MB (default 200: `head -c <MB>M /dev/zero | base64`), BENCH_RUNS (3), BENCH_KEYS (200).
 'use strict';
@@ -150,22 +151,27 @@ async function main() {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-terminal-'));
   const config = { ...loadConfig({ SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_LOG_LEVEL: 'ERROR' }), terminalShell: SHELL };
   const relay = await createRelay({ config });
+  // Recording on, caps above the bench's output, so every byte is recorded (a cast line per pty read).
+  const recHome = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-terminal-rec-'));
+  const recConfig = {
+    ...loadConfig({ SVC_HOME: recHome, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_LOG_LEVEL: 'ERROR' }),
+    terminalShell: SHELL,
+    terminalRecording: { enabled: true, input: false, maxBytes: (RUNS + 1) * 2 * MB * 1024 * 1024, totalBytes: (RUNS + 1) * 4 * MB * 1024 * 1024 },
+  };
+  const recRelay = await createRelay({ config: recConfig });
   const bare = await bareServer();
   const rc = await relayClient(relay);
+  const recc = await relayClient(recRelay);
   const bc = await bareClient(bare.url);
-  const rates = { relay: [], bare: [] };
+  const rates = { relay: [], bare: [], recording: [] };
+  const clients = [
+    ['bare', bc],
+    ['relay', rc],
+    ['recording', recc],
+  ];
   for (let i = 0; i < RUNS; i++) {
-    // Alternate who goes first so drift on a shared machine hits both.
-    const order =
-      i % 2 === 0
-        ? [
-            ['bare', bc],
-            ['relay', rc],
-          ]
-        : [
-            ['relay', rc],
-            ['bare', bc],
-          ];
+    // Rotate who goes first so drift on a shared machine hits each.
+    const order = clients.map((_, j) => clients[(i + j) % clients.length]);
     for (const [k, c] of order) rates[k].push(await throughput(c));
   }
   const lat = { bare: await latency(bc), relay: await latency(rc) };
@@ -176,14 +182,23 @@ async function main() {
   console.log(`  bare node-pty+ws : ${mbps(b)} MB/s   runs ${rates.bare.map(mbps).join(', ')}`);
   console.log(`  relay            : ${mbps(r)} MB/s   runs ${rates.relay.map(mbps).join(', ')}`);
   console.log(`  ratio relay/bare : ${(r / b).toFixed(2)}`);
+  const rec = median(rates.recording);
+  console.log(`  relay, recording: ${mbps(rec)} MB/s   runs ${rates.recording.map(mbps).join(', ')}`);
+  console.log(`  ratio recording/relay (goal >= 0.90): ${(rec / r).toFixed(2)}`);
+  const casts = fs.existsSync(path.join(recHome, 'relay', 'recordings')) ? fs.readdirSync(path.join(recHome, 'relay', 'recordings')) : [];
+  const castBytes = casts.reduce((n, f) => n + fs.statSync(path.join(recHome, 'relay', 'recordings', f)).size, 0);
+  console.log(`  recorded: ${casts.length} file(s), ${(castBytes / 1e6).toFixed(1)} MB so far (the shell is still open)`);
   console.log(`keystroke echo latency (${KEYS} keys, one at a time)`);
   console.log(`  bare  p50 ${lat.bare.p50.toFixed(2)} ms  p99 ${lat.bare.p99.toFixed(2)} ms`);
   console.log(`  relay p50 ${lat.relay.p50.toFixed(2)} ms  p99 ${lat.relay.p99.toFixed(2)} ms`);
   rc.ws.close();
+  recc.ws.close();
   bc.ws.close();
   await bare.close();
   await relay.close('bench done');
+  await recRelay.close('bench done');
   fs.rmSync(home, { recursive: true, force: true });
+  fs.rmSync(recHome, { recursive: true, force: true });
   setTimeout(() => process.exit(0), 200).unref();
 }
 
