@@ -44,6 +44,8 @@ export type RelayOptions = {
   reachBackoff?: { baseMs: number; maxMs: number };
   /** Where the disk guard reads free space (default: statfs of the relay home; tests simulate a full disk). */
   diskSpace?: DiskSpaceSource;
+  /** false: personal content is written in plain text (only for the benchmark that measures what sealing costs). */
+  sealPersonal?: boolean;
 };
 
 export type Relay = {
@@ -94,7 +96,7 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
   const secrets = Secrets.load(relayDir(config));
   // For the dashboard ingress (another process): how it vouches for its callers' addresses (forwarded-peer.ts).
   writeForwarderKey(relayDir(config), secrets);
-  const loop = await openLog(config, clock, logger, secrets, options.onFatal ?? exitOnFatal(logger));
+  const loop = await openLog(config, clock, logger, secrets, options.onFatal ?? exitOnFatal(logger), options.sealPersonal !== false);
   const disk = await guardAdmission(loop, config, clock, logger, options.diskSpace);
   const version = relayVersion();
   const runtime: Runtime = { port: config.port, startedAt: clock.now(), version, url: '' };
@@ -162,10 +164,16 @@ function exitOnFatal(logger: Logger): (err: Error) => void {
 }
 
 /** The event log (a file log under the home, or PostgreSQL), replayed into the read models. */
-async function openLog(config: RelayConfig, clock: Clock, logger: Logger, secrets: Secrets, onFatal: (err: Error) => void): Promise<CommandLoop> {
-  const keys = await openKeyStore(config);
+async function openLog(
+  config: RelayConfig,
+  clock: Clock,
+  logger: Logger,
+  secrets: Secrets,
+  onFatal: (err: Error) => void,
+  seal: boolean,
+): Promise<CommandLoop> {
   return CommandLoop.open({
-    sealer: new PersonalSealer(keys),
+    sealer: seal ? new PersonalSealer(await openKeyStore(config)) : undefined,
     store: config.eventStoreUrl ? postgresStore(config.eventStoreUrl) : fileStore(relayDir(config), config.segmentBytes),
     secrets,
     clock,

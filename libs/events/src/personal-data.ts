@@ -65,11 +65,24 @@ export function sealPersonal(type: PersonalEventType, data: object, keyId: strin
     if (k in fields) secret[k] = v;
     else rest[k] = v;
   }
-  const iv = randomBytes(12);
+  const iv = nextIv();
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(AAD_PREFIX + type + '\0' + keyId));
   const ct = Buffer.concat([cipher.update(JSON.stringify(secret), 'utf8'), cipher.final(), cipher.getAuthTag()]);
   return { ...rest, sealed: { key: keyId, iv: iv.toString('base64'), ct: ct.toString('base64') } satisfies SealedField };
+}
+
+// Random 96-bit IVs drawn 256 at a time (one randomBytes call costs ~6 µs, a third of a seal).
+let ivPool = Buffer.alloc(0);
+let ivAt = 0;
+function nextIv(): Buffer {
+  if (ivAt + 12 > ivPool.length) {
+    ivPool = randomBytes(12 * 256);
+    ivAt = 0;
+  }
+  const iv = ivPool.subarray(ivAt, ivAt + 12);
+  ivAt += 12;
+  return iv;
 }
 
 /** Open form of content just sealed: the data as decided, and the key it went under. */
