@@ -145,6 +145,8 @@ describe('security', () => {
         secure_link: expect.objectContaining({ enabled: false, status: 'disabled', reach: expect.objectContaining({ state: 'disabled' }) }),
         // Whether the relay takes work (the disk guard); its figures only to loopback.
         disk: { low: false },
+        // Whether shells are recorded (RELAY_TERMINAL_RECORDING, off by default): a phone's user may ask.
+        terminal_recording: false,
       });
     });
 
