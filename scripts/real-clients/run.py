@@ -474,7 +474,7 @@ def threads(ref, checkout, work, relay):
         "THR001",
         "threads-phone",
         "ws.on('message', (d) => { const f = JSON.parse(d.toString()); console.log(f.channel, f.type, JSON.stringify(f.payload).slice(0, 200));\n"
-        "  if (f.type === 'auth.ok') send('proactive', 'proactive.subscribe');\n"
+        "  if (f.type === 'auth.ok') { send('proactive', 'proactive.subscribe'); send('notifications', 'notification.posted', { package_name: 'com.bank', title: 'Bank', text: 'code 482913', sub_text: null, posted_at: Date.now(), key: 'otp-1' }, 'n1'); }\n"
         "  if (f.type === 'proactive.backlog.complete') send('proactive', 'proactive.reply', { text: 'ship it', chat_id: 'phone', message_id: 'client-1', ts: Date.now() });\n"
         "  if (f.type === 'phone.message' && /answer/.test(f.payload.text)) { console.log('GOT-ANSWER'); }\n"
         "});\n",
@@ -497,7 +497,26 @@ def threads(ref, checkout, work, relay):
     record("host phone_platform.py", "PhoneAdapter.send reaches the subscribed phone", bool(got), last_line((work / "threads-phone.log").read_text(), "answer to"))
     ack = "proactive.reply.ack" in (work / "threads-phone.log").read_text()
     record("app (shaped)", "proactive.reply answered with proactive.reply.ack", ack, last_line((work / "threads-phone.log").read_text(), "reply.ack"))
+    notifications(relay)
     phone.terminate()
+
+
+def notifications(relay):
+    """The host's android_notifications_recent reads what the phone sent, and the same entry once forgotten."""
+    os.environ["RELAY_PORT"] = str(relay.port)
+    import plugin.tools.android_notifications as an  # noqa: E402  (the agent's notifications tool)
+
+    def bank():
+        answer = json.loads(an.android_notifications_recent(limit=20))
+        return answer, next((n for n in answer.get("notifications", []) if n.get("package_name") == "com.bank"), None)
+
+    answer, entry = bank()
+    record("host android_notifications.py", "android_notifications_recent lists the phone's notification", answer.get("status") == "ok" and bool(entry) and entry.get("text") == "code 482913", json.dumps(entry)[:200])
+    prefix = entry and entry.get("token_prefix")
+    status, body = http("POST", relay.url + "/console/api/personal-data/forget", {"device": prefix or "none"})
+    answer, entry = bank()
+    ok = status == 200 and answer.get("status") == "ok" and bool(entry) and entry.get("text") is None and entry.get("title") is None
+    record("host android_notifications.py", "after forgetting the device: the entry is there, title and text null", ok, f"forget {status} {body}; {json.dumps(entry)[:160]}")
 
 
 def doctor(ref, relay):
