@@ -262,6 +262,8 @@ export type ThreadsView = {
     title: string | null;
     text: string | null;
     received_at: number | null;
+    /** Its title and text were sealed under a data key since destroyed (both null). */
+    forgotten?: boolean;
   }>;
 };
 

@@ -47,8 +47,20 @@ export type ThreadEntryRow =
       state: string;
       /** The session it went to, once delivered. */
       delivered_to: string | null;
+      /** Its title and text were sealed under a data key since destroyed (title null, text ''). */
+      forgotten?: boolean;
     }
-  | { kind: 'reply'; id: string; text: string; at: number; device_name: string; token_prefix: string; reply_to: string | null };
+  | {
+      kind: 'reply';
+      id: string;
+      text: string;
+      at: number;
+      device_name: string;
+      token_prefix: string;
+      reply_to: string | null;
+      /** Its text was sealed under a data key since destroyed (''). */
+      forgotten?: boolean;
+    };
 
 /** `GET /console/api/threads/<chat id>`: the entries the relay keeps (the newest 100; the log keeps all). */
 export type ThreadDetail = {

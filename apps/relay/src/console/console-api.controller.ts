@@ -1,6 +1,6 @@
 import { Controller, Get, Header, HttpCode, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import type { ChainVerifyAnswer, EventsPage, FeaturesAnswer, Overview } from '@svc/console-api';
-import { eventLogFilter, isFiltered } from '@svc/events';
+import { eventLogFilter, isFiltered, type ConsoleEvent, type StoredRelayEvent } from '@svc/events';
 import { epoch, DomainError } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Auth } from '../common/auth';
@@ -14,6 +14,7 @@ import { toConsoleEvent } from './console-redaction';
 import { ConsoleFeatures } from './console-features';
 import { ConsoleState } from './console-state.service';
 import { ConsoleStream } from './console-stream.service';
+import { withKeyState } from './personal-key-state';
 import { ChainVerifyJobs, chainStatusOf } from './store/chain-verify-jobs';
 
 /** The console's own routes: overview, the event log (paged), its live stream and chain checks. */
@@ -76,7 +77,7 @@ export class ConsoleApiController {
       threads: { queued: m.phoneThreads.queuedCount(), subscribed: m.phoneThreads.subscriber() !== null, enabled: this.config.phoneEnabled },
       rate_limit_blocks: m.rateLimit.activeBlocks(now).length,
       features: this.features.list(),
-      recent_events: this.state.newest(10).map(toConsoleEvent),
+      recent_events: this.state.newest(10).map((e) => this.view(e)),
     };
   }
 
@@ -114,7 +115,7 @@ export class ConsoleApiController {
     return {
       ok: true,
       order: after !== undefined ? 'asc' : 'desc',
-      events: page.events.map(toConsoleEvent),
+      events: page.events.map((e) => this.view(e)),
       more: page.more,
       next: page.more ? (after !== undefined ? { after: Math.max(...seqs) } : { before: Math.min(...seqs) }) : null,
       last_seq: this.loop.lastSeq,
@@ -136,6 +137,12 @@ export class ConsoleApiController {
       intParam(typeof header === 'string' && header !== '' ? header : undefined, 'Last-Event-ID', 0) ?? intParam(afterQ, 'after', 0) ?? null;
     reply.hijack();
     await this.stream.open(reply.raw, from);
+  }
+
+  /** An event as the console shows it, personal content said `forgotten` once its key is destroyed. */
+  private view(e: StoredRelayEvent): ConsoleEvent {
+    const keys = this.loop.sealer?.keys;
+    return withKeyState(toConsoleEvent(e), keys ? (id) => keys.get(id) !== undefined : null);
   }
 }
 

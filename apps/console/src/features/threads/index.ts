@@ -24,6 +24,7 @@ export const threadsFeature: ConsoleFeature = {
         'phone.backlog_flushed',
         'phone.disconnected',
         'notification.',
+        'personal.',
         'relay.started',
       ],
       queryKey: threadsKey,

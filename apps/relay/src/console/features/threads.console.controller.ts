@@ -54,6 +54,7 @@ export class ThreadsConsoleController {
         title: n.title,
         text: n.text,
         received_at: epoch(n.receivedAt),
+        ...(n.forgotten ? { forgotten: true } : {}),
       })),
     };
   }
@@ -82,6 +83,7 @@ export function threadDetail(m: ReadModels, chatId: string): Omit<ThreadDetail, 
           at: epoch(msg.postedAt),
           state: msg.state,
           delivered_to: msg.deliveredTo,
+          ...(msg.forgotten ? { forgotten: true } : {}),
         });
     } else {
       const r = m.phoneThreads.reply(e.id);
@@ -94,6 +96,7 @@ export function threadDetail(m: ReadModels, chatId: string): Omit<ThreadDetail, 
           device_name: r.deviceName,
           token_prefix: r.tokenPrefix,
           reply_to: r.replyTo,
+          ...(r.forgotten ? { forgotten: true } : {}),
         });
     }
   }

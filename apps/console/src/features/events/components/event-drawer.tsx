@@ -59,7 +59,27 @@ export function EventDrawer({
       <pre className="json" data-testid="event-json">
         {JSON.stringify(event.data, null, 2)}
       </pre>
+      <SealedNote data={event.data} />
       <p className="muted small">Digests are cut to 8 characters and secrets are never recorded; the full record is in the relay's log file.</p>
     </Drawer>
   );
+}
+
+/** A notification or Thread event: its personal content is never shown here, only whether it can still be read. */
+function SealedNote({ data }: { data: Record<string, unknown> }) {
+  const key = typeof data.sealedWith === 'string' ? <span className="mono">{data.sealedWith}</span> : 'its data key';
+  if (data.content === 'sealed')
+    return (
+      <p className="small" data-testid="sealed-note">
+        Its personal content (titles, texts, messages) is sealed in the record under {key} and never shown here. Forgetting it on the Devices page
+        destroys that key.
+      </p>
+    );
+  if (data.content === 'forgotten')
+    return (
+      <p className="small" data-testid="sealed-note">
+        Its personal content was forgotten: {key}, which sealed it, is destroyed, so no one can read it again. The rest of the event stays.
+      </p>
+    );
+  return null;
 }

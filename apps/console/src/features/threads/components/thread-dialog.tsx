@@ -54,7 +54,7 @@ function Entry({ entry: e }: { entry: ThreadEntryRow }) {
           ) : null}
         </div>
         {e.title ? <div className="strong">{e.title}</div> : null}
-        <div className="thread-text">{e.text}</div>
+        <div className="thread-text">{e.forgotten ? <Forgotten /> : e.text}</div>
       </li>
     );
   return (
@@ -62,7 +62,16 @@ function Entry({ entry: e }: { entry: ThreadEntryRow }) {
       <div className="thread-meta muted small">
         {e.device_name} (<span className="mono">{e.token_prefix}</span>) · <Ago ms={e.at * 1000} />
       </div>
-      <div className="thread-text">{e.text}</div>
+      <div className="thread-text">{e.forgotten ? <Forgotten /> : e.text}</div>
     </li>
+  );
+}
+
+/** Content sealed under a data key the operator (or retention) destroyed: the rest of the entry stays. */
+export function Forgotten() {
+  return (
+    <em className="muted" data-testid="forgotten" title="sealed under a data key that was destroyed: it can never be read again">
+      forgotten
+    </em>
   );
 }

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { Ago, Card, Chip, EmptyState, ErrorState, PageHeader, Skeleton } from '@/components/ui';
 import { plural } from '@/lib/format';
 import { useThreads } from '../api/get-threads';
-import { ThreadDialog } from './thread-dialog';
+import { Forgotten, ThreadDialog } from './thread-dialog';
 
 const ms = (s: number | null) => (s === null ? null : s * 1000);
 
@@ -107,7 +107,7 @@ export function ThreadsPage() {
                   {t.notifications.map((n) => (
                     <li key={n.entry_id}>
                       <span className="mono small">{n.package_name}</span>
-                      <span>{n.title ?? <span className="muted">no title</span>}</span>
+                      <span>{n.forgotten ? <Forgotten /> : (n.title ?? <span className="muted">no title</span>)}</span>
                       <span className="code-expiry muted small">
                         {n.device_name} · <Ago ms={ms(n.received_at)} />
                       </span>
