@@ -22,6 +22,7 @@ export function ConfirmDialog<T>({
   keyOf,
   children,
   onClose,
+  disabled = false,
 }: {
   item: T | null;
   title: string;
@@ -31,6 +32,8 @@ export function ConfirmDialog<T>({
   keyOf: (item: T) => string;
   children: (item: T) => ReactNode;
   onClose: () => void;
+  /** The action cannot be taken yet (what it would do is still being asked, or it would do nothing). */
+  disabled?: boolean;
 }) {
   const close = () => {
     mutation.reset();
@@ -47,6 +50,7 @@ export function ConfirmDialog<T>({
           <Button
             variant="danger"
             busy={mutation.isPending}
+            disabled={disabled}
             onClick={() => item !== null && mutation.mutate(keyOf(item), { onSuccess: close })}
             data-testid={testId}
           >

@@ -1,11 +1,19 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { RevokeAnswer } from '@svc/console-api';
 import { apiPost } from '@/lib/api-client';
+import { personalDataKey } from './get-personal-data';
 import { sessionsKey } from './get-sessions';
 
-export const revokeSession = (prefix: string) => apiPost<RevokeAnswer>(`/sessions/${encodeURIComponent(prefix)}/revoke`);
+/** `forget`: also destroy the data keys of its notification and Thread content (the answer counts them). */
+export type RevokeInput = { prefix: string; forget: boolean };
+
+export const revokeSession = ({ prefix, forget }: RevokeInput) =>
+  apiPost<RevokeAnswer>(`/sessions/${encodeURIComponent(prefix)}/revoke`, forget ? { forget: true } : {});
 
 export const useRevokeSession = () => {
   const qc = useQueryClient();
-  return useMutation({ mutationFn: revokeSession, onSettled: () => qc.invalidateQueries({ queryKey: sessionsKey }) });
+  return useMutation({
+    mutationFn: revokeSession,
+    onSettled: () => Promise.all([qc.invalidateQueries({ queryKey: sessionsKey }), qc.invalidateQueries({ queryKey: personalDataKey })]),
+  });
 };

@@ -8,6 +8,7 @@ import { useServerNow } from '@/lib/server-time';
 import { useSessions } from '../api/get-sessions';
 import { GrantChips } from './grant-chips';
 import { EndTrustDialog } from './end-trust-dialog';
+import { PersonalContent } from './personal-content';
 import { RenewalsWithoutSession } from './renewals-without-session';
 import { RevokeDialog } from './revoke-dialog';
 import { ShortenDialog } from './shorten-dialog';
@@ -20,6 +21,7 @@ export function DevicesPage() {
   const [revoking, setRevoking] = useState<SessionRow | null>(null);
   const [shortening, setShortening] = useState<SessionRow | null>(null);
   const [ending, setEnding] = useState<SessionRow | null>(null);
+  const [revoked, setRevoked] = useState<string | null>(null);
 
   useEffect(() => {
     if (focus && q.data) document.getElementById(`session-${focus}`)?.scrollIntoView({ block: 'center' });
@@ -169,6 +171,14 @@ export function DevicesPage() {
           </Link>
         }
       />
+      {revoked ? (
+        <div className="status-banner good personal-done" role="status" data-testid="revoked-notice">
+          <span>{revoked}</span>
+          <button type="button" className="link-btn" onClick={() => setRevoked(null)}>
+            Dismiss
+          </button>
+        </div>
+      ) : null}
       <Card>
         {q.isPending ? <Skeleton lines={4} height={28} /> : null}
         {q.isError ? <ErrorState what="sessions" error={q.error} onRetry={() => void q.refetch()} /> : null}
@@ -199,7 +209,8 @@ export function DevicesPage() {
         ) : null}
       </Card>
       <RenewalsWithoutSession rows={q.data?.renewals_without_session ?? []} />
-      <RevokeDialog session={revoking} onClose={() => setRevoking(null)} />
+      <PersonalContent />
+      <RevokeDialog session={revoking} onClose={() => setRevoking(null)} onRevoked={setRevoked} />
       <ShortenDialog session={shortening} onClose={() => setShortening(null)} />
       <EndTrustDialog session={ending} onClose={() => setEnding(null)} />
     </>
