@@ -13,6 +13,16 @@ export type EventBudgetOptions = {
 export const DEFAULT_EVENT_BUDGET: EventBudgetOptions = { burst: 300, perSecond: 5 };
 
 /**
+ * Device Control commands (`bridge.command_sent` and the safety step that let it through, two events a
+ * command) spend from a bucket of their own: an agent drives the phone with the phone's own token, and
+ * the default bucket held it to 150 commands, then 2.5 a second. This one allows 600 commands at once,
+ * then 20 a second (about 12 KB of log a second at most).
+ */
+export const DEVICE_CONTROL_BUDGET: EventBudgetOptions = { burst: 1200, perSecond: 40 };
+
+const DEVICE_CONTROL_EVENTS: ReadonlySet<string> = new Set(['bridge.command_sent', 'bridge.safety_decided']);
+
+/**
  * The backstop on what one paired device can write to the log: every decision made for a `device:`
  * actor spends one token per event from that device's bucket (`burst`, refilled at `perSecond`), and a
  * decision that would overdraw it writes nothing and is refused with 429 `relay.event_budget` (a socket
@@ -30,33 +40,54 @@ export class EventBudget {
   constructor(
     private readonly nowMs: () => number,
     private readonly opts: EventBudgetOptions = DEFAULT_EVENT_BUDGET,
+    private readonly deviceControl: EventBudgetOptions = DEVICE_CONTROL_BUDGET,
   ) {}
 
   admit(events: readonly NewEvent[], actor: string): void {
     if (!actor.startsWith('device:')) return;
-    const cost = events.filter((e) => !writtenWhileLow(e)).length;
-    if (cost === 0) return;
-    const now = this.nowMs();
-    const b = this.buckets.get(actor) ?? { tokens: this.opts.burst, at: now };
-    b.tokens = Math.min(this.opts.burst, b.tokens + ((now - b.at) / 1000) * this.opts.perSecond);
-    b.at = now;
-    if (b.tokens < cost) {
-      this.buckets.set(actor, b);
-      const wait = Math.ceil((cost - b.tokens) / this.opts.perSecond);
-      throw new DomainError(
-        'relay.event_budget',
-        'rate_limited',
-        `this device is changing state faster than the relay records (at most ${this.opts.perSecond} events a second, ${this.opts.burst} at once); try again in ${wait} s`,
-        { retry_after: wait },
-      );
+    let cost = 0;
+    let commands = 0;
+    for (const e of events) {
+      if (writtenWhileLow(e)) continue;
+      if (DEVICE_CONTROL_EVENTS.has(e.type)) commands++;
+      else cost++;
     }
-    b.tokens -= cost;
-    this.buckets.set(actor, b);
+    if (cost === 0 && commands === 0) return;
+    const now = this.nowMs();
+    // Both buckets are checked before either is spent: a refused decision costs nothing.
+    const general = cost > 0 ? this.refill(actor, this.opts, now) : null;
+    const control = commands > 0 ? this.refill(`control:${actor}`, this.deviceControl, now) : null;
+    if (general && general.tokens < cost) this.refuse(general, cost, this.opts, 'is changing state faster than the relay records');
+    if (control && control.tokens < commands)
+      this.refuse(control, commands, this.deviceControl, 'is sent Device Control commands faster than the relay records');
+    if (general) general.tokens -= cost;
+    if (control) control.tokens -= commands;
     if (this.buckets.size > 10_000) this.prune(now);
+  }
+
+  private refill(key: string, opts: EventBudgetOptions, now: number): { tokens: number; at: number } {
+    const b = this.buckets.get(key) ?? { tokens: opts.burst, at: now };
+    b.tokens = Math.min(opts.burst, b.tokens + ((now - b.at) / 1000) * opts.perSecond);
+    b.at = now;
+    this.buckets.set(key, b);
+    return b;
+  }
+
+  private refuse(b: { tokens: number }, cost: number, opts: EventBudgetOptions, what: string): never {
+    const wait = Math.ceil((cost - b.tokens) / opts.perSecond);
+    throw new DomainError(
+      'relay.event_budget',
+      'rate_limited',
+      `this device ${what} (at most ${opts.perSecond} events a second, ${opts.burst} at once); try again in ${wait} s`,
+      { retry_after: wait },
+    );
   }
 
   /** Full buckets carry no information: dropped when many devices have been seen. */
   private prune(now: number): void {
-    for (const [k, b] of this.buckets) if (b.tokens + ((now - b.at) / 1000) * this.opts.perSecond >= this.opts.burst) this.buckets.delete(k);
+    for (const [k, b] of this.buckets) {
+      const opts = k.startsWith('control:') ? this.deviceControl : this.opts;
+      if (b.tokens + ((now - b.at) / 1000) * opts.perSecond >= opts.burst) this.buckets.delete(k);
+    }
   }
 }
