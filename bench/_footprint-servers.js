@@ -1,9 +1,12 @@
 'use strict';
-// The baselines of bench/footprint.js, each a process of its own on PORT, answering GET /health and, where
-// it has one, a WebSocket on /ws that answers a first `system/auth` frame with `auth.ok`:
+// The baselines of bench/footprint.js and bench/side-by-side.js, each a process of its own on PORT, answering
+// GET /health and, where it has one, a WebSocket on /ws that answers a first `system/auth` frame with `auth.ok`:
 //   node       bare node:http + ws
 //   fastify    bare fastify + ws
 //   nest       a minimal Nest 11 app on Fastify with WsAdapter (@nestjs/platform-ws) and one route and one gateway
+//   files      bare node:http serving the file named by env FILE whole at GET /file (the floor of bench/side-by-side.js's
+//              media row): fs.createReadStream with 1 MiB chunks piped to the response, the fastest plain stream
+//              bench/media.js found (the 64 KiB default is 1.2-4x slower); no ws
 const kind = process.argv[2];
 const port = Number(process.env.PORT);
 
@@ -23,6 +26,23 @@ async function main() {
       res.end('{"status":"ok"}');
     });
     wsOn(server);
+    server.listen(port, '127.0.0.1');
+    return;
+  }
+  if (kind === 'files') {
+    const fs = require('node:fs');
+    const http = require('node:http');
+    const file = process.env.FILE;
+    const server = http.createServer((req, res) => {
+      if (req.url === '/file' && file) {
+        const { size } = fs.statSync(file);
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(size) });
+        fs.createReadStream(file, { highWaterMark: 1024 * 1024 }).pipe(res);
+        return;
+      }
+      res.setHeader('content-type', 'application/json');
+      res.end('{"status":"ok"}');
+    });
     server.listen(port, '127.0.0.1');
     return;
   }
