@@ -81,7 +81,7 @@ function table(medians, samples, o) {
       const cells = COLUMNS.filter((c) => bySubject[c]).map(
         (c) => `${SHORT[c] ?? 'relay'} ${bySubject[c].map((v) => fmt(v, row.digits)).join(' / ')}`,
       );
-      lines.push(`  ${row.key}: ${cells.join('; ')}`);
+      if (cells.length) lines.push(`  ${row.key}: ${cells.join('; ')}`);
     }
   }
   return { text: lines.join('\n'), ratios };
