@@ -1,5 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { StoredEvent } from './event';
+import { forgottenPersonal, isPersonalType, PERSONAL_FIELDS, type PersonalEventType } from './personal-fields';
+
+export * from './personal-fields';
 
 /**
  * Personal content in the log (crypto-shredding). The fields below are sealed in the record (AES-256-GCM
@@ -9,14 +12,6 @@ import type { StoredEvent } from './event';
  * - open: the fields back, `sealedWith: key` (what the bus, the projections and an unsealing replay see);
  * - forgotten: the fields emptied, `sealedWith`, `forgotten: true` (the key is gone).
  */
-export const PERSONAL_FIELDS = {
-  'notification.posted': { title: null, text: null, subText: null },
-  'phone.message_posted': { text: '', title: null, metadata: null },
-  'phone.reply_received': { text: '' },
-} as const satisfies Record<string, Record<string, unknown>>;
-
-export type PersonalEventType = keyof typeof PERSONAL_FIELDS;
-
 /** Who a device key belongs to when content has no phone yet (a Thread message posted with none subscribed). */
 export const HOST_KEY_OWNER = 'host';
 
@@ -25,10 +20,6 @@ const AAD_PREFIX = 'svc-personal/1\0';
 const MAX_SEALED_CHARS = 4 * 1024 * 1024;
 
 export type SealedField = { key: string; iv: string; ct: string };
-
-export function isPersonalType(type: string): type is PersonalEventType {
-  return Object.prototype.hasOwnProperty.call(PERSONAL_FIELDS, type);
-}
 
 /**
  * Which key slot content of a device in the UTC hour of `at` goes under (`<device>:<YYYY-MM-DDTHH>`); the
@@ -88,13 +79,6 @@ function nextIv(): Buffer {
 /** Open form of content just sealed: the data as decided, and the key it went under. */
 export function openedPersonal(data: object, keyId: string): Record<string, unknown> {
   return { ...data, sealedWith: keyId };
-}
-
-/** The fields emptied, as replay and the projections show content whose key is gone. */
-export function forgottenPersonal(type: PersonalEventType, data: object): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...data, ...PERSONAL_FIELDS[type], forgotten: true };
-  delete out.sealed;
-  return out;
 }
 
 /** The sealed field of a record, when it is one and well formed. */

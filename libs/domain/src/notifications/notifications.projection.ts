@@ -1,6 +1,7 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
-import { forgottenPersonal, type NotificationPosted, type Projection, type StoredEvent, type StoredRelayEvent } from '@svc/events';
+import type { NotificationPosted, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
+import { forgottenPersonal } from '@svc/events/personal-fields';
 
 /** A `notification.posted` entry, its times as epoch ms. */
 export type NotificationEntry = Omit<NotificationPosted['data'], 'postedAt'> & { postedAt: number | null; receivedAt: number };

@@ -1,13 +1,7 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
-import {
-  forgottenPersonal,
-  type PhoneMessageContent,
-  type PhoneReplyReceived,
-  type Projection,
-  type StoredEvent,
-  type StoredRelayEvent,
-} from '@svc/events';
+import type { PhoneMessageContent, PhoneReplyReceived, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
+import { forgottenPersonal } from '@svc/events/personal-fields';
 
 export type MessageState = 'queued' | 'delivered' | 'dropped' | 'expired' | 'cancelled';
 

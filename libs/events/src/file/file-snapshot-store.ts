@@ -33,7 +33,8 @@ export class SnapshotStore implements SnapshotPort {
 
   /** Removes every snapshot (after a forgetting: none may keep what it forgot). */
   clear(): Promise<void> {
-    if (fs.existsSync(this.dir)) for (const f of fs.readdirSync(this.dir)) if (SNAP_RE.test(f) || f.endsWith('.tmp')) fs.rmSync(path.join(this.dir, f), { force: true });
+    if (fs.existsSync(this.dir))
+      for (const f of fs.readdirSync(this.dir)) if (SNAP_RE.test(f) || f.endsWith('.tmp')) fs.rmSync(path.join(this.dir, f), { force: true });
     return Promise.resolve();
   }
 
