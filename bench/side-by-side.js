@@ -3,9 +3,9 @@
 // app, a bare Node file server) and, given its checkout, the reference relay (Python aiohttp), each its own process,
 // measured in one run with the subjects interleaved round by round; prints one table of medians and ratios (Markdown,
 // to paste into docs/BENCHMARKS.md) and a `RESULT {json}` line.
-//   node bench/side-by-side.js [--ref /path/to/hermes-relay] [--quick] [--rounds 3] [--duration 3] [--settle 20]
+//   node bench/side-by-side.js [--ref /path/to/hermes-relay] [--quick] [--rounds 3] [--duration 3] [--settle 40]
 //                              [--sockets 2000] [--media-mb 512] [--json FILE]
-// --quick: 1 round, 2 s loads, 5 s settle, 300 sockets, 64 MiB (under 3 minutes on 2 cores). Needs `npm run build`,
+// --quick: 1 round, 2 s loads, 300 sockets, 64 MiB (about 90 s on 2 cores). Needs `npm run build`,
 // curl, and for --ref /usr/bin/python3 with aiohttp. The reference checkout may also come from SVC_BENCH_REF.
 const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -42,7 +42,9 @@ const opt = (name, full, quick) => Number(argv[name] ?? (q ? quick : full));
 const O = {
   rounds: opt('rounds', 3, 1),
   duration: opt('duration', 3, 2),
-  settle: opt('settle', 20, 5),
+  // V8 gives back the young generation start-up grew only after a while idle: bare fastify ~10 s in, the minimal Nest
+  // app ~16 s, the relay ~32 s (112 -> 83 MiB); the reference relay stays flat. Below ~35 s "settled" is not settled.
+  settle: opt('settle', 40, 40),
   sockets: opt('sockets', 2000, 300),
   mediaMb: opt('media-mb', 512, 64),
   connections: 50,
@@ -123,8 +125,12 @@ const put = (measure, kind, v) => ((samples[measure] ??= {})[kind] ??= []).push(
 
 /**
  * Footprint: each subject started one at a time (start -> first /health 200, RSS 2 s later), left idle together until
- * each has had --settle s (RSS again), then N authenticated idle sockets opened on each that has a phone socket.
+ * each has had --settle s (RSS again), then N authenticated idle sockets opened on each that has a phone socket, each
+ * no sooner than 40 s after its start: when V8 gives back start-up's young generation (see `settle`) while the sockets
+ * are opening, the RSS delta comes out small or negative (-31 KiB a socket in one run).
  */
+const SOCKETS_AFTER_MS = 40_000;
+
 async function footprintRound(r, kinds) {
   const started = [];
   try {
@@ -145,6 +151,7 @@ async function footprintRound(r, kinds) {
     )) {
       try {
         const token = s.kind === 'node' ? 'x' : await S.pair(s);
+        await S.sleep(s.readyAt + Math.max(O.settle * 1000, SOCKETS_AFTER_MS) - Date.now());
         const before = S.rssKiB(s.pid);
         const socks = await S.openSockets(s, O.sockets, token);
         await S.sleep(1500);
