@@ -3,9 +3,9 @@
 // app, a bare Node file server) and, given its checkout, the reference relay (Python aiohttp), each its own process,
 // measured in one run with the subjects interleaved round by round; prints one table of medians and ratios (Markdown,
 // to paste into docs/BENCHMARKS.md) and a `RESULT {json}` line.
-//   node bench/side-by-side.js [--ref /path/to/hermes-relay] [--quick] [--rounds 3] [--duration 3] [--settle 40]
+//   node bench/side-by-side.js [--ref /path/to/hermes-relay] [--quick] [--rounds 3] [--duration 3] [--settle 20]
 //                              [--sockets 2000] [--media-mb 512] [--json FILE]
-// --quick: 1 round, 2 s loads, 300 sockets, 64 MiB (about 90 s on 2 cores). Needs `npm run build`,
+// --quick: 1 round, 2 s loads, 5 s settle (at least), 300 sockets, 64 MiB (about 90 s on 2 cores). Needs `npm run build`,
 // curl, and for --ref /usr/bin/python3 with aiohttp. The reference checkout may also come from SVC_BENCH_REF.
 const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -42,9 +42,7 @@ const opt = (name, full, quick) => Number(argv[name] ?? (q ? quick : full));
 const O = {
   rounds: opt('rounds', 3, 1),
   duration: opt('duration', 3, 2),
-  // V8 gives back the young generation start-up grew only after a while idle: bare fastify ~10 s in, the minimal Nest
-  // app ~16 s, the relay ~32 s (112 -> 83 MiB); the reference relay stays flat. Below ~35 s "settled" is not settled.
-  settle: opt('settle', 40, 40),
+  settle: opt('settle', 20, 5), // at least; see settle() below
   sockets: opt('sockets', 2000, 300),
   mediaMb: opt('media-mb', 512, 64),
   connections: 50,
@@ -124,13 +122,38 @@ const samples = {};
 const put = (measure, kind, v) => ((samples[measure] ??= {})[kind] ??= []).push(v);
 
 /**
- * Footprint: each subject started one at a time (start -> first /health 200, RSS 2 s later), left idle together until
- * each has had --settle s (RSS again), then N authenticated idle sockets opened on each that has a phone socket, each
- * no sooner than 40 s after its start: when V8 gives back start-up's young generation (see `settle`) while the sockets
- * are opening, the RSS delta comes out small or negative (-31 KiB a socket in one run).
+ * The settled idle RSS (KiB) of a subject, and how many seconds after its first /health answer it was read. A Node
+ * subject's RSS drops once when V8's memory reducer (`Mark-Compact (reduce)` in --trace-gc) gives back the young
+ * generation start-up grew, and when that comes varies from run to run: bare fastify ~10 s in, the minimal Nest app
+ * ~16 s, the relay 25-45 s (112 -> 83 MiB). So after --settle s a Node subject is watched until its RSS has fallen
+ * 1.5 MiB below the highest figure since 2 s (bare node:http drops 2 MiB), then read 1.5 s later (a second, smaller
+ * reduce follows); at 120 s it is read as it is, and a note says so. The reference relay (CPython) has no such drop.
  */
-const SOCKETS_AFTER_MS = 40_000;
+const REDUCE_DROP_KIB = 1536;
+const SETTLE_MAX_MS = 120_000;
+async function settle(s, idleKiB) {
+  await S.sleep(s.readyAt + O.settle * 1000 - Date.now());
+  const read = () => ({ kib: S.rssKiB(s.pid), afterS: (Date.now() - s.readyAt) / 1000 });
+  if (s.kind === 'reference') return read();
+  for (let peak = idleKiB; ; await S.sleep(250)) {
+    const kib = S.rssKiB(s.pid);
+    if (kib <= peak - REDUCE_DROP_KIB) {
+      await S.sleep(1500);
+      return read();
+    }
+    if (Date.now() - s.readyAt > SETTLE_MAX_MS) {
+      console.log(`\n  note: ${s.label}: no memory-reducer drop in ${SETTLE_MAX_MS / 1000} s; settled RSS read as it was`);
+      return read();
+    }
+    peak = Math.max(peak, kib);
+  }
+}
 
+/**
+ * Footprint: each subject started one at a time (start -> first /health 200, RSS 2 s later), left idle together until
+ * each has settled (above), then N authenticated idle sockets opened on each that has a phone socket (a reduce landing
+ * while they open would make the RSS delta small or negative: -71 KiB a socket in one run before this wait).
+ */
 async function footprintRound(r, kinds) {
   const started = [];
   try {
@@ -139,11 +162,12 @@ async function footprintRound(r, kinds) {
       started.push(s);
       put('startMs', kind, s.startMs);
       await S.sleep(2000);
-      put('idleMiB', kind, S.rssKiB(s.pid) / 1024);
+      s.idleKiB = S.rssKiB(s.pid);
+      put('idleMiB', kind, s.idleKiB / 1024);
     }
-    for (const s of started) {
-      await S.sleep(s.readyAt + O.settle * 1000 - Date.now());
-      put('settledMiB', s.kind, S.rssKiB(s.pid) / 1024);
+    for (const [s, settled] of await Promise.all(started.map(async (s) => [s, await settle(s, s.idleKiB)]))) {
+      put('settledMiB', s.kind, settled.kib / 1024);
+      put('settledAfterS', s.kind, settled.afterS);
     }
     for (const s of rotate(
       started.filter((x) => ['node', 'relay', 'reference'].includes(x.kind)),
@@ -151,7 +175,6 @@ async function footprintRound(r, kinds) {
     )) {
       try {
         const token = s.kind === 'node' ? 'x' : await S.pair(s);
-        await S.sleep(s.readyAt + Math.max(O.settle * 1000, SOCKETS_AFTER_MS) - Date.now());
         const before = S.rssKiB(s.pid);
         const socks = await S.openSockets(s, O.sockets, token);
         await S.sleep(1500);
@@ -270,6 +293,8 @@ async function main() {
   );
   const { text, ratios } = table(medians, samples, O);
   console.log(`\n${text}`);
+  const after = Object.entries(medians.settledAfterS ?? {}).map(([k, v]) => `${S.LABELS[k]} ${v.toFixed(0)}`);
+  if (after.length) console.log(`\nsettled RSS read after (s from the first /health, median): ${after.join(', ')}`);
   for (const [kind, errs] of Object.entries(samples.healthErrors ?? {}))
     if (errs.some(Boolean))
       console.log(`note: ${S.LABELS[kind]}: connection errors under the /health load, by round: ${errs.join(' / ')} (autocannon reconnects)`);
