@@ -335,6 +335,8 @@ describe('svc relay events', () => {
     expect(del.status).toBe(200);
     a.phone.close();
     b.phone.close();
+    // Each close is recorded once the relay sees it: wait for both, so the log stands still for the tests.
+    while (relay.loop.models.connections.count() > 0) await new Promise((r) => setTimeout(r, 10));
     await relay.loop.drain();
   });
   afterAll(() => relay?.close());

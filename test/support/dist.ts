@@ -88,7 +88,8 @@ export async function waitForOutput<T>(p: SvcProcess, pick: (stderr: string) => 
 /** Starts `svc relay start` on an ephemeral loopback port and resolves with its base URL. */
 export async function startRelayProcess(home: string, env: NodeJS.ProcessEnv = {}, flags: string[] = []): Promise<SvcProcess & { url: string }> {
   const p = spawnSvc(['relay', 'start', ...flags], { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_LOG_LEVEL: 'INFO', ...env });
-  // The start-up banner is two writes (listening, then the event log line): wait for both.
-  const url = await waitForOutput(p, (s) => (s.includes('event log ') ? /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(s)?.[1] : undefined));
+  // The start-up banner is several writes (listening, the event log, the environment file, the console):
+  // wait for the console line, the last that every start prints.
+  const url = await waitForOutput(p, (s) => (/^console /m.test(s) ? /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(s)?.[1] : undefined));
   return { ...p, url };
 }
