@@ -77,6 +77,49 @@ async function timeReplay(source) {
   return { eps: r.records / s, records: r.records };
 }
 
+/** What PostgreSQL and the disk allow without the relay: rows (lines) per second at N rows a commit, 2 s each. */
+async function commitFloors(pg) {
+  const { Client } = require('pg');
+  const client = new Client({ connectionString: await pg.createDatabase() });
+  await client.connect();
+  await client.query('CREATE TABLE floor (seq bigint PRIMARY KEY, record text NOT NULL)');
+  const dir = tempDir('svc-bench-floor-');
+  const fd = fs.openSync(path.join(dir, 'segment'), 'a');
+  const line = 'x'.repeat(420);
+  const out = [];
+  let seq = 0;
+  try {
+    for (const rows of [1, 16, 256]) {
+      let t0 = Date.now();
+      let n = 0;
+      while (Date.now() - t0 < 2000) {
+        const seqs = Array.from({ length: rows }, () => ++seq);
+        await client.query({
+          name: `floor${rows}`,
+          text: 'INSERT INTO floor SELECT * FROM unnest($1::bigint[], $2::text[])',
+          values: [seqs, seqs.map(() => line)],
+        });
+        n += rows;
+      }
+      const pgRate = n / ((Date.now() - t0) / 1000);
+      const buf = Buffer.from(`${line}\n`.repeat(rows));
+      t0 = Date.now();
+      n = 0;
+      while (Date.now() - t0 < 2000) {
+        fs.writeSync(fd, buf);
+        fs.fdatasyncSync(fd);
+        n += rows;
+      }
+      out.push({ rows, pg: pgRate, file: n / ((Date.now() - t0) / 1000) });
+    }
+  } finally {
+    fs.closeSync(fd);
+    fs.rmSync(dir, { recursive: true, force: true });
+    await client.end();
+  }
+  return out;
+}
+
 (async () => {
   const pg = await startPostgres();
   try {
@@ -102,6 +145,14 @@ async function timeReplay(source) {
     }
     report('Durable events/s through the command loop (pair/revoke), PostgreSQL vs file store', rows);
 
+    // The floors: the same server and disk with nothing of the relay, commits of 1, 16 and 256 rows (about
+    // what a batch holds at 1, 16 and 256 clients) against one write + fdatasync of as many lines.
+    const floors = await commitFloors(pg);
+    report('The floors: bare commits of N rows (one pg connection, unnest INSERT) against write + fdatasync of N lines', [
+      ['rows a commit', 'bare PostgreSQL rows/s', 'bare file lines/s', 'ratio PG / file'],
+      ...floors.map((f) => [String(f.rows), fmt(f.pg), fmt(f.file), (f.pg / f.file).toFixed(2)]),
+    ]);
+
     const dir = await writeReplayLog(REPLAY_EVENTS);
     const url = await pg.createDatabase();
     const t0 = process.hrtime.bigint();
@@ -124,7 +175,7 @@ async function timeReplay(source) {
     );
     fs.rmSync(path.dirname(dir), { recursive: true, force: true });
     console.log(
-      JSON.stringify({ bench: 'event-store', results, replay: { records: copied.records, pg: rp, file: rf, ratio: rp / rf }, importSeconds }),
+      JSON.stringify({ bench: 'event-store', results, floors, replay: { records: copied.records, pg: rp, file: rf, ratio: rp / rf }, importSeconds }),
     );
   } finally {
     await pg.stop();
