@@ -2,22 +2,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
 import type { CheckpointKeyView } from '@svc/console-api';
-import { main } from '../../apps/relay/src/cli/main';
 import { pairPhone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot } from './browser';
+import { svc } from '../support/cli';
 
 jest.setTimeout(60_000);
-
-async function svc(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, {
-    stdout: { write: (s: string) => (stdout += s), isTTY: false },
-    stderr: { write: (s: string) => (stderr += s), isTTY: false },
-    env: { PATH: process.env.PATH, ...env },
-  });
-  return { code, stdout, stderr };
-}
 
 describe('console Store page: signed checkpoints in headless chromium', () => {
   let relay: TestRelay;

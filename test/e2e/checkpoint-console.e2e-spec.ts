@@ -2,8 +2,8 @@ import type { CheckpointKeyView, CheckpointMade } from '@svc/console-api';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
-import { main } from '../../apps/relay/src/cli/main';
 import { pairPhone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
+import { svc } from '../support/cli';
 
 /** The Store page's checkpoints over a real relay: the key to copy, a signed head to download, and the route's refusals. */
 
@@ -11,17 +11,6 @@ const json = { 'content-type': 'application/json' };
 const ROUTE = '/console/api/store/checkpoint';
 /** What a local browser never sends: a foreign Host (DNS rebinding), a cross-site Origin, a proxy's header. */
 const FOREIGN: Array<Record<string, string>> = [{ host: 'evil.example' }, { origin: 'http://evil.example' }, { 'x-forwarded-for': '203.0.113.9' }];
-
-async function svc(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, {
-    stdout: { write: (s: string) => (stdout += s), isTTY: false },
-    stderr: { write: (s: string) => (stderr += s), isTTY: false },
-    env: { PATH: process.env.PATH, ...env },
-  });
-  return { code, stdout, stderr };
-}
 
 function rawRequest(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {

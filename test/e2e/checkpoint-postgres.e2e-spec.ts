@@ -3,24 +3,13 @@ import type { Checkpoint } from '@svc/events/checkpoint';
 import type { CheckpointMade } from '@svc/console-api';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { main } from '../../apps/relay/src/cli/main';
 import { pairPhone, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { dbOf, usePostgres } from '../support/postgres';
+import { svc } from '../support/cli';
 
 /** Signed checkpoints of a log in PostgreSQL: signed beside the running relay, then the table rewritten and re-chained, then cut short. */
 jest.setTimeout(60_000);
 const pg = usePostgres();
-
-async function svc(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, {
-    stdout: { write: (s: string) => (stdout += s), isTTY: false },
-    stderr: { write: (s: string) => (stderr += s), isTTY: false },
-    env: { PATH: process.env.PATH, ...env },
-  });
-  return { code, stdout, stderr };
-}
 
 async function settle(relay: TestRelay): Promise<void> {
   while (relay.loop.models.connections.count() > 0) await new Promise((r) => setTimeout(r, 10));

@@ -3,23 +3,10 @@ import { checkpointMessage, type Checkpoint } from '@svc/events/checkpoint';
 import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { main } from '../../apps/relay/src/cli/main';
 import { pairPhone, startRelay, tempHome, type TestRelay } from '../support/harness';
+import { svc } from '../support/cli';
 
 /** Signed checkpoints over real logs: the CLI in-process against a real relay's files. */
-
-type Run = { code: number; stdout: string; stderr: string };
-
-async function svc(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, {
-    stdout: { write: (s: string) => (stdout += s), isTTY: false },
-    stderr: { write: (s: string) => (stderr += s), isTTY: false },
-    env: { PATH: process.env.PATH, ...env },
-  });
-  return { code, stdout, stderr };
-}
 
 const eventsOf = (home: string) => path.join(home, 'relay', 'events');
 

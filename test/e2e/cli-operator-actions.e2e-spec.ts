@@ -1,19 +1,7 @@
-import { COMMAND_PATHS, main } from '../../apps/relay/src/cli/main';
+import { COMMAND_PATHS } from '../../apps/relay/src/cli/main';
 import { HELP } from '../../apps/relay/src/cli/usage';
 import { Phone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
-
-type Run = { code: number; stdout: string; stderr: string };
-
-async function svc(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, {
-    stdout: { write: (s: string) => (stdout += s), isTTY: false },
-    stderr: { write: (s: string) => (stderr += s), isTTY: false },
-    env: { PATH: process.env.PATH, ...env },
-  });
-  return { code, stdout, stderr };
-}
+import { svc } from '../support/cli';
 
 describe('svc help lists every command', () => {
   const relayCommands = COMMAND_PATHS.filter((p) => p.startsWith('relay ')).map((p) => p.split(' ')[1]);

@@ -8,6 +8,7 @@ import { formatLine } from '../../apps/relay/src/cli/pretty-log';
 import { decodePairing } from '../../apps/relay/src/pairing/qr-payload';
 import jsQR from 'jsqr';
 import { bearer, nextCode, pairPhone, Phone, registerCode, startRelay, tempHome, type TestRelay } from '../support/harness';
+import { svc } from '../support/cli';
 
 /** Reads a QR drawn with UTF-8 half blocks (two rows of modules per line) back to its text. */
 function readTextQr(drawing: string): string | null {
@@ -39,21 +40,7 @@ function readTextQr(drawing: string): string | null {
   return jsQR(px, w, h, { inversionAttempts: 'attemptBoth' })?.data ?? null;
 }
 
-type Run = { code: number; stdout: string; stderr: string };
-
 /** Runs the CLI in-process against real files and a real relay, capturing what it prints. */
-async function svc(args: string[], env: NodeJS.ProcessEnv = {}, signal?: AbortSignal, tty = false): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, {
-    stdout: { write: (s: string) => (stdout += s), isTTY: tty },
-    stderr: { write: (s: string) => (stderr += s), isTTY: false },
-    env: { PATH: process.env.PATH, ...env },
-    signal,
-  });
-  return { code, stdout, stderr };
-}
-
 const lines = (s: string) => s.split('\n').filter(Boolean);
 const untilTrue = async (check: () => boolean, ms = 3000) => {
   const end = Date.now() + ms;

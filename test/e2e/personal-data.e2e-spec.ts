@@ -2,11 +2,11 @@ import { ReadModels } from '@svc/domain';
 import { eventsDir, replayLog, SnapshotCipher, verifyLog } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { main } from '../../apps/relay/src/cli/main';
 import { Secrets } from '../../apps/relay/src/common/secrets';
 import { readEvents, startRelay, type TestRelay } from '../support/harness';
 import { call, REMOTE, type Json } from '../support/http';
 import { A_SECRETS, homeKeyFor, personalTraffic } from '../support/personal-keys';
+import { svc } from '../support/cli';
 
 /** Every file under a directory, as one string (what an attacker with a copy of the home could read). */
 function everythingUnder(dir: string): string {
@@ -15,17 +15,6 @@ function everythingUnder(dir: string): string {
     if (entry.isFile()) all += fs.readFileSync(path.join(entry.parentPath, entry.name)).toString('latin1') + '\n';
   }
   return all;
-}
-
-async function svc(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, {
-    stdout: { write: (s: string) => (stdout += s), isTTY: false },
-    stderr: { write: (s: string) => (stderr += s), isTTY: false },
-    env: { PATH: process.env.PATH, ...env },
-  });
-  return { code, stdout, stderr };
 }
 
 describe('personal content: sealed at rest, forgettable', () => {

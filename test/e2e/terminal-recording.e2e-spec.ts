@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { main } from '../../apps/relay/src/cli/main';
 import type { RelayConfig } from '../../apps/relay/src/common/config';
 import { pairPhone, type Phone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { Screen } from '../support/terminal-screen';
+import { svc } from '../support/cli';
 
 const SHELL = path.join(__dirname, '../fixtures/bash-norc');
 jest.setTimeout(30_000);
@@ -19,17 +19,6 @@ const castLines = (file: string) =>
     .filter(Boolean)
     .map((l) => JSON.parse(l) as unknown);
 const savedEvents = (relay: TestRelay) => readEvents(relay.home).filter((e) => e.type === 'terminal.recording_saved');
-
-async function svc(args: string[], env: NodeJS.ProcessEnv) {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, {
-    stdout: { write: (s: string) => (stdout += s), isTTY: false },
-    stderr: { write: (s: string) => (stderr += s), isTTY: false },
-    env: { PATH: process.env.PATH, ...env },
-  });
-  return { code, stdout, stderr };
-}
 
 /** Opens shell `name`, runs `commands` (each waited for by its echoed marker), and kills it: its recording is saved by then. */
 async function recordShell(phone: Phone, name: string, commands: Array<[string, RegExp]>, size = { cols: 80, rows: 24 }): Promise<string> {
