@@ -8,6 +8,11 @@
 //              media row), the fastest plain Node path found: read into two reused 1 MiB buffers in turn, each written
 //              once the socket has taken the other (256 MiB to curl, 4 alternating rounds: 1.9-2.2 GB/s, against
 //              1.2-1.6 for createReadStream at 1 MiB, 1.1-1.4 for this loop at 256 KiB, none better at 2 or 4 MiB); no ws
+// and the layers of bench/health-cost.js, each adding one thing the relay has to the one before (no ws):
+//   fastify-body    bare fastify answering the relay's /health body (same fields, built and serialized per request)
+//   nest-body       the same route on the Fastify instance of a Nest 11 app (FastifyAdapter without middie, as the relay)
+//   nest-hooks      + the relay's own callback hooks as no-ops: 4 onRequest, 1 onSend, 1 onResponse
+//   nest-multipart  + @fastify/multipart registered on the whole instance (its async onRequest and onResponse hooks)
 const kind = process.argv[2];
 const port = Number(process.env.PORT);
 
@@ -39,6 +44,27 @@ async function pump(file, res) {
   } finally {
     await fh.close();
   }
+}
+
+/** The relay's /health body with Secure Link off and the disk guard on (what a default relay answers), built fresh. */
+function healthBody() {
+  return {
+    status: 'ok',
+    version: '0.1.0',
+    clients: 0,
+    sessions: 0,
+    client_spelling: 'svc',
+    secure_link: {
+      display_name: 'svc Secure Link',
+      enabled: false,
+      status: 'disabled',
+      security: 'pinned_tls',
+      capabilities: ['relay', 'api', 'dashboard'],
+      reach: { enabled: false, state: 'disabled', last_error: null, transport: 'opaque_inner_tls' },
+    },
+    disk: { free_bytes: 80960638976, total_bytes: 270553174016, min_free_bytes: 268435456, low: false, checked_at: Math.floor(Date.now() / 1000) },
+    terminal_recording: false,
+  };
 }
 
 async function main() {
@@ -75,6 +101,37 @@ async function main() {
     await app.ready();
     wsOn(app.server);
     await app.listen({ port, host: '127.0.0.1' });
+    return;
+  }
+  if (kind === 'fastify-body' || kind.startsWith('nest-')) {
+    let app = null;
+    let instance;
+    if (kind === 'fastify-body') instance = require('fastify')();
+    else {
+      require('reflect-metadata');
+      const { Module } = require('@nestjs/common');
+      const { NestFactory } = require('@nestjs/core');
+      const { FastifyAdapter } = require('@nestjs/platform-fastify');
+      class AppModule {}
+      Module({})(AppModule);
+      const adapter = new FastifyAdapter({ skipMiddie: true });
+      app = await NestFactory.create(AppModule, adapter, { logger: false });
+      instance = adapter.getInstance();
+    }
+    if (kind === 'nest-hooks' || kind === 'nest-multipart') {
+      for (let i = 0; i < 4; i++) instance.addHook('onRequest', (req, reply, done) => done(req.routeOptions.config === 0 ? new Error() : undefined));
+      instance.addHook('onSend', (req, reply, payload, done) => done(null, payload));
+      instance.addHook('onResponse', (req, reply, done) => done());
+    }
+    if (kind === 'nest-multipart') await instance.register(require('@fastify/multipart'));
+    instance.get('/health', { config: { auth: 'public' } }, async (req, reply) => {
+      reply.header('Cache-Control', 'no-store');
+      return healthBody();
+    });
+    if (app) {
+      await app.init();
+      await app.listen(port, '127.0.0.1');
+    } else await instance.listen({ port, host: '127.0.0.1' });
     return;
   }
   if (kind === 'nest') {

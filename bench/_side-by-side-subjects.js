@@ -24,6 +24,10 @@ const LABELS = {
   fastify: 'bare fastify + ws',
   nest: 'minimal Nest 11 + Fastify + WsAdapter',
   files: 'bare Node file server',
+  'fastify-body': "bare fastify, the relay's /health body",
+  'nest-body': '+ Nest 11 (FastifyAdapter, no middie)',
+  'nest-hooks': "+ the relay's 6 callback hooks (no-ops)",
+  'nest-multipart': '+ @fastify/multipart on the whole instance',
   reference: 'reference relay (aiohttp)',
 };
 const PYTHON = '/usr/bin/python3';
@@ -125,7 +129,7 @@ function command(kind, port, home, opts) {
 
 /**
  * Starts one subject and waits for its first `GET /health` 200 (polled every 2 ms). `startMs` is from spawn to that
- * answer. opts: { ref (reference checkout), file (for `files`), mediaMaxMb (relay and reference upload cap) }.
+ * answer. opts: { ref (reference checkout), file (for `files`), mediaMaxMb (relay and reference upload cap), cpu (pin) }.
  */
 async function start(kind, opts = {}) {
   const port = await freePort();
@@ -134,7 +138,9 @@ async function start(kind, opts = {}) {
   const { cmd, args, cwd, env } = command(kind, port, home, opts);
   const err = fs.openSync(errFile, 'w');
   const t0 = process.hrtime.bigint();
-  const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'ignore', err], detached: true });
+  // opts.cpu: pinned to that CPU with taskset (which execs the command: the pid stays the subject's).
+  const pinned = opts.cpu !== undefined ? ['taskset', ['-c', String(opts.cpu), cmd, ...args]] : [cmd, args];
+  const child = spawn(pinned[0], pinned[1], { cwd, env, stdio: ['ignore', 'ignore', err], detached: true });
   fs.closeSync(err);
   const s = { kind, label: LABELS[kind], port, url: `http://127.0.0.1:${port}`, pid: child.pid, child, home, startMs: NaN };
   live.add(s);
