@@ -18,6 +18,8 @@ export type RouteAuth = {
   bearerOnLoopback?: boolean;
   /** `voice` class: a loopback request with no bearer is the operator (relay-wide voice settings). */
   operatorOnLoopback?: boolean;
+  /** The route takes multipart bodies: @fastify/multipart's request hooks run on it (media.module.ts). */
+  multipart?: boolean;
 };
 
 /**
@@ -29,7 +31,7 @@ export type RouteAuth = {
 export function Auth(
   auth: AuthClass,
   grant?: string,
-  options: { bodyLimit?: number; noHead?: boolean; bearerOnLoopback?: boolean; operatorOnLoopback?: boolean } = {},
+  options: { bodyLimit?: number; noHead?: boolean; bearerOnLoopback?: boolean; operatorOnLoopback?: boolean; multipart?: boolean } = {},
 ): MethodDecorator & ClassDecorator {
   return applyDecorators(RouteConfig({ auth, grant, ...options } satisfies RouteAuth));
 }

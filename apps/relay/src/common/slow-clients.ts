@@ -27,7 +27,13 @@ export function guardSlowConnections(
   opts: { perAddress: number; tls: boolean; logger: Logger },
 ): { waiting(subject: string): number } {
   const waiting = new Map<string, Set<Socket>>();
-  const release = (socket: Socket, subject: string) => {
+  // A waiting socket's subject: a request on a socket that is not waiting (every keep-alive one after its first)
+  // costs one lookup.
+  const subjectOf = new WeakMap<Socket, string>();
+  const release = (socket: Socket) => {
+    const subject = subjectOf.get(socket);
+    if (subject === undefined) return;
+    subjectOf.delete(socket);
     const set = waiting.get(subject);
     if (!set?.delete(socket)) return;
     if (set.size === 0) waiting.delete(subject);
@@ -44,9 +50,10 @@ export function guardSlowConnections(
       return;
     }
     set.add(socket);
-    socket.once('close', () => release(socket, subject));
+    subjectOf.set(socket, subject);
+    socket.once('close', () => release(socket));
   });
-  const arrived = (req: { socket: Socket }) => release(req.socket, rateLimitSubject(req.socket.remoteAddress ?? ''));
+  const arrived = (req: { socket: Socket }) => release(req.socket);
   server.on('request', arrived);
   server.on('upgrade', arrived);
   return { waiting: (subject) => waiting.get(subject)?.size ?? 0 };

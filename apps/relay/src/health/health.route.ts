@@ -41,8 +41,12 @@ export function installHealthRoute(
 ): void {
   const config: RouteAuth = { auth: 'public' };
   const loopback = (r: FastifyRequest) => checkLoopback(r.socket.remoteAddress, r.headers, deps.runtime.port).ok;
-  instance.get('/health', { config }, async (request, reply): Promise<HealthBody> => {
-    void reply.header('Cache-Control', 'no-store');
+  const json = lastJson<HealthBody>();
+  instance.get('/health', { config }, async (request, reply): Promise<string> => {
+    void reply.header('Cache-Control', 'no-store').type('application/json; charset=utf-8');
+    return json(body(request));
+  });
+  function body(request: FastifyRequest): HealthBody {
     const sl = deps.runtime.secureLink ?? null;
     const state = deps.loop.models.secureLink.state;
     return {
@@ -70,5 +74,40 @@ export function installHealthRoute(
       ...(deps.disk?.enabled ? { disk: loopback(request) ? deps.disk.view() : { low: deps.disk.low } } : {}),
       terminal_recording: deps.terminalRecording,
     };
-  });
+  }
+}
+
+/**
+ * JSON.stringify that hands back the last text when the value equals the last one, leaf by leaf: between two changes
+ * (a phone connecting, the disk re-checked) every probe answers the same body, and comparing its ~25 leaves costs a
+ * tenth of serializing them again (docs/BENCHMARKS.md, "What a request costs"). For the relay's own plain values only.
+ */
+export function lastJson<T>(): (value: T) => string {
+  let last: { value: T; text: string } | null = null;
+  return (value) => {
+    if (last !== null && sameJson(last.value, value)) return last.text;
+    last = { value, text: JSON.stringify(value) };
+    return last.text;
+  };
+}
+
+/** Whether two plain JSON values (objects, arrays, strings, numbers, booleans, null) serialize the same. */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  // Anything but a plain object (a Date, a Map, a class) may serialize differently with the same own keys.
+  if (Array.isArray(b) || Object.getPrototypeOf(a) !== Object.prototype || Object.getPrototypeOf(b) !== Object.prototype) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    // Same keys in the same order: the texts are then equal too.
+    if (ka[i] !== kb[i] || !sameJson((a as Record<string, unknown>)[ka[i]], (b as Record<string, unknown>)[kb[i]])) return false;
+  }
+  return true;
 }

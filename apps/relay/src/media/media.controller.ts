@@ -26,7 +26,7 @@ export class MediaController {
 
   /** Both forms (WIRE.md), by Content-Type: multipart `file`, or JSON with base64 `content`. */
   @Post('/upload')
-  @Auth('paired')
+  @Auth('paired', undefined, { multipart: true })
   @HttpCode(200)
   upload(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Caller() caller: Principal) {
     return req.isMultipart() ? this.media.uploadMultipart(req, reply, actorOf(caller)) : this.media.uploadJson(req.body, actorOf(caller));

@@ -1,9 +1,11 @@
 import { Global, Inject, Injectable, Module } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import multipart from '@fastify/multipart';
+import { fastifyMultipart } from '@fastify/multipart';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { RelayConfig } from '../common/config';
 import { MEDIA_REGISTRAR } from '../common/media-registrar';
+import type { RouteAuth } from '../common/auth';
+import { registerWithRouteHooks } from '../common/route-scoped-plugin';
 import { RELAY_CONFIG } from '../common/tokens';
 import { MediaController } from './media.controller';
 import { MediaService } from './media.service';
@@ -16,7 +18,9 @@ export function uploadBodyLimit(maxSizeBytes: number): number {
 /**
  * Fastify-level wiring Nest has no decorator for. Runs while providers are built, before Nest
  * registers routes: `onRoute` gives `POST /media/upload` its own bodyLimit (the JSON base64 form is
- * bigger than the global 1 MiB), and @fastify/multipart is registered for the streamed form.
+ * bigger than the global 1 MiB), and @fastify/multipart is registered for the streamed form: its parser and request
+ * methods on the whole instance, its two async request hooks only on the routes marked `multipart` (the media and
+ * voice uploads), not on every request.
  */
 @Injectable()
 export class MediaHttpSetup {
@@ -27,7 +31,12 @@ export class MediaHttpSetup {
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       if (route.url === '/media/upload' && methods.includes('POST')) route.bodyLimit = limit;
     });
-    void instance.register(multipart, { limits: { fileSize: config.media.maxSizeBytes, files: 1, fields: 8, parts: 9 } });
+    registerWithRouteHooks(
+      instance,
+      fastifyMultipart,
+      { limits: { fileSize: config.media.maxSizeBytes, files: 1, fields: 8, parts: 9 } },
+      (route) => (route.config as Partial<RouteAuth> | undefined)?.multipart === true,
+    );
   }
 }
 

@@ -13,10 +13,13 @@ type Labels = Record<string, string>;
 class Tally {
   readonly values = new Map<string, { labels: Labels; n: number }>();
   inc(labels: Labels, by = 1): void {
-    const key = Object.values(labels).join('\u0000');
+    this.incKeyed(Object.values(labels).join('\u0000'), () => labels, by);
+  }
+  /** `inc` with the key made by the caller, and the labels made only the first time (the per-request path). */
+  incKeyed(key: string, labels: () => Labels, by = 1): void {
     const v = this.values.get(key);
     if (v) v.n += by;
-    else this.values.set(key, { labels, n: by });
+    else this.values.set(key, { labels: labels(), n: by });
   }
 }
 
@@ -84,7 +87,11 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
 
   /** One answered request (the Fastify onResponse hook): the route template, never the path. */
   observeHttp(method: string, route: string | undefined, status: number): void {
-    this.http.inc({ method, route: route ?? 'unmatched', status: String(status) });
+    this.http.incKeyed(`${method}\u0000${route ?? 'unmatched'}\u0000${status}`, () => ({
+      method,
+      route: route ?? 'unmatched',
+      status: String(status),
+    }));
   }
 
   /** The counters and gauges as plain numbers, for the console's sample ring (no prom-client involved). */

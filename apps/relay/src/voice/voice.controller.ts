@@ -68,7 +68,7 @@ export class VoiceController {
 
   /** multipart/form-data with one audio file (the first file part, whatever its field name). */
   @Post('/transcribe')
-  @Auth('voice', 'voice:stt')
+  @Auth('voice', 'voice:stt', { multipart: true })
   @HttpCode(200)
   async transcribe(
     @Req() req: FastifyRequest,
