@@ -50,4 +50,44 @@ describe('connections: when a phone went offline', () => {
     g.event(phoneDisconnected(), at(T0, 9));
     expect(g.models.connections.offlineSince('aaaa1111')).toBe(ms(at(T0, 5)));
   });
+
+  it("keeps each phone's sockets apart, through a snapshot too: online until its own last one closes, supports from its newest", () => {
+    const g = given([
+      sessionCreated(),
+      sessionCreated({ tokenPrefix: 'bbbb2222' }),
+      phoneConnected({ connId: 'a1', supports: { phone_confirm: false } }),
+      phoneConnected({ connId: 'b1', tokenPrefix: 'bbbb2222', supports: { phone_confirm: true } }),
+    ]).state;
+    g.event(phoneConnected({ connId: 'a2', supports: { phone_confirm: true } }), at(T0, 5));
+    const restored = new ReadModels();
+    restored.restore(JSON.parse(JSON.stringify(g.models.snapshot())) as Record<string, unknown>);
+    for (const m of [g.models, restored]) {
+      expect(m.connections.supportsOf('aaaa1111')).toEqual({ phone_confirm: true });
+      m.apply({
+        ...g.log[g.log.length - 1],
+        seq: 90,
+        type: 'phone.disconnected',
+        data: { connId: 'b1', tokenPrefix: 'bbbb2222', code: 1000, reason: '' },
+      });
+      expect(m.connections.isOnline('bbbb2222')).toBe(false);
+      expect(m.connections.isOnline('aaaa1111')).toBe(true);
+      m.apply({
+        ...g.log[g.log.length - 1],
+        seq: 91,
+        type: 'phone.disconnected',
+        data: { connId: 'a2', tokenPrefix: 'aaaa1111', code: 1000, reason: '' },
+      });
+      expect(m.connections.isOnline('aaaa1111')).toBe(true);
+      expect(m.connections.supportsOf('aaaa1111')).toEqual({ phone_confirm: false });
+      m.apply({
+        ...g.log[g.log.length - 1],
+        seq: 92,
+        type: 'phone.disconnected',
+        data: { connId: 'a1', tokenPrefix: 'aaaa1111', code: 1000, reason: '' },
+      });
+      expect(m.connections.isOnline('aaaa1111')).toBe(false);
+      expect(m.connections.supportsOf('aaaa1111')).toEqual({});
+      expect(m.connections.count()).toBe(0);
+    }
+  });
 });

@@ -21,6 +21,8 @@ type State = { connections: Connection[]; offline?: Array<[string, number]> };
  */
 export class ConnectionsProjection implements Projection<State> {
   private readonly byId = new Map<string, Connection>();
+  /** Token prefix → its open sockets: whether a phone is online is one lookup, not a walk over every socket. */
+  private readonly byPrefix = new Map<string, Map<string, Connection>>();
   /** Token prefix → event time its last socket closed; gone while it is online or once the session ends. */
   private readonly offline = new Map<string, number>();
 
@@ -31,16 +33,23 @@ export class ConnectionsProjection implements Projection<State> {
         const at = eventAtMs(e);
         for (const c of this.byId.values()) this.offline.set(c.tokenPrefix, at);
         this.byId.clear();
+        this.byPrefix.clear();
         break;
       }
       case 'phone.connected':
-        this.byId.set(e.data.connId, { ...e.data, since: eventAtMs(e) });
+        this.add({ ...e.data, since: eventAtMs(e) });
         this.offline.delete(e.data.tokenPrefix);
         break;
-      case 'phone.disconnected':
-        if (!this.byId.delete(e.data.connId)) break;
+      case 'phone.disconnected': {
+        const c = this.byId.get(e.data.connId);
+        if (!c) break;
+        this.byId.delete(c.connId);
+        const mine = this.byPrefix.get(c.tokenPrefix);
+        mine?.delete(c.connId);
+        if (mine?.size === 0) this.byPrefix.delete(c.tokenPrefix);
         if (!this.isOnline(e.data.tokenPrefix)) this.offline.set(e.data.tokenPrefix, eventAtMs(e));
         break;
+      }
       case 'session.revoked':
       case 'session.expired':
         this.offline.delete(e.data.tokenPrefix);
@@ -69,13 +78,23 @@ export class ConnectionsProjection implements Projection<State> {
    */
   supportsOf(tokenPrefix: string): ClientSupports {
     let newest: Connection | undefined;
-    for (const c of this.byId.values()) if (c.tokenPrefix === tokenPrefix && (!newest || c.since >= newest.since)) newest = c;
+    for (const c of this.byPrefix.get(tokenPrefix)?.values() ?? []) if (!newest || c.since >= newest.since) newest = c;
     return newest?.supports ?? {};
   }
 
   isOnline(tokenPrefix: string): boolean {
-    for (const c of this.byId.values()) if (c.tokenPrefix === tokenPrefix) return true;
-    return false;
+    return this.byPrefix.has(tokenPrefix);
+  }
+
+  private add(c: Connection): void {
+    // A connId seen again (never in practice: they are UUIDs) replaces the old socket in both maps.
+    const old = this.byId.get(c.connId);
+    if (old) this.byPrefix.get(old.tokenPrefix)?.delete(old.connId);
+    if (old && this.byPrefix.get(old.tokenPrefix)?.size === 0) this.byPrefix.delete(old.tokenPrefix);
+    this.byId.set(c.connId, c);
+    let mine = this.byPrefix.get(c.tokenPrefix);
+    if (!mine) this.byPrefix.set(c.tokenPrefix, (mine = new Map()));
+    mine.set(c.connId, c);
   }
 
   snapshot(): State {
@@ -84,8 +103,9 @@ export class ConnectionsProjection implements Projection<State> {
 
   restore(state: State): void {
     this.byId.clear();
+    this.byPrefix.clear();
     this.offline.clear();
-    for (const c of state.connections) this.byId.set(c.connId, c);
+    for (const c of state.connections) this.add(c);
     for (const [prefix, at] of state.offline ?? []) this.offline.set(prefix, at);
   }
 }
