@@ -198,6 +198,18 @@ function relayReplay(dir) {
   return s;
 }
 
+/**
+ * replayLog with read models that do nothing: the log's own cost (read, every check, JSON.parse, opening sealed
+ * content) without the projections; the relay's row minus this one is what its 20 read models cost.
+ */
+function noModelsReplay(dir) {
+  const t = process.hrtime.bigint();
+  const r = events.replayLog(dir, { apply() {}, snapshot: () => ({}), restore() {} });
+  const s = Number(process.hrtime.bigint() - t) / 1e9;
+  if (r.events !== N) throw new Error(`replayed ${r.events} of ${N}`);
+  return s;
+}
+
 /** The floor: read the same files and JSON.parse each line, nothing else. */
 function bareParse(dir) {
   const t = process.hrtime.bigint();
@@ -229,13 +241,16 @@ function bareParse(dir) {
     const relay = [];
     const bare = [];
     const bareHash = [];
+    const noModels = [];
     for (let round = 0; round < ROUNDS; round++) {
       if (round % 2 === 0) {
         bare.push(bareParse(dir));
         bareHash.push(bareParseHash(dir));
+        noModels.push(noModelsReplay(dir));
         relay.push(relayReplay(dir));
       } else {
         relay.push(relayReplay(dir));
+        noModels.push(noModelsReplay(dir));
         bareHash.push(bareParseHash(dir));
         bare.push(bareParse(dir));
       }
@@ -243,16 +258,22 @@ function bareParse(dir) {
     const r = N / median(relay);
     const b = N / median(bare);
     const bh = N / median(bareHash);
+    const nm = N / median(noModels);
     report(`replay of a ${fmt(N)}-event log (${ROUNDS} rounds)`, [
       ['reader', 'median events/s', 'median s', 'rounds s'],
       ['bare read + JSON.parse', fmt(b), median(bare).toFixed(2), bare.map((x) => x.toFixed(2)).join(' / ')],
       ['bare read + SHA-256 + JSON.parse (verify floor)', fmt(bh), median(bareHash).toFixed(2), bareHash.map((x) => x.toFixed(2)).join(' / ')],
+      ['replayLog into no read models (verify + parse)', fmt(nm), median(noModels).toFixed(2), noModels.map((x) => x.toFixed(2)).join(' / ')],
       ['svc relay replayLog (verify + parse + project)', fmt(r), median(relay).toFixed(2), relay.map((x) => x.toFixed(2)).join(' / ')],
       ['ratio (relay / bare read + parse)', (r / b).toFixed(2), '', ''],
       ['ratio (verify floor / bare read + parse)', (bh / b).toFixed(2), '', ''],
+      ['ratio (no read models / verify floor)', (nm / bh).toFixed(2), '', ''],
       ['ratio (relay / verify floor)', (r / bh).toFixed(2), '', ''],
+      ["read models: share of the relay's replay time", `${(100 * (1 - median(noModels) / median(relay))).toFixed(0)}%`, '', ''],
     ]);
-    console.log(`\nRESULT ${JSON.stringify({ events: N, bytes, relayEps: r, bareEps: b, bareHashEps: bh, ratio: r / b, ratioToFloor: r / bh })}`);
+    console.log(
+      `\nRESULT ${JSON.stringify({ events: N, bytes, relayEps: r, bareEps: b, bareHashEps: bh, noModelsEps: nm, ratio: r / b, ratioToFloor: r / bh })}`,
+    );
   } finally {
     if (!process.env.BENCH_KEEP) fs.rmSync(home, { recursive: true, force: true });
     else console.log(`kept ${dir}`);

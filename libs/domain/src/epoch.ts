@@ -30,6 +30,17 @@ const digit = (s: string, i: number): number => {
  * `Date.parse` (bench/spine-replay.js). Anything else, or a field out of range, goes to `Date.parse`.
  */
 export function isoMs(s: string): number {
+  // The same time comes in runs (a session's grants share one expiry; a batch of events shares its `at`).
+  if (s === lastIso) return lastIsoMs;
+  const ms = parseIso(s);
+  lastIso = s;
+  lastIsoMs = ms;
+  return ms;
+}
+let lastIso = '';
+let lastIsoMs = NaN;
+
+function parseIso(s: string): number {
   if (s.length !== 24 || s.charCodeAt(23) !== 90 || s.charCodeAt(10) !== 84 || s.charCodeAt(19) !== 46) return Date.parse(s);
   if (s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return Date.parse(s);
   const y = digit(s, 0) * 1000 + digit(s, 1) * 100 + digit(s, 2) * 10 + digit(s, 3);

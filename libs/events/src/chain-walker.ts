@@ -59,7 +59,9 @@ export class ChainWalker {
       if (jsonDepthExceeds(text, MAX_FILE_JSON_DEPTH)) {
         throw new ChainError(check.seq, where, `record nests JSON deeper than ${MAX_FILE_JSON_DEPTH} levels`);
       }
-      onEvent(JSON.parse(text) as StoredEvent);
+      const event = JSON.parse(text) as { -readonly [K in keyof StoredEvent]: StoredEvent[K] };
+      event.type = canonicalType(event.type);
+      onEvent(event as StoredEvent);
     }
   }
 
@@ -69,4 +71,24 @@ export class ChainWalker {
       throw new ChainError(this.opts.fromSeq - 1, '(snapshot)', `the log ends at seq ${this.lastSeq}, before the snapshot`);
     }
   }
+}
+
+const canonical = new Map<string, string>();
+const MAX_CANONICAL = 4096;
+
+/**
+ * The type string V8 keeps once for the whole process (a property key is always interned): every read model
+ * switches on `type`, and a switch compares an interned string by address but a freshly parsed one letter by
+ * letter, so twenty read models spent most of an idle `apply` comparing (docs/BENCHMARKS.md, replay). Bounded:
+ * a log with more distinct types than the relay has keeps the rest as parsed.
+ */
+export function canonicalType(type: string): string {
+  if (typeof type !== 'string') return type;
+  let c = canonical.get(type);
+  if (c === undefined) {
+    if (canonical.size >= MAX_CANONICAL) return type;
+    c = Object.keys({ [type]: 0 })[0];
+    canonical.set(type, c);
+  }
+  return c;
 }

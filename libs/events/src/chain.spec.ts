@@ -57,4 +57,16 @@ describe('chain encoding', () => {
     const cb = checkLine(b.line);
     expect(cb.ok && cb.prev).toBe(a.hash);
   });
+
+  it('reads the seq by hand: any whole number up to 15 digits; anything else is a malformed record', () => {
+    for (const seq of [1, 9, 10, 12345678901, 999_999_999_999_999]) {
+      const c = checkLine(encodeRecord(fields({ seq })).line);
+      expect(c.ok && c.seq).toBe(seq);
+    }
+    for (const seq of [-1, 1.5, 1e16, Number.NaN]) {
+      expect(checkLine(encodeRecord(fields({ seq })).line)).toEqual({ ok: false, reason: 'malformed record' });
+    }
+    const noSeq = encodeRecord(fields({ seq: '7' as unknown as number })).line;
+    expect(checkLine(noSeq)).toEqual({ ok: false, reason: 'malformed record' });
+  });
 });

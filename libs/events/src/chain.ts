@@ -33,10 +33,25 @@ export function checkLine(line: string): LineCheck {
   const hash = line.slice(tailAt + HASH_KEY.length, line.length - 2);
   const core = line.slice(0, tailAt) + '}';
   if (sha256(core) !== hash) return { ok: false, reason: 'checksum mismatch' };
-  const seqMatch = /^\{"seq":(\d+),/.exec(line);
+  const seq = leadingSeq(line);
   const prevAt = line.lastIndexOf('"prev":"', tailAt);
-  if (!seqMatch || prevAt < 0) return { ok: false, reason: 'malformed record' };
-  return { ok: true, seq: Number(seqMatch[1]), prev: line.slice(prevAt + 8, prevAt + 8 + 64), hash };
+  if (seq < 0 || prevAt < 0) return { ok: false, reason: 'malformed record' };
+  return { ok: true, seq, prev: line.slice(prevAt + 8, prevAt + 8 + 64), hash };
+}
+
+const SEQ_KEY = '{"seq":';
+
+/** The n of a line starting `{"seq":<n>,` (at most 15 digits), or -1. */
+function leadingSeq(line: string): number {
+  if (!line.startsWith(SEQ_KEY)) return -1;
+  let n = 0;
+  let i = SEQ_KEY.length;
+  for (; i < line.length && i < SEQ_KEY.length + 16; i++) {
+    const d = line.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) break;
+    n = n * 10 + d;
+  }
+  return i > SEQ_KEY.length && i < SEQ_KEY.length + 16 && line.charCodeAt(i) === 44 ? n : -1;
 }
 
 /** One-shot `crypto.hash` (engines: Node >= 20.19): half the cost of createHash().update().digest() on a record. */

@@ -26,7 +26,7 @@ export function replayLog<M extends Projection>(
   /** The data keys of personal content (without them, or without one, that content replays as forgotten). */
   keyFor: (keyId: string) => Buffer | undefined = () => undefined,
 ): ReplaySummary {
-  const countsByType: Record<string, number> = {};
+  const counts = new Map<string, number>();
   let events = 0;
   const r = scanLog(dir, {
     fromSeq: 1,
@@ -34,12 +34,12 @@ export function replayLog<M extends Projection>(
     onEvent: (record) => {
       const e = unsealPersonal(record, keyFor);
       models.apply(e);
-      countsByType[e.type] = (countsByType[e.type] ?? 0) + 1;
+      counts.set(e.type, (counts.get(e.type) ?? 0) + 1);
       events++;
       onEvent?.(e);
     },
   });
-  return { lastSeq: r.lastSeq, lastHash: r.lastHash, events, countsByType, tornTailBytes: r.torn?.bytes ?? 0 };
+  return { lastSeq: r.lastSeq, lastHash: r.lastHash, events, countsByType: Object.fromEntries(counts), tornTailBytes: r.torn?.bytes ?? 0 };
 }
 
 export function eventsDir(svcHome: string): string {

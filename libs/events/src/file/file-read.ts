@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ChainWalker } from '../chain-walker';
@@ -26,11 +27,17 @@ export function listSegments(dir: string): Array<{ file: string; firstSeq: numbe
 /**
  * Calls `onLine` for each complete line of a file, streaming in 1 MiB chunks. Returns the byte offset
  * after the last complete line and the unterminated tail, if any.
+ *
+ * `transient`: the caller keeps no line after `onLine` returns (it parses and drops it). A chunk's whole
+ * lines are then decoded as one string and handed out as slices of it (a slice keeps the whole chunk
+ * alive, hence the flag): about a tenth of replay's time went to decoding line by line. A chunk that is
+ * not plain ASCII is still cut line by line, so offsets stay exact bytes whatever it holds.
  */
 export function scanLines(
   file: string,
   onLine: (line: string, offset: number) => void,
   onChunk?: (bytesRead: number) => void,
+  transient = false,
 ): { end: number; tail: string } {
   const fd = fs.openSync(file, 'r');
   try {
@@ -45,9 +52,19 @@ export function scanLines(
       onChunk?.(read);
       const chunk = carry.length ? Buffer.concat([carry, buf.subarray(0, n)]) : buf.subarray(0, n);
       let start = 0;
-      for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
-        onLine(chunk.toString('utf8', start, nl), base + start);
-        start = nl + 1;
+      const whole = transient ? chunk.lastIndexOf(10) + 1 : 0;
+      // A newline byte never sits inside a multi-byte UTF-8 sequence: the lines up to the last one decode alone.
+      if (whole > 0 && isAscii(chunk.subarray(0, whole))) {
+        const text = chunk.toString('latin1', 0, whole);
+        for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+          onLine(text.slice(start, nl), base + start);
+          start = nl + 1;
+        }
+      } else {
+        for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
+          onLine(chunk.toString('utf8', start, nl), base + start);
+          start = nl + 1;
+        }
       }
       carry = Buffer.from(chunk.subarray(start));
       base += start;
@@ -96,7 +113,7 @@ export function scanLog(
     const onChunk = opts.onProgress
       ? (read: number) => opts.onProgress!({ done: bytesBefore + read, total: Math.max(total, bytesBefore + read), seq: w.lastSeq })
       : undefined;
-    const { end, tail } = scanLines(file, (line) => w.record(line, seg.file), onChunk);
+    const { end, tail } = scanLines(file, (line) => w.record(line, seg.file), onChunk, true);
     bytesBefore += sizes[i] ?? 0;
     if (tail.length > 0) {
       if (i !== segments.length - 1) throw new ChainError(w.next, seg.file, 'unterminated record inside the log');
