@@ -3,12 +3,14 @@
 //     arrives directly (ws), through Secure Link (wss, pinned) or through Reach (a broker stream carrying
 //     the Secure Link TLS session);
 //   - media download: GET /media/{token} of a 1 MiB file by the phone over the same three routes
-//     (HTTP/1.1 keep-alive; Reach: one broker stream held for all requests).
+//     (HTTP/1.1 keep-alive; Reach: one broker stream held for all requests), and over a fourth, `sl_js_stream`:
+//     the Secure Link TLS carried by a JS stream over a plain TCP socket, as the phone side of Reach carries it over
+//     its broker stream, with no broker: the floor of the client's side of any brokered route.
 // The relay (with Secure Link and the Reach connector) and the broker run in one child process; the phone
 // and the host's calls run here. Everything is on loopback: the figures are the routes' own costs.
 //
 // Build first:  npm run build
-// Run:          node bench/secure-link.js [--rounds 3] [--pings 500] [--downloads 200]
+// Run:          node bench/secure-link.js [--rounds 3] [--pings 60] [--downloads 200]
 'use strict';
 const fs = require('node:fs');
 const os = require('node:os');
@@ -135,6 +137,27 @@ async function reachSocket(cand) {
   return { sock, ws };
 }
 
+/**
+ * The floor of the phone's side of any brokered route: the same pinned TLS to the Secure Link origin, but carried by a
+ * JS stream over a plain TCP socket to it (what the Reach client does over its broker stream), no broker in between.
+ */
+async function jsStreamTlsSocket(proxy) {
+  const { port } = new URL(proxy.url);
+  const tcp = require('node:net').connect(Number(port), '127.0.0.1');
+  await new Promise((r, j) => (tcp.once('connect', r), tcp.once('error', j)));
+  const duplex = new Duplex({
+    read() {},
+    write(chunk, _e, cb) {
+      tcp.write(chunk, cb);
+    },
+  });
+  tcp.on('data', (d) => duplex.push(d));
+  tcp.on('close', () => duplex.push(null));
+  const sock = tls.connect({ socket: duplex, host: '127.0.0.1', ca: pem(proxy.cert_der) });
+  await new Promise((r, j) => (sock.once('secureConnect', r), sock.once('error', j)));
+  return { sock, ws: tcp, close: () => tcp.destroy() };
+}
+
 function request(agent, url, headers) {
   return new Promise((resolve, reject) => {
     const t = process.hrtime.bigint();
@@ -160,7 +183,7 @@ async function route(kind, server, child) {
   let wsOptions;
   let relayUrl = server.url;
   let held = null;
-  if (kind === 'secure_link') {
+  if (kind === 'secure_link' || kind === 'sl_js_stream') {
     relayUrl = proxy.proxy.url.replace('https', 'wss') + '/relay/ws';
     wsOptions = { ca: pem(proxy.proxy.cert_der) };
   }
@@ -195,6 +218,11 @@ async function route(kind, server, child) {
   } else if (kind === 'secure_link') {
     agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: pem(proxy.proxy.cert_der) });
     mediaUrl = `${proxy.proxy.url}/relay/media/${server.mediaToken}`;
+  } else if (kind === 'sl_js_stream') {
+    stream = await jsStreamTlsSocket(proxy.proxy);
+    agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+    agent.createConnection = () => stream.sock;
+    mediaUrl = `https://127.0.0.1/relay/media/${server.mediaToken}`;
   } else {
     const qr2 = await mint();
     stream = await reachSocket(qr2.endpoints.find((e) => e.role === 'outbound_broker'));
@@ -215,7 +243,8 @@ async function route(kind, server, child) {
     close() {
       sim.stop?.();
       agent.destroy();
-      stream?.ws.close();
+      if (stream?.close) stream.close();
+      else stream?.ws.close();
       held?.ws.close();
     },
   };
@@ -229,7 +258,7 @@ async function route(kind, server, child) {
     child.once('message', resolve);
     child.once('exit', (c) => reject(new Error(`server exited ${c}`)));
   });
-  const kinds = ['direct', 'secure_link', 'reach'];
+  const kinds = ['direct', 'secure_link', 'sl_js_stream', 'reach'];
   const results = Object.fromEntries(kinds.map((k) => [k, { ping: [], dl: [] }]));
   for (let round = 1; round <= ROUNDS; round++) {
     const order = round % 2 ? kinds : [...kinds].reverse();
@@ -247,7 +276,7 @@ async function route(kind, server, child) {
       results[kind].ping.push(pct(pings, 50));
       results[kind].dl.push(pct(dls, 50));
       console.log(
-        `round ${round} ${kind.padEnd(11)} /ping p50 ${pct(pings, 50).toFixed(3)} ms p99 ${pct(pings, 99).toFixed(3)} ms | 1 MiB download p50 ${pct(dls, 50).toFixed(3)} ms`,
+        `round ${round} ${kind.padEnd(12)} /ping p50 ${pct(pings, 50).toFixed(3)} ms p99 ${pct(pings, 99).toFixed(3)} ms | 1 MiB download p50 ${pct(dls, 50).toFixed(3)} ms`,
       );
     }
   }
@@ -255,7 +284,7 @@ async function route(kind, server, child) {
   console.log(`\nmedians of ${ROUNDS} rounds (${PINGS} pings, ${DOWNLOADS} downloads each):`);
   for (const k of kinds)
     console.log(
-      `  ${k.padEnd(11)} /ping p50 ${med(k, 'ping').toFixed(3)} ms (${(med(k, 'ping') / med('direct', 'ping')).toFixed(2)}x direct) | download p50 ${med(k, 'dl').toFixed(3)} ms (${(med(k, 'dl') / med('direct', 'dl')).toFixed(2)}x direct, ${(1 / (med(k, 'dl') / 1000)).toFixed(0)} MiB/s)`,
+      `  ${k.padEnd(12)} /ping p50 ${med(k, 'ping').toFixed(3)} ms (${(med(k, 'ping') / med('direct', 'ping')).toFixed(2)}x direct) | download p50 ${med(k, 'dl').toFixed(3)} ms (${(med(k, 'dl') / med('direct', 'dl')).toFixed(2)}x direct, ${(1 / (med(k, 'dl') / 1000)).toFixed(0)} MiB/s)`,
     );
   child.send({ type: 'exit' });
 })().catch((err) => {
