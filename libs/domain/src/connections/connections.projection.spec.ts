@@ -61,30 +61,18 @@ describe('connections: when a phone went offline', () => {
     g.event(phoneConnected({ connId: 'a2', supports: { phone_confirm: true } }), at(T0, 5));
     const restored = new ReadModels();
     restored.restore(JSON.parse(JSON.stringify(g.models.snapshot())) as Record<string, unknown>);
+    // The same disconnect record applied to each model set (the live one and the restored one) alike.
+    const close = (m: ReadModels, connId: string, tokenPrefix: string) =>
+      m.apply({ ...g.log[g.log.length - 1], type: 'phone.disconnected', data: { connId, tokenPrefix, code: 1000, reason: '' } });
     for (const m of [g.models, restored]) {
       expect(m.connections.supportsOf('aaaa1111')).toEqual({ phone_confirm: true });
-      m.apply({
-        ...g.log[g.log.length - 1],
-        seq: 90,
-        type: 'phone.disconnected',
-        data: { connId: 'b1', tokenPrefix: 'bbbb2222', code: 1000, reason: '' },
-      });
+      close(m, 'b1', 'bbbb2222');
       expect(m.connections.isOnline('bbbb2222')).toBe(false);
       expect(m.connections.isOnline('aaaa1111')).toBe(true);
-      m.apply({
-        ...g.log[g.log.length - 1],
-        seq: 91,
-        type: 'phone.disconnected',
-        data: { connId: 'a2', tokenPrefix: 'aaaa1111', code: 1000, reason: '' },
-      });
+      close(m, 'a2', 'aaaa1111');
       expect(m.connections.isOnline('aaaa1111')).toBe(true);
       expect(m.connections.supportsOf('aaaa1111')).toEqual({ phone_confirm: false });
-      m.apply({
-        ...g.log[g.log.length - 1],
-        seq: 92,
-        type: 'phone.disconnected',
-        data: { connId: 'a1', tokenPrefix: 'aaaa1111', code: 1000, reason: '' },
-      });
+      close(m, 'a1', 'aaaa1111');
       expect(m.connections.isOnline('aaaa1111')).toBe(false);
       expect(m.connections.supportsOf('aaaa1111')).toEqual({});
       expect(m.connections.count()).toBe(0);
