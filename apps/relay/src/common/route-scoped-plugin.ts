@@ -1,17 +1,7 @@
 import type { FastifyInstance, FastifyPluginCallback, FastifyPluginOptions, RouteOptions } from 'fastify';
 
-type HookName =
-  | 'onRequest'
-  | 'preParsing'
-  | 'preValidation'
-  | 'preHandler'
-  | 'preSerialization'
-  | 'onSend'
-  | 'onResponse'
-  | 'onTimeout'
-  | 'onError'
-  | 'onRequestAbort';
-const ROUTE_HOOKS: ReadonlySet<string> = new Set<HookName>([
+/** The hooks Fastify runs per request, which a route can carry itself. */
+const ROUTE_HOOKS = [
   'onRequest',
   'preParsing',
   'preValidation',
@@ -22,13 +12,15 @@ const ROUTE_HOOKS: ReadonlySet<string> = new Set<HookName>([
   'onTimeout',
   'onError',
   'onRequestAbort',
-]);
+] as const;
+type HookName = (typeof ROUTE_HOOKS)[number];
+const isRouteHook = (name: string): name is HookName => (ROUTE_HOOKS as readonly string[]).includes(name);
 
 /**
  * Registers a Fastify plugin whose request hooks only some routes need. Its decorators and content-type parsers go
  * on the whole instance as usual; each request hook it adds goes only on the routes `wants` picks, as a route-level
  * hook (Fastify runs those after the global ones). Every other request skips them: @fastify/multipart's two async
- * hooks cost every request about a tenth of a `GET /health` (docs/BENCHMARKS.md, "What a request costs").
+ * hooks cost every request about a tenth of a `GET /health` (docs/BENCHMARKS.md, "What a `GET /health` costs").
  *
  * Call it before any route is registered (a Nest provider's constructor runs before Nest registers routes): a route
  * registered earlier would not get the hooks. A hook that is not per request (onRoute, onReady, onClose) is added to
@@ -45,7 +37,7 @@ export function registerWithRouteHooks<O extends FastifyPluginOptions>(
     get(target, prop) {
       if (prop === 'addHook')
         return (name: string, fn: unknown) => {
-          if (ROUTE_HOOKS.has(name)) hooks.push([name as HookName, fn]);
+          if (isRouteHook(name)) hooks.push([name, fn]);
           else (target.addHook as (n: string, f: unknown) => unknown)(name, fn);
           return capturing;
         };

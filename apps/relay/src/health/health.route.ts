@@ -80,7 +80,7 @@ export function installHealthRoute(
 /**
  * JSON.stringify that hands back the last text when the value equals the last one, leaf by leaf: between two changes
  * (a phone connecting, the disk re-checked) every probe answers the same body, and comparing its ~25 leaves costs a
- * tenth of serializing them again (docs/BENCHMARKS.md, "What a request costs"). For the relay's own plain values only.
+ * tenth of serializing them again (docs/BENCHMARKS.md, "What a `GET /health` costs"). For the relay's own plain values only.
  */
 export function lastJson<T>(): (value: T) => string {
   let last: { value: T; text: string } | null = null;

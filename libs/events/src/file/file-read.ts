@@ -122,8 +122,9 @@ export function scanLog(
   }
   walker ??= new ChainWalker(opts);
   walker.finish();
-  const { lastSeq, lastHash } = walker;
-  return { lastSeq, lastHash, torn };
+  // The head hash outlives the scan (the store chains on from it): a copy, not a slice that would keep the last
+  // decoded chunk (up to 1 MiB) alive with it.
+  return { lastSeq: walker.lastSeq, lastHash: Buffer.from(walker.lastHash, 'latin1').toString('latin1'), torn };
 }
 
 /** Why a log whose oldest segment starts after seq 1 is refused (the chain cannot be proven from its start). */
