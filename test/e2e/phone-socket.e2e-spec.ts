@@ -362,8 +362,11 @@ describe('phone socket', () => {
           }, 2000);
           dead.once('close', (c) => (clearTimeout(t), res(c)));
         });
-        expect(closed).toBe(1006);
+        // The relay says why (a peer that still reads gets the close frame; a vanished one sees nothing).
+        expect(closed).toBe(1008);
         await settle(() => !r.loop.models.connections.isOnline(deadPrefix));
+        const record = readEvents(r.home).find((e) => e.type === 'phone.disconnected' && e.data.tokenPrefix === deadPrefix);
+        expect(record?.data).toMatchObject({ code: 1008, reason: 'ping_timeout' });
         expect(r.loop.models.connections.isOnline(live.prefix)).toBe(true);
         live.phone.send('system', 'ping', {}, 'still');
         expect((await live.phone.next((f) => f.id === 'still')).type).toBe('pong');

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { ConfigError, envFlag, envList, envNumber, envText, PORT } from './config-env';
 import { BIND_ALL, DEFAULT_DASHBOARD_URL, DEFAULT_PORT } from './hosts';
 import { redactUrl } from './redact-url';
-import type { BridgeConfig, MediaConfig, SecureLinkConfig, TerminalRecordingConfig, TuiAgentConfig, VoiceConfig } from './relay-config';
+import type { BridgeConfig, MediaConfig, SecureLinkConfig, SocketConfig, TerminalRecordingConfig, TuiAgentConfig, VoiceConfig } from './relay-config';
 
 /** Each feature's settings from the environment (config.ts puts them together). */
 
@@ -16,6 +16,22 @@ export function loadBridgeConfig(env: NodeJS.ProcessEnv): BridgeConfig {
     autoDisableMinutes: envNumber(env, 'RELAY_BRIDGE_AUTO_DISABLE_MINUTES', { default: 30, min: 0, max: 1440 }),
     blocklist: envList(env, 'RELAY_BRIDGE_BLOCKLIST'),
     extraDestructiveVerbs: envList(env, 'RELAY_BRIDGE_DESTRUCTIVE_VERBS').map((v) => v.toLowerCase()),
+  };
+}
+
+/**
+ * The socket bounds (issue 34). The buffer holds the largest frame the relay queues for a client (a desktop
+ * tool call's 8 MiB of arguments) with room behind it; terminal output (1 MiB) and voice audio (512 KiB)
+ * pause their producers far below it. The rate is about seven times the phone app's busiest sustained
+ * sending (typing into a terminal, one frame a key), the burst 30 times its reconnect (up to 50 buffered
+ * notifications) and six minutes of buffered speech on a voice socket (6,400-byte chunks sent at once).
+ */
+export function loadSocketConfig(env: NodeJS.ProcessEnv): SocketConfig {
+  return {
+    bufferBytes: Math.round(envNumber(env, 'RELAY_SOCKET_BUFFER_MB', { default: 8, min: 0, above: true, max: 1024 }) * 1024 * 1024),
+    queuedFrames: envNumber(env, 'RELAY_SOCKET_QUEUED_FRAMES', { default: 64, min: 1, max: 100_000, integer: true }),
+    framesPerSecond: envNumber(env, 'RELAY_SOCKET_FRAMES_PER_SECOND', { default: 200, min: 1, max: 1_000_000, integer: true }),
+    frameBurst: envNumber(env, 'RELAY_SOCKET_FRAME_BURST', { default: 2000, min: 1, max: 10_000_000, integer: true }),
   };
 }
 

@@ -40,8 +40,13 @@ export type RelayConfig = {
   apiServer: { enabled: boolean; url: string; key: string | null };
   /** Tunables with safe defaults; tests shrink them. */
   authTimeoutMs: number;
-  /** Protocol pings to every phone socket; one missed pong and the socket is dropped as dead. */
+  /**
+   * RELAY_SOCKET_PING_SECONDS (default 30): a protocol ping to every socket (phone, desktop, voice, Reach)
+   * each interval; one not answered by the next and the socket is closed (1008 `ping_timeout`).
+   */
   pingIntervalMs: number;
+  /** The bounds every socket keeps both ways (RELAY_SOCKET_*; common/socket-guard.ts). */
+  sockets: SocketConfig;
   maxUnauthenticatedSockets: number;
   /** Per address (IPv6 per /64), within maxUnauthenticatedSockets. */
   maxUnauthenticatedPerAddress: number;
@@ -92,6 +97,17 @@ export type RelayConfig = {
    * default 256; 0 turns it off) the relay takes no new work; free space is read every `checkIntervalMs`.
    */
   disk: { minFreeBytes: number; checkIntervalMs: number };
+};
+
+export type SocketConfig = {
+  /** RELAY_SOCKET_BUFFER_MB (default 8): unsent output past which a socket is closed 1013 `slow_consumer`; input waiting at which reading pauses. */
+  bufferBytes: number;
+  /** RELAY_SOCKET_QUEUED_FRAMES (default 64): frames read but not yet handled at which reading pauses. */
+  queuedFrames: number;
+  /** RELAY_SOCKET_FRAMES_PER_SECOND (default 200): the average rate a peer's frames are handled at, past its burst. */
+  framesPerSecond: number;
+  /** RELAY_SOCKET_FRAME_BURST (default 2000): frames handled at once before the rate applies. */
+  frameBurst: number;
 };
 
 export type TerminalRecordingConfig = {

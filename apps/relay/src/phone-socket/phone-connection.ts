@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { rateLimitSubject, type Principal } from '@svc/domain';
 import type { ClientSupports } from '@svc/events';
 import type { WebSocket } from 'ws';
+import type { SocketGuard, SocketGuards } from '../common/socket-guard';
 import { CLOSE } from './envelope';
 
 /** Channels whose errors are reported on the channel itself (`terminal.error`, `bridge.error`, ...). */
@@ -15,16 +16,13 @@ export class PhoneConnection {
   supports: ClientSupports = {};
   /** Until `system/auth` succeeds: the deadline that closes the socket (cleared once authenticated). */
   authTimer: NodeJS.Timeout | undefined;
-  /** Frames are handled one after another, in arrival order. */
-  queue: Promise<void> = Promise.resolve();
+  /** Its bounds: output checked before each frame, frames handled in arrival order and paced, pings answered. */
+  readonly guard: SocketGuard;
   closed = false;
   /** Its `system/auth` frame is being handled (a pairing may be being written): never dropped to make room. */
   authenticating = false;
   /** It came through Secure Link (directly or over Reach): the only sockets offered a Reach route credential. */
   viaSecureLink = false;
-  /** Cleared when a protocol ping goes out, set by the pong (or any frame): a dead peer misses one. */
-  alive = true;
-
   /** The address as the caps and the rate limiter count it (IPv6 per /64). */
   readonly subject: string;
 
@@ -32,8 +30,17 @@ export class PhoneConnection {
     readonly ws: WebSocket,
     readonly ip: string,
     readonly path: string,
+    guards: SocketGuards,
   ) {
     this.subject = rateLimitSubject(ip);
+    // A close the guard makes is the relay's: recorded with its code and reason, like any other it sends.
+    this.guard = guards.watch(ws, {
+      onCut: (cut) => {
+        this.closed = true;
+        this.sentClose = { code: cut.code, reason: cut.reason };
+      },
+      describe: () => ({ conn: this.id, tokenPrefix: this.tokenPrefix }),
+    });
   }
 
   get tokenPrefix(): string | null {
@@ -42,7 +49,7 @@ export class PhoneConnection {
 
   /** `topLevel`: envelope fields beside `payload` (the app reads `profiles.updated`'s array there). */
   send(channel: string, type: string, payload: Record<string, unknown>, id?: string, topLevel?: Record<string, unknown>): boolean {
-    if (this.ws.readyState !== this.ws.OPEN) return false;
+    if (this.ws.readyState !== this.ws.OPEN || !this.guard.mayQueue()) return false;
     this.ws.send(JSON.stringify({ channel, type, id: id ?? randomUUID(), payload, ...topLevel }));
     return true;
   }

@@ -9,6 +9,7 @@ import { CommandLoop } from '../common/command-loop';
 import { peerOf } from '../common/forwarded-peer';
 import { isSameOrigin } from '../common/net';
 import { Secrets } from '../common/secrets';
+import { rawSize, SocketGuards } from '../common/socket-guard';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import type { RelayConfig } from '../common/config';
 import { VIA_SECURE_LINK } from '../secure-link/secure-link.server';
@@ -23,9 +24,6 @@ const PRE_AUTH_MAX_BYTES = 16 * 1024;
 const CONN = Symbol('svc.phoneConnection');
 type SocketWithConn = WebSocket & { [CONN]: PhoneConnection };
 const connOf = (ws: WebSocket): PhoneConnection => (ws as SocketWithConn)[CONN];
-const onPong = function (this: WebSocket): void {
-  connOf(this).alive = true;
-};
 /** The 30 s deadline of a socket that has not authenticated (cleared, and released, once it has). */
 const onAuthDeadline = (conn: PhoneConnection): void => {
   conn.authTimer = undefined;
@@ -50,7 +48,12 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
    */
   private readonly pending = new Set<PhoneConnection>();
   private sub: Subscription | null = null;
-  private pingTimer: NodeJS.Timeout | null = null;
+  /**
+   * Every phone socket's bounds and keepalive (common/socket-guard.ts): a phone that vanished without a FIN
+   * (sleep, lost network), or answers no ping, is dropped within two intervals, so `clients`, `online` and its
+   * handlers' state do not wait hours for TCP to notice.
+   */
+  private readonly guards: SocketGuards;
 
   constructor(
     private readonly loop: CommandLoop,
@@ -60,7 +63,9 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     private readonly handshake: AuthHandshake,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    this.guards = new SocketGuards({ ...config.sockets, pingIntervalMs: config.pingIntervalMs }, logger, 'phone');
+  }
 
   onModuleInit(): void {
     this.sub = this.loop.bus.ofType('session.revoked', 'session.expired').subscribe((e) => {
@@ -70,27 +75,12 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
         c.close(CLOSE.revoked, `session ${reason}`);
       }
     });
-    this.pingTimer = setInterval(() => {
-      for (const c of this.conns) {
-        if (c.ws.readyState !== c.ws.OPEN) continue;
-        // No pong since the last ping: the phone vanished without a FIN (sleep, lost network). Drop it so
-        // `clients`, `online` and its handlers' state do not wait hours for TCP to notice.
-        if (!c.alive) {
-          c.closed = true;
-          c.ws.terminate();
-          continue;
-        }
-        c.alive = false;
-        c.ws.ping();
-      }
-    }, this.config.pingIntervalMs);
-    this.pingTimer.unref();
   }
 
   /** Before Nest disposes the ws server (which would cut sockets with 1006), say goodbye with 1001. */
   beforeApplicationShutdown(): void {
     this.sub?.unsubscribe();
-    if (this.pingTimer) clearInterval(this.pingTimer);
+    this.guards.stop();
     for (const c of this.conns) c.close(CLOSE.shutdown, 'relay stopping');
   }
 
@@ -154,7 +144,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
 
   accept(ws: WebSocket, req: IncomingMessage): void {
     const path = new URL(req.url ?? '/', 'http://relay').pathname;
-    const conn = new PhoneConnection(ws, peerOf(req, this.secrets), path);
+    const conn = new PhoneConnection(ws, peerOf(req, this.secrets), path, this.guards);
     conn.viaSecureLink = (req as IncomingMessage & { [VIA_SECURE_LINK]?: boolean })[VIA_SECURE_LINK] === true;
     this.conns.add(conn);
     this.makeRoomFor(conn.subject);
@@ -163,7 +153,6 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     // One set of listener functions for every socket (they find their connection on the socket), not four
     // closures per phone: an idle authenticated socket is mostly what it holds (issue 12, bench/footprint.js).
     (ws as SocketWithConn)[CONN] = conn;
-    ws.on('pong', onPong);
     ws.on('message', this.onFrame);
     ws.on('error', this.onSocketError);
     ws.on('close', this.onSocketClose);
@@ -184,13 +173,12 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     })(this);
 
   private handleFrame(conn: PhoneConnection, data: RawData, isBinary: boolean): void {
-    conn.alive = true;
-    conn.queue = conn.queue
-      .then(() => this.onMessage(conn, data, isBinary))
-      .catch((err: Error) => {
+    conn.guard.run(rawSize(data), () =>
+      this.onMessage(conn, data, isBinary).catch((err: Error) => {
         this.logger.error({ conn: conn.id, err: err.message }, 'phone frame handler failed');
         conn.error('internal error handling that frame', 'internal');
-      });
+      }),
+    );
   }
 
   private handleClose(conn: PhoneConnection, code: number, reason: Buffer): void {
