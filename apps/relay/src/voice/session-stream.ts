@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws';
 import { Clock } from '../common/clock';
+import { mayQueue } from '../common/socket-guard';
 import { pcmLevels } from './pcm-stream';
 import type { VoiceSession } from './voice-session';
 
@@ -37,7 +38,8 @@ export class SessionStream {
     if (!CONNECTION_FRAMES.has(event.type as string))
       s.replay.push(s.eventSeq, typeof event.audio_event_id === 'number' ? event.audio_event_id : null, json);
     const ws = s.ws;
-    if (ws && ws.readyState === ws.OPEN) ws.send(json);
+    // Held for a replay whatever happens: a socket closed here as a slow consumer is a drop the client resumes.
+    if (ws && ws.readyState === ws.OPEN && mayQueue(ws)) ws.send(json);
   }
 
   error(s: VoiceSession, message: string, extra: Record<string, unknown> = {}): void {
@@ -46,7 +48,7 @@ export class SessionStream {
 
   /** A frame to one socket outside the session's stream (no event id, not held). */
   static direct(ws: WebSocket, frame: Record<string, unknown>): void {
-    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(frame));
+    if (ws.readyState === ws.OPEN && mayQueue(ws)) ws.send(JSON.stringify(frame));
   }
 
   /** The idle close restarts: the socket closes (1000 `idle`, ending the session) after IDLE_MS of nothing. */

@@ -12,6 +12,7 @@ import { CommandLoop } from '../common/command-loop';
 import { toErrorResponse } from '../common/http-errors';
 import { Scheduler } from '../common/scheduler';
 import { Secrets } from '../common/secrets';
+import { guardOf, rawSize, SocketGuards } from '../common/socket-guard';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import { CLOSE } from '../phone-socket/envelope';
 import { RealtimeAgentBroker } from './realtime-agent';
@@ -57,6 +58,8 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
   private readonly frames: SessionFrames;
   private readonly resume: SessionResume;
   private readonly lost: Subscription;
+  /** Every voice socket's bounds and keepalive (common/socket-guard.ts), as the phone socket's. */
+  private readonly guards: SocketGuards;
   private stopping = false;
 
   constructor(
@@ -73,6 +76,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     @Inject(RUNTIME) runtime: Runtime,
   ) {
     this.auth = { loop, secrets, clock, logger, port: () => runtime.port, apiVoice: apiVoiceOf(config) };
+    this.guards = new SocketGuards({ ...config.sockets, pingIntervalMs: config.pingIntervalMs }, logger, 'voice');
     const now = () => this.clock.now().getTime();
     this.stream = new SessionStream(clock);
     const agent = new RealtimeAgentBroker(config, providers, files, wire, this.stream, now, (s) => !s.ended && this.allowed(s));
@@ -194,7 +198,11 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     if (s.ended || (!s.everAttached && known.expiresAt <= now))
       return refuseUpgrade(socket, 410, 'voice.session_ended', 'this voice session has ended (its socket must open within 60 s of creation)');
     if (actorOf(principal) !== s.actor) return refuseUpgrade(socket, 403, 'voice.session_not_yours', 'this voice session belongs to another caller');
-    this.wss.handleUpgrade(req, socket, head, (ws) => (s.everAttached || s.ended ? this.resume.candidate(s, ws) : this.attach(s, ws)));
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.guards.watch(ws, { describe: () => ({ session: s.id }) });
+      if (s.everAttached || s.ended) this.resume.candidate(s, ws);
+      else this.attach(s, ws);
+    });
   }
 
   /** The session's first socket: it gets `voice.session.ready` at once. */
@@ -210,25 +218,29 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
   /** `ws` becomes the session's socket: its frames are the session's, its close a drop or the end. */
   private bind(s: VoiceSession, ws: WebSocket): void {
     s.ws = ws;
-    ws.on('message', (data: RawData, isBinary: boolean) => {
-      if (s.ws === ws) this.frames.onFrame(s, data, isBinary);
-    });
+    const guard = guardOf(ws) ?? this.guards.watch(ws);
+    ws.on('message', (data: RawData, isBinary: boolean) =>
+      guard.run(rawSize(data), () => {
+        if (s.ws === ws) this.frames.onFrame(s, data, isBinary);
+      }),
+    );
     ws.on('error', (err) => this.logger.debug({ err: err.message }, 'voice socket error'));
-    ws.on('close', (code: number) => this.onClosed(s, ws, code));
+    // A socket the guard closed (slow consumer, no pong) is a connection lost, recorded with the code it was sent.
+    ws.on('close', (code: number) => this.onClosed(s, ws, guard.cut?.code ?? code, guard.cut !== null));
   }
 
   /**
-   * The session's socket closed. A connection lost (DROP_CODES) holds the session for the resume grace, its
-   * work going on; a close the client chose (1000, 1005 with no code, 1011 after an error, ...), one the
-   * relay made on purpose, or a shutdown ends it.
+   * The session's socket closed. A connection lost (DROP_CODES, or `lost`: cut by the socket guard) holds the
+   * session for the resume grace, its work going on; a close the client chose (1000, 1005 with no code, 1011
+   * after an error, ...), one the relay made on purpose, or a shutdown ends it.
    */
-  private onClosed(s: VoiceSession, ws: WebSocket, code: number): void {
+  private onClosed(s: VoiceSession, ws: WebSocket, code: number, lost: boolean): void {
     if (s.ws !== ws) return;
     s.ws = null;
     if (s.idle) clearTimeout(s.idle);
     s.idle = null;
     if (s.ended) return;
-    if (s.finalClose !== null || !DROP_CODES.has(code) || this.stopping)
+    if (s.finalClose !== null || !(lost || DROP_CODES.has(code)) || this.stopping)
       return void this.end(s, s.finalClose === 'revoked' ? 'revoked' : s.responded ? 'closed' : 'closed_before_response');
     const until = this.clock.now().getTime() + this.config.voice.resumeGraceSeconds * 1000;
     s.graceUntil = until;
@@ -304,6 +316,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
 
   async onApplicationShutdown(): Promise<void> {
     this.lost.unsubscribe();
+    this.guards.stop();
     this.wss.close();
   }
 }
