@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { isLoopbackHost } from '../common/hosts';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { parseJsonObject } from '../common/json-object';
+import { SocketGuards } from '../common/socket-guard';
 import { BrokerConfigError, BrokerCredentials, readCredentials } from './broker-credentials';
 import { parseHostControl } from './host-control';
 import {
@@ -46,7 +47,12 @@ const DEFAULT_LIMITS = {
   attemptsPerMinute: 30,
   queueBytes: 8 * 1024 * 1024,
   credentialsPerHost: 1024,
+  /** Every socket is pinged this often; one that has not answered by the next ping is closed (1008 `ping_timeout`). */
+  pingIntervalMs: 30_000,
 };
+
+/** The relay's socket guard, for its keepalive only: the broker bounds its queues per stream (`queueBytes`) and paces nothing. */
+const UNPACED = Number.MAX_SAFE_INTEGER;
 
 type HostConn = { ws: WebSocket; hostId: string; connectionId: string; streams: Map<string, Stream> };
 type Stream = { id: string; host: HostConn; client: WebSocket; digest: string; idle: NodeJS.Timeout | null };
@@ -70,9 +76,22 @@ export class ReachBroker {
   private readonly limits: typeof DEFAULT_LIMITS;
   private hostDigests: Map<string, string>;
   private streams = 0;
+  /** A host or phone that vanished without a FIN is dropped within two ping intervals, not at the TCP timeout (a dead host kept its id busy). */
+  private readonly guards: SocketGuards;
 
   constructor(private readonly opts: BrokerOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    this.guards = new SocketGuards(
+      {
+        bufferBytes: this.limits.queueBytes,
+        queuedFrames: UNPACED,
+        framesPerSecond: UNPACED,
+        frameBurst: UNPACED,
+        pingIntervalMs: this.limits.pingIntervalMs,
+      },
+      opts.logger,
+      'reach-broker',
+    );
     if (!opts.tls && !isLoopbackHost(opts.listen))
       throw new BrokerConfigError(
         `a public listener needs TLS (--tls-cert and --tls-key); plain text is allowed only on loopback, not on ${opts.listen}`,
@@ -110,6 +129,7 @@ export class ReachBroker {
   }
 
   async close(): Promise<void> {
+    this.guards.stop();
     for (const h of this.hosts.values()) h.ws.close(1001, 'broker stopping');
     for (const c of this.wss.clients) c.terminate();
     const s = this.server;
@@ -167,6 +187,7 @@ export class ReachBroker {
   }
 
   private onSocket(ws: WebSocket, peer: string): void {
+    this.guards.watch(ws, { describe: () => ({ peer }) });
     const timer = setTimeout(() => this.error(ws, 'unauthorized', 'no registration in time', peer), this.limits.registerMs);
     ws.once('message', (data, isBinary) => {
       clearTimeout(timer);

@@ -9,6 +9,7 @@ import { atomicWrite } from '../common/atomic-write';
 import { isLoopbackHost } from '../common/hosts';
 import { reachPeer } from '../common/forwarded-peer';
 import { parseJsonObject } from '../common/json-object';
+import { mayQueue, SocketGuards, type SocketLimits } from '../common/socket-guard';
 import type { ReachView } from '../common/tokens';
 import {
   decodeHostFrame,
@@ -27,6 +28,8 @@ export type ReachState = 'disabled' | 'unavailable' | 'stopped' | 'connecting' |
 
 /** The most a host-to-broker frame gathers before it goes (a download streams in frames of this size). */
 const BATCH_BYTES = 256 * 1024;
+/** How often a stream held by back-pressure looks whether the broker socket drained (as voice audio does). */
+const DRAIN_POLL_MS = 10;
 
 export class ReachConfigError extends Error {}
 
@@ -81,6 +84,7 @@ export class ReachConnector implements ReachView {
   private stopped = true;
   private readonly streams = new Map<string, Duplex>();
   private readonly acks = new Map<string, Pending>();
+  private readonly guards: SocketGuards;
   private attempts = 0;
   private connectedAt: number | null = null;
   private completed = 0;
@@ -101,12 +105,18 @@ export class ReachConnector implements ReachView {
       streamLimit?: number;
       /** PEM of a private CA for the broker (the system's CAs otherwise). */
       ca?: string;
+      /**
+       * The socket bounds (RELAY_SOCKET_*): the broker socket is pinged and its unsent output bounded; frames
+       * are not paced here (they are many phones' bytes; each phone's own socket is paced past Secure Link).
+       */
+      limits: SocketLimits;
     },
   ) {
     const u = brokerUrls(opts.brokerUrl);
     this.connectUrl = u.connect;
     this.baseUrl = u.base;
     this.delay = this.base;
+    this.guards = new SocketGuards(opts.limits, opts.logger, 'reach');
   }
 
   get hostId(): string {
@@ -150,6 +160,7 @@ export class ReachConnector implements ReachView {
 
   stop(): void {
     this.stopped = true;
+    this.guards.stop();
     if (this.timer) clearTimeout(this.timer);
     this.ws?.close(1001, 'relay stopping');
     this.ws = null;
@@ -181,6 +192,11 @@ export class ReachConnector implements ReachView {
     this.ws = ws;
     let registered = false;
     let failure: string | null = null;
+    // A broker that stops reading, or answers no ping, is a connection lost: backoff, then a new one.
+    this.guards.watch(ws, {
+      onCut: (cut) => (failure ??= `${cut.reason}: ${cut.reason === 'slow_consumer' ? 'the broker stopped reading' : 'the broker answered no ping'}`),
+      describe: () => ({ broker: this.baseUrl }),
+    });
     const regTimer = setTimeout(() => {
       failure = 'the broker did not confirm the registration within 10 s';
       ws.terminate();
@@ -259,7 +275,7 @@ export class ReachConnector implements ReachView {
   private openStream(id: string, peer: string): void {
     const ws = this.ws;
     if (!ws || this.streams.size >= (this.opts.streamLimit ?? 16)) {
-      ws?.send(encodeHostFrame(FLAG_CLOSE, id), { binary: true });
+      if (ws && mayQueue(ws)) ws.send(encodeHostFrame(FLAG_CLOSE, id), { binary: true });
       return;
     }
     let closedByBroker = false;
@@ -279,8 +295,15 @@ export class ReachConnector implements ReachView {
       pendingBytes = 0;
       if (chunks.length === 0 || ws.readyState !== ws.OPEN) return;
       const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-      for (let i = 0; i < all.length; i += MAX_FRAME - HEADER_SIZE)
+      for (let i = 0; i < all.length && mayQueue(ws); i += MAX_FRAME - HEADER_SIZE)
         ws.send(encodeHostFrame(FLAG_DATA, id, all.subarray(i, i + MAX_FRAME - HEADER_SIZE)), { binary: true });
+    };
+    // Back-pressure: while the broker socket holds half its bound unsent, a stream's write completes only once
+    // it drained to a quarter, so TLS (and the phone socket inside it, which the guard bounds) holds the rest.
+    const high = this.opts.limits.bufferBytes / 2;
+    const drained = (cb: () => void) => {
+      if (ws.readyState !== ws.OPEN || ws.bufferedAmount + pendingBytes <= high / 2) return cb();
+      setTimeout(drained, DRAIN_POLL_MS, cb).unref();
     };
     // Runs before the turn's write completion (it was scheduled first), so it looks one turn back.
     const check = () => {
@@ -302,11 +325,12 @@ export class ReachConnector implements ReachView {
           seen = -1;
           setImmediate(check);
         }
-        cb();
+        if (ws.bufferedAmount + pendingBytes > high) drained(cb);
+        else cb();
       },
       final: (cb) => {
         flush();
-        if (!closedByBroker && ws.readyState === ws.OPEN) ws.send(encodeHostFrame(FLAG_CLOSE, id), { binary: true });
+        if (!closedByBroker && ws.readyState === ws.OPEN && mayQueue(ws)) ws.send(encodeHostFrame(FLAG_CLOSE, id), { binary: true });
         cb();
       },
       destroy: (err, cb) => {
@@ -314,7 +338,7 @@ export class ReachConnector implements ReachView {
         if (this.streams.get(id) === stream) {
           this.streams.delete(id);
           this.completed++;
-          if (!closedByBroker && ws.readyState === ws.OPEN) ws.send(encodeHostFrame(FLAG_CLOSE, id), { binary: true });
+          if (!closedByBroker && ws.readyState === ws.OPEN && mayQueue(ws)) ws.send(encodeHostFrame(FLAG_CLOSE, id), { binary: true });
         }
         cb(err);
       },
@@ -342,7 +366,12 @@ export class ReachConnector implements ReachView {
       s.destroy();
       return;
     }
-    s.push(f.payload);
+    // The broker socket is shared by every stream, so one phone whose side stopped reading (its socket paced or
+    // paused by the guard inside TLS) cannot pause it: that stream alone ends once it holds the bound unread.
+    if (!s.push(f.payload) && s.readableLength > this.opts.limits.bufferBytes) {
+      this.opts.logger.warn({ broker: this.baseUrl, buffered_bytes: s.readableLength }, 'reach stream closed: its phone side stopped reading');
+      s.destroy();
+    }
   }
 
   private control(key: string, body: Record<string, unknown>): Promise<void> {
@@ -354,7 +383,7 @@ export class ReachConnector implements ReachView {
         reject(new Error('the broker did not acknowledge within 10 s'));
       }, 10_000);
       this.acks.set(key, { resolve, reject, timer });
-      ws.send(JSON.stringify({ protocol_version: REACH_PROTOCOL, ...body }));
+      if (mayQueue(ws)) ws.send(JSON.stringify({ protocol_version: REACH_PROTOCOL, ...body }));
     });
   }
 

@@ -145,6 +145,7 @@ export function startReach(deps: {
     ca,
     logger: deps.logger,
     backoff: deps.backoff,
+    limits: { ...deps.config.sockets, pingIntervalMs: deps.config.pingIntervalMs },
     onState: (state, error) => {
       if (state === 'connected') wasConnected = true;
       const logged = state === 'connected' ? 'connected' : state === 'backoff' && wasConnected ? 'lost' : null;
