@@ -1,8 +1,11 @@
+import * as net from 'node:net';
 import WebSocket from 'ws';
+import { McpSessions } from '../../apps/relay/src/mcp/mcp-sessions';
 import { PhoneHub } from '../../apps/relay/src/phone-socket/phone-hub.service';
 import { FakeDesktop } from '../support/desktop';
 import { nextCode, pairPhone, readEvents, registerCode, startRelay, type Frame, type TestRelay } from '../support/harness';
 import { call } from '../support/http';
+import { initializeBody, mcpPost } from '../support/mcp';
 import { sleep, until } from '../support/voice-client';
 
 /**
@@ -160,5 +163,43 @@ describe('liveness is the peer answering the relay’s ping', () => {
     expect((await quiet.phone.next((f) => f.id === 'still')).type).toBe('pong');
     expect(disconnects(relay, quiet.prefix)).toHaveLength(0);
     quiet.phone.close();
+  });
+});
+
+describe('an MCP client (Streamable HTTP, event-stream answers) that stops reading', () => {
+  let relay: TestRelay;
+  beforeAll(async () => {
+    relay = await startRelay();
+  });
+  afterAll(() => relay.close('test done'));
+
+  // No fix here, a guard against one: the relay writes on /mcp only in answer to a request (a GET stream gets
+  // nothing pushed), and Node stops reading a connection's pipelined requests while its answers are unsent.
+  it('20,000 pipelined tools/list on one connection it never reads: a few hundred are answered, the rest wait in the client', async () => {
+    const { token } = await pairPhone(relay);
+    const init = await mcpPost(relay, initializeBody(1, { elicitation: { form: {} } }), { authorization: `Bearer ${token}` });
+    expect(init.headers.get('content-type')).toContain('text/event-stream');
+    const sessionId = init.headers.get('mcp-session-id')!;
+    const sessions = relay.app.get(McpSessions);
+    const serve = sessions.serve.bind(sessions);
+    let served = 0;
+    sessions.serve = (s, holds, run) => (served++, serve(s, holds, run));
+    const port = Number(new URL(relay.url).port);
+    const sock = net.connect(port, '127.0.0.1');
+    await new Promise((r) => sock.once('connect', r));
+    sock.pause();
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    const request =
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${token}\r\nMcp-Session-Id: ${sessionId}\r\n` +
+      `Mcp-Protocol-Version: 2025-11-25\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    for (let i = 0; i < 20_000; i++) sock.write(request);
+    await sleep(2000);
+    expect(served).toBeGreaterThan(0);
+    expect(served).toBeLessThan(2000);
+    expect(sock.writableLength).toBeGreaterThan(1024 * 1024);
+    expect((await call(relay, 'GET', '/health')).status).toBe(200);
+    sock.destroy();
+    sessions.serve = serve;
   });
 });
