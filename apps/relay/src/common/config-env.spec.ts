@@ -84,4 +84,17 @@ describe('settings from the environment: one rule for flags, one for numbers, on
     expect(() => loadConfig({ ...base, API_SERVER_PORT: '0' })).toThrow('API_SERVER_PORT must be 1-65535');
     expect(() => loadConfig({ ...base, RELAY_SECURE_LINK_PORT: '70000' })).toThrow('RELAY_SECURE_LINK_PORT must be 0-65535');
   });
+
+  it('the socket bounds (issue 34): their defaults, MiB with fractions for the buffer, seconds for the ping; out of range is refused by name', () => {
+    const home = { SVC_HOME: '/tmp/svc-config-spec' };
+    const d = loadConfig(home);
+    expect(d.sockets).toEqual({ bufferBytes: 8 * 1024 * 1024, queuedFrames: 64, framesPerSecond: 200, frameBurst: 2000 });
+    expect(d.pingIntervalMs).toBe(30_000);
+    const set = loadConfig({ ...home, RELAY_SOCKET_BUFFER_MB: '0.5', RELAY_SOCKET_FRAMES_PER_SECOND: '50', RELAY_SOCKET_PING_SECONDS: '10' });
+    expect(set.sockets).toMatchObject({ bufferBytes: 512 * 1024, framesPerSecond: 50 });
+    expect(set.pingIntervalMs).toBe(10_000);
+    expect(() => loadConfig({ ...home, RELAY_SOCKET_BUFFER_MB: '0' })).toThrow('RELAY_SOCKET_BUFFER_MB must be above 0 and at most 1024');
+    expect(() => loadConfig({ ...home, RELAY_SOCKET_FRAME_BURST: '1.5' })).toThrow('RELAY_SOCKET_FRAME_BURST must be 1-10000000 (a whole number)');
+    expect(() => loadConfig({ ...home, RELAY_SOCKET_PING_SECONDS: '0' })).toThrow('RELAY_SOCKET_PING_SECONDS must be 1-3600');
+  });
 });
