@@ -62,6 +62,39 @@ async function relayOn(brokerPort: number, opts: { env?: NodeJS.ProcessEnv; ping
   });
 }
 
+/** A phone through the broker: a stream opened as a broker opens one, Secure Link's TLS inside, the phone socket, paired. */
+async function phoneThrough(relay: TestRelay, host: WebSocket) {
+  const sid = newId();
+  const state = { closedByRelay: false };
+  const duplex = new Duplex({
+    read() {},
+    write(chunk: Buffer, _e, cb) {
+      // A client frame is at most 1 MiB (protocol.ts MAX_FRAME); TLS hands over more at once.
+      for (let i = 0; i < chunk.length; i += 256 * 1024)
+        host.send(encodeHostFrame(FLAG_DATA, sid, chunk.subarray(i, i + 256 * 1024)), { binary: true });
+      cb();
+    },
+  });
+  host.on('message', (d: Buffer, isBinary) => {
+    const f = isBinary ? decodeHostFrame(d) : null;
+    if (f?.streamId !== sid) return;
+    if (f.flags !== FLAG_DATA) state.closedByRelay = true;
+    duplex.push(f.flags === FLAG_DATA ? f.payload : null);
+  });
+  host.send(JSON.stringify({ type: 'open', protocol_version: 1, stream_id: sid, host_connection_id: newId() }));
+  const secure = tls.connect({ socket: duplex, servername: '127.0.0.1', rejectUnauthorized: false });
+  const phone = new WebSocket('wss://127.0.0.1/relay/ws', { createConnection: () => secure });
+  const frames: Frame[] = [];
+  phone.on('message', (d) => frames.push(JSON.parse(String(d)) as Frame));
+  phone.on('error', () => undefined);
+  await new Promise((r) => phone.once('open', r));
+  const code = nextCode();
+  expect((await registerCode(relay, code)).status).toBe(200);
+  phone.send(JSON.stringify({ channel: 'system', type: 'auth', id: 'a', payload: { pairing_code: code, device_id: `reach-${code}` } }));
+  await until(() => frames.some((f) => f.type === 'auth.ok'), 10_000, 'auth.ok through the broker');
+  return { phone, state, prefix: String(frames.find((f) => f.type === 'auth.ok')!.payload.token_prefix) };
+}
+
 describe('the relay’s socket to its Reach broker', () => {
   it('a broker that never answers a ping is dropped at the deadline (recorded as lost, ping_timeout) and connected to again', async () => {
     const broker = await fakeBroker({ autoPong: false });
@@ -132,30 +165,7 @@ describe('the relay’s socket to its Reach broker', () => {
     try {
       await until(() => broker.registrations.length === 1, 10_000, 'the registration');
       const host = broker.registrations[0];
-      // A phone's stream, as the broker opens one: raw bytes framed with the stream id both ways.
-      const sid = newId();
-      const duplex = new Duplex({
-        read() {},
-        write(chunk: Buffer, _e, cb) {
-          host.send(encodeHostFrame(FLAG_DATA, sid, chunk), { binary: true }, () => cb());
-        },
-      });
-      host.on('message', (d: Buffer, isBinary) => {
-        const f = isBinary ? decodeHostFrame(d) : null;
-        if (f?.streamId === sid) duplex.push(f.flags === FLAG_DATA ? f.payload : null);
-      });
-      host.send(JSON.stringify({ type: 'open', protocol_version: 1, stream_id: sid, host_connection_id: newId() }));
-      const secure = tls.connect({ socket: duplex, servername: '127.0.0.1', rejectUnauthorized: false });
-      const phone = new WebSocket('wss://127.0.0.1/relay/ws', { createConnection: () => secure });
-      const frames: Frame[] = [];
-      phone.on('message', (d) => frames.push(JSON.parse(String(d)) as Frame));
-      phone.on('error', () => undefined);
-      await new Promise((r) => phone.once('open', r));
-      const code = nextCode();
-      expect((await registerCode(relay, code)).status).toBe(200);
-      phone.send(JSON.stringify({ channel: 'system', type: 'auth', id: 'a', payload: { pairing_code: code, device_id: 'reach-phone' } }));
-      await until(() => frames.some((f) => f.type === 'auth.ok'), 10_000, 'auth.ok through the broker');
-      const prefix = String(frames.find((f) => f.type === 'auth.ok')!.payload.token_prefix);
+      const { phone, prefix } = await phoneThrough(relay, host);
       const disconnected = () => readEvents(relay.home).filter((e) => e.type === 'phone.disconnected' && e.data.tokenPrefix === prefix);
       stopReading(host);
       const id = 'p'.repeat(128);
@@ -166,6 +176,29 @@ describe('the relay’s socket to its Reach broker', () => {
       }
       await until(() => disconnected().length === 1, 20_000, 'the phone’s disconnect record');
       expect(disconnected()[0].data).toMatchObject({ code: 1013, reason: 'slow_consumer' });
+      phone.terminate();
+    } finally {
+      await relay.close();
+      await broker.close();
+    }
+  });
+
+  it('a phone over Reach flooding past the frame cap: its stream alone ends once the relay holds the bound of it unread, the broker connection stays', async () => {
+    const broker = await fakeBroker({ autoPong: true });
+    const relay = await relayOn(broker.port, {
+      env: { RELAY_SOCKET_BUFFER_MB: '0.25', RELAY_SOCKET_FRAMES_PER_SECOND: '20', RELAY_SOCKET_FRAME_BURST: '10' },
+    });
+    try {
+      await until(() => broker.registrations.length === 1, 10_000, 'the registration');
+      const { phone, state } = await phoneThrough(relay, broker.registrations[0]);
+      const pad = 'x'.repeat(16 * 1024);
+      // The phone socket is paced (20 a second) and stops reading; TLS stops reading its stream; the broker socket,
+      // shared by every phone, cannot stop. Before: the stream took all 3 MiB into the relay's memory.
+      for (let i = 0; i < 200; i++) phone.send(JSON.stringify({ channel: 'system', type: 'ping', id: `r${i}`, payload: { pad } }));
+      await until(() => state.closedByRelay, 15_000, 'the stream closed by the relay');
+      expect(relay.logs.some((l) => l.includes('reach stream closed'))).toBe(true);
+      expect(broker.registrations).toHaveLength(1);
+      expect(broker.registrations[0].readyState).toBe(WebSocket.OPEN);
       phone.terminate();
     } finally {
       await relay.close();
