@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { rateLimitSubject, type Principal } from '@svc/domain';
 import type { ClientSupports } from '@svc/events';
 import type { WebSocket } from 'ws';
-import type { SocketGuard, SocketGuards } from '../common/socket-guard';
+import type { GuardHooks, SocketCut, SocketGuard, SocketGuards } from '../common/socket-guard';
 import { CLOSE } from './envelope';
 
 /** Channels whose errors are reported on the channel itself (`terminal.error`, `bridge.error`, ...). */
 const ERROR_CHANNELS: ReadonlySet<string> = new Set(['chat', 'terminal', 'tui', 'bridge', 'notifications', 'proactive', 'desktop']);
 
 /** One phone socket. `principal` is set once `system/auth` succeeded. */
-export class PhoneConnection {
+export class PhoneConnection implements GuardHooks {
   readonly id = randomUUID();
   principal: (Principal & { kind: 'device' }) | null = null;
   /** What the client advertised in `system/auth` `supports` (also on the `connections` read model). */
@@ -33,14 +33,18 @@ export class PhoneConnection {
     guards: SocketGuards,
   ) {
     this.subject = rateLimitSubject(ip);
-    // A close the guard makes is the relay's: recorded with its code and reason, like any other it sends.
-    this.guard = guards.watch(ws, {
-      onCut: (cut) => {
-        this.closed = true;
-        this.sentClose = { code: cut.code, reason: cut.reason };
-      },
-      describe: () => ({ conn: this.id, tokenPrefix: this.tokenPrefix }),
-    });
+    // Its own hooks (below), not closures: an idle socket is mostly what it holds (issue 12, bench/footprint.js).
+    this.guard = guards.watch(ws, this);
+  }
+
+  /** A close the guard makes is the relay's: recorded with its code and reason, like any other it sends. */
+  onCut(cut: SocketCut): void {
+    this.closed = true;
+    this.sentClose = { code: cut.code, reason: cut.reason };
+  }
+
+  describe(): Record<string, unknown> {
+    return { conn: this.id, tokenPrefix: this.tokenPrefix };
   }
 
   get tokenPrefix(): string | null {
