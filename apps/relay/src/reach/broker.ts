@@ -51,7 +51,7 @@ const DEFAULT_LIMITS = {
   pingIntervalMs: 30_000,
 };
 
-/** The relay's socket guard, for its keepalive only: the broker bounds its queues per stream (`queueBytes`) and paces nothing. */
+/** The broker uses the socket guard for its keepalive only: it bounds its queues per stream (`queueBytes`) and paces nothing. */
 const UNPACED = Number.MAX_SAFE_INTEGER;
 
 type HostConn = { ws: WebSocket; hostId: string; connectionId: string; streams: Map<string, Stream> };
