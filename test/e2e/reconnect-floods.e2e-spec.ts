@@ -37,11 +37,21 @@ async function pair(relay: TestRelay, deviceId: string, terms: Record<string, un
 /** The first `system` frame a socket gets after its auth frame: auth.ok, auth.fail, or (the bug) an error. */
 const answer = (p: Phone): Promise<Frame> => p.next((f) => f.channel === 'system', 15_000);
 
-/** A socket is settled when it is closed or answers a ping: never left waiting for the auth deadline. */
-async function settled(p: Phone): Promise<'closed' | 'open'> {
-  if (p.closeCode === null) p.send('system', 'ping', { ts: 1 }, 'settled');
-  const pong = p.next((f) => f.type === 'pong', 15_000).then(() => 'open' as const);
-  return Promise.race([p.closed.then(() => 'closed' as const), pong]);
+/** The close code of a socket that must close promptly (a socket left waiting for its 30 s auth deadline fails). */
+function closedWithin(p: Phone, ms = 15_000): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`socket still open after ${ms} ms; got ${JSON.stringify(p.frames)}`)), ms);
+    void p.closed.then((code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
+/** Waits (generously) until the relay has recorded every disconnect: `online` sockets are left in its connections model. */
+async function online(relay: TestRelay, n: number): Promise<void> {
+  for (let i = 0; i < 1000 && relay.loop.models.connections.count() !== n; i++) await new Promise((r) => setTimeout(r, 10));
+  expect(relay.loop.models.connections.count()).toBe(n);
 }
 
 describe('system/auth: renewals that race, reconnect loops, a low disk', () => {
@@ -79,7 +89,7 @@ describe('system/auth: renewals that race, reconnect loops, a low disk', () => {
       // A copy was used: whoever lost is told why; the winner (if any) is signed out with the device.
       expect(answers.some((f) => f.type === 'auth.fail' && f.payload.code === 'refresh_reuse')).toBe(true);
       for (const p of [a, b]) {
-        expect(await settled(p)).toBe('closed');
+        expect(await closedWithin(p)).toBeGreaterThanOrEqual(4000);
         expect(p.frames.filter((f) => f.type === 'error')).toEqual([]);
       }
     }
@@ -89,7 +99,7 @@ describe('system/auth: renewals that race, reconnect loops, a low disk', () => {
   it('a renewal while the disk is low is auth.fail relay.disk_low with retry_after (the app keeps its session); nothing is half-written', async () => {
     const { phone, token, refresh } = await pair(relay, 'low-renew', { ttl_seconds: HOUR });
     phone.close();
-    await phone.closed;
+    await online(relay, 0);
     relay.clock.advance(2 * HOUR * 1000);
     await relay.sweep();
     await relay.loop.drain();
@@ -100,8 +110,7 @@ describe('system/auth: renewals that race, reconnect loops, a low disk', () => {
     const f = await answer(back);
     expect(f).toMatchObject({ type: 'auth.fail', payload: { code: 'relay.disk_low', retry_after: expect.any(Number) } });
     expect(appKeepsSession(f.payload.reason as string)).toBe(true);
-    expect(await settled(back)).toBe('closed');
-    expect(back.closeCode).toBe(1013);
+    expect(await closedWithin(back)).toBe(1013);
     await relay.loop.drain();
     expect(readEvents(relay.home).filter((e) => e.seq > seq)).toEqual([]);
     // Space returns: the same credentials renew (the refresh token was not rotated by the refused attempt).
@@ -109,5 +118,84 @@ describe('system/auth: renewals that race, reconnect loops, a low disk', () => {
     const again = await Phone.connect(relay.url);
     expect((await again.auth({ session_token: token, refresh_token: refresh, device_id: 'low-renew' })).type).toBe('auth.ok');
     again.close();
+  });
+
+  it('a reconnect loop writes a bounded number of events a minute: past the reconnect budget, auth.fail relay.reconnect_budget with retry_after, nothing written', async () => {
+    const { phone, token, refresh } = await pair(relay, 'flapper');
+    phone.close();
+    await online(relay, 0);
+    // What the app sends on every reconnect (AuthManager.kt:866-893): its session token, refresh token, identity.
+    const frame = { session_token: token, refresh_token: refresh, device_id: 'flapper', device_name: 'Pixel' };
+    const loop = async (n: number) => {
+      const outcomes: Frame[] = [];
+      for (let i = 0; i < n; i++) {
+        const p = await Phone.connect(relay.url);
+        p.send('system', 'auth', frame, `r${i}`);
+        const f = await answer(p);
+        outcomes.push(f);
+        if (f.type === 'auth.fail') expect(await closedWithin(p)).toBe(1013);
+        else {
+          p.close();
+          await p.closed;
+        }
+      }
+      await online(relay, 0);
+      return outcomes;
+    };
+    const seq = relay.loop.lastSeq;
+    const first = await loop(3 * BURST);
+    const ok = first.filter((f) => f.type === 'auth.ok').length;
+    expect(ok).toBe(BURST);
+    const refused = first.filter((f) => f.type === 'auth.fail');
+    expect(refused).toHaveLength(2 * BURST);
+    for (const f of refused) {
+      expect(f.payload).toMatchObject({ code: 'relay.reconnect_budget', retry_after: expect.any(Number) });
+      expect(f.payload.retry_after as number).toBeGreaterThan(0);
+      expect(appKeepsSession(f.payload.reason as string)).toBe(true);
+    }
+    const written = readEvents(relay.home).filter((e) => e.seq > seq);
+    // A connect and a disconnect per admitted reconnect; the refused ones write nothing (before: 3 each).
+    expect(written.filter((e) => e.type === 'phone.connected')).toHaveLength(BURST);
+    expect(written.length).toBeLessThanOrEqual(2 * BURST + 1);
+    // Refusals are not failed credentials: the address is not blocked.
+    expect(written.filter((e) => e.type === 'auth.failed')).toEqual([]);
+
+    // A minute later: as many reconnects again, of which the minute's refill gets through.
+    relay.clock.advance(61_000);
+    const seq2 = relay.loop.lastSeq;
+    const second = await loop(3 * BURST);
+    expect(second.filter((f) => f.type === 'auth.ok')).toHaveLength(PER_MINUTE);
+    const minute = readEvents(relay.home).filter((e) => e.seq > seq2);
+    expect(minute.length).toBeLessThanOrEqual(2 * PER_MINUTE + 1); // session.seen at most once a minute
+  });
+
+  it('while the disk is low a reconnect is auth.fail relay.disk_low (close 1013, nothing written) and a disconnect is still recorded', async () => {
+    const stays = await pair(relay, 'stays');
+    const away = await pair(relay, 'away');
+    away.phone.close();
+    await online(relay, 1);
+    await setFree(10 * MiB);
+    const seq = relay.loop.lastSeq;
+    const p = await Phone.connect(relay.url);
+    p.send('system', 'auth', { session_token: away.token, refresh_token: away.refresh, device_id: 'away', device_name: 'Renamed' }, 'low');
+    const f = await answer(p);
+    expect(f).toMatchObject({ type: 'auth.fail', payload: { code: 'relay.disk_low', retry_after: expect.any(Number) } });
+    expect(appKeepsSession(f.payload.reason as string)).toBe(true);
+    expect(await closedWithin(p)).toBe(1013);
+    await relay.loop.drain();
+    expect(readEvents(relay.home).filter((e) => e.seq > seq)).toEqual([]);
+    // A phone that leaves while the disk is low still goes offline in the log.
+    stays.phone.close();
+    await online(relay, 0);
+    expect(
+      readEvents(relay.home)
+        .filter((e) => e.seq > seq)
+        .map((e) => e.type),
+    ).toEqual(['phone.disconnected']);
+    // Space returns: the reconnect is taken again.
+    await setFree(2_000 * MiB);
+    const back = await Phone.connect(relay.url);
+    expect((await back.auth({ session_token: away.token, refresh_token: away.refresh, device_id: 'away' })).type).toBe('auth.ok');
+    back.close();
   });
 });
