@@ -30,7 +30,7 @@ import { refuseAuth } from './auth-refusal';
 import type { Envelope } from './envelope';
 import type { PhoneConnection } from './phone-connection';
 
-type Renewal = { trustId: string; previousDigest: string; previousPrefix: string };
+type Renewal = { trustId: string; previousDigest: string; previousPrefix: string; previousTokenDigest: string | null };
 
 /**
  * What a credential was granted: the session the socket joins (its `phone.connected` already written in the
@@ -91,11 +91,12 @@ export class AuthHandshake {
     const refreshDigest = refresh !== null && refresh.length <= 512 ? this.secrets.digest(refresh) : null;
     const hasToken = typeof p.session_token === 'string' && p.session_token.length > 0;
     const token = hasToken ? (p.session_token as string) : '';
-    const live = hasToken && token.length <= 512 ? this.loop.models.sessions.byToken(this.secrets.digest(token), now) : undefined;
+    const tokenDigest = hasToken && token.length <= 512 ? this.secrets.digest(token) : null;
+    const live = tokenDigest !== null ? this.loop.models.sessions.byToken(tokenDigest, now) : undefined;
     let granted: Granted | undefined;
     if (live) granted = await this.resume(conn, p, live, token, refreshDigest, supports);
-    // The session ended (or is unknown): a trusted device renews it with its refresh token.
-    else if (refreshDigest !== null) granted = await this.renew(conn, p, refreshDigest, supports);
+    // The session ended (or is unknown): a trusted device renews it with its refresh token and that session's token.
+    else if (refreshDigest !== null) granted = await this.renew(conn, p, refreshDigest, tokenDigest, supports);
     else if (hasToken) return this.recordFailure(conn, 'token', 'unknown, revoked or expired session token');
     else if (p.pairing_code !== undefined) granted = await this.pair(conn, p, supports);
     else return conn.failAuth('system/auth needs pairing_code or session_token');
@@ -138,6 +139,7 @@ export class AuthHandshake {
     conn: PhoneConnection,
     p: Record<string, unknown>,
     refreshDigest: string,
+    sessionDigest: string | null,
     supports: ClientSupports,
   ): Promise<Granted | undefined> {
     const device = deviceInfo(p);
@@ -148,11 +150,14 @@ export class AuthHandshake {
     let renewal: Renewal | null = null;
     const stored = await this.loop.run(`public:${conn.ip}`, (m, t) => {
       const before = m.trust.byRefreshDigest(refreshDigest);
-      renewal = before ? { trustId: before.trustId, previousDigest: refreshDigest, previousPrefix: before.tokenPrefix } : null;
+      renewal = before
+        ? { trustId: before.trustId, previousDigest: refreshDigest, previousPrefix: before.tokenPrefix, previousTokenDigest: before.tokenDigest }
+        : null;
       const out = renewTrust(
         m,
         {
           refreshDigest,
+          sessionDigest,
           next: fresh.issue,
           tokenDigest: this.secrets.digest(minted.token),
           tokenPrefix: minted.prefix,
