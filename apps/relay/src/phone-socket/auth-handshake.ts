@@ -44,8 +44,8 @@ type SeenClose = { code: number; reason: string } | null;
 
 /**
  * The first frame of a phone socket, `system/auth`: a session token (with the trusted device's refresh
- * token beside it), a refresh token alone (a trusted device renewing an ended session), or a pairing
- * code. Answers `auth.ok` with the session token, or `auth.fail` and closes: every refusal, a racing
+ * token beside it), a refresh token beside an ended session's token (a trusted device renewing it), or a
+ * pairing code. Answers `auth.ok` with the session token, or `auth.fail` and closes: every refusal, a racing
  * renewal and a full disk included, is an `auth.fail` with its code, never a socket left unanswered.
  */
 @Injectable()
