@@ -83,7 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     pingIntervalMs: 30_000,
     maxUnauthenticatedSockets: 64,
     maxUnauthenticatedPerAddress: 8,
-    reconnects: { burst: whole('RELAY_RECONNECT_BURST', 20, 1, 10_000), perMinute: whole('RELAY_RECONNECTS_PER_MINUTE', 6, 1, 6_000) },
+    reconnects: { burst: whole('RELAY_RECONNECT_BURST', 20, 1, 1_000_000), perMinute: whole('RELAY_RECONNECTS_PER_MINUTE', 6, 1, 6_000) },
     eventStoreUrl: eventStoreUrl(env),
     segmentBytes: 64 * 1024 * 1024,
     snapshotEvery: 50_000,

@@ -63,6 +63,8 @@ describe('the per-device event budget', () => {
     b.admit([connect('', 'eeee5555')], 'device:eeee5555');
     for (let i = 0; i < 5; i++) b.admit([ev('pairing.code_consumed'), connect('phone-1', `ffff000${i}`)], 'public:10.0.0.1');
     now += 10_000;
+    // A connect spends from the reconnect bucket only: a device whose general bucket is empty still reconnects.
+    for (let i = 0; i < 300; i++) b.admit([ev('notification.posted')], 'device:aaaa0004');
     b.admit([connect('phone-1', 'aaaa0004')], 'device:aaaa0004');
     expect(refusal(() => b.admit([connect('phone-1', 'aaaa0005')], 'device:aaaa0005'))).not.toBeNull();
   });

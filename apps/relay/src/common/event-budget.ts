@@ -41,7 +41,7 @@ export const DEFAULT_RECONNECT_BUDGET: ReconnectBudgetOptions = { burst: 20, per
  * device. Events that end, shrink or protect (`writtenWhileLow`: revocations, disconnects, calls coming
  * to their end, failed auths) are never refused and cost nothing.
  *
- * A socket's connect (`phone.connected`) also spends one from its device's reconnect bucket (keyed by the
+ * A socket's connect (`phone.connected`) spends one from its device's reconnect bucket instead (keyed by the
  * device id, else the session, whoever decided it: a renewal is decided before the device is known), so a
  * device that reconnects in a loop, renewing or not, is refused with `relay.reconnect_budget` and writes
  * nothing. A pairing's connect is not counted: the operator's code bounds those.
@@ -67,7 +67,8 @@ export class EventBudget {
     let cost = 0;
     let commands = 0;
     for (const e of events) {
-      if (!device || writtenWhileLow(e)) continue;
+      // A connect spends from the reconnect bucket instead (below).
+      if (!device || writtenWhileLow(e) || e.type === 'phone.connected') continue;
       if (DEVICE_CONTROL_EVENTS.has(e.type)) commands++;
       else cost++;
     }
