@@ -1,5 +1,27 @@
+import * as fs from 'node:fs';
 import type { DiskSpace } from '../../apps/relay/src/common/disk-guard';
+import { PhoneHub } from '../../apps/relay/src/phone-socket/phone-hub.service';
 import { nextCode, Phone, readEvents, registerCode, startRelay, type Frame, type TestRelay } from '../support/harness';
+
+// fdatasync stays real, but a test can hold one to act between a handshake's decision and its durability.
+const realFs = jest.requireActual<typeof import('node:fs')>('node:fs');
+jest.mock('node:fs', () => {
+  const real = jest.requireActual<typeof import('node:fs')>('node:fs');
+  return { ...real, fdatasync: jest.fn((fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => real.fdatasync(fd, cb)) };
+});
+
+/** Holds the next fdatasync until the returned release is called; resolves `held` once it is being held. */
+function holdNextSync(): { held: Promise<void>; release: () => void } {
+  let release!: () => void;
+  let holding!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const held = new Promise<void>((r) => (holding = r));
+  (fs.fdatasync as unknown as jest.Mock).mockImplementationOnce((fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => {
+    holding();
+    void gate.then(() => realFs.fdatasync(fd, cb));
+  });
+  return { held, release };
+}
 
 /**
  * The `system/auth` handshake under attack (issue 34, findings 3 and 6), over real sockets with a manual
@@ -196,6 +218,72 @@ describe('system/auth: renewals that race, reconnect loops, a low disk', () => {
     await setFree(2_000 * MiB);
     const back = await Phone.connect(relay.url);
     expect((await back.auth({ session_token: away.token, refresh_token: away.refresh, device_id: 'away' })).type).toBe('auth.ok');
+    back.close();
+  });
+
+  it('a session that expires while its reconnect is written: the connect and its disconnect are recorded, and auth.fail says come back (the next connect renews)', async () => {
+    const { phone, token, refresh } = await pair(relay, 'edge', { ttl_seconds: HOUR });
+    phone.close();
+    await online(relay, 0);
+    relay.clock.advance(HOUR * 1000 - 1000); // a second of the session left
+    const hold = holdNextSync();
+    const p = await Phone.connect(relay.url);
+    p.send('system', 'auth', { session_token: token, refresh_token: refresh, device_id: 'edge', device_name: 'Pixel' }, 'edge');
+    try {
+      await hold.held;
+      relay.clock.advance(2000);
+    } finally {
+      hold.release();
+    }
+    const f = await answer(p);
+    expect(f).toMatchObject({ type: 'auth.fail', payload: { code: 'auth.session_expired', retry_after: 1 } });
+    expect(appKeepsSession(f.payload.reason as string)).toBe(true);
+    expect(await closedWithin(p)).toBe(1013);
+    await online(relay, 0);
+    const again = await Phone.connect(relay.url);
+    expect((await again.auth({ session_token: token, refresh_token: refresh, device_id: 'edge' })).type).toBe('auth.ok');
+    again.close();
+  });
+
+  it('a phone that leaves while its renewal is written: the renewal is undone and the phone renews later with what it holds', async () => {
+    const { phone, token, refresh } = await pair(relay, 'leaver', { ttl_seconds: HOUR });
+    phone.close();
+    await online(relay, 0);
+    relay.clock.advance(2 * HOUR * 1000);
+    const seq = relay.loop.lastSeq;
+    const hold = holdNextSync();
+    const p = await Phone.connect(relay.url);
+    p.send('system', 'auth', { session_token: token, refresh_token: refresh, device_id: 'leaver' }, 'leave');
+    try {
+      await hold.held;
+      p.ws.terminate();
+      await p.closed;
+      // The relay sees the close before the renewal is durable.
+      const hub = relay.app.get(PhoneHub);
+      for (let i = 0; i < 1000 && hub.openCount() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(hub.openCount()).toBe(0);
+    } finally {
+      hold.release();
+    }
+    for (let i = 0; i < 500 && !readEvents(relay.home).some((e) => e.seq > seq && e.type === 'trust.rotated' && e.data.reason === 'abandoned'); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    await online(relay, 0);
+    const types = readEvents(relay.home)
+      .filter((e) => e.seq > seq)
+      .map((e) => (e.type === 'trust.rotated' ? `trust.rotated:${e.data.reason as string}` : e.type));
+    expect(types).toEqual(
+      expect.arrayContaining([
+        'trust.rotated:renewed',
+        'session.created',
+        'phone.connected',
+        'phone.disconnected',
+        'trust.rotated:abandoned',
+        'session.revoked',
+      ]),
+    );
+    // The old refresh token is current again, bound again to the old session token the phone still holds.
+    const back = await Phone.connect(relay.url);
+    expect((await back.auth({ session_token: token, refresh_token: refresh, device_id: 'leaver' })).type).toBe('auth.ok');
     back.close();
   });
 });

@@ -240,6 +240,13 @@ export class AuthHandshake {
         // A renewal's session gone with its trust: a copy of the refresh token was presented at the same time.
         const reused = g.renewed && !this.loop.models.trust.forDevice(g.deviceId);
         if (reused) this.refuseReuse(conn);
+        // Expired at this very moment: "not now", so the app comes back and renews (a revoked one is over).
+        else if (session)
+          refuseAuth(
+            conn,
+            new DomainError('auth.session_expired', 'unavailable', 'the session expired just now; reconnect', { retry_after: 1 }),
+            this.logger,
+          );
         else conn.failAuth('this session ended while the connection was being authenticated');
       }
       const closed = conn.sentClose ?? seen() ?? { code: 1006, reason: '' };
