@@ -3,6 +3,7 @@
 // of its own (so stopping it stops anything it started), stdout ignored and stderr kept in its temp dir (shown only
 // when it fails to start):
 //   relay      `bin/svc relay start` as an operator starts it: a temp SVC_HOME, RELAY_LOG_LEVEL=ERROR, RELAY_LOG_FORMAT=json
+//              (and RELAY_RECONNECT_BURST lifted: the socket footprint opens thousands of sockets of one session)
 //   node       bare node:http + ws                      (bench/_footprint-servers.js)
 //   fastify    bare fastify + ws                        (bench/_footprint-servers.js)
 //   nest       minimal Nest 11 + Fastify + WsAdapter    (bench/_footprint-servers.js)
@@ -101,6 +102,8 @@ function command(kind, port, home, opts) {
         RELAY_LOG_LEVEL: 'ERROR',
         RELAY_LOG_FORMAT: 'json',
         RELAY_MEDIA_MAX_SIZE_MB: mediaMb,
+        // openSockets opens thousands of sockets of one session: the reconnect budget (20 at once) is lifted.
+        RELAY_RECONNECT_BURST: '1000000',
       },
     };
   if (kind === 'reference') {

@@ -75,7 +75,12 @@ describe('phone socket', () => {
       self: false,
       reason: 'abandoned',
     });
-    expect(events.some((e) => e.type === 'phone.connected')).toBe(false);
+    // The connect was decided with the pairing (one batch, admitted or refused together); the socket's
+    // close is recorded after it, so the phone was never online.
+    const connected = events.find((e) => e.type === 'phone.connected')!;
+    expect(connected.data.tokenPrefix).toBe(created.data.tokenPrefix);
+    expect(events.find((e) => e.type === 'phone.disconnected')!.data).toMatchObject({ connId: connected.data.connId, code: 1006 });
+    expect(relay.loop.models.connections.isOnline(created.data.tokenPrefix as string)).toBe(false);
     expect(relay.loop.models.sessions.byTokenPrefix(created.data.tokenPrefix as string)).toBeUndefined();
     // The code stays used: one-shot, whatever happened to the socket.
     const again = await Phone.connect(relay.url);

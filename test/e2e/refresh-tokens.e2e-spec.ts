@@ -138,6 +138,43 @@ describe('trusted-device renewal (refresh tokens)', () => {
     expect(right.type).toBe('auth.ok');
   });
 
+  it("renewal is bound to the session token the refresh token was issued with: another paired device with the victim's device_id and refresh token cannot renew", async () => {
+    const victim = await pair(relay, 'dev-victim', { ttl_seconds: HOUR });
+    const thief = await pair(relay, 'dev-thief');
+    victim.phone.close();
+    relay.clock.advance(2 * HOUR * 1000);
+    await relay.sweep();
+    // Any paired device lists the victim's device id.
+    const listed = await json(await fetch(`${relay.url}/sessions`, { headers: bearer(thief.token) }));
+    expect(listed.sessions.map((s: { device_id: string }) => s.device_id)).toContain('dev-thief');
+    const seq = relay.loop.lastSeq;
+    // The stolen refresh token with no session token, with a made-up one, and with one a character off the thief's own.
+    const offByOne = `${thief.token.slice(0, 42)}${thief.token.endsWith('A') ? 'B' : 'A'}`;
+    for (const session_token of [undefined, 'x'.repeat(43), offByOne]) {
+      const { f } = await reconnect(relay, { session_token, refresh_token: victim.refresh, device_id: 'dev-victim' });
+      expect(f).toMatchObject({ type: 'auth.fail', payload: { code: 'invalid_credentials' } });
+    }
+    await relay.loop.drain();
+    const refused = readEvents(relay.home).filter((e) => e.seq > seq && e.type === 'trust.refused');
+    expect(refused.map((e) => e.data.reason)).toEqual(['session_mismatch', 'session_mismatch', 'session_mismatch']);
+    expect(types(relay, seq)).not.toContain('trust.rotated');
+    expect(types(relay, seq)).not.toContain('session.created');
+    // The victim, with what it stored (AuthManager.kt:866-893), still renews; and its renewed pair renews again.
+    relay.clock.advance(10 * 60 * 1000); // past the failed-token block of the thief's address (the same loopback here)
+    const { f: ok, phone: back } = await reconnect(relay, { session_token: victim.token, refresh_token: victim.refresh, device_id: 'dev-victim' });
+    expect(ok.type).toBe('auth.ok');
+    back.close();
+    relay.clock.advance(2 * HOUR * 1000);
+    const { f: again, phone: p3 } = await reconnect(relay, {
+      session_token: ok.payload.session_token as string,
+      refresh_token: ok.payload.refresh_token as string,
+      device_id: 'dev-victim',
+    });
+    expect(again.type).toBe('auth.ok');
+    p3.close();
+    thief.phone.close();
+  });
+
   it('unknown refresh tokens count as bad credentials: the address is blocked after five', async () => {
     for (let i = 0; i < 5; i++) {
       const { f } = await reconnect(relay, { session_token: 'x'.repeat(43), refresh_token: `nope-${i}`, device_id: 'dev-z' });

@@ -13,7 +13,7 @@ import { openKeyStore } from './personal/open-key-store';
 import { PersonalSealer } from './personal/personal-sealer';
 import { CommandLoop } from './common/command-loop';
 import { DiskGuard, installDiskGuardHook, type DiskSpaceSource } from './common/disk-guard';
-import { EventBudget } from './common/event-budget';
+import { DEFAULT_EVENT_BUDGET, DEVICE_CONTROL_BUDGET, EventBudget } from './common/event-budget';
 import { fileStore } from './common/file-store';
 import { postgresStore } from './common/postgres-store';
 import { ErrorFilter } from './common/http-errors';
@@ -209,7 +209,7 @@ async function closeHttp(server: { closeIdleConnections?: () => void; closeAllCo
 async function guardAdmission(loop: CommandLoop, config: RelayConfig, clock: Clock, logger: Logger, diskSpace?: DiskSpaceSource): Promise<DiskGuard> {
   const disk = new DiskGuard({ dir: relayDir(config), ...config.disk, source: diskSpace, logger, clock });
   await disk.start();
-  const budget = new EventBudget(() => clock.now().getTime());
+  const budget = new EventBudget(() => clock.now().getTime(), DEFAULT_EVENT_BUDGET, DEVICE_CONTROL_BUDGET, config.reconnects);
   loop.admission = (events, actor) => {
     disk.admit(events);
     budget.admit(events, actor);

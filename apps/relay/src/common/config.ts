@@ -86,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     sockets: loadSocketConfig(env),
     maxUnauthenticatedSockets: 64,
     maxUnauthenticatedPerAddress: 8,
+    reconnects: { burst: whole('RELAY_RECONNECT_BURST', 20, 1, 1_000_000), perMinute: whole('RELAY_RECONNECTS_PER_MINUTE', 6, 1, 6_000) },
     eventStoreUrl: eventStoreUrl(env),
     segmentBytes: 64 * 1024 * 1024,
     snapshotEvery: 50_000,

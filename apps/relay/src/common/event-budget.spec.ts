@@ -50,4 +50,22 @@ describe('the per-device event budget', () => {
     for (let i = 0; i < 100; i++)
       b.admit([ev('bridge.command_answered'), ev('session.revoked'), ev('bridge.safety_decided', { decision: 'master_off' })], 'device:cccc3333');
   });
+
+  it("a connect spends from its device's reconnect bucket, whoever decided it (a renewal is public); a pairing is not counted", () => {
+    const b = new EventBudget(() => now, undefined, undefined, { burst: 2, perMinute: 6 });
+    const connect = (deviceId: string, tokenPrefix = 'dddd4444') => ev('phone.connected', { deviceId, tokenPrefix });
+    b.admit([connect('phone-1', 'aaaa0001')], 'device:aaaa0001');
+    b.admit([ev('trust.rotated'), ev('session.created'), connect('phone-1', 'aaaa0002')], 'public:10.0.0.1');
+    const e = refusal(() => b.admit([connect('phone-1', 'aaaa0003')], 'device:aaaa0003'));
+    expect(e).toMatchObject({ code: 'relay.reconnect_budget', kind: 'rate_limited', extra: { retry_after: 10 } });
+    // Another device, a device without an id (keyed by its session), and a pairing are not held by it.
+    b.admit([connect('phone-2')], 'device:dddd4444');
+    b.admit([connect('', 'eeee5555')], 'device:eeee5555');
+    for (let i = 0; i < 5; i++) b.admit([ev('pairing.code_consumed'), connect('phone-1', `ffff000${i}`)], 'public:10.0.0.1');
+    now += 10_000;
+    // A connect spends from the reconnect bucket only: a device whose general bucket is empty still reconnects.
+    for (let i = 0; i < 300; i++) b.admit([ev('notification.posted')], 'device:aaaa0004');
+    b.admit([connect('phone-1', 'aaaa0004')], 'device:aaaa0004');
+    expect(refusal(() => b.admit([connect('phone-1', 'aaaa0005')], 'device:aaaa0005'))).not.toBeNull();
+  });
 });

@@ -22,6 +22,16 @@ export const DEVICE_CONTROL_BUDGET: EventBudgetOptions = { burst: 1200, perSecon
 
 const DEVICE_CONTROL_EVENTS: ReadonlySet<string> = new Set(['bridge.command_sent', 'bridge.safety_decided']);
 
+/** RELAY_RECONNECT_BURST and RELAY_RECONNECTS_PER_MINUTE: a device's authenticated connects. */
+export type ReconnectBudgetOptions = { burst: number; perMinute: number };
+
+/**
+ * The default: a phone that changes networks, sleeps and wakes reconnects a few times a minute at most; a
+ * loop that reconnects as fast as it can (519 in 8 s, issue 34) writes a connect and a disconnect each. Past
+ * 20 at once and 6 a minute it is refused before anything is written: about 12 events a minute, not 3 a reconnect.
+ */
+export const DEFAULT_RECONNECT_BUDGET: ReconnectBudgetOptions = { burst: 20, perMinute: 6 };
+
 /**
  * The backstop on what one paired device can write to the log: every decision made for a `device:`
  * actor spends one token per event from that device's bucket (`burst`, refilled at `perSecond`), and a
@@ -29,40 +39,67 @@ const DEVICE_CONTROL_EVENTS: ReadonlySet<string> = new Set(['bridge.command_sent
  * frame: its channel's error). So no sequence of frames or requests (alternating subscribe/unsubscribe,
  * attach/detach, notification bursts...) grows the log faster than `perSecond` events a second per
  * device. Events that end, shrink or protect (`writtenWhileLow`: revocations, disconnects, calls coming
- * to their end, failed auths, a reconnect's bookkeeping) are never refused and cost nothing.
+ * to their end, failed auths) are never refused and cost nothing.
+ *
+ * A socket's connect (`phone.connected`) spends one from its device's reconnect bucket instead (keyed by the
+ * device id, else the session, whoever decided it: a renewal is decided before the device is known), so a
+ * device that reconnects in a loop, renewing or not, is refused with `relay.reconnect_budget` and writes
+ * nothing. A pairing's connect is not counted: the operator's code bounds those.
  *
  * Flow control, not a rule: the buckets are not recorded; they refill by the injected clock (so a test's
  * manual clock decides when a flooder earns tokens back).
  */
 export class EventBudget {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly reconnects: EventBudgetOptions;
 
   constructor(
     private readonly nowMs: () => number,
     private readonly opts: EventBudgetOptions = DEFAULT_EVENT_BUDGET,
     private readonly deviceControl: EventBudgetOptions = DEVICE_CONTROL_BUDGET,
-  ) {}
+    reconnects: ReconnectBudgetOptions = DEFAULT_RECONNECT_BUDGET,
+  ) {
+    this.reconnects = { burst: reconnects.burst, perSecond: reconnects.perMinute / 60 };
+  }
 
   admit(events: readonly NewEvent[], actor: string): void {
-    if (!actor.startsWith('device:')) return;
+    const device = actor.startsWith('device:');
     let cost = 0;
     let commands = 0;
     for (const e of events) {
-      if (writtenWhileLow(e)) continue;
+      // A connect spends from the reconnect bucket instead (below).
+      if (!device || writtenWhileLow(e) || e.type === 'phone.connected') continue;
       if (DEVICE_CONTROL_EVENTS.has(e.type)) commands++;
       else cost++;
     }
-    if (cost === 0 && commands === 0) return;
+    const connect = this.connectOf(events);
+    if (cost === 0 && commands === 0 && connect === null) return;
     const now = this.nowMs();
-    // Both buckets are checked before either is spent: a refused decision costs nothing.
+    // Every bucket is checked before any is spent: a refused decision costs nothing.
     const general = cost > 0 ? this.refill(actor, this.opts, now) : null;
     const control = commands > 0 ? this.refill(`control:${actor}`, this.deviceControl, now) : null;
+    const reconnect = connect !== null ? this.refill(`reconnect:${connect}`, this.reconnects, now) : null;
     if (general && general.tokens < cost) this.refuse(general, cost, this.opts, 'is changing state faster than the relay records');
     if (control && control.tokens < commands)
       this.refuse(control, commands, this.deviceControl, 'is sent Device Control commands faster than the relay records');
+    if (reconnect && reconnect.tokens < 1) this.refuseReconnect(reconnect);
     if (general) general.tokens -= cost;
     if (control) control.tokens -= commands;
+    if (reconnect) reconnect.tokens -= 1;
     if (this.buckets.size > 10_000) this.prune(now);
+  }
+
+  /** The device whose socket this decision connects (its id, else its session), unless the decision pairs it. */
+  private connectOf(events: readonly NewEvent[]): string | null {
+    let key: string | null = null;
+    for (const e of events) {
+      if (e.type === 'pairing.code_consumed') return null;
+      if (e.type === 'phone.connected') {
+        const d = e.data as { deviceId: string; tokenPrefix: string };
+        key = d.deviceId !== '' ? `id:${d.deviceId}` : `session:${d.tokenPrefix}`;
+      }
+    }
+    return key;
   }
 
   private refill(key: string, opts: EventBudgetOptions, now: number): { tokens: number; at: number } {
@@ -83,10 +120,21 @@ export class EventBudget {
     );
   }
 
+  private refuseReconnect(b: { tokens: number }): never {
+    const { burst, perSecond } = this.reconnects;
+    const wait = Math.max(1, Math.ceil((1 - b.tokens) / perSecond));
+    throw new DomainError(
+      'relay.reconnect_budget',
+      'rate_limited',
+      `this device reconnects faster than the relay records (at most ${burst} at once, then ${Math.round(perSecond * 60)} a minute); try again in ${wait} s`,
+      { retry_after: wait },
+    );
+  }
+
   /** Full buckets carry no information: dropped when many devices have been seen. */
   private prune(now: number): void {
     for (const [k, b] of this.buckets) {
-      const opts = k.startsWith('control:') ? this.deviceControl : this.opts;
+      const opts = k.startsWith('control:') ? this.deviceControl : k.startsWith('reconnect:') ? this.reconnects : this.opts;
       if (b.tokens + ((now - b.at) / 1000) * opts.perSecond >= opts.burst) this.buckets.delete(k);
     }
   }

@@ -50,6 +50,11 @@ export type RelayConfig = {
   maxUnauthenticatedSockets: number;
   /** Per address (IPv6 per /64), within maxUnauthenticatedSockets. */
   maxUnauthenticatedPerAddress: number;
+  /**
+   * A device's authenticated connects (reconnects and renewals): RELAY_RECONNECT_BURST at once (default 20),
+   * then RELAY_RECONNECTS_PER_MINUTE (default 6); past them `auth.fail relay.reconnect_budget` with `retry_after`.
+   */
+  reconnects: { burst: number; perMinute: number };
   /** RELAY_EVENT_STORE: a postgres:// URL puts the log and its snapshots in that database; null: the file log. */
   eventStoreUrl: string | null;
   segmentBytes: number;

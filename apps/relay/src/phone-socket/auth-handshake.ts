@@ -8,6 +8,7 @@ import {
   consumeCode,
   DomainError,
   INVALID_CREDENTIALS,
+  isLive,
   liveGrants,
   normalizeCode,
   recordAuthFailure,
@@ -15,6 +16,7 @@ import {
   updateDevice,
   type Session,
 } from '@svc/domain';
+import type { ClientSupports, NewEvent, PhoneConnected, RelayEvent } from '@svc/events';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Clock } from '../common/clock';
@@ -24,15 +26,27 @@ import { newSessionToken, Secrets, tokenPrefix } from '../common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import { clientSupports, deviceInfo, pairingChoices, refreshTokenOf, sentDeviceFields } from './auth-frame';
 import { AuthOkFields } from './auth-ok-fields';
+import { refuseAuth } from './auth-refusal';
 import type { Envelope } from './envelope';
 import type { PhoneConnection } from './phone-connection';
 
-type Renewal = { trustId: string; previousDigest: string; previousPrefix: string };
+type Renewal = { trustId: string; previousDigest: string; previousPrefix: string; previousTokenDigest: string | null };
+
+/**
+ * What a credential was granted: the session the socket joins (its `phone.connected` already written in the
+ * same batch), the token and refresh token its `auth.ok` carries, and how to undo a session made for it
+ * that nobody would hold if `auth.ok` never leaves.
+ */
+type Granted = { prefix: string; deviceId: string; token: string; issued: string | null; undo: () => Promise<void>; renewed: boolean };
+
+/** The close a socket saw while its handshake was being written (the hub records none for a socket without a principal). */
+type SeenClose = { code: number; reason: string } | null;
 
 /**
  * The first frame of a phone socket, `system/auth`: a session token (with the trusted device's refresh
- * token beside it), a refresh token alone (a trusted device renewing an ended session), or a pairing
- * code. Answers `auth.ok` with the session token, or `auth.fail` and closes.
+ * token beside it), a refresh token beside an ended session's token (a trusted device renewing it), or a
+ * pairing code. Answers `auth.ok` with the session token, or `auth.fail` and closes: every refusal, a racing
+ * renewal and a full disk included, is an `auth.fail` with its code, never a socket left unanswered.
  */
 @Injectable()
 export class AuthHandshake {
@@ -46,8 +60,21 @@ export class AuthHandshake {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** `admitted` runs once the socket holds its principal, before `phone.connected` is written. */
+  /** `admitted` runs once the socket holds its principal, after its `phone.connected` is durable. */
   async authenticate(conn: PhoneConnection, env: Envelope, admitted: () => void): Promise<void> {
+    let seen: SeenClose = null;
+    const onClose = (code: number, reason: Buffer) => (seen = { code, reason: reason.toString() });
+    conn.ws.once('close', onClose);
+    try {
+      await this.handshake(conn, env, admitted, () => seen);
+    } catch (err) {
+      refuseAuth(conn, err, this.logger);
+    } finally {
+      conn.ws.off('close', onClose);
+    }
+  }
+
+  private async handshake(conn: PhoneConnection, env: Envelope, admitted: () => void, seen: () => SeenClose): Promise<void> {
     const p = env.payload;
     const now = this.clock.now();
     try {
@@ -62,140 +89,186 @@ export class AuthHandshake {
     // The app sends its refresh token beside its stored session token on every reconnect (AuthManager.kt).
     const refresh = sentRefresh.token;
     const refreshDigest = refresh !== null && refresh.length <= 512 ? this.secrets.digest(refresh) : null;
-    const policy = this.trustPolicy();
-    let session: Session | undefined;
-    let token = '';
-    let paired = false;
-    /** The refresh token this auth.ok hands out, if one was issued or rotated. */
-    let issued: string | null = null;
-    let renewal: Renewal | null = null;
     const hasToken = typeof p.session_token === 'string' && p.session_token.length > 0;
-    if (hasToken) {
-      token = p.session_token as string;
-      session = token.length <= 512 ? this.loop.models.sessions.byToken(this.secrets.digest(token), now) : undefined;
+    const token = hasToken ? (p.session_token as string) : '';
+    const tokenDigest = hasToken && token.length <= 512 ? this.secrets.digest(token) : null;
+    const live = tokenDigest !== null ? this.loop.models.sessions.byToken(tokenDigest, now) : undefined;
+    let granted: Granted | undefined;
+    if (live) granted = await this.resume(conn, p, live, token, refreshDigest, supports);
+    // The session ended (or is unknown): a trusted device renews it with its refresh token and that session's token.
+    else if (refreshDigest !== null) granted = await this.renew(conn, p, refreshDigest, tokenDigest, supports);
+    else if (hasToken) return this.recordFailure(conn, 'token', 'unknown, revoked or expired session token');
+    else if (p.pairing_code !== undefined) granted = await this.pair(conn, p, supports);
+    else return conn.failAuth('system/auth needs pairing_code or session_token');
+    if (granted) await this.admit(conn, env, granted, supports, admitted, seen);
+  }
+
+  /** A live session's reconnect: its bookkeeping (the device's new description, trust adoption) and the connect, in one batch. */
+  private async resume(
+    conn: PhoneConnection,
+    p: Record<string, unknown>,
+    session: Session,
+    token: string,
+    refreshDigest: string | null,
+    supports: ClientSupports,
+  ): Promise<Granted | undefined> {
+    // The reconnecting client may describe itself anew (renamed, updated): keep what it says now.
+    const device = deviceInfo(p);
+    if (typeof device === 'string') return void conn.failAuth(device);
+    const prefix = session.tokenPrefix;
+    const sent = sentDeviceFields(p, device);
+    const fresh = this.freshRefresh();
+    const stored = await this.loop.run(`device:${prefix}`, (m, t) => {
+      const out: NewEvent<RelayEvent>[] = [
+        ...reconnectTrust(m, session, { sentDigest: refreshDigest, issue: fresh.issue, ip: conn.ip }, this.trustPolicy(), t),
+      ];
+      // A copy of a rotated-out refresh token signs the device out; a session ended by an earlier decision of this batch stays ended.
+      const current = m.sessions.byTokenPrefix(prefix);
+      if (out.some((e) => e.type === 'trust.reuse_detected') || !current || !isLive(current, t)) return out;
+      return [...updateDevice(m, prefix, sent), ...out, connected(conn, prefix, session.deviceId, supports)];
+    });
+    if (stored.some((e) => e.type === 'trust.reuse_detected')) return void this.refuseReuse(conn);
+    if (!stored.some((e) => e.type === 'phone.connected'))
+      return void conn.failAuth('this session ended while the connection was being authenticated');
+    const issued = stored.some((e) => e.type === 'trust.issued') ? fresh.token : null;
+    return { prefix, deviceId: session.deviceId, token, issued, undo: async () => undefined, renewed: false };
+  }
+
+  /** A trusted device's renewal: the rotation, the new session and the connect, in one batch. */
+  private async renew(
+    conn: PhoneConnection,
+    p: Record<string, unknown>,
+    refreshDigest: string,
+    sessionDigest: string | null,
+    supports: ClientSupports,
+  ): Promise<Granted | undefined> {
+    const device = deviceInfo(p);
+    if (typeof device === 'string') return void conn.failAuth(device);
+    const fresh = this.freshRefresh();
+    const minted = this.newToken();
+    // Read in the decision, not from the durable models: a renewal decided a moment ago may not be durable yet.
+    let renewal: Renewal | null = null;
+    const stored = await this.loop.run(`public:${conn.ip}`, (m, t) => {
+      const before = m.trust.byRefreshDigest(refreshDigest);
+      renewal = before
+        ? { trustId: before.trustId, previousDigest: refreshDigest, previousPrefix: before.tokenPrefix, previousTokenDigest: before.tokenDigest }
+        : null;
+      const out = renewTrust(
+        m,
+        {
+          refreshDigest,
+          sessionDigest,
+          next: fresh.issue,
+          tokenDigest: this.secrets.digest(minted.token),
+          tokenPrefix: minted.prefix,
+          device,
+          ip: conn.ip,
+          transport: this.config.tls ? 'wss' : 'ws',
+        },
+        this.trustPolicy(),
+        t,
+      );
+      return out.some((e) => e.type === 'session.created') ? [...out, connected(conn, minted.prefix, device.deviceId, supports)] : out;
+    });
+    if (stored.some((e) => e.type === 'trust.reuse_detected')) {
+      await this.countFailure(conn, 'refresh token reused after rotation');
+      return void this.refuseReuse(conn);
     }
-    if (session) {
-      // The reconnecting client may describe itself anew (renamed, updated): keep what it says now.
-      const device = deviceInfo(p);
-      if (typeof device === 'string') return conn.failAuth(device);
-      const prefix = session.tokenPrefix;
-      const sent = sentDeviceFields(p, device);
-      const fresh = this.freshRefresh();
-      const live = session;
-      const stored = await this.loop.run(`device:${prefix}`, (m, t) => [
-        ...updateDevice(m, prefix, sent),
-        ...reconnectTrust(m, live, { sentDigest: refreshDigest, issue: fresh.issue, ip: conn.ip }, policy, t),
-      ]);
-      if (stored.some((e) => e.type === 'trust.reuse_detected')) return this.refuseReuse(conn);
-      if (stored.some((e) => e.type === 'trust.issued')) issued = fresh.token;
-      session = this.loop.models.sessions.byTokenPrefix(prefix) ?? session;
-    } else if (refreshDigest !== null) {
-      // The session ended (or is unknown): a trusted device renews it with its refresh token.
-      const device = deviceInfo(p);
-      if (typeof device === 'string') return conn.failAuth(device);
-      const fresh = this.freshRefresh();
-      const minted = this.newToken();
-      token = minted.token;
-      const prefix = minted.prefix;
-      const before = this.loop.models.trust.byRefreshDigest(refreshDigest);
-      const stored = await this.loop.run(`public:${conn.ip}`, (m, t) =>
-        renewTrust(
+    const refused = stored.find((e) => e.type === 'trust.refused');
+    if (refused) return void (await this.recordFailure(conn, 'token', `refresh token refused: ${(refused.data as { reason: string }).reason}`));
+    const r = renewal as Renewal | null;
+    if (!stored.some((e) => e.type === 'session.created') || !r) return void (await this.recordFailure(conn, 'token', 'unknown refresh token'));
+    const undo = () => this.abandonRenewal(r, minted.prefix);
+    return { prefix: minted.prefix, deviceId: device.deviceId, token: minted.token, issued: fresh.token, undo, renewed: true };
+  }
+
+  /** A pairing code: its consumption, the session, the trust and the connect, in one batch. */
+  private async pair(conn: PhoneConnection, p: Record<string, unknown>, supports: ClientSupports): Promise<Granted | undefined> {
+    const code = normalizeCode(p.pairing_code);
+    if (!code) return void (await this.recordFailure(conn, 'code', 'malformed pairing code'));
+    const device = deviceInfo(p);
+    if (typeof device === 'string') return void conn.failAuth(device);
+    const choices = pairingChoices(p);
+    if (typeof choices === 'string') return void conn.failAuth(choices);
+    const fresh = this.freshRefresh();
+    const minted = this.newToken();
+    let stored;
+    try {
+      stored = await this.loop.run(`public:${conn.ip}`, (m, t) => [
+        ...consumeCode(
           m,
           {
-            refreshDigest,
-            next: fresh.issue,
-            tokenDigest: this.secrets.digest(token),
-            tokenPrefix: prefix,
+            codeDigest: this.secrets.digest(code),
+            tokenDigest: this.secrets.digest(minted.token),
+            tokenPrefix: minted.prefix,
             device,
             ip: conn.ip,
+            choices,
             transport: this.config.tls ? 'wss' : 'ws',
+            trust: { issue: fresh.issue, policy: this.trustPolicy() },
           },
-          policy,
           t,
         ),
-      );
-      if (stored.some((e) => e.type === 'trust.reuse_detected')) {
-        await this.countFailure(conn, 'refresh token reused after rotation');
-        return this.refuseReuse(conn);
-      }
-      const refused = stored.find((e) => e.type === 'trust.refused');
-      if (refused) return this.recordFailure(conn, 'token', `refresh token refused: ${(refused.data as { reason: string }).reason}`);
-      if (!stored.some((e) => e.type === 'session.created') || !before) return this.recordFailure(conn, 'token', 'unknown refresh token');
-      session = this.loop.models.sessions.byTokenPrefix(prefix)!;
-      issued = fresh.token;
-      renewal = { trustId: before.trustId, previousDigest: refreshDigest, previousPrefix: before.tokenPrefix };
-    } else if (hasToken) {
-      return this.recordFailure(conn, 'token', 'unknown, revoked or expired session token');
-    } else if (p.pairing_code !== undefined) {
-      const code = normalizeCode(p.pairing_code);
-      if (!code) return this.recordFailure(conn, 'code', 'malformed pairing code');
-      const device = deviceInfo(p);
-      if (typeof device === 'string') return conn.failAuth(device);
-      const choices = pairingChoices(p);
-      if (typeof choices === 'string') return conn.failAuth(choices);
-      const fresh = this.freshRefresh();
-      const minted = this.newToken();
-      token = minted.token;
-      const prefix = minted.prefix;
-      let stored;
-      try {
-        stored = await this.loop.run(`public:${conn.ip}`, (m, t) =>
-          consumeCode(
-            m,
-            {
-              codeDigest: this.secrets.digest(code),
-              tokenDigest: this.secrets.digest(token),
-              tokenPrefix: prefix,
-              device,
-              ip: conn.ip,
-              choices,
-              transport: this.config.tls ? 'wss' : 'ws',
-              trust: { issue: fresh.issue, policy },
-            },
-            t,
-          ),
-        );
-      } catch (err) {
-        if (err instanceof DomainError && err.code === 'auth.pending_approval') return conn.failAuth(err.message, 'pending_approval');
-        if (err instanceof DomainError && err.kind === 'unauthorized')
-          return this.recordFailure(conn, 'code', 'unknown, used or expired pairing code');
-        throw err;
-      }
-      if (stored.some((e) => e.type === 'trust.issued')) issued = fresh.token;
-      session = this.loop.models.sessions.byTokenPrefix(prefix)!;
-      paired = true;
-    } else {
-      return conn.failAuth('system/auth needs pairing_code or session_token');
+        connected(conn, minted.prefix, device.deviceId, supports),
+      ]);
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'auth.pending_approval') return void conn.failAuth(err.message, 'pending_approval');
+      if (err instanceof DomainError && err.kind === 'unauthorized')
+        return void (await this.recordFailure(conn, 'code', 'unknown, used or expired pairing code'));
+      throw err;
     }
-    const abandon = () => (renewal ? this.abandonRenewal(renewal, session.tokenPrefix) : this.abandon(paired, session.tokenPrefix));
-    if (conn.closed) return abandon();
+    const issued = stored.some((e) => e.type === 'trust.issued') ? fresh.token : null;
+    return { prefix: minted.prefix, deviceId: device.deviceId, token: minted.token, issued, undo: () => this.abandon(minted.prefix), renewed: false };
+  }
+
+  /**
+   * The socket joins its session and gets `auth.ok`. Its `phone.connected` is durable; if the socket closed
+   * meanwhile, or a decision later in the same batch ended the session (a racing renewal found a copied
+   * refresh token), its disconnect is recorded here and what was made for it undone.
+   */
+  private async admit(
+    conn: PhoneConnection,
+    env: Envelope,
+    g: Granted,
+    supports: ClientSupports,
+    admitted: () => void,
+    seen: () => SeenClose,
+  ): Promise<void> {
+    const session = this.loop.models.sessions.byTokenPrefix(g.prefix);
+    if (conn.closed || !session || !isLive(session, this.clock.now())) {
+      if (!conn.closed) {
+        // A renewal's session gone with its trust: a copy of the refresh token was presented at the same time.
+        const reused = g.renewed && !this.loop.models.trust.forDevice(g.deviceId);
+        if (reused) this.refuseReuse(conn);
+        // Expired at this very moment: "not now", so the app comes back and renews (a revoked one is over).
+        else if (session)
+          refuseAuth(
+            conn,
+            new DomainError('auth.session_expired', 'unavailable', 'the session expired just now; reconnect', { retry_after: 1 }),
+            this.logger,
+          );
+        else conn.failAuth('this session ended while the connection was being authenticated');
+      }
+      const closed = conn.sentClose ?? seen() ?? { code: 1006, reason: '' };
+      await this.loop.record(`device:${g.prefix}`, [
+        { type: 'phone.disconnected', data: { connId: conn.id, tokenPrefix: g.prefix, code: closed.code, reason: closed.reason.slice(0, 120) } },
+      ]);
+      return g.undo();
+    }
     conn.principal = { kind: 'device', tokenPrefix: session.tokenPrefix, deviceId: session.deviceId, deviceName: session.deviceName };
     conn.supports = supports;
     admitted();
     // An authenticated socket no longer needs its deadline (nor the closure it holds for 30 s).
     clearTimeout(conn.authTimer);
     conn.authTimer = undefined;
-    await this.loop.record(`device:${session.tokenPrefix}`, [
-      {
-        type: 'phone.connected',
-        data: {
-          connId: conn.id,
-          tokenPrefix: session.tokenPrefix,
-          deviceId: session.deviceId,
-          ip: conn.ip,
-          path: conn.path,
-          ...(Object.keys(supports).length > 0 ? { supports } : {}),
-        },
-      },
-    ]);
     const grants: Record<string, number | null> = {};
     for (const [ch, until] of Object.entries(liveGrants(session, this.clock.now()))) grants[ch] = epoch(until);
-    const trust = issued !== null ? this.loop.models.trust.forDevice(session.deviceId) : undefined;
+    const trust = g.issued !== null ? this.loop.models.trust.forDevice(session.deviceId) : undefined;
     const delivered = conn.send(
       'system',
       'auth.ok',
       {
-        session_token: token,
+        session_token: g.token,
         token_prefix: session.tokenPrefix,
         server_version: this.runtime.version,
         expires_at: epoch(session.expiresAt),
@@ -204,13 +277,13 @@ export class AuthHandshake {
         client_surface: session.clientSurface ?? 'unknown',
         device_form_factor: session.deviceFormFactor ?? 'unknown',
         // The profile catalog's rows; a Reach route credential for a phone that came through Secure Link.
-        ...(await this.extras.for({ conn, session, sessionToken: token })),
+        ...(await this.extras.for({ conn, session, sessionToken: g.token })),
         // The app stores a rotated refresh token from auth.ok (AuthManager.kt handleAuthOk) and sends it back.
-        ...(issued !== null && trust ? { refresh_token: issued, refresh_expires_at: epoch(trust.expiresAt) } : {}),
+        ...(g.issued !== null && trust ? { refresh_token: g.issued, refresh_expires_at: epoch(trust.expiresAt) } : {}),
       },
       env.id,
     );
-    if (!delivered) await abandon();
+    if (!delivered) await g.undo();
   }
 
   /** A new session token whose 8-character prefix no live session has. */
@@ -252,8 +325,7 @@ export class AuthHandshake {
    * The socket closed before `auth.ok` (and so the token) reached the phone. A session this pairing just
    * made is held by nobody: revoke it, so it is neither listed nor left for an attacker to guess at.
    */
-  private async abandon(paired: boolean, tokenPrefix: string): Promise<void> {
-    if (!paired) return;
+  private async abandon(tokenPrefix: string): Promise<void> {
     this.logger.info({ tokenPrefix }, 'phone left before receiving its token: the new session is revoked');
     await this.loop.run('system', (m) => abandonSession(m, tokenPrefix));
   }
@@ -262,4 +334,19 @@ export class AuthHandshake {
     await this.loop.run(`public:${conn.ip}`, (m, now) => recordAuthFailure(m.rateLimit, { ip: conn.ip, kind, via: 'ws', reason }, now));
     conn.failAuth(INVALID_CREDENTIALS);
   }
+}
+
+/** The socket's connect, decided with the credential that admits it. */
+function connected(conn: PhoneConnection, tokenPrefix: string, deviceId: string, supports: ClientSupports): NewEvent<PhoneConnected> {
+  return {
+    type: 'phone.connected',
+    data: {
+      connId: conn.id,
+      tokenPrefix,
+      deviceId,
+      ip: conn.ip,
+      path: conn.path,
+      ...(Object.keys(supports).length > 0 ? { supports } : {}),
+    },
+  };
 }

@@ -23,8 +23,10 @@ export const CLOSE = {
   badFrame: 4400,
   shutdown: 1001,
   tooBig: 1009,
-  /** Dropped to make room under the unauthenticated-socket caps (RFC 6455 "Try Again Later"). */
+  /** RFC 6455 "Try Again Later": dropped to make room under the unauthenticated-socket caps, or an auth refused for now. */
   tryAgainLater: 1013,
+  /** A handshake that failed on the relay's side (RFC 6455 "Internal Error"). */
+  internalError: 1011,
 } as const;
 
 export type ParseResult = { ok: true; envelope: Envelope } | { ok: false; message: string };

@@ -154,7 +154,14 @@ export function consumeCode(
     ...(cmd.trust
       ? issueTrust(
           m,
-          { deviceId: cmd.device.deviceId, tokenPrefix: cmd.tokenPrefix, terms, reason: 'paired', issue: cmd.trust.issue },
+          {
+            deviceId: cmd.device.deviceId,
+            tokenPrefix: cmd.tokenPrefix,
+            tokenDigest: cmd.tokenDigest,
+            terms,
+            reason: 'paired',
+            issue: cmd.trust.issue,
+          },
           cmd.trust.policy,
           now,
         )

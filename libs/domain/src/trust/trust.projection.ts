@@ -14,6 +14,8 @@ export type Trust = {
   reason: 'paired' | 'adopted';
   /** The session it last opened (or was issued with). */
   tokenPrefix: string;
+  /** The keyed digest of that session's token, which renewal must present; null for a trust from before binding. */
+  tokenDigest: string | null;
   renewals: number;
   lastRenewedAt: number | null;
 };
@@ -47,6 +49,7 @@ export class TrustProjection implements Projection<State> {
           issuedAt: eventAtMs(e),
           reason: e.data.reason,
           tokenPrefix: e.data.tokenPrefix,
+          tokenDigest: e.data.tokenDigest ?? null,
           renewals: 0,
           lastRenewedAt: null,
         };
@@ -64,6 +67,7 @@ export class TrustProjection implements Projection<State> {
         this.retired.delete(e.data.refreshDigest);
         t.refreshDigest = e.data.refreshDigest;
         t.tokenPrefix = e.data.tokenPrefix;
+        t.tokenDigest = e.data.tokenDigest ?? null;
         if (e.data.reason === 'renewed') {
           t.renewals++;
           t.lastRenewedAt = eventAtMs(e);
@@ -138,6 +142,7 @@ export class TrustProjection implements Projection<State> {
     this.byDevice.clear();
     this.retired.clear();
     for (const t of state.trusts) {
+      t.tokenDigest ??= null;
       this.byId.set(t.trustId, t);
       this.byDigest.set(t.refreshDigest, t);
       this.byDevice.set(t.deviceId, t);

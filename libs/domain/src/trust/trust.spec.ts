@@ -43,13 +43,15 @@ function paired(policy = POLICY): Given {
   return g;
 }
 
-const renew = (g: Given, refreshDigest: string, next: string, prefix: string, at: Date, deviceId = 'dev') =>
+/** The phone presents its refresh token beside the session token it holds (`s0` from the pairing, `s-<prefix>` after a renewal). */
+const renew = (g: Given, refreshDigest: string, next: string, prefix: string, at: Date, deviceId = 'dev', sessionDigest?: string | null) =>
   g.when(
     (m, now) =>
       renewTrust(
         m,
         {
           refreshDigest,
+          sessionDigest: sessionDigest === undefined ? (m.trust.byRefreshDigest(refreshDigest)?.tokenDigest ?? null) : sessionDigest,
           next: { trustId: 'unused', refreshDigest: next },
           tokenDigest: `s-${prefix}`,
           tokenPrefix: prefix,
@@ -144,6 +146,33 @@ describe('trusted-device renewal rules', () => {
     ]);
   });
 
+  it('renewal is bound to the session token the refresh token was issued with: without it, or with another, it is refused', () => {
+    const g = paired();
+    expect(g.models.trust.forDevice('dev')!.tokenDigest).toBe('s0');
+    for (const sent of [null, 's-other']) {
+      expect(renew(g, 'r0', 'r1', 'p1111111', later(1000), 'dev', sent).map((e) => [e.type, (e.data as { reason?: string }).reason])).toEqual([
+        ['trust.refused', 'session_mismatch'],
+      ]);
+    }
+    expect(g.models.trust.byRefreshDigest('r0')).toBeDefined();
+    renew(g, 'r0', 'r1', 'p1111111', later(1000), 'dev', 's0');
+    // Each renewal binds the next one to the session it opened.
+    expect(g.models.trust.byRefreshDigest('r1')!.tokenDigest).toBe('s-p1111111');
+    expect(renew(g, 'r1', 'r2', 'p2222222', later(2000), 'dev', 's0').map((e) => e.type)).toEqual(['trust.refused']);
+    expect(renew(g, 'r1', 'r2', 'p2222222', later(2000), 'dev', 's-p1111111').map((e) => e.type)).toContain('session.created');
+  });
+
+  it('a trust issued before binding (no digest in its events) renews by device id once, then is bound', () => {
+    const h = new Given();
+    for (const e of paired().log) {
+      const { tokenDigest: _, ...data } = e.data as Record<string, unknown>;
+      h.event({ type: e.type, data: e.type === 'trust.issued' ? data : e.data }, new Date(e.at));
+    }
+    expect(h.models.trust.forDevice('dev')!.tokenDigest).toBeNull();
+    expect(renew(h, 'r0', 'r1', 'p1111111', later(1000), 'dev', null).map((e) => e.type)).toContain('session.created');
+    expect(h.models.trust.byRefreshDigest('r1')!.tokenDigest).toBe('s-p1111111');
+  });
+
   it('revoking the session ends the trust; the operator can end it alone; the sweep ends expired ones', () => {
     given(paired())
       .when((m, now) => revokeSession(m, 'p000', { kind: 'operator' }, now), T0)
@@ -199,12 +228,17 @@ describe('trusted-device renewal rules', () => {
   it('an abandoned renewal makes the previous token current again and drops the new session', () => {
     const g = paired();
     renew(g, 'r0', 'r1', 'p1111111', later(1000));
-    const out = g.when((m) => abandonRenewal(m, { trustId: 't1', previousDigest: 'r0', previousPrefix: 'p0000000', newPrefix: 'p1111111' }));
+    const out = g.when((m) =>
+      abandonRenewal(m, { trustId: 't1', previousDigest: 'r0', previousPrefix: 'p0000000', previousTokenDigest: 's0', newPrefix: 'p1111111' }),
+    );
     expect(out.map((e) => e.type)).toEqual(['trust.rotated', 'session.revoked']);
     expect(g.models.trust.byRefreshDigest('r0')!.renewals).toBe(0);
     expect(g.models.trust.retiredOwner('r0')).toBeUndefined();
     // The token that never left the relay is retired: presented, it would be a copy.
     expect(g.models.trust.retiredOwner('r1')).toBeDefined();
+    // The phone renews with what it still holds: the previous refresh token and the previous session token.
+    expect(g.models.trust.byRefreshDigest('r0')!.tokenDigest).toBe('s0');
+    expect(renew(g, 'r0', 'r2', 'p2222222', later(2000), 'dev', 's0').map((e) => e.type)).toContain('session.created');
   });
 
   it('remembers a bounded number of rotated-out tokens per trust, and replay gives the same model', () => {

@@ -29,7 +29,7 @@ const ended = (t: Trust, reason: TrustEnded['data']['reason'], by: string): NewE
  */
 export function issueTrust(
   m: ReadModels,
-  cmd: { deviceId: string; tokenPrefix: string; terms: PairingTerms; reason: 'paired' | 'adopted'; issue: TrustIssue | null },
+  cmd: { deviceId: string; tokenPrefix: string; tokenDigest: string; terms: PairingTerms; reason: 'paired' | 'adopted'; issue: TrustIssue | null },
   policy: TrustPolicy,
   now: Date,
 ): NewEvent<TrustEvent>[] {
@@ -43,6 +43,7 @@ export function issueTrust(
         trustId: cmd.issue.trustId,
         deviceId: cmd.deviceId,
         tokenPrefix: cmd.tokenPrefix,
+        tokenDigest: cmd.tokenDigest,
         refreshDigest: cmd.issue.refreshDigest,
         expiresAt: iso(now.getTime() + policy.ttlMs),
         terms: cmd.terms,
@@ -94,7 +95,14 @@ export function reconnectTrust(
   if (session.deviceId === '' || m.trust.forDevice(session.deviceId)) return [];
   return issueTrust(
     m,
-    { deviceId: session.deviceId, tokenPrefix: session.tokenPrefix, terms: termsOfSession(session), reason: 'adopted', issue: cmd.issue },
+    {
+      deviceId: session.deviceId,
+      tokenPrefix: session.tokenPrefix,
+      tokenDigest: session.tokenDigest,
+      terms: termsOfSession(session),
+      reason: 'adopted',
+      issue: cmd.issue,
+    },
     policy,
     now,
   );
@@ -102,6 +110,8 @@ export function reconnectTrust(
 
 export type RenewCommand = {
   refreshDigest: string;
+  /** The keyed digest of the session token sent beside it (the app sends its last one); null: none sent. */
+  sessionDigest: string | null;
   /** The new refresh token and session the renewal hands out. */
   next: TrustIssue;
   tokenDigest: string;
@@ -113,9 +123,11 @@ export type RenewCommand = {
 
 /**
  * A phone whose session ended (or is unknown) presents its refresh token. The current token of a live trust,
- * from the device it was issued to, rotates and opens a new session with the paired terms (the device's live
- * sessions are replaced, as by a re-pairing). A rotated-out token is a copy: the trust ends. Refusals of a
- * known trust are recorded; an unknown token gives no event (the edge counts it as a failed credential).
+ * from the device it was issued to and beside the session token it was issued with, rotates and opens a new
+ * session with the paired terms (the device's live sessions are replaced, as by a re-pairing). The device id
+ * alone binds nothing (any paired device lists them), so a refresh token copied without its session token
+ * renews nothing. A rotated-out token is a copy: the trust ends. Refusals of a known trust are recorded; an
+ * unknown token gives no event (the edge counts it as a failed credential).
  */
 export function renewTrust(m: ReadModels, cmd: RenewCommand, policy: TrustPolicy, now: Date): Out {
   const retired = m.trust.retiredOwner(cmd.refreshDigest);
@@ -127,11 +139,23 @@ export function renewTrust(m: ReadModels, cmd: RenewCommand, policy: TrustPolicy
     return [{ type: 'trust.refused', data: { trustId: t.trustId, reason: 'expired', ip: cmd.ip } }, ended(t, 'expired', 'system')];
   }
   if (cmd.device.deviceId !== t.deviceId) return [{ type: 'trust.refused', data: { trustId: t.trustId, reason: 'device_mismatch', ip: cmd.ip } }];
+  if (t.tokenDigest !== null && cmd.sessionDigest !== t.tokenDigest) {
+    return [{ type: 'trust.refused', data: { trustId: t.trustId, reason: 'session_mismatch', ip: cmd.ip } }];
+  }
   if (m.sessions.byTokenPrefix(cmd.tokenPrefix)) throw new DomainError('auth.token_collision', 'conflict', 'token prefix collision; retry');
   const terms = t.terms;
   const expiresAt = terms.sessionTtlSeconds === null ? null : iso(now.getTime() + terms.sessionTtlSeconds * 1000);
   return [
-    { type: 'trust.rotated', data: { trustId: t.trustId, refreshDigest: cmd.next.refreshDigest, tokenPrefix: cmd.tokenPrefix, reason: 'renewed' } },
+    {
+      type: 'trust.rotated',
+      data: {
+        trustId: t.trustId,
+        refreshDigest: cmd.next.refreshDigest,
+        tokenPrefix: cmd.tokenPrefix,
+        tokenDigest: cmd.tokenDigest,
+        reason: 'renewed',
+      },
+    },
     ...replaceDeviceSessions(m, t.deviceId, now),
     {
       type: 'session.created',
@@ -152,13 +176,23 @@ export function renewTrust(m: ReadModels, cmd: RenewCommand, policy: TrustPolicy
  * The socket closed before a renewal's `auth.ok` went out: nobody holds the new session or refresh token.
  * The new session is revoked and the previous token is current again (it never stopped being the phone's).
  */
-export function abandonRenewal(m: ReadModels, cmd: { trustId: string; previousDigest: string; previousPrefix: string; newPrefix: string }): Out {
+export function abandonRenewal(
+  m: ReadModels,
+  cmd: { trustId: string; previousDigest: string; previousPrefix: string; previousTokenDigest: string | null; newPrefix: string },
+): Out {
   const t = m.trust.get(cmd.trustId);
   const out: Out = [];
   if (t) {
     out.push({
       type: 'trust.rotated',
-      data: { trustId: t.trustId, refreshDigest: cmd.previousDigest, tokenPrefix: cmd.previousPrefix, reason: 'abandoned' },
+      data: {
+        trustId: t.trustId,
+        refreshDigest: cmd.previousDigest,
+        tokenPrefix: cmd.previousPrefix,
+        // The phone still holds the previous session token: its next renewal presents it.
+        ...(cmd.previousTokenDigest !== null ? { tokenDigest: cmd.previousTokenDigest } : {}),
+        reason: 'abandoned',
+      },
     });
   }
   if (m.sessions.byTokenPrefix(cmd.newPrefix)) {

@@ -15,6 +15,11 @@ export type TrustIssued = Ev<
     deviceId: string;
     /** The session it was issued with. */
     tokenPrefix: string;
+    /**
+     * The keyed digest of that session's token: renewal needs that token beside the refresh token (the app
+     * sends both). Absent in trusts issued before renewal was bound to it: those renew by device id alone once.
+     */
+    tokenDigest?: string;
     refreshDigest: string;
     expiresAt: string;
     terms: PairingTerms;
@@ -26,15 +31,22 @@ export type TrustIssued = Ev<
  * The current refresh token changed. `renewed`: a phone whose session ended presented the current token and
  * got a new session (`tokenPrefix`, created in the same batch). `reissued`: a phone with a live session had
  * lost its token and got a new one. `abandoned`: the socket closed before the renewal's `auth.ok` went out,
- * so the token it carried never left the relay and the previous one is current again.
+ * so the token it carried never left the relay and the previous one is current again. `tokenDigest`: the
+ * keyed digest of that session's token, which the next renewal must present (absent before binding).
  */
 export type TrustRotated = Ev<
   'trust.rotated',
-  { trustId: string; refreshDigest: string; tokenPrefix: string; reason: 'renewed' | 'reissued' | 'abandoned' }
+  { trustId: string; refreshDigest: string; tokenPrefix: string; tokenDigest?: string; reason: 'renewed' | 'reissued' | 'abandoned' }
 >;
 
-/** A renewal refused for a known trust (an unknown refresh token is an `auth.failed`). */
-export type TrustRefused = Ev<'trust.refused', { trustId: string; reason: 'device_mismatch' | 'expired' | 'disabled'; ip: string }>;
+/**
+ * A renewal refused for a known trust (an unknown refresh token is an `auth.failed`). `session_mismatch`: the
+ * session token beside the refresh token is not the one it was issued with (a copied refresh token).
+ */
+export type TrustRefused = Ev<
+  'trust.refused',
+  { trustId: string; reason: 'device_mismatch' | 'session_mismatch' | 'expired' | 'disabled'; ip: string }
+>;
 
 /** A refresh token that was already rotated out came back: it was copied. The trust ends with it. */
 export type TrustReuseDetected = Ev<'trust.reuse_detected', { trustId: string; deviceId: string; ip: string }>;
