@@ -135,6 +135,24 @@ describe('MCP endpoint attacks', () => {
     }
   });
 
+  it('an implicit intent over MCP is a tool error naming the rule; the tools say an intent must name its app', async () => {
+    const { client } = await mcpConnect(relay, phone.token!);
+    const { tools } = await client.listTools();
+    for (const name of ['android_send_intent', 'android_broadcast'])
+      expect(tools.find((t) => t.name === name)!.description).toMatch(/must name its app.*package/);
+    const before = phone.received.length;
+    const r = (await client.callTool({
+      name: 'android_send_intent',
+      arguments: { action: 'android.intent.action.VIEW', data: 'venmo://paycharge?txn=pay&amount=100' },
+    })) as CallToolResult;
+    expect(r).toMatchObject({ isError: true, structuredContent: { ok: false, code: 'bridge.implicit_intent' } });
+    expect(textOf(r)).toMatch(/package or component/);
+    const b = (await client.callTool({ name: 'android_broadcast', arguments: { action: 'com.venmo.ACTION' } })) as CallToolResult;
+    expect(b).toMatchObject({ isError: true, structuredContent: { code: 'bridge.implicit_intent' } });
+    expect(phone.received.length).toBe(before);
+    await client.close();
+  });
+
   it('a session idle past its bound (the relay’s clock) ends', async () => {
     const id = await open();
     relay.clock.advance(sessions.limits.idleMs - 1000);

@@ -130,9 +130,14 @@ export function toolRoutes(names: ClientNames): ToolRoute[] {
       'android_send_intent',
       'POST',
       '/send_intent',
-      'Launch an activity with a raw intent (action, data URI, package or component pkg/Class, category, string extras): maps directions, dialer, deep links. Blocklisted packages are refused.',
+      'Launch an activity with a raw intent (action, data URI, package or component pkg/Class, category, string extras): maps directions, dialer, deep links. The intent must name its app (package or component; find packages with android_get_apps): one naming none is refused, since the relay cannot tell which app Android would pick. Blocklisted packages are refused.',
     ),
-    t('android_broadcast', 'POST', '/broadcast', 'Send a broadcast intent (action, data, package, string extras). Blocklisted packages are refused.'),
+    t(
+      'android_broadcast',
+      'POST',
+      '/broadcast',
+      'Send a broadcast intent (action, data, package, string extras). The broadcast must name its app (package): one naming none is refused, since the relay cannot tell which apps receive it (media keys: android_media). Blocklisted packages are refused.',
+    ),
     t(
       'android_events',
       'GET',
