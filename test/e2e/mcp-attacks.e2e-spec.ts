@@ -180,7 +180,10 @@ describe('MCP endpoint attacks', () => {
     })().catch(() => 'closed');
     const revoke = await fetch(`${relay.url}/sessions/${victim.tokenPrefix}`, { method: 'DELETE', headers: bearer(phone.token!) });
     expect(revoke.status).toBe(200);
-    await until(() => sessions.get(id, { kind: 'device', tokenPrefix: victim.tokenPrefix!, deviceId: '', deviceName: '' }) === undefined);
+    await until(
+      () =>
+        sessions.get(id, { caller: { kind: 'device', tokenPrefix: victim.tokenPrefix!, deviceId: '', deviceName: '' }, onHost: true }) === undefined,
+    );
     expect(await Promise.race([ended, new Promise((r) => setTimeout(() => r('still open'), 3000))])).toBe('closed');
     const after = await client.callTool({ name: 'android_ping', arguments: {} }).catch((e: Error) => e);
     expect(after).toBeInstanceOf(Error);

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-require-imports */
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { clientNames, DomainError, type Principal } from '@svc/domain';
+import { clientNames, DomainError, type Driver, type Principal } from '@svc/domain';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { randomUUID } from 'node:crypto';
@@ -20,6 +20,8 @@ import { McpToolSet } from './mcp-tool-set';
 export type McpSession = {
   readonly id: string;
   readonly tokenPrefix: string;
+  /** Opened from the relay's host: it may drive any phone (bridge-authority.ts), and answers only there. */
+  readonly onHost: boolean;
   readonly transport: StreamableHTTPServerTransport;
   readonly server: McpServer;
   /** Clock ms of the last request's start or end. */
@@ -75,8 +77,9 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     return this.sessions.size;
   }
 
-  /** A new session for `caller`'s first request (`initialize`); `elicitation`: the client can ask its user. */
-  async open(caller: Principal & { kind: 'device' }, elicitation: boolean): Promise<McpSession> {
+  /** A new session for the driver's first request (`initialize`); `elicitation`: the client can ask its user. */
+  async open(driver: Driver & { caller: Principal & { kind: 'device' } }, elicitation: boolean): Promise<McpSession> {
+    const caller = driver.caller;
     const mine = [...this.sessions.values()].filter((s) => s.tokenPrefix === caller.tokenPrefix);
     if (mine.length >= this.limits.perToken) {
       const idle = mine.filter((s) => s.busy === 0).sort((a, b) => a.lastUsed - b.lastUsed)[0];
@@ -92,8 +95,16 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
       // Plain JSON answers unless the client can be asked things mid-call (elicitation needs the call's stream).
       enableJsonResponse: !elicitation,
     });
-    const server = mcpServer(this.deps, caller);
-    const session: McpSession = { id, tokenPrefix: caller.tokenPrefix, transport, server, lastUsed: this.clock.now().getTime(), busy: 0 };
+    const server = mcpServer(this.deps, driver);
+    const session: McpSession = {
+      id,
+      tokenPrefix: caller.tokenPrefix,
+      onHost: driver.onHost,
+      transport,
+      server,
+      lastUsed: this.clock.now().getTime(),
+      busy: 0,
+    };
     transport.onclose = () => {
       if (this.sessions.get(id) === session) this.sessions.delete(id);
     };
@@ -102,10 +113,15 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     return session;
   }
 
-  /** The caller's session under this id; another token's is as unknown as a made-up id. */
-  get(id: string, caller: Principal): McpSession | undefined {
+  /**
+   * The driver's session under this id; another token's is as unknown as a made-up id, and so is one opened
+   * from the relay's host when asked from elsewhere (or the other way round): it carries the authority of
+   * where it was opened.
+   */
+  get(id: string, driver: Driver): McpSession | undefined {
     const s = this.sessions.get(id);
-    return s && caller.kind === 'device' && s.tokenPrefix === caller.tokenPrefix ? s : undefined;
+    const caller = driver.caller;
+    return s && caller.kind === 'device' && s.tokenPrefix === caller.tokenPrefix && s.onHost === driver.onHost ? s : undefined;
   }
 
   /**

@@ -7,7 +7,8 @@ export type ResultShape = 'json' | 'screen' | 'nodes' | 'screenshot';
 export type ToolRoute = { name: string; method: 'GET' | 'POST'; path: string; shape: ResultShape; description: string };
 
 const DEVICE =
-  ' Optional `device` (a device_id, token prefix of 4+ characters, or device name) picks the phone; without it the active phone, else the only one.';
+  ' Optional `device` (a device_id, token prefix of 4+ characters, or device name) picks the phone; without it the active phone, else the only one.' +
+  ' From another machine than the relay’s, a session drives only its own phone.';
 
 /**
  * Every Device Control route of spec 4.9 as a tool (`/clipboard` as read and write; `/apps` is the alias
