@@ -84,4 +84,13 @@ describe('settings from the environment: one rule for flags, one for numbers, on
     expect(() => loadConfig({ ...base, API_SERVER_PORT: '0' })).toThrow('API_SERVER_PORT must be 1-65535');
     expect(() => loadConfig({ ...base, RELAY_SECURE_LINK_PORT: '70000' })).toThrow('RELAY_SECURE_LINK_PORT must be 0-65535');
   });
+
+  it('/mcp session bounds: 4 per device, 64 in all, an hour idle, each a whole number in its range', () => {
+    const base = { SVC_HOME: '/srv/svc' };
+    expect(loadConfig(base).bridge.mcpSessions).toEqual({ perDevice: 4, total: 64, idleMs: 3_600_000 });
+    const set = { ...base, RELAY_MCP_SESSIONS_PER_DEVICE: '2', RELAY_MCP_MAX_SESSIONS: '16', RELAY_MCP_IDLE_MINUTES: '5' };
+    expect(loadConfig(set).bridge.mcpSessions).toEqual({ perDevice: 2, total: 16, idleMs: 300_000 });
+    expect(() => loadConfig({ ...base, RELAY_MCP_SESSIONS_PER_DEVICE: '0' })).toThrow('RELAY_MCP_SESSIONS_PER_DEVICE must be 1-64');
+    expect(() => loadConfig({ ...base, RELAY_MCP_IDLE_MINUTES: '1.5' })).toThrow('RELAY_MCP_IDLE_MINUTES must be 1-10080 (a whole number)');
+  });
 });

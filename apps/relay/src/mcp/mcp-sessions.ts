@@ -20,6 +20,8 @@ import { McpToolSet } from './mcp-tool-set';
 export type McpSession = {
   readonly id: string;
   readonly tokenPrefix: string;
+  /** The paired device it counts against (its device id, else its token prefix). */
+  readonly device: string;
   /** Opened from the relay's host: it may drive any phone (bridge-authority.ts), and answers only there. */
   readonly onHost: boolean;
   readonly transport: StreamableHTTPServerTransport;
@@ -30,8 +32,11 @@ export type McpSession = {
   busy: number;
 };
 
-/** The bounds: sessions per session token (the least recently used one gives way), in all (then refused), idle life. */
-export const MCP_LIMITS = { perToken: 8, total: 64, idleMs: 60 * 60_000 };
+/**
+ * The bounds (RelayConfig `bridge.mcpSessions`): sessions per paired device (its least recently used one gives
+ * way to a new one; all busy: refused), in all (then refused), idle life.
+ */
+export type McpLimits = { perDevice: number; total: number; idleMs: number };
 
 /**
  * The relay's MCP sessions (`/mcp`, Streamable HTTP with session ids). Each belongs to the session token that
@@ -43,7 +48,7 @@ export const MCP_LIMITS = { perToken: 8, total: 64, idleMs: 60 * 60_000 };
 @Injectable()
 export class McpSessions implements OnModuleInit, OnModuleDestroy {
   /** Tests shrink these. */
-  limits = { ...MCP_LIMITS };
+  limits: McpLimits;
   private readonly sessions = new Map<string, McpSession>();
   private readonly deps: McpDeps;
   private sub: Subscription | null = null;
@@ -58,6 +63,7 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     @Inject(RUNTIME) runtime: Runtime,
   ) {
     this.deps = { bridge, tools: new McpToolSet(clientNames(config.clientSpelling)), loop, clock, logger, version: runtime.version };
+    this.limits = { ...config.bridge.mcpSessions };
   }
 
   onModuleInit(): void {
@@ -77,14 +83,19 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     return this.sessions.size;
   }
 
-  /** A new session for the driver's first request (`initialize`); `elicitation`: the client can ask its user. */
+  /**
+   * A new session for the driver's first request (`initialize`); `elicitation`: the client can ask its user.
+   * A device past its bound gives way its least recently used session (a client that restarted without
+   * DELETE leaves one behind), so a few devices cannot hold the relay's total between them (issue 34).
+   */
   async open(driver: Driver & { caller: Principal & { kind: 'device' } }, elicitation: boolean): Promise<McpSession> {
     const caller = driver.caller;
-    const mine = [...this.sessions.values()].filter((s) => s.tokenPrefix === caller.tokenPrefix);
-    if (mine.length >= this.limits.perToken) {
+    const device = caller.deviceId || caller.tokenPrefix;
+    const mine = [...this.sessions.values()].filter((s) => s.device === device);
+    if (mine.length >= this.limits.perDevice) {
       const idle = mine.filter((s) => s.busy === 0).sort((a, b) => a.lastUsed - b.lastUsed)[0];
-      if (!idle) throw tooMany(`this session token holds ${mine.length} MCP sessions, all busy`);
-      this.close(idle, 'a newer session of the same token took its place');
+      if (!idle) throw tooMany(`this device holds ${mine.length} MCP sessions, all busy`);
+      this.close(idle, 'a newer session of the same device took its place');
     }
     if (this.sessions.size >= this.limits.total) throw tooMany(`the relay holds its maximum of ${this.limits.total} MCP sessions`);
     const { StreamableHTTPServerTransport } =
@@ -99,6 +110,7 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     const session: McpSession = {
       id,
       tokenPrefix: caller.tokenPrefix,
+      device,
       onHost: driver.onHost,
       transport,
       server,
