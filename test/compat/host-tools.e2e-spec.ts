@@ -178,6 +178,35 @@ describe('compat: android_tool.py against the relay', () => {
     expect(typeof events.body.streaming).toBe('boolean');
   });
 
+  it('android_send_intent (:1588) / android_broadcast (:1641) naming no app: the agent reads why from the 403 (issue 34)', async () => {
+    // The tool: `_post` (:183) calls r.raise_for_status(), and `except Exception as e: return json.dumps({"error": str(e)})`
+    // (:1634-1638, :1670-1674). requests' raise_for_status (models.py) builds str(e) from the status line alone:
+    // f"{status_code} Client Error: {reason} for url: {url}". The relay's reason phrase is what the agent reads.
+    const agentSees = async (route: string, payload: Record<string, unknown>) => {
+      const url = `${relay.url}${route}`;
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { accept: '*/*', 'user-agent': 'python-requests/2.31.0', authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(payload),
+      });
+      if (res.status < 400) return JSON.stringify(await res.json());
+      return JSON.stringify({ error: `${res.status} Client Error: ${res.statusText} for url: ${url}` });
+    };
+    expect(await agentSees('/send_intent', { action: 'android.intent.action.VIEW', data: 'venmo://paycharge?amount=100' })).toBe(
+      JSON.stringify({ error: `403 Client Error: Implicit intent refused: name the package or component for url: ${relay.url}/send_intent` }),
+    );
+    expect(await agentSees('/broadcast', { action: 'com.venmo.ACTION' })).toContain('403 Client Error: Implicit intent refused');
+    expect(
+      await agentSees('/send_intent', { action: 'android.intent.action.MAIN', package: 'com.android.chrome', component: 'com.venmo/.Main' }),
+    ).toContain('403 Client Error: Blocked package com.venmo');
+    // The tool's own examples (:1597-1607) work once they name their app.
+    expect(
+      JSON.parse(
+        await agentSees('/send_intent', { action: 'android.intent.action.DIAL', data: 'tel:5551234', package: 'com.google.android.dialer' }),
+      ),
+    ).not.toHaveProperty('error');
+  });
+
   it('once the phone leaves the bridge it is no longer a bridge device: 503 {phone_connected: false}, and the check is false', async () => {
     app.stop();
     await app.closed;

@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { McpSessions } from '../../apps/relay/src/mcp/mcp-sessions';
 import { MCP_BODY_LIMIT } from '../../apps/relay/src/mcp/mcp.controller';
-import { bearer, readEvents, startRelay, type TestRelay } from '../support/harness';
+import { bearer, pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
 import { startSim, until } from '../support/bridge';
 import { initializeBody, mcpConnect, mcpPost, textOf } from '../support/mcp';
 import type { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
@@ -110,8 +110,9 @@ describe('MCP endpoint attacks', () => {
     expect(await get.json()).toMatchObject({ code: 'mcp.session_required' });
   });
 
-  it('too many sessions: a token’s oldest gives way to its newest; past the relay’s total, new ones are refused (429)', async () => {
-    sessions.limits = { ...sessions.limits, perToken: 2, total: 3 };
+  it('too many sessions: a device’s oldest gives way to its newest; past the relay’s total, new ones are refused (429)', async () => {
+    const limits = sessions.limits;
+    sessions.limits = { ...limits, perDevice: 2, total: 3 };
     try {
       const first = await open();
       relay.clock.advanceSeconds(1);
@@ -130,9 +131,69 @@ describe('MCP endpoint attacks', () => {
       expect(sessions.size).toBe(3);
       other.stop();
     } finally {
-      sessions.limits = { ...sessions.limits, perToken: 8, total: 64 };
+      sessions.limits = limits;
       sessions.closeFor(phone.tokenPrefix!, 'test');
     }
+  });
+
+  it('eight paired devices cannot hold every session: each keeps at most RELAY_MCP_SESSIONS_PER_DEVICE (4), so a ninth still opens', async () => {
+    // Issue 34: at 8 per token, 8 devices opening 8 sessions each held all 64 for the idle hour, and everyone else got 429.
+    const devices = await Promise.all(Array.from({ length: 8 }, () => pairPhone(relay)));
+    const before = sessions.size;
+    try {
+      for (const d of devices) for (let i = 0; i < 8; i++) expect((await mcpPost(relay, initializeBody(), bearer(d.token))).status).toBe(200);
+      expect(sessions.size - before).toBe(8 * 4);
+      const ninth = await pairPhone(relay);
+      expect((await mcpPost(relay, initializeBody(), bearer(ninth.token))).status).toBe(200);
+      sessions.closeFor(ninth.prefix, 'test');
+      ninth.phone.close();
+    } finally {
+      for (const d of devices) {
+        sessions.closeFor(d.prefix, 'test');
+        d.phone.close();
+      }
+    }
+  });
+
+  it('a device whose sessions are all busy gets 429 mcp.too_many_sessions for another (nothing of another device is closed)', async () => {
+    const limits = sessions.limits;
+    sessions.limits = { ...limits, perDevice: 1 };
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    phone.handlers['/screen_hash'] = async () => (await gate, { status: 200, result: { hash: 'ab12cd34' } });
+    try {
+      const { client } = await mcpConnect(relay, phone.token!);
+      const held = client.callTool({ name: 'android_screen_hash', arguments: {} });
+      await until(() => phone.received.some((f) => f.type === 'bridge.command' && f.payload.path === '/screen_hash'));
+      const refused = await mcpPost(relay, initializeBody(), bearer(phone.token!));
+      expect(refused).toMatchObject({ status: 429, body: { ok: false, code: 'mcp.too_many_sessions', error: expect.stringContaining('all busy') } });
+      release();
+      expect(((await held) as CallToolResult).isError).toBeFalsy();
+      await client.close();
+    } finally {
+      release();
+      delete phone.handlers['/screen_hash'];
+      sessions.limits = limits;
+      sessions.closeFor(phone.tokenPrefix!, 'test');
+    }
+  });
+
+  it('an implicit intent over MCP is a tool error naming the rule; the tools say an intent must name its app', async () => {
+    const { client } = await mcpConnect(relay, phone.token!);
+    const { tools } = await client.listTools();
+    for (const name of ['android_send_intent', 'android_broadcast'])
+      expect(tools.find((t) => t.name === name)!.description).toMatch(/must name its app.*package/);
+    const before = phone.received.length;
+    const r = (await client.callTool({
+      name: 'android_send_intent',
+      arguments: { action: 'android.intent.action.VIEW', data: 'venmo://paycharge?txn=pay&amount=100' },
+    })) as CallToolResult;
+    expect(r).toMatchObject({ isError: true, structuredContent: { ok: false, code: 'bridge.implicit_intent' } });
+    expect(textOf(r)).toMatch(/package or component/);
+    const b = (await client.callTool({ name: 'android_broadcast', arguments: { action: 'com.venmo.ACTION' } })) as CallToolResult;
+    expect(b).toMatchObject({ isError: true, structuredContent: { code: 'bridge.implicit_intent' } });
+    expect(phone.received.length).toBe(before);
+    await client.close();
   });
 
   it('a session idle past its bound (the relay’s clock) ends', async () => {
@@ -162,7 +223,10 @@ describe('MCP endpoint attacks', () => {
     })().catch(() => 'closed');
     const revoke = await fetch(`${relay.url}/sessions/${victim.tokenPrefix}`, { method: 'DELETE', headers: bearer(phone.token!) });
     expect(revoke.status).toBe(200);
-    await until(() => sessions.get(id, { kind: 'device', tokenPrefix: victim.tokenPrefix!, deviceId: '', deviceName: '' }) === undefined);
+    await until(
+      () =>
+        sessions.get(id, { caller: { kind: 'device', tokenPrefix: victim.tokenPrefix!, deviceId: '', deviceName: '' }, onHost: true }) === undefined,
+    );
     expect(await Promise.race([ended, new Promise((r) => setTimeout(() => r('still open'), 3000))])).toBe('closed');
     const after = await client.callTool({ name: 'android_ping', arguments: {} }).catch((e: Error) => e);
     expect(after).toBeInstanceOf(Error);

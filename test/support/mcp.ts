@@ -8,6 +8,8 @@ export type McpOptions = {
   /** The client's user answering elicitation/create (the client then declares the capability). */
   elicit?: (message: string) => ElicitResult | Promise<ElicitResult>;
   headers?: Record<string, string>;
+  /** The transport's fetch (test/support/elsewhere.ts `fetchFrom`: the client on another machine). */
+  fetch?: typeof fetch;
 };
 
 /** The MCP SDK's own client over Streamable HTTP, on `/mcp` with a session bearer. */
@@ -23,6 +25,7 @@ export async function mcpConnect(
   }
   const transport = new StreamableHTTPClientTransport(new URL(`${relay.url}/mcp`), {
     requestInit: { headers: { authorization: `Bearer ${token}`, ...opts.headers } },
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
   });
   await client.connect(transport);
   return { client, transport };

@@ -34,6 +34,8 @@ export * from './bridge/safety';
 export * from './bridge/redact';
 export * from './bridge/bridge.projection';
 export * from './bridge/bridge';
+export * from './bridge/bridge-authority';
+export * from './bridge/which-phone';
 export * from './bridge/agent-confirmation';
 export * from './media/media.projection';
 export * from './media/media';

@@ -11,7 +11,10 @@ export function confirmationDenied(): DomainError {
   return new DomainError('bridge.confirmation_denied', 'forbidden', 'user denied destructive action', { reason: 'confirmation_denied_or_timeout' });
 }
 
-export type Refusal = { decision: Extract<SafetyDecisionKind, 'sideload_only' | 'master_off' | 'blocked_package'>; package?: string };
+export type Refusal = {
+  decision: Extract<SafetyDecisionKind, 'sideload_only' | 'master_off' | 'blocked_package' | 'implicit_intent'>;
+  package?: string;
+};
 export type Plan = { sent: boolean; asked: string | null; refused: Refusal | null };
 
 /** What the planner decided, read from the events it wrote (the verdict travels inside them). */
@@ -22,7 +25,7 @@ export function planOf(events: readonly StoredEvent<BridgeEvent>[]): Plan {
     if (e.type !== 'bridge.safety_decided') continue;
     const { decision, verb } = e.data;
     if (decision === 'confirmation_requested') plan.asked = verb ?? 'confirm';
-    else if (decision === 'sideload_only' || decision === 'master_off' || decision === 'blocked_package')
+    else if (decision === 'sideload_only' || decision === 'master_off' || decision === 'blocked_package' || decision === 'implicit_intent')
       plan.refused = { decision, package: e.data.package };
   }
   return plan;
@@ -40,6 +43,16 @@ export function refusal(v: Refusal): DomainError {
       return new DomainError('bridge.blocked_package', 'forbidden', `blocked package ${v.package}`, {
         package: v.package,
         reason: 'blocked_package',
+        reasonPhrase: `Blocked package ${v.package}`,
       });
+    case 'implicit_intent':
+      // android_tool.py:1635/1671 give the agent str(HTTPError), which python requests builds from the
+      // status line alone: the reason phrase carries the why.
+      return new DomainError(
+        'bridge.implicit_intent',
+        'forbidden',
+        'an intent must name the app it is for (package or component): the relay cannot tell which app Android would pick, so it cannot keep blocklisted apps out (find package names with /get_apps; media keys: /media)',
+        { reason: 'implicit_intent', reasonPhrase: 'Implicit intent refused: name the package or component' },
+      );
   }
 }

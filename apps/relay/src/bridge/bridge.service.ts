@@ -22,7 +22,7 @@ import {
   selectActive,
   statusTightens,
   type BridgeDevice,
-  type Principal,
+  type Driver,
   type SafetySettings,
 } from '@svc/domain';
 import type { BridgeFailure, SafetyDecisionKind } from '@svc/events';
@@ -243,14 +243,17 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
 
   // ---- HTTP side -------------------------------------------------------------------------------
 
-  /** One Device Control call, from validated input to the phone's answer (or a clear refusal); `from`: not over HTTP. */
-  async command(caller: Principal, method: 'GET' | 'POST', rawPath: string, query: object, body: object, from?: CommandFrom): Promise<CommandReply> {
+  /**
+   * One Device Control call, from validated input to the phone's answer (or a clear refusal); `driver`: who
+   * calls and from where (which phones it may drive: bridge-authority.ts); `from`: not over HTTP.
+   */
+  async command(driver: Driver, method: 'GET' | 'POST', rawPath: string, query: object, body: object, from?: CommandFrom): Promise<CommandReply> {
     const path = canonicalPath(rawPath);
     const params = withoutSelectors(query);
     const payload = withoutSelectors(body);
     const selector = pickSelector(query) ?? pickSelector(body);
-    const actor = actorOf(caller);
-    const device = pickDevice(this.loop.models, { selector, callerPrefix: caller.kind === 'device' ? caller.tokenPrefix : null }, this.clock.now());
+    const actor = actorOf(driver.caller);
+    const device = pickDevice(this.loop.models, { selector, driver }, this.clock.now());
     if (!this.connOf(device)) throw new DomainError('bridge.no_device', 'unavailable', `the phone "${device.deviceName}" is not connected`);
     if (path === '/screenshot') this.files.assertAvailable();
     if (path === '/share_media' || path === '/send_mms') await this.files.rewriteAttachments(payload, actor);

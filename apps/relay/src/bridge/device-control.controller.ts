@@ -1,9 +1,11 @@
-import { Body, Controller, Get, HttpCode, Post, Query, Res, type Type } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Post, Query, Req, Res, type Type } from '@nestjs/common';
 import { PARAMTYPES_METADATA } from '@nestjs/common/constants';
 import { DEVICE_CONTROL_ROUTES, ROUTE_ALIASES, type Principal } from '@svc/domain';
 import type { FastifyReply } from 'fastify';
-import { Auth, Caller } from '../common/auth';
+import { Auth, Caller, type AuthedRequest } from '../common/auth';
+import { RUNTIME, type Runtime } from '../common/tokens';
 import { BridgeService } from './bridge.service';
+import { driverOf } from './driver-of';
 import { EventsQuery, ScreenQuery, SelectorOnlyBody, SelectorQuery } from './device-control.dto';
 import { DragDto, LongPressDto, PressKeyDto, ScrollDto, SwipeDto, TapDto, TapTextDto, TypeDto, WaitDto } from './device-control-gestures.dto';
 import { DescribeNodeDto, DiffScreenDto, FindNodesDto } from './device-control-screen.dto';
@@ -54,10 +56,21 @@ export const DEVICE_CONTROL_INPUT: Readonly<Record<string, { query?: Type<object
  */
 @Controller()
 export class DeviceControlController {
-  constructor(private readonly bridge: BridgeService) {}
+  constructor(
+    private readonly bridge: BridgeService,
+    @Inject(RUNTIME) private readonly runtime: Runtime,
+  ) {}
 
-  async go(res: FastifyReply, caller: Principal, method: Method, path: string, query: object, body: object): Promise<Record<string, unknown>> {
-    const r = await this.bridge.command(caller, method, path, query, body);
+  async go(
+    req: AuthedRequest,
+    res: FastifyReply,
+    caller: Principal,
+    method: Method,
+    path: string,
+    query: object,
+    body: object,
+  ): Promise<Record<string, unknown>> {
+    const r = await this.bridge.command(driverOf(req, caller, this.runtime.port), method, path, query, body);
     res.status(r.status).header('Cache-Control', 'no-store');
     return r.body;
   }
@@ -85,22 +98,24 @@ for (const { path, method, canonical } of deviceControlEndpoints()) {
   const name = `${method} ${path}`;
   let paramTypes: unknown[];
   if (method === 'GET') {
-    proto[name] = function (this: DeviceControlController, q: object, c: Principal, res: FastifyReply) {
-      return this.go(res, c, method, canonical, q, {});
+    proto[name] = function (this: DeviceControlController, q: object, c: Principal, res: FastifyReply, req: AuthedRequest) {
+      return this.go(req, res, c, method, canonical, q, {});
     };
     Query()(proto, name, 0);
     Caller()(proto, name, 1);
     Res({ passthrough: true })(proto, name, 2);
-    paramTypes = [deviceControlInput(method, canonical), Object, Object];
+    Req()(proto, name, 3);
+    paramTypes = [deviceControlInput(method, canonical), Object, Object, Object];
   } else {
-    proto[name] = function (this: DeviceControlController, b: object, q: object, c: Principal, res: FastifyReply) {
-      return this.go(res, c, method, canonical, q, b);
+    proto[name] = function (this: DeviceControlController, b: object, q: object, c: Principal, res: FastifyReply, req: AuthedRequest) {
+      return this.go(req, res, c, method, canonical, q, b);
     };
     Body()(proto, name, 0);
     Query()(proto, name, 1);
     Caller()(proto, name, 2);
     Res({ passthrough: true })(proto, name, 3);
-    paramTypes = [deviceControlInput(method, canonical), SelectorQuery, Object, Object];
+    Req()(proto, name, 4);
+    paramTypes = [deviceControlInput(method, canonical), SelectorQuery, Object, Object, Object];
   }
   Reflect.defineMetadata(PARAMTYPES_METADATA, paramTypes, proto, name);
   const descriptor = Object.getOwnPropertyDescriptor(proto, name)!;

@@ -97,4 +97,13 @@ describe('settings from the environment: one rule for flags, one for numbers, on
     expect(() => loadConfig({ ...home, RELAY_SOCKET_FRAME_BURST: '1.5' })).toThrow('RELAY_SOCKET_FRAME_BURST must be 1-10000000 (a whole number)');
     expect(() => loadConfig({ ...home, RELAY_SOCKET_PING_SECONDS: '0' })).toThrow('RELAY_SOCKET_PING_SECONDS must be 1-3600');
   });
+
+  it('/mcp session bounds: 4 per device, 64 in all, an hour idle, each a whole number in its range', () => {
+    const base = { SVC_HOME: '/srv/svc' };
+    expect(loadConfig(base).bridge.mcpSessions).toEqual({ perDevice: 4, total: 64, idleMs: 3_600_000 });
+    const set = { ...base, RELAY_MCP_SESSIONS_PER_DEVICE: '2', RELAY_MCP_MAX_SESSIONS: '16', RELAY_MCP_IDLE_MINUTES: '5' };
+    expect(loadConfig(set).bridge.mcpSessions).toEqual({ perDevice: 2, total: 16, idleMs: 300_000 });
+    expect(() => loadConfig({ ...base, RELAY_MCP_SESSIONS_PER_DEVICE: '0' })).toThrow('RELAY_MCP_SESSIONS_PER_DEVICE must be 1-64');
+    expect(() => loadConfig({ ...base, RELAY_MCP_IDLE_MINUTES: '1.5' })).toThrow('RELAY_MCP_IDLE_MINUTES must be 1-10080 (a whole number)');
+  });
 });

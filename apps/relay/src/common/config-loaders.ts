@@ -16,6 +16,11 @@ export function loadBridgeConfig(env: NodeJS.ProcessEnv): BridgeConfig {
     autoDisableMinutes: envNumber(env, 'RELAY_BRIDGE_AUTO_DISABLE_MINUTES', { default: 30, min: 0, max: 1440 }),
     blocklist: envList(env, 'RELAY_BRIDGE_BLOCKLIST'),
     extraDestructiveVerbs: envList(env, 'RELAY_BRIDGE_DESTRUCTIVE_VERBS').map((v) => v.toLowerCase()),
+    mcpSessions: {
+      perDevice: envNumber(env, 'RELAY_MCP_SESSIONS_PER_DEVICE', { default: 4, min: 1, max: 64, integer: true }),
+      total: envNumber(env, 'RELAY_MCP_MAX_SESSIONS', { default: 64, min: 1, max: 4096, integer: true }),
+      idleMs: envNumber(env, 'RELAY_MCP_IDLE_MINUTES', { default: 60, min: 1, max: 7 * 24 * 60, integer: true }) * 60_000,
+    },
   };
 }
 

@@ -70,6 +70,7 @@ const REFUSING_DECISIONS: ReadonlySet<string> = new Set([
   'sideload_only',
   'master_off',
   'blocked_package',
+  'implicit_intent',
   'confirmation_denied',
   'confirmation_timed_out',
   'confirmation_cancelled',

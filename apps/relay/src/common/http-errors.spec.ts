@@ -1,6 +1,6 @@
 import { BadRequestException, HttpException, NotFoundException } from '@nestjs/common';
 import { DomainError, type ErrorKind } from '@svc/domain';
-import { toErrorResponse } from './http-errors';
+import { reasonPhraseOf, toErrorResponse } from './http-errors';
 
 describe('error bodies', () => {
   // Wire pins: the statuses of docs/DEVELOPING.md "Adding a feature" step 6 and docs/PROTOCOL.md "Error
@@ -43,6 +43,18 @@ describe('error bodies', () => {
       status: 404,
       body: { ok: false, error: 'profile_not_found', message: 'no profile "x"', code: 'profile.not_found', profile: 'x' },
     });
+  });
+
+  it('a reasonPhrase is the status line’s (printable ASCII, bounded), never the body’s; else the kind’s', () => {
+    const e = new DomainError('bridge.implicit_intent', 'forbidden', 'name the app', {
+      reason: 'x',
+      reasonPhrase: 'Implicit intent refused\r\nX-Evil: 1 é',
+    });
+    expect(reasonPhraseOf(e)).toBe('Implicit intent refusedX-Evil: 1');
+    expect(toErrorResponse(e).body).toEqual({ ok: false, error: 'name the app', code: 'bridge.implicit_intent', reason: 'x' });
+    expect(reasonPhraseOf(new DomainError('a', 'forbidden', 'm', { reasonPhrase: 'y'.repeat(500) }))).toHaveLength(120);
+    expect(reasonPhraseOf(new DomainError('a', 'needs_pairing', 'm'))).toBe('Extending needs a new pairing');
+    expect(reasonPhraseOf(new DomainError('a', 'forbidden', 'm'))).toBeUndefined();
   });
 
   it('validation failures join their messages', () => {

@@ -32,6 +32,22 @@ export const REASON_PHRASE_OF: Readonly<Partial<Record<ErrorKind, string>>> = {
   needs_pairing: 'Extending needs a new pairing',
 };
 
+/**
+ * The status line's reason phrase: the error's own (`extra.reasonPhrase`, for clients that show only the
+ * status line, as python requests' raise_for_status does: "403 Client Error: <phrase> for url: ..."), else
+ * its kind's. Printable ASCII only (Node refuses anything else in a status line), at most 120 characters.
+ */
+export function reasonPhraseOf(e: DomainError): string | undefined {
+  const own =
+    typeof e.extra.reasonPhrase === 'string'
+      ? e.extra.reasonPhrase
+          .replace(/[^\x20-\x7e]/g, '')
+          .trim()
+          .slice(0, 120)
+      : '';
+  return own || REASON_PHRASE_OF[e.kind];
+}
+
 export type ErrorBody = { ok: false; error: string; code: string } & Record<string, unknown>;
 
 const FASTIFY_CODES: Record<string, { code: string; error: string }> = {
@@ -61,8 +77,9 @@ function fastifyErrorByStatus(status: number, message: string): { code: string; 
 export function toErrorResponse(exception: unknown): { status: number; body: ErrorBody } {
   if (exception instanceof DomainError) {
     // A client that reads `error` as a code (the app's profile routes: RelayHttpClient.kt 463-481) gets
-    // that code there (`extra.wireError`), and the sentence moves to `message`.
-    const { wireError, ...extra } = exception.extra;
+    // that code there (`extra.wireError`), and the sentence moves to `message`. `reasonPhrase` is the
+    // status line's (reasonPhraseOf), never a body field.
+    const { wireError, reasonPhrase: _, ...extra } = exception.extra;
     const wireCode = typeof wireError === 'string' ? wireError : null;
     return {
       status: STATUS_OF[exception.kind],
@@ -115,7 +132,7 @@ export class ErrorFilter implements ExceptionFilter {
     else if (status >= 500) this.logger.error({ err: scrub(exception) }, 'request failed');
     if (reply.sent) return;
     if ((status === 429 || status === 503) && typeof body.retry_after === 'number') reply.header('Retry-After', String(body.retry_after));
-    const phrase = exception instanceof DomainError ? REASON_PHRASE_OF[exception.kind] : undefined;
+    const phrase = exception instanceof DomainError ? reasonPhraseOf(exception) : undefined;
     if (phrase) reply.raw.statusMessage = phrase;
     void reply.status(status).header('Cache-Control', 'no-store').send(body);
   }

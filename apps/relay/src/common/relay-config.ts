@@ -153,6 +153,8 @@ export type BridgeConfig = {
   blocklist: string[];
   /** RELAY_BRIDGE_DESTRUCTIVE_VERBS (comma-separated) extends the default verbs. */
   extraDestructiveVerbs: string[];
+  /** `/mcp` sessions: RELAY_MCP_SESSIONS_PER_DEVICE, RELAY_MCP_MAX_SESSIONS, RELAY_MCP_IDLE_MINUTES (mcp-sessions.ts). */
+  mcpSessions: { perDevice: number; total: number; idleMs: number };
 };
 
 /**

@@ -63,6 +63,7 @@ export class ConsoleApiController {
         commands_total: m.bridge.totalCommands,
         stopped_by_safety: [
           'blocked_package',
+          'implicit_intent',
           'confirmation_denied',
           'confirmation_timed_out',
           'master_off',

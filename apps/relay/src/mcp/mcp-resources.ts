@@ -1,4 +1,4 @@
-import { DomainError, epoch, hasGrant, type ReadModels } from '@svc/domain';
+import { DomainError, epoch, hasGrant, mayDrive, type Driver, type ReadModels } from '@svc/domain';
 import type { ReadResourceResult, Resource } from '@modelcontextprotocol/sdk/types.js';
 import { bridgeDeviceView, safetyDecisionView } from '../bridge/bridge-views';
 
@@ -28,11 +28,18 @@ export const RESOURCES: readonly Resource[] = [
   },
 ];
 
-/** One resource's contents now; `isOnline`: whether the phone's bridge socket is open. */
-export function readResource(uri: string, m: ReadModels, isOnline: (tokenPrefix: string) => boolean, now: Date): ReadResourceResult {
+/**
+ * One resource's contents now; `isOnline`: whether the phone's bridge socket is open. The phones are those
+ * the session may drive (bridge-authority.ts): from another machine, its own alone.
+ */
+export function readResource(uri: string, m: ReadModels, isOnline: (tokenPrefix: string) => boolean, driver: Driver, now: Date): ReadResourceResult {
+  const active = m.bridge.active;
   switch (uri) {
     case 'device-control://phones':
-      return json(uri, { phones: phones(m, isOnline, now), active: m.bridge.active });
+      return json(uri, {
+        phones: phones(m, isOnline, now).filter((p) => mayDrive(driver, p.token_prefix)),
+        active: active && mayDrive(driver, active) ? active : null,
+      });
     case 'device-control://safety-decisions':
       return json(uri, { decisions: m.bridge.safety(RECENT_DECISIONS).map(safetyDecisionView) });
     default:

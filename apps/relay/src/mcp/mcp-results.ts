@@ -1,6 +1,7 @@
 import { DomainError } from '@svc/domain';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { CommandReply } from '../bridge/bridge.service';
+import { toErrorResponse } from '../common/http-errors';
 import type { ResultShape } from './mcp-tools';
 
 /*
@@ -30,7 +31,8 @@ export function toolResult(shape: ResultShape, reply: CommandReply): CallToolRes
 /** A refusal on the relay's side, as the HTTP routes would answer it; anything else is not the agent's to read. */
 export function errorResult(err: unknown): CallToolResult | null {
   if (!(err instanceof DomainError)) return null;
-  return refused(err.message, { ok: false, error: err.message, code: err.code, ...err.extra });
+  // The HTTP body itself (its extras, never the status line's reason phrase).
+  return refused(err.message, toErrorResponse(err).body);
 }
 
 function refused(message: string, body: Record<string, unknown>): CallToolResult {

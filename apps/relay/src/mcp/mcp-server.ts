@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-require-imports */
-import type { AgentAnswer, Principal } from '@svc/domain';
+import type { AgentAnswer, Driver } from '@svc/domain';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import type * as SdkTypes from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -32,7 +32,7 @@ export function clientName(raw: unknown): string {
  * the same events, marked `via: mcp` with the client's name), and the two read-only resources. The SDK is
  * loaded by the first session, not at the relay's start (it costs about 350 ms to load).
  */
-export function mcpServer(deps: McpDeps, caller: Principal): McpServer {
+export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
   const { Server } = require('@modelcontextprotocol/sdk/server/index.js') as typeof import('@modelcontextprotocol/sdk/server/index.js');
   const t = require('@modelcontextprotocol/sdk/types.js') as typeof SdkTypes;
   const server = new Server({ name: 'svc-relay', version: deps.version }, { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
@@ -46,7 +46,7 @@ export function mcpServer(deps: McpDeps, caller: Principal): McpServer {
       const from: CommandFrom = { origin: { via: 'mcp', client: clientName(server.getClientVersion()?.name) } };
       if (server.getClientCapabilities()?.elicitation) from.ask = asker(server, extra.requestId);
       const [query, body] = tool.method === 'GET' ? [input.value, {}] : [{}, input.value];
-      return toolResult(tool.shape, await deps.bridge.command(caller, tool.method, tool.path, query, body, from));
+      return toolResult(tool.shape, await deps.bridge.command(driver, tool.method, tool.path, query, body, from));
     } catch (err) {
       const refused = errorResult(err);
       if (refused) return refused;
@@ -62,7 +62,7 @@ export function mcpServer(deps: McpDeps, caller: Principal): McpServer {
       return !!d && deps.bridge.isOnline(d);
     };
     try {
-      return readResource(req.params.uri, m, online, deps.clock.now());
+      return readResource(req.params.uri, m, online, driver, deps.clock.now());
     } catch (err) {
       throw new t.McpError(t.ErrorCode.InvalidParams, (err as Error).message);
     }

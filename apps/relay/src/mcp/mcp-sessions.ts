@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-require-imports */
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { clientNames, DomainError, type Principal } from '@svc/domain';
+import { clientNames, DomainError, type Driver, type Principal } from '@svc/domain';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { randomUUID } from 'node:crypto';
@@ -20,6 +20,10 @@ import { McpToolSet } from './mcp-tool-set';
 export type McpSession = {
   readonly id: string;
   readonly tokenPrefix: string;
+  /** The paired device it counts against (its device id, else its token prefix). */
+  readonly device: string;
+  /** Opened from the relay's host: it may drive any phone (bridge-authority.ts), and answers only there. */
+  readonly onHost: boolean;
   readonly transport: StreamableHTTPServerTransport;
   readonly server: McpServer;
   /** Clock ms of the last request's start or end. */
@@ -28,8 +32,11 @@ export type McpSession = {
   busy: number;
 };
 
-/** The bounds: sessions per session token (the least recently used one gives way), in all (then refused), idle life. */
-export const MCP_LIMITS = { perToken: 8, total: 64, idleMs: 60 * 60_000 };
+/**
+ * The bounds (RelayConfig `bridge.mcpSessions`): sessions per paired device (its least recently used one gives
+ * way to a new one; all busy: refused), in all (then refused), idle life.
+ */
+export type McpLimits = { perDevice: number; total: number; idleMs: number };
 
 /**
  * The relay's MCP sessions (`/mcp`, Streamable HTTP with session ids). Each belongs to the session token that
@@ -41,7 +48,7 @@ export const MCP_LIMITS = { perToken: 8, total: 64, idleMs: 60 * 60_000 };
 @Injectable()
 export class McpSessions implements OnModuleInit, OnModuleDestroy {
   /** Tests shrink these. */
-  limits = { ...MCP_LIMITS };
+  limits: McpLimits;
   private readonly sessions = new Map<string, McpSession>();
   private readonly deps: McpDeps;
   private sub: Subscription | null = null;
@@ -56,6 +63,7 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     @Inject(RUNTIME) runtime: Runtime,
   ) {
     this.deps = { bridge, tools: new McpToolSet(clientNames(config.clientSpelling)), loop, clock, logger, version: runtime.version };
+    this.limits = { ...config.bridge.mcpSessions };
   }
 
   onModuleInit(): void {
@@ -75,13 +83,19 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     return this.sessions.size;
   }
 
-  /** A new session for `caller`'s first request (`initialize`); `elicitation`: the client can ask its user. */
-  async open(caller: Principal & { kind: 'device' }, elicitation: boolean): Promise<McpSession> {
-    const mine = [...this.sessions.values()].filter((s) => s.tokenPrefix === caller.tokenPrefix);
-    if (mine.length >= this.limits.perToken) {
+  /**
+   * A new session for the driver's first request (`initialize`); `elicitation`: the client can ask its user.
+   * A device past its bound gives way its least recently used session (a client that restarted without
+   * DELETE leaves one behind), so a few devices cannot hold the relay's total between them (issue 34).
+   */
+  async open(driver: Driver & { caller: Principal & { kind: 'device' } }, elicitation: boolean): Promise<McpSession> {
+    const caller = driver.caller;
+    const device = caller.deviceId || caller.tokenPrefix;
+    const mine = [...this.sessions.values()].filter((s) => s.device === device);
+    if (mine.length >= this.limits.perDevice) {
       const idle = mine.filter((s) => s.busy === 0).sort((a, b) => a.lastUsed - b.lastUsed)[0];
-      if (!idle) throw tooMany(`this session token holds ${mine.length} MCP sessions, all busy`);
-      this.close(idle, 'a newer session of the same token took its place');
+      if (!idle) throw tooMany(`this device holds ${mine.length} MCP sessions, all busy`);
+      this.close(idle, 'a newer session of the same device took its place');
     }
     if (this.sessions.size >= this.limits.total) throw tooMany(`the relay holds its maximum of ${this.limits.total} MCP sessions`);
     const { StreamableHTTPServerTransport } =
@@ -92,8 +106,17 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
       // Plain JSON answers unless the client can be asked things mid-call (elicitation needs the call's stream).
       enableJsonResponse: !elicitation,
     });
-    const server = mcpServer(this.deps, caller);
-    const session: McpSession = { id, tokenPrefix: caller.tokenPrefix, transport, server, lastUsed: this.clock.now().getTime(), busy: 0 };
+    const server = mcpServer(this.deps, driver);
+    const session: McpSession = {
+      id,
+      tokenPrefix: caller.tokenPrefix,
+      device,
+      onHost: driver.onHost,
+      transport,
+      server,
+      lastUsed: this.clock.now().getTime(),
+      busy: 0,
+    };
     transport.onclose = () => {
       if (this.sessions.get(id) === session) this.sessions.delete(id);
     };
@@ -102,10 +125,15 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     return session;
   }
 
-  /** The caller's session under this id; another token's is as unknown as a made-up id. */
-  get(id: string, caller: Principal): McpSession | undefined {
+  /**
+   * The driver's session under this id; another token's is as unknown as a made-up id, and so is one opened
+   * from the relay's host when asked from elsewhere (or the other way round): it carries the authority of
+   * where it was opened.
+   */
+  get(id: string, driver: Driver): McpSession | undefined {
     const s = this.sessions.get(id);
-    return s && caller.kind === 'device' && s.tokenPrefix === caller.tokenPrefix ? s : undefined;
+    const caller = driver.caller;
+    return s && caller.kind === 'device' && s.tokenPrefix === caller.tokenPrefix && s.onHost === driver.onHost ? s : undefined;
   }
 
   /**

@@ -7,7 +7,8 @@ export type ResultShape = 'json' | 'screen' | 'nodes' | 'screenshot';
 export type ToolRoute = { name: string; method: 'GET' | 'POST'; path: string; shape: ResultShape; description: string };
 
 const DEVICE =
-  ' Optional `device` (a device_id, token prefix of 4+ characters, or device name) picks the phone; without it the active phone, else the only one.';
+  ' Optional `device` (a device_id, token prefix of 4+ characters, or device name) picks the phone; without it the active phone, else the only one.' +
+  ' From another machine than the relay’s, a session drives only its own phone.';
 
 /**
  * Every Device Control route of spec 4.9 as a tool (`/clipboard` as read and write; `/apps` is the alias
@@ -130,9 +131,14 @@ export function toolRoutes(names: ClientNames): ToolRoute[] {
       'android_send_intent',
       'POST',
       '/send_intent',
-      'Launch an activity with a raw intent (action, data URI, package or component pkg/Class, category, string extras): maps directions, dialer, deep links. Blocklisted packages are refused.',
+      'Launch an activity with a raw intent (action, data URI, package or component pkg/Class, category, string extras): maps directions, dialer, deep links. The intent must name its app (package or component; find packages with android_get_apps): one naming none is refused, since the relay cannot tell which app Android would pick. Blocklisted packages are refused.',
     ),
-    t('android_broadcast', 'POST', '/broadcast', 'Send a broadcast intent (action, data, package, string extras). Blocklisted packages are refused.'),
+    t(
+      'android_broadcast',
+      'POST',
+      '/broadcast',
+      'Send a broadcast intent (action, data, package, string extras). The broadcast must name its app (package): one naming none is refused, since the relay cannot tell which apps receive it (media keys: android_media). Blocklisted packages are refused.',
+    ),
     t(
       'android_events',
       'GET',

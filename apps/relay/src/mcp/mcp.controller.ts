@@ -1,8 +1,10 @@
-import { Controller, Delete, Get, Post, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import { DomainError, type Principal } from '@svc/domain';
 import type { FastifyReply } from 'fastify';
 import { Auth, Caller, type AuthedRequest } from '../common/auth';
 import { isSameOrigin } from '../common/net';
+import { RUNTIME, type Runtime } from '../common/tokens';
+import { driverOf } from '../bridge/driver-of';
 import { McpSessions } from './mcp-sessions';
 
 /** An MCP message is a tool call's arguments at most: Device Control's largest input (a typed text, an intent) is far below. */
@@ -17,7 +19,10 @@ export const MCP_BODY_LIMIT = 256 * 1024;
  */
 @Controller('mcp')
 export class McpController {
-  constructor(private readonly sessions: McpSessions) {}
+  constructor(
+    private readonly sessions: McpSessions,
+    @Inject(RUNTIME) private readonly runtime: Runtime,
+  ) {}
 
   @Post()
   @Auth('paired', 'bridge', { bodyLimit: MCP_BODY_LIMIT })
@@ -42,8 +47,9 @@ export class McpController {
     if (origin !== undefined && !isSameOrigin(origin, req.headers.host))
       throw new DomainError('mcp.foreign_origin', 'forbidden', 'a browser page of another origin may not use /mcp');
     if (caller.kind !== 'device') throw new DomainError('auth.missing_bearer', 'unauthorized', 'send a session bearer');
+    const driver = { ...driverOf(req, caller, this.runtime.port), caller };
     const id = sessionIdOf(req);
-    let session = id === null ? null : (this.sessions.get(id, caller) ?? null);
+    let session = id === null ? null : (this.sessions.get(id, driver) ?? null);
     if (id !== null && !session)
       throw new DomainError(
         'mcp.unknown_session',
@@ -58,7 +64,7 @@ export class McpController {
           'invalid',
           'send Mcp-Session-Id (from the initialize answer), or an initialize request to open a session',
         );
-      session = await this.sessions.open(caller, init.elicitation);
+      session = await this.sessions.open(driver, init.elicitation);
     }
     const s = session;
     reply.hijack();

@@ -212,6 +212,7 @@ export class BridgeProjection implements Projection<State> {
         case 'sideload_only':
         case 'master_off':
         case 'blocked_package':
+        case 'implicit_intent':
         case 'confirmation_denied':
         case 'confirmation_timed_out':
           a.outcome = 'refused';

@@ -2,12 +2,16 @@ import { phoneDisconnected, relayStarted, sessionCreated } from '../../../../tes
 import { Given } from '../../../../test/support/given';
 import { DomainError } from '../errors';
 import { ReadModels } from '../read-models';
-import { autoDisableDue, expireConfirmations, pickDevice, planCommand, reportStatus, resolveConfirmation, type BridgeStatusInput } from './bridge';
+import { autoDisableDue, expireConfirmations, planCommand, reportStatus, resolveConfirmation, type BridgeStatusInput } from './bridge';
+import type { Driver } from './bridge-authority';
+import { pickDevice } from './which-phone';
 import { commandShape } from './redact';
 import { DEFAULT_SAFETY_SETTINGS } from './safety';
 
 const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 const at = (ms: number) => new Date(T0 + ms);
+const driver = (tokenPrefix: string, onHost: boolean): Driver => ({ caller: { kind: 'device', tokenPrefix, deviceId: '', deviceName: '' }, onHost });
+const onHost = (tokenPrefix: string) => driver(tokenPrefix, true);
 
 const session = (prefix: string, deviceId: string, deviceName = 'Phone') =>
   sessionCreated({ tokenPrefix: prefix, deviceId, deviceName, grants: { bridge: null } });
@@ -66,14 +70,23 @@ describe('bridge rules', () => {
     expect(pickDevice(g.models, {}, now).tokenPrefix).toBe('aaaa1111');
     g.apply([...reportStatus(g.models, status('bbbb2222', { deviceId: 'dev-b', deviceName: 'Pixel' }), 30, now)]);
     expect(code(() => pickDevice(g.models, {}, now))).toBe('bridge.device_ambiguous');
-    expect(pickDevice(g.models, { callerPrefix: 'bbbb2222' }, now).tokenPrefix).toBe('bbbb2222');
+    expect(pickDevice(g.models, { driver: onHost('bbbb2222') }, now).tokenPrefix).toBe('bbbb2222');
     expect(pickDevice(g.models, { selector: 'dev-a' }, now).tokenPrefix).toBe('aaaa1111');
     expect(pickDevice(g.models, { selector: 'bbbb' }, now).tokenPrefix).toBe('bbbb2222');
     expect(code(() => pickDevice(g.models, { selector: 'bbb' }, now))).toBe('bridge.device_not_found');
     expect(code(() => pickDevice(g.models, { selector: 'pixel' }, now))).toBe('bridge.device_ambiguous');
     expect(code(() => pickDevice(g.models, { selector: 'dev-c' }, now))).toBe('bridge.device_offline');
     g.apply([{ type: 'bridge.active_selected', data: { tokenPrefix: 'bbbb2222', deviceId: 'dev-b', by: 'operator' } }]);
-    expect(pickDevice(g.models, { callerPrefix: 'aaaa1111' }, now).tokenPrefix).toBe('bbbb2222');
+    expect(pickDevice(g.models, { driver: onHost('aaaa1111') }, now).tokenPrefix).toBe('bbbb2222');
+    // From another machine a session is held to its own phone: a selector is matched against it alone, and
+    // neither the active phone nor the only one stands in for it.
+    const away = driver('aaaa1111', false);
+    expect(pickDevice(g.models, { driver: away }, now).tokenPrefix).toBe('aaaa1111');
+    expect(pickDevice(g.models, { driver: away, selector: 'dev-a' }, now).tokenPrefix).toBe('aaaa1111');
+    expect(pickDevice(g.models, { driver: away, selector: 'Pixel' }, now).tokenPrefix).toBe('aaaa1111'); // its own name, shared or not
+    for (const selector of ['dev-b', 'bbbb', 'nobody'])
+      expect(code(() => pickDevice(g.models, { driver: away, selector }, now))).toBe('bridge.not_your_phone');
+    expect(code(() => pickDevice(g.models, { driver: driver('cccc3333', false) }, now))).toBe('bridge.not_your_phone');
     g.apply([phoneDisconnected({ connId: 'conn-bbbb2222', tokenPrefix: 'bbbb2222' })]);
     expect(code(() => pickDevice(g.models, {}, now))).toBe('bridge.device_offline');
   });

@@ -3,7 +3,7 @@ import {
   destructiveVerbs,
   evaluateSafety,
   isBlocked,
-  targetPackage,
+  targetPackages,
   type PhoneSafetyState,
   type SafetyInput,
 } from './safety';
@@ -85,7 +85,26 @@ describe('evaluateSafety', () => {
       expect(isBlocked('com.chase.sig.android.extra', ['com.chase.sig.android'])).toBe(false);
     });
     it('no target for routes that launch nothing', () => {
-      expect(targetPackage('/tap', { package: 'com.chase.sig.android' })).toBeNull();
+      expect(targetPackages('/tap', { package: 'com.chase.sig.android' })).toEqual([]);
+    });
+    it('an intent naming a package and a component is checked for both (the component wins on Android)', () => {
+      expect(targetPackages('/send_intent', { package: 'com.android.chrome', component: 'com.venmo/.Main' })).toEqual([
+        'com.android.chrome',
+        'com.venmo',
+      ]);
+      expect(run('/send_intent', { action: 'a.b', package: 'com.android.chrome', component: 'com.venmo/.Main' })).toMatchObject({
+        decision: 'blocked_package',
+        package: 'com.venmo',
+      });
+    });
+    it('an intent or broadcast naming no app is refused: the blocklist cannot see where it lands', () => {
+      for (const path of ['/send_intent', '/broadcast'])
+        expect(run(path, { action: 'android.intent.action.VIEW', data: 'venmo://paycharge' })).toMatchObject({
+          kind: 'deny',
+          decision: 'implicit_intent',
+        });
+      expect(run('/send_intent', { action: 'a.b', component: 'com.example/.Main' }).kind).toBe('allow');
+      expect(run('/share_media', { text: 'hi' }).kind).toBe('allow');
     });
   });
 

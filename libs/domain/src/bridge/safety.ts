@@ -3,8 +3,9 @@ import { canonicalPath, routeSpec } from './device-control-routes';
 
 /**
  * The Device Control safety pipeline (spec 4.9, WIRE.md), as one pure function. Order:
- * sideload build → master toggle → package blocklist (target, then foreground) → destructive-verb
- * confirmation (skipped for verbs the phone trusts) → auto-disable reschedule.
+ * sideload build → master toggle → package blocklist (every target named, an intent naming none refused, then
+ * the foreground app) → destructive-verb confirmation (skipped for verbs the phone trusts) → auto-disable
+ * reschedule.
  */
 
 /** Banking, payment, password-manager and 2FA apps (WIRE.md); operators extend the list in config. */
@@ -99,7 +100,12 @@ export type SafetyVerdict =
       verb?: string;
       autoDisableAt: Date | null;
     }
-  | { kind: 'deny'; decision: Extract<SafetyDecisionKind, 'sideload_only' | 'master_off' | 'blocked_package'>; reason: string; package?: string }
+  | {
+      kind: 'deny';
+      decision: Extract<SafetyDecisionKind, 'sideload_only' | 'master_off' | 'blocked_package' | 'implicit_intent'>;
+      reason: string;
+      package?: string;
+    }
   | { kind: 'confirm'; decision: 'confirmation_requested'; reason: string; verb: string; text: string };
 
 export function evaluateSafety(input: SafetyInput): SafetyVerdict {
@@ -112,9 +118,15 @@ export function evaluateSafety(input: SafetyInput): SafetyVerdict {
   if (!phone.masterEnabled && !spec?.masterExempt) {
     return { kind: 'deny', decision: 'master_off', reason: 'Device Control is switched off on the phone (master toggle)' };
   }
-  const target = targetPackage(path, body);
-  if (target && isBlocked(target, settings.blocklist)) {
-    return { kind: 'deny', decision: 'blocked_package', reason: `target package ${target} is on the blocklist`, package: target };
+  const targets = targetPackages(path, body);
+  const blocked = targets.find((p) => isBlocked(p, settings.blocklist));
+  if (blocked) return { kind: 'deny', decision: 'blocked_package', reason: `target package ${blocked} is on the blocklist`, package: blocked };
+  if (targets.length === 0 && NAMES_ITS_APP.has(path)) {
+    return {
+      kind: 'deny',
+      decision: 'implicit_intent',
+      reason: `${path} names no package or component: Android would pick the app that handles it, which the blocklist cannot see`,
+    };
   }
   if (spec?.foregroundGate && phone.currentApp && isBlocked(phone.currentApp, settings.blocklist)) {
     return { kind: 'deny', decision: 'blocked_package', reason: `foreground app ${phone.currentApp} is on the blocklist`, package: phone.currentApp };
@@ -150,24 +162,32 @@ export function isBlocked(pkg: string, blocklist: readonly string[]): boolean {
   return false;
 }
 
-/** The package a command launches or addresses (open_app, intents, share targets). */
-export function targetPackage(path: string, body: Readonly<Record<string, unknown>>): string | null {
+/**
+ * Routes Android resolves to an app when the command names none (an implicit intent or broadcast): the
+ * relay cannot know which app that is, so the blocklist can hold only if the command names it (issue 34).
+ * `/share_media` and `/send_mms` without a package open the system's chooser, where the user picks.
+ */
+const NAMES_ITS_APP: ReadonlySet<string> = new Set(['/send_intent', '/broadcast']);
+
+/**
+ * The packages a command launches or addresses (open_app, intents, share targets), each of them: an intent
+ * with both a package and a component reaches the component's app, so both are checked. Empty: it names none.
+ */
+export function targetPackages(path: string, body: Readonly<Record<string, unknown>>): string[] {
   switch (canonicalPath(path)) {
     case '/open_app':
     case '/broadcast':
     case '/share_media':
     case '/send_mms':
-      return str(body.package);
-    case '/send_intent': {
-      const pkg = str(body.package);
-      if (pkg) return pkg;
-      const component = str(body.component);
-      return component ? component.split('/')[0] : null;
-    }
+      return named(str(body.package));
+    case '/send_intent':
+      return named(str(body.package), str(body.component)?.split('/')[0].trim());
     default:
-      return null;
+      return [];
   }
 }
+
+const named = (...packages: Array<string | null | undefined>): string[] => packages.filter((p): p is string => !!p);
 
 /** What a relay-side confirmation shows the phone's user: the text the command acts on, else its verb. */
 export function confirmationText(path: string, body: Readonly<Record<string, unknown>>, verb: string): string {

@@ -82,6 +82,8 @@ export type SafetyDecisionKind =
   | 'sideload_only'
   | 'master_off'
   | 'blocked_package'
+  /** `/send_intent` or `/broadcast` naming no package or component (issue 34): no app the blocklist could check. */
+  | 'implicit_intent'
   | 'confirmation_requested'
   | 'confirmation_allowed'
   | 'confirmation_denied'

@@ -8,7 +8,7 @@ import { useSelectActive } from '../api/select-active';
 
 const DECISION_FILTERS: Array<{ label: string; match: string[] }> = [
   { label: 'All', match: [] },
-  { label: 'Blocked package', match: ['blocked_package'] },
+  { label: 'Blocked package', match: ['blocked_package', 'implicit_intent'] },
   { label: 'Confirmation asked', match: ['confirmation_requested'] },
   { label: 'Allowed', match: ['confirmation_allowed', 'trusted_verb'] },
   { label: 'Denied / timed out', match: ['confirmation_denied', 'confirmation_timed_out', 'confirmation_cancelled'] },
@@ -156,7 +156,12 @@ export function BridgePage() {
             />
             <Stat
               label="Blocked or denied"
-              value={(b.decisions.blocked_package ?? 0) + (b.decisions.confirmation_denied ?? 0) + (b.decisions.confirmation_timed_out ?? 0)}
+              value={
+                (b.decisions.blocked_package ?? 0) +
+                (b.decisions.implicit_intent ?? 0) +
+                (b.decisions.confirmation_denied ?? 0) +
+                (b.decisions.confirmation_timed_out ?? 0)
+              }
               hint="by the safety pipeline, since start"
             />
           </div>
