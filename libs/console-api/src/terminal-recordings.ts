@@ -14,8 +14,14 @@ export type RecordingRow = {
   sha256: string;
   /** Typed input was recorded too (RELAY_TERMINAL_RECORDING_INPUT). */
   input: boolean;
-  /** Output past RELAY_TERMINAL_RECORDING_MAX_MB was not recorded. */
+  /** Output past a bound was not recorded (`stopped` says which, when the log says). */
   truncated: boolean;
+  /**
+   * Why it stopped before its shell ended: `max_bytes` (RELAY_TERMINAL_RECORDING_MAX_MB), `total_bytes`
+   * (RELAY_TERMINAL_RECORDINGS_TOTAL_MB, only live recordings left to count), `disk_low` (the disk guard's
+   * reserve), `disk_stalled`, `write_failed`, `forgotten`; null when it did not.
+   */
+  stopped: 'max_bytes' | 'total_bytes' | 'disk_low' | 'disk_stalled' | 'write_failed' | 'forgotten' | null;
   /** Saved at start-up: the relay stopped while its shell ran. */
   recovered: boolean;
 };

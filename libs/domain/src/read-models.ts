@@ -22,11 +22,11 @@ import { PersonalDataProjection } from './personal/personal-data.projection';
 
 /**
  * The read-model schema. Bump it when a projection's state or its meaning changes (2: rate limits keyed
- * per IPv6 /64, with a sweep time; 3: each block's start and each session's offline time): a snapshot
- * written under another schema is not restored (start-up replays the whole log instead), so no projection
- * reads state it would have built differently.
+ * per IPv6 /64, with a sweep time; 3: each block's start and each session's offline time; 4: why a
+ * recording stopped): a snapshot written under another schema is not restored (start-up replays the whole
+ * log instead), so no projection reads state it would have built differently.
  */
-export const READ_MODEL_SCHEMA = 3;
+export const READ_MODEL_SCHEMA = 4;
 
 /**
  * Every read model of the relay. The relay keeps two instances: the decision state (holds events still

@@ -48,6 +48,7 @@ describe('Recording (asciicast v2)', () => {
       sha256: createHash('sha256').update(bytes).digest('hex'),
       durationMs: 1750,
       truncated: false,
+      stopped: null,
       input: false,
     });
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
@@ -71,7 +72,7 @@ describe('Recording (asciicast v2)', () => {
     const { rec, file } = recording({ maxBytes: 400 });
     for (let i = 0; i < 50; i++) rec.output(`line ${i} ${'x'.repeat(20)}\r\n`);
     const result = await rec.finish();
-    expect(result.truncated).toBe(true);
+    expect(result).toMatchObject({ truncated: true, stopped: 'max_bytes' });
     expect(result.sizeBytes).toBeLessThanOrEqual(400);
     const parsed = lines(file);
     expect(parsed.length).toBeGreaterThan(3);
@@ -140,5 +141,28 @@ describe('Recording (asciicast v2)', () => {
     const { rec } = recording({ fs: stalled, flushBytes: 1024, maxPendingBytes: 64 * 1024 });
     for (let i = 0; i < 1000; i++) rec.output('z'.repeat(1000));
     expect(rec.truncated).toBe(true);
+    expect(rec.stopped).toBe('disk_stalled');
+  });
+
+  it('asks before each write; a refusal stops it there, and nothing queued behind it is written (no gap in the file)', async () => {
+    const asked: number[] = [];
+    const stops: string[] = [];
+    const { rec, file } = recording({
+      flushBytes: 100,
+      // The header is one write (past flushBytes alone), the a's the second; the b's are refused.
+      admit: (bytes) => (asked.push(bytes), asked.length >= 3 ? 'total_bytes' : null),
+      onStop: (reason) => stops.push(reason),
+    });
+    rec.output('a'.repeat(200));
+    rec.output('b'.repeat(200));
+    rec.output('c'.repeat(200));
+    const result = await rec.finish();
+    expect(result).toMatchObject({ truncated: true, stopped: 'total_bytes' });
+    expect(stops).toEqual(['total_bytes']);
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text).toContain('aaaa');
+    expect(text).not.toMatch(/bbbb|cccc/);
+    expect(result.sizeBytes).toBe(Buffer.byteLength(text));
+    expect(result.sha256).toBe(createHash('sha256').update(text).digest('hex'));
   });
 });

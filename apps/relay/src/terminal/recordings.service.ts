@@ -1,14 +1,17 @@
-import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type { RecordedShell, SavedRecording } from '@svc/domain';
-import type { TerminalRecordingSaved } from '@svc/events';
+import type { RecordingStopReason, TerminalRecordingRemoved, TerminalRecordingSaved } from '@svc/events';
 import * as fs from 'node:fs';
 import type { Logger } from 'pino';
+import type { Subscription } from 'rxjs';
 import { Clock } from '../common/clock';
 import type { RelayConfig, TerminalRecordingConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
+import { DiskGuard } from '../common/disk-guard';
 import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { Recording, type ShellRecorder } from './recording';
 import { castFiles, RECORDING_ID, recordingFile, recordingsDir, recoverCast } from './recording-files';
+import { RecordingSpace } from './recording-space';
 
 /** The TERM every shell gets (shell-process.ts), in each recording's header. */
 const TERM = 'xterm-256color';
@@ -17,23 +20,36 @@ type Live = { recording: Recording; owner: RecordedShell; startedAt: Date };
 
 /**
  * Terminal recordings (RELAY_TERMINAL_RECORDING): one asciicast file per shell under
- * `<home>/relay/recordings`, its `terminal.recording_saved` once the shell ends, the total cap (oldest
- * out first, each removal an event), and at start-up the files a stopped relay left without their event.
+ * `<home>/relay/recordings`, its `terminal.recording_saved` once the shell ends, the total cap over saved
+ * and live recordings (oldest saved out first, each removal an event; a live one that cannot grow stops),
+ * the disk guard's reserve, and at start-up the files a stopped relay left without their event.
  */
 @Injectable()
-export class RecordingsService implements OnApplicationBootstrap {
+export class RecordingsService implements OnApplicationBootstrap, OnModuleDestroy {
   readonly dir: string;
   private readonly live = new Map<string, Live>();
-  /** Removals run one at a time, in the order they were asked for. */
-  private capping: Promise<void> = Promise.resolve();
+  private readonly space: RecordingSpace;
+  private readonly subs: Subscription[] = [];
 
   constructor(
     private readonly loop: CommandLoop,
     private readonly clock: Clock,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly disk: DiskGuard,
   ) {
     this.dir = recordingsDir(config.svcHome);
+    this.space = new RecordingSpace({
+      totalBytes: () => this.settings.totalBytes,
+      savedBytes: () => this.loop.models.terminalRecordings.totalBytes(),
+      removeOldest: () => this.removeOldest(),
+    });
+    // Applied and published in one step: from here the log counts the recording's bytes, not its claim.
+    this.subs.push(loop.bus.ofType('terminal.recording_saved').subscribe((e) => this.space.release(e.data.recordingId)));
+  }
+
+  onModuleDestroy(): void {
+    for (const s of this.subs) s.unsubscribe();
   }
 
   get settings(): TerminalRecordingConfig {
@@ -58,6 +74,8 @@ export class RecordingsService implements OnApplicationBootstrap {
         },
         maxBytes: this.settings.maxBytes,
         input: this.settings.input,
+        admit: (bytes) => this.admit(owner.shellId, bytes),
+        onStop: (reason) => this.logger.warn({ shellId: owner.shellId, reason }, 'terminal recording stopped; its shell goes on'),
         onError: (err) => this.logger.error({ shellId: owner.shellId, err: err.message }, 'terminal recording write failed; it stops here'),
       });
       this.live.set(owner.shellId, { recording, owner, startedAt });
@@ -74,6 +92,13 @@ export class RecordingsService implements OnApplicationBootstrap {
     if (!live) return;
     this.live.delete(shellId);
     await live.recording.discard().catch((err: Error) => this.logger.warn({ shellId, err: err.message }, 'recording not removed'));
+    this.space.release(shellId);
+  }
+
+  /** Whether a live recording's next bytes may reach its file: not below the disk guard's reserve, not past the total cap. */
+  private async admit(shellId: string, bytes: number): Promise<RecordingStopReason | null> {
+    if (this.disk.low) return 'disk_low';
+    return (await this.space.claim(shellId, bytes)) ? null : 'total_bytes';
   }
 
   /** The shell ended: the file is flushed and fsynced, then `terminal.recording_saved` vouches for it. */
@@ -81,16 +106,24 @@ export class RecordingsService implements OnApplicationBootstrap {
     const live = this.live.get(shellId);
     if (!live) return;
     this.live.delete(shellId);
-    const { owner, startedAt } = live;
+    try {
+      await this.saveEnded(shellId, live);
+    } finally {
+      this.space.release(shellId);
+    }
+  }
+
+  private async saveEnded(shellId: string, { recording, owner, startedAt }: Live): Promise<void> {
     let result;
     try {
-      result = await live.recording.finish();
+      result = await recording.finish();
     } catch (err) {
       // A failed write: what reached the file is what the event vouches for.
       this.logger.error({ shellId, err: (err as Error).message }, 'terminal recording incomplete');
       const file = recordingFile(this.dir, shellId);
       if (!fs.existsSync(file)) return;
-      result = { ...(await recoverCast(file)), truncated: true, input: this.settings.input };
+      const stopped: RecordingStopReason = recording.stopped ?? 'write_failed';
+      result = { ...(await recoverCast(file)), truncated: true, stopped, input: this.settings.input };
     }
     await this.save({
       recordingId: shellId,
@@ -101,6 +134,7 @@ export class RecordingsService implements OnApplicationBootstrap {
       sha256: result.sha256,
       input: result.input,
       truncated: result.truncated,
+      ...(result.stopped ? { stopped: result.stopped } : {}),
     });
   }
 
@@ -159,7 +193,7 @@ export class RecordingsService implements OnApplicationBootstrap {
         false,
       );
     }
-    await this.cap();
+    await this.space.trim();
   }
 
   private async save(data: TerminalRecordingSaved['data'], cap = true): Promise<void> {
@@ -170,29 +204,32 @@ export class RecordingsService implements OnApplicationBootstrap {
       return;
     }
     this.logger.info({ recordingId: data.recordingId, shellId: data.shellId, sizeBytes: data.sizeBytes }, 'terminal recording saved');
-    if (cap) await this.cap();
+    if (cap) await this.space.trim();
   }
 
-  /** Oldest first out until the saved recordings fit RELAY_TERMINAL_RECORDINGS_TOTAL_MB; each removal its own event. */
-  private cap(): Promise<void> {
-    this.capping = this.capping
-      .then(async () => {
-        const models = this.loop.models.terminalRecordings;
-        while (models.totalBytes() > this.settings.totalBytes) {
-          const oldest = models.list().at(-1)!;
-          try {
-            await fs.promises.unlink(recordingFile(this.dir, oldest.recordingId));
-          } catch (err) {
-            if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-              this.logger.error({ recordingId: oldest.recordingId, err: (err as Error).message }, 'terminal recording not removed');
-              return;
-            }
-          }
-          await this.loop.record('system', [{ type: 'terminal.recording_removed', data: { recordingId: oldest.recordingId, reason: 'space' } }]);
-          this.logger.info({ recordingId: oldest.recordingId, sizeBytes: oldest.sizeBytes }, 'terminal recording removed for space');
-        }
-      })
-      .catch((err: Error) => this.logger.error({ err: err.message }, 'terminal recordings cap failed'));
-    return this.capping;
+  /** The oldest saved recording goes to make room (RELAY_TERMINAL_RECORDINGS_TOTAL_MB): false when none is left. */
+  private removeOldest(): Promise<boolean> {
+    const oldest = this.loop.models.terminalRecordings.list().at(-1);
+    return oldest ? this.remove(oldest, 'space') : Promise.resolve(false);
+  }
+
+  /** The file first, then its event (a relay stopped in between records it as `missing` at its next start). */
+  private async remove(r: SavedRecording, reason: TerminalRecordingRemoved['data']['reason']): Promise<boolean> {
+    try {
+      await fs.promises.unlink(recordingFile(this.dir, r.recordingId));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+        this.logger.error({ recordingId: r.recordingId, err: (err as Error).message }, 'terminal recording not removed');
+        return false;
+      }
+    }
+    try {
+      await this.loop.record('system', [{ type: 'terminal.recording_removed', data: { recordingId: r.recordingId, reason } }]);
+    } catch (err) {
+      this.logger.error({ recordingId: r.recordingId, err: (err as Error).message }, 'terminal recording removal not recorded');
+      return false;
+    }
+    this.logger.info({ recordingId: r.recordingId, sizeBytes: r.sizeBytes, reason }, 'terminal recording removed');
+    return true;
   }
 }

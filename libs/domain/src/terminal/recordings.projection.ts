@@ -1,6 +1,6 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
-import type { Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
+import type { Projection, RecordingStopReason, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 /** A recording on disk that the log vouches for (saved, not removed since). */
 export type SavedRecording = {
@@ -15,6 +15,8 @@ export type SavedRecording = {
   sha256: string;
   input: boolean;
   truncated: boolean;
+  /** Why it stopped before its shell ended (null: it did not, or an older log does not say). */
+  stopped: RecordingStopReason | null;
   recovered: boolean;
   savedAt: number;
   /** The saved event's seq: the order among recordings that started at the same time. */
@@ -65,6 +67,7 @@ export class TerminalRecordingsProjection implements Projection<State> {
           sha256: d.sha256,
           input: d.input,
           truncated: d.truncated,
+          stopped: d.stopped ?? null,
           recovered: d.recovered === true,
           savedAt: eventAtMs(e),
           seq: e.seq,
@@ -112,7 +115,7 @@ export class TerminalRecordingsProjection implements Projection<State> {
     this.saved.clear();
     this.open.clear();
     this.orphaned = new Map();
-    for (const r of state.saved ?? []) this.saved.set(r.recordingId, { ...r });
+    for (const r of state.saved ?? []) this.saved.set(r.recordingId, { ...r, stopped: r.stopped ?? null });
     for (const s of state.open ?? []) this.open.set(s.shellId, { ...s });
     for (const s of state.orphaned ?? []) this.orphaned.set(s.shellId, { ...s });
   }

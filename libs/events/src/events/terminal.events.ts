@@ -60,9 +60,18 @@ export type TuiStopped = Ev<
 >;
 
 /**
+ * Why a live recording stopped growing while its shell went on: its own cap (RELAY_TERMINAL_RECORDING_MAX_MB),
+ * the total cap with only live recordings left to count (RELAY_TERMINAL_RECORDINGS_TOTAL_MB), the disk guard's
+ * reserve (RELAY_DISK_MIN_FREE_MB), a disk that stopped answering, a write that failed, or its device's
+ * content forgotten.
+ */
+export type RecordingStopReason = 'max_bytes' | 'total_bytes' | 'disk_low' | 'disk_stalled' | 'write_failed' | 'forgotten';
+
+/**
  * A shell's asciicast recording (RELAY_TERMINAL_RECORDING) is complete on disk, flushed and fsynced:
  * `<home>/relay/recordings/<recordingId>.cast`, `sizeBytes` long with SHA-256 `sha256` (hex), so the chain
  * vouches for the file. `input`: typed input was recorded too; `truncated`: output past the cap was not.
+ * `stopped`: why the recording stopped before its shell ended (absent in older logs and when it did not).
  * `recovered`: found at start-up without this event (the relay stopped without ending the shell).
  * Never the recording's content.
  */
@@ -80,6 +89,7 @@ export type TerminalRecordingSaved = Ev<
     sha256: string;
     input: boolean;
     truncated: boolean;
+    stopped?: RecordingStopReason;
     recovered?: boolean;
   }
 >;

@@ -64,6 +64,7 @@ export class TerminalConsoleController {
         sha256: r.sha256,
         input: r.input,
         truncated: r.truncated,
+        stopped: r.stopped,
         recovered: r.recovered,
       })),
     };
