@@ -3,7 +3,7 @@ import { PgLogSource, unsealPersonal } from '@svc/events';
 import { PgKeyStore } from '../../apps/relay/src/personal/pg-key-store';
 import { startRelay, type TestRelay } from '../support/harness';
 import { call } from '../support/http';
-import { A_SECRETS, personalTraffic } from '../support/personal-keys';
+import { A_SECRETS, P_SECRET, personalTraffic, Q_TEXT, queuedThenDelivered } from '../support/personal-keys';
 import { dbOf, usePostgres } from '../support/postgres';
 
 /** Crypto-shredding on a PostgreSQL log: keys in a table beside the events, no plain text in any row. */
@@ -61,5 +61,26 @@ describe('personal content on a PostgreSQL log', () => {
     expect(models.notifications.recent().find((n) => n.tokenPrefix === aPrefix)).toMatchObject({ text: null, forgotten: true });
     a.close();
     b.close();
+  });
+
+  it("a message queued for no phone and delivered to P goes with P's forgetting; the next one for no phone had a fresh host key row", async () => {
+    const url = await pg.createDatabase();
+    const db = dbOf(url);
+    relay = await startRelay({ env: { RELAY_EVENT_STORE: url, PHONE_ENABLED: '1' } });
+    const { p, q, forP, forQ } = await queuedThenDelivered(relay);
+    const hostKeys = async () =>
+      (await pg.query(db, "SELECT id FROM svc_relay_personal_keys WHERE id LIKE 'host:%' ORDER BY created_at")).map((r) => String(r.id));
+    expect(await hostKeys()).toHaveLength(2);
+    const forgot = await call(relay, 'POST', '/console/api/personal-data/forget', { device: p.prefix });
+    expect(forgot.body).toMatchObject({ ok: true, keys: 1 });
+    expect(await hostKeys()).toHaveLength(1);
+    const threads = JSON.stringify((await call(relay, 'GET', '/phone/threads/ops')).body);
+    expect(threads).not.toContain(P_SECRET);
+    expect(threads).toContain(Q_TEXT);
+    p.phone.close();
+    q.phone.close();
+    relay = await relay.restart();
+    expect(relay.loop.models.phoneThreads.message(forP)).toMatchObject({ text: '', forgotten: true });
+    expect(relay.loop.models.phoneThreads.message(forQ)).toMatchObject({ text: Q_TEXT });
   });
 });

@@ -173,7 +173,7 @@ async function openLog(
   seal: boolean,
 ): Promise<CommandLoop> {
   return CommandLoop.open({
-    sealer: seal ? new PersonalSealer(await openKeyStore(config)) : undefined,
+    sealer: seal ? new PersonalSealer(await openKeyStore(config), config.personalDataKeysPerHour) : undefined,
     store: config.eventStoreUrl ? postgresStore(config.eventStoreUrl) : fileStore(relayDir(config), config.segmentBytes),
     secrets,
     clock,
