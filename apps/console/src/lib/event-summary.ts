@@ -116,7 +116,9 @@ export const SUMMARIES: { readonly [T in RelayEventType]: Summarize<T> } = {
       d.input ? ', with input' : ''
     }${d.truncated ? `, truncated${d.stopped ? ` (${words(d.stopped)})` : ''}` : ''}${d.recovered ? ', recovered at start' : ''})`,
   'terminal.recording_removed': (d) =>
-    `recording ${short(d.recordingId)} removed (${d.reason === 'space' ? 'oldest out past the total cap' : 'its file was gone'})`,
+    `recording ${short(d.recordingId)} removed (${
+      d.reason === 'space' ? 'oldest out past the total cap' : d.reason === 'forgotten' ? "its device's content forgotten" : 'its file was gone'
+    })`,
   'tui.started': (d) => `${d.tokenPrefix} started ${d.program} (pid ${d.pid})`,
   'tui.stopped': (d) => `TUI of ${d.tokenPrefix} stopped (${words(d.reason)})`,
 

@@ -34,17 +34,26 @@ export type Receivers = { receivers(key: string): readonly string[] };
  * hour goes too), or both.
  */
 export function keysToForget(ids: readonly string[], req: ForgetRequest, received: Receivers): string[] {
-  const before = req.before?.getTime() ?? null;
-  const device = req.device;
+  const scope = { device: req.device, before: req.before?.getTime() ?? null };
   return ids
     .filter((id) => {
       const k = parsePersonalKeyId(id);
       if (!k) return false;
-      if (device !== null && !k.device.startsWith(device) && !received.receivers(id).some((d) => d.startsWith(device))) return false;
-      if (before !== null && k.hourStart >= before) return false;
-      return true;
+      if (forgetReaches(scope, k.device, k.hourStart)) return true;
+      return scope.device !== null && received.receivers(id).some((d) => forgetReaches(scope, d, k.hourStart));
     })
     .sort();
+}
+
+/**
+ * Whether a forgetting (a device prefix, a time, or both) reaches content of `device` from the hour that
+ * began at `hourStart` (epoch ms): the rule for each key, and for a recording written before recordings
+ * were sealed (its shell's device, the hour it started).
+ */
+export function forgetReaches(scope: { device: string | null; before: number | null }, device: string, hourStart: number): boolean {
+  if (scope.device === null && scope.before === null) return false;
+  if (scope.device !== null && !device.startsWith(scope.device)) return false;
+  return scope.before === null || hourStart < scope.before;
 }
 
 /** The forgetting's event (none when there is nothing to forget). */

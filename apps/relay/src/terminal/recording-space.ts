@@ -24,7 +24,7 @@ export class RecordingSpace {
 
   /** Resolves true once `bytes` more of recording `id` fit (older saved ones removed if need be), false if they cannot. */
   claim(id: string, bytes: number): Promise<boolean> {
-    return this.serial(async () => {
+    return this.exclusive(async () => {
       if (!(await this.fit(bytes))) return false;
       this.live.set(id, (this.live.get(id) ?? 0) + bytes);
       return true;
@@ -38,7 +38,7 @@ export class RecordingSpace {
 
   /** Oldest saved out until everything fits (after a save; at start, under a lowered cap). */
   trim(): Promise<void> {
-    return this.serial(async () => void (await this.fit(0)));
+    return this.exclusive(async () => void (await this.fit(0)));
   }
 
   liveBytes(): number {
@@ -54,7 +54,8 @@ export class RecordingSpace {
     return true;
   }
 
-  private serial<T>(job: () => Promise<T>): Promise<T> {
+  /** Runs `job` in turn with the claims and removals (a removal for another reason, say). Never call it from a job. */
+  exclusive<T>(job: () => Promise<T>): Promise<T> {
     const run = this.queue.then(job, job);
     this.queue = run.catch(() => undefined);
     return run;

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { nodeRecordingFs, Recording, type RecordingFs, type RecordingOptions } from './recording';
+import { CastSealer, openedCast } from './sealed-cast';
 
 const header = { width: 80, height: 24, timestamp: 1772366400, shell: '/bin/bash', term: 'xterm-256color', title: 'main (abcd1234)' };
 
@@ -164,5 +166,29 @@ describe('Recording (asciicast v2)', () => {
     expect(text).not.toMatch(/bbbb|cccc/);
     expect(result.sizeBytes).toBe(Buffer.byteLength(text));
     expect(result.sha256).toBe(createHash('sha256').update(text).digest('hex'));
+  });
+
+  it('sealed: the file holds the same asciicast under its key, the size cap counts the sealed bytes, the digest is of the file', async () => {
+    const key = randomBytes(32);
+    const id = '11111111-2222-4333-8444-555555555555';
+    const { rec, file, step } = recording({ sealer: new CastSealer(id, 'aaaa1111:2026-03-01T12:0000abcd', key), maxBytes: 600, flushBytes: 100 });
+    for (let i = 0; i < 20; i++) {
+      step(0.1);
+      rec.output(`secret line ${i}\r\n`);
+    }
+    const result = await rec.finish();
+    expect(result).toMatchObject({ truncated: true, stopped: 'max_bytes' });
+    const bytes = fs.readFileSync(file);
+    expect(bytes.length).toBeLessThanOrEqual(600);
+    expect(bytes.toString('latin1')).not.toContain('secret line');
+    expect(result.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+    let text = '';
+    for await (const chunk of openedCast(file, id, key)) text += chunk.toString('utf8');
+    const parsed = text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as unknown);
+    expect(parsed[0]).toMatchObject({ version: 2, width: 80 });
+    expect(parsed[1]).toEqual([0.1, 'o', 'secret line 0\r\n']);
   });
 });

@@ -1,6 +1,7 @@
 import type { RecordingStopReason } from '@svc/events';
 import { createHash, type Hash } from 'node:crypto';
 import * as fs from 'node:fs';
+import type { CastSealer } from './sealed-cast';
 
 /** What a shell tells its recording: output, typed input, a new size. Each call returns at once. */
 export type ShellRecorder = {
@@ -41,6 +42,10 @@ export type RecordingOptions = {
   maxBytes: number;
   /** Record typed input (`"i"` lines); off, input is never written. */
   input: boolean;
+  /** Seals each write under the device's data key (sealed-cast.ts); none: the file is plain asciicast. */
+  sealer?: CastSealer;
+  /** Writes wait for this (the data key stored in its database); a rejection fails the recording. */
+  ready?: Promise<void>;
   fs?: RecordingFs;
   /** Seconds since the recording began (monotonic). */
   elapsed?: () => number;
@@ -116,6 +121,11 @@ export class Recording implements ShellRecorder {
     this.flushBytes = opts.flushBytes ?? FLUSH_BYTES;
     this.maxPending = opts.maxPendingBytes ?? MAX_PENDING_BYTES;
     this.fd = this.fs.open(opts.file);
+    if (opts.ready)
+      this.chain = opts.ready.catch((err: Error) => {
+        this.failed = err;
+        this.opts.onError?.(err);
+      });
     const h = opts.header;
     this.cols = h.width;
     this.rows = h.height;
@@ -210,7 +220,8 @@ export class Recording implements ShellRecorder {
     const line = `[${secs(this.elapsed())}, "${kind}", ${JSON.stringify(data)}]\n`;
     const bytes = Buffer.byteLength(line);
     // What fits is kept and still written; the line past the bound and everything after it is not recorded.
-    if (this.committed + this.buffered + bytes > this.opts.maxBytes) return this.stop('max_bytes', false);
+    const overhead = this.opts.sealer?.nextOverhead() ?? 0;
+    if (this.committed + overhead + this.buffered + bytes > this.opts.maxBytes) return this.stop('max_bytes', false);
     if (this.inFlight + this.buffered + bytes > this.maxPending) return this.stop('disk_stalled', false);
     this.push(line, bytes);
   }
@@ -224,7 +235,8 @@ export class Recording implements ShellRecorder {
   /** Hands what is buffered to the file, after every earlier write (each write first admitted: disk, total cap). */
   private flush(): void {
     if (this.ended || this.buffered === 0 || this.failed || this.closed) return;
-    const buf = Buffer.from(this.lines.length === 1 ? this.lines[0] : this.lines.join(''));
+    const plain = Buffer.from(this.lines.length === 1 ? this.lines[0] : this.lines.join(''));
+    const buf = this.opts.sealer ? this.opts.sealer.seal(plain) : plain;
     this.lines = [];
     this.buffered = 0;
     this.committed += buf.length;
