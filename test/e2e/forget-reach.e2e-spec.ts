@@ -198,4 +198,22 @@ describe("a device's forget reaches what it received", () => {
     expect(fs.existsSync(file)).toBe(false);
     expect((await call(relay, 'GET', `/console/api/terminal/recordings/${id}`)).body).toMatchObject({ code: 'terminal.recording_forgotten' });
   });
+
+  it('a recording whose device was forgotten with no relay running is removed at the next start', async () => {
+    relay = await startRelay({ config: { terminalShell: SHELL, terminalRecording: RECORDING } });
+    const a = await pairPhone(relay, { device: { device_id: 'phone-a', device_name: 'Phone A' } });
+    await echoSecret(a.phone, new Screen(a.phone), 'main', 'wJalrXUtnFEMIK7MDENGdddd');
+    a.phone.send('terminal', 'terminal.kill', { session_name: 'main' }, 'k');
+    await a.phone.next((f) => f.id === 'k');
+    a.phone.close();
+    const id = relay.loop.models.terminalRecordings.list()[0].recordingId;
+    const home = relay.home;
+    await relay.close();
+    const cli = await svc(['relay', 'events', 'forget', '--device', a.prefix, '--yes'], { SVC_HOME: home, RELAY_PORT: '1' });
+    expect(cli.code).toBe(0);
+    relay = await startRelay({ home, config: { terminalShell: SHELL, terminalRecording: RECORDING } });
+    expect(fs.existsSync(path.join(home, 'relay', 'recordings', `${id}.cast`))).toBe(false);
+    expect((await call(relay, 'GET', `/console/api/terminal/recordings/${id}`)).body).toMatchObject({ code: 'terminal.recording_forgotten' });
+    expect((await svc(['relay', 'events', 'verify'], { SVC_HOME: home, RELAY_PORT: '1' })).code).toBe(0);
+  });
 });
