@@ -1,10 +1,13 @@
 import { ReadModels } from '@svc/domain';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { PgLogSource, unsealPersonal } from '@svc/events';
 import { PgKeyStore } from '../../apps/relay/src/personal/pg-key-store';
-import { startRelay, type TestRelay } from '../support/harness';
+import { pairPhone, startRelay, type TestRelay } from '../support/harness';
 import { call } from '../support/http';
-import { A_SECRETS, personalTraffic } from '../support/personal-keys';
+import { A_SECRETS, P_SECRET, personalTraffic, Q_TEXT, queuedThenDelivered } from '../support/personal-keys';
 import { dbOf, usePostgres } from '../support/postgres';
+import { Screen, eventually } from '../support/terminal-screen';
 
 /** Crypto-shredding on a PostgreSQL log: keys in a table beside the events, no plain text in any row. */
 jest.setTimeout(60_000);
@@ -61,5 +64,58 @@ describe('personal content on a PostgreSQL log', () => {
     expect(models.notifications.recent().find((n) => n.tokenPrefix === aPrefix)).toMatchObject({ text: null, forgotten: true });
     a.close();
     b.close();
+  });
+
+  it("a message queued for no phone and delivered to P goes with P's forgetting; the next one for no phone had a fresh host key row", async () => {
+    const url = await pg.createDatabase();
+    const db = dbOf(url);
+    relay = await startRelay({ env: { RELAY_EVENT_STORE: url, PHONE_ENABLED: '1' } });
+    const { p, q, forP, forQ } = await queuedThenDelivered(relay);
+    const hostKeys = async () =>
+      (await pg.query(db, "SELECT id FROM svc_relay_personal_keys WHERE id LIKE 'host:%' ORDER BY created_at")).map((r) => String(r.id));
+    expect(await hostKeys()).toHaveLength(2);
+    const forgot = await call(relay, 'POST', '/console/api/personal-data/forget', { device: p.prefix });
+    expect(forgot.body).toMatchObject({ ok: true, keys: 1 });
+    expect(await hostKeys()).toHaveLength(1);
+    const threads = JSON.stringify((await call(relay, 'GET', '/phone/threads/ops')).body);
+    expect(threads).not.toContain(P_SECRET);
+    expect(threads).toContain(Q_TEXT);
+    p.phone.close();
+    q.phone.close();
+    relay = await relay.restart();
+    expect(relay.loop.models.phoneThreads.message(forP)).toMatchObject({ text: '', forgotten: true });
+    expect(relay.loop.models.phoneThreads.message(forQ)).toMatchObject({ text: Q_TEXT });
+  });
+
+  it("a terminal recording is sealed under its device's key row and goes, key and file, when the device is forgotten", async () => {
+    const url = await pg.createDatabase();
+    const db = dbOf(url);
+    relay = await startRelay({
+      env: { RELAY_EVENT_STORE: url },
+      config: {
+        terminalShell: path.join(__dirname, '../fixtures/bash-norc'),
+        terminalRecording: { enabled: true, input: false, maxBytes: 64 * 1024 * 1024, totalBytes: 1024 * 1024 * 1024 },
+      },
+    });
+    const { phone, prefix } = await pairPhone(relay);
+    const screen = new Screen(phone);
+    phone.send('terminal', 'terminal.attach', { cols: 80, rows: 24 }, 'a');
+    await phone.next((f) => f.id === 'a');
+    phone.send('terminal', 'terminal.input', { data: 'echo "pg-$((40+2))-SECRETVALUE"\r' });
+    await screen.waitFor(/pg-42-SECRETVALUE/);
+    phone.send('terminal', 'terminal.kill', {}, 'k');
+    await phone.next((f) => f.id === 'k');
+    const [saved] = relay.loop.models.terminalRecordings.list();
+    const id = saved.recordingId;
+    const rows = (await pg.query(db, 'SELECT id FROM svc_relay_personal_keys')).map((r) => String(r.id));
+    expect(rows).toContain(saved.sealedWith);
+    const file = path.join(relay.home, 'relay', 'recordings', `${id}.cast`);
+    expect(fs.readFileSync(file, 'latin1')).not.toContain('pg-42-SECRETVALUE');
+    expect(await (await fetch(`${relay.url}/console/api/terminal/recordings/${id}`)).text()).toContain('pg-42-SECRETVALUE');
+    await call(relay, 'POST', '/console/api/personal-data/forget', { device: prefix });
+    await eventually(() => relay.loop.models.terminalRecordings.wasForgotten(id), 10_000);
+    expect(fs.existsSync(file)).toBe(false);
+    expect((await pg.query(db, 'SELECT id FROM svc_relay_personal_keys')).map((r) => String(r.id))).not.toContain(saved.sealedWith);
+    phone.close();
   });
 });

@@ -5,6 +5,7 @@ import type { RelayConfig } from '../../apps/relay/src/common/config';
 import { pairPhone, type Phone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { Screen } from '../support/terminal-screen';
 import { svc } from '../support/cli';
+import { castLinesOf, openedCastText } from '../support/recordings';
 
 const SHELL = path.join(__dirname, '../fixtures/bash-norc');
 jest.setTimeout(30_000);
@@ -12,12 +13,6 @@ jest.setTimeout(30_000);
 const RECORDING: RelayConfig['terminalRecording'] = { enabled: true, input: false, maxBytes: 64 * 1024 * 1024, totalBytes: 1024 * 1024 * 1024 };
 const recordingsOf = (relay: TestRelay) => path.join(relay.home, 'relay', 'recordings');
 const sha256 = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
-const castLines = (file: string) =>
-  fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as unknown);
 const savedEvents = (relay: TestRelay) => readEvents(relay.home).filter((e) => e.type === 'terminal.recording_saved');
 
 /** Opens shell `name`, runs `commands` (each waited for by its echoed marker), and kills it: its recording is saved by then. */
@@ -38,9 +33,12 @@ describe('terminal recordings', () => {
   describe('a recorded shell', () => {
     let relay: TestRelay;
     let recordingId: string;
+    let prefix: string;
     beforeAll(async () => {
       relay = await startRelay({ config: { terminalShell: SHELL, terminalRecording: RECORDING } });
-      const { phone, prefix } = await pairPhone(relay);
+      const paired = await pairPhone(relay);
+      const phone = paired.phone;
+      prefix = paired.prefix;
       const screen = new Screen(phone);
       phone.send('terminal', 'terminal.attach', { cols: 80, rows: 24 }, 'a');
       await phone.next((f) => f.id === 'a');
@@ -64,11 +62,19 @@ describe('terminal recordings', () => {
     });
     afterAll(() => relay?.close());
 
-    it('writes an asciicast v2 file (0600 in a 0700 directory) with the output and the resize, never the typed input', () => {
+    it('writes an asciicast v2 recording sealed under its device key (0600 in a 0700 directory): the output and the resize, never the typed input', () => {
       const file = path.join(recordingsOf(relay), `${recordingId}.cast`);
       expect(fs.statSync(recordingsOf(relay)).mode & 0o777).toBe(0o700);
       expect(fs.statSync(file).mode & 0o777).toBe(0o600);
-      const [header, ...events] = castLines(file) as [Record<string, unknown>, ...Array<[number, string, string]>];
+      // On disk nothing of the shell is in plain text; the first line names the data key, never content.
+      expect(fs.readFileSync(file, 'latin1')).not.toMatch(/rec-42|30 100|got-14|bash/);
+      const sealedWith = String(savedEvents(relay)[0].data.sealedWith);
+      expect(sealedWith).toMatch(new RegExp(`^${prefix}:2026-03-01T12:[0-9a-f]{8}$`));
+      expect(JSON.parse(fs.readFileSync(file, 'latin1').split('\n')[0])).toEqual({ svc_sealed_cast: 1, key: sealedWith });
+      const [header, ...events] = castLinesOf(openedCastText(relay.home, recordingId)!) as [
+        Record<string, unknown>,
+        ...Array<[number, string, string]>,
+      ];
       // asciicast v2 (docs.asciinema.org/manual/asciicast/v2): the header, then [time, code, data] lines.
       expect(header).toEqual({
         version: 2,
@@ -93,7 +99,7 @@ describe('terminal recordings', () => {
       expect(output).toContain('30 100');
       expect(output).toContain('got-14');
       expect(events.filter(([, c]) => c === 'r').map(([, , d]) => d)).toEqual(['100x30']);
-      expect(fs.readFileSync(file, 'utf8')).not.toContain('hunter2');
+      expect(openedCastText(relay.home, recordingId)).not.toContain('hunter2');
     });
 
     it('the saved event vouches for the file: its SHA-256 and size, after terminal.closed', () => {
@@ -122,8 +128,11 @@ describe('terminal recordings', () => {
       const res = await fetch(`${relay.url}/console/api/terminal/recordings/${recordingId}`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toContain('application/x-asciicast');
+      // The player gets the asciicast opened; the list's digest is the stored (sealed) file's, as verify checks it.
       const body = Buffer.from(await res.arrayBuffer());
-      expect(createHash('sha256').update(body).digest('hex')).toBe(list.recordings[0].sha256);
+      expect(body.toString('utf8')).toBe(openedCastText(relay.home, recordingId));
+      expect(Number(res.headers.get('content-length'))).toBe(body.length);
+      expect(list.recordings[0]).toMatchObject({ sealed: true, sha256: sha256(path.join(recordingsOf(relay), `${recordingId}.cast`)) });
     });
 
     it('refuses traversal and malformed ids (400), unknown ids (404 JSON), and any caller but loopback', async () => {
@@ -164,7 +173,9 @@ describe('terminal recordings', () => {
       const file = path.join(recordingsOf(relay), `${recordingId}.cast`);
       const original = fs.readFileSync(file);
       const expected = sha256(file);
-      fs.writeFileSync(file, original.toString('utf8').replace('rec-42', 'rec-43'));
+      const changed = Buffer.from(original);
+      changed[changed.length - 20] ^= 0x01;
+      fs.writeFileSync(file, changed);
       const bad = await svc(['relay', 'events', 'verify'], env);
       expect(bad.code).toBe(1);
       expect(bad.stderr).toContain(`changed: ${recordingId}.cast: expected sha256 ${expected}`);
@@ -245,13 +256,12 @@ describe('terminal recordings', () => {
       await screen.waitFor(/before-crash-42/, 'work');
       // The timer flushes within a second; then the home is copied as a crash would leave it (no lock holder).
       const shellId = relay.loop.models.terminal.shellByName(prefix, 'work')!.shellId;
-      const cast = path.join(recordingsOf(relay), `${shellId}.cast`);
       const deadline = Date.now() + 5000;
-      while (!fs.readFileSync(cast, 'utf8').includes('before-crash-42') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while (!openedCastText(relay.home, shellId)?.includes('before-crash-42') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       await relay.loop.drain();
       fs.cpSync(relay.home, crashed, { recursive: true, filter: (src) => !path.basename(src).includes('lock') });
-      // A write cut short by the crash: a torn last line.
-      fs.appendFileSync(path.join(crashed, 'relay', 'recordings', `${shellId}.cast`), '[9.5, "o", "torn');
+      // A write cut short by the crash: a torn last chunk (its length says more than follows).
+      fs.appendFileSync(path.join(crashed, 'relay', 'recordings', `${shellId}.cast`), Buffer.from([0, 0, 1, 0, 7, 7, 7]));
       expect(ack.payload.pid).toBeGreaterThan(1);
       phone.close();
     } finally {
@@ -269,9 +279,10 @@ describe('terminal recordings', () => {
         sha256: sha256(file),
         sizeBytes: fs.statSync(file).size,
       });
-      expect(fs.readFileSync(file, 'utf8')).not.toContain('torn');
-      expect(castLines(file).length).toBeGreaterThan(1);
-      expect(fs.readFileSync(file, 'utf8')).toContain('before-crash-42');
+      expect(fs.readFileSync(file).subarray(-7)).not.toEqual(Buffer.from([0, 0, 1, 0, 7, 7, 7]));
+      const text = openedCastText(crashed, path.basename(file, '.cast'))!;
+      expect(castLinesOf(text).length).toBeGreaterThan(1);
+      expect(text).toContain('before-crash-42');
       const list = (await (await fetch(`${again.url}/console/api/terminal/recordings`)).json()) as Record<string, any>;
       expect(list.recordings).toEqual([expect.objectContaining({ session_name: 'work', recovered: true })]);
       expect((await svc(['relay', 'events', 'verify'], { SVC_HOME: crashed })).code).toBe(0);

@@ -22,6 +22,8 @@ export async function startRelay(
     config?: Partial<RelayConfig>;
     reachBackoff?: { baseMs: number; maxMs: number };
     diskSpace?: RelayOptions['diskSpace'];
+    /** false: a relay that seals no personal content (as one from before sealing wrote its home). */
+    sealPersonal?: boolean;
   } = {},
 ): Promise<TestRelay> {
   const home = opts.home ?? tempHome();
@@ -42,6 +44,7 @@ export async function startRelay(
     onFatal: (e) => logs.push(`FATAL ${e.message}`),
     reachBackoff: opts.reachBackoff,
     diskSpace: opts.diskSpace,
+    sealPersonal: opts.sealPersonal,
   });
   const t = relay as TestRelay;
   t.home = home;

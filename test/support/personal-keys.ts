@@ -30,3 +30,34 @@ export async function personalTraffic(relay: TestRelay): Promise<{ a: Phone; aPr
   await a.next((f) => f.id === 'r1');
   return { a, aPrefix: pa.prefix, b, bPrefix: pb.prefix };
 }
+
+/**
+ * Two Thread messages posted while no phone was subscribed (sealed under the host's key), in the same
+ * hour: the first delivered to phone P (its backlog), the second, after P unsubscribed, to phone Q.
+ */
+export async function queuedThenDelivered(
+  relay: TestRelay,
+): Promise<{ p: { phone: Phone; prefix: string }; q: { phone: Phone; prefix: string }; forP: string; forQ: string }> {
+  const p = await pairPhone(relay, { device: { device_id: 'phone-p', device_name: 'Phone P' } });
+  const q = await pairPhone(relay, { device: { device_id: 'phone-q', device_name: 'Phone Q' } });
+  const post = async (text: string) => {
+    const r = await call(relay, 'POST', '/phone/message', { chat_id: 'ops', text, title: `about ${text.split(' ')[0]}` });
+    expect(r.status).toBe(200);
+    return String(r.body.message_id);
+  };
+  const subscribe = async (phone: Phone) => {
+    phone.send('proactive', 'proactive.subscribe', {}, 'sub');
+    await phone.type('proactive', 'proactive.subscribed');
+  };
+  const forP = await post(P_SECRET);
+  await subscribe(p.phone);
+  expect((await p.phone.type('proactive', 'phone.message')).payload).toMatchObject({ message_id: forP, text: P_SECRET });
+  p.phone.send('proactive', 'proactive.unsubscribe', {}, 'unsub');
+  await p.phone.type('proactive', 'proactive.unsubscribed');
+  const forQ = await post(Q_TEXT);
+  await subscribe(q.phone);
+  expect((await q.phone.type('proactive', 'phone.message')).payload).toMatchObject({ message_id: forQ, text: Q_TEXT });
+  return { p, q, forP, forQ };
+}
+export const P_SECRET = 'rotate-AKIAP1SECRET at dawn';
+export const Q_TEXT = 'Q-keeps-this note';

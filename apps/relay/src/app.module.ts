@@ -4,6 +4,7 @@ import { Clock } from './common/clock';
 import { ConsoleModule } from './console/console.module';
 import type { RelayConfig } from './common/config';
 import { CommandLoop } from './common/command-loop';
+import { DiskGuard } from './common/disk-guard';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from './common/tokens';
@@ -29,7 +30,16 @@ import { MetricsModule } from './metrics/metrics.module';
 import { McpModule } from './mcp/mcp.module';
 import { PersonalDataModule } from './personal/personal-data.module';
 
-export type CoreValues = { config: RelayConfig; clock: Clock; loop: CommandLoop; secrets: Secrets; logger: Logger; runtime: Runtime };
+export type CoreValues = {
+  config: RelayConfig;
+  clock: Clock;
+  loop: CommandLoop;
+  secrets: Secrets;
+  logger: Logger;
+  runtime: Runtime;
+  /** What stops a writer the disk guard does not see (a live terminal recording) when the disk is low. */
+  disk: DiskGuard;
+};
 
 /** Values made before Nest starts (the log is opened and replayed first), shared by every module. */
 @Module({})
@@ -42,6 +52,7 @@ export class CoreModule {
       { provide: Secrets, useValue: v.secrets },
       { provide: LOGGER, useValue: v.logger },
       { provide: RUNTIME, useValue: v.runtime },
+      { provide: DiskGuard, useValue: v.disk },
       Scheduler,
     ];
     return {

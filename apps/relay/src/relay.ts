@@ -173,7 +173,7 @@ async function openLog(
   seal: boolean,
 ): Promise<CommandLoop> {
   return CommandLoop.open({
-    sealer: seal ? new PersonalSealer(await openKeyStore(config)) : undefined,
+    sealer: seal ? new PersonalSealer(await openKeyStore(config), config.personalDataKeysPerHour) : undefined,
     store: config.eventStoreUrl ? postgresStore(config.eventStoreUrl) : fileStore(relayDir(config), config.segmentBytes),
     secrets,
     clock,
@@ -243,7 +243,7 @@ async function recordStart(loop: CommandLoop, config: RelayConfig, version: stri
 async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; routes: Array<{ method: string; url: string }>; unguarded: string[] }> {
   const { config, clock, loop, secrets, logger, runtime, disk } = core;
   const { adapter, routes } = relayHttpAdapter(config);
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, loop, secrets, logger, runtime }), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, loop, secrets, logger, runtime, disk }), adapter, {
     logger: new NestPinoLogger(logger),
     // The relay installs its own JSON parser (hardenHttpServer); Nest's would replace it at init.
     bodyParser: false,

@@ -23,9 +23,9 @@ import { PersonalDataProjection } from './personal/personal-data.projection';
 /**
  * The read-model schema. Bump it when a projection's state or its meaning changes (2: rate limits keyed
  * per IPv6 /64, with a sweep time; 3: each block's start and each session's offline time; 4: each trust's
- * session token digest, which renewal is bound to): a snapshot written under another schema is not
- * restored (start-up replays the whole log instead), so no projection reads state it would have built
- * differently.
+ * session token digest, which renewal is bound to; why a recording stopped, its key and the ones forgotten,
+ * which keys a device received content under): a snapshot written under another schema is not restored
+ * (start-up replays the whole log instead), so no projection reads state it would have built differently.
  */
 export const READ_MODEL_SCHEMA = 4;
 

@@ -114,9 +114,11 @@ export const SUMMARIES: { readonly [T in RelayEventType]: Summarize<T> } = {
   'terminal.recording_saved': (d) =>
     `recording of shell ${d.sessionName || short(d.shellId)}${d.tokenPrefix ? ` of ${d.tokenPrefix}` : ''} saved (${bytes(d.sizeBytes)}, ${duration(d.durationMs / 1000)}${
       d.input ? ', with input' : ''
-    }${d.truncated ? ', truncated' : ''}${d.recovered ? ', recovered at start' : ''})`,
+    }${d.truncated ? `, truncated${d.stopped ? ` (${words(d.stopped)})` : ''}` : ''}${d.recovered ? ', recovered at start' : ''})`,
   'terminal.recording_removed': (d) =>
-    `recording ${short(d.recordingId)} removed (${d.reason === 'space' ? 'oldest out past the total cap' : 'its file was gone'})`,
+    `recording ${short(d.recordingId)} removed (${
+      d.reason === 'space' ? 'oldest out past the total cap' : d.reason === 'forgotten' ? "its device's content forgotten" : 'its file was gone'
+    })`,
   'tui.started': (d) => `${d.tokenPrefix} started ${d.program} (pid ${d.pid})`,
   'tui.stopped': (d) => `TUI of ${d.tokenPrefix} stopped (${words(d.reason)})`,
 

@@ -76,12 +76,14 @@ async function throughRelay(io: CliIo, req: ForgetRequest, dryRun: boolean): Pro
   return { ...b, via: 'relay' };
 }
 
-/** No relay runs: the home's log (or database), taken as its writer for the time of the forgetting. */
+/**
+ * No relay runs: the home's log (or database), taken as its writer for the time of the forgetting. A dry
+ * run reads the log too: which keys a device received content under is in it.
+ */
 async function onFiles(io: CliIo, req: ForgetRequest, dryRun: boolean): Promise<Outcome> {
   const config: RelayConfig = loadConfig(io.env);
   const keys = await openKeyStore(config);
   try {
-    if (dryRun) return { ok: true, keys: keysToForget(keys.ids(), req).length, seq: null, dry_run: true, via: 'files' };
     const lock = acquireLogLock(relayDir(config), 'relay home');
     try {
       const loop = await CommandLoop.open({
@@ -90,13 +92,14 @@ async function onFiles(io: CliIo, req: ForgetRequest, dryRun: boolean): Promise<
         clock: new SystemClock(),
         logger: pino({ level: 'silent' }),
         snapshotEvery: config.snapshotEvery,
-        sealer: new PersonalSealer(keys),
+        sealer: new PersonalSealer(keys, config.personalDataKeysPerHour),
         onFatal: (err) => {
           throw err;
         },
       });
       try {
-        const [e] = await loop.run('operator', () => forgetEvents(keys.ids(), req));
+        if (dryRun) return { ok: true, keys: keysToForget(keys.ids(), req, loop.models.personalData).length, seq: null, dry_run: true, via: 'files' };
+        const [e] = await loop.run('operator', (m) => forgetEvents(keys.ids(), req, m.personalData));
         if (!e) return { ok: true, keys: 0, seq: null, dry_run: false, via: 'files' };
         const ids = (e.data as { keys: string[] }).keys;
         await keys.destroy(ids);

@@ -18,8 +18,8 @@ export type RecordingsVerdict = {
   changed: Array<{ recording_id: string; expected_sha256: string; actual_sha256: string; expected_bytes: number; actual_bytes: number }>;
   /** Saved in the log, not removed by the relay, and gone from disk. */
   missing: string[];
-  /** Removed by the relay: past the total cap, or found gone at a start (`missing`, said in the log). */
-  removed: { space: number; missing: string[] };
+  /** Removed by the relay: past the total cap, its device's content forgotten, or found gone at a start (`missing`, said in the log). */
+  removed: { space: number; forgotten: number; missing: string[] };
   /** Files without a saved event: a shell still running, or one a stopped relay left (saved at its next start). */
   unsaved: string[];
 };
@@ -36,7 +36,7 @@ export function recordingsDirOf(source: LogSource, env: NodeJS.ProcessEnv): stri
 /** Reads the recording events of a log whose chain was just proven, then hashes each recording still present. */
 export async function verifyRecordings(source: LogSource, env: NodeJS.ProcessEnv): Promise<RecordingsVerdict> {
   const saved = new Map<string, Saved>();
-  const removed = new Map<string, 'space' | 'missing'>();
+  const removed = new Map<string, 'space' | 'forgotten' | 'missing'>();
   for await (const page of source.pages()) {
     for (const raw of page) {
       if (!raw.includes('"terminal.recording_')) continue;
@@ -46,7 +46,7 @@ export async function verifyRecordings(source: LogSource, env: NodeJS.ProcessEnv
         saved.set(id, { sha256: String(e.data.sha256), sizeBytes: Number(e.data.sizeBytes) });
         removed.delete(id);
       } else if (e.type === 'terminal.recording_removed') {
-        removed.set(id, e.data.reason === 'missing' ? 'missing' : 'space');
+        removed.set(id, e.data.reason === 'missing' || e.data.reason === 'forgotten' ? e.data.reason : 'space');
         saved.delete(id);
       }
     }
@@ -61,6 +61,7 @@ export async function verifyRecordings(source: LogSource, env: NodeJS.ProcessEnv
     missing: [],
     removed: {
       space: [...removed.values()].filter((r) => r === 'space').length,
+      forgotten: [...removed.values()].filter((r) => r === 'forgotten').length,
       missing: [...removed].filter(([, r]) => r === 'missing').map(([id]) => id),
     },
     unsaved: [],
@@ -92,7 +93,7 @@ export async function verifyRecordings(source: LogSource, env: NodeJS.ProcessEnv
 /** The verdict in words: stdout when it holds, stderr naming each recording when it does not. */
 export function printRecordings(io: CliIo, v: RecordingsVerdict): number {
   const c = colours(io.stdout, io.env);
-  if (v.saved === 0 && v.unsaved.length === 0 && v.removed.space === 0 && v.removed.missing.length === 0) return EXIT.ok;
+  if (v.saved === 0 && v.unsaved.length === 0 && v.removed.space === 0 && v.removed.forgotten === 0 && v.removed.missing.length === 0) return EXIT.ok;
   if (v.dir === null) {
     line(
       io.stdout,
@@ -101,10 +102,10 @@ export function printRecordings(io: CliIo, v: RecordingsVerdict): number {
     return EXIT.ok;
   }
   if (v.ok) line(io.stdout, `${c.green('ok')}  ${plural(v.checked, 'terminal recording')} match their digests in the log (${v.dir})`);
-  if (v.removed.space > 0 || v.removed.missing.length > 0)
+  if (v.removed.space > 0 || v.removed.forgotten > 0 || v.removed.missing.length > 0)
     line(
       io.stdout,
-      `    removed by the relay: ${v.removed.space} past the total cap${v.removed.missing.length ? `, ${v.removed.missing.length} found gone at a start (${v.removed.missing.join(', ')})` : ''}`,
+      `    removed by the relay: ${v.removed.space} past the total cap${v.removed.forgotten ? `, ${v.removed.forgotten} forgotten with their device's content` : ''}${v.removed.missing.length ? `, ${v.removed.missing.length} found gone at a start (${v.removed.missing.join(', ')})` : ''}`,
     );
   if (v.unsaved.length > 0)
     line(

@@ -31,7 +31,7 @@ Usage:
   svc relay events export|import   copy a log between the file store and PostgreSQL, chain proven
   svc relay events checkpoint      sign the log's head (seq and hash) for an auditor to keep elsewhere
   svc relay events public-key      the public key that checks those signatures, and its key id
-  svc relay events forget          forget personal content (notification text, Threads) by device or time
+  svc relay events forget          forget personal content (notifications, Threads, recordings) by device or time
   svc relay insecure-api-key [status|on|off]
                                    API-key voice auth over plain HTTP from other hosts (until restart)
   svc relay update-check           is a newer relay available (offline: "unknown")
@@ -112,7 +112,8 @@ Lists the devices paired with the relay running on this machine (its loopback co
 prefix, name, surface, online or last seen, session expiry, and the trusted-device renewal (how long
 the device may renew its session with its refresh token, and how often it did).
   revoke PREFIX      end the session and its renewal (the device must pair again); with --forget,
-                     also forget its notification and Thread content (see "svc relay events forget")
+                     also forget its notification, Thread and recorded shell content (see
+                     "svc relay events forget")
   end-trust PREFIX   end only the renewal: the session works until it expires, then the device must
                      pair again
 The relay is found through RELAY_HOST and RELAY_PORT, as for "svc relay pair".
@@ -277,10 +278,11 @@ Options:
 
   'relay events forget': `Usage: svc relay events forget (--device PREFIX | --before TIME) [--yes] [--json]
 
-Forgets personal content: notification titles and texts, Thread messages and replies. The log holds
-them sealed (AES-256-GCM) under data keys kept outside it, one per device and UTC hour; forgetting
-destroys keys. Afterwards that content reads as forgotten everywhere (the relay, the console, a replay),
-the rest of each event stays, and "svc relay events verify" still passes. The forgetting is itself an
+Forgets personal content: notification titles and texts, Thread messages and replies, terminal
+recordings. The log and the recordings hold them sealed (AES-256-GCM) under data keys kept outside
+them, one per device and UTC hour; forgetting destroys keys (and removes the recordings). Afterwards
+that content reads as forgotten everywhere (the relay, the console, a replay), the rest of each event
+stays, and "svc relay events verify" still passes. The forgetting is itself an
 event (its scope and who asked, never the content).
 
 Through the relay running on this machine (its loopback console API), or on the home's files (or its
@@ -288,7 +290,8 @@ PostgreSQL database) when none runs. Without --yes it only says how many keys wo
 
 Options:
   --device PREFIX  the content of devices whose token prefix starts with PREFIX (at least 4
-                   characters; "host": Thread messages posted while no phone was subscribed)
+                   characters; "host": Thread messages posted while no phone was subscribed),
+                   with the Thread messages they received under another key
   --before TIME    the content of every hour that began before TIME (ISO 8601, e.g. 2026-11-01 or
                    2026-11-01T12:00:00Z); keys are per hour, so content up to the end of TIME's hour
                    goes too. With --device: that device's content only

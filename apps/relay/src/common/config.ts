@@ -74,6 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     clientSpelling: clientSpelling(flags.clientSpelling ?? env.RELAY_CLIENT_SPELLING),
     refreshTtlDays: whole('RELAY_REFRESH_TTL_DAYS', 180, 0, 3650),
     personalDataRetentionDays: whole('RELAY_PERSONAL_DATA_RETENTION_DAYS', 0, 0, 36500),
+    personalDataKeysPerHour: whole('RELAY_PERSONAL_DATA_KEYS_PER_HOUR', 12, 1, 3600),
     allowInsecureApiBearer: Boolean(flags.allowInsecureApiKey) || envFlag(env, 'RELAY_ALLOW_INSECURE_API_BEARER', false),
     trustProxyHeaders: envFlag(env, 'RELAY_TRUST_PROXY_HEADERS', false),
     apiServer: {

@@ -35,6 +35,13 @@ export type RelayConfig = {
   refreshTtlDays: number;
   /** RELAY_PERSONAL_DATA_RETENTION_DAYS (default 0: keep): notification text and Thread content older than this is forgotten (its data keys destroyed). */
   personalDataRetentionDays: number;
+  /**
+   * RELAY_PERSONAL_DATA_KEYS_PER_HOUR (default 12): the most data keys one device (or the host) gets in an hour.
+   * A key that another device received content under (a Thread message queued for no phone, then delivered)
+   * is not used again, so forgetting that device does not take later content with it; past this many, the
+   * last key is used again (forgetting a receiver then takes the rest of that hour's content under it too).
+   */
+  personalDataKeysPerHour: number;
   allowInsecureApiBearer: boolean;
   trustProxyHeaders: boolean;
   apiServer: { enabled: boolean; url: string; key: string | null };

@@ -24,28 +24,43 @@ export function checkBefore(text: string): Date {
   return new Date(ms);
 }
 
+/** Which devices received content under a key not their own (the personal-data read model). */
+export type Receivers = { receivers(key: string): readonly string[] };
+
 /**
- * The keys a forgetting destroys: a device's (its token prefix starts with `device`), or every key of an
- * hour that began before `before` (keys are per hour: content up to the end of that hour goes too), or both.
+ * The keys a forgetting destroys: a device's (its token prefix starts with `device`) and the keys of what
+ * it received that were not its own (a Thread message queued under the host's key, then delivered to it),
+ * or every key of an hour that began before `before` (keys are per hour: content up to the end of that
+ * hour goes too), or both.
  */
-export function keysToForget(ids: readonly string[], req: ForgetRequest): string[] {
-  const before = req.before?.getTime() ?? null;
+export function keysToForget(ids: readonly string[], req: ForgetRequest, received: Receivers): string[] {
+  const scope = { device: req.device, before: req.before?.getTime() ?? null };
   return ids
     .filter((id) => {
       const k = parsePersonalKeyId(id);
       if (!k) return false;
-      if (req.device !== null && !k.device.startsWith(req.device)) return false;
-      if (before !== null && k.hourStart >= before) return false;
-      return true;
+      if (forgetReaches(scope, k.device, k.hourStart)) return true;
+      return scope.device !== null && received.receivers(id).some((d) => forgetReaches(scope, d, k.hourStart));
     })
     .sort();
 }
 
+/**
+ * Whether a forgetting (a device prefix, a time, or both) reaches content of `device` from the hour that
+ * began at `hourStart` (epoch ms): the rule for each key, and for a recording written before recordings
+ * were sealed (its shell's device, the hour it started).
+ */
+export function forgetReaches(scope: { device: string | null; before: number | null }, device: string, hourStart: number): boolean {
+  if (scope.device === null && scope.before === null) return false;
+  if (scope.device !== null && !device.startsWith(scope.device)) return false;
+  return scope.before === null || hourStart < scope.before;
+}
+
 /** The forgetting's event (none when there is nothing to forget). */
-export function forgetEvents(ids: readonly string[], req: ForgetRequest): NewEvent<PersonalDataForgotten>[] {
+export function forgetEvents(ids: readonly string[], req: ForgetRequest, received: Receivers): NewEvent<PersonalDataForgotten>[] {
   if (req.device === null && req.before === null)
     throw new DomainError('personal.no_scope', 'invalid', 'say what to forget: a device, a time, or both');
-  const keys = keysToForget(ids, req);
+  const keys = keysToForget(ids, req, received);
   if (keys.length === 0) return [];
   return [{ type: 'personal.forgotten', data: { scope: req.scope, device: req.device, before: req.before?.toISOString() ?? null, keys } }];
 }

@@ -13,11 +13,13 @@ export interface PersonalKeyStore {
   readonly where: string;
   get(id: string): Buffer | undefined;
   /**
-   * The key of a slot (`<device>:<hour>`), made when it has none. A new key is stored before this returns
-   * (the file store), or `persisted` resolves once it is (a database): what it seals must not be
-   * acknowledged before.
+   * The key of a slot (`<device>:<hour>`), made when it has none (or, with `fresh`, made anew: it is the
+   * slot's key from then on). A new key is stored before this returns (the file store), or `persisted`
+   * resolves once it is (a database): what it seals must not be acknowledged before.
    */
-  current(slot: string): { id: string; key: Buffer; persisted: Promise<void> | null };
+  current(slot: string, fresh?: boolean): { id: string; key: Buffer; persisted: Promise<void> | null };
+  /** How many keys the slot holds. */
+  count(slot: string): number;
   ids(): string[];
   destroy(ids: readonly string[]): Promise<number>;
   close(): Promise<void>;
@@ -51,8 +53,8 @@ export class FileKeyStore implements PersonalKeyStore {
     return this.keys.get(id);
   }
 
-  current(slot: string): { id: string; key: Buffer; persisted: null } {
-    const have = this.keys.inSlot(slot);
+  current(slot: string, fresh = false): { id: string; key: Buffer; persisted: null } {
+    const have = fresh ? null : this.keys.inSlot(slot);
     if (have) return { ...have, persisted: null };
     const made = this.keys.make(slot);
     try {
@@ -62,6 +64,10 @@ export class FileKeyStore implements PersonalKeyStore {
       throw err;
     }
     return { ...made, persisted: null };
+  }
+
+  count(slot: string): number {
+    return this.keys.count(slot);
   }
 
   ids(): string[] {
@@ -117,10 +123,11 @@ export class FileKeyStore implements PersonalKeyStore {
   }
 }
 
-/** Keys by id, and the one key of each slot. */
+/** Keys by id, the current key of each slot, and how many keys each slot holds. */
 export class KeyMap {
   private readonly byId = new Map<string, Buffer>();
   private readonly bySlot = new Map<string, string>();
+  private readonly perSlot = new Map<string, number>();
 
   get(id: string): Buffer | undefined {
     return this.byId.get(id);
@@ -133,8 +140,13 @@ export class KeyMap {
   set(id: string, key: Buffer): void {
     const parsed = parsePersonalKeyId(id);
     if (!parsed) throw new Error(`not a data key id: ${id.slice(0, 80)}`);
+    if (!this.byId.has(id)) this.perSlot.set(parsed.slot, (this.perSlot.get(parsed.slot) ?? 0) + 1);
     this.byId.set(id, key);
     this.bySlot.set(parsed.slot, id);
+  }
+
+  count(slot: string): number {
+    return this.perSlot.get(slot) ?? 0;
   }
 
   inSlot(slot: string): { id: string; key: Buffer } | null {
@@ -152,8 +164,12 @@ export class KeyMap {
 
   delete(id: string): boolean {
     const parsed = parsePersonalKeyId(id);
-    if (parsed && this.bySlot.get(parsed.slot) === id) this.bySlot.delete(parsed.slot);
-    return this.byId.delete(id);
+    if (!parsed || !this.byId.delete(id)) return false;
+    if (this.bySlot.get(parsed.slot) === id) this.bySlot.delete(parsed.slot);
+    const left = (this.perSlot.get(parsed.slot) ?? 1) - 1;
+    if (left > 0) this.perSlot.set(parsed.slot, left);
+    else this.perSlot.delete(parsed.slot);
+    return true;
   }
 
   ids(): string[] {

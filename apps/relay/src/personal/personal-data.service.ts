@@ -53,7 +53,7 @@ export class PersonalDataService implements OnApplicationBootstrap, OnApplicatio
   /** Records a forgetting (nothing when there is nothing to forget) and waits until its keys are destroyed. */
   async forget(actor: string, req: ForgetRequest): Promise<ForgetAnswer> {
     const ids = this.keys?.ids() ?? [];
-    const [e] = await this.loop.run(actor, () => forgetEvents(ids, req));
+    const [e] = await this.loop.run(actor, (m) => forgetEvents(ids, req, m.personalData));
     await this.settled();
     return { ok: true, keys: e ? (e.data as { keys: string[] }).keys.length : 0, seq: e?.seq ?? null };
   }

@@ -20,13 +20,19 @@ export type Sealed = {
   persisted: Promise<void> | null;
 };
 
+/** RELAY_PERSONAL_DATA_KEYS_PER_HOUR's default. */
+export const KEYS_PER_HOUR = 12;
+
 /**
  * Seals personal content on its way into the log and opens it on its way out of it, under the data key of
  * the device it belongs to for the hour it happened in: a phone's notifications and replies under that
  * phone's key, a Thread message under the subscribed phone's key (the host's when none is subscribed).
  */
 export class PersonalSealer {
-  constructor(readonly keys: PersonalKeyStore) {}
+  constructor(
+    readonly keys: PersonalKeyStore,
+    private readonly keysPerHour = KEYS_PER_HOUR,
+  ) {}
 
   seal(events: readonly NewEvent[], models: ReadModels, now: Date): Sealed | null {
     if (!events.some((e) => isPersonalType(e.type))) return null;
@@ -37,7 +43,7 @@ export class PersonalSealer {
         opened.push(null);
         return e;
       }
-      const { id, key, persisted } = this.keys.current(personalKeySlot(this.owner(e, models), now));
+      const { id, key, persisted } = this.keyOf(personalKeySlot(this.owner(e, models), now), models);
       if (persisted) pending.push(persisted);
       opened.push(openedPersonal(e.data, id));
       return { ...e, data: sealPersonal(e.type, e.data, id, key) };
@@ -47,6 +53,16 @@ export class PersonalSealer {
 
   unseal<E extends StoredEvent>(e: E): E {
     return unsealPersonal(e, (id) => this.keys.get(id));
+  }
+
+  /**
+   * The slot's key, unless another device received content under it: that device's forgetting destroys
+   * it, so new content goes under a fresh key (at most `keysPerHour` in a slot; past them the last is used).
+   */
+  private keyOf(slot: string, models: ReadModels): ReturnType<PersonalKeyStore['current']> {
+    const k = this.keys.current(slot);
+    if (models.personalData.receivers(k.id).length === 0 || this.keys.count(slot) >= this.keysPerHour) return k;
+    return this.keys.current(slot, true);
   }
 
   private owner(e: NewEvent, models: ReadModels): string {

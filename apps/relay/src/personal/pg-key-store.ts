@@ -38,8 +38,8 @@ export class PgKeyStore implements PersonalKeyStore {
     return this.keys.get(id);
   }
 
-  current(slot: string): { id: string; key: Buffer; persisted: Promise<void> | null } {
-    const have = this.keys.inSlot(slot);
+  current(slot: string, fresh = false): { id: string; key: Buffer; persisted: Promise<void> | null } {
+    const have = fresh ? null : this.keys.inSlot(slot);
     if (have) return { ...have, persisted: null };
     const { id, key } = this.keys.make(slot);
     const persisted = this.client
@@ -51,6 +51,10 @@ export class PgKeyStore implements PersonalKeyStore {
       });
     persisted.catch(() => undefined);
     return { id, key, persisted };
+  }
+
+  count(slot: string): number {
+    return this.keys.count(slot);
   }
 
   ids(): string[] {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { openChunk, sealedHead, walkChunks } from './sealed-cast';
 
 /** A recording's id is a shell id (a UUID): the only names the relay reads or serves in its directory. */
 export const RECORDING_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -38,13 +39,86 @@ export async function digestFile(file: string): Promise<{ sha256: string; sizeBy
   return { sha256: hash.digest('hex'), sizeBytes };
 }
 
-export type RecoveredCast = { sha256: string; sizeBytes: number; startedAtMs: number | null; durationMs: number; tornBytes: number };
+export type RecoveredCast = {
+  sha256: string;
+  sizeBytes: number;
+  startedAtMs: number | null;
+  durationMs: number;
+  tornBytes: number;
+  /** The data key a sealed recording is under (absent: a plain asciicast file). */
+  keyId?: string;
+};
+
+/** The header line's start time (epoch ms), or null. */
+function headerTime(line: string): number | null {
+  try {
+    const h = JSON.parse(line) as { timestamp?: unknown };
+    return typeof h.timestamp === 'number' ? h.timestamp * 1000 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** An event line's time (ms into the recording), or 0. */
+function eventTime(line: string): number {
+  try {
+    const ev = JSON.parse(line) as unknown;
+    return Array.isArray(ev) && typeof ev[0] === 'number' ? Math.round(ev[0] * 1000) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * A recording left by a relay that stopped without ending its shell, sealed or plain: a torn end (a write
+ * cut short) is cut so the file stays readable, then its start and last event time (a sealed one's only
+ * with its key), size and digest.
+ */
+export async function recoverRecording(file: string, recordingId: string, keyFor: (keyId: string) => Buffer | undefined): Promise<RecoveredCast> {
+  const fd = fs.openSync(file, 'r+');
+  let head;
+  try {
+    head = sealedHead(fd);
+  } catch {
+    head = null;
+  }
+  if (!head) {
+    fs.closeSync(fd);
+    return recoverCast(file);
+  }
+  let tornBytes = 0;
+  let startedAtMs: number | null = null;
+  let durationMs = 0;
+  try {
+    const { chunks, end, size } = walkChunks(fd, head.bodyStart);
+    tornBytes = size - end;
+    if (tornBytes > 0) {
+      fs.ftruncateSync(fd, end);
+      fs.fsyncSync(fd);
+    }
+    const key = keyFor(head.keyId);
+    if (key && chunks.length > 0) {
+      const open = (i: number): string[] => {
+        try {
+          return openChunk(fd, chunks[i], i, recordingId, head.keyId, key).toString('utf8').split('\n').filter(Boolean);
+        } catch {
+          return [];
+        }
+      };
+      startedAtMs = headerTime(open(0)[0] ?? '');
+      durationMs = eventTime(open(chunks.length - 1).at(-1) ?? '');
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return { ...(await digestFile(file)), startedAtMs, durationMs, tornBytes, keyId: head.keyId };
+}
 
 /**
  * A recording left by a relay that stopped without ending its shell: a torn last line (a write cut
  * short) is cut so the file stays asciicast, then its header time, last event time, size and digest.
  */
-export async function recoverCast(file: string): Promise<RecoveredCast> {
+async function recoverCast(file: string): Promise<RecoveredCast> {
   const size = fs.statSync(file).size;
   const tail = Buffer.alloc(Math.min(size, 256 * 1024));
   const fd = fs.openSync(file, 'r+');
@@ -63,22 +137,7 @@ export async function recoverCast(file: string): Promise<RecoveredCast> {
   } finally {
     fs.closeSync(fd);
   }
-  let startedAtMs: number | null = null;
-  const firstLine = readFirstLine(file);
-  try {
-    const h = JSON.parse(firstLine) as { timestamp?: unknown };
-    if (typeof h.timestamp === 'number') startedAtMs = h.timestamp * 1000;
-  } catch {
-    startedAtMs = null;
-  }
-  let durationMs = 0;
-  try {
-    const ev = JSON.parse(lastLine) as unknown;
-    if (Array.isArray(ev) && typeof ev[0] === 'number') durationMs = Math.round(ev[0] * 1000);
-  } catch {
-    durationMs = 0;
-  }
-  return { ...(await digestFile(file)), startedAtMs, durationMs, tornBytes };
+  return { ...(await digestFile(file)), startedAtMs: headerTime(readFirstLine(file)), durationMs: eventTime(lastLine), tornBytes };
 }
 
 function readFirstLine(file: string): string {

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { nodeRecordingFs, Recording, type RecordingFs, type RecordingOptions } from './recording';
+import { CastSealer, openedCast } from './sealed-cast';
 
 const header = { width: 80, height: 24, timestamp: 1772366400, shell: '/bin/bash', term: 'xterm-256color', title: 'main (abcd1234)' };
 
@@ -48,6 +50,7 @@ describe('Recording (asciicast v2)', () => {
       sha256: createHash('sha256').update(bytes).digest('hex'),
       durationMs: 1750,
       truncated: false,
+      stopped: null,
       input: false,
     });
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
@@ -71,7 +74,7 @@ describe('Recording (asciicast v2)', () => {
     const { rec, file } = recording({ maxBytes: 400 });
     for (let i = 0; i < 50; i++) rec.output(`line ${i} ${'x'.repeat(20)}\r\n`);
     const result = await rec.finish();
-    expect(result.truncated).toBe(true);
+    expect(result).toMatchObject({ truncated: true, stopped: 'max_bytes' });
     expect(result.sizeBytes).toBeLessThanOrEqual(400);
     const parsed = lines(file);
     expect(parsed.length).toBeGreaterThan(3);
@@ -140,5 +143,52 @@ describe('Recording (asciicast v2)', () => {
     const { rec } = recording({ fs: stalled, flushBytes: 1024, maxPendingBytes: 64 * 1024 });
     for (let i = 0; i < 1000; i++) rec.output('z'.repeat(1000));
     expect(rec.truncated).toBe(true);
+    expect(rec.stopped).toBe('disk_stalled');
+  });
+
+  it('asks before each write; a refusal stops it there, and nothing queued behind it is written (no gap in the file)', async () => {
+    const asked: number[] = [];
+    const stops: string[] = [];
+    const { rec, file } = recording({
+      flushBytes: 100,
+      // The header is one write (past flushBytes alone), the a's the second; the b's are refused.
+      admit: (bytes) => (asked.push(bytes), asked.length >= 3 ? 'total_bytes' : null),
+      onStop: (reason) => stops.push(reason),
+    });
+    rec.output('a'.repeat(200));
+    rec.output('b'.repeat(200));
+    rec.output('c'.repeat(200));
+    const result = await rec.finish();
+    expect(result).toMatchObject({ truncated: true, stopped: 'total_bytes' });
+    expect(stops).toEqual(['total_bytes']);
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text).toContain('aaaa');
+    expect(text).not.toMatch(/bbbb|cccc/);
+    expect(result.sizeBytes).toBe(Buffer.byteLength(text));
+    expect(result.sha256).toBe(createHash('sha256').update(text).digest('hex'));
+  });
+
+  it('sealed: the file holds the same asciicast under its key, the size cap counts the sealed bytes, the digest is of the file', async () => {
+    const key = randomBytes(32);
+    const id = '11111111-2222-4333-8444-555555555555';
+    const { rec, file, step } = recording({ sealer: new CastSealer(id, 'aaaa1111:2026-03-01T12:0000abcd', key), maxBytes: 600, flushBytes: 100 });
+    for (let i = 0; i < 20; i++) {
+      step(0.1);
+      rec.output(`secret line ${i}\r\n`);
+    }
+    const result = await rec.finish();
+    expect(result).toMatchObject({ truncated: true, stopped: 'max_bytes' });
+    const bytes = fs.readFileSync(file);
+    expect(bytes.length).toBeLessThanOrEqual(600);
+    expect(bytes.toString('latin1')).not.toContain('secret line');
+    expect(result.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+    let text = '';
+    for await (const chunk of openedCast(file, id, key)) text += chunk.toString('utf8');
+    const parsed = text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as unknown);
+    expect(parsed[0]).toMatchObject({ version: 2, width: 80 });
+    expect(parsed[1]).toEqual([0.1, 'o', 'secret line 0\r\n']);
   });
 });

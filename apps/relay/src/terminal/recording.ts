@@ -1,5 +1,7 @@
+import type { RecordingStopReason } from '@svc/events';
 import { createHash, type Hash } from 'node:crypto';
 import * as fs from 'node:fs';
+import type { CastSealer } from './sealed-cast';
 
 /** What a shell tells its recording: output, typed input, a new size. Each call returns at once. */
 export type ShellRecorder = {
@@ -40,6 +42,10 @@ export type RecordingOptions = {
   maxBytes: number;
   /** Record typed input (`"i"` lines); off, input is never written. */
   input: boolean;
+  /** Seals each write under the device's data key (sealed-cast.ts); none: the file is plain asciicast. */
+  sealer?: CastSealer;
+  /** Writes wait for this (the data key stored in its database); a rejection fails the recording. */
+  ready?: Promise<void>;
   fs?: RecordingFs;
   /** Seconds since the recording began (monotonic). */
   elapsed?: () => number;
@@ -48,10 +54,25 @@ export type RecordingOptions = {
   flushMs?: number;
   /** Buffered plus in-flight bytes one recording may hold; past it (a stalled disk) recording stops, the shell does not. */
   maxPendingBytes?: number;
+  /**
+   * Asked before each write, in order: why the bytes may not go to the file (the disk guard's reserve, the
+   * total cap), or null. A refusal stops the recording there: nothing after it is written.
+   */
+  admit?: (bytes: number) => Promise<RecordingStopReason | null> | RecordingStopReason | null;
+  /** Told once, when the recording stops before its shell ends. */
+  onStop?: (reason: RecordingStopReason) => void;
   onError?: (err: Error) => void;
 };
 
-export type RecordingResult = { sizeBytes: number; sha256: string; durationMs: number; truncated: boolean; input: boolean };
+export type RecordingResult = {
+  sizeBytes: number;
+  sha256: string;
+  durationMs: number;
+  truncated: boolean;
+  /** Why it stopped before the shell ended, or null. */
+  stopped: RecordingStopReason | null;
+  input: boolean;
+};
 
 export const FLUSH_BYTES = 64 * 1024;
 export const FLUSH_MS = 1000;
@@ -88,9 +109,11 @@ export class Recording implements ShellRecorder {
   private chain: Promise<void> = Promise.resolve();
   private failed: Error | null = null;
   private ended = false;
+  /** Set by a refused write (or a forgetting): the bytes still queued are dropped, so the file has no gap. */
+  private closed = false;
   private cols: number;
   private rows: number;
-  truncated = false;
+  stopped: RecordingStopReason | null = null;
 
   constructor(private readonly opts: RecordingOptions) {
     this.fs = opts.fs ?? nodeRecordingFs;
@@ -98,6 +121,11 @@ export class Recording implements ShellRecorder {
     this.flushBytes = opts.flushBytes ?? FLUSH_BYTES;
     this.maxPending = opts.maxPendingBytes ?? MAX_PENDING_BYTES;
     this.fd = this.fs.open(opts.file);
+    if (opts.ready)
+      this.chain = opts.ready.catch((err: Error) => {
+        this.failed = err;
+        this.opts.onError?.(err);
+      });
     const h = opts.header;
     this.cols = h.width;
     this.rows = h.height;
@@ -141,7 +169,33 @@ export class Recording implements ShellRecorder {
       await this.fs.close(this.fd);
     }
     if (this.failed) throw this.failed;
-    return { sizeBytes: this.written, sha256: this.hash.digest('hex'), durationMs, truncated: this.truncated, input: this.opts.input };
+    return {
+      sizeBytes: this.written,
+      sha256: this.hash.digest('hex'),
+      durationMs,
+      truncated: this.stopped !== null,
+      stopped: this.stopped,
+      input: this.opts.input,
+    };
+  }
+
+  get truncated(): boolean {
+    return this.stopped !== null;
+  }
+
+  /**
+   * Nothing more is recorded; with `drop`, nothing more is written either (what is buffered or queued
+   * goes). The first reason is the one kept.
+   */
+  stop(reason: RecordingStopReason, drop: boolean): void {
+    if (drop) {
+      this.closed = true;
+      this.lines = [];
+      this.buffered = 0;
+    }
+    if (this.stopped) return;
+    this.stopped = reason;
+    this.opts.onStop?.(reason);
   }
 
   /** The shell never became one (its opening was refused): the file goes. */
@@ -162,13 +216,13 @@ export class Recording implements ShellRecorder {
   }
 
   private event(kind: 'o' | 'i' | 'r', data: string): void {
-    if (this.ended || this.truncated) return;
+    if (this.ended || this.stopped) return;
     const line = `[${secs(this.elapsed())}, "${kind}", ${JSON.stringify(data)}]\n`;
     const bytes = Buffer.byteLength(line);
-    if (this.committed + this.buffered + bytes > this.opts.maxBytes || this.inFlight + this.buffered + bytes > this.maxPending) {
-      this.truncated = true;
-      return;
-    }
+    // What fits is kept and still written; the line past the bound and everything after it is not recorded.
+    const overhead = this.opts.sealer?.nextOverhead() ?? 0;
+    if (this.committed + overhead + this.buffered + bytes > this.opts.maxBytes) return this.stop('max_bytes', false);
+    if (this.inFlight + this.buffered + bytes > this.maxPending) return this.stop('disk_stalled', false);
     this.push(line, bytes);
   }
 
@@ -178,18 +232,23 @@ export class Recording implements ShellRecorder {
     if (this.buffered >= this.flushBytes) this.flush();
   }
 
-  /** Hands what is buffered to the file, after every earlier write. */
+  /** Hands what is buffered to the file, after every earlier write (each write first admitted: disk, total cap). */
   private flush(): void {
-    if (this.ended || this.buffered === 0 || this.failed) return;
-    const buf = Buffer.from(this.lines.length === 1 ? this.lines[0] : this.lines.join(''));
+    if (this.ended || this.buffered === 0 || this.failed || this.closed) return;
+    const plain = Buffer.from(this.lines.length === 1 ? this.lines[0] : this.lines.join(''));
+    const buf = this.opts.sealer ? this.opts.sealer.seal(plain) : plain;
     this.lines = [];
     this.buffered = 0;
-    this.hash.update(buf);
     this.committed += buf.length;
     this.inFlight += buf.length;
     this.chain = this.chain.then(async () => {
-      if (this.failed) return;
       try {
+        if (this.failed || this.closed) return;
+        const refused = (await this.opts.admit?.(buf.length)) ?? null;
+        if (refused) return this.stop(refused, true);
+        // Stopped meanwhile (a forgetting): the bytes are not written.
+        if (this.closed) return;
+        this.hash.update(buf);
         await this.fs.write(this.fd, buf);
         this.written += buf.length;
       } catch (err) {

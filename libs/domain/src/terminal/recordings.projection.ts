@@ -1,6 +1,6 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
-import type { Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
+import type { Projection, RecordingStopReason, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 /** A recording on disk that the log vouches for (saved, not removed since). */
 export type SavedRecording = {
@@ -13,8 +13,12 @@ export type SavedRecording = {
   durationMs: number;
   sizeBytes: number;
   sha256: string;
+  /** The data key its content is sealed under; null: a plain file (an older log). */
+  sealedWith: string | null;
   input: boolean;
   truncated: boolean;
+  /** Why it stopped before its shell ended (null: it did not, or an older log does not say). */
+  stopped: RecordingStopReason | null;
   recovered: boolean;
   savedAt: number;
   /** The saved event's seq: the order among recordings that started at the same time. */
@@ -24,7 +28,10 @@ export type SavedRecording = {
 /** Who a shell belonged to: what a recording left by a crash is saved under. */
 export type RecordedShell = { shellId: string; sessionName: string; tokenPrefix: string; deviceId: string };
 
-type State = { saved: SavedRecording[]; open: RecordedShell[]; orphaned: RecordedShell[] };
+type State = { saved: SavedRecording[]; open: RecordedShell[]; orphaned: RecordedShell[]; forgotten?: string[] };
+
+/** How many recordings removed as forgotten the model remembers (so the console can say so rather than "unknown"). */
+export const FORGOTTEN_KEPT = 500;
 
 /**
  * Terminal recordings (`terminal.recording_saved` minus `terminal.recording_removed`), for the console
@@ -35,6 +42,7 @@ export class TerminalRecordingsProjection implements Projection<State> {
   private readonly saved = new Map<string, SavedRecording>();
   private readonly open = new Map<string, RecordedShell>();
   private orphaned = new Map<string, RecordedShell>();
+  private forgotten: string[] = [];
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
@@ -63,8 +71,10 @@ export class TerminalRecordingsProjection implements Projection<State> {
           durationMs: d.durationMs,
           sizeBytes: d.sizeBytes,
           sha256: d.sha256,
+          sealedWith: d.sealedWith ?? null,
           input: d.input,
           truncated: d.truncated,
+          stopped: d.stopped ?? null,
           recovered: d.recovered === true,
           savedAt: eventAtMs(e),
           seq: e.seq,
@@ -74,6 +84,10 @@ export class TerminalRecordingsProjection implements Projection<State> {
       }
       case 'terminal.recording_removed':
         this.saved.delete(e.data.recordingId);
+        if (e.data.reason === 'forgotten' && !this.forgotten.includes(e.data.recordingId)) {
+          this.forgotten.push(e.data.recordingId);
+          if (this.forgotten.length > FORGOTTEN_KEPT) this.forgotten.shift();
+        }
         break;
       default:
         break;
@@ -87,6 +101,11 @@ export class TerminalRecordingsProjection implements Projection<State> {
   /** Newest first (the console's list; the total cap removes from the end). */
   list(): SavedRecording[] {
     return [...this.saved.values()].sort((a, b) => b.startedAt - a.startedAt || b.seq - a.seq);
+  }
+
+  /** Removed because its device's content was forgotten (one of the last FORGOTTEN_KEPT). */
+  wasForgotten(recordingId: string): boolean {
+    return this.forgotten.includes(recordingId);
   }
 
   totalBytes(): number {
@@ -105,6 +124,7 @@ export class TerminalRecordingsProjection implements Projection<State> {
       saved: [...this.saved.values()].map((r) => ({ ...r })),
       open: [...this.open.values()].map((s) => ({ ...s })),
       orphaned: [...this.orphaned.values()].map((s) => ({ ...s })),
+      forgotten: [...this.forgotten],
     };
   }
 
@@ -112,8 +132,9 @@ export class TerminalRecordingsProjection implements Projection<State> {
     this.saved.clear();
     this.open.clear();
     this.orphaned = new Map();
-    for (const r of state.saved ?? []) this.saved.set(r.recordingId, { ...r });
+    for (const r of state.saved ?? []) this.saved.set(r.recordingId, { ...r, stopped: r.stopped ?? null, sealedWith: r.sealedWith ?? null });
     for (const s of state.open ?? []) this.open.set(s.shellId, { ...s });
     for (const s of state.orphaned ?? []) this.orphaned.set(s.shellId, { ...s });
+    this.forgotten = [...(state.forgotten ?? [])];
   }
 }

@@ -60,9 +60,20 @@ export type TuiStopped = Ev<
 >;
 
 /**
+ * Why a live recording stopped growing while its shell went on: its own cap (RELAY_TERMINAL_RECORDING_MAX_MB),
+ * the total cap with only live recordings left to count (RELAY_TERMINAL_RECORDINGS_TOTAL_MB), the disk guard's
+ * reserve (RELAY_DISK_MIN_FREE_MB), a disk that stopped answering, a write that failed, or its device's
+ * content forgotten.
+ */
+export type RecordingStopReason = 'max_bytes' | 'total_bytes' | 'disk_low' | 'disk_stalled' | 'write_failed' | 'forgotten';
+
+/**
  * A shell's asciicast recording (RELAY_TERMINAL_RECORDING) is complete on disk, flushed and fsynced:
  * `<home>/relay/recordings/<recordingId>.cast`, `sizeBytes` long with SHA-256 `sha256` (hex), so the chain
- * vouches for the file. `input`: typed input was recorded too; `truncated`: output past the cap was not.
+ * vouches for the file. `sealedWith`: the data key its content is sealed under (the shell's device, the hour
+ * it started; absent in older logs, whose files are plain asciicast), so forgetting that key forgets it.
+ * `input`: typed input was recorded too; `truncated`: output past the cap was not.
+ * `stopped`: why the recording stopped before its shell ended (absent in older logs and when it did not).
  * `recovered`: found at start-up without this event (the relay stopped without ending the shell).
  * Never the recording's content.
  */
@@ -78,13 +89,18 @@ export type TerminalRecordingSaved = Ev<
     durationMs: number;
     sizeBytes: number;
     sha256: string;
+    sealedWith?: string;
     input: boolean;
     truncated: boolean;
+    stopped?: RecordingStopReason;
     recovered?: boolean;
   }
 >;
-/** The relay deleted a recording: `space`, the oldest out past RELAY_TERMINAL_RECORDINGS_TOTAL_MB; `missing`, its file was gone at start. */
-export type TerminalRecordingRemoved = Ev<'terminal.recording_removed', { recordingId: string; reason: 'space' | 'missing' }>;
+/**
+ * The relay deleted a recording: `space`, the oldest out past RELAY_TERMINAL_RECORDINGS_TOTAL_MB; `missing`,
+ * its file was gone at start; `forgotten`, its device's content was forgotten (`personal.forgotten`).
+ */
+export type TerminalRecordingRemoved = Ev<'terminal.recording_removed', { recordingId: string; reason: 'space' | 'missing' | 'forgotten' }>;
 
 export type TerminalEvent =
   | TerminalOpened

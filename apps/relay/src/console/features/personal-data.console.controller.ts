@@ -71,7 +71,7 @@ export class PersonalDataConsoleController {
     };
     if (body.dry_run) {
       const ids = this.personal.keys?.ids() ?? [];
-      const keys = req.device || req.before ? keysToForget(ids, req).length : 0;
+      const keys = req.device || req.before ? keysToForget(ids, req, this.loop.models.personalData).length : 0;
       return { ok: true, keys, seq: null, dry_run: true };
     }
     const answer = await this.personal.forget('operator', req);

@@ -1,8 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import type { EndShellAnswer, RecordingsView, TerminalView } from '@svc/console-api';
-import { DomainError, epoch } from '@svc/domain';
+import { epoch } from '@svc/domain';
 import type { FastifyReply } from 'fastify';
-import * as fs from 'node:fs';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
 import { CommandLoop } from '../../common/command-loop';
@@ -62,29 +61,24 @@ export class TerminalConsoleController {
         duration_ms: r.durationMs,
         size_bytes: r.sizeBytes,
         sha256: r.sha256,
+        sealed: r.sealedWith !== null,
         input: r.input,
         truncated: r.truncated,
+        stopped: r.stopped,
         recovered: r.recovered,
       })),
     };
   }
 
-  /** The asciicast file of a saved recording, by its listed id only (the path is the relay's own). */
+  /** A saved recording as asciicast (opened when sealed), by its listed id only (the path is the relay's own). */
   @Get('/recordings/:recording_id')
   @Auth('loopback')
   recording(@Param() p: RecordingIdParam, @Res() reply: FastifyReply): FastifyReply {
-    const found = this.recordings.fileOf(p.recording_id);
-    let fd: number | null = null;
-    try {
-      if (found) fd = fs.openSync(found.file, 'r');
-    } catch {
-      fd = null;
-    }
-    if (fd === null) throw new DomainError('terminal.recording_not_found', 'not_found', 'no saved recording has that id');
+    const { body, size } = this.recordings.open(p.recording_id);
     return reply
       .type('application/x-asciicast')
-      .header('content-length', fs.fstatSync(fd).size)
+      .header('content-length', size)
       .header('content-disposition', `inline; filename="${p.recording_id}.cast"`)
-      .send(fs.createReadStream('', { fd }));
+      .send(body);
   }
 }

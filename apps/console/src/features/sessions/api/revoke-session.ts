@@ -4,7 +4,7 @@ import { apiPost } from '@/lib/api-client';
 import { personalDataKey } from './get-personal-data';
 import { sessionsKey } from './get-sessions';
 
-/** `forget`: also destroy the data keys of its notification and Thread content (the answer counts them). */
+/** `forget`: also destroy the data keys of its notification, Thread and recorded shell content (the answer counts them). */
 export type RevokeInput = { prefix: string; forget: boolean };
 
 export const revokeSession = ({ prefix, forget }: RevokeInput) =>

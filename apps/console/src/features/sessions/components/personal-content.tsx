@@ -95,8 +95,8 @@ function Explainer({ v }: { v: PersonalDataView }) {
   return (
     <div className="personal-explainer">
       <p>
-        Notification titles and texts, Thread messages and replies are sealed in the event log (AES-256-GCM) under one data key per device and hour;
-        the rest of each event is readable.{' '}
+        Notification titles and texts, Thread messages and replies are sealed in the event log (AES-256-GCM) under one data key per device and hour,
+        and so are terminal recordings on disk; the rest of each event is readable.{' '}
         {v.where === 'none' ? (
           <span className="warn-text">This relay has no key store: nothing is sealed.</span>
         ) : (

@@ -62,7 +62,7 @@ export function RevokeDialog({
           <label className="check-field">
             <input type="checkbox" checked={forget} onChange={(e) => setForget(e.target.checked)} data-testid="revoke-forget" />
             <span>
-              Also forget its notification and Thread content
+              Also forget its notification, Thread and recorded shell content
               <span className="field-hint">
                 Destroys the data keys its notification titles and texts, Thread messages and replies are sealed under. This cannot be undone; the
                 rest of each event stays in the log.

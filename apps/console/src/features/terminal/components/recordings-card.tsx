@@ -11,6 +11,16 @@ const RecordingPlayer = lazy(() => import('./recording-player').then((m) => ({ d
 
 const short = (id: string) => id.slice(0, 8);
 
+/** Why a recording stopped before its shell ended, as the chip says it. */
+const STOPPED: Record<NonNullable<RecordingRow['stopped']>, string> = {
+  max_bytes: 'its size cap',
+  total_bytes: 'the total cap',
+  disk_low: 'disk almost full',
+  disk_stalled: 'disk not answering',
+  write_failed: 'a write failed',
+  forgotten: 'its device forgotten',
+};
+
 const COLUMNS: Array<Column<RecordingRow>> = [
   {
     label: 'Device',
@@ -31,7 +41,7 @@ const COLUMNS: Array<Column<RecordingRow>> = [
         {r.truncated ? (
           <>
             {' '}
-            <Chip tone="warn">truncated</Chip>
+            <Chip tone="warn">{r.stopped ? `truncated: ${STOPPED[r.stopped]}` : 'truncated'}</Chip>
           </>
         ) : null}
         {r.input ? (
