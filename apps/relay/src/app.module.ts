@@ -6,6 +6,7 @@ import type { RelayConfig } from './common/config';
 import { CommandLoop } from './common/command-loop';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
+import { OperatorKey } from './common/operator-key';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from './common/tokens';
 import { BridgeModule } from './bridge/bridge.module';
 import { MediaModule } from './media/media.module';
@@ -29,7 +30,15 @@ import { MetricsModule } from './metrics/metrics.module';
 import { McpModule } from './mcp/mcp.module';
 import { PersonalDataModule } from './personal/personal-data.module';
 
-export type CoreValues = { config: RelayConfig; clock: Clock; loop: CommandLoop; secrets: Secrets; logger: Logger; runtime: Runtime };
+export type CoreValues = {
+  config: RelayConfig;
+  clock: Clock;
+  loop: CommandLoop;
+  secrets: Secrets;
+  operatorKey: OperatorKey;
+  logger: Logger;
+  runtime: Runtime;
+};
 
 /** Values made before Nest starts (the log is opened and replayed first), shared by every module. */
 @Module({})
@@ -40,6 +49,7 @@ export class CoreModule {
       { provide: Clock, useValue: v.clock },
       { provide: CommandLoop, useValue: v.loop },
       { provide: Secrets, useValue: v.secrets },
+      { provide: OperatorKey, useValue: v.operatorKey },
       { provide: LOGGER, useValue: v.logger },
       { provide: RUNTIME, useValue: v.runtime },
       Scheduler,

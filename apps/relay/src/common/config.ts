@@ -12,6 +12,7 @@ import {
   loadTerminalRecordingConfig,
   loadTuiAgentConfig,
   loadVoiceConfig,
+  loopbackTrust,
   updateFeedUrl,
 } from './config-loaders';
 import { BIND_ALL, DEFAULT_PORT, DEFAULT_WEBAPI_URL, dialHost } from './hosts';
@@ -23,6 +24,7 @@ export { ConfigError } from './config-env';
 export { LOG_LEVELS } from './relay-config';
 export type {
   BridgeConfig,
+  LoopbackTrust,
   LogLevel,
   MediaConfig,
   RelayConfig,
@@ -74,6 +76,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     personalDataRetentionDays: whole('RELAY_PERSONAL_DATA_RETENTION_DAYS', 0, 0, 36500),
     allowInsecureApiBearer: Boolean(flags.allowInsecureApiKey) || envFlag(env, 'RELAY_ALLOW_INSECURE_API_BEARER', false),
     trustProxyHeaders: envFlag(env, 'RELAY_TRUST_PROXY_HEADERS', false),
+    loopbackTrust: loopbackTrust(env.RELAY_LOOPBACK_TRUST),
+    consoleSessionHours: whole('RELAY_CONSOLE_SESSION_HOURS', 12, 1, 24 * 30),
     apiServer: {
       enabled: envFlag(env, 'API_SERVER_ENABLED', Boolean(env.API_SERVER_KEY)),
       url: `http://${dialHost(apiHost)}:${apiPort}`,
