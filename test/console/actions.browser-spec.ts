@@ -3,7 +3,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { pairPhone, Phone, readEvents, startRelay, type TestRelay } from '../support/harness';
-import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot } from './browser';
+import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot, signIn } from './browser';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 jest.setTimeout(60_000);
 
@@ -18,6 +22,7 @@ describe('console actions in headless chromium', () => {
     ensureConsoleBuilt();
     relay = await startRelay({ env: { PHONE_ENABLED: '1' }, config: { terminalShell: path.join(__dirname, '../fixtures/bash-norc') } });
     ({ browser, page } = await launchWatchedPage(pageErrors));
+    await signIn(page, relay);
   });
   afterAll(async () => {
     await browser?.close();
@@ -80,7 +85,7 @@ describe('console actions in headless chromium', () => {
     await page.waitForURL(/type=auth\.%2Cratelimit\./);
     await page.locator('tr[data-type="auth.failed"]').first().waitFor();
     const types = await page.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-type') ?? ''));
-    expect(types.every((t) => t.startsWith('auth.') || t.startsWith('ratelimit.'))).toBe(true);
+    expect(types.every((t) => t.startsWith('auth.') || t.startsWith('ratelimit.') || t.startsWith('console.'))).toBe(true);
     await chips.getByRole('button', { name: 'All', exact: true }).click();
     await page.locator('tr[data-type="relay.started"]').waitFor();
     const texts = await page.locator('tbody tr td:nth-child(4)').allInnerTexts();
@@ -172,6 +177,7 @@ describe('console actions in headless chromium', () => {
   it('Threads off: the page says PHONE_ENABLED is unset and what to set, and invites no message', async () => {
     const off = await startRelay();
     try {
+      await signIn(page, off);
       await page.goto(`${off.url}/console/threads`);
       const state = page.getByTestId('threads-state');
       await expectText(state, /Threads is off on this relay\. The agent cannot message the phone: PHONE_ENABLED is not set/);

@@ -77,3 +77,13 @@ export async function launchWatchedPage(
   page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
   return { browser, context: browser.context, page };
 }
+
+/**
+ * Signs the page's browser in to `relay`'s console the way an operator does: opens a one-time link (what
+ * `svc relay console` prints); the console posts its ticket and gets the HttpOnly cookie, then shows itself.
+ */
+export async function signIn(page: Page, relay: { consoleLink(): Promise<{ url: string }> }): Promise<void> {
+  const link = await relay.consoleLink();
+  await page.goto(link.url);
+  await page.waitForSelector('header.topbar');
+}

@@ -3,8 +3,12 @@ import * as path from 'node:path';
 import type { Page } from 'playwright-core';
 import type { CheckpointKeyView } from '@svc/console-api';
 import { pairPhone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
-import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot } from './browser';
+import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot, signIn } from './browser';
 import { svc } from '../support/cli';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 jest.setTimeout(60_000);
 
@@ -21,6 +25,7 @@ describe('console Store page: signed checkpoints in headless chromium', () => {
     while (relay.loop.models.connections.count() > 0) await new Promise((r) => setTimeout(r, 10));
     await relay.loop.drain();
     ({ browser, page } = await launchWatchedPage(pageErrors));
+    await signIn(page, relay);
   });
   afterAll(async () => {
     await browser?.close();

@@ -10,7 +10,11 @@ import { CLOSE } from '../../apps/relay/src/phone-socket/envelope';
 import { pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
 import { dc, startSim } from '../support/bridge';
 import { solidPng } from '../support/png';
-import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot } from './browser';
+import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot, signIn } from './browser';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 jest.setTimeout(60_000);
 
@@ -31,6 +35,7 @@ describe('operator console in headless chromium', () => {
       config: { terminalShell: path.join(__dirname, '../fixtures/bash-norc') },
     });
     ({ browser, context, page } = await launchWatchedPage(pageErrors));
+    await signIn(page, relay);
   });
   afterAll(async () => {
     await browser?.close();

@@ -10,7 +10,7 @@ import { newId, newToken, tokenSha256 } from '../../apps/relay/src/reach/protoco
 import { startRelay, tempHome, type TestRelay } from '../support/harness';
 import { call } from '../support/http';
 import { FakeDesktop } from '../support/desktop';
-import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot } from './browser';
+import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot, signIn } from './browser';
 
 jest.setTimeout(60_000);
 
@@ -62,6 +62,7 @@ describe('console Desktop and Connectivity pages in headless chromium', () => {
     });
     await until(async () => (await call(relay, 'GET', '/health')).body.secure_link.reach.state === 'connected');
     ({ browser, page } = await launchWatchedPage(pageErrors));
+    await signIn(page, relay);
   });
   afterAll(async () => {
     await browser?.close();

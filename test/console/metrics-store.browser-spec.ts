@@ -3,7 +3,11 @@ import type { BrowserContext, Locator, Page } from 'playwright-core';
 import type { MetricsView, VerifyStartAnswer } from '@svc/console-api';
 import { ChainVerifyJobs } from '../../apps/relay/src/console/store/chain-verify-jobs';
 import { pairPhone, startRelay, type Phone, type TestRelay } from '../support/harness';
-import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot } from './browser';
+import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot, signIn } from './browser';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 jest.setTimeout(60_000);
 
@@ -21,6 +25,7 @@ describe('console Metrics and Store pages in headless chromium', () => {
     ensureConsoleBuilt();
     relay = await startRelay({ config: { snapshotEvery: 10 } });
     ({ browser, context, page } = await launchWatchedPage(pageErrors));
+    await signIn(page, relay);
   });
   afterAll(async () => {
     release();
@@ -79,7 +84,7 @@ describe('console Metrics and Store pages in headless chromium', () => {
     await expectAttr(chart('sockets'), 'data-points', String(before + 2));
 
     const link = page.getByTestId('metrics-link');
-    expect(await link.getAttribute('href')).toBe('/metrics');
+    expect(await link.getAttribute('href')).toBe('/console/api/metrics/prometheus');
     const [tab] = await Promise.all([context.waitForEvent('page'), link.click()]);
     await tab.waitForLoadState();
     const text = await tab.locator('body').innerText();

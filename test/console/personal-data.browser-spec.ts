@@ -2,7 +2,11 @@ import type { Locator, Page } from 'playwright-core';
 import type { ForgetAnswer, PersonalDataView } from '@svc/console-api';
 import { pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
 import { A_SECRETS, personalTraffic } from '../support/personal-keys';
-import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot } from './browser';
+import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot, signIn } from './browser';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 jest.setTimeout(60_000);
 
@@ -51,6 +55,7 @@ describe('console Devices page: personal content, forgetting, revoke with forget
     ({ aPrefix, bPrefix } = await personalTraffic(relay));
     await relay.loop.drain();
     ({ browser, page } = await launchWatchedPage(pageErrors));
+    await signIn(page, relay);
   });
   afterAll(async () => {
     await browser?.close();

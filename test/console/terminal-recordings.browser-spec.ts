@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import { pairPhone, startRelay, type TestRelay } from '../support/harness';
 import { Screen } from '../support/terminal-screen';
-import { ensureConsoleBuilt, launchWatchedPage, shot } from './browser';
+import { ensureConsoleBuilt, launchWatchedPage, shot, signIn } from './browser';
 
 const SHELL = path.join(__dirname, '../fixtures/bash-norc');
 jest.setTimeout(60_000);
@@ -72,6 +72,7 @@ describe('console Terminal page: recordings played in headless chromium', () => 
     const watched = await launchWatchedPage(pageErrors);
     close = () => watched.browser.close();
     page = watched.page;
+    await signIn(page, relay);
     page.on('request', (r: Request) => requested.push(new URL(r.url()).pathname));
   });
   afterAll(async () => {
@@ -120,6 +121,7 @@ describe('console Terminal page: recordings played in headless chromium', () => 
   it('says when recording is off, and how to turn it on', async () => {
     const off = await startRelay({ config: { terminalShell: SHELL } });
     try {
+      await signIn(page, off);
       await page.goto(`${off.url}/console/terminal`);
       await page.getByTestId('recording-off').waitFor();
       expect(await page.getByTestId('recording-off').innerText()).toContain('RELAY_TERMINAL_RECORDING=1');

@@ -6,7 +6,11 @@ import type { BrowserContext, Locator, Page } from 'playwright-core';
 import WebSocket from 'ws';
 import { bearer, pairPhone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { solidPng } from '../support/png';
-import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot } from './browser';
+import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot, signIn } from './browser';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 jest.setTimeout(60_000);
 
@@ -47,6 +51,7 @@ describe('console Voice and Profiles pages in headless chromium', () => {
     p.phone.close();
     token = p.token;
     ({ browser, context, page } = await launchWatchedPage(pageErrors));
+    await signIn(page, relay);
   });
   afterAll(async () => {
     await browser?.close();
@@ -301,6 +306,7 @@ describe('console Voice and Profiles pages in headless chromium', () => {
         env: { VOICE_TOOLS_OPENAI_KEY: '', OPENAI_API_KEY: '', RELAY_VOICE_OFFLINE_BIN_DIR: emptyBin, RELAY_PROFILE_DISCOVERY: '0' },
       });
       try {
+        await signIn(page, off);
         await page.goto(url('voice', off));
         await expectText(
           page.getByTestId('voice-state'),
@@ -325,6 +331,7 @@ describe('console Voice and Profiles pages in headless chromium', () => {
     it('Profiles says where profiles go when there are none', async () => {
       const bare = await startRelay();
       try {
+        await signIn(page, bare);
         await page.goto(url('profiles', bare));
         await page.getByText('No profiles on this relay').waitFor();
         await expectText(page.locator('.empty').first(), new RegExp(`profiles/<name>/ .* under ${escape(bare.home)}`));

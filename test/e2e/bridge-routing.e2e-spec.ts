@@ -3,6 +3,10 @@ import { eventsDir, replayLog } from '@svc/events';
 import { bearer, pairPhone, readEvents, startRelay, type Phone, type TestRelay } from '../support/harness';
 import { dc, op, startSim, until } from '../support/bridge';
 import type { PhoneSim, SimCommand } from '../../apps/phone-sim/src/phone-sim';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /** Which phone a call reaches, and every way a call can fail on the way there and back. */
 describe('Device Control routing, correlation and failures', () => {

@@ -2,8 +2,12 @@ import type { CheckpointKeyView, CheckpointMade } from '@svc/console-api';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
-import { pairPhone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
+import { pairPhone, readEvents, startRelay, tempHome, type TestRelay, operatorHeaderFor } from '../support/harness';
+import { operatorFetch } from '../support/http';
 import { svc } from '../support/cli';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /** The Store page's checkpoints over a real relay: the key to copy, a signed head to download, and the route's refusals. */
 
@@ -14,7 +18,7 @@ const FOREIGN: Array<Record<string, string>> = [{ host: 'evil.example' }, { orig
 
 function rawRequest(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, headers }, (res) => {
+    const req = http.request(url, { method, headers: { ...operatorHeaderFor(url), ...headers } }, (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));

@@ -4,8 +4,12 @@ import type { CheckpointMade } from '@svc/console-api';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pairPhone, startRelay, tempHome, type TestRelay } from '../support/harness';
+import { operatorFetch } from '../support/http';
 import { dbOf, usePostgres } from '../support/postgres';
 import { svc } from '../support/cli';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /** Signed checkpoints of a log in PostgreSQL: signed beside the running relay, then the table rewritten and re-chained, then cut short. */
 jest.setTimeout(60_000);

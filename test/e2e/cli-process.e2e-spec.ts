@@ -6,6 +6,10 @@ import * as path from 'node:path';
 import { bearer, Phone, readEvents, tempHome } from '../support/harness';
 import { ensureBuilt, ROOT, spawnSvc, startRelayProcess } from '../support/dist';
 import { WebSocket } from 'ws';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 jest.setTimeout(60_000);
 

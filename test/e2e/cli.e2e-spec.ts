@@ -187,18 +187,25 @@ describe('svc relay pair', () => {
     }
     const mixed = await svc(['relay', 'pair', '--register-code', 'ABC123', '--no-qr'], env);
     expect(mixed.code).toBe(2);
-    const none = await svc(['relay', 'pair', '--register-code', 'ABC123'], { ...env, RELAY_PORT: '1' });
+    const none = await svc(['relay', 'pair', '--register-code', 'ABC123'], { ...env, SVC_HOME: tempHome(), RELAY_PORT: '1' });
     expect(none.code).toBe(1);
-    expect(none.stderr).toContain('no relay answers at http://127.0.0.1:1/health');
+    expect(none.stderr).toContain('no relay answers at http://127.0.0.1:1 (connect ECONNREFUSED');
     expect(none.stderr).toContain('svc relay start');
   });
 
   it('says clearly when no relay answers /health, and names RELAY_HOST/RELAY_PORT', async () => {
-    const r = await svc(['relay', 'pair'], { ...env, RELAY_PORT: '1' });
+    const r = await svc(['relay', 'pair'], { ...env, SVC_HOME: tempHome(), RELAY_PORT: '1' });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain('no relay answers at http://127.0.0.1:1/health');
+    expect(r.stderr).toContain('no relay answers at http://127.0.0.1:1 (connect ECONNREFUSED');
     expect(r.stderr).toContain('RELAY_PORT');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it("finds the relay of its home on any port (the home's lock says where), whatever RELAY_PORT says", async () => {
+    const r = await svc(['relay', 'pair', '--json'], { SVC_HOME: relay.home, RELAY_PORT: '1' });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, code: expect.stringMatching(/^[A-Z0-9]{6}$/) });
   });
 });
 
@@ -295,9 +302,13 @@ describe('svc relay pair over TLS (RELAY_SSL_CERT/RELAY_SSL_KEY)', () => {
       expect(mint.relay_url).toMatch(/^wss:\/\//);
       expect(decodePairing(mint.pairing_url).relay.url).toBe(mint.relay_url);
 
-      const pinned = await svc(['relay', 'pair'], { ...env, RELAY_SSL_CERT: other.cert, RELAY_SSL_KEY: other.key });
+      // The home's lock names the certificate the relay serves: a stale RELAY_SSL_CERT here does not matter.
+      const viaHome = await svc(['relay', 'pair', '--json'], { ...env, RELAY_SSL_CERT: other.cert, RELAY_SSL_KEY: other.key });
+      expect(viaHome.code).toBe(0);
+      // Dialled by RELAY_HOST/RELAY_PORT (no relay holds this other home), the given certificate is the only trust anchor.
+      const pinned = await svc(['relay', 'pair'], { ...env, SVC_HOME: tempHome(), RELAY_SSL_CERT: other.cert, RELAY_SSL_KEY: other.key });
       expect(pinned.code).toBe(1);
-      expect(pinned.stderr).toContain(`no relay answers at https://127.0.0.1:${relay.port}/health`);
+      expect(pinned.stderr).toContain(`no relay answers at https://127.0.0.1:${relay.port}`);
       expect(pinned.stderr).toMatch(/certificate/i); // refused for the right reason: not the pinned certificate
       expect(pinned.stdout).toBe('');
     } finally {

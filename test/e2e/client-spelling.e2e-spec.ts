@@ -4,6 +4,10 @@ import { loadConfig, ConfigError } from '../../apps/relay/src/common/config';
 import { decodePairing } from '../../apps/relay/src/pairing/qr-payload';
 import { dc, startSim } from '../support/bridge';
 import { json, startRelay, tempHome, type TestRelay } from '../support/harness';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /**
  * RELAY_CLIENT_SPELLING (issue 22.1, WIRE.md "Spelling"): the relay writes the spec's `svc` names by

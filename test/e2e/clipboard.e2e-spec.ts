@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { bearer, pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
-import { call, REMOTE } from '../support/http';
+import { call, REMOTE, operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('rest of a tiny png')]);
 const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.from('jfif')]);

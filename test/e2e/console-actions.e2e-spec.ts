@@ -1,6 +1,10 @@
 import * as http from 'node:http';
 import * as path from 'node:path';
-import { pairPhone, Phone, readEvents, startRelay, type TestRelay } from '../support/harness';
+import { pairPhone, Phone, readEvents, startRelay, type TestRelay, operatorHeaderFor } from '../support/harness';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /** The operator's actions where the facts are (issue 24): unblock, end a renewal, end a shell, read a thread, the LAN page. */
 const SHELL = path.join(__dirname, '../fixtures/bash-norc');
@@ -10,7 +14,7 @@ type Json = any;
 
 function rawRequest(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
   return new Promise<{ status: number; type: string; body: string; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
-    const req = http.request(url, { method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
+    const req = http.request(url, { method: opts.method ?? 'GET', headers: { ...operatorHeaderFor(url), ...opts.headers } }, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body, headers: res.headers }));

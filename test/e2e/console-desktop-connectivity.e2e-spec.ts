@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
 import { PREFLIGHT_TIMEOUT_MS } from '../../apps/relay/src/console/features/connectivity.console.controller';
-import { readEvents, startRelay, type TestRelay } from '../support/harness';
+import { readEvents, startRelay, type TestRelay, operatorHeaderFor } from '../support/harness';
 import { call } from '../support/http';
 import { CLI_TOOLS, FakeDesktop } from '../support/desktop';
 
@@ -19,7 +19,7 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 5000
 /** node:http, because fetch will not send a Host header of our choosing. */
 function raw(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, headers }, (res) => {
+    const req = http.request(url, { method, headers: { ...operatorHeaderFor(url), ...headers } }, (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : {} }));

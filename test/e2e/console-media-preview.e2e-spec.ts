@@ -2,7 +2,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { readEvents, startRelay, type TestRelay } from '../support/harness';
+import { operatorFetch } from '../support/http';
 import { solidPng } from '../support/png';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /** Response bodies are read as loosely typed JSON; the assertions check their shape. */
 type Json = any;

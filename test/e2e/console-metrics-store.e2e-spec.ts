@@ -4,6 +4,10 @@ import * as path from 'node:path';
 import type { MetricsView, StoreView, VerifyJobView, VerifyStartAnswer, VerifyStatusAnswer } from '@svc/console-api';
 import { ChainVerifyJobs } from '../../apps/relay/src/console/store/chain-verify-jobs';
 import { pairPhone, startRelay, type TestRelay } from '../support/harness';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 const json = { 'content-type': 'application/json' };
 /** What a local browser never sends: a foreign Host (DNS rebinding), a cross-site Origin, a proxy's header. */
@@ -62,7 +66,7 @@ describe('console Metrics: the sample ring behind the charts', () => {
 
   it('serves charts whose points come from real traffic, sampled on the relay clock', async () => {
     const empty = await get<MetricsView>(relay, '/metrics');
-    expect(empty).toMatchObject({ interval_seconds: 2, window_seconds: 600, metrics_url: '/metrics' });
+    expect(empty).toMatchObject({ interval_seconds: 2, window_seconds: 600, metrics_url: '/console/api/metrics/prometheus' });
     expect(empty.charts.map((c) => c.id)).toEqual(['http', 'sockets', 'commit', 'bridge', 'media', 'threads']);
     const samplesBefore = empty.times.length;
 

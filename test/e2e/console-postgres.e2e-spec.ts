@@ -3,6 +3,10 @@ import { PgChainMonitor, PgEventHistory } from '../../apps/relay/src/console/pg-
 import { tempHome } from '../support/harness';
 import { ensureBuilt, startRelayProcess } from '../support/dist';
 import { dbOf, usePostgres } from '../support/postgres';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /** The operator console reads a PostgreSQL log as it reads the file log: history, chain check, size. */
 jest.setTimeout(60_000);

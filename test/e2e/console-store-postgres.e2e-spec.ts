@@ -1,6 +1,10 @@
 import type { StoreView, VerifyJobView, VerifyStatusAnswer } from '@svc/console-api';
 import { pairPhone, startRelay, type TestRelay } from '../support/harness';
+import { operatorFetch } from '../support/http';
 import { dbOf, usePostgres } from '../support/postgres';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /** The Store page on a PostgreSQL log: where it is (never its password), snapshots from the table, the full check. */
 jest.setTimeout(60_000);

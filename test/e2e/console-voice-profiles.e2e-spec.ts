@@ -2,9 +2,12 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import WebSocket from 'ws';
-import { bearer, pairPhone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
-import { call } from '../support/http';
+import { bearer, pairPhone, readEvents, startRelay, tempHome, type TestRelay, operatorHeaderFor } from '../support/harness';
+import { call, operatorFetch } from '../support/http';
 import { solidPng } from '../support/png';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 jest.setTimeout(60_000);
 
@@ -14,7 +17,7 @@ const SPOKEN = 'The quick console test speaks these exact words';
 /** node:http, because fetch will not send a Host header of our choosing. */
 function raw(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, headers }, (res) => {
+    const req = http.request(url, { method, headers: { ...operatorHeaderFor(url), ...headers } }, (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null }));

@@ -4,7 +4,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CLOSE } from '../../apps/relay/src/phone-socket/envelope';
 import { pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
+import { operatorFetch } from '../support/http';
 import { SseClient } from '../support/sse';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /** A stand-in build (the real one is exercised by the browser tests in test/console/). */
 function fakeBuild(): string {
@@ -316,7 +320,7 @@ describe('console API and stream', () => {
     it('replays after ?after=, then goes live; a reconnect with Last-Event-ID misses and doubles nothing', async () => {
       await relay.loop.drain();
       const start = relay.loop.lastSeq;
-      const first = await SseClient.open(`${api}/stream?after=${start - 3}`);
+      const first = await SseClient.open(`${api}/stream?after=${start - 3}`, relay.op);
       expect(first.status).toBe(200);
       await first.until((c) => c.events().length >= 3);
       expect(first.events().map((e) => e.seq)).toEqual([start - 2, start - 1, start]);
@@ -332,7 +336,7 @@ describe('console API and stream', () => {
       await post(`/sessions/${prefix}/revoke`);
       await phone.closed;
       await relay.loop.drain();
-      const second = await SseClient.open(`${api}/stream`, { 'last-event-id': String(lastSeen) });
+      const second = await SseClient.open(`${api}/stream`, { ...relay.op, 'last-event-id': String(lastSeen) });
       await second.until((c) => c.events().some((e) => e.type === 'phone.disconnected'));
       await pairPhone(relay).then((p) => p.phone.close());
       await second.until((c) => c.events().filter((e) => e.type === 'session.created').length === 1);
@@ -347,7 +351,7 @@ describe('console API and stream', () => {
     });
 
     it('starts live when given no seq, sends heartbeats, and never sends a secret', async () => {
-      const c = await SseClient.open(`${api}/stream`);
+      const c = await SseClient.open(`${api}/stream`, relay.op);
       await c.until((x) => x.messages.some((m) => m.event === 'hello'));
       expect(c.events()).toEqual([]);
       const { phone, token } = await pairPhone(relay);

@@ -8,7 +8,7 @@ import { pairPhone, readEvents, startRelay, type TestRelay } from '../support/ha
  * The ingress inside a small real HTTP server standing in for the dashboard: it authenticates with its
  * own cookie, mints single-use WebSocket tickets, and mounts the component under its plugin base.
  */
-async function dashboard(relay: TestRelay) {
+async function dashboard(relay: TestRelay, opts: { operatorKey?: boolean } = {}) {
   const tickets = new Set<string>();
   let ingress: DashboardIngress | null = null;
   const server = http.createServer((req, res) => {
@@ -27,6 +27,8 @@ async function dashboard(relay: TestRelay) {
     // The dashboard's own host and origin (what a browser or the app's dashboard client sends).
     allowedHosts: [host],
     allowedOrigins: [`http://${host}`],
+    // What the dashboard process reads from the relay's home: provider usage is the operator's.
+    operatorKey: opts.operatorKey === false ? null : relay.operatorKey,
   });
   return { server, ingress, tickets, base: `http://${host}${INGRESS_BASE}`, host };
 }
@@ -174,6 +176,11 @@ describe('dashboard ingress (spec 4.11): the relay at the dashboard origin, a fi
       expect(r).toMatchObject({ status: 200, body: { ok: true, scope: { profile: 'default', session_id: null } } });
       expect((await req(`http://${d2.host}/api/plugins/svc-relay/provider-usage`, 'POST', DASH, {})).status).toBe(405);
       d2.server.close();
+      // A dashboard that cannot read the operator key says so; the relay never answers it as the operator.
+      const d3 = await dashboard(on, { operatorKey: false });
+      const keyless = await req(`http://${d3.host}/api/plugins/svc-relay/provider-usage?profile=default`, 'GET', DASH);
+      expect(keyless).toMatchObject({ status: 503, body: { code: 'ingress.operator_key_missing' } });
+      d3.server.close();
     } finally {
       await on.close();
     }

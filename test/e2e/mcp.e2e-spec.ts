@@ -4,6 +4,10 @@ import { bearer, pairPhone, readEvents, startRelay, type TestRelay } from '../su
 import { op, startSim } from '../support/bridge';
 import { initializeBody, mcpConnect, mcpPost, textOf } from '../support/mcp';
 import type { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /**
  * `/mcp` (issue 25) with the MCP SDK's own client over Streamable HTTP, against a real relay and phones

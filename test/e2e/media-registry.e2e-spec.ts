@@ -6,6 +6,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { MEDIA_REGISTRAR, type MediaRegistrar } from '../../apps/relay/src/common/media-registrar';
 import { bearer, pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /** Response bodies are read as loosely typed JSON; the assertions check their shape. */
 type Json = any;

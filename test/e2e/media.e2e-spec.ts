@@ -4,6 +4,10 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bearer, pairPhone, readEvents, startRelay, type Phone, type TestRelay } from '../support/harness';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /** Response bodies are read as loosely typed JSON; the assertions check their shape. */
 type Json = any;

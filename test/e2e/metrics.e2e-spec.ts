@@ -1,7 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { bearer, pairPhone, startRelay, type TestRelay } from '../support/harness';
-import { call, REMOTE } from '../support/http';
+import { call, REMOTE, operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 const scrape = async (relay: TestRelay) => {
   const r = await fetch(`${relay.url}/metrics`);

@@ -2,6 +2,10 @@ import * as path from 'node:path';
 import { Secrets } from '../../apps/relay/src/common/secrets';
 import { canonicalJson, decodePairing, type QrPayload } from '../../apps/relay/src/pairing/qr-payload';
 import { bearer, json, nextCode, Phone, pairPhone, readEvents, registerCode, startRelay, type TestRelay } from '../support/harness';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 const DAY = 86_400;
 

@@ -3,7 +3,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bearer, pairPhone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
-import { call, REMOTE } from '../support/http';
+import { call, REMOTE, operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /**
  * The profile and config-YAML items of the security issue, each replayed over a real relay: writes

@@ -1,6 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { bearer, json, nextCode, Phone, readEvents, registerCode, startRelay, type Frame, type TestRelay } from '../support/harness';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /**
  * Trusted-device renewal (issue 22.2) over real sockets with a manual clock. The app keeps the refresh token

@@ -4,6 +4,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { InjectOptions } from 'fastify';
 import { bearer, json, nextCode, Phone, pairPhone, registerCode, startRelay, type TestRelay } from '../support/harness';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /**
  * The edges of the spine: who may call what (loopback, proxy headers, Host, Origin), what a malformed
@@ -24,7 +28,8 @@ describe('security', () => {
     await relay.close();
   });
 
-  const inject = (o: InjectOptions) => relay.app.inject(o);
+  /** As the operator's tools call: with the home's operator key (the key's own refusals: test/e2e/operator-key). */
+  const inject = (o: InjectOptions) => relay.app.inject({ ...o, headers: { ...relay.op, ...(o.headers as Record<string, string> | undefined) } });
 
   /** Every loopback-only route, with a body that would succeed from the operator. */
   const LOOPBACK_ROUTES: Array<{ method: 'GET' | 'POST'; url: string; payload?: Record<string, unknown> }> = [

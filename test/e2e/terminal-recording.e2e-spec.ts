@@ -3,9 +3,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RelayConfig } from '../../apps/relay/src/common/config';
 import { pairPhone, type Phone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
+import { operatorFetch } from '../support/http';
 import { Screen } from '../support/terminal-screen';
 import { svc } from '../support/cli';
 import { castLinesOf, openedCastText } from '../support/recordings';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 const SHELL = path.join(__dirname, '../fixtures/bash-norc');
 jest.setTimeout(30_000);
@@ -136,7 +140,7 @@ describe('terminal recordings', () => {
     });
 
     it('refuses traversal and malformed ids (400), unknown ids (404 JSON), and any caller but loopback', async () => {
-      const get = (url: string, remoteAddress = '127.0.0.1') => relay.app.inject({ method: 'GET', url, remoteAddress });
+      const get = (url: string, remoteAddress = '127.0.0.1') => relay.app.inject({ method: 'GET', url, remoteAddress, headers: relay.op });
       for (const id of ['..%2F..%2Frelay%2Fsecret.key', '..%2Fevents', `${recordingId}.cast`, `${recordingId.toUpperCase()}`, '%00']) {
         const res = await get(`/console/api/terminal/recordings/${id}`);
         expect(res.statusCode).toBe(400);

@@ -6,6 +6,10 @@ import { createRelay } from '../../apps/relay/src/relay';
 import { loadConfig } from '../../apps/relay/src/common/config';
 import { bearer, pairPhone, Phone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { eventually, leftoversAfter, Screen, sessionLeftovers } from '../support/terminal-screen';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 const SHELL = path.join(__dirname, '../fixtures/bash-norc');
 jest.setTimeout(20_000);

@@ -1,4 +1,8 @@
 import { bearer, pairPhone, readEvents, startRelay, type TestRelay } from '../support/harness';
+import { operatorFetch } from '../support/http';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /** Odd bodies on every POST of the Threads feature: a clear 4xx, never a 500, never an event. */
 describe('Threads routes refuse odd bodies cleanly', () => {

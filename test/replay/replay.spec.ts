@@ -28,8 +28,8 @@ async function busyRun(relay: TestRelay): Promise<void> {
     (await relay.app.inject({ method: 'POST', url: '/pairing', remoteAddress: '10.9.0.2', payload: { device_name: 'p1' } })).body,
   );
   const pub2 = JSON.parse((await relay.app.inject({ method: 'POST', url: '/pairing', remoteAddress: '10.9.0.2', payload: {} })).body);
-  await relay.app.inject({ method: 'POST', url: '/pairing/approve', payload: { request_id: pub1.request_id, ttl_seconds: DAY } });
-  await relay.app.inject({ method: 'POST', url: '/pairing/deny', payload: { request_id: pub2.request_id } });
+  await relay.app.inject({ method: 'POST', url: '/pairing/approve', headers: relay.op, payload: { request_id: pub1.request_id, ttl_seconds: DAY } });
+  await relay.app.inject({ method: 'POST', url: '/pairing/deny', headers: relay.op, payload: { request_id: pub2.request_id } });
   const p = await Phone.connect(relay.url);
   expect((await p.auth({ pairing_code: pub1.code, device_id: 'p1' })).type).toBe('auth.ok');
   // Time passes: the bridge grant expires, an unused code expires, someone is seen.

@@ -35,7 +35,8 @@ export async function dc(relay: TestRelay, token: string, method: 'GET' | 'POST'
 export async function op(relay: TestRelay, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Call> {
   const res = await fetch(`${relay.url}${path}`, {
     method,
-    headers: body !== undefined ? { 'content-type': 'application/json' } : {},
+    // The operator: on loopback, with the home's operator key.
+    headers: { ...relay.op, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as Record<string, any> };

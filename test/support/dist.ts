@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { rememberOperatorKey } from './operator-keys';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const BIN = path.join(ROOT, 'bin', 'svc');
@@ -91,5 +92,6 @@ export async function startRelayProcess(home: string, env: NodeJS.ProcessEnv = {
   // The start-up banner is several writes (listening, the event log, the environment file, the console):
   // wait for the console line, the last that every start prints.
   const url = await waitForOutput(p, (s) => (/^console /m.test(s) ? /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(s)?.[1] : undefined));
+  rememberOperatorKey(url, home);
   return { ...p, url };
 }

@@ -6,8 +6,19 @@ import WebSocket from 'ws';
 import { ManualClock } from '../../apps/relay/src/common/clock';
 import { loadConfig, type RelayConfig } from '../../apps/relay/src/common/config';
 import { createRelay, type Relay, type RelayOptions } from '../../apps/relay/src/relay';
+import { rememberOperatorKey } from './operator-keys';
 
-export type TestRelay = Relay & { home: string; logs: string[]; clock: ManualClock; restart(): Promise<TestRelay> };
+export type TestRelay = Relay & {
+  home: string;
+  logs: string[];
+  clock: ManualClock;
+  /** The home's operator key, and the header that carries it (what the CLI sends). */
+  operatorKey: string;
+  op: Readonly<Record<string, string>>;
+  restart(): Promise<TestRelay>;
+};
+
+export { operatorHeaderFor } from './operator-keys';
 
 export function tempHome(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'svc-relay-test-'));
@@ -50,6 +61,8 @@ export async function startRelay(
   t.home = home;
   t.logs = logs;
   t.clock = clock;
+  t.operatorKey = rememberOperatorKey(t.url, home);
+  t.op = { 'x-operator-key': t.operatorKey };
   t.restart = async () => {
     await relay.close('test restart');
     return startRelay({ ...opts, home, clock });
@@ -132,10 +145,12 @@ export class Phone {
   }
 }
 
+/** `POST /pairing/register` as the svc CLI makes it: with the home's operator key (needed under RELAY_LOOPBACK_TRUST=key). */
 export async function registerCode(relay: Relay, code: string, body: Record<string, unknown> = {}): Promise<Response> {
+  const key: Record<string, string> = 'operatorKey' in relay ? { 'x-operator-key': String(relay.operatorKey) } : {};
   return fetch(`${relay.url}/pairing/register`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...key },
     body: JSON.stringify({ code, ...body }),
   });
 }

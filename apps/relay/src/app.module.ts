@@ -7,6 +7,7 @@ import { CommandLoop } from './common/command-loop';
 import { DiskGuard } from './common/disk-guard';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
+import { OperatorKey } from './common/operator-key';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from './common/tokens';
 import { BridgeModule } from './bridge/bridge.module';
 import { MediaModule } from './media/media.module';
@@ -35,6 +36,7 @@ export type CoreValues = {
   clock: Clock;
   loop: CommandLoop;
   secrets: Secrets;
+  operatorKey: OperatorKey;
   logger: Logger;
   runtime: Runtime;
   /** What stops a writer the disk guard does not see (a live terminal recording) when the disk is low. */
@@ -50,6 +52,7 @@ export class CoreModule {
       { provide: Clock, useValue: v.clock },
       { provide: CommandLoop, useValue: v.loop },
       { provide: Secrets, useValue: v.secrets },
+      { provide: OperatorKey, useValue: v.operatorKey },
       { provide: LOGGER, useValue: v.logger },
       { provide: RUNTIME, useValue: v.runtime },
       { provide: DiskGuard, useValue: v.disk },

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as fs from 'node:fs';
-import { acquireLogLock } from '@svc/events';
+import { acquireLogLock, type HeldLock } from '@svc/events';
 import { config as rxjsConfig } from 'rxjs';
 import type { DestinationStream, Logger } from 'pino';
 import { AppModule } from './app.module';
@@ -23,6 +23,7 @@ import { installHealthRoute } from './health/health.route';
 import { Scheduler } from './common/scheduler';
 import { Secrets } from './common/secrets';
 import { writeForwarderKey } from './common/forwarded-peer';
+import { OperatorKey } from './common/operator-key';
 import { RelayValidationPipe } from './common/validation';
 import type { Runtime } from './common/tokens';
 import { relayVersion } from './common/version';
@@ -31,6 +32,7 @@ import { RelayWsAdapter } from './phone-socket/relay-ws-adapter';
 import { VoiceSessions } from './voice/voice-sessions.service';
 import { startReach, startSecureLink } from './secure-link/secure-link.start';
 import { MetricsService } from './metrics/metrics.service';
+import { ConsoleSignIn } from './console/console-sign-in.service';
 import { installOpenApiRoute } from './openapi/openapi.route';
 
 export type RelayOptions = {
@@ -64,11 +66,22 @@ export type Relay = {
   port: number;
   /** Runs every time-driven sweep now and waits for its events. */
   sweep(): Promise<void>;
+  /** A one-time console sign-in link for a browser on this machine (what the start-up banner prints). */
+  consoleLink(): Promise<{ url: string; expiresAt: Date }>;
   close(reason?: string): Promise<void>;
 };
 
 /** What start-up has made so far, handed from one step to the next. */
-type Core = { config: RelayConfig; clock: Clock; logger: Logger; secrets: Secrets; loop: CommandLoop; disk: DiskGuard; runtime: Runtime };
+type Core = {
+  config: RelayConfig;
+  clock: Clock;
+  logger: Logger;
+  secrets: Secrets;
+  operatorKey: OperatorKey;
+  loop: CommandLoop;
+  disk: DiskGuard;
+  runtime: Runtime;
+};
 
 /** Opens the log (replaying it), builds the Nest app on Fastify with the phone socket, and listens. */
 export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
@@ -79,7 +92,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
   fs.mkdirSync(relayDir(config), { recursive: true, mode: 0o700 });
   const homeLock = acquireLogLock(relayDir(config), 'relay home');
   try {
-    return await openRelay(config, options, homeLock.release);
+    return await openRelay(config, options, homeLock);
   } catch (err) {
     homeLock.release();
     throw err;
@@ -87,7 +100,7 @@ export async function createRelay(options: RelayOptions = {}): Promise<Relay> {
 }
 
 /** The start-up sequence, under the home lock. */
-async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome: () => void): Promise<Relay> {
+async function openRelay(config: RelayConfig, options: RelayOptions, homeLock: HeldLock): Promise<Relay> {
   const clock = options.clock ?? new SystemClock();
   const logger = createLogger(config.logLevel, options.logDestination);
   // A bus subscriber that throws must not take the relay down (rxjs would rethrow it on a timer).
@@ -96,12 +109,14 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
   const secrets = Secrets.load(relayDir(config));
   // For the dashboard ingress (another process): how it vouches for its callers' addresses (forwarded-peer.ts).
   writeForwarderKey(relayDir(config), secrets);
+  // The operator's credential (made at first start): what the console and every operator action need.
+  const operatorKey = OperatorKey.load(relayDir(config));
   const loop = await openLog(config, clock, logger, secrets, options.onFatal ?? exitOnFatal(logger), options.sealPersonal !== false);
   const disk = await guardAdmission(loop, config, clock, logger, options.diskSpace);
   const version = relayVersion();
   const runtime: Runtime = { port: config.port, startedAt: clock.now(), version, url: '' };
   await recordStart(loop, config, version);
-  const core: Core = { config, clock, logger, secrets, loop, disk, runtime };
+  const core: Core = { config, clock, logger, secrets, operatorKey, loop, disk, runtime };
 
   const { app, routes, unguarded } = await buildApp(core);
   const instance = app.getHttpAdapter().getInstance();
@@ -116,6 +131,8 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
   runtime.port = typeof address === 'object' && address ? address.port : config.port;
   runtime.url = listeningUrl(config, runtime.port);
   logger.info({ url: runtime.url, version, lastSeq: loop.lastSeq }, 'relay listening');
+  // The CLI finds this relay by its home (any port): the lock it already holds says where it answers.
+  homeLock.annotate({ url: runtime.url, ...(config.tls ? { certFile: config.tls.cert } : {}) });
 
   const secureLink = config.secureLink.enabled ? await startSecureLink({ config, loop, logger, relayServer: instance.server }) : null;
   runtime.secureLink = secureLink;
@@ -136,6 +153,7 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
     url: runtime.url,
     port: runtime.port,
     sweep: () => scheduler.sweep(),
+    consoleLink: () => app.get(ConsoleSignIn).issueLink(),
     async close(reason = 'shutdown') {
       if (closed) return;
       closed = true;
@@ -148,7 +166,7 @@ async function openRelay(config: RelayConfig, options: RelayOptions, releaseHome
       await loop.close();
       await loop.sealer?.keys.close();
       disk.stop();
-      releaseHome();
+      homeLock.release();
       logger.info({ reason }, 'relay stopped');
       logger.flush?.();
     },
@@ -241,13 +259,17 @@ async function recordStart(loop: CommandLoop, config: RelayConfig, version: stri
  * the routes Nest does not own (health, OpenAPI), metrics, the phone socket, validation and errors.
  */
 async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; routes: Array<{ method: string; url: string }>; unguarded: string[] }> {
-  const { config, clock, loop, secrets, logger, runtime, disk } = core;
+  const { config, clock, loop, secrets, operatorKey, logger, runtime, disk } = core;
   const { adapter, routes } = relayHttpAdapter(config);
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, clock, loop, secrets, logger, runtime, disk }), adapter, {
-    logger: new NestPinoLogger(logger),
-    // The relay installs its own JSON parser (hardenHttpServer); Nest's would replace it at init.
-    bodyParser: false,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot({ config, clock, loop, secrets, operatorKey, logger, runtime, disk }),
+    adapter,
+    {
+      logger: new NestPinoLogger(logger),
+      // The relay installs its own JSON parser (hardenHttpServer); Nest's would replace it at init.
+      bodyParser: false,
+    },
+  );
   const instance = app.getHttpAdapter().getInstance();
   hardenHttpServer(instance, config, logger);
   const guard = installAuthHook(instance, {
@@ -256,6 +278,8 @@ async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; rout
     clock,
     logger,
     port: () => runtime.port,
+    operatorKey,
+    loopbackTrust: config.loopbackTrust,
     apiVoice: apiVoiceOf(config),
   });
   installDiskGuardHook(instance, disk);
@@ -267,6 +291,7 @@ async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; rout
     clientSpelling: config.clientSpelling,
     disk,
     terminalRecording: config.terminalRecording.enabled,
+    operatorKey,
   });
   installOpenApiRoute(app, instance, runtime.version);
   const metrics = app.get(MetricsService);

@@ -304,3 +304,4 @@ export type * from './store-metrics';
 
 export type * from './voice';
 export type * from './profiles';
+export type * from './sign-in';

@@ -14,6 +14,8 @@ export * from './sessions/sessions.projection';
 export * from './sessions/sessions';
 export * from './trust/trust.projection';
 export * from './trust/trust';
+export * from './console-access/console-access.projection';
+export * from './console-access/console-access';
 export * from './rate-limit/rate-limit.projection';
 export * from './rate-limit/rate-limit';
 export * from './connections/connections.projection';

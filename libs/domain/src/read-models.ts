@@ -19,6 +19,7 @@ import { UsageProjection } from './usage/usage.projection';
 import { SecureLinkProjection } from './secure-link/secure-link.projection';
 import { TrustProjection } from './trust/trust.projection';
 import { PersonalDataProjection } from './personal/personal-data.projection';
+import { ConsoleAccessProjection } from './console-access/console-access.projection';
 
 /**
  * The read-model schema. Bump it when a projection's state or its meaning changes (2: rate limits keyed
@@ -55,6 +56,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly usage = new UsageProjection();
   readonly secureLink = new SecureLinkProjection();
   readonly personalData = new PersonalDataProjection();
+  readonly consoleAccess = new ConsoleAccessProjection();
   /** The seq of the last event applied. */
   lastSeq = 0;
 

@@ -6,6 +6,7 @@ export * from './events/connection.events';
 export * from './events/relay.events';
 export * from './events/session.events';
 export * from './events/trust.events';
+export * from './events/console.events';
 export * from './events/threads.events';
 export * from './events/notifications.events';
 export * from './events/clipboard.events';

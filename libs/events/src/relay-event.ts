@@ -17,6 +17,7 @@ import type { SecureLinkEvent } from './events/secure-link.events';
 import type { StoreEvent } from './events/store.events';
 import type { TrustEvent } from './events/trust.events';
 import type { PersonalDataEvent } from './events/personal.events';
+import type { ConsoleAccessEvent } from './events/console.events';
 
 /** Every state change of the relay. Add a feature's union here (one line each); exhaustive switches find the gaps. */
 export type RelayEvent =
@@ -38,7 +39,8 @@ export type RelayEvent =
   | DesktopEvent
   | StoreEvent
   | SecureLinkEvent
-  | PersonalDataEvent;
+  | PersonalDataEvent
+  | ConsoleAccessEvent;
 
 export type RelayEventType = RelayEvent['type'];
 export type EventOf<T extends RelayEventType> = Extract<RelayEvent, { type: T }>;

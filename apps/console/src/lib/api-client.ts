@@ -1,4 +1,5 @@
 import { noteServerTime } from './server-time';
+import { markSignedOut } from './sign-in';
 
 export const API_BASE = '/console/api';
 
@@ -42,6 +43,7 @@ async function request<T>(path: string, init: RequestInit): Promise<T> {
   } catch {
     body = null;
   }
+  if (res.status === 401 && body?.code === 'auth.operator_key_required') markSignedOut();
   if (!res.ok || body === null) {
     const message = typeof body?.error === 'string' ? body.error : `${res.status} ${res.statusText || 'error'}`;
     throw new ApiError(message, res.status, typeof body?.code === 'string' ? body.code : `http_${res.status}`);

@@ -17,7 +17,7 @@ export const FAMILIES: ReadonlyArray<{ label: string; value: string }> = [
   { label: 'Notifications', value: 'notification.,clipboard.,chat.' },
   { label: 'Personal data', value: 'personal.' },
   { label: 'Secure Link & Reach', value: 'secure_link.' },
-  { label: 'Auth & blocks', value: 'auth.,ratelimit.' },
+  { label: 'Auth & blocks', value: 'auth.,ratelimit.,console.' },
   { label: 'Relay', value: 'relay.' },
   { label: 'Store', value: 'store.' },
 ];

@@ -77,6 +77,10 @@ export const SUMMARIES: { readonly [T in RelayEventType]: Summarize<T> } = {
   'trust.reuse_detected': (d) => `refresh token of ${d.deviceId} reused from ${d.ip}: the device is signed out`,
   'trust.ended': (d) => `renewal of ${d.deviceId} ended (${d.reason}${d.by && d.by !== 'system' ? ` by ${actorLabel(d.by)}` : ''})`,
 
+  'console.link_issued': (d) => `console sign-in link issued (usable once until ${time(d.expiresAt)})`,
+  'console.signed_in': (d) => `a browser signed in to the console (until ${time(d.expiresAt)})`,
+  'console.signed_out': () => 'a browser signed out of the console',
+
   'auth.failed': (d) => `${d.kind} rejected from ${d.ip} over ${d.via}: ${d.reason}`,
   'ratelimit.blocked': (d) => `${d.ip} blocked until ${time(d.until)} after too many bad ${d.kind === 'code' ? 'pairing codes' : 'session tokens'}`,
   'ratelimit.cleared': (d) => (d.ip ? `rate-limit block on ${d.ip} lifted (${d.reason})` : `every rate-limit block lifted (${d.reason})`),

@@ -23,7 +23,7 @@ export class BridgeOperatorController {
    */
   /** 200 while a phone is known, 503 when none has reported on the bridge (bridgeStatusView). */
   @Get('/status')
-  @Auth('loopback')
+  @Auth('platform')
   status(@Res({ passthrough: true }) res: FastifyReply) {
     const r = bridgeStatusView(this.loop.models, (d) => this.bridge.isOnline(d), this.bridge.settings, this.bridge.inFlight, this.clock.now());
     void res.status(r.status);
@@ -31,14 +31,14 @@ export class BridgeOperatorController {
   }
 
   @Get('/activity')
-  @Auth('loopback')
+  @Auth('platform')
   activity(@Query() q: ActivityQuery) {
     const m = this.loop.models.bridge;
     return { ok: true, activity: m.activity(q.limit ?? 50).map(bridgeActivityView), safety: m.safety(q.limit ?? 50).map(safetyDecisionView) };
   }
 
   @Get('/devices')
-  @Auth('loopback')
+  @Auth('operator')
   devices() {
     const m = this.loop.models.bridge;
     return {
@@ -49,7 +49,7 @@ export class BridgeOperatorController {
   }
 
   @Post('/select-active')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async selectActive(@Body() body: SelectActiveDto) {
     const d = await this.bridge.selectActive((body.device_id ?? body.device)!);

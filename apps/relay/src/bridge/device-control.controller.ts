@@ -3,9 +3,11 @@ import { PARAMTYPES_METADATA } from '@nestjs/common/constants';
 import { DEVICE_CONTROL_ROUTES, ROUTE_ALIASES, type Principal } from '@svc/domain';
 import type { FastifyReply } from 'fastify';
 import { Auth, Caller, type AuthedRequest } from '../common/auth';
-import { RUNTIME, type Runtime } from '../common/tokens';
+import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import type { RelayConfig } from '../common/config';
+import { OperatorKey } from '../common/operator-key';
 import { BridgeService } from './bridge.service';
-import { driverOf } from './driver-of';
+import { driverOf, type HostTrust } from './driver-of';
 import { EventsQuery, ScreenQuery, SelectorOnlyBody, SelectorQuery } from './device-control.dto';
 import { DragDto, LongPressDto, PressKeyDto, ScrollDto, SwipeDto, TapDto, TapTextDto, TypeDto, WaitDto } from './device-control-gestures.dto';
 import { DescribeNodeDto, DiffScreenDto, FindNodesDto } from './device-control-screen.dto';
@@ -59,7 +61,14 @@ export class DeviceControlController {
   constructor(
     private readonly bridge: BridgeService,
     @Inject(RUNTIME) private readonly runtime: Runtime,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    private readonly operatorKey: OperatorKey,
   ) {}
+
+  /** What makes a request the relay's host (driver-of.ts). */
+  private get host(): HostTrust {
+    return { port: this.runtime.port, loopbackTrust: this.config.loopbackTrust, operatorKey: this.operatorKey };
+  }
 
   async go(
     req: AuthedRequest,
@@ -70,7 +79,7 @@ export class DeviceControlController {
     query: object,
     body: object,
   ): Promise<Record<string, unknown>> {
-    const r = await this.bridge.command(driverOf(req, caller, this.runtime.port), method, path, query, body);
+    const r = await this.bridge.command(driverOf(req, caller, this.host), method, path, query, body);
     res.status(r.status).header('Cache-Control', 'no-store');
     return r.body;
   }

@@ -1,13 +1,26 @@
 import type { Driver, Principal } from '@svc/domain';
 import type { AuthedRequest } from '../common/auth';
 import { checkLoopback, isLoopbackPeer } from '../common/net';
+import { OPERATOR_KEY_HEADER, type OperatorKey } from '../common/operator-key';
+import type { LoopbackTrust } from '../common/relay-config';
+
+/** What makes a request the relay's host: the port (for the loopback test) and RELAY_LOOPBACK_TRUST with the key. */
+export type HostTrust = { port: number; loopbackTrust: LoopbackTrust; operatorKey: OperatorKey };
 
 /**
  * A Device Control request's driver (libs/domain bridge-authority.ts): its session, and whether it came from
- * the relay's host. That is the loopback routes' own test (loopback peer, no forwarding header, a loopback
- * Host, the relay's Origin if any) and a peer no forwarder vouched for: a request through Secure Link, the
- * dashboard ingress or a local proxy is `127.0.0.1 via ...` (forwarded-peer.ts), never the host.
+ * the relay's host. That is the loopback routes' own test (loopback peer, no forwarding header, one loopback
+ * Host, an origin-form target, nothing of another site) and a peer no forwarder vouched for: a request
+ * through Secure Link, the dashboard ingress or a local proxy is `127.0.0.1 via ...` (forwarded-peer.ts),
+ * never the host. With RELAY_LOOPBACK_TRUST=key the host must also show the operator key: a same-host proxy
+ * without forwarding headers makes the world loopback, and then only a credential says "the host".
  */
-export function driverOf(req: AuthedRequest, caller: Principal, port: number): Driver {
-  return { caller, onHost: isLoopbackPeer(req.peerIp) && checkLoopback(req.raw.socket.remoteAddress, req.headers, port).ok };
+export function driverOf(req: AuthedRequest, caller: Principal, host: HostTrust): Driver {
+  const loopback = isLoopbackPeer(req.peerIp) && checkLoopback(req.raw, host.port).ok;
+  return { caller, onHost: loopback && (host.loopbackTrust === 'loopback' || carriesKey(req, host.operatorKey)) };
+}
+
+function carriesKey(req: AuthedRequest, key: OperatorKey): boolean {
+  const given = req.headers[OPERATOR_KEY_HEADER];
+  return typeof given === 'string' && given.trim() !== '' && key.matches(given.trim());
 }

@@ -1,8 +1,7 @@
 import type { RateLimitBlocksView, UnblockAnswer } from '@svc/console-api';
 import { plural } from '@svc/events';
-import { callConsole } from './devices';
 import { colours, EXIT, line, parseFlagsAndPositionals, UsageError, type CliIo } from './io';
-import { relayEndpoint } from './pair';
+import { callConsole, relayEndpoint } from './relay-client';
 
 const COMMAND = 'relay blocks';
 
@@ -20,13 +19,13 @@ export async function blocksCommand(args: string[], io: CliIo): Promise<number> 
   if (rest.length > 0) throw new UsageError(`unexpected "${rest[0]}"`, COMMAND);
   if (action === 'unblock') {
     if (!address) throw new UsageError('unblock needs the address as listed (e.g. 198.51.100.7 or 2001:db8:1:2::/64)', COMMAND);
-    const answer = (await callConsole(endpoint, 'POST', '/console/api/pairing/unblock', { address })) as UnblockAnswer;
+    const answer = (await callConsole(endpoint, io.env, 'POST', '/console/api/pairing/unblock', { address })) as UnblockAnswer;
     if (values.json) line(io.stdout, JSON.stringify(answer));
     else line(io.stdout, `unblocked ${answer.unblocked}: it may try again at once`);
     return EXIT.ok;
   }
   if (action !== undefined) throw new UsageError(`unknown action "${action}" (list, unblock ADDRESS)`, COMMAND);
-  const view = (await callConsole(endpoint, 'GET', '/console/api/pairing/blocks')) as RateLimitBlocksView;
+  const view = (await callConsole(endpoint, io.env, 'GET', '/console/api/pairing/blocks')) as RateLimitBlocksView;
   if (values.json) {
     line(io.stdout, JSON.stringify({ blocks: view.blocks }));
     return EXIT.ok;

@@ -1,6 +1,6 @@
 import { plural } from '@svc/events';
-import { CliError, colours, EXIT, line, parseFlagsAndPositionals, UsageError, type CliIo } from './io';
-import { relayEndpoint, requestJson, type RelayEndpoint } from './pair';
+import { colours, EXIT, line, parseFlagsAndPositionals, UsageError, type CliIo } from './io';
+import { callConsole, relayEndpoint } from './relay-client';
 
 const COMMAND = 'relay devices';
 
@@ -25,22 +25,6 @@ function renewal(t: Trust): string {
   return `until ${day(t.expires_at)}, ${n}${t.adopted ? ' (adopted)' : ''}`;
 }
 
-/** A loopback console API call of the relay on this machine; its refusal becomes the CLI's error. */
-export async function callConsole(endpoint: RelayEndpoint, method: string, route: string, payload: object = {}): Promise<unknown> {
-  let answer;
-  try {
-    answer = await requestJson(endpoint, method, route, method === 'POST' ? payload : undefined);
-  } catch (err) {
-    throw new CliError(
-      `no relay answers at ${endpoint.url} (${(err as Error).message}).\n` +
-        'Start one with "svc relay start"; a relay on another host or port needs the same RELAY_HOST and RELAY_PORT here.',
-    );
-  }
-  const body = answer.body as { ok?: boolean; error?: string; code?: string };
-  if (answer.status !== 200) throw new CliError(`${body?.error ?? `the relay answered ${answer.status}`}${body?.code ? ` (${body.code})` : ''}`);
-  return body;
-}
-
 /**
  * `svc relay devices`: the paired devices of the relay on this machine (its loopback console API), with
  * each one's trusted-device renewal. `revoke PREFIX` ends a session and its renewal; `end-trust PREFIX`
@@ -55,7 +39,13 @@ export async function devicesCommand(args: string[], io: CliIo): Promise<number>
     if (!prefix || !/^[A-Za-z0-9_-]{4,64}$/.test(prefix)) throw new UsageError(`${action} needs a token prefix (at least 4 characters)`, COMMAND);
     if (values.forget && action !== 'revoke') throw new UsageError('--forget goes with revoke', COMMAND);
     const payload = values.forget ? { forget: true } : {};
-    const body = await callConsole(endpoint, 'POST', `/console/api/sessions/${prefix}/${action === 'revoke' ? 'revoke' : 'end-trust'}`, payload);
+    const body = await callConsole(
+      endpoint,
+      io.env,
+      'POST',
+      `/console/api/sessions/${prefix}/${action === 'revoke' ? 'revoke' : 'end-trust'}`,
+      payload,
+    );
     if (values.json) line(io.stdout, JSON.stringify(body));
     else if (action === 'revoke') {
       const r = body as { revoked: string; forgotten_keys?: number };
@@ -66,7 +56,7 @@ export async function devicesCommand(args: string[], io: CliIo): Promise<number>
     return EXIT.ok;
   }
   if (action !== undefined) throw new UsageError(`unknown action "${action}" (list, revoke PREFIX, end-trust PREFIX)`, COMMAND);
-  const { sessions } = (await callConsole(endpoint, 'GET', '/console/api/sessions')) as { sessions: Device[] };
+  const { sessions } = (await callConsole(endpoint, io.env, 'GET', '/console/api/sessions')) as { sessions: Device[] };
   if (values.json) {
     line(io.stdout, JSON.stringify({ devices: sessions }));
     return EXIT.ok;

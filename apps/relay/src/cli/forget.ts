@@ -1,6 +1,6 @@
 import type { ForgetAnswer } from '@svc/console-api';
 import { DomainError } from '@svc/domain';
-import { acquireLogLock, plural } from '@svc/events';
+import { acquireLogLock, LogLockedError, plural, type HeldLock } from '@svc/events';
 import pino from 'pino';
 import { SystemClock } from '../common/clock';
 import { CommandLoop } from '../common/command-loop';
@@ -12,7 +12,7 @@ import { checkBefore, checkDevice, forgetEvents, keysToForget, type ForgetReques
 import { openKeyStore } from '../personal/open-key-store';
 import { PersonalSealer } from '../personal/personal-sealer';
 import { CliError, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
-import { relayEndpoint, requestJson } from './pair';
+import { relayEndpoint, relayRefused, relayUnreachable, requestJson } from './relay-client';
 
 const COMMAND = 'relay events forget';
 
@@ -59,7 +59,10 @@ export async function forgetCommand(args: string[], io: CliIo): Promise<number> 
   return EXIT.ok;
 }
 
-/** The running relay's answer, or null when none answers on loopback. */
+/**
+ * The running relay's answer, or null when none runs: the relay that holds this home (found by its lock,
+ * on any port) is always asked; without one, whatever answers at RELAY_HOST/RELAY_PORT.
+ */
 async function throughRelay(io: CliIo, req: ForgetRequest, dryRun: boolean): Promise<Outcome | null> {
   const endpoint = relayEndpoint(io.env);
   const body = { ...(req.device ? { device: req.device } : {}), ...(req.before ? { before: req.before.toISOString() } : {}), dry_run: dryRun };
@@ -68,12 +71,22 @@ async function throughRelay(io: CliIo, req: ForgetRequest, dryRun: boolean): Pro
     answer = await requestJson(endpoint, 'POST', '/console/api/personal-data/forget', body, 60_000);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ECONNREFUSED' || code === 'EADDRNOTAVAIL') return null;
-    throw new CliError(`the relay at ${endpoint.url} did not answer: ${(err as Error).message}`);
+    if (endpoint.found === 'environment' && (code === 'ECONNREFUSED' || code === 'EADDRNOTAVAIL')) return null;
+    throw relayUnreachable(endpoint, err, io.env);
   }
-  const b = answer.body as ForgetAnswer & { error?: string; code?: string };
-  if (answer.status !== 200) throw new CliError(`${b?.error ?? `the relay answered ${answer.status}`}${b?.code ? ` (${b.code})` : ''}`);
-  return { ...b, via: 'relay' };
+  if (answer.status !== 200) throw relayRefused(endpoint, answer, io.env);
+  return { ...(answer.body as ForgetAnswer), via: 'relay' };
+}
+
+/** The home's lock for the time of the forgetting; a relay that started meanwhile is named, in one sentence. */
+function takeHome(dir: string): HeldLock {
+  try {
+    return acquireLogLock(dir, 'relay home');
+  } catch (err) {
+    if (err instanceof LogLockedError)
+      throw new CliError(`${err.message}; it started while this ran: run the same command again, and it will ask that relay`);
+    throw err;
+  }
 }
 
 /**
@@ -84,7 +97,7 @@ async function onFiles(io: CliIo, req: ForgetRequest, dryRun: boolean): Promise<
   const config: RelayConfig = loadConfig(io.env);
   const keys = await openKeyStore(config);
   try {
-    const lock = acquireLogLock(relayDir(config), 'relay home');
+    const lock = takeHome(relayDir(config));
     try {
       const loop = await CommandLoop.open({
         store: config.eventStoreUrl ? postgresStore(config.eventStoreUrl) : fileStore(relayDir(config), config.segmentBytes),

@@ -10,6 +10,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'relay pair': async (args, io) => (await import('./pair')).pairCommand(args, io),
   'relay devices': async (args, io) => (await import('./devices')).devicesCommand(args, io),
   'relay blocks': async (args, io) => (await import('./blocks')).blocksCommand(args, io),
+  'relay console': async (args, io) => (await import('./console')).consoleCommand(args, io),
   'relay events replay': async (args, io) => (await import('./events')).replayCommand(args, io),
   'relay events verify': async (args, io) => (await import('./events')).verifyCommand(args, io),
   'relay events tail': async (args, io) => (await import('./events')).tailCommand(args, io),
@@ -88,6 +89,16 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     if (err instanceof CliError) {
       line(io.stderr, `svc ${path}: ${err.message}`);
       return err.exitCode;
+    }
+    // Another relay holding the log is the operator's situation, not a bug: one sentence, no stack (by name:
+    // importing @svc/events here would load the log code for every command).
+    const name = (err as Error)?.name;
+    if (name === 'LogLockedError' || name === 'PgLogLockedError') {
+      line(
+        io.stderr,
+        `svc ${path}: ${(err as Error).message}: stop that relay first, or ask it instead (svc relay devices, svc relay events forget ask the running relay)`,
+      );
+      return EXIT.failed;
     }
     line(io.stderr, `svc ${path}: unexpected error: ${(err as Error)?.stack ?? String(err)}`);
     return EXIT.failed;

@@ -1,7 +1,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { CliError, EXIT, line, type CliIo } from './io';
-import { relayEndpoint } from './pair';
+import { relayEndpoint } from './relay-client';
 
 /**
  * `svc relay mcp`: an MCP server on stdin/stdout for clients that only launch local processes (desktop

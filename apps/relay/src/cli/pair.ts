@@ -1,12 +1,8 @@
 import { CHANNELS, DomainError, formatDuration, isGrantChannel, normalizeCode, parseDuration } from '@svc/domain';
 import { pairingDefaultsText } from '@svc/events/grant-channels';
-import * as fs from 'node:fs';
-import * as http from 'node:http';
-import * as https from 'node:https';
 import * as QRCode from 'qrcode';
-import { ConfigError, envNumber, PORT } from '../common/config-env';
-import { DEFAULT_PORT, dialHost } from '../common/hosts';
-import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
+import { colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
+import { relayEndpoint, relayRefused, relayUnreachable, requestJson, type Answer, type RelayEndpoint } from './relay-client';
 
 const COMMAND = 'relay pair';
 
@@ -54,66 +50,6 @@ export function pairRequest(opts: { ttl?: string; grants?: string; dashboardUrl?
   return body;
 }
 
-export type RelayEndpoint = { url: string; ca?: Buffer };
-
-/** Spec 4.13: the pair command dials the relay named by RELAY_HOST/RELAY_PORT (0.0.0.0 → 127.0.0.1). */
-export function relayEndpoint(env: NodeJS.ProcessEnv): RelayEndpoint {
-  const host = dialHost(env.RELAY_HOST || '127.0.0.1');
-  let port: number;
-  try {
-    port = envNumber(env, 'RELAY_PORT', { ...PORT, default: DEFAULT_PORT.relay });
-  } catch (err) {
-    throw err instanceof ConfigError ? new CliError(err.message) : err;
-  }
-  const tls = Boolean(env.RELAY_SSL_CERT && env.RELAY_SSL_KEY);
-  if (!tls) return { url: `http://${host}:${port}` };
-  let ca: Buffer;
-  try {
-    ca = fs.readFileSync(env.RELAY_SSL_CERT!);
-  } catch (err) {
-    throw new CliError(`RELAY_SSL_CERT ${env.RELAY_SSL_CERT}: ${(err as Error).message}`);
-  }
-  return { url: `https://${host}:${port}`, ca };
-}
-
-type Answer = { status: number; body: unknown };
-
-/** A JSON request to the local relay. Over TLS the relay's own certificate is the only trusted CA. */
-export function requestJson(endpoint: RelayEndpoint, method: string, route: string, body?: unknown, timeoutMs = 5000): Promise<Answer> {
-  const url = new URL(route, endpoint.url);
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  const mod = url.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
-    const req = mod.request(
-      url,
-      {
-        method,
-        headers: { accept: 'application/json', ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) },
-        timeout: timeoutMs,
-        ...(endpoint.ca ? { ca: endpoint.ca, checkServerIdentity: () => undefined } : {}),
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            // not JSON: keep the text
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
 /** `qr_payload` is the QR's JSON text (what the app scans); `pairing_url` the paste-able hermes-relay:// form. */
 type MintAnswer = { ok: true; code: string; pairing_url: string; expires_at: number; relay_url: string; qr_payload: string };
 
@@ -133,21 +69,18 @@ export async function pairCommand(args: string[], io: CliIo): Promise<number> {
   const body = pairRequest({ ttl: v.ttl, grants: v.grants, dashboardUrl: v['dashboard-url'] });
   const endpoint = relayEndpoint(io.env);
 
-  await requireRelay(endpoint);
+  await requireRelay(endpoint, io.env);
   let answer: Answer;
   try {
     answer = await requestJson(endpoint, 'POST', '/pairing/mint', body);
   } catch (err) {
-    throw new CliError(`the relay at ${endpoint.url} did not answer POST /pairing/mint: ${(err as Error).message}`);
+    throw relayUnreachable(endpoint, err, io.env);
   }
   if (answer.status !== 200) {
-    const e = answer.body as { error?: string; code?: string };
-    const why = typeof e === 'object' && e && e.error ? `${e.error} (${e.code})` : `HTTP ${answer.status}`;
-    const hint =
-      answer.status === 403
-        ? '\nminting is a loopback route: run this on the relay host, against a relay bound to 0.0.0.0 or 127.0.0.1 (RELAY_HOST).'
-        : '';
-    throw new CliError(`the relay refused to mint a code: ${why}${hint}`);
+    const refused = relayRefused(endpoint, answer, io.env, 'the relay refused to mint a code');
+    if (answer.status === 403)
+      refused.message += '\nminting is a loopback route: run this on the relay host, against a relay bound to 0.0.0.0 or 127.0.0.1 (RELAY_HOST).';
+    throw refused;
   }
   const mint = answer.body as MintAnswer;
   if (v.json) {
@@ -194,15 +127,12 @@ function printTerms(out: (s?: string) => void, c: ReturnType<typeof colours>, te
 }
 
 /** The relay on this machine answers `/health`, or the operator is told how to start one. */
-async function requireRelay(endpoint: RelayEndpoint): Promise<void> {
+async function requireRelay(endpoint: RelayEndpoint, env: NodeJS.ProcessEnv): Promise<void> {
   try {
     const health = await requestJson(endpoint, 'GET', '/health');
     if (health.status !== 200 || (health.body as { status?: string })?.status !== 'ok') throw new Error(`GET /health answered ${health.status}`);
   } catch (err) {
-    throw new CliError(
-      `no relay answers at ${endpoint.url}/health (${(err as Error).message}).\n` +
-        'Start one with "svc relay start"; a relay on another host or port needs the same RELAY_HOST and RELAY_PORT here.',
-    );
+    throw relayUnreachable(endpoint, err, env);
   }
 }
 
@@ -220,23 +150,20 @@ async function registerCodeCommand(raw: string, terms: PairRequest, json: boolea
     );
   }
   const endpoint = relayEndpoint(io.env);
-  await requireRelay(endpoint);
+  await requireRelay(endpoint, io.env);
   let answer: Answer;
   try {
     answer = await requestJson(endpoint, 'POST', '/pairing/register', { code, ...terms });
   } catch (err) {
-    throw new CliError(`the relay at ${endpoint.url} did not answer POST /pairing/register: ${(err as Error).message}`);
+    throw relayUnreachable(endpoint, err, io.env);
   }
   if (answer.status !== 200 || (answer.body as { ok?: boolean })?.ok !== true) {
-    const e = answer.body as { error?: string; code?: string };
-    const why = typeof e === 'object' && e && e.error ? `${e.error} (${e.code})` : `HTTP ${answer.status}`;
-    const hint =
-      answer.status === 403
-        ? '\nregistering is a loopback route: run this on the relay host, against a relay bound to 0.0.0.0 or 127.0.0.1 (RELAY_HOST).'
-        : answer.status === 409
-          ? '\nthis code is already registered and waiting for the phone: tap Connect in the app, or let the phone make a new code.'
-          : '';
-    throw new CliError(`the relay refused the code: ${why}${hint}`);
+    const refused = relayRefused(endpoint, answer, io.env, 'the relay refused the code');
+    if (answer.status === 403)
+      refused.message += '\nregistering is a loopback route: run this on the relay host, against a relay bound to 0.0.0.0 or 127.0.0.1 (RELAY_HOST).';
+    if (answer.status === 409)
+      refused.message += '\nthis code is already registered and waiting for the phone: tap Connect in the app, or let the phone make a new code.';
+    throw refused;
   }
   const reg = answer.body as { code: string; expires_at: number };
   if (json) {

@@ -4,7 +4,7 @@ import { loadConfig } from '../common/config';
 import { ProfileLayout } from '../profiles/profile-layout';
 import { enableRelayPlugin, relayPluginState, RELAY_PLUGIN } from '../profiles/profile-relay-plugin';
 import { CliError, EXIT, line, UsageError, type CliIo } from './io';
-import { relayEndpoint, requestJson } from './pair';
+import { relayEndpoint, relayRefused, relayUnreachable, requestJson } from './relay-client';
 
 const COMMAND = 'relay profiles';
 
@@ -54,14 +54,10 @@ export async function profilesCommand(args: string[], io: CliIo): Promise<number
             all ? { all: true, dry_run: Boolean(dryRun) } : { names, dry_run: Boolean(dryRun) },
           );
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ECONNREFUSED')
-      throw new CliError(`the relay at ${endpoint.url} did not answer: ${(err as Error).message}`);
+    if ((err as NodeJS.ErrnoException).code !== 'ECONNREFUSED' || endpoint.found === 'home') throw relayUnreachable(endpoint, err, io.env);
     running = false;
   }
-  if (answer && answer.status !== 200) {
-    const body = answer.body as { error?: string } | null;
-    throw new CliError(`the relay refused: ${body?.error ?? `it answered ${answer.status}`}`);
-  }
+  if (answer && answer.status !== 200) throw relayRefused(endpoint, answer, io.env, 'the relay refused');
 
   if (action === 'list') {
     const listed: Listed[] = running ? (answer!.body as { profiles: Listed[] }).profiles : listLocally(io.env);

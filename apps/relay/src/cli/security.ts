@@ -1,5 +1,5 @@
-import { CliError, EXIT, line, UsageError, type CliIo } from './io';
-import { relayEndpoint, requestJson } from './pair';
+import { EXIT, line, UsageError, type CliIo } from './io';
+import { relayEndpoint, relayRefused, relayUnreachable, requestJson } from './relay-client';
 
 const COMMAND = 'relay insecure-api-key';
 
@@ -27,15 +27,9 @@ export async function insecureApiKeyCommand(args: string[], io: CliIo): Promise<
         ? await requestJson(endpoint, 'GET', '/relay/security')
         : await requestJson(endpoint, 'PATCH', '/relay/security', { allow_insecure_api_bearer: action === 'on' });
   } catch (err) {
-    throw new CliError(
-      `no relay answers at ${endpoint.url} (${(err as Error).message}).\n` +
-        'Start one with "svc relay start" (add --allow-insecure-api-key to start with it on); a relay on another port needs the same RELAY_HOST and RELAY_PORT here.',
-    );
+    throw relayUnreachable(endpoint, err, io.env);
   }
-  if (answer.status !== 200) {
-    const msg = (answer.body as { error?: string })?.error ?? `answered ${answer.status}`;
-    throw new CliError(`the relay refused: ${msg}`);
-  }
+  if (answer.status !== 200) throw relayRefused(endpoint, answer, io.env, 'the relay refused');
   const s = answer.body as Security;
   if (json) {
     line(io.stdout, JSON.stringify(s));

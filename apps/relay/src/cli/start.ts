@@ -5,7 +5,7 @@ import { ConfigError, loadConfig, relayDir, svcHomeFrom, type RelayConfig, type 
 import { BIND_ALL, DEFAULT_PORT } from '../common/hosts';
 import { withServiceEnvFile, type EnvFileResult } from '../common/env-file';
 import { consoleLine, consoleWhere } from '../console/console-url';
-import { createRelay } from '../relay';
+import { createRelay, type Relay } from '../relay';
 import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
 import { prettyDestination } from './pretty-log';
 import { selfCommand } from './self-command';
@@ -166,7 +166,9 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
       io.stderr,
       `environment file ${envFile.file}: ${envFile.loaded.length === 0 ? 'nothing new (the process environment already sets its variables)' : `${plural(envFile.loaded.length, 'variable')} (${envFile.loaded.join(', ')})`}`,
     );
-  line(io.stderr, consoleLine(consoleWhere(config, relay.port)));
+  const where = consoleWhere(config, relay.port);
+  line(io.stderr, consoleLine(where));
+  if (where.state !== 'unreachable') line(io.stderr, await signInLine(relay, io));
   if (!config.tls) line(io.stderr, err.dim('plain HTTP/ws: phones must opt in to a plain connection; set RELAY_SSL_CERT and RELAY_SSL_KEY for TLS'));
   if (io.stderr.isTTY || io.stdout.isTTY) {
     const envHint = config.port !== DEFAULT_PORT.relay || config.host !== BIND_ALL ? `RELAY_HOST=${config.host} RELAY_PORT=${relay.port} ` : '';
@@ -183,4 +185,15 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
   await relay.close(signalName);
   line(io.stderr, 'stopped');
   return EXIT.ok;
+}
+
+/**
+ * The console's one-time sign-in link, on a terminal only: under a service manager stderr is a log
+ * (journald), and a credential must never sit in one; there `svc relay console` prints a link on demand.
+ */
+async function signInLine(relay: Relay, io: CliIo): Promise<string> {
+  const c = colours(io.stderr, io.env);
+  if (!io.stderr.isTTY) return c.dim('console sign-in: run "svc relay console" on this machine for a one-time link');
+  const link = await relay.consoleLink();
+  return `console sign-in ${link.url} ${c.dim('(once, within 15 minutes, in a browser on this machine; "svc relay console" prints another)')}`;
 }

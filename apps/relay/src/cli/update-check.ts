@@ -1,5 +1,5 @@
-import { CliError, EXIT, line, UsageError, type CliIo } from './io';
-import { relayEndpoint, requestJson } from './pair';
+import { EXIT, line, UsageError, type CliIo } from './io';
+import { relayEndpoint, relayRefused, relayUnreachable, requestJson } from './relay-client';
 
 const COMMAND = 'relay update-check';
 
@@ -26,11 +26,9 @@ export async function updateCheckCommand(args: string[], io: CliIo): Promise<num
   try {
     answer = await requestJson(endpoint, 'GET', `/relay/update-check${refresh ? '?refresh=1' : ''}`, undefined, 10_000);
   } catch (err) {
-    throw new CliError(
-      `no relay answers at ${endpoint.url} (${(err as Error).message}).\nStart one with "svc relay start"; a relay on another port needs the same RELAY_HOST and RELAY_PORT here.`,
-    );
+    throw relayUnreachable(endpoint, err, io.env);
   }
-  if (answer.status !== 200) throw new CliError(`the relay refused: ${(answer.body as { error?: string })?.error ?? `answered ${answer.status}`}`);
+  if (answer.status !== 200) throw relayRefused(endpoint, answer, io.env, 'the relay refused');
   const u = answer.body as UpdateInfo;
   if (json) {
     line(io.stdout, JSON.stringify(u));

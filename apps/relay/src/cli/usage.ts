@@ -25,6 +25,7 @@ Usage:
   svc relay pair [options]         mint a pairing code on the running relay and show its QR
   svc relay devices [--json]       the paired devices and their renewal; revoke or end-trust PREFIX
   svc relay blocks [--json]        addresses the rate limiter blocks; unblock ADDRESS lifts one
+  svc relay console [--json]       a one-time sign-in link for the console (open it on this machine)
   svc relay events replay          rebuild state from the event log and print a summary
   svc relay events verify          check every record's checksum and the hash chain
   svc relay events tail            print the newest events (--follow to keep watching)
@@ -48,7 +49,9 @@ Usage:
 
 Exit status: 0 ok, 1 the command failed, 2 usage error.
 Data lives under $SVC_HOME (default ~/.svc): relay/events, relay/snapshots, relay/secret.key,
-relay/checkpoint-key.pem.`,
+relay/checkpoint-key.pem, relay/operator.key (the operator's credential: whoever reads it is the operator).
+Commands that talk to the running relay find the relay of $SVC_HOME by its lock (any port), else
+RELAY_HOST/RELAY_PORT, and send the home's operator key.`,
 
   'phone-sim': `Usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 | --token <session token>)
          [--mode legacy|app] [--confirm allow|deny|ignore] [--name NAME] [--device-id ID] [--master on|off]
@@ -66,6 +69,7 @@ Commands:
   pair                  mint a pairing code on the running relay and show its QR
   devices               the paired devices and their trusted-device renewal
   blocks                addresses the rate limiter blocks, and unblock ADDRESS
+  console               a one-time sign-in link for the operator console
   events replay|verify|tail|export|import|checkpoint|public-key
                         audit the event log, sign its head for an auditor, or move it between stores
   insecure-api-key [status|on|off]
@@ -116,7 +120,7 @@ the device may renew its session with its refresh token, and how often it did).
                      "svc relay events forget")
   end-trust PREFIX   end only the renewal: the session works until it expires, then the device must
                      pair again
-The relay is found through RELAY_HOST and RELAY_PORT, as for "svc relay pair".
+The relay of $SVC_HOME is found by its lock (any port); with none running, through RELAY_HOST and RELAY_PORT.
 Renewal lasts RELAY_REFRESH_TTL_DAYS (default 180) from pairing; 0 turns it off.`,
 
   'relay blocks': `Usage: svc relay blocks [--json]
@@ -127,7 +131,15 @@ console API): 10 wrong pairing codes within 60 s block an address for 120 s, 5 w
 300 s. Each row says which, since when and until when (UTC). An IPv6 block covers its whole /64.
   unblock ADDRESS    lift that block at once (as listed; any address of a blocked /64 works too); the
                      event log records it as the operator's, as the console's Unblock does
-The relay is found through RELAY_HOST and RELAY_PORT, as for "svc relay pair".`,
+The relay of $SVC_HOME is found by its lock (any port); with none running, through RELAY_HOST and RELAY_PORT.`,
+
+  'relay console': `Usage: svc relay console [--json]
+
+Prints a one-time sign-in link for the operator console of the relay of $SVC_HOME
+(http://127.0.0.1:PORT/console/login#...). Open it in a browser on this machine: it signs that browser in
+(an HttpOnly cookie, RELAY_CONSOLE_SESSION_HOURS, default 12) and cannot be used again; unused, it expires
+after 15 minutes. "svc relay start" prints one at start. The request carries the home's operator key
+(relay/operator.key), so run it as the relay's user with its SVC_HOME.`,
 
   'relay pair': `Usage: svc relay pair [options]
        svc relay pair --register-code CODE [--ttl DURATION] [--grants LIST] [--json]
@@ -136,7 +148,8 @@ Mints a one-shot pairing code on the relay running on this machine (POST /pairin
 loopback), prints its QR code (the JSON the app scans), the hermes-relay:// URL to paste and when
 the code expires (10 minutes). With --register-code, registers the code the phone shows instead
 (POST /pairing/register), with the same --ttl and --grants.
-The relay is found through RELAY_HOST and RELAY_PORT (0.0.0.0 is dialled as 127.0.0.1), over
+The relay of $SVC_HOME is found by its lock (any port); with none running, through RELAY_HOST and RELAY_PORT
+(0.0.0.0 is dialled as 127.0.0.1), over
 HTTPS when RELAY_SSL_CERT and RELAY_SSL_KEY are set.
 
 Options:
@@ -174,7 +187,7 @@ An MCP (Model Context Protocol) server on stdin/stdout, for agents that only lau
 (a desktop app's "mcpServers" entry). It forwards every message to the running relay's /mcp, so the
 tools are the relay's Device Control (android_ping, android_read_screen, android_tap, ...) behind its
 safety pipeline, and every command is recorded with the MCP client's name.
-The relay is found through RELAY_HOST and RELAY_PORT, as for "svc relay pair"; over TLS, let Node trust
+The relay of $SVC_HOME is found by its lock (any port), else through RELAY_HOST and RELAY_PORT; over TLS, let Node trust
 its certificate with NODE_EXTRA_CA_CERTS. The session token comes from MOBILE_BRIDGE_TOKEN (or
 SVC_RELAY_TOKEN) and needs the bridge grant. Only JSON-RPC is written to stdout; errors go to stderr.`,
 

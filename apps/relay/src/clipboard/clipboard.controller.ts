@@ -20,7 +20,7 @@ export class ClipboardController {
 
   /** What is waiting (host tools and the operator). */
   @Get('/inbox')
-  @Auth('loopback')
+  @Auth('operator')
   @Header('Cache-Control', 'no-store')
   list() {
     return this.clipboard.list();
@@ -28,7 +28,7 @@ export class ClipboardController {
 
   /** The host tool's one-shot read: the newest fresh image's bytes, then it is gone. */
   @Get('/inbox/latest')
-  @Auth('loopback')
+  @Auth('operator')
   async latest(@Res() reply: FastifyReply) {
     const { entry, bytes } = await this.clipboard.takeLatest('operator');
     void reply
@@ -43,7 +43,7 @@ export class ClipboardController {
   }
 
   @Delete('/inbox')
-  @Auth('loopback')
+  @Auth('operator')
   clear() {
     return this.clipboard.clear('operator');
   }

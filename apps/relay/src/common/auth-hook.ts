@@ -7,6 +7,9 @@ import type { CommandLoop } from './command-loop';
 import { peerOf } from './forwarded-peer';
 import { refusesAsNotJson } from './json-only';
 import { checkLoopback, hasProxyHeader, isLoopbackPeer } from './net';
+import { consoleCookieName, cookieValue } from './console-cookie';
+import { OPERATOR_KEY_HEADER, type OperatorKey } from './operator-key';
+import type { LoopbackTrust } from './relay-config';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Secrets } from './secrets';
@@ -19,6 +22,14 @@ export type AuthDeps = {
   port: () => number;
   /** API voice (spec 5): the API bearer, and what makes a non-loopback request secure enough to carry it. */
   apiVoice?: { key: string | null; tls: boolean; trustProxyHeaders: boolean };
+};
+
+/** What the HTTP hook needs beyond a bearer check: the operator's credential and the platform routes' trust. */
+export type HookDeps = AuthDeps & {
+  /** The home's operator key (operator-key.ts). */
+  operatorKey: OperatorKey;
+  /** RELAY_LOOPBACK_TRUST: what a platform route asks of a loopback caller. */
+  loopbackTrust: LoopbackTrust;
 };
 
 /** The API-voice settings of a relay's configuration (the same for the HTTP hook and the voice sockets). */
@@ -74,15 +85,15 @@ export async function authenticateBearer(deps: AuthDeps, header: string | undefi
   return { kind: 'device', tokenPrefix: session.tokenPrefix, deviceId: session.deviceId, deviceName: session.deviceName };
 }
 
-export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { unguarded: string[] } {
+export function installAuthHook(instance: FastifyInstance, deps: HookDeps): { unguarded: string[] } {
   const unguarded: string[] = [];
   instance.addHook('onRoute', (route) => {
     const cfg = route.config as Partial<RouteAuth> | undefined;
     if (!cfg?.auth && route.method !== 'HEAD') unguarded.push(`${String(route.method)} ${route.url}`);
     if (typeof cfg?.bodyLimit === 'number') route.bodyLimit = cfg.bodyLimit;
   });
-  // Callback style, not async: public and loopback routes (/health, the operator's) are decided without
-  // a promise; only a bearer check waits (for the rate limiter's event on a bad token).
+  // Callback style, not async: public and platform routes (/health, the host tools') are decided without
+  // a promise; only a credential that must be recorded as wrong waits (for the rate limiter's event).
   instance.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const req = request as AuthedRequest;
     // The peer limits are keyed by: the socket's, or the one a relay forwarder vouches for (forwarded-peer.ts).
@@ -104,23 +115,27 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
         case undefined:
         case 'public':
           return done();
-        case 'loopback': {
-          const verdict = checkLoopback(req.raw.socket.remoteAddress, req.headers, deps.port());
-          if (!verdict.ok) throw new DomainError('auth.loopback_only', 'forbidden', verdict.reason);
-          assertJsonBody(req);
+        case 'operator':
+          assertLoopback(req, deps);
+          return operator(req, ip, 'refuse', done);
+        case 'platform':
+          assertLoopback(req, deps);
+          if (deps.loopbackTrust === 'loopback') return asOperator(req, done);
+          return operator(req, ip, req.headers.authorization !== undefined ? 'bearer' : 'refuse', done, cfg.grant);
+        case 'console-app':
+          assertLoopback(req, deps);
           req.principal = { kind: 'operator' };
           return done();
-        }
-        case 'loopback-or-paired':
+        case 'platform-or-paired':
+        case 'operator-or-paired': {
           // A route that names its caller (desktop dispatch) checks a bearer sent from loopback too: a bad
           // token is refused rather than quietly treated as the operator.
-          if (cfg.bearerOnLoopback && req.headers.authorization !== undefined) return bearer(req, ip, cfg.grant, done);
-          if (checkLoopback(req.raw.socket.remoteAddress, req.headers, deps.port()).ok) {
-            assertJsonBody(req);
-            req.principal = { kind: 'operator' };
-            return done();
-          }
-          return bearer(req, ip, cfg.grant, done);
+          if (cfg.bearerOnLoopback && req.headers.authorization !== undefined && !isOperatorBearer(deps, req))
+            return bearer(req, ip, cfg.grant, done);
+          if (!checkLoopback(req.raw, deps.port()).ok) return bearer(req, ip, cfg.grant, done);
+          if (cfg.auth === 'platform-or-paired' && deps.loopbackTrust === 'loopback') return asOperator(req, done);
+          return operator(req, ip, 'bearer', done, cfg.grant);
+        }
         case 'paired':
           return bearer(req, ip, cfg.grant, done);
         case 'voice':
@@ -129,14 +144,8 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
             req.principal = { kind: 'api' };
             return done();
           }
-          if (
-            cfg.operatorOnLoopback &&
-            req.headers.authorization === undefined &&
-            checkLoopback(req.raw.socket.remoteAddress, req.headers, deps.port()).ok
-          ) {
-            assertJsonBody(req);
-            req.principal = { kind: 'operator' };
-            return done();
+          if (cfg.operatorOnLoopback && req.headers.authorization === undefined && checkLoopback(req.raw, deps.port()).ok) {
+            return operator(req, ip, 'refuse', done);
           }
           return bearer(req, ip, cfg.grant, done);
         default:
@@ -153,7 +162,78 @@ export function installAuthHook(instance: FastifyInstance, deps: AuthDeps): { un
       done();
     }, done);
   };
+  const asOperator = (req: AuthedRequest, done: (err?: Error) => void): void => {
+    assertJsonBody(req);
+    req.principal = { kind: 'operator' };
+    done();
+  };
+  /**
+   * The operator's credential on a loopback request: the key or the console's cookie makes it the operator.
+   * Without one, `otherwise` decides: `bearer` tries the session bearer (a route a paired device may use
+   * too), `refuse` answers 401. A wrong key is counted like a bad bearer; a missing key, or a cookie that
+   * ended, is not (a console tab left open must not get its own machine blocked). The right key passes
+   * even while the address is blocked: behind a same-host proxy every stranger shares 127.0.0.1, and
+   * their wrong keys must not lock the operator out (a 256-bit key is not guessed by trying).
+   */
+  const operator = (req: AuthedRequest, ip: string, otherwise: 'bearer' | 'refuse', done: (err?: Error) => void, grant?: string): void => {
+    const verdict = operatorCredential(deps, req, otherwise === 'refuse');
+    if (verdict === 'ok') return asOperator(req, done);
+    if (verdict === 'missing' && otherwise === 'bearer' && req.headers.authorization !== undefined) return bearer(req, ip, grant, done);
+    if (verdict === 'missing') return done(operatorKeyRequired(deps.loopbackTrust, otherwise === 'bearer'));
+    assertNotBlocked(deps.loop.models.rateLimit, ip, deps.clock.now());
+    deps.loop
+      .run(`public:${ip}`, (models, now) =>
+        recordAuthFailure(models.rateLimit, { ip, kind: 'token', via: 'http', reason: 'wrong operator key' }, now),
+      )
+      .then(
+        () => done(new DomainError('auth.operator_key_required', 'unauthorized', 'wrong operator key: send the key in <home>/relay/operator.key')),
+        done,
+      );
+  };
   return { unguarded };
+}
+
+/** Every class that trusts loopback first checks that the request is one (net.ts); 403 otherwise. */
+function assertLoopback(req: AuthedRequest, deps: HookDeps): void {
+  const verdict = checkLoopback(req.raw, deps.port());
+  if (!verdict.ok) throw new DomainError('auth.loopback_only', 'forbidden', verdict.reason);
+}
+
+/**
+ * `ok`: the request carries the operator key (`X-Operator-Key`; `Authorization: Bearer <key>` too where
+ * `bearerIsKey`, the operator-only routes, so a Prometheus scraper can send it) or a live console cookie.
+ * `wrong`: it carries a key that is not the key. `missing`: neither (an ended or unknown cookie counts as
+ * missing: the browser keeps sending it until it signs in again).
+ */
+function operatorCredential(deps: HookDeps, req: AuthedRequest, bearerIsKey: boolean): 'ok' | 'wrong' | 'missing' {
+  const header = req.headers[OPERATOR_KEY_HEADER];
+  const given = Array.isArray(header) ? header[0] : header;
+  if (given !== undefined && given.trim() !== '') return deps.operatorKey.matches(given.trim()) ? 'ok' : 'wrong';
+  if (bearerIsKey || isOperatorBearer(deps, req)) {
+    const credential = bearerCredential(req.headers.authorization);
+    if (credential !== null) return deps.operatorKey.matches(credential) ? 'ok' : bearerIsKey ? 'wrong' : 'missing';
+  }
+  const cookie = cookieValue(req.headers.cookie, consoleCookieName(deps.port()));
+  if (cookie !== null && deps.loop.models.consoleAccess.sessionExpiry(deps.secrets.digest(cookie), deps.clock.now()) !== null) return 'ok';
+  return 'missing';
+}
+
+/** A bearer that is the operator key (where a session bearer could also be sent: the key is checked first). */
+function isOperatorBearer(deps: HookDeps, req: AuthedRequest): boolean {
+  const credential = bearerCredential(req.headers.authorization);
+  return credential !== null && deps.operatorKey.matches(credential);
+}
+
+function operatorKeyRequired(trust: LoopbackTrust, orBearer: boolean): DomainError {
+  const how =
+    'send the key in <home>/relay/operator.key as X-Operator-Key (the svc CLI does), or sign in to the console with the link "svc relay console" prints';
+  return new DomainError(
+    'auth.operator_key_required',
+    'unauthorized',
+    orBearer
+      ? `this route needs the operator key or a session bearer${trust === 'key' ? ' (RELAY_LOOPBACK_TRUST=key)' : ''}: ${how}`
+      : `this route is the operator's: ${how}`,
+  );
 }
 
 /** The API bearer, compared in constant time (digests of equal length), never logged or recorded. */

@@ -4,11 +4,23 @@ import type { Principal } from '@svc/domain';
 import type { FastifyRequest } from 'fastify';
 
 /**
- * The spec's authentication classes (section 5). Every route declares one; start-up fails if a route
- * has none, so nothing is public by accident. `voice` is Paired with the grant, or API voice: the API
- * bearer (`API_SERVER_KEY`), accepted on the voice routes only (spec 5 rules 2-3).
+ * The spec's authentication classes (section 5), with authority resting on a credential, never on a
+ * position (issue 34): a same-host proxy or tunnel makes the whole world loopback.
+ * - `public`: anyone.
+ * - `operator`: the operator's own surfaces (the console API and its actions, mint approvals, the store's jobs,
+ *   recordings, metrics...): a loopback request that also carries the operator key (`X-Operator-Key`,
+ *   `Authorization: Bearer <key>`) or the console's sign-in cookie.
+ * - `platform`: the spec's loopback routes that the reference host tools call with no credential
+ *   (docs/COMPATIBILITY.md lists them): any loopback request while RELAY_LOOPBACK_TRUST=loopback (the
+ *   default); with `key`, the operator key or a paired bearer too.
+ * - `paired`: a session bearer (with `grant`).
+ * - `platform-or-paired`, `operator-or-paired`: the loopback class above, or else a session bearer.
+ * - `voice`: Paired with the grant, or API voice: the API bearer (`API_SERVER_KEY`), accepted on the voice
+ *   routes only (spec 5 rules 2-3).
+ * - `console-sign-in`: a loopback request whose one-time sign-in link the handler itself checks (the one
+ *   route that turns a link into the console's cookie).
  */
-export type AuthClass = 'public' | 'loopback' | 'paired' | 'loopback-or-paired' | 'voice';
+export type AuthClass = 'public' | 'operator' | 'platform' | 'paired' | 'platform-or-paired' | 'operator-or-paired' | 'voice' | 'console-app';
 
 export type RouteAuth = {
   auth: AuthClass;
@@ -16,7 +28,7 @@ export type RouteAuth = {
   bodyLimit?: number;
   noHead?: boolean;
   bearerOnLoopback?: boolean;
-  /** `voice` class: a loopback request with no bearer is the operator (relay-wide voice settings). */
+  /** `voice` class: a loopback request with the operator key and no bearer is the operator (relay-wide voice settings). */
   operatorOnLoopback?: boolean;
   /** The route takes multipart bodies: @fastify/multipart's request hooks run on it (media.module.ts). */
   multipart?: boolean;

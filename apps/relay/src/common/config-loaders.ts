@@ -5,7 +5,17 @@ import * as path from 'node:path';
 import { ConfigError, envFlag, envList, envNumber, envText, PORT } from './config-env';
 import { BIND_ALL, DEFAULT_DASHBOARD_URL, DEFAULT_PORT } from './hosts';
 import { redactUrl } from './redact-url';
-import type { BridgeConfig, MediaConfig, SecureLinkConfig, SocketConfig, TerminalRecordingConfig, TuiAgentConfig, VoiceConfig } from './relay-config';
+import {
+  LOOPBACK_TRUST,
+  type BridgeConfig,
+  type LoopbackTrust,
+  type MediaConfig,
+  type SecureLinkConfig,
+  type SocketConfig,
+  type TerminalRecordingConfig,
+  type TuiAgentConfig,
+  type VoiceConfig,
+} from './relay-config';
 
 /** Each feature's settings from the environment (config.ts puts them together). */
 
@@ -131,6 +141,16 @@ export function updateFeedUrl(env: NodeJS.ProcessEnv): string | null {
   if (!v) return null;
   if (!/^https?:\/\/[^\s]+$/i.test(v)) throw new ConfigError(`RELAY_UPDATE_FEED_URL must be an http(s) URL, got "${redactUrl(v)}"`);
   return v;
+}
+
+/** RELAY_LOOPBACK_TRUST: `loopback` (the default) or `key` (relay-config.ts). */
+export function loopbackTrust(raw: string | undefined): LoopbackTrust {
+  const v = (raw ?? '').trim().toLowerCase();
+  if (v === '') return 'loopback';
+  if ((LOOPBACK_TRUST as readonly string[]).includes(v)) return v as LoopbackTrust;
+  throw new ConfigError(
+    `RELAY_LOOPBACK_TRUST must be "loopback" (the host tools' platform routes answer any loopback caller) or "key" (they need the operator key or a paired bearer too), got "${raw}"`,
+  );
 }
 
 export function clientSpelling(raw: string | undefined): Spelling {

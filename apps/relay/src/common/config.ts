@@ -13,6 +13,7 @@ import {
   loadTerminalRecordingConfig,
   loadTuiAgentConfig,
   loadVoiceConfig,
+  loopbackTrust,
   updateFeedUrl,
 } from './config-loaders';
 import { BIND_ALL, DEFAULT_PORT, DEFAULT_WEBAPI_URL, dialHost } from './hosts';
@@ -24,6 +25,7 @@ export { ConfigError } from './config-env';
 export { LOG_LEVELS } from './relay-config';
 export type {
   BridgeConfig,
+  LoopbackTrust,
   LogLevel,
   MediaConfig,
   RelayConfig,
@@ -77,6 +79,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     personalDataKeysPerHour: whole('RELAY_PERSONAL_DATA_KEYS_PER_HOUR', 12, 1, 3600),
     allowInsecureApiBearer: Boolean(flags.allowInsecureApiKey) || envFlag(env, 'RELAY_ALLOW_INSECURE_API_BEARER', false),
     trustProxyHeaders: envFlag(env, 'RELAY_TRUST_PROXY_HEADERS', false),
+    loopbackTrust: loopbackTrust(env.RELAY_LOOPBACK_TRUST),
+    consoleSessionHours: whole('RELAY_CONSOLE_SESSION_HOURS', 12, 1, 24 * 30),
     apiServer: {
       enabled: envFlag(env, 'API_SERVER_ENABLED', Boolean(env.API_SERVER_KEY)),
       url: `http://${dialHost(apiHost)}:${apiPort}`,

@@ -63,6 +63,10 @@ const WRITTEN_WHILE_LOW: ReadonlySet<string> = new Set([
   'bridge.command_answered',
   'bridge.command_failed',
   'secure_link.unavailable',
+  // The operator signing in to the console: most needed while the disk is low, and bounded (console-access).
+  'console.link_issued',
+  'console.signed_in',
+  'console.signed_out',
 ]);
 
 /** Safety-pipeline steps that refuse or switch off: audited even while the disk is low. */

@@ -1,21 +1,33 @@
 import { checkLoopback, hasProxyHeader, isLoopbackHostHeader, isLoopbackPeer, isOwnLoopbackOrigin, normalizeIp } from './net';
 
+import type { IncomingMessage } from 'node:http';
+
 const H = (extra: Record<string, string> = {}) => ({ host: '127.0.0.1:8767', ...extra });
+
+/** A request as Node hands it over: headers lower-cased, rawHeaders as sent, the target as written. */
+function req(peer: string | undefined, headers: Record<string, string>, opts: { url?: string; rawHeaders?: string[] } = {}): IncomingMessage {
+  return {
+    socket: { remoteAddress: peer },
+    headers,
+    url: opts.url ?? '/x',
+    rawHeaders: opts.rawHeaders ?? Object.entries(headers).flat(),
+  } as unknown as IncomingMessage;
+}
 
 describe('loopback rules (ARCHITECTURE.md)', () => {
   it.each(['127.0.0.1', '::1', '::ffff:127.0.0.1'])('peer %s is loopback', (peer) => {
     expect(isLoopbackPeer(peer)).toBe(true);
-    expect(checkLoopback(peer, H(), 8767)).toEqual({ ok: true });
+    expect(checkLoopback(req(peer, H()), 8767)).toEqual({ ok: true });
   });
 
   it.each([undefined, '127.0.0.2', '10.0.0.9', '::ffff:10.0.0.9', '0.0.0.0', '::', 'fe80::1', 'localhost'])('peer %p is not', (peer) => {
     expect(isLoopbackPeer(peer)).toBe(false);
-    expect(checkLoopback(peer, H(), 8767)).toMatchObject({ ok: false, reason: expect.stringContaining('loopback') });
+    expect(checkLoopback(req(peer, H()), 8767)).toMatchObject({ ok: false, reason: expect.stringContaining('loopback') });
   });
 
   it.each(['x-forwarded-for', 'forwarded', 'x-real-ip', 'x-forwarded-host', 'x-forwarded-proto'])('a %s header turns loopback away', (h) => {
     expect(hasProxyHeader({ [h]: '' })).toBe(true);
-    expect(checkLoopback('127.0.0.1', H({ [h]: '1.2.3.4' }), 8767)).toMatchObject({ ok: false, reason: expect.stringContaining('proxied') });
+    expect(checkLoopback(req('127.0.0.1', H({ [h]: '1.2.3.4' })), 8767)).toMatchObject({ ok: false, reason: expect.stringContaining('proxied') });
   });
 
   it.each(['127.0.0.1', '127.0.0.1:1', 'localhost', 'LOCALHOST:8767', '[::1]', '[::1]:8767'])('Host %s is a loopback host', (host) => {
@@ -26,7 +38,7 @@ describe('loopback rules (ARCHITECTURE.md)', () => {
     'Host %p is not',
     (host) => {
       expect(isLoopbackHostHeader(host)).toBe(false);
-      expect(checkLoopback('127.0.0.1', host === undefined ? {} : { host }, 8767).ok).toBe(false);
+      expect(checkLoopback(req('127.0.0.1', host === undefined ? {} : { host }), 8767).ok).toBe(false);
     },
   );
 
@@ -47,10 +59,33 @@ describe('loopback rules (ARCHITECTURE.md)', () => {
     ]) {
       expect({ bad, ok: isOwnLoopbackOrigin(bad, 8767) }).toEqual({ bad, ok: false });
     }
-    expect(checkLoopback('127.0.0.1', H({ origin: 'http://evil.com' }), 8767)).toMatchObject({
+    expect(checkLoopback(req('127.0.0.1', H({ origin: 'http://evil.com' })), 8767)).toMatchObject({
       ok: false,
       reason: expect.stringContaining('cross-origin'),
     });
+  });
+
+  it('an absolute-form target (what a forward proxy sends) is not a loopback request', () => {
+    expect(checkLoopback(req('127.0.0.1', H(), { url: 'http://evil.example/x' }), 8767)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('absolute'),
+    });
+    expect(checkLoopback(req('127.0.0.1', H(), { url: '*' }), 8767).ok).toBe(false);
+  });
+
+  it('two Host headers are refused, even when both are loopback', () => {
+    const two = req('127.0.0.1', H(), { rawHeaders: ['Host', '127.0.0.1:8767', 'host', 'evil.example'] });
+    expect(checkLoopback(two, 8767)).toMatchObject({ ok: false, reason: expect.stringContaining('one Host') });
+  });
+
+  it('what a browser says of another site refuses: Sec-Fetch-Site cross-site, a foreign Referer', () => {
+    expect(checkLoopback(req('127.0.0.1', H({ 'sec-fetch-site': 'cross-site' })), 8767).ok).toBe(false);
+    for (const site of ['same-origin', 'same-site', 'none'])
+      expect(checkLoopback(req('127.0.0.1', H({ 'sec-fetch-site': site })), 8767).ok).toBe(true);
+    for (const referer of ['http://evil.example/page', 'http://127.0.0.1:9119/', 'not a url'])
+      expect({ referer, ok: checkLoopback(req('127.0.0.1', H({ referer })), 8767).ok }).toEqual({ referer, ok: false });
+    expect(checkLoopback(req('127.0.0.1', H({ referer: 'http://127.0.0.1:8767/console/devices' })), 8767).ok).toBe(true);
+    expect(checkLoopback(req('127.0.0.1', H({ referer: 'http://localhost:8767/console/' })), 8767).ok).toBe(true);
   });
 
   it('normalizeIp shows IPv4-mapped IPv6 as IPv4', () => {

@@ -1,6 +1,9 @@
 import type { Spelling } from '@svc/domain';
 
 /** What the relay runs with: `loadConfig` (config.ts) builds it from the flags, the environment and the defaults. */
+export type LoopbackTrust = 'loopback' | 'key';
+export const LOOPBACK_TRUST: readonly LoopbackTrust[] = ['loopback', 'key'];
+
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
 export const LOG_LEVELS: readonly LogLevel[] = ['DEBUG', 'INFO', 'WARNING', 'ERROR'];
 
@@ -44,6 +47,14 @@ export type RelayConfig = {
   personalDataKeysPerHour: number;
   allowInsecureApiBearer: boolean;
   trustProxyHeaders: boolean;
+  /**
+   * RELAY_LOOPBACK_TRUST: what the spec's platform routes (those the reference host tools call on loopback
+   * with no credential) ask of a loopback caller. `loopback` (default): nothing more, as the host tools need;
+   * `key`: the operator key or a paired bearer too. Operator routes always need the key.
+   */
+  loopbackTrust: LoopbackTrust;
+  /** RELAY_CONSOLE_SESSION_HOURS (default 12): how long a browser stays signed in to the console after opening a sign-in link. */
+  consoleSessionHours: number;
   apiServer: { enabled: boolean; url: string; key: string | null };
   /** Tunables with safe defaults; tests shrink them. */
   authTimeoutMs: number;

@@ -20,6 +20,8 @@ export const SECRET_FIELDS = [
   'bearer',
   'authorization',
   'cookie',
+  'operator_key',
+  'ticket',
 ] as const;
 
 /** A test for `names` in any case, each underscore optional (`session_token`, `sessionToken`, `SESSIONTOKEN`). */

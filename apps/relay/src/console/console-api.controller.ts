@@ -35,7 +35,7 @@ export class ConsoleApiController {
   }
 
   @Get('/overview')
-  @Auth('loopback')
+  @Auth('operator')
   async overview(): Promise<Overview> {
     const now = this.clock.now();
     const m = this.loop.models;
@@ -83,14 +83,14 @@ export class ConsoleApiController {
   }
 
   @Get('/features')
-  @Auth('loopback')
+  @Auth('operator')
   list(): FeaturesAnswer {
     return { ok: true, features: this.features.list() };
   }
 
   /** Re-reads the whole chain from seq 1 (the overview's check is incremental): the Store page's job, joined if running, awaited. */
   @Post('/chain/verify')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async verify(): Promise<ChainVerifyAnswer> {
     const job = await this.verifier.start().done;
@@ -104,7 +104,7 @@ export class ConsoleApiController {
    * Filters: `type` (comma list, `session.` prefixes), `device`, `since`/`until` (epoch s or ISO).
    */
   @Get('/events')
-  @Auth('loopback')
+  @Auth('operator')
   async events(@Query() q: EventsPageQuery): Promise<EventsPage> {
     const { limit = 100, after, before } = q;
     if (after !== undefined && before !== undefined) throw new DomainError('validation.events_cursor', 'invalid', 'give after or before, not both');
@@ -130,7 +130,7 @@ export class ConsoleApiController {
    * valid header wins over the query, whatever the query holds, so no query DTO may refuse first.
    */
   @Get('/stream')
-  @Auth('loopback')
+  @Auth('operator')
   @Header('Cache-Control', 'no-store')
   async streamEvents(@Req() req: FastifyRequest, @Res() reply: FastifyReply, @Query('after') afterQ?: string): Promise<void> {
     const header = req.headers['last-event-id'];

@@ -18,13 +18,13 @@ export class ConsoleStaticController {
   }
 
   @Get()
-  @Auth('loopback')
+  @Auth('console-app')
   redirect(@Res() reply: FastifyReply) {
     return reply.status(308).header('location', '/console/').send();
   }
 
   @Get('/*')
-  @Auth('loopback')
+  @Auth('console-app')
   serve(@Req() req: FastifyRequest, @Res() reply: FastifyReply) {
     const rel = new URL(req.url, 'http://console').pathname.replace(/^\/console\/?/, '');
     if (rel === 'api' || rel.startsWith('api/')) {

@@ -22,7 +22,7 @@ describe('where the console is (the start-up line and the log)', () => {
 
   it('says it in one line, with what to do when it cannot be opened', () => {
     expect(consoleLine({ state: 'ready', url: 'http://127.0.0.1:8767/console/' })).toBe(
-      'console http://127.0.0.1:8767/console/ (open it in a browser on this machine; it answers only on loopback)',
+      'console http://127.0.0.1:8767/console/ (a browser on this machine, signed in with a one-time link; it answers only on loopback)',
     );
     expect(consoleLine({ state: 'not_built', url: 'http://127.0.0.1:8767/console/' })).toContain('npm run build:console');
     expect(consoleLine({ state: 'unreachable', host: '192.168.1.5' })).toContain('bind 0.0.0.0 or 127.0.0.1');

@@ -22,7 +22,7 @@ export function consoleWhere(config: Pick<RelayConfig, 'host' | 'tls' | 'console
 export function consoleLine(where: ConsoleWhere): string {
   switch (where.state) {
     case 'ready':
-      return `console ${where.url} (open it in a browser on this machine; it answers only on loopback)`;
+      return `console ${where.url} (a browser on this machine, signed in with a one-time link; it answers only on loopback)`;
     case 'not_built':
       return `console not built: run "npm run build:console", then open ${where.url}`;
     case 'unreachable':

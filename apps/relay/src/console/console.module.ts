@@ -21,6 +21,8 @@ import { CONSOLE_HEADERS } from './console-static';
 import { consoleWhere, isConsoleUrl } from './console-url';
 import { installLoopbackRefusalPage } from './loopback-refusal-page';
 import { ConsoleStaticController } from './console-static.controller';
+import { ConsoleSignInController } from './console-sign-in.controller';
+import { ConsoleSignIn } from './console-sign-in.service';
 import { ConsoleStream } from './console-stream.service';
 import { BridgeConsoleController } from './features/bridge.console.controller';
 import { ConnectivityConsoleController } from './features/connectivity.console.controller';
@@ -48,6 +50,7 @@ import { ChainVerifyJobs } from './store/chain-verify-jobs';
   imports: [SessionsModule, PairingModule, BridgeModule, TerminalModule, DesktopModule, SecureLinkModule, VoiceModule, PersonalDataModule],
   controllers: [
     ConsoleApiController,
+    ConsoleSignInController,
     SessionsConsoleController,
     PersonalDataConsoleController,
     PairingConsoleController,
@@ -64,7 +67,8 @@ import { ChainVerifyJobs } from './store/chain-verify-jobs';
     StoreConsoleController,
     ConsoleStaticController,
   ],
-  providers: [ConsoleFeatures, ConsoleState, ConsoleStream, ChainVerifyJobs],
+  providers: [ConsoleFeatures, ConsoleState, ConsoleStream, ChainVerifyJobs, ConsoleSignIn],
+  exports: [ConsoleSignIn],
 })
 export class ConsoleModule implements OnModuleInit, OnApplicationBootstrap {
   constructor(

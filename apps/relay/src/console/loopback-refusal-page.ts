@@ -42,8 +42,8 @@ export function loopbackRefusalPage(reason: string, port: number): string {
 <h1>The svc relay console answers only on the relay's own machine</h1>
 <p>It was not opened here because it is loopback-only: other machines, proxies and other web pages cannot reach it.</p>
 <p class="why">Refused: ${escapeHtml(reason)}.</p>
-<p>On the machine that runs the relay, open <code>${local}</code>.</p>
-<p>From another computer, forward the port over SSH first: <code>ssh -L ${port}:127.0.0.1:${port} &lt;relay host&gt;</code>, then open <code>${local}</code> on this computer.</p>
+<p>On the machine that runs the relay, open <code>${local}</code>: run <code>svc relay console</code> there for a one-time sign-in link.</p>
+<p>From another computer, forward the port over SSH first: <code>ssh -L ${port}:127.0.0.1:${port} &lt;relay host&gt;</code>, then open <code>${local}</code> on this computer with the link <code>svc relay console</code> prints on the relay's machine.</p>
 </main>
 </body>
 </html>

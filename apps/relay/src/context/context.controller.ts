@@ -8,7 +8,7 @@ export class ContextController {
 
   /** Loopback without a bearer (the host platform reads what to inject); a paired bearer otherwise. */
   @Get('/injected')
-  @Auth('loopback-or-paired')
+  @Auth('platform-or-paired')
   @Header('Cache-Control', 'no-store')
   injected() {
     return this.context.injected();

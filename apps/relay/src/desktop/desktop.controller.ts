@@ -29,7 +29,7 @@ export class DesktopController {
 
   /** Readiness for the host's tool checks: 200, or 503 naming what is missing (desktop-views.ts). */
   @Get('/_ping')
-  @Auth('loopback-or-paired', 'desktop', { bearerOnLoopback: true })
+  @Auth('platform-or-paired', 'desktop', { bearerOnLoopback: true })
   ping(@Query() q: DesktopPingQuery, @Res({ passthrough: true }) reply: FastifyReply) {
     const r = desktopReadiness(this.loop.models, this.desktop, q.tool ?? null, q.device ?? null);
     void reply.status(r.status);
@@ -38,7 +38,7 @@ export class DesktopController {
 
   /** Always 200 (to loopback): who is connected, what they serve, and the latest calls (never their arguments). */
   @Get('/health')
-  @Auth('loopback-or-paired', 'desktop', { bearerOnLoopback: true })
+  @Auth('platform-or-paired', 'desktop', { bearerOnLoopback: true })
   health() {
     return desktopHealth(this.loop.models, this.desktop);
   }
@@ -50,7 +50,7 @@ export class DesktopController {
    * in time, 502 the client left mid-call.
    */
   @Post('/:tool')
-  @Auth('loopback-or-paired', 'desktop', { bearerOnLoopback: true, bodyLimit: DESKTOP_BODY_LIMIT })
+  @Auth('platform-or-paired', 'desktop', { bearerOnLoopback: true, bodyLimit: DESKTOP_BODY_LIMIT })
   @HttpCode(200)
   async call(
     @Param('tool') tool: string,

@@ -4,6 +4,7 @@ import type { Clock } from '../common/clock';
 import type { CommandLoop } from '../common/command-loop';
 import type { DiskGuard } from '../common/disk-guard';
 import { checkLoopback } from '../common/net';
+import { OPERATOR_KEY_HEADER, type OperatorKey } from '../common/operator-key';
 import type { Runtime } from '../common/tokens';
 import { secureLinkStatus } from '../secure-link/secure-link-status';
 
@@ -37,10 +38,15 @@ export function installHealthRoute(
     clientSpelling: 'svc' | 'hermes';
     disk?: DiskGuard;
     terminalRecording: boolean;
+    operatorKey: OperatorKey;
   },
 ): void {
   const config: RouteAuth = { auth: 'public' };
-  const loopback = (r: FastifyRequest) => checkLoopback(r.socket.remoteAddress, r.headers, deps.runtime.port).ok;
+  // The disk figures are the operator's: a loopback request with the key (a same-host proxy makes anyone loopback).
+  const operator = (r: FastifyRequest) => {
+    const key = r.headers[OPERATOR_KEY_HEADER];
+    return typeof key === 'string' && checkLoopback(r.raw, deps.runtime.port).ok && deps.operatorKey.matches(key.trim());
+  };
   const json = lastJson<HealthBody>();
   instance.get('/health', { config }, async (request, reply): Promise<string> => {
     void reply.header('Cache-Control', 'no-store').type('application/json; charset=utf-8');
@@ -70,8 +76,8 @@ export function installHealthRoute(
       },
       ...(sl ? { secure_proxy: sl.candidate() } : {}),
       // Whether the relay takes new work: below the reserve it refuses pairings, uploads and messages (503
-      // relay.disk_low). The figures are the operator's (loopback); anyone else learns only `low`.
-      ...(deps.disk?.enabled ? { disk: loopback(request) ? deps.disk.view() : { low: deps.disk.low } } : {}),
+      // relay.disk_low). The figures are the operator's (loopback with the key); anyone else learns only `low`.
+      ...(deps.disk?.enabled ? { disk: operator(request) ? deps.disk.view() : { low: deps.disk.low } } : {}),
       terminal_recording: deps.terminalRecording,
     };
   }

@@ -18,7 +18,7 @@ export class ImageActivityController {
   /** The host platform's feed (loopback). */
   @Post()
   @HttpCode(200)
-  @Auth('loopback')
+  @Auth('operator')
   report(@Body() b: ReportDto) {
     return this.activity.report(b);
   }

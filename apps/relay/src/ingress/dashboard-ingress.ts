@@ -2,6 +2,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { PEER_HEADER, SECRET_HEADER } from '../common/forwarded-peer';
+import { OPERATOR_KEY_HEADER } from '../common/operator-key';
 import { isLoopbackHost } from '../common/hosts';
 import { forwardedHeaders, NOT_FORWARDED, refuseUpgrade, safeProxyPath as safe, sendJsonError as json } from '../common/proxy-http';
 
@@ -66,6 +67,12 @@ export type IngressOptions = {
    * limit (`127.0.0.1 via proxy`), still apart from the operator's own loopback.
    */
   forwarderKey?: string | null;
+  /**
+   * The relay's operator key (`readOperatorKey(<SVC_HOME>/relay)`): provider usage is the operator's
+   * (`/usage/providers` on loopback needs it); the dashboard's signed-in user reads it as the operator of
+   * this host. Without it that route answers 503 `ingress.operator_key_missing`.
+   */
+  operatorKey?: string | null;
 };
 
 const sessionOf = (req: http.IncomingMessage): string | null => {
@@ -209,8 +216,17 @@ export class DashboardIngress {
       const v = given.get(k);
       if (v !== null) pass.set(k, v);
     }
+    const key = this.opts.operatorKey;
+    if (!key)
+      return json(
+        res,
+        503,
+        'ingress.operator_key_missing',
+        "provider usage is the operator's: the dashboard cannot read the relay's operator key (<SVC_HOME>/relay/operator.key)",
+      );
     const target = new URL(`/usage/providers${pass.size ? `?${pass.toString()}` : ''}`, this.relay);
-    const up = http.get(target, { headers: { host: this.relay.host, accept: 'application/json' }, timeout: 10_000 }, (ures) => {
+    const headers = { host: this.relay.host, accept: 'application/json', [OPERATOR_KEY_HEADER]: key };
+    const up = http.get(target, { headers, timeout: 10_000 }, (ures) => {
       res.writeHead(ures.statusCode ?? 502, { 'content-type': ures.headers['content-type'] ?? 'application/json', 'cache-control': 'no-store' });
       ures.pipe(res);
     });

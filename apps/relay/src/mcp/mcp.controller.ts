@@ -3,8 +3,10 @@ import { DomainError, type Principal } from '@svc/domain';
 import type { FastifyReply } from 'fastify';
 import { Auth, Caller, type AuthedRequest } from '../common/auth';
 import { isSameOrigin } from '../common/net';
-import { RUNTIME, type Runtime } from '../common/tokens';
-import { driverOf } from '../bridge/driver-of';
+import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import type { RelayConfig } from '../common/config';
+import { OperatorKey } from '../common/operator-key';
+import { driverOf, type HostTrust } from '../bridge/driver-of';
 import { McpSessions } from './mcp-sessions';
 
 /** An MCP message is a tool call's arguments at most: Device Control's largest input (a typed text, an intent) is far below. */
@@ -22,7 +24,14 @@ export class McpController {
   constructor(
     private readonly sessions: McpSessions,
     @Inject(RUNTIME) private readonly runtime: Runtime,
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    private readonly operatorKey: OperatorKey,
   ) {}
+
+  /** What makes a request the relay's host (driver-of.ts). */
+  private get host(): HostTrust {
+    return { port: this.runtime.port, loopbackTrust: this.config.loopbackTrust, operatorKey: this.operatorKey };
+  }
 
   @Post()
   @Auth('paired', 'bridge', { bodyLimit: MCP_BODY_LIMIT })
@@ -47,7 +56,7 @@ export class McpController {
     if (origin !== undefined && !isSameOrigin(origin, req.headers.host))
       throw new DomainError('mcp.foreign_origin', 'forbidden', 'a browser page of another origin may not use /mcp');
     if (caller.kind !== 'device') throw new DomainError('auth.missing_bearer', 'unauthorized', 'send a session bearer');
-    const driver = { ...driverOf(req, caller, this.runtime.port), caller };
+    const driver = { ...driverOf(req, caller, this.host), caller };
     const id = sessionIdOf(req);
     let session = id === null ? null : (this.sessions.get(id, driver) ?? null);
     if (id !== null && !session)

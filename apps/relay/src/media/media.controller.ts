@@ -17,7 +17,7 @@ export class MediaController {
   ) {}
 
   @Post('/register')
-  @Auth('loopback')
+  @Auth('platform')
   @HttpCode(200)
   async register(@Body() body: RegisterMediaDto, @Caller() caller: Principal) {
     const r = await this.media.register(body, actorOf(caller));
@@ -33,7 +33,7 @@ export class MediaController {
   }
 
   @Get('/inspect')
-  @Auth('loopback')
+  @Auth('platform')
   inspect(@Query('token') token?: string) {
     return this.media.inspect(token);
   }
@@ -46,7 +46,7 @@ export class MediaController {
 
   /** The chat marker helper over HTTP: `MEDIA:<absolute path>` becomes `MEDIA:svc-relay://<token>` (`hermes-relay://` under RELAY_CLIENT_SPELLING=hermes, the scheme the public app renders). */
   @Post('/markers')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async markers(@Body() body: MarkersDto, @Caller() caller: Principal) {
     const r = await rewriteMediaMarkers(body.text, this.media, actorOf(caller), clientNames(this.config.clientSpelling));
@@ -54,7 +54,7 @@ export class MediaController {
   }
 
   @Post('/:token/sensitive')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   sensitive(@Param('token') token: string, @Caller() caller: Principal) {
     return this.media.markSensitive(token, actorOf(caller));

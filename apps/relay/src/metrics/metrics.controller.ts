@@ -9,7 +9,7 @@ export class MetricsController {
   constructor(private readonly metrics: MetricsService) {}
 
   @Get()
-  @Auth('loopback')
+  @Auth('operator')
   async scrape(@Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     void reply.header('content-type', this.metrics.contentType).header('cache-control', 'no-store');
     return this.metrics.render();

@@ -9,7 +9,7 @@ export class NotificationsController {
 
   /** Spec 5 rule 5: loopback callers need no bearer; remote callers need a paired one. */
   @Get('/recent')
-  @Auth('loopback-or-paired')
+  @Auth('platform-or-paired')
   @Header('Cache-Control', 'no-store')
   recent(@Query() q: RecentQueryDto) {
     return this.notifications.recent(q.limit);

@@ -98,7 +98,7 @@ function bodyClasses(app: NestFastifyApplication): Map<string, Ctor> {
 
 export function installOpenApiRoute(app: NestFastifyApplication, instance: FastifyInstance, version: string): void {
   let doc: OpenAPIObject | null = null;
-  const config: RouteAuth = { auth: 'loopback' };
+  const config: RouteAuth = { auth: 'operator' };
   instance.get('/openapi.json', { config }, async (_req, reply) => {
     doc ??= openApiDocument(app, version);
     void reply.header('cache-control', 'no-store');

@@ -14,14 +14,14 @@ export class RelayInfoController {
 
   /** The build and capability summary. Counts only: never a token, path or credential. */
   @Get('/info')
-  @Auth('loopback-or-paired')
+  @Auth('platform-or-paired')
   info() {
     return this.relayInfo.info();
   }
 
   /** `GET /relay/update-check[?refresh=1]`: the update feed's answer, or `unknown` without one. */
   @Get('/update-check')
-  @Auth('loopback-or-paired')
+  @Auth('operator-or-paired')
   updateCheck(@Query() q: UpdateCheckQuery) {
     return this.relayInfo.updateCheck(q.refresh === true);
   }
@@ -31,7 +31,7 @@ export class RelayInfoController {
    * grant (the clients fail soft on anything else).
    */
   @Post('/model-capabilities')
-  @Auth('loopback-or-paired', 'chat')
+  @Auth('operator-or-paired', 'chat')
   @HttpCode(200)
   capabilities(@Body() body: ModelCapabilitiesDto) {
     return this.relayInfo.modelCapabilities(body);

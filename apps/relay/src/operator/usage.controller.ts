@@ -24,7 +24,7 @@ export class UsageController {
   ) {}
 
   @Get('/providers')
-  @Auth('loopback-or-paired')
+  @Auth('operator-or-paired')
   providers(@Query() q: UsageQuery) {
     if (!this.config.providerUsageEnabled)
       throw new DomainError(

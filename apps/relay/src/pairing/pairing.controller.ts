@@ -17,7 +17,7 @@ export class PairingController {
   }
 
   @Post('/register')
-  @Auth('loopback')
+  @Auth('platform')
   @HttpCode(200)
   async register(@Body() body: RegisterCodeDto) {
     const { code, expires_at } = await this.pairing.register(body.code, body);
@@ -25,28 +25,28 @@ export class PairingController {
   }
 
   @Post('/mint')
-  @Auth('loopback')
+  @Auth('platform')
   @HttpCode(200)
   mint(@Body() body: MintDto) {
     return this.pairing.mint(body);
   }
 
   @Post('/approve')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   approve(@Body() body: ApproveDto, @Caller() by: Principal) {
     return this.pairing.approve(requireRef(body), body, by);
   }
 
   @Post('/deny')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   deny(@Body() body: DenyDto, @Caller() by: Principal) {
     return this.pairing.deny(requireRef(body), by);
   }
 
   @Get('/pending')
-  @Auth('loopback')
+  @Auth('operator')
   pending() {
     return { ok: true, codes: this.pairing.pending() };
   }

@@ -14,7 +14,7 @@ export class ProfilesOperatorController {
   constructor(private readonly catalog: ProfileCatalog) {}
 
   @Get()
-  @Auth('loopback')
+  @Auth('operator')
   async list() {
     await this.catalog.rescan('rescan');
     return {
@@ -28,7 +28,7 @@ export class ProfilesOperatorController {
   }
 
   @Post('/enable')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async enable(@Body() body: EnableProfilesDto, @Caller() caller: Principal) {
     const names = body.names ?? [];

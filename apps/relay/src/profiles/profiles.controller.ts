@@ -1,9 +1,7 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Put, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Put, Res } from '@nestjs/common';
 import { actorOf, type Principal } from '@svc/domain';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { Auth, Caller } from '../common/auth';
-import { checkLoopback } from '../common/net';
-import { RUNTIME, type Runtime } from '../common/tokens';
 import { FileContentDto } from './profiles.dto';
 import { MAX_MEMORY_WRITE, MAX_SOUL_WRITE, ProfilesService } from './profiles.service';
 
@@ -11,24 +9,21 @@ import { MAX_MEMORY_WRITE, MAX_SOUL_WRITE, ProfilesService } from './profiles.se
  * Spec 4.7, a profile's files (ProfilesService reads and writes them). Loopback, or a paired phone (the
  * app's profile inspector); the writes (SOUL, memory) need the session's `chat` grant, since they change
  * what the agent is told (a bearer is checked even when it comes from loopback; the operator writes
- * without one). Only the operator (loopback, no bearer) sees host paths and the whole config.
+ * with the operator key instead). Only the operator sees host paths and the whole config.
  */
 @Controller('/api/profiles')
 export class ProfilesController {
-  constructor(
-    private readonly profiles: ProfilesService,
-    @Inject(RUNTIME) private readonly runtime: Runtime,
-  ) {}
+  constructor(private readonly profiles: ProfilesService) {}
 
   @Get('/:name/config')
-  @Auth('loopback-or-paired')
-  getConfig(@Param('name') name: string, @Req() req: FastifyRequest) {
-    return this.profiles.config(name, this.isOperator(req));
+  @Auth('operator-or-paired')
+  getConfig(@Param('name') name: string, @Caller() caller: Principal) {
+    return this.profiles.config(name, caller.kind === 'operator');
   }
 
   /** `GET /api/profiles/{name}/avatar`: the image's bytes with their type (ProfilesService.avatar). */
   @Get('/:name/avatar')
-  @Auth('loopback-or-paired')
+  @Auth('operator-or-paired')
   getAvatar(@Param('name') name: string, @Res({ passthrough: true }) reply: FastifyReply) {
     const { bytes, headers } = this.profiles.avatar(name);
     void reply.headers(headers);
@@ -36,13 +31,13 @@ export class ProfilesController {
   }
 
   @Get('/:name/skills')
-  @Auth('loopback-or-paired')
+  @Auth('operator-or-paired')
   getSkills(@Param('name') name: string) {
     return this.profiles.skills(name);
   }
 
   @Get('/:name/soul')
-  @Auth('loopback-or-paired')
+  @Auth('operator-or-paired')
   getSoul(@Param('name') name: string, @Res({ passthrough: true }) reply: FastifyReply) {
     const soul = this.profiles.soul(name);
     if (soul.etag) void reply.header('etag', soul.etag);
@@ -51,7 +46,7 @@ export class ProfilesController {
 
   /** `PUT /api/profiles/{name}/soul {content}`: SOUL.md replaced atomically; a phone needs the `chat` grant. */
   @Put('/:name/soul')
-  @Auth('loopback-or-paired', 'chat', { bodyLimit: MAX_SOUL_WRITE + 64 * 1024, bearerOnLoopback: true })
+  @Auth('operator-or-paired', 'chat', { bodyLimit: MAX_SOUL_WRITE + 64 * 1024, bearerOnLoopback: true })
   @HttpCode(200)
   async putSoul(
     @Param('name') name: string,
@@ -65,7 +60,7 @@ export class ProfilesController {
 
   /** `PUT /api/profiles/{name}/memory/{filename} {content}`: one memory file, created or replaced; a phone needs the `chat` grant. */
   @Put('/:name/memory/:filename')
-  @Auth('loopback-or-paired', 'chat', { bodyLimit: MAX_MEMORY_WRITE + 64 * 1024, bearerOnLoopback: true })
+  @Auth('operator-or-paired', 'chat', { bodyLimit: MAX_MEMORY_WRITE + 64 * 1024, bearerOnLoopback: true })
   @HttpCode(200)
   async putMemory(
     @Param('name') name: string,
@@ -79,14 +74,9 @@ export class ProfilesController {
   }
 
   @Get('/:name/memory')
-  @Auth('loopback-or-paired')
+  @Auth('operator-or-paired')
   getMemory(@Param('name') name: string) {
     return this.profiles.memory(name);
-  }
-
-  /** The operator: loopback without a bearer (a bearer from loopback is a phone's session, seen as one). */
-  private isOperator(req: FastifyRequest): boolean {
-    return checkLoopback(req.raw.socket.remoteAddress, req.headers, this.runtime.port).ok && !req.headers.authorization;
   }
 }
 

@@ -9,7 +9,7 @@ export class SecureLinkController {
   constructor(private readonly preflight: SecureLinkPreflight) {}
 
   @Get('/preflight')
-  @Auth('loopback')
+  @Auth('operator')
   check(@Query() q: PreflightQuery) {
     return this.preflight.check(q.host ?? null, q.port ?? null);
   }

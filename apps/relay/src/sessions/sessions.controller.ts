@@ -22,7 +22,7 @@ export class SessionsController {
 
   /** Ends the device's trusted-device renewal (its refresh token) and keeps its live session. */
   @Delete('/:prefix/trust')
-  @Auth('loopback-or-paired')
+  @Auth('operator-or-paired')
   endTrust(@Param('prefix') prefix: string, @Caller() caller: Principal) {
     return this.sessions.endTrust(prefix, caller);
   }

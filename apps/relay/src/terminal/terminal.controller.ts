@@ -13,13 +13,13 @@ export class TerminalController {
   ) {}
 
   @Get('/shells')
-  @Auth('loopback')
+  @Auth('operator')
   list() {
     return terminalView(this.loop.models, this.terminal.shells());
   }
 
   @Delete('/shells/:shellId')
-  @Auth('loopback')
+  @Auth('operator')
   async kill(@Param('shellId') shellId: string) {
     const exit = await this.terminal.killByOperator(shellId);
     return { ok: true as const, shell_id: shellId, exit_code: exit.exitCode, signal: exit.signal };

@@ -19,7 +19,7 @@ export class PhoneController {
 
   @Post('/message')
   @HttpCode(200)
-  @Auth('loopback-or-paired')
+  @Auth('platform-or-paired')
   post(@Body() b: PostMessageDto, @Caller() caller: Principal) {
     return this.phone.post(
       {
@@ -37,7 +37,7 @@ export class PhoneController {
   }
 
   @Get('/replies')
-  @Auth('loopback-or-paired')
+  @Auth('platform-or-paired')
   replies(@Query() q: RepliesQueryDto, @Caller() caller: Principal, @Res({ passthrough: true }) reply: FastifyReply) {
     reply.header('Cache-Control', 'no-store');
     return this.phone.replies({ since: q.since, wait: q.wait ?? q.timeout, limit: q.limit, chatId: q.chat_id }, caller, (release) =>
@@ -54,7 +54,7 @@ export class PhoneController {
   }
 
   @Get('/outbound')
-  @Auth('loopback-or-paired')
+  @Auth('operator-or-paired')
   @Header('Cache-Control', 'no-store')
   outbound(@Query() q: ChatFilterDto) {
     return this.views.outbound(q.chat_id);
@@ -62,14 +62,14 @@ export class PhoneController {
 
   /** One message's state, queued or not (while the read model still holds it). */
   @Get('/outbound/:message_id')
-  @Auth('loopback-or-paired')
+  @Auth('operator-or-paired')
   @Header('Cache-Control', 'no-store')
   one(@Param() p: MessageIdParam) {
     return this.views.message(p.message_id);
   }
 
   @Delete('/outbound/:message_id')
-  @Auth('loopback-or-paired')
+  @Auth('operator-or-paired')
   cancel(@Param() p: MessageIdParam, @Caller() caller: Principal) {
     return this.phone.cancel(p.message_id, caller);
   }
@@ -79,21 +79,21 @@ export class PhoneController {
    * queued one. Any other key is refused (CancelQueryDto): a misspelt filter must not cancel everything.
    */
   @Delete('/outbound')
-  @Auth('loopback-or-paired')
+  @Auth('operator-or-paired')
   cancelAll(@Query() q: CancelQueryDto, @Caller() caller: Principal) {
     if (q.message_id !== undefined) return this.phone.cancelOne(q.message_id, caller);
     return this.phone.cancelAll(q.chat_id, caller);
   }
 
   @Get('/threads')
-  @Auth('loopback-or-paired')
+  @Auth('operator-or-paired')
   @Header('Cache-Control', 'no-store')
   threads() {
     return this.views.threads();
   }
 
   @Get('/threads/:chat_id')
-  @Auth('loopback-or-paired')
+  @Auth('operator-or-paired')
   @Header('Cache-Control', 'no-store')
   thread(@Param() p: ChatIdParam) {
     return this.views.thread(p.chat_id);

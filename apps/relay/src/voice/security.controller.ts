@@ -10,13 +10,13 @@ export class RelaySecurityController {
   constructor(private readonly security: RelaySecurity) {}
 
   @Get()
-  @Auth('loopback')
+  @Auth('platform')
   get() {
     return this.security.state();
   }
 
   @Patch()
-  @Auth('loopback')
+  @Auth('platform')
   patch(@Body() body: SecurityPatch, @BodyKeys() sent: string[]) {
     return this.security.change(body, sent);
   }

@@ -19,7 +19,16 @@ export type LockHolder = {
   /** The locked directory (`dev:ino`): on this host, a lock copied along with the log (a backup) does not lock the copy. */
   dirId: string;
   token: string;
+  /**
+   * Where the holder answers, once it listens (a relay home's lock): its own URL on this host, and the TLS
+   * certificate it serves, so the CLI finds the relay of the home it is pointed at on any port.
+   */
+  url?: string;
+  certFile?: string;
 };
+
+/** What a holder adds to its lock once it knows it (`HeldLock.annotate`). */
+export type LockNote = { url: string; certFile?: string };
 
 /** Thrown when another live process (or one on another host) writes this log. */
 export class LogLockedError extends Error {
@@ -47,7 +56,7 @@ export class LogLockedError extends Error {
  * microseconds).
  */
 /** A held lock: how to give it back, and the dead holder whose lock was taken over, if any. */
-export type HeldLock = { release: () => void; tookOver: StaleLock | null };
+export type HeldLock = { release: () => void; annotate: (note: LockNote) => void; tookOver: StaleLock | null };
 /** A lock left by a relay on this host that did not stop (what `relay.started` records); nulls: the file was unreadable. */
 export type StaleLock = { pid: number | null; since: string | null };
 
@@ -62,7 +71,15 @@ export function acquireLogLock(dir: string, what = 'event log'): HeldLock {
     token: randomUUID(),
   };
   const content = JSON.stringify(mine) + '\n';
-  const held = (tookOver: StaleLock | null): HeldLock => ({ release: () => release(lockPath, mine.token), tookOver });
+  const held = (tookOver: StaleLock | null): HeldLock => ({
+    release: () => release(lockPath, mine.token),
+    // Only while the file is still ours; replaced in one step, so a reader sees the lock with or without the note.
+    annotate: (note) => {
+      const now = readHolder(lockPath);
+      if (now !== 'gone' && now !== 'unreadable' && now.token === mine.token) replaceFile(lockPath, JSON.stringify({ ...mine, ...note }) + '\n');
+    },
+    tookOver,
+  });
   for (let attempt = 0; attempt < 5; attempt++) {
     if (createFileExclusive(lockPath, content)) return held(null);
     const holder = readHolder(lockPath);
@@ -80,6 +97,12 @@ export function acquireLogLock(dir: string, what = 'event log'): HeldLock {
   const holder = readHolder(lockPath);
   if (holder !== 'gone' && holder !== 'unreadable') throw new LogLockedError(dir, holder, what);
   throw new Error(`could not take the lock of the ${what} ${dir}`);
+}
+
+/** The holder of `dir`'s lock when it is a live process on this host (what the CLI dials), else null. */
+export function liveLockHolder(dir: string): LockHolder | null {
+  const h = readLogLock(dir);
+  return h !== null && h.hostname === os.hostname() && isAlive(h) ? h : null;
 }
 
 /** What the lock file of `dir` says, if anything (for messages and tests). */
@@ -113,6 +136,8 @@ function readHolder(lockPath: string): LockHolder | 'gone' | 'unreadable' {
       since: String(h.since),
       dirId: h.dirId,
       token: h.token,
+      ...(typeof h.url === 'string' && /^https?:\/\/[^\s]{1,200}$/.test(h.url) ? { url: h.url } : {}),
+      ...(typeof h.certFile === 'string' && h.certFile.length < 4096 ? { certFile: h.certFile } : {}),
     };
   } catch {
     return 'unreadable';

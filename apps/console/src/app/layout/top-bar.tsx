@@ -4,6 +4,7 @@ import { IconMoon, IconSun, IconSystem } from '@/components/icons';
 import { plural } from '@/lib/format';
 import { useLive } from '@/lib/live-context';
 import { Link } from '@/lib/router';
+import { signOut } from '@/lib/sign-in';
 import { useTheme } from '@/lib/theme';
 
 /** How phones reach the relay: Secure Link when it serves them, else the listener's TLS. */
@@ -84,6 +85,9 @@ export function TopBar() {
         </span>
         <button type="button" className="icon-btn" onClick={cycleTheme} aria-label={`Theme: ${theme}. Switch theme`} title={`Theme: ${theme}`}>
           <ThemeIcon />
+        </button>
+        <button type="button" className="btn btn-ghost btn-sm" onClick={() => void signOut()} title="End this browser's console session">
+          Sign out
         </button>
       </div>
     </header>

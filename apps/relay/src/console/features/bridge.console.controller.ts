@@ -32,7 +32,7 @@ export class BridgeConsoleController {
   }
 
   @Get()
-  @Auth('loopback')
+  @Auth('operator')
   view(): BridgeView {
     const m = this.loop.models.bridge;
     return {
@@ -50,7 +50,7 @@ export class BridgeConsoleController {
   }
 
   @Post('/select-active')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async selectActive(@Body() body: ConsoleSelectActiveDto): Promise<SelectActiveAnswer> {
     const d = await this.bridge.selectActive(body.device);

@@ -44,7 +44,7 @@ export class ConnectivityConsoleController {
   }
 
   @Get()
-  @Auth('loopback')
+  @Auth('operator')
   view(): ConnectivityView {
     return {
       ok: true,
@@ -58,7 +58,7 @@ export class ConnectivityConsoleController {
 
   /** What `host` and `port` would mean for Secure Link at its next start; read-only, bounded by PREFLIGHT_TIMEOUT_MS. */
   @Post('/preflight')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async preflight(@Body() body: ConnectivityPreflightDto): Promise<PreflightAnswer> {
     const started = performance.now();

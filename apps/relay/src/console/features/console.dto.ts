@@ -55,3 +55,10 @@ export class RecordingIdParam {
   )
   recording_id!: string;
 }
+
+/** `POST /console/api/session`: the one-time ticket from the sign-in link's fragment (32 random bytes, base64url). */
+export class ConsoleSignInDto {
+  @IsString(coded('console.link_invalid', 'ticket: the text after # in the sign-in link'))
+  @Matches(/^[A-Za-z0-9_-]{43}$/, coded('console.link_invalid', 'ticket: the text after # in the sign-in link (43 characters)'))
+  ticket!: string;
+}

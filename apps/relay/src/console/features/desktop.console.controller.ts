@@ -27,7 +27,7 @@ export class DesktopConsoleController {
   }
 
   @Get()
-  @Auth('loopback')
+  @Auth('operator')
   view(): DesktopView {
     const now = this.clock.now();
     const m = this.loop.models;

@@ -22,7 +22,7 @@ export class MediaConsoleController {
   }
 
   @Get()
-  @Auth('loopback')
+  @Auth('operator')
   view(): MediaView {
     const now = this.clock.now();
     const entries = this.loop.models.media.live(now).sort((a, b) => b.registeredAt - a.registeredAt);
@@ -53,7 +53,7 @@ export class MediaConsoleController {
    * The media service opens it as a token fetch would; nothing is recorded (PROTOCOL.md).
    */
   @Get('/:ref/preview')
-  @Auth('loopback')
+  @Auth('operator')
   preview(@Param('ref') ref: string, @Res() reply: FastifyReply) {
     return this.media.preview(ref, reply);
   }

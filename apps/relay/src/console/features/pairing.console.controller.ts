@@ -32,7 +32,7 @@ export class PairingConsoleController {
   }
 
   @Get()
-  @Auth('loopback')
+  @Auth('operator')
   list(): PairingView {
     const now = this.clock.now();
     const codes = this.loop.models.pairing
@@ -56,7 +56,7 @@ export class PairingConsoleController {
 
   /** Same as `POST /pairing/mint`, plus `code_ref` so the page can tell when this code is used. */
   @Post('/mint')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async mint(@Body() body: ConsoleMintDto): Promise<MintAnswer> {
     const minted = await this.pairing.mint(body);
@@ -64,7 +64,7 @@ export class PairingConsoleController {
   }
 
   @Post('/approve')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   approve(@Body() body: ConsoleApproveDto): Promise<ApproveAnswer> {
     const { request_id, ...terms } = body;
@@ -72,7 +72,7 @@ export class PairingConsoleController {
   }
 
   @Post('/deny')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   deny(@Body() body: ConsoleDenyDto): Promise<DenyAnswer> {
     return this.pairing.deny({ request_id: body.request_id }, OPERATOR);

@@ -25,7 +25,7 @@ export class PersonalDataConsoleController {
   ) {}
 
   @Get()
-  @Auth('loopback')
+  @Auth('operator')
   view(): PersonalDataView {
     const ids = this.personal.keys?.ids() ?? [];
     const sessions = this.loop.models.sessions;
@@ -61,7 +61,7 @@ export class PersonalDataConsoleController {
   }
 
   @Post('/forget')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async forget(@Body() body: ForgetDto): Promise<ForgetAnswer> {
     const req: ForgetRequest = {

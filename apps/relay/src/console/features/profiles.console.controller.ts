@@ -44,7 +44,7 @@ export class ProfilesConsoleController {
   }
 
   @Get()
-  @Auth('loopback')
+  @Auth('operator')
   view(): ProfilesView {
     const m = this.loop.models.profiles;
     const offered = new Set(this.catalog.rows().map((r) => r.name));
@@ -69,7 +69,7 @@ export class ProfilesConsoleController {
 
   /** Looks at the profile tree now (as the 30 s rescan does); a change is `profile.catalog_changed`. */
   @Post('/rescan')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async rescan(): Promise<ProfileRescanAnswer> {
     await this.catalog.rescan('rescan');
@@ -78,7 +78,7 @@ export class ProfilesConsoleController {
 
   /** `svc relay profiles enable <name>`: the relay's plugin added to the profile's config (`profile.relay_enabled`). */
   @Post('/:name/enable')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async enable(@Param() p: ProfileNameParam): Promise<ProfileEnableAnswer> {
     if (!this.catalog.layout.names().includes(p.name))
@@ -89,7 +89,7 @@ export class ProfilesConsoleController {
   }
 
   @Get('/:name/soul')
-  @Auth('loopback')
+  @Auth('operator')
   soul(@Param() p: ProfileNameParam): ProfileSoulView {
     const s = this.profiles.soul(p.name);
     return {
@@ -100,7 +100,7 @@ export class ProfilesConsoleController {
   }
 
   @Get('/:name/memory')
-  @Auth('loopback')
+  @Auth('operator')
   memory(@Param() p: ProfileNameParam): ProfileMemoryView {
     const m = this.profiles.memory(p.name, { etags: true });
     return {
@@ -120,7 +120,7 @@ export class ProfilesConsoleController {
 
   /** SOUL.md, with the ETag it was read with (or null: it did not exist); 412 `profile.stale` when it changed since. */
   @Post('/:name/soul')
-  @Auth('loopback', undefined, { bodyLimit: MAX_SOUL_WRITE + 64 * 1024 })
+  @Auth('operator', undefined, { bodyLimit: MAX_SOUL_WRITE + 64 * 1024 })
   @HttpCode(200)
   async putSoul(@Param() p: ProfileNameParam, @Body() body: ProfileWriteDto): Promise<ProfileWriteAnswer> {
     const r = await this.profiles.putSoul(p.name, body.content, body.if_match, OPERATOR);
@@ -128,7 +128,7 @@ export class ProfilesConsoleController {
   }
 
   @Post('/:name/memory/:filename')
-  @Auth('loopback', undefined, { bodyLimit: MAX_MEMORY_WRITE + 64 * 1024 })
+  @Auth('operator', undefined, { bodyLimit: MAX_MEMORY_WRITE + 64 * 1024 })
   @HttpCode(200)
   async putMemory(@Param() p: MemoryFileParam, @Body() body: ProfileWriteDto): Promise<ProfileWriteAnswer> {
     const r = await this.profiles.putMemory(p.name, p.filename, body.content, body.if_match, OPERATOR);
@@ -137,7 +137,7 @@ export class ProfilesConsoleController {
 
   /** The avatar phones get (`GET /api/profiles/{name}/avatar`), for the catalog's thumbnail. */
   @Get('/:name/avatar')
-  @Auth('loopback')
+  @Auth('operator')
   avatar(@Param() p: ProfileNameParam, @Res({ passthrough: true }) reply: FastifyReply): Buffer {
     const { bytes, headers } = this.profiles.avatar(p.name);
     void reply.headers({ ...headers, 'cache-control': 'no-store' });

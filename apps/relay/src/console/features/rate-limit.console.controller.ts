@@ -18,7 +18,7 @@ export class RateLimitConsoleController {
   ) {}
 
   @Get('/blocks')
-  @Auth('loopback')
+  @Auth('operator')
   blocks(): RateLimitBlocksView {
     const now = this.clock.now();
     const blocks = this.loop.models.rateLimit
@@ -29,7 +29,7 @@ export class RateLimitConsoleController {
   }
 
   @Post('/unblock')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async unblock(@Body() body: ConsoleUnblockDto): Promise<UnblockAnswer> {
     const [e] = await this.loop.run('operator', (m, now) => unblockAddress(m.rateLimit, body.address, now));

@@ -32,7 +32,7 @@ export class SessionsConsoleController {
   }
 
   @Get()
-  @Auth('loopback')
+  @Auth('operator')
   list(): SessionsView {
     const m = this.loop.models;
     const now = this.clock.now();
@@ -51,7 +51,7 @@ export class SessionsConsoleController {
 
   /** Ends the renewal of a device that has no live session (one with a session: `/:prefix/end-trust`). */
   @Post('/end-device-trust')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async endDeviceTrust(@Body() body: ConsoleEndDeviceTrustDto): Promise<EndDeviceTrustAnswer> {
     const [e] = await this.loop.run(actorOf(OPERATOR), (m, now) => endDeviceTrust(m, body.device_id, OPERATOR, now));
@@ -59,7 +59,7 @@ export class SessionsConsoleController {
   }
 
   @Post('/:prefix/revoke')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async revoke(@Param('prefix') prefix: string, @Body() body: RevokeDto): Promise<RevokeAnswer> {
     const answer = await this.sessions.revoke(prefix, OPERATOR);
@@ -70,14 +70,14 @@ export class SessionsConsoleController {
   }
 
   @Post('/:prefix/end-trust')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   endTrust(@Param('prefix') prefix: string): Promise<EndTrustAnswer> {
     return this.sessions.endTrust(prefix, OPERATOR);
   }
 
   @Post('/:prefix/shorten')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   shorten(@Param('prefix') prefix: string, @Body() body: ConsoleShortenDto): Promise<ShortenAnswer> {
     return this.sessions.shorten(prefix, OPERATOR, body);

@@ -37,7 +37,7 @@ export class StoreConsoleController {
   }
 
   @Get()
-  @Auth('loopback')
+  @Auth('operator')
   async view(): Promise<StoreView> {
     const where = this.state.logSource();
     const size = await this.state.logSize();
@@ -61,14 +61,14 @@ export class StoreConsoleController {
   }
 
   @Get('/verify')
-  @Auth('loopback')
+  @Auth('operator')
   verifyStatus(): VerifyStatusAnswer {
     return { ok: true, server_time: epoch(this.clock.now().getTime()), job: this.verifier.status() };
   }
 
   /** Starts the full check, or joins the one running (`joined: true`); answers at once, the page polls its status. */
   @Post('/verify')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(202)
   startVerify(@Body() _body: StoreVerifyDto): VerifyStartAnswer {
     const { joined, job } = this.verifier.start();
@@ -76,14 +76,14 @@ export class StoreConsoleController {
   }
 
   @Get('/checkpoint')
-  @Auth('loopback')
+  @Auth('operator')
   checkpointKey(): CheckpointKeyView {
     return this.signer.view();
   }
 
   /** Signs the durable head now; the act is an event, durable before the answer. */
   @Post('/checkpoint')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   checkpoint(@Body() _body: StoreCheckpointDto): Promise<CheckpointMade> {
     return this.signer.sign();

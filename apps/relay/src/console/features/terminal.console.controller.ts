@@ -28,14 +28,14 @@ export class TerminalConsoleController {
   }
 
   @Get()
-  @Auth('loopback')
+  @Auth('operator')
   view(): TerminalView {
     return { ok: true, server_time: epoch(this.clock.now()), ...terminalView(this.loop.models, this.terminal.shells()) };
   }
 
   /** Answered once the shell is gone and its `terminal.closed` (actor `operator`) is durable. */
   @Post('/shells/:shell_id/end')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async end(@Param() p: ShellIdParam): Promise<EndShellAnswer> {
     const exit = await this.terminal.killByOperator(p.shell_id);
@@ -43,7 +43,7 @@ export class TerminalConsoleController {
   }
 
   @Get('/recordings')
-  @Auth('loopback')
+  @Auth('operator')
   listRecordings(): RecordingsView {
     const s = this.recordings.settings;
     return {
@@ -72,7 +72,7 @@ export class TerminalConsoleController {
 
   /** A saved recording as asciicast (opened when sealed), by its listed id only (the path is the relay's own). */
   @Get('/recordings/:recording_id')
-  @Auth('loopback')
+  @Auth('operator')
   recording(@Param() p: RecordingIdParam, @Res() reply: FastifyReply): FastifyReply {
     const { body, size } = this.recordings.open(p.recording_id);
     return reply

@@ -25,7 +25,7 @@ export class ThreadsConsoleController {
   }
 
   @Get()
-  @Auth('loopback')
+  @Auth('operator')
   view(): ThreadsView {
     const m = this.loop.models;
     const sub = m.phoneThreads.subscriber();
@@ -61,7 +61,7 @@ export class ThreadsConsoleController {
 
   /** One thread, oldest first: the messages and replies the relay keeps (the newest 100 entries). */
   @Get('/:chat_id')
-  @Auth('loopback')
+  @Auth('operator')
   thread(@Param() p: ChatIdParam): ThreadDetail {
     return { ok: true, server_time: epoch(this.clock.now()), ...threadDetail(this.loop.models, p.chat_id) };
   }

@@ -46,7 +46,7 @@ export class VoiceConsoleController {
   }
 
   @Get()
-  @Auth('loopback')
+  @Auth('operator')
   view(): VoiceView {
     const m = this.loop.models;
     // Each provider asked once: whether its programs or key are there is a look at the disk.
@@ -91,7 +91,7 @@ export class VoiceConsoleController {
 
   /** A section's relay-wide switch; RELAY_REALTIME_VOICE_ENABLED=1 keeps the realtime ones on (409 to turn one off then). */
   @Post('/sections/:section')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async setEnabled(@Param() p: VoiceSectionParam, @Body() body: VoiceSwitchDto): Promise<VoiceSwitchAnswer> {
     const before = this.section(p.section);
@@ -107,7 +107,7 @@ export class VoiceConsoleController {
   }
 
   @Post('/security')
-  @Auth('loopback')
+  @Auth('operator')
   @HttpCode(200)
   async setSecurity(@Body() body: VoiceSecurityDto): Promise<VoiceSecurityAnswer> {
     await this.security.change({ allow_insecure_api_bearer: body.allow_insecure_api_bearer }, ['allow_insecure_api_bearer']);

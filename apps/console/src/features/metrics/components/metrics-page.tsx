@@ -46,8 +46,15 @@ export function MetricsPage() {
           )
         }
         actions={
-          <a className="btn btn-default btn-sm" href={m?.metrics_url ?? '/metrics'} target="_blank" rel="noreferrer" data-testid="metrics-link">
-            Prometheus text: /metrics ↗
+          <a
+            className="btn btn-default btn-sm"
+            href={m?.metrics_url ?? '/console/api/metrics/prometheus'}
+            target="_blank"
+            rel="noreferrer"
+            data-testid="metrics-link"
+            title="What GET /metrics serves a scraper that sends the operator key"
+          >
+            Prometheus text ↗
           </a>
         }
       />
