@@ -63,13 +63,16 @@ def wait_until(pred, seconds=10.0, step=0.05):
     return None
 
 
-def http(method, url, body=None, token=None):
+def http(method, url, body=None, token=None, operator_key=None):
+    """A JSON request; `operator_key` makes it the operator's (the console API needs it, as the svc CLI sends it)."""
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, method=method)
     if body is not None:
         req.add_header("content-type", "application/json")
     if token:
         req.add_header("authorization", f"Bearer {token}")
+    if operator_key:
+        req.add_header("x-operator-key", operator_key)
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
             return r.status, json.loads(r.read() or b"null")
@@ -513,7 +516,9 @@ def notifications(relay):
     answer, entry = bank()
     record("host android_notifications.py", "android_notifications_recent lists the phone's notification", answer.get("status") == "ok" and bool(entry) and entry.get("text") == "code 482913", json.dumps(entry)[:200])
     prefix = entry and entry.get("token_prefix")
-    status, body = http("POST", relay.url + "/console/api/personal-data/forget", {"device": prefix or "none"})
+    # The operator forgets (the console's action): with the operator key from the relay's home.
+    key = (relay.home / "relay" / "operator.key").read_text().strip()
+    status, body = http("POST", relay.url + "/console/api/personal-data/forget", {"device": prefix or "none"}, operator_key=key)
     answer, entry = bank()
     ok = status == 200 and answer.get("status") == "ok" and bool(entry) and entry.get("text") is None and entry.get("title") is None
     record("host android_notifications.py", "after forgetting the device: the entry is there, title and text null", ok, f"forget {status} {body}; {json.dumps(entry)[:160]}")

@@ -2,6 +2,7 @@ import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/s
 import { bearer, pairPhone, readEvents, startRelay, type Phone, type TestRelay } from '../support/harness';
 import { dc, op, startSim } from '../support/bridge';
 import { callFrom, fetchFrom } from '../support/elsewhere';
+import { tcpForwarder, type Forwarder } from '../support/forwarders';
 import { initializeBody, mcpConnect, mcpPost } from '../support/mcp';
 import type { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
 
@@ -129,5 +130,45 @@ describe('Who may drive which phone', () => {
     expect(away.status).toBe(404);
     expect(await away.json()).toMatchObject({ code: 'mcp.unknown_session' });
     expect((await ping(fetch)).status).toBe(200);
+  });
+});
+
+/*
+ * Under RELAY_LOOPBACK_TRUST=key "the relay's host" is a credential too: a same-host proxy or tunnel makes any
+ * caller loopback, so a bearer from loopback drives only its own phone unless the request also carries the
+ * operator key (PROTOCOL.md, Security, "Who is the operator").
+ */
+describe('Who may drive which phone, with RELAY_LOOPBACK_TRUST=key', () => {
+  let relay: TestRelay;
+  let alice: PhoneSim;
+  let bob: PhoneSim;
+  let fwd: Forwarder;
+  beforeAll(async () => {
+    relay = await startRelay({ env: { RELAY_LOOPBACK_TRUST: 'key' } });
+    alice = await startSim(relay, { mode: 'app', deviceId: 'alice-phone', deviceName: 'Alice' });
+    bob = await startSim(relay, { mode: 'app', deviceId: 'bob-phone', deviceName: 'Bob' });
+    fwd = await tcpForwarder(relay.port);
+  });
+  afterAll(async () => {
+    alice.stop();
+    bob.stop();
+    await fwd.close();
+    await relay.close();
+  });
+  const bobs = () => bob.received.filter((f) => f.type === 'bridge.command').length;
+
+  it('a bearer from loopback drives its own phone only; with the operator key any; through a forwarder never another', async () => {
+    const b = bobs();
+    const own = await fetch(`${relay.url}/ping`, { headers: bearer(alice.token!) });
+    expect(own.status).toBe(200);
+    const other = await fetch(`${relay.url}/ping?device=bob-phone`, { headers: bearer(alice.token!) });
+    expect(other.status).toBe(403);
+    expect(await other.json()).toMatchObject({ code: 'bridge.not_your_phone' });
+    const through = await fetch(`${fwd.url}/ping?device=bob-phone`, { headers: bearer(alice.token!) });
+    expect(through.status).toBe(403);
+    expect(bobs()).toBe(b);
+    const keyed = await fetch(`${relay.url}/ping?device=bob-phone`, { headers: { ...bearer(alice.token!), ...relay.op } });
+    expect(keyed.status).toBe(200);
+    expect(bobs()).toBe(b + 1);
   });
 });

@@ -4,10 +4,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RelayConfig } from '../../apps/relay/src/common/config';
 import { pairPhone, type Phone, readEvents, startRelay, type TestRelay } from '../support/harness';
-import { call, type Json } from '../support/http';
+import { call, type Json, operatorFetch } from '../support/http';
 import { homeKeyFor, P_SECRET, Q_TEXT, queuedThenDelivered } from '../support/personal-keys';
 import { svc } from '../support/cli';
 import { eventually, Screen } from '../support/terminal-screen';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 jest.setTimeout(60_000);
 

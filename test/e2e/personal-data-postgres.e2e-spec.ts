@@ -4,10 +4,13 @@ import * as path from 'node:path';
 import { PgLogSource, unsealPersonal } from '@svc/events';
 import { PgKeyStore } from '../../apps/relay/src/personal/pg-key-store';
 import { pairPhone, startRelay, type TestRelay } from '../support/harness';
-import { call } from '../support/http';
+import { call, operatorFetch } from '../support/http';
 import { A_SECRETS, P_SECRET, personalTraffic, Q_TEXT, queuedThenDelivered } from '../support/personal-keys';
 import { dbOf, usePostgres } from '../support/postgres';
 import { Screen, eventually } from '../support/terminal-screen';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 /** Crypto-shredding on a PostgreSQL log: keys in a table beside the events, no plain text in any row. */
 jest.setTimeout(60_000);

@@ -3,8 +3,11 @@ import * as path from 'node:path';
 import type { RelayConfig } from '../../apps/relay/src/common/config';
 import type { DiskSpace } from '../../apps/relay/src/common/disk-guard';
 import { pairPhone, type Phone, readEvents, startRelay, type TestRelay } from '../support/harness';
-import { call, type Json } from '../support/http';
+import { call, type Json, operatorFetch } from '../support/http';
 import { eventually, Screen } from '../support/terminal-screen';
+
+/** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
+const fetch = operatorFetch;
 
 const SHELL = path.join(__dirname, '../fixtures/bash-norc');
 const KiB = 1024;

@@ -61,14 +61,14 @@ export class DeviceControlController {
   constructor(
     private readonly bridge: BridgeService,
     @Inject(RUNTIME) private readonly runtime: Runtime,
-    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
-    private readonly operatorKey: OperatorKey,
-  ) {}
+    @Inject(RELAY_CONFIG) config: RelayConfig,
+    operatorKey: OperatorKey,
+  ) {
+    this.host = { port: () => this.runtime.port, loopbackTrust: config.loopbackTrust, operatorKey };
+  }
 
   /** What makes a request the relay's host (driver-of.ts). */
-  private get host(): HostTrust {
-    return { port: this.runtime.port, loopbackTrust: this.config.loopbackTrust, operatorKey: this.operatorKey };
-  }
+  private readonly host: HostTrust;
 
   async go(
     req: AuthedRequest,

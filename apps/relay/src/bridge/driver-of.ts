@@ -5,7 +5,7 @@ import { OPERATOR_KEY_HEADER, type OperatorKey } from '../common/operator-key';
 import type { LoopbackTrust } from '../common/relay-config';
 
 /** What makes a request the relay's host: the port (for the loopback test) and RELAY_LOOPBACK_TRUST with the key. */
-export type HostTrust = { port: number; loopbackTrust: LoopbackTrust; operatorKey: OperatorKey };
+export type HostTrust = { port: () => number; loopbackTrust: LoopbackTrust; operatorKey: OperatorKey };
 
 /**
  * A Device Control request's driver (libs/domain bridge-authority.ts): its session, and whether it came from
@@ -16,7 +16,7 @@ export type HostTrust = { port: number; loopbackTrust: LoopbackTrust; operatorKe
  * without forwarding headers makes the world loopback, and then only a credential says "the host".
  */
 export function driverOf(req: AuthedRequest, caller: Principal, host: HostTrust): Driver {
-  const loopback = isLoopbackPeer(req.peerIp) && checkLoopback(req.raw, host.port).ok;
+  const loopback = isLoopbackPeer(req.peerIp) && checkLoopback(req.raw, host.port()).ok;
   return { caller, onHost: loopback && (host.loopbackTrust === 'loopback' || carriesKey(req, host.operatorKey)) };
 }
 

@@ -24,14 +24,14 @@ export class McpController {
   constructor(
     private readonly sessions: McpSessions,
     @Inject(RUNTIME) private readonly runtime: Runtime,
-    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
-    private readonly operatorKey: OperatorKey,
-  ) {}
+    @Inject(RELAY_CONFIG) config: RelayConfig,
+    operatorKey: OperatorKey,
+  ) {
+    this.host = { port: () => this.runtime.port, loopbackTrust: config.loopbackTrust, operatorKey };
+  }
 
   /** What makes a request the relay's host (driver-of.ts). */
-  private get host(): HostTrust {
-    return { port: this.runtime.port, loopbackTrust: this.config.loopbackTrust, operatorKey: this.operatorKey };
-  }
+  private readonly host: HostTrust;
 
   @Post()
   @Auth('paired', 'bridge', { bodyLimit: MCP_BODY_LIMIT })
