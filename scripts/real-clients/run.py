@@ -103,6 +103,10 @@ class Relay:
         if not wait_until(lambda: http("GET", self.url + "/health")[0] == 200, 30):
             raise SystemExit(f"relay did not start; see {work / 'relay.log'}")
 
+    def operator_key(self):
+        """The key the relay made in its home at start: what the runner's own operator checks send (the svc CLI does the same)."""
+        return (self.home / "relay" / "operator.key").read_text().strip()
+
     def stop(self):
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)
@@ -218,7 +222,7 @@ def desktop_flows(ref, checkout, work, relay, minted):
     rc, out, _ = d.run("relay", "queue")
     record("desktop CLI", "relay queue", rc == 0 and "3 waiting" in out, last_line(out, "waiting|rror"))
     rc, out, _ = d.run("relay", "queue", "--cancel", ids[1])
-    left = http("GET", relay.url + "/phone/outbound")[1]
+    left = http("GET", relay.url + "/phone/outbound", operator_key=relay.operator_key())[1]
     left_ids = [m.get("message_id") for m in (left or {}).get("messages", [])]
     record("desktop CLI", "relay queue --cancel <id> (only that one)", rc == 0 and left_ids == [ids[0], ids[2]], last_line(out, "cancelled|rror") + f"; left {len(left_ids)}")
 
@@ -517,8 +521,7 @@ def notifications(relay):
     record("host android_notifications.py", "android_notifications_recent lists the phone's notification", answer.get("status") == "ok" and bool(entry) and entry.get("text") == "code 482913", json.dumps(entry)[:200])
     prefix = entry and entry.get("token_prefix")
     # The operator forgets (the console's action): with the operator key from the relay's home.
-    key = (relay.home / "relay" / "operator.key").read_text().strip()
-    status, body = http("POST", relay.url + "/console/api/personal-data/forget", {"device": prefix or "none"}, operator_key=key)
+    status, body = http("POST", relay.url + "/console/api/personal-data/forget", {"device": prefix or "none"}, operator_key=relay.operator_key())
     answer, entry = bank()
     ok = status == 200 and answer.get("status") == "ok" and bool(entry) and entry.get("text") is None and entry.get("title") is None
     record("host android_notifications.py", "after forgetting the device: the entry is there, title and text null", ok, f"forget {status} {body}; {json.dumps(entry)[:160]}")

@@ -1,10 +1,10 @@
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { pairPhone, Phone, readEvents, startRelay, type TestRelay } from '../support/harness';
 import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot, signIn } from './browser';
 import { operatorFetch } from '../support/http';
+import { freePort } from '../support/ports';
 
 /** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
 const fetch = operatorFetch;
@@ -250,15 +250,4 @@ async function expectText(locator: Locator, re: RegExp, timeoutMs = 5000): Promi
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`expected ${re} in ${JSON.stringify(last)}`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }

@@ -1,6 +1,5 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import jsQR from 'jsqr';
@@ -12,6 +11,7 @@ import { dc, startSim } from '../support/bridge';
 import { solidPng } from '../support/png';
 import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot, signIn } from './browser';
 import { operatorFetch } from '../support/http';
+import { freePort } from '../support/ports';
 
 /** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
 const fetch = operatorFetch;
@@ -470,16 +470,5 @@ function rawStatus(target: string, headers: Record<string, string>): Promise<num
         resolve(res.statusCode ?? 0);
       })
       .on('error', reject);
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
   });
 }

@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -11,6 +10,7 @@ import { startRelay, tempHome, type TestRelay } from '../support/harness';
 import { call } from '../support/http';
 import { FakeDesktop } from '../support/desktop';
 import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot, signIn } from './browser';
+import { freePort } from '../support/ports';
 
 jest.setTimeout(60_000);
 
@@ -252,15 +252,4 @@ async function until(what: () => Promise<boolean>, ms = 10_000): Promise<void> {
     if (Date.now() > end) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 25));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }

@@ -4,6 +4,7 @@ import { PREFLIGHT_TIMEOUT_MS } from '../../apps/relay/src/console/features/conn
 import { readEvents, startRelay, type TestRelay, operatorHeaderFor } from '../support/harness';
 import { call } from '../support/http';
 import { CLI_TOOLS, FakeDesktop } from '../support/desktop';
+import { freePort } from '../support/ports';
 
 /** Polls a condition the relay exposes (reports are written within their 1 s window, on a busy machine later). */
 async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
@@ -35,12 +36,6 @@ function listening(host = '127.0.0.1'): Promise<{ server: net.Server; port: numb
   return new Promise((resolve) =>
     server.listen(0, host, () => resolve({ server, port: (server.address() as net.AddressInfo).port, connections: () => n })),
   );
-}
-
-async function freePort(): Promise<number> {
-  const l = await listening();
-  await new Promise((r) => l.server.close(r));
-  return l.port;
 }
 
 describe('console Desktop page API', () => {

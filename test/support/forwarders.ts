@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { freePort } from './ports';
 
 /**
  * What puts the world on the relay's loopback without a single forwarding header: an L4 forwarder (what
@@ -81,17 +82,6 @@ export async function nginxForwarder(port: number): Promise<Forwarder> {
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** One request written by hand (what fetch will not send: an absolute-form target, two Host headers). */

@@ -7,7 +7,7 @@ import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import type { RelayConfig } from '../common/config';
 import { OperatorKey } from '../common/operator-key';
 import { BridgeService } from './bridge.service';
-import { driverOf, type HostTrust } from './driver-of';
+import { driverOf, hostTrustOf, type HostTrust } from './driver-of';
 import { EventsQuery, ScreenQuery, SelectorOnlyBody, SelectorQuery } from './device-control.dto';
 import { DragDto, LongPressDto, PressKeyDto, ScrollDto, SwipeDto, TapDto, TapTextDto, TypeDto, WaitDto } from './device-control-gestures.dto';
 import { DescribeNodeDto, DiffScreenDto, FindNodesDto } from './device-control-screen.dto';
@@ -64,7 +64,7 @@ export class DeviceControlController {
     @Inject(RELAY_CONFIG) config: RelayConfig,
     operatorKey: OperatorKey,
   ) {
-    this.host = { port: () => this.runtime.port, loopbackTrust: config.loopbackTrust, operatorKey };
+    this.host = hostTrustOf(runtime, config, operatorKey);
   }
 
   /** What makes a request the relay's host (driver-of.ts). */

@@ -2,10 +2,16 @@ import type { Driver, Principal } from '@svc/domain';
 import type { AuthedRequest } from '../common/auth';
 import { checkLoopback, isLoopbackPeer } from '../common/net';
 import { OPERATOR_KEY_HEADER, type OperatorKey } from '../common/operator-key';
-import type { LoopbackTrust } from '../common/relay-config';
+import type { LoopbackTrust, RelayConfig } from '../common/relay-config';
+import type { Runtime } from '../common/tokens';
 
 /** What makes a request the relay's host: the port (for the loopback test) and RELAY_LOOPBACK_TRUST with the key. */
 export type HostTrust = { port: () => number; loopbackTrust: LoopbackTrust; operatorKey: OperatorKey };
+
+/** The host trust of a relay: its live port, RELAY_LOOPBACK_TRUST and its operator key. */
+export function hostTrustOf(runtime: Runtime, config: Pick<RelayConfig, 'loopbackTrust'>, operatorKey: OperatorKey): HostTrust {
+  return { port: () => runtime.port, loopbackTrust: config.loopbackTrust, operatorKey };
+}
 
 /**
  * A Device Control request's driver (libs/domain bridge-authority.ts): its session, and whether it came from

@@ -6,7 +6,7 @@ import { isSameOrigin } from '../common/net';
 import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import type { RelayConfig } from '../common/config';
 import { OperatorKey } from '../common/operator-key';
-import { driverOf, type HostTrust } from '../bridge/driver-of';
+import { driverOf, hostTrustOf, type HostTrust } from '../bridge/driver-of';
 import { McpSessions } from './mcp-sessions';
 
 /** An MCP message is a tool call's arguments at most: Device Control's largest input (a typed text, an intent) is far below. */
@@ -27,7 +27,7 @@ export class McpController {
     @Inject(RELAY_CONFIG) config: RelayConfig,
     operatorKey: OperatorKey,
   ) {
-    this.host = { port: () => this.runtime.port, loopbackTrust: config.loopbackTrust, operatorKey };
+    this.host = hostTrustOf(runtime, config, operatorKey);
   }
 
   /** What makes a request the relay's host (driver-of.ts). */
