@@ -128,6 +128,8 @@ describe('console Terminal page: recordings played in headless chromium', () => 
       expect(await page.locator('main').innerText()).toContain('Shells are not recorded');
       await shots(page, 'terminal-recordings-off');
     } finally {
+      // Away first: the page's live stream and refetches must not race the relay's shutdown (a 503 while it closes).
+      await page.goto('about:blank');
       await off.close();
     }
     expect(pageErrors).toEqual([]);

@@ -323,6 +323,8 @@ describe('console Voice and Profiles pages in headless chromium', () => {
         expect(await page.getByRole('button', { name: 'Rescan now' }).count()).toBe(0);
         await page.screenshot({ animations: 'disabled', path: shot('profiles-discovery-off'), fullPage: true });
       } finally {
+        // Away first: the page's live stream must not race the relay's shutdown.
+        await page.goto('about:blank');
         await off.close();
         fs.rmSync(emptyBin, { recursive: true, force: true });
       }
@@ -338,6 +340,7 @@ describe('console Voice and Profiles pages in headless chromium', () => {
         await page.getByText('Nothing written through the relay yet').waitFor();
         await page.screenshot({ animations: 'disabled', path: shot('profiles-none'), fullPage: true });
       } finally {
+        await page.goto('about:blank');
         await bare.close();
       }
     });
