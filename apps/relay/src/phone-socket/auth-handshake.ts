@@ -130,7 +130,8 @@ export class AuthHandshake {
     if (stored.some((e) => e.type === 'trust.reuse_detected')) return void this.refuseReuse(conn);
     if (!stored.some((e) => e.type === 'phone.connected'))
       return void conn.failAuth('this session ended while the connection was being authenticated');
-    const issued = stored.some((e) => e.type === 'trust.issued') ? fresh.token : null;
+    // A trust adopted now, or a refresh token put right (reissued beside its own session): auth.ok carries it.
+    const issued = stored.some((e) => e.type === 'trust.issued' || (e.type === 'trust.rotated' && e.data.reason === 'reissued')) ? fresh.token : null;
     return { prefix, deviceId: session.deviceId, token, issued, undo: async () => undefined, renewed: false };
   }
 

@@ -122,7 +122,7 @@ describe('trusted-device renewal rules', () => {
     expect(renew(g, 'r1', 'r3', 'p3333333', later(3000))).toEqual([]);
   });
 
-  it('a live-session reconnect with a rotated-out token is reuse too; with the current one or none, nothing', () => {
+  it('the renewed session beside the token one rotation behind gets a fresh token (its auth.ok was lost); with the current one or none, nothing', () => {
     const g = paired();
     renew(g, 'r0', 'r1', 'p1111111', later(1000));
     const session = g.models.sessions.byTokenPrefix('p1111111')!;
@@ -131,7 +131,32 @@ describe('trusted-device renewal rules', () => {
     expect(g.when((m, now) => reconnectTrust(m, session, { sentDigest: 'r1', issue, ip: 'i' }, POLICY, now), at)).toEqual([]);
     expect(g.when((m, now) => reconnectTrust(m, session, { sentDigest: null, issue, ip: 'i' }, POLICY, now), at)).toEqual([]);
     const out = g.when((m, now) => reconnectTrust(m, session, { sentDigest: 'r0', issue, ip: 'i' }, POLICY, now), at);
+    expect(out.map((e) => [e.type, e.data])).toEqual([
+      ['trust.rotated', { trustId: 't1', refreshDigest: 'rx', tokenPrefix: 'p1111111', tokenDigest: 's-p1111111', reason: 'reissued' }],
+    ]);
+    // The token it replaced (r1) is rotated out too now; the reissued one is current.
+    expect(g.models.trust.byRefreshDigest('rx')).toMatchObject({ trustId: 't1', renewals: 1 });
+    expect(g.models.trust.retiredOwner('r1')).toMatchObject({ trustId: 't1' });
+  });
+
+  it("a rotated-out token beside another device's live session is a copy: the trust ends with the owner's sessions", () => {
+    const g = paired();
+    renew(g, 'r0', 'r1', 'p1111111', later(1000));
+    g.when(
+      (m, now) => registerCode(m, { codeDigest: 'c2', source: 'register', terms: { sessionTtlSeconds: 3600, grants: {}, transportHint: null } }, now),
+      later(1500),
+    );
+    g.when(
+      (m, now) => consumeCode(m, { codeDigest: 'c2', tokenDigest: 's-thief', tokenPrefix: 'pthief00', device: device('thief'), ip: '10.0.0.9' }, now),
+      later(1500),
+    );
+    const thief = g.models.sessions.byTokenPrefix('pthief00')!;
+    const out = g.when(
+      (m, now) => reconnectTrust(m, thief, { sentDigest: 'r0', issue: { trustId: 'tx', refreshDigest: 'rx' }, ip: 'i' }, POLICY, now),
+      later(2000),
+    );
     expect(out.map((e) => e.type)).toEqual(['trust.reuse_detected', 'trust.ended', 'session.revoked']);
+    expect(out[2].data).toMatchObject({ tokenPrefix: 'p1111111', reason: 'refresh_reuse' });
   });
 
   it('a wrong device id and an expired trust are refused and recorded; an unknown token gives nothing', () => {

@@ -76,10 +76,16 @@ export function termsOfSession(s: Session): PairingTerms {
 }
 
 /**
- * A reconnect with a live session. A refresh token that was rotated out means a copy: the trust ends and
- * the device's sessions with it. A device with no trust yet (paired before renewal existed) adopts one. A
- * current token, or none for a device that has a trust (a client that does not keep refresh tokens), is
- * left alone: no event per reconnect.
+ * A reconnect with a live session. A refresh token that was rotated out beside the very session its latest
+ * rotation opened (the trust's current session) is the device's own, one rotation behind: its `auth.ok` was
+ * lost (a network change swapped its socket mid-renewal, as the app's reconnect does); only that device holds
+ * the session token, so it gets a fresh refresh token (`trust.rotated reissued`) instead of being signed out.
+ * The reference relay lets a live session in whatever refresh token rides beside it
+ * (plugin/relay/server.py:4299-4330); we do too, and put its refresh token right. Beside any other live
+ * session a rotated-out token means a copy (an older pair that someone kept after the device moved on): the
+ * trust ends and the device's sessions with it (refresh-token reuse detection, RFC 9700 4.14.2). A device with
+ * no trust yet (paired before renewal existed) adopts one. A current token, or none for a device that has a
+ * trust (a client that does not keep refresh tokens), is left alone: no event per reconnect.
  */
 export function reconnectTrust(
   m: ReadModels,
@@ -90,6 +96,20 @@ export function reconnectTrust(
 ): Out {
   if (cmd.sentDigest !== null) {
     const owner = m.trust.retiredOwner(cmd.sentDigest);
+    if (owner && owner.tokenPrefix === session.tokenPrefix && owner.deviceId === session.deviceId && cmd.issue) {
+      return [
+        {
+          type: 'trust.rotated',
+          data: {
+            trustId: owner.trustId,
+            refreshDigest: cmd.issue.refreshDigest,
+            tokenPrefix: session.tokenPrefix,
+            tokenDigest: session.tokenDigest,
+            reason: 'reissued',
+          },
+        },
+      ];
+    }
     if (owner) return reuse(m, owner, cmd.ip, now);
   }
   if (session.deviceId === '' || m.trust.forDevice(session.deviceId)) return [];
