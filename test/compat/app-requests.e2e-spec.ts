@@ -120,6 +120,9 @@ describe('compat: each request the app sends, with every default left out, is ta
     // RPIC:120-133: `{content}`, no If-Match.
     await record('PUT soul', send('PUT', '/api/profiles/work/soul', '{"content":""}'));
     await record('PUT memory file', send('PUT', '/api/profiles/work/memory/notes.md', '{"content":"x"}'));
+    // RPIC:353-391: the skill toggle's probe. No such route here: 404, which the probe reads as "not supported"
+    // and the toggle is greyed, as the reference's 501 stub does (RPIC:374-380).
+    await record('skill toggle probe (OPTIONS)', send('OPTIONS', '/api/skills/toggle'));
     // SC:561-569: one `file` part.
     await record('media upload (multipart)', multipart('/media/upload', screenshot));
     // RVC:263-275: `{text}` and nothing else without overrides or a profile; RVC:2644-2649 adds `?profile=` only with one.
@@ -157,6 +160,7 @@ describe('compat: each request the app sends, with every default left out, is ta
       ['profile avatar, none set', 404],
       ['PUT soul', 200],
       ['PUT memory file', 200],
+      ['skill toggle probe (OPTIONS)', 404],
       ['media upload (multipart)', 200],
       ['voice synthesize', 200],
       ['voice output config', 200],

@@ -11,8 +11,9 @@ const MEMORY_EXT = /\.(md|txt)$/i;
  * The one rule of what a phone is shown of a profile file, for both the reads and the write guard (issue
  * 35): the app lets its user edit what it was served and saves the draft without If-Match, so whatever the
  * relay shows only in part, a blind save would cut. SOUL.md is shown whole up to its cap. Memory files are
- * listed by name, each whole up to its cap while the listing's budget lasts: the first file that does not
- * fit gets what is left, the ones after it nothing, and files past the first 500 are not listed at all.
+ * listed by name, each whole up to its cap while the listing's budget lasts: a file past its cap, or past
+ * what is left of the budget, is cut there (once it is spent, to nothing), and files past the 500th are not
+ * listed at all.
  * The reads and the guard (ProfilesService) both ask this module, so they cannot disagree.
  */
 
