@@ -135,7 +135,10 @@ export class ProfilesService {
     return { profile: name, path: 'SOUL.md', content: r.text, exists: true, size_bytes: r.size, truncated: r.truncated, etag: r.etag };
   }
 
-  /** `etags`: each entry also carries its file's ETag (the console edits with If-Match). Each file as much as profile-file-caps.ts shows. */
+  /**
+   * Each file as much as profile-file-caps.ts shows. `etags` (the console, which edits with If-Match): each
+   * entry also carries its file's ETag and how many of its bytes are shown.
+   */
   memory(asked: string, opts: { etags?: boolean } = {}) {
     const name = canonicalProfileName(asked);
     const home = this.home(name);
@@ -152,7 +155,7 @@ export class ProfilesService {
         content: r.text,
         size_bytes: r.size,
         truncated: r.truncated,
-        ...(opts.etags ? { etag: r.etag } : {}),
+        ...(opts.etags ? { etag: r.etag, shown_bytes: max } : {}),
       };
     });
     return { profile: name, memories_dir: 'memories', entries, total: entries.length };

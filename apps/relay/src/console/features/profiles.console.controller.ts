@@ -95,7 +95,15 @@ export class ProfilesConsoleController {
     return {
       ok: true,
       profile: p.name,
-      soul: { path: s.path, content: s.content, exists: s.exists, size_bytes: s.size_bytes, truncated: s.truncated, etag: s.etag ?? null },
+      soul: {
+        path: s.path,
+        content: s.content,
+        exists: s.exists,
+        size_bytes: s.size_bytes,
+        truncated: s.truncated,
+        shown_bytes: this.config.profileFiles.soulMaxBytes,
+        etag: s.etag ?? null,
+      },
     };
   }
 
@@ -113,6 +121,7 @@ export class ProfilesConsoleController {
         exists: true,
         size_bytes: e.size_bytes,
         truncated: e.truncated,
+        shown_bytes: e.shown_bytes ?? 0,
         etag: e.etag ?? null,
       })),
     };
