@@ -353,7 +353,7 @@ describe('console Profiles page (/console/api/profiles)', () => {
       ['POST', '/console/api/profiles/work/soul', { content: 'no etag' }, 400, 'console.bad_body'],
       ['POST', '/console/api/profiles/work/soul', { content: 'x', if_match: null, force: true }, 400, 'console.bad_body'],
       ['POST', '/console/api/profiles/work/soul', ['x'], 400, 'console.bad_body'],
-      ['POST', '/console/api/profiles/work/soul', { content: 'x'.repeat(256 * 1024 + 1), if_match: '*' }, 413, 'profile.too_large'],
+      ['POST', '/console/api/profiles/work/soul', { content: 'x'.repeat(1024 * 1024 + 1), if_match: '*' }, 413, 'profile.too_large'],
     ];
     for (const [method, route, body, status, code] of cases) {
       const r = await call(relay, method, route, body);

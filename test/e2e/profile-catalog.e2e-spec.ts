@@ -210,6 +210,8 @@ describe('the profile catalog: auth.ok, profiles.updated, enablement (spec 4.7, 
     const list = await call(relay, 'GET', '/relay/info');
     expect(list.body.profiles.map((p: { name: string; relay_state: string }) => [p.name, p.relay_state])).toEqual([
       ['default', 'enabled'],
+      // The reference's name for it, which the app's diagnostics look up (test/compat/app-profile-inspector).
+      ['(default)', 'enabled'],
       ['broken', 'enabled'],
       ['coder', 'enabled'],
       ['quiet', 'enabled'],

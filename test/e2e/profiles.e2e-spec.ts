@@ -76,8 +76,9 @@ describe('profile files, read side (spec 4.7)', () => {
     const memory = await call(relay, 'GET', '/api/profiles/work/memory', undefined, phone());
     expect(memory.body.total).toBe(2);
     expect(memory.body.entries.map((e: { filename: string }) => e.filename)).toEqual(['big.txt', 'people.md']);
-    expect(memory.body.entries[0]).toMatchObject({ name: 'big', size_bytes: 40 * 1024, truncated: true });
-    expect(memory.body.entries[0].content).toHaveLength(32 * 1024);
+    // Whole up to the write cap (1 MiB): the app edits what it is served (test/compat/app-profile-inspector).
+    expect(memory.body.entries[0]).toMatchObject({ name: 'big', size_bytes: 40 * 1024, truncated: false });
+    expect(memory.body.entries[0].content).toHaveLength(40 * 1024);
     expect(JSON.stringify(memory.body)).not.toContain('root:');
   });
 
@@ -159,7 +160,7 @@ describe('profile files, the write side: PUT soul and memory (atomic, If-Match, 
       ['/api/profiles/work/memory/x.exe', { content: 'x' }, 400],
       ['/api/profiles/work/memory/.hidden.md', { content: 'x' }, 400],
       ['/api/profiles/work/memory/a%2Fb.md', { content: 'x' }, 400],
-      ['/api/profiles/work/memory/big.md', { content: 'x'.repeat(128 * 1024 + 1) }, 413],
+      ['/api/profiles/work/memory/big.md', { content: 'x'.repeat(1024 * 1024 + 1) }, 413],
       ['/api/profiles/work/memory/n.md', { content: 5 }, 400],
       ['/api/profiles/work/memory/passwd.md', { content: 'owned' }, 403],
       ['/api/profiles/nobody/soul', { content: 'x' }, 404],

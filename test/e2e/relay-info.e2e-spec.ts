@@ -180,12 +180,16 @@ describe('POST /relay/model-capabilities (spec 4.10, rows of 2.5)', () => {
       { schema_version: 1, models: Array.from({ length: 65 }, () => pair) },
       { schema_version: 1, models: [] },
       { schema_version: 2, models: [pair] },
-      { models: [pair] },
+      { schema_version: null, models: [pair] },
       { schema_version: 1, models: [{ provider: '', model: 'm' }] },
+      { schema_version: 1, models: [{ provider: 'p', model: 'm'.repeat(513) }] },
       { schema_version: 1, models: ['x'] },
-      { schema_version: 1, profile: '../x', models: [pair] },
+      { schema_version: 1, profile: 'x'.repeat(129), models: [pair] },
+      { schema_version: 1, profile: 'a\nb', models: [pair] },
     ])
-      expect((await ask(body)).status).toBe(400);
+      expect([body, (await ask(body)).status]).toEqual([body, 400]);
+    // The app never sends schema_version (kotlinx leaves a default out): absent is 1 (test/compat/app-requests).
+    expect((await ask({ models: [pair] })).body).toMatchObject({ schema_version: 1, capabilities: [{ provider: 'p', model: 'm' }] });
     expect((await ask({ schema_version: 1, models: Array.from({ length: 64 }, () => pair) })).body.capabilities).toHaveLength(64);
     const withChat = await pairPhone(relay);
     withChat.phone.close();

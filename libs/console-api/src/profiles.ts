@@ -53,6 +53,11 @@ export type ProfileFileView = {
   exists: boolean;
   size_bytes: number;
   truncated: boolean;
+  /**
+   * The bytes of it phones (and this page) are shown (RELAY_PROFILE_*_MAX_BYTES); a file larger is cut, and a
+   * phone's save of it is refused (409 `profile.shown_in_part`), so it is edited on the host.
+   */
+  shown_bytes: number;
   /** null when the file does not exist (an edit then creates it). */
   etag: string | null;
 };

@@ -106,4 +106,14 @@ describe('settings from the environment: one rule for flags, one for numbers, on
     expect(() => loadConfig({ ...base, RELAY_MCP_SESSIONS_PER_DEVICE: '0' })).toThrow('RELAY_MCP_SESSIONS_PER_DEVICE must be 1-64');
     expect(() => loadConfig({ ...base, RELAY_MCP_IDLE_MINUTES: '1.5' })).toThrow('RELAY_MCP_IDLE_MINUTES must be 1-10080 (a whole number)');
   });
+
+  it('profile file caps: 1 MiB SOUL and memory file (what the app writes), 8 MiB a memory listing, each whole bytes in range', () => {
+    const base = { SVC_HOME: '/srv/svc' };
+    expect(loadConfig(base).profileFiles).toEqual({ soulMaxBytes: 1_048_576, memoryMaxBytes: 1_048_576, memoryListMaxBytes: 8_388_608 });
+    expect(loadConfig({ ...base, RELAY_PROFILE_SOUL_MAX_BYTES: '204800' }).profileFiles.soulMaxBytes).toBe(204_800);
+    expect(() => loadConfig({ ...base, RELAY_PROFILE_MEMORY_MAX_BYTES: '100' })).toThrow('RELAY_PROFILE_MEMORY_MAX_BYTES must be 4096-16777216');
+    expect(() => loadConfig({ ...base, RELAY_PROFILE_MEMORY_LIST_MAX_BYTES: '1e12' })).toThrow(
+      'RELAY_PROFILE_MEMORY_LIST_MAX_BYTES must be 4096-268435456',
+    );
+  });
 });

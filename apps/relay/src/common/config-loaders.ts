@@ -10,6 +10,7 @@ import {
   type BridgeConfig,
   type LoopbackTrust,
   type MediaConfig,
+  type ProfileFilesConfig,
   type SecureLinkConfig,
   type SocketConfig,
   type TerminalRecordingConfig,
@@ -47,6 +48,22 @@ export function loadSocketConfig(env: NodeJS.ProcessEnv): SocketConfig {
     queuedFrames: envNumber(env, 'RELAY_SOCKET_QUEUED_FRAMES', { default: 64, min: 1, max: 100_000, integer: true }),
     framesPerSecond: envNumber(env, 'RELAY_SOCKET_FRAMES_PER_SECOND', { default: 200, min: 1, max: 1_000_000, integer: true }),
     frameBurst: envNumber(env, 'RELAY_SOCKET_FRAME_BURST', { default: 2000, min: 1, max: 10_000_000, integer: true }),
+  };
+}
+
+/**
+ * Profile files (issue 35): the app lets a user edit whatever it was served and saves it without If-Match,
+ * so a file is served whole up to its write cap. The defaults take what the app and the reference write
+ * (1 MiB, RelayProfileInspectorClient.kt:66, plugin/relay/server.py:3318) and read more than the reference
+ * serves (200 KiB SOUL, 50 KiB memory, server.py:3102-3104); lower caps are allowed, since a save of a file
+ * served cut is refused anyway. The ceilings keep one answer in memory.
+ */
+export function loadProfileFilesConfig(env: NodeJS.ProcessEnv): ProfileFilesConfig {
+  const bytes = (name: string, fallback: number, min: number, max: number) => envNumber(env, name, { default: fallback, min, max, integer: true });
+  return {
+    soulMaxBytes: bytes('RELAY_PROFILE_SOUL_MAX_BYTES', 1024 * 1024, 4 * 1024, 16 * 1024 * 1024),
+    memoryMaxBytes: bytes('RELAY_PROFILE_MEMORY_MAX_BYTES', 1024 * 1024, 4 * 1024, 16 * 1024 * 1024),
+    memoryListMaxBytes: bytes('RELAY_PROFILE_MEMORY_LIST_MAX_BYTES', 8 * 1024 * 1024, 4 * 1024, 256 * 1024 * 1024),
   };
 }
 

@@ -25,6 +25,8 @@ export type RelayConfig = {
   providerUsageEnabled: boolean;
   /** RELAY_PROFILE_DISCOVERY=0 offers phones no profiles (the routes of spec 4.7 still answer). */
   profileDiscovery: boolean;
+  /** RELAY_PROFILE_*_MAX_BYTES: how much of a profile's SOUL and memory files is read and written (spec 4.7). */
+  profileFiles: ProfileFilesConfig;
   logLevel: LogLevel;
   terminalShell: string | null;
   /** RELAY_PAIRING_CODE: registered at start (the value itself is never logged). */
@@ -120,6 +122,19 @@ export type RelayConfig = {
    * default 256; 0 turns it off) the relay takes no new work; free space is read every `checkIntervalMs`.
    */
   disk: { minFreeBytes: number; checkIntervalMs: number };
+};
+
+/**
+ * A profile file is served whole up to the size it may be written at, so the app never edits a cut draft
+ * (issue 35); one past it is served cut, and a save without If-Match of a file served cut is refused.
+ */
+export type ProfileFilesConfig = {
+  /** RELAY_PROFILE_SOUL_MAX_BYTES (default 1 MiB, the app's and the reference's write ceiling): SOUL.md served whole and written up to this. */
+  soulMaxBytes: number;
+  /** RELAY_PROFILE_MEMORY_MAX_BYTES (default 1 MiB): the same for one memory file. */
+  memoryMaxBytes: number;
+  /** RELAY_PROFILE_MEMORY_LIST_MAX_BYTES (default 8 MiB): the text of all memory files one listing serves; files past it are served cut. */
+  memoryListMaxBytes: number;
 };
 
 export type SocketConfig = {

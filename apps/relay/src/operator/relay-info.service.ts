@@ -7,6 +7,7 @@ import { CommandLoop } from '../common/command-loop';
 import type { RelayConfig } from '../common/config';
 import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import { ProfileCatalog } from '../profiles/profile-catalog.service';
+import { REFERENCE_DEFAULT_NAME } from '../profiles/profile-layout';
 import type { ModelCapabilitiesDto } from './relay-info.dto';
 import { readUpdateFeed, type UpdateCheck } from './update-feed';
 
@@ -41,7 +42,13 @@ export class RelayInfoService {
       client_spelling: this.config.clientSpelling,
       capabilities: CAPABILITIES,
       // Every profile with a config, and whether it enables the relay's plugin (`enabled`, `disabled`, `absent`).
-      profiles: this.catalog.all().map((p) => ({ name: p.name, relay_state: p.relay })),
+      // `default` once more under the reference's name, which the app's diagnostics look up (profile-layout.ts).
+      profiles: this.catalog
+        .all()
+        .flatMap((p) => [
+          { name: p.name, relay_state: p.relay },
+          ...(p.name === 'default' ? [{ name: REFERENCE_DEFAULT_NAME, relay_state: p.relay, alias_of: 'default' }] : []),
+        ]),
       uptime_seconds: secondsBetween(this.runtime.startedAt, now),
       session_count: sessions,
       // Sessions are paired devices in this auth model (one session per pairing).

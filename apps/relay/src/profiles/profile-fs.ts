@@ -129,10 +129,21 @@ export function readInside(root: string, segments: string[], max: number, opts: 
         stat.size > MAX_DIGESTED_BYTES
           ? `"stat:${stat.ino.toString(16)}-${stat.size.toString(16)}-${Math.trunc(stat.mtimeMs).toString(16)}"`
           : etagOf(fd, stat.size <= n ? bytes : null);
-    return { state: 'ok', text: bytes.toString('utf8'), bytes, size: stat.size, truncated: stat.size > max, etag };
+    const truncated = stat.size > max;
+    return { state: 'ok', text: (truncated ? wholeCharacters(bytes) : bytes).toString('utf8'), bytes, size: stat.size, truncated, etag };
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** A cut at `max` may split a UTF-8 character: the text ends before it rather than with a U+FFFD. */
+function wholeCharacters(bytes: Buffer): Buffer {
+  let lead = bytes.length - 1;
+  while (lead >= 0 && lead > bytes.length - 4 && (bytes[lead] & 0xc0) === 0x80) lead--;
+  if (lead < 0) return bytes;
+  const b = bytes[lead];
+  const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+  return lead + need > bytes.length ? bytes.subarray(0, lead) : bytes;
 }
 
 /** The ETag of a file's bytes: `"sha256:<first 32 hex>"` (common/atomic-write.ts fileEtag's form). */

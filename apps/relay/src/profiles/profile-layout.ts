@@ -6,6 +6,17 @@ import { PROFILE_NAME_RE } from '../voice/voice-config';
 export const MAX_PROFILES = 200;
 
 /**
+ * The reference's name for the default profile (plugin/profiles.py:42-51): the app looks the server default up
+ * by it in `/relay/info` (DiagnosticsScreen.kt:210-212), so the phone routes and `/relay/info` answer it as `default`.
+ */
+export const REFERENCE_DEFAULT_NAME = '(default)';
+
+/** A profile name as asked for, with the reference's `(default)` read as `default`. */
+export function canonicalProfileName(name: string): string {
+  return name === REFERENCE_DEFAULT_NAME ? 'default' : name;
+}
+
+/**
  * The service home's profile layout (the reference's): the `default` profile is the global config
  * (`--config`, RELAY_SVC_CONFIG, default `$SVC_HOME/config.yaml`) with its files beside the service home's
  * root, every other profile a directory `$SVC_HOME/profiles/<name>/` with its own `config.yaml`, `SOUL.md`,

@@ -3,7 +3,7 @@ import { actorOf, type Principal } from '@svc/domain';
 import type { FastifyReply } from 'fastify';
 import { Auth, Caller } from '../common/auth';
 import { FileContentDto } from './profiles.dto';
-import { MAX_MEMORY_WRITE, MAX_SOUL_WRITE, ProfilesService } from './profiles.service';
+import { ProfilesService } from './profiles.service';
 
 /**
  * Spec 4.7, a profile's files (ProfilesService reads and writes them). Loopback, or a paired phone (the
@@ -44,9 +44,12 @@ export class ProfilesController {
     return soul;
   }
 
-  /** `PUT /api/profiles/{name}/soul {content}`: SOUL.md replaced atomically; a phone needs the `chat` grant. */
+  /**
+   * `PUT /api/profiles/{name}/soul {content}`: SOUL.md replaced atomically; a phone needs the `chat` grant.
+   * The body limit follows the cap (profile-write-limits.ts).
+   */
   @Put('/:name/soul')
-  @Auth('operator-or-paired', 'chat', { bodyLimit: MAX_SOUL_WRITE + 64 * 1024, bearerOnLoopback: true })
+  @Auth('operator-or-paired', 'chat', { bearerOnLoopback: true })
   @HttpCode(200)
   async putSoul(
     @Param('name') name: string,
@@ -60,7 +63,7 @@ export class ProfilesController {
 
   /** `PUT /api/profiles/{name}/memory/{filename} {content}`: one memory file, created or replaced; a phone needs the `chat` grant. */
   @Put('/:name/memory/:filename')
-  @Auth('operator-or-paired', 'chat', { bodyLimit: MAX_MEMORY_WRITE + 64 * 1024, bearerOnLoopback: true })
+  @Auth('operator-or-paired', 'chat', { bearerOnLoopback: true })
   @HttpCode(200)
   async putMemory(
     @Param('name') name: string,

@@ -1,25 +1,21 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DomainError } from '@svc/domain';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { atomicWrite } from '../common/atomic-write';
 import { CommandLoop } from '../common/command-loop';
+import type { ProfileFilesConfig, RelayConfig } from '../common/config';
 import { ConfigFileError, readYamlMap } from '../common/config-yaml';
+import { RELAY_CONFIG } from '../common/tokens';
 import { AVATAR_EXTS, findAvatar, imageType } from './profile-avatar';
 import { ProfileCatalog } from './profile-catalog.service';
+import { memoryListing, shownBytes } from './profile-file-caps';
 import { dirInside, etagOfBytes, readInside } from './profile-fs';
-import { isFile, isSymlink, listDirs, listFiles, ProfileLayout } from './profile-layout';
-import { MAX_SOUL_BYTES } from './profile-row';
+import { canonicalProfileName, isFile, isSymlink, listDirs, ProfileLayout } from './profile-layout';
 
-/** What one profile file may show at most (the rest is cut and `truncated: true`). */
-const MAX_MEMORY_BYTES = 32 * 1024;
-const MAX_ENTRIES = 500;
-const MEMORY_EXT = /\.(md|txt)$/i;
+const MAX_SKILLS = 500;
 export const MEMORY_FILE_RE = /^[A-Za-z0-9][A-Za-z0-9 _.-]{0,95}\.(md|txt)$/;
 const MAX_AVATAR_BYTES = 10 * 1024 * 1024;
-/** What one write may hold. */
-export const MAX_SOUL_WRITE = 256 * 1024;
-export const MAX_MEMORY_WRITE = 128 * 1024;
 
 /**
  * Spec 4.7's profile files (ProfilesController): a profile's config (its public part for a phone), avatar,
@@ -32,13 +28,19 @@ export const MAX_MEMORY_WRITE = 128 * 1024;
  */
 @Injectable()
 export class ProfilesService {
+  private readonly caps: ProfileFilesConfig;
+
   constructor(
     private readonly loop: CommandLoop,
     private readonly catalog: ProfileCatalog,
-  ) {}
+    @Inject(RELAY_CONFIG) config: RelayConfig,
+  ) {
+    this.caps = config.profileFiles;
+  }
 
   /** `full`: the operator's view (the host path and the whole config); a phone gets the public part. */
-  config(name: string, full: boolean) {
+  config(asked: string, full: boolean) {
+    const name = canonicalProfileName(asked);
     this.home(name);
     const file = this.catalog.layout.configOf(name);
     if (!isFile(file)) throw new DomainError('profile.no_config', 'not_found', `profile "${name}" has no config.yaml`, { profile: name });
@@ -64,7 +66,8 @@ export class ProfilesService {
    * order). Regular files only (a link is never followed), at most 10 MiB, and its bytes must be that
    * image type: 404 naming the expected names, 415 when not an image.
    */
-  avatar(name: string): { bytes: Buffer; headers: Record<string, string> } {
+  avatar(asked: string): { bytes: Buffer; headers: Record<string, string> } {
+    const name = canonicalProfileName(asked);
     const home = this.home(name);
     const found = findAvatar(home);
     if (!found)
@@ -99,14 +102,15 @@ export class ProfilesService {
     };
   }
 
-  skills(name: string) {
+  skills(asked: string) {
+    const name = canonicalProfileName(asked);
     const home = this.home(name);
     const root = path.join(home, 'skills');
     refuseLinkedDir(home, 'skills', name);
     const skills: Array<{ name: string; category: string; description: string; path: string; enabled: boolean }> = [];
     for (const category of listDirs(root)) {
       for (const skill of listDirs(path.join(root, category))) {
-        if (skills.length >= MAX_ENTRIES) continue;
+        if (skills.length >= MAX_SKILLS) continue;
         const read = readInside(home, ['skills', category, skill, 'SKILL.md'], 8192);
         if (read.state !== 'ok') continue;
         skills.push({
@@ -121,49 +125,53 @@ export class ProfilesService {
     return { profile: name, skills, total: skills.length };
   }
 
-  soul(name: string) {
-    const r = readInside(this.home(name), ['SOUL.md'], MAX_SOUL_BYTES, { etag: true });
+  /** Whole up to its cap (profile-file-caps.ts); past it cut, `truncated: true`. */
+  soul(asked: string) {
+    const name = canonicalProfileName(asked);
+    const r = readInside(this.home(name), ['SOUL.md'], this.caps.soulMaxBytes, { etag: true });
     if (r.state === 'link')
       throw new DomainError('profile.symlink', 'forbidden', 'SOUL.md is a symbolic link; the relay does not read through links', { profile: name });
     if (r.state !== 'ok') return { profile: name, path: 'SOUL.md', content: '', exists: false, size_bytes: 0, truncated: false };
     return { profile: name, path: 'SOUL.md', content: r.text, exists: true, size_bytes: r.size, truncated: r.truncated, etag: r.etag };
   }
 
-  /** `etags`: each entry also carries its file's ETag (the console edits with If-Match). */
-  memory(name: string, opts: { etags?: boolean } = {}) {
+  /**
+   * Each file as much as profile-file-caps.ts shows. `etags` (the console, which edits with If-Match): each
+   * entry also carries its file's ETag and how many of its bytes are shown.
+   */
+  memory(asked: string, opts: { etags?: boolean } = {}) {
+    const name = canonicalProfileName(asked);
     const home = this.home(name);
     const dir = path.join(home, 'memories');
     refuseLinkedDir(home, 'memories', name);
-    const entries = listFiles(dir)
-      .filter((f) => MEMORY_EXT.test(f))
-      .sort()
-      .slice(0, MAX_ENTRIES)
-      .flatMap((filename) => {
-        // A file swapped for a link (or removed) since the listing is left out, never read through.
-        const r = readInside(home, ['memories', filename], MAX_MEMORY_BYTES, { etag: opts.etags === true });
-        if (r.state !== 'ok') return [];
-        return {
-          name: filename.replace(MEMORY_EXT, ''),
-          filename,
-          path: `memories/${filename}`,
-          content: r.text,
-          size_bytes: r.size,
-          truncated: r.truncated,
-          ...(opts.etags ? { etag: r.etag } : {}),
-        };
-      });
+    const entries = memoryListing(dir, this.caps).flatMap(({ filename, max }) => {
+      // A file swapped for a link (or removed) since the listing is left out, never read through.
+      const r = readInside(home, ['memories', filename], max, { etag: opts.etags === true });
+      if (r.state !== 'ok') return [];
+      return {
+        name: filename.replace(/\.(md|txt)$/i, ''),
+        filename,
+        path: `memories/${filename}`,
+        content: r.text,
+        size_bytes: r.size,
+        truncated: r.truncated,
+        ...(opts.etags ? { etag: r.etag, shown_bytes: max } : {}),
+      };
+    });
     return { profile: name, memories_dir: 'memories', entries, total: entries.length };
   }
 
   /** SOUL.md replaced atomically (see write()); the answer and the new file's ETag (sent as a header). */
-  async putSoul(name: string, content: string, ifMatch: string | null | undefined, actor: string) {
+  async putSoul(asked: string, content: string, ifMatch: string | null | undefined, actor: string) {
+    const name = canonicalProfileName(asked);
     const home = this.home(name);
-    const r = await this.write(name, home, ['SOUL.md'], content, MAX_SOUL_WRITE, ifMatch, actor);
+    const r = await this.write(name, home, ['SOUL.md'], content, this.caps.soulMaxBytes, ifMatch, actor);
     return { body: { ok: true, profile: name, path: 'SOUL.md', bytes_written: r.bytes }, etag: r.etag };
   }
 
   /** One memory file (`.md` or `.txt`), created or replaced. A `memories/` that is a symbolic link is refused (403). */
-  async putMemory(name: string, filename: string, content: string, ifMatch: string | null | undefined, actor: string) {
+  async putMemory(asked: string, filename: string, content: string, ifMatch: string | null | undefined, actor: string) {
+    const name = canonicalProfileName(asked);
     const home = this.home(name);
     if (!MEMORY_FILE_RE.test(filename))
       throw new DomainError(
@@ -173,7 +181,7 @@ export class ProfilesService {
         { profile: name },
       );
     refuseLinkedDir(home, 'memories', name);
-    const r = await this.write(name, home, ['memories', filename], content, MAX_MEMORY_WRITE, ifMatch, actor);
+    const r = await this.write(name, home, ['memories', filename], content, this.caps.memoryMaxBytes, ifMatch, actor);
     return { body: { ok: true, profile: name, filename, path: `memories/${filename}`, bytes_written: r.bytes }, etag: r.etag };
   }
 
@@ -187,7 +195,8 @@ export class ProfilesService {
 
   /**
    * One profile file write: `content` within the cap (413 past it), `If-Match` honoured when sent (a
-   * stale ETag is 412 and nothing is written; the app sends none, so its writes replace the file; `null`,
+   * stale ETag is 412 and nothing is written; the app sends none, so its writes replace the file, unless
+   * phones are shown it only in part: refuseBlindCut; `null`,
    * the console's "it did not exist when I read it", is 412 when it exists now), then
    * atomicWrite, then `profile.file_written` with the digest (never the text). The answer's ETag is the
    * new file's. `segments` is the file under the profile's home: no link is written through, neither the
@@ -241,6 +250,7 @@ export class ProfilesService {
       );
     if (ifMatch === '*' && current === null)
       throw new DomainError('profile.stale', 'precondition_failed', `${rel} does not exist`, { profile: name, etag: null });
+    if (ifMatch === undefined && existing.state === 'ok') this.refuseBlindCut(name, home, segments, existing.size);
     const dir = segments.slice(0, -1);
     if (dir.length) {
       if (dirInside(home, dir) === 'absent') fs.mkdirSync(path.join(home, ...dir), { recursive: true, mode: 0o700 });
@@ -254,6 +264,31 @@ export class ProfilesService {
       },
     ]);
     return { bytes: written.bytes, etag: etagOfBytes(written.sha256) };
+  }
+
+  /**
+   * A save without If-Match of a file the phone routes show only in part (profile-file-caps.ts) is refused:
+   * it can only have started from the cut text (the app edits what it was served and sends no If-Match,
+   * ProfileInspectorViewModel.kt:150-180), so it would drop the rest. 409, with a status-line phrase, since
+   * for a 409 the app shows only `HTTP 409: <phrase>` (RelayProfileInspectorClient.kt:243). A writer that
+   * names the version it read (If-Match) is trusted with it.
+   */
+  private refuseBlindCut(name: string, home: string, segments: string[], size: number): void {
+    const shown = shownBytes(home, segments, this.caps);
+    if (size <= shown) return;
+    const rel = segments.join('/');
+    throw new DomainError(
+      'profile.shown_in_part',
+      'conflict',
+      `${rel} is ${size} bytes and phones are shown ${shown} of them; a save without If-Match would cut the rest. Edit it on the host or in the console, or send If-Match with its ETag`,
+      {
+        profile: name,
+        wireError: 'profile_shown_in_part',
+        size_bytes: size,
+        shown_bytes: shown,
+        reasonPhrase: `${rel} was shown in part (too large); edit it on the host`,
+      },
+    );
   }
 }
 

@@ -16,7 +16,7 @@ import { CommandLoop } from '../../common/command-loop';
 import type { RelayConfig } from '../../common/config';
 import { RELAY_CONFIG } from '../../common/tokens';
 import { ProfileCatalog } from '../../profiles/profile-catalog.service';
-import { MAX_MEMORY_WRITE, MAX_SOUL_WRITE, ProfilesService } from '../../profiles/profiles.service';
+import { ProfilesService } from '../../profiles/profiles.service';
 import { ConsoleFeatures } from '../console-features';
 import { profileRowView, profileWriteView } from './profiles-view';
 import { MemoryFileParam, ProfileNameParam, ProfileWriteDto } from './voice-profiles.dto';
@@ -95,7 +95,15 @@ export class ProfilesConsoleController {
     return {
       ok: true,
       profile: p.name,
-      soul: { path: s.path, content: s.content, exists: s.exists, size_bytes: s.size_bytes, truncated: s.truncated, etag: s.etag ?? null },
+      soul: {
+        path: s.path,
+        content: s.content,
+        exists: s.exists,
+        size_bytes: s.size_bytes,
+        truncated: s.truncated,
+        shown_bytes: this.config.profileFiles.soulMaxBytes,
+        etag: s.etag ?? null,
+      },
     };
   }
 
@@ -113,14 +121,18 @@ export class ProfilesConsoleController {
         exists: true,
         size_bytes: e.size_bytes,
         truncated: e.truncated,
+        shown_bytes: e.shown_bytes ?? 0,
         etag: e.etag ?? null,
       })),
     };
   }
 
-  /** SOUL.md, with the ETag it was read with (or null: it did not exist); 412 `profile.stale` when it changed since. */
+  /**
+   * SOUL.md, with the ETag it was read with (or null: it did not exist); 412 `profile.stale` when it changed
+   * since. The body limits of both writes follow the caps (profiles/profile-write-limits.ts).
+   */
   @Post('/:name/soul')
-  @Auth('operator', undefined, { bodyLimit: MAX_SOUL_WRITE + 64 * 1024 })
+  @Auth('operator')
   @HttpCode(200)
   async putSoul(@Param() p: ProfileNameParam, @Body() body: ProfileWriteDto): Promise<ProfileWriteAnswer> {
     const r = await this.profiles.putSoul(p.name, body.content, body.if_match, OPERATOR);
@@ -128,7 +140,7 @@ export class ProfilesConsoleController {
   }
 
   @Post('/:name/memory/:filename')
-  @Auth('operator', undefined, { bodyLimit: MAX_MEMORY_WRITE + 64 * 1024 })
+  @Auth('operator')
   @HttpCode(200)
   async putMemory(@Param() p: MemoryFileParam, @Body() body: ProfileWriteDto): Promise<ProfileWriteAnswer> {
     const r = await this.profiles.putMemory(p.name, p.filename, body.content, body.if_match, OPERATOR);

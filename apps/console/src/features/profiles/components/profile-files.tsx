@@ -33,7 +33,7 @@ function FileView({ profile, memory, file }: { profile: string; memory: string |
         <span className="mono strong">{file.path}</span>
         <span className="muted small">
           {file.exists ? bytes(file.size_bytes) : 'does not exist yet'}
-          {file.truncated ? ' · shown in part' : ''}
+          {file.truncated ? ` · shown in part (the first ${bytes(file.shown_bytes)})` : ''}
         </span>
         <span className="profile-file-actions">
           {draft ? (
@@ -52,8 +52,11 @@ function FileView({ profile, memory, file }: { profile: string; memory: string |
               </Button>
             </>
           ) : file.truncated ? (
-            <Chip tone="warn" title="The console shows only the start of this file; editing it here would cut the rest">
-              too large to edit here
+            <Chip
+              tone="warn"
+              title={`Phones and this page are shown only the first ${bytes(file.shown_bytes)}: a save from either would cut the rest, so a phone's save is refused (409). Raise RELAY_PROFILE_*_MAX_BYTES or edit it on the host.`}
+            >
+              too large to edit here or on a phone
             </Chip>
           ) : (
             <Button size="sm" onClick={startOver} aria-label={`Edit ${label}`}>
@@ -100,7 +103,10 @@ export function ProfileFiles({ profile }: { profile: string }) {
     <Card title={`${profile}: SOUL and memory`} id="profile-files">
       <p className="muted small card-note">
         Read-only until you edit. A save is the same write phones make (<code>PUT /api/profiles/{profile}/…</code>), checked against the version you
-        opened, and recorded as <code>profile.file_written</code> with you as the actor (the digest, never the text).
+        opened, and recorded as <code>profile.file_written</code> with you as the actor (the digest, never the text). Phones are shown each file whole
+        up to the relay&apos;s caps (<code>RELAY_PROFILE_SOUL_MAX_BYTES</code>, <code>RELAY_PROFILE_MEMORY_MAX_BYTES</code>
+        {soul.data ? `; SOUL.md here: ${bytes(soul.data.soul.shown_bytes)}` : ''}); a phone&apos;s save of a file shown in part is refused, so nothing
+        past the cut is lost.
       </p>
       {soul.isError ? <ErrorState what="SOUL.md" error={soul.error} onRetry={() => void soul.refetch()} /> : null}
       {soul.isPending ? <Skeleton lines={3} /> : null}
