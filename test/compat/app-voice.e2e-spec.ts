@@ -483,7 +483,7 @@ describe('compat: voice resume and the realtime agent as the app runs them (herm
     // RVC buildVoiceOutputSessionPayload 3051-3064.
     const created = await call(relay, 'POST', '/voice/output/session', { provider: 'offline', voice: 'en-us' }, { ...bearer(token), ...REMOTE });
     const session = sessionResponse(created.body);
-    expect(session).toMatchObject({ resume_supported: true, resume_ttl_ms: 30_000, provider: 'offline' });
+    expect(session).toMatchObject({ resume_supported: true, resume_ttl_ms: 300_000, provider: 'offline' });
     expect(created.body.protocol).toBe('hermes.voice.output.v0');
     const v = new AppVoiceSocket(relay, session.websocket_path as string, bearer(token));
     const text = 'The relay keeps speaking while the phone changes networks. '.repeat(40);

@@ -7,8 +7,9 @@ import { AppVoiceSocket, sleep, streamingAgent, streamOf, until, type Json } fro
 
 /**
  * Voice session resume (issue 22.4): a session's socket that drops leaves the session running for the
- * grace (RELAY_VOICE_RESUME_GRACE_SECONDS, 30 s), and only its own caller, with its resume token, while
- * its grant holds, with every frame it lacks still held, takes it over again.
+ * grace (RELAY_VOICE_RESUME_GRACE_SECONDS: 300 s by default, the app's retry window, pinned in
+ * test/compat/app-voice-window; 30 s here, the reference relay's), and only its own caller, with its resume
+ * token, while its grant holds, with every frame it lacks still held, takes it over again.
  */
 jest.setTimeout(60_000);
 
@@ -56,7 +57,10 @@ describe('voice resume: who may resume, and when', () => {
   let prefix: string;
   const clock = new ManualClock('2026-03-01T12:00:00.000Z');
   beforeAll(async () => {
-    relay = await startRelay({ clock, env: { ...NO_CLOUD, API_SERVER_KEY: API_KEY, RELAY_REALTIME_VOICE_ENABLED: '1' } });
+    relay = await startRelay({
+      clock,
+      env: { ...NO_CLOUD, API_SERVER_KEY: API_KEY, RELAY_REALTIME_VOICE_ENABLED: '1', RELAY_VOICE_RESUME_GRACE_SECONDS: '30' },
+    });
     const p = await pairPhone(relay);
     p.phone.close();
     token = p.token;

@@ -52,9 +52,17 @@ export type VoiceSessionOpenRow = {
   created_at: number;
   /** The connect window's end, or while held the end of the resume grace. */
   expires_at: number;
+  /** While held: the bytes of frames it holds for the resume (null otherwise). */
+  held_bytes: number | null;
   drops: number;
   resumes: number;
 };
+
+/**
+ * The sessions held for a resume, together: how many, what they hold against RELAY_VOICE_HELD_MAX_BYTES, and
+ * how long one is held (RELAY_VOICE_RESUME_GRACE_SECONDS).
+ */
+export type VoiceHeld = { sessions: number; bytes: number; max_bytes: number; grace_seconds: number };
 
 export type VoiceSessionEndedRow = {
   session_id: string;
@@ -119,6 +127,7 @@ export type VoiceView = {
   sections: VoiceSectionRow[];
   calls_default: { synthesize: VoiceCallDefault; transcribe: VoiceCallDefault };
   open_sessions: VoiceSessionOpenRow[];
+  held: VoiceHeld;
   ended_sessions: VoiceSessionEndedRow[];
   calls: VoiceCallRow[];
   totals: { transcriptions: number; syntheses: number; failures: number; last_at: number | null };

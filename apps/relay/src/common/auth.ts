@@ -32,6 +32,8 @@ export type RouteAuth = {
   operatorOnLoopback?: boolean;
   /** The route takes multipart bodies: @fastify/multipart's request hooks run on it (media.module.ts). */
   multipart?: boolean;
+  /** Its refusals are one line of text to a client that takes no JSON (http-errors.ts `takesJson`). */
+  plainRefusals?: boolean;
 };
 
 /**
@@ -40,11 +42,7 @@ export type RouteAuth = {
  * it per route, and only after auth passed is a byte of the body read. `options.noHead` refuses HEAD
  * (405) on a GET route whose handler acts rather than reads.
  */
-export function Auth(
-  auth: AuthClass,
-  grant?: string,
-  options: { bodyLimit?: number; noHead?: boolean; bearerOnLoopback?: boolean; operatorOnLoopback?: boolean; multipart?: boolean } = {},
-): MethodDecorator & ClassDecorator {
+export function Auth(auth: AuthClass, grant?: string, options: Omit<RouteAuth, 'auth' | 'grant'> = {}): MethodDecorator & ClassDecorator {
   return applyDecorators(RouteConfig({ auth, grant, ...options } satisfies RouteAuth));
 }
 

@@ -126,9 +126,10 @@ export function loadVoiceConfig(env: NodeJS.ProcessEnv): VoiceConfig {
     outputSessionsPerMinute: whole('RELAY_VOICE_SESSIONS_PER_MINUTE', 60, 1, 100_000),
     realtimeSessionsPerMinute: whole('RELAY_VOICE_REALTIME_SESSIONS_PER_MINUTE', 10, 1, 100_000),
     maxOpenSessions: whole('RELAY_VOICE_MAX_OPEN_SESSIONS', 8, 1, 10_000),
-    resumeGraceSeconds: whole('RELAY_VOICE_RESUME_GRACE_SECONDS', 30, 1, 300),
+    resumeGraceSeconds: whole('RELAY_VOICE_RESUME_GRACE_SECONDS', 300, 1, 3600),
     replayMaxFrames: whole('RELAY_VOICE_REPLAY_MAX_FRAMES', 256, 16, 10_000),
     replayMaxBytes: whole('RELAY_VOICE_REPLAY_MAX_BYTES', 2 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024),
+    heldMaxBytes: whole('RELAY_VOICE_HELD_MAX_BYTES', 32 * 1024 * 1024, 64 * 1024, 4 * 1024 * 1024 * 1024),
   };
 }
 

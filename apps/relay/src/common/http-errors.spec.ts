@@ -1,6 +1,6 @@
 import { BadRequestException, HttpException, NotFoundException } from '@nestjs/common';
 import { DomainError, type ErrorKind } from '@svc/domain';
-import { reasonPhraseOf, toErrorResponse } from './http-errors';
+import { reasonPhraseOf, takesJson, toErrorResponse } from './http-errors';
 
 describe('error bodies', () => {
   // Wire pins: the statuses of docs/DEVELOPING.md "Adding a feature" step 6 and docs/PROTOCOL.md "Error
@@ -82,5 +82,16 @@ describe('error bodies', () => {
     });
     const r = toErrorResponse(new Error('database password is hunter2'));
     expect(r).toEqual({ status: 500, body: { ok: false, error: 'internal error; see the relay log', code: 'internal' } });
+  });
+});
+
+describe('takesJson (who gets a plain-text refusal on a route that offers one)', () => {
+  it('no Accept, */*, application/*, application/json or a +json type with a quality above 0 take JSON', () => {
+    for (const a of [undefined, '', '*/*', 'application/*', 'application/json', 'audio/mpeg, application/json;q=0.5', 'application/problem+json'])
+      expect(takesJson(a)).toBe(true);
+  });
+
+  it('audio/mpeg alone (the app and the desktop CLI on /voice/synthesize), text/plain, or JSON at q=0 do not', () => {
+    for (const a of ['audio/mpeg', 'text/plain', 'audio/*', 'application/json;q=0', 'image/*, */*;q=0']) expect(takesJson(a)).toBe(false);
   });
 });

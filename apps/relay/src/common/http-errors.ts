@@ -1,8 +1,9 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
 import { DomainError, type ErrorKind } from '@svc/domain';
 import { MAX_JSON_DEPTH } from '@svc/events';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import type { RouteAuth } from './auth';
 
 export const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
   invalid: 400,
@@ -134,8 +135,27 @@ export class ErrorFilter implements ExceptionFilter {
     if ((status === 429 || status === 503) && typeof body.retry_after === 'number') reply.header('Retry-After', String(body.retry_after));
     const phrase = exception instanceof DomainError ? reasonPhraseOf(exception) : undefined;
     if (phrase) reply.raw.statusMessage = phrase;
+    const req = host.switchToHttp().getRequest<FastifyRequest>();
+    if ((req.routeOptions?.config as Partial<RouteAuth> | undefined)?.plainRefusals && !takesJson(req.headers.accept))
+      return void reply.status(status).header('Cache-Control', 'no-store').type('text/plain; charset=utf-8').send(`${body.error} (${body.code})\n`);
     void reply.status(status).header('Cache-Control', 'no-store').send(body);
   }
+}
+
+/**
+ * Whether a client takes a JSON answer: no `Accept` (or an empty one), or a range that admits
+ * `application/json` with a quality above 0. The phone app's `/voice/synthesize` asks `audio/mpeg` only and
+ * shows an error's body as it is (RelayVoiceClient.kt 279-283, 2657-2674): a route that says so
+ * (`plainRefusals`) answers such a client one line of text, `<message> (<code>)`.
+ */
+export function takesJson(accept: string | undefined): boolean {
+  if (accept === undefined || accept.trim() === '') return true;
+  return accept.split(',').some((range) => {
+    const [type, ...params] = range.split(';').map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    if (q !== undefined && !(Number(q.slice(2)) > 0)) return false;
+    return type === '*/*' || type === 'application/*' || type === 'application/json' || /^application\/[a-z0-9.+-]*\+json$/.test(type);
+  });
 }
 
 /** Errors are logged by name, message and stack only: never a request body or header. */

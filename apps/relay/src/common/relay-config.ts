@@ -254,10 +254,15 @@ export type VoiceConfig = {
   realtimeSessionsPerMinute: number;
   /** RELAY_VOICE_MAX_OPEN_SESSIONS: voice sessions one caller may hold open at once (default 8). */
   maxOpenSessions: number;
-  /** RELAY_VOICE_RESUME_GRACE_SECONDS: how long a voice session whose socket dropped waits for a resume (default 30). */
+  /**
+   * RELAY_VOICE_RESUME_GRACE_SECONDS: how long a voice session whose socket dropped waits for a resume (default
+   * 300: the app's route-loss retry window, RelayVoiceClient.kt 127-128).
+   */
   resumeGraceSeconds: number;
   /** RELAY_VOICE_REPLAY_MAX_FRAMES: frames a voice session holds for a resume (default 256). */
   replayMaxFrames: number;
   /** RELAY_VOICE_REPLAY_MAX_BYTES: bytes of frames a voice session holds for a resume (default 2 MiB). */
   replayMaxBytes: number;
+  /** RELAY_VOICE_HELD_MAX_BYTES: bytes of frames all held (dropped) sessions hold together (default 32 MiB; past it the one held longest ends). */
+  heldMaxBytes: number;
 };

@@ -1,5 +1,6 @@
 import { parseJsonObject } from '../common/json-object';
 import { VoiceProviderError } from './voice-provider';
+import { errorFieldText } from './upstream-error';
 
 /** A tool call the agent reported while it worked (the agent API's `hermes.tool.progress` stream events). */
 export type AgentToolEvent = { phase: 'started' | 'completed' | 'failed'; name: string; callId: string | null; label: string | null };
@@ -61,11 +62,8 @@ async function readSse(res: Response, maxBytes: number, onTool: (e: AgentToolEve
       return;
     }
     if (name !== '' && name !== 'message') return;
-    if (obj.error !== undefined && obj.error !== null) {
-      const e = obj.error as { message?: unknown };
-      const message = typeof e === 'object' && typeof e.message === 'string' ? e.message : typeof obj.error === 'string' ? obj.error : 'error';
-      throw new VoiceProviderError('voice.agent_error', `the agent API reported an error mid-answer: ${message.slice(0, 200)}`);
-    }
+    if (obj.error !== undefined && obj.error !== null)
+      throw new VoiceProviderError('voice.agent_error', `the agent API reported an error mid-answer: ${errorFieldText(obj.error).slice(0, 200)}`);
     const choice = (obj.choices as Array<{ delta?: { content?: unknown }; message?: { content?: unknown } }> | undefined)?.[0];
     const piece = choice?.delta?.content ?? choice?.message?.content;
     if (typeof piece === 'string') {

@@ -16,9 +16,9 @@ export const ESPEAK_VOICES = [
   { id: 'es', label: 'Spanish' },
 ];
 
-const VOICE_RE = /^[a-z]{2,3}(-[a-z0-9]{2,8})?(\+[a-z0-9]{1,16})?$/i;
+const VOICE_RE = /^[a-z]{2,3}(-[a-z0-9]{1,8}){0,5}(\+[a-z0-9]{1,16})?$/i;
 
-/** An espeak-ng voice name (`en-us`, `en-gb+f3`): a language, a variant, a voice; never a path or an option. */
+/** An espeak-ng voice name (`en-us`, `en-gb-x-rp+f3`): a language and its subtags, a variant; never a path or an option. */
 export const isEspeakVoice = (voice: string): boolean => VOICE_RE.test(voice);
 
 /**

@@ -2,7 +2,8 @@ import type { WebSocket } from 'ws';
 import type { VoiceConfig } from '../common/config';
 import { parseJsonObject } from '../common/json-object';
 import { AgentRun } from './agent-run';
-import { openProviderRealtime, providerMessage } from './realtime-upstream';
+import { openProviderRealtime } from './realtime-upstream';
+import { errorFieldText } from './upstream-error';
 import type { VoiceWire } from './voice-wire';
 
 /** Provider messages waiting behind one that waits (back-pressure, a held session): past this the provider's socket is paused. */
@@ -179,7 +180,7 @@ export class NativeAgentLink {
         this.io.send({ type: 'voice.output_audio.done' });
         return this.io.send({ type: 'voice.response.done', text: this.transcript, provider: s.provider, voice: s.voice });
       case 'error':
-        return this.io.error(`the realtime provider: ${providerMessage(m.error)}`.slice(0, 300), { code: 'voice.provider_error' });
+        return this.io.error(`the realtime provider: ${errorFieldText(m.error)}`.slice(0, 300), { code: 'voice.provider_error' });
       default:
         return;
     }

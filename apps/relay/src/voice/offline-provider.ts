@@ -7,9 +7,11 @@ import type { VoiceConfig } from '../common/config';
 import type { VoiceSection } from '@svc/events';
 import { FFMPEG_DEMUXER, KNOWN_AUDIO, sniffAudio, type AudioContainer } from './audio-sniff';
 import { ESPEAK_VOICES, espeakPcm, isEspeakVoice } from './espeak';
+import { EspeakLanguages, espeakVoiceFor } from './espeak-languages';
 import type { PcmStream } from './pcm-stream';
 import { findProgram, runTool, ToolTimeoutError } from './run-tool';
 import { SpeechAborted, SpeechGate, SpeechGateBusy } from './speech-gate';
+import type { SpeechLanguage } from './speech-language';
 import { SpeechFailed, SpeechTimeout, startSpeech } from './speech-process';
 import {
   VoiceProviderError,
@@ -58,12 +60,15 @@ export class OfflineVoiceProvider implements VoiceProvider {
   };
 
   private readonly gate: SpeechGate;
+  /** The languages the installed espeak-ng speaks (its own list, asked once). */
+  private readonly languages: EspeakLanguages;
 
   constructor(
     private readonly cfg: VoiceConfig,
     private readonly log?: Pick<Logger, 'debug'>,
   ) {
     this.gate = new SpeechGate(cfg.sttMaxConcurrent, cfg.sttMaxQueue);
+    this.languages = new EspeakLanguages(() => this.bin('espeak-ng'), cfg.timeoutMs);
   }
 
   private bin(name: string): string | null {
@@ -100,7 +105,7 @@ export class OfflineVoiceProvider implements VoiceProvider {
   async synthesize(req: SynthesisRequest): Promise<Synthesis> {
     const refused = this.unavailableError();
     if (refused) throw refused;
-    const voice = req.voice ?? 'en-us';
+    const voice = espeakVoiceFor(req.voice ?? 'en-us', req.language);
     if (!isEspeakVoice(voice))
       throw new VoiceProviderError(
         'validation_failed',
@@ -127,8 +132,13 @@ export class OfflineVoiceProvider implements VoiceProvider {
   }
 
   /** espeak-ng's speech as it comes (22,050 Hz), for the streaming sessions; it has one model. */
-  async speak(text: string, voice: string | null): Promise<PcmStream> {
-    return espeakPcm(this.cfg, text, voice);
+  async speak(text: string, voice: string | null, _model: string | null, language: string | null): Promise<PcmStream> {
+    return espeakPcm(this.cfg, text, espeakVoiceFor(voice ?? 'en-us', language));
+  }
+
+  /** espeak-ng speaks a language when one of its voices does (`de-DE` by its `de`); it says which it has otherwise. */
+  speechLanguage(raw: string): Promise<SpeechLanguage> {
+    return this.languages.resolve(raw);
   }
 
   /**
@@ -310,14 +320,15 @@ export class OfflineVoiceProvider implements VoiceProvider {
     return new VoiceProviderError('voice.transcription_failed', 'offline speech to text failed; see the relay log');
   }
 
-  /** One engine for every section. */
+  /** One engine for every section; the languages are the installed espeak-ng's (a short list when it cannot be asked). */
   async options(_section?: VoiceSection): Promise<ProviderOptions> {
+    const installed = await this.languages.names().catch(() => new Set<string>());
     return {
       provider: this.id,
       label: this.label,
       models: ['espeak-ng'],
       voices: ESPEAK_VOICES,
-      languages: ['en', 'de', 'fr', 'es'],
+      languages: installed.size > 0 ? [...installed].sort() : ['en', 'de', 'fr', 'es'],
       sample_rates: [22050],
       source: 'static',
     };

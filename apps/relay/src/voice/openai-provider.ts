@@ -2,6 +2,8 @@ import type { VoiceSection } from '@svc/events';
 import { randomBytes } from 'node:crypto';
 import type { VoiceConfig } from '../common/config';
 import type { PcmStream } from './pcm-stream';
+import { languageTag, type SpeechLanguage } from './speech-language';
+import { errorBodyText } from './upstream-error';
 import {
   VoiceProviderError,
   type ProviderCapabilities,
@@ -29,9 +31,23 @@ const STATIC: Omit<ProviderOptions, 'source'> = {
     'gpt-realtime',
   ],
   voices: ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer', 'verse'].map((id) => ({ id, label: id })),
-  languages: ['en', 'de', 'es', 'fr', 'it', 'ja', 'pt', 'zh'],
+  // The languages OpenAI's speech models speak: Whisper's (its text to speech guide's "Supported languages").
+  languages: (
+    'af ar az be bg bs ca cs cy da de el en es et fa fi fr gl he hi hr hu hy id is it ja kk kn ko lt lv mi mk mr ms ne nl no pl pt ro ' +
+    'ru sk sl sr sv sw ta th tl tr uk ur vi zh'
+  ).split(' '),
   sample_rates: [24000],
 };
+const LANGUAGE_NAMES = new Intl.DisplayNames(['en'], { type: 'language', languageDisplay: 'standard' });
+
+/**
+ * What the speech request says of the language: the API has no language parameter (the voice reads the text as
+ * written), but the gpt-4o speech models take `instructions`; tts-1 and tts-1-hd take none.
+ */
+function languageInstructions(model: string, language: string | null): { instructions?: string } {
+  if (language === null || !model.startsWith('gpt-')) return {};
+  return { instructions: `Speak in ${LANGUAGE_NAMES.of(language) ?? language}.` };
+}
 const DISCOVERY_TTL_MS = 10 * 60_000;
 /** The models of a realtime section when discovery found none of them. */
 const REALTIME_MODELS = ['gpt-4o-realtime-preview', 'gpt-4o-mini-realtime-preview', 'gpt-realtime'];
@@ -109,29 +125,24 @@ export class OpenAiVoiceProvider implements VoiceProvider {
       throw new VoiceProviderError('voice.provider_unreachable', `the openai provider could not be reached: ${e.message}`);
     });
     if (!res.ok) {
-      const body = (await res.text().catch(() => '')).slice(0, 300);
-      let detail = body;
-      try {
-        const j = JSON.parse(body) as { error?: { message?: string } | string };
-        detail = typeof j.error === 'string' ? j.error : (j.error?.message ?? body);
-      } catch {
-        // not JSON
-      }
+      const detail = errorBodyText((await res.text().catch(() => '')).slice(0, 4096));
       throw new VoiceProviderError('voice.provider_error', `the openai provider answered ${res.status}${detail ? `: ${detail.slice(0, 200)}` : ''}`);
     }
     return res;
   }
 
   async synthesize(req: SynthesisRequest): Promise<Synthesis> {
+    const model = req.model ?? 'gpt-4o-mini-tts';
     const res = await this.call('/audio/speech', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        model: req.model ?? 'gpt-4o-mini-tts',
+        model,
         voice: req.voice ?? 'alloy',
         input: req.text,
         response_format: 'mp3',
         ...(req.speed ? { speed: req.speed } : {}),
+        ...languageInstructions(model, req.language),
       }),
     });
     return { audio: Buffer.from(await res.arrayBuffer()), contentType: 'audio/mpeg' };
@@ -161,7 +172,17 @@ export class OpenAiVoiceProvider implements VoiceProvider {
   }
 
   /** `/audio/speech` with `response_format: pcm` (24 kHz 16-bit mono), read as it streams. */
-  async speak(text: string, voice: string | null, model: string | null): Promise<PcmStream> {
+  /** A language its models speak (`pt-BR` by Portuguese), named as the app sent it (lower-cased). */
+  async speechLanguage(raw: string): Promise<SpeechLanguage> {
+    const tag = languageTag(raw);
+    if (tag !== null && STATIC.languages.includes(tag.split('-')[0])) return { ok: true, language: tag };
+    return {
+      ok: false,
+      why: `the openai provider speaks no language "${raw.trim().slice(0, 40)}"; it speaks ${STATIC.languages.join(', ')} (a region may follow: pt-BR)`,
+    };
+  }
+
+  async speak(text: string, voice: string | null, model: string | null, language: string | null): Promise<PcmStream> {
     const cfg = this.cfg;
     if (!cfg.openaiKey)
       throw new VoiceProviderError(
@@ -174,7 +195,13 @@ export class OpenAiVoiceProvider implements VoiceProvider {
     const res = await fetch(`${cfg.openaiBaseUrl}/audio/speech`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${cfg.openaiKey}` },
-      body: JSON.stringify({ model: model ?? 'gpt-4o-mini-tts', voice: voice ?? 'alloy', input: text, response_format: 'pcm' }),
+      body: JSON.stringify({
+        model: model ?? 'gpt-4o-mini-tts',
+        voice: voice ?? 'alloy',
+        input: text,
+        response_format: 'pcm',
+        ...languageInstructions(model ?? 'gpt-4o-mini-tts', language),
+      }),
       signal: abort.signal,
     }).catch((e: Error) => {
       clearTimeout(timer);
@@ -182,7 +209,8 @@ export class OpenAiVoiceProvider implements VoiceProvider {
     });
     if (!res.ok || !res.body) {
       clearTimeout(timer);
-      throw new VoiceProviderError('voice.provider_error', `the openai provider answered ${res.status}`);
+      const detail = res.ok ? '' : errorBodyText((await res.text().catch(() => '')).slice(0, 4096));
+      throw new VoiceProviderError('voice.provider_error', `the openai provider answered ${res.status}${detail ? `: ${detail.slice(0, 200)}` : ''}`);
     }
     const body = res.body;
     async function* chunks(): AsyncIterable<Buffer> {

@@ -94,9 +94,12 @@ export class VoiceProviderChoices {
       if (rate !== null && o.sample_rates.includes(rate)) check('sample_rate', 'ok', `${rate} Hz is offered`);
       else check('sample_rate', 'error', `sample_rate must be one of ${o.sample_rates.join(', ')}`);
     const lang = str(b.language);
-    if (b.language !== undefined)
-      if (lang !== null && o.languages.includes(lang)) check('language', 'ok', `language ${lang} is offered`);
-      else check('language', 'warning', `language ${String(b.language).slice(0, 60)} is not one of ${o.languages.join(', ')}; it is sent as given`);
+    if (b.language !== undefined) {
+      // The rule a session is made by (VoiceProviders.language): a language the provider cannot speak is refused there.
+      const spoken = lang === null ? null : await provider.speechLanguage(lang);
+      if (spoken?.ok) check('language', 'ok', `language ${lang} is spoken (${spoken.language})`);
+      else check('language', 'error', spoken ? spoken.why : 'language must be a language code, like de or pt-BR');
+    }
     const errors = checks.filter((c) => c.status === 'error');
     const warnings = checks.filter((c) => c.status === 'warning');
     return {

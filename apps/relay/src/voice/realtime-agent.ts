@@ -5,6 +5,7 @@ import { AgentRun } from './agent-run';
 import { metricsOf } from './pcm-stream';
 import type { SessionStream } from './session-stream';
 import { sanitizeForSpeech, truncateForSpeech } from './speech-text';
+import { errorBodyText } from './upstream-error';
 import type { VoiceConfigFiles } from './voice-config';
 import { VoiceProviderError } from './voice-provider';
 import type { VoiceProviders } from './voice-providers';
@@ -62,7 +63,7 @@ export class RealtimeAgentBroker {
     if (!res.ok)
       throw new VoiceProviderError(
         'voice.agent_error',
-        `the agent API answered ${res.status}: ${(await readCapped(res, MAX_AGENT_ERROR_BYTES, false)).slice(0, 200)}`,
+        `the agent API answered ${res.status}: ${errorBodyText(await readCapped(res, MAX_AGENT_ERROR_BYTES, false)).slice(0, 200)}`,
       );
     const raw = await readAgentAnswer(res, MAX_AGENT_RESPONSE_BYTES, (e) => run?.tool(e));
     const content = raw.length > MAX_AGENT_ANSWER_CHARS ? truncateForSpeech(raw, MAX_AGENT_ANSWER_CHARS).text : raw;
@@ -159,7 +160,7 @@ export class RealtimeAgentBroker {
     try {
       if (spoken !== '') {
         // The session's model is a realtime one: the answer is spoken with the provider's speech model.
-        s.stream = await s.engine.speak(spoken, s.voice, null);
+        s.stream = await s.engine.speak(spoken, s.voice, null, s.language);
         firstAudioMs = await this.stream.pump(s, 'voice.output_audio.delta', started);
       }
       s.stream = null;

@@ -2,6 +2,7 @@ import { WebSocket } from 'ws';
 import { parseJsonObject } from '../common/json-object';
 import type { VoiceConfig } from '../common/config';
 import type { PcmStream } from './pcm-stream';
+import { errorFieldText } from './upstream-error';
 import { VoiceProviderError } from './voice-provider';
 
 /**
@@ -46,13 +47,6 @@ export function openProviderRealtime(cfg: VoiceConfig, model: string, session: R
     );
   });
   return { sock, opened };
-}
-
-/** The text of a provider's `error` field (`{message}` or a string), whatever else it sent. */
-export function providerMessage(error: unknown): string {
-  if (typeof error === 'string') return error;
-  const message = typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : undefined;
-  return typeof message === 'string' ? message : 'error';
 }
 
 /** Provider audio chunks waiting for the reader; past this the provider's socket is paused until it catches up. */
@@ -124,7 +118,7 @@ export class RealtimeUpstream {
         if (typeof m.transcript === 'string') this.onEvent({ type: 'voice.input_transcript.final', text: m.transcript });
         return;
       case 'error': {
-        const err = new VoiceProviderError('voice.provider_error', `the realtime provider: ${providerMessage(m.error)}`.slice(0, 300));
+        const err = new VoiceProviderError('voice.provider_error', `the realtime provider: ${errorFieldText(m.error)}`.slice(0, 300));
         if (this.pending) this.push(err);
         else this.onEvent({ type: 'voice.error', message: err.message, code: err.code });
         return;

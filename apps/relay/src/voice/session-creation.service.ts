@@ -68,6 +68,9 @@ export class VoiceSessionCreation {
       });
     const engine = this.providers.get(provider);
     this.providers.assertAvailable(engine);
+    // The language the app sent, else the one saved in the settings; refused here, before anything is written.
+    const saved = body.language === undefined ? this.settings.configuredLanguage(section, settings.profile) : null;
+    const language = await this.providers.language(engine, body.language ?? saved, saved === null ? '' : ` (the ${section} settings' language)`);
     const agent = kind === 'realtime_agent' ? agentFields(body as AgentSessionDto) : { chatSessionId: null, context: [] };
     const id = secureRandomBytes(18).toString('base64url');
     const resumeToken = secureRandomBytes(32).toString('base64url');
@@ -100,6 +103,7 @@ export class VoiceSessionCreation {
         engine,
         model,
         voice: voiceName,
+        language,
         sampleRate: defaults.sample_rate,
         profile: settings.profile,
         createdAt: now.getTime(),
@@ -125,6 +129,7 @@ export class VoiceSessionCreation {
       provider,
       model,
       voice: voiceName,
+      ...(language === null ? {} : { language }),
       sample_rate: s.sampleRate,
       codec: 'pcm',
       protocol: this.wire.protocol(kind),

@@ -299,7 +299,7 @@ export class SessionFrames {
         const rt = upstream.respond(text === '' ? null : text);
         transcript = rt.transcript;
         s.stream = rt;
-      } else s.stream = await s.engine.speak(text, s.voice, s.model);
+      } else s.stream = await s.engine.speak(text, s.voice, s.model, s.language);
       firstAudioMs = await this.stream.pump(s, 'voice.audio.delta', started);
       s.stream = null;
       if (s.ended) return;

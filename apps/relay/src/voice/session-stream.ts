@@ -28,15 +28,21 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * provider no faster than the client takes them; the idle close.
  */
 export class SessionStream {
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    /** A frame went into the buffer of a session held for a resume (held sessions are bounded together). */
+    private readonly onHeldFrame: (s: VoiceSession) => void = () => undefined,
+  ) {}
 
   /** Every frame of the session's stream: numbered, held for a replay (bounded), and sent when a socket is there. */
   send(s: VoiceSession, event: Record<string, unknown>): void {
     if (s.ended) return;
     s.eventSeq++;
     const json = JSON.stringify({ ...event, event_id: s.eventSeq, at_ms: Math.round(this.clock.now().getTime() - s.createdAt) });
-    if (!CONNECTION_FRAMES.has(event.type as string))
+    if (!CONNECTION_FRAMES.has(event.type as string)) {
       s.replay.push(s.eventSeq, typeof event.audio_event_id === 'number' ? event.audio_event_id : null, json);
+      if (s.graceUntil !== null) this.onHeldFrame(s);
+    }
     const ws = s.ws;
     // Held for a replay whatever happens: a socket closed here as a slow consumer is a drop the client resumes.
     if (ws && ws.readyState === ws.OPEN && mayQueue(ws)) ws.send(json);

@@ -1,12 +1,14 @@
 import type { VoiceSection } from '@svc/events';
 import type { PcmStream } from './pcm-stream';
+import type { SpeechLanguage } from './speech-language';
 
 /**
  * The voice providers' port. A provider turns text into audio and audio into text, and answers what is
  * particular to it (its names, defaults, options, whether it has a realtime API); the relay's routes,
  * sessions, auth, caps and events do not depend on which one answers.
  */
-export type SynthesisRequest = { text: string; voice: string | null; model: string | null; speed: number | null };
+/** `language`: the provider's own name for it (speechLanguage), or null (the voice decides). */
+export type SynthesisRequest = { text: string; voice: string | null; model: string | null; speed: number | null; language: string | null };
 export type Synthesis = { audio: Buffer; contentType: 'audio/mpeg' | 'audio/wav' };
 export type TranscriptionRequest = {
   audio: Buffer;
@@ -69,8 +71,10 @@ export interface VoiceProvider {
   /** Whether it takes a voice its option list does not name (espeak-ng takes any voice name). */
   takesVoice(voice: string): boolean;
   synthesize(req: SynthesisRequest): Promise<Synthesis>;
-  /** Speech as it is produced, for the streaming sessions (the model is the caller's, or the provider's default). */
-  speak(text: string, voice: string | null, model: string | null): Promise<PcmStream>;
+  /** Speech as it is produced, for the streaming sessions (the model is the caller's, or the provider's default; the language as speechLanguage named it). */
+  speak(text: string, voice: string | null, model: string | null, language: string | null): Promise<PcmStream>;
+  /** Its own name for a language the app sent (`de-DE`, `pt_BR`, `German`), or why it speaks none such. */
+  speechLanguage(raw: string): Promise<SpeechLanguage>;
   transcribe(req: TranscriptionRequest): Promise<Transcription>;
   /** Its option lists for a section's settings. */
   options(section: VoiceSection): Promise<ProviderOptions>;

@@ -10,6 +10,7 @@ import { OpenAiVoiceProvider } from './openai-provider';
 import type { VoiceScope } from './voice-config';
 import type { YamlMap } from '../common/config-yaml';
 import { selectedProviderConfig, str } from './voice-yaml';
+import { languageUnavailable } from './speech-language';
 import { VoiceProviderError, type ProviderDefaults, type VoiceProvider } from './voice-provider';
 
 /**
@@ -95,6 +96,17 @@ export class VoiceProviders {
   assertAvailable(provider: VoiceProvider): void {
     const refused = provider.unavailableError();
     if (refused) throw this.failure(refused);
+  }
+
+  /**
+   * The provider's own name for the language a caller asked for (null: none asked, the voice decides), or 400
+   * `voice.language_unavailable` before any work starts. `whose` says where it came from when it was not the request.
+   */
+  async language(provider: VoiceProvider, raw: string | null, whose = ''): Promise<string | null> {
+    if (raw === null) return null;
+    const r = await provider.speechLanguage(raw);
+    if (!r.ok) throw languageUnavailable(raw, `${r.why}${whose}`);
+    return r.language;
   }
 
   /** A provider's failure as the caller sees it; a missing key is spec 7's 500 "no API key available". */

@@ -42,6 +42,34 @@ export type ResumeFailure =
   | 'session_not_claimed'
   | 'session_revoked';
 
+/**
+ * What a late resume of a session that ended is told, as the app reads it (`reason`, `message`: a
+ * resume_failed frame ends its retries at once, RelayVoiceClient.kt 1906-1918), and the close. A session the
+ * held-sessions bound ended is, for the app, one whose hold ran out; the message says which bound.
+ */
+export function endedRefusal(ended: string, graceSeconds: number): { reason: ResumeFailure; message: string; close: number; closeReason: string } {
+  const gone = { close: RESUME_CLOSE.gone, closeReason: 'resume expired' };
+  if (ended === 'resume_expired')
+    return {
+      reason: 'resume_expired',
+      message: `this voice session has ended: it was not resumed within ${graceSeconds} s of its drop (RELAY_VOICE_RESUME_GRACE_SECONDS); create a new one`,
+      ...gone,
+    };
+  if (ended === 'resume_evicted')
+    return {
+      reason: 'resume_expired',
+      message:
+        'this voice session has ended: the sessions held for a resume were past their memory bound (RELAY_VOICE_HELD_MAX_BYTES) and it had been held longest; create a new one',
+      ...gone,
+    };
+  return {
+    reason: 'session_closed',
+    message: `this voice session has ended (${ended}); create a new one`,
+    close: RESUME_CLOSE.gone,
+    closeReason: 'session closed',
+  };
+}
+
 type Tombstone = { actor: string; kind: Kind; reason: string; until: number };
 
 /**

@@ -19,6 +19,8 @@ type SessionBase = {
   readonly engine: VoiceProvider;
   readonly model: string;
   readonly voice: string;
+  /** The language it speaks, as its provider names it (null: the voice decides). */
+  readonly language: string | null;
   readonly sampleRate: number;
   readonly profile: string | null;
   readonly createdAt: number;
@@ -90,7 +92,7 @@ export type VoiceSession = OutputSession | RealtimeSession | AgentSession;
 
 export type NewSession = Pick<
   SessionBase,
-  'id' | 'actor' | 'tokenPrefix' | 'engine' | 'model' | 'voice' | 'sampleRate' | 'profile' | 'createdAt' | 'resumeDigest'
+  'id' | 'actor' | 'tokenPrefix' | 'engine' | 'model' | 'voice' | 'language' | 'sampleRate' | 'profile' | 'createdAt' | 'resumeDigest'
 > & { replay: { maxFrames: number; maxBytes: number } };
 
 /** A session as created: no socket yet, nothing said. */

@@ -23,9 +23,10 @@ import { VoiceSessionCreation } from './session-creation.service';
 import { VoiceConfigFiles } from './voice-config';
 import type { AgentSessionDto, VoiceSessionDto } from './voice.dto';
 import { VoiceProviders } from './voice-providers';
-import { RESUME_CLOSE, SessionResume, Tombstones } from './voice-resume';
+import { endedRefusal, RESUME_CLOSE, SessionResume, Tombstones } from './voice-resume';
 import { stopWork, type VoiceSession } from './voice-session';
 import { VoiceWire } from './voice-wire';
+import { HeldSessions, type HeldSummary } from './held-sessions';
 
 const PATH_RE = /^\/voice\/([a-z-]+)\/([A-Za-z0-9_-]{1,64})$/;
 
@@ -60,6 +61,8 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
   private readonly lost: Subscription;
   /** Every voice socket's bounds and keepalive (common/socket-guard.ts), as the phone socket's. */
   private readonly guards: SocketGuards;
+  /** The sessions held for a resume, bounded together (held-sessions.ts). */
+  private readonly held: HeldSessions;
   private stopping = false;
 
   constructor(
@@ -78,7 +81,8 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     this.auth = { loop, secrets, clock, logger, port: () => runtime.port, apiVoice: apiVoiceOf(config) };
     this.guards = new SocketGuards({ ...config.sockets, pingIntervalMs: config.pingIntervalMs }, logger, 'voice');
     const now = () => this.clock.now().getTime();
-    this.stream = new SessionStream(clock);
+    this.held = new HeldSessions(config.voice.heldMaxBytes);
+    this.stream = new SessionStream(clock, () => this.evictHeld());
     const agent = new RealtimeAgentBroker(config, providers, files, wire, this.stream, now, (s) => !s.ended && this.allowed(s));
     this.frames = new SessionFrames(config, wire, this.stream, agent, now, {
       allowed: (s) => this.allowed(s),
@@ -139,6 +143,20 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     return new Set([...this.live.values()].filter((s) => s.ws !== null).map((s) => s.id));
   }
 
+  /** What the sessions held for a resume hold (the console): each one's bytes, and all of them against the bound. */
+  heldBytesOf(id: string): number | null {
+    return this.held.bytesOf(id);
+  }
+
+  heldSummary(): HeldSummary {
+    return this.held.summary();
+  }
+
+  /** Past the bound on what held sessions hold together, the one held longest ends (a late resume is told why). */
+  private evictHeld(): void {
+    for (const s of this.held.overflow()) void this.end(s, 'resume_evicted');
+  }
+
   /** Sessions the expiry sweep must leave: with a socket, or whose drop is being recorded. */
   private attached(): Set<string> {
     return new Set([...this.live.values()].filter((s) => s.ws !== null || s.detaching).map((s) => s.id));
@@ -183,13 +201,9 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
       if (t && t.kind === kind && t.actor === actorOf(principal))
         return void this.wss.handleUpgrade(req, socket, head, (ws) => {
           ws.on('error', () => undefined);
-          SessionStream.direct(ws, {
-            type: 'voice.session.resume_failed',
-            session_id: m[2],
-            reason: t.reason === 'resume_expired' ? 'resume_expired' : 'session_closed',
-            message: `this voice session has ended (${t.reason}); create a new one`,
-          });
-          ws.close(RESUME_CLOSE.gone, t.reason === 'resume_expired' ? 'resume expired' : 'session closed');
+          const r = endedRefusal(t.reason, this.config.voice.resumeGraceSeconds);
+          SessionStream.direct(ws, { type: 'voice.session.resume_failed', session_id: m[2], reason: r.reason, message: r.message });
+          ws.close(r.close, r.closeReason);
         });
       return refuseUpgrade(socket, 404, 'voice.unknown_session', `no such ${kind} voice session`);
     }
@@ -218,6 +232,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
   /** `ws` becomes the session's socket: its frames are the session's, its close a drop or the end. */
   private bind(s: VoiceSession, ws: WebSocket): void {
     s.ws = ws;
+    this.held.release(s);
     const guard = guardOf(ws) ?? this.guards.watch(ws);
     ws.on('message', (data: RawData, isBinary: boolean) =>
       guard.run(rawSize(data), () => {
@@ -245,6 +260,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     const until = this.clock.now().getTime() + this.config.voice.resumeGraceSeconds * 1000;
     s.graceUntil = until;
     s.detaching = true;
+    this.held.hold(s);
     this.loop
       .run(s.actor, (models) => detachVoiceSession(models, s.id, code, new Date(until)))
       .then(
@@ -256,6 +272,8 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
           void this.end(s, 'closed');
         },
       );
+    // After the drop is on its way to the log, so an eviction's end is written after it.
+    this.evictHeld();
   }
 
   /** The session's work stops and its memory goes; a late resume by its caller is told why (Tombstones). */
@@ -270,6 +288,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
     if (s.claimTimer) clearTimeout(s.claimTimer);
     s.candidate?.close(RESUME_CLOSE.gone, 'session closed');
     s.candidate = null;
+    this.held.release(s);
     s.replay.clear();
     this.live.delete(s.id);
     if (s.everAttached) this.ended.add(s.id, { actor: s.actor, kind: s.kind, reason }, this.clock.now().getTime());

@@ -89,6 +89,16 @@ export class VoiceSettings {
     return { ok: true, success: true, ...base, provider: base.provider, profile, config_scope: configScope, fallback_to_global: fallback };
   }
 
+  /**
+   * The section's `language` when someone set it (a PATCH, or the profile's config), else null: the built-in `en`
+   * is what the screens show, and leaves the voice to decide (a profile's `voice: de` goes on speaking German).
+   */
+  configuredLanguage(section: VoiceSection, profile: string | null): string | null {
+    const own = profile === null ? undefined : profileOverrides(this.files.resolve(profile).data, section).language;
+    const value = own ?? this.loop.models.voice.settings(section).language;
+    return typeof value === 'string' && value.trim() !== '' ? value : null;
+  }
+
   /** Whether the section is on as its answer reports it: its `enabled`, or RELAY_REALTIME_VOICE_ENABLED for the realtime ones. */
   enabledIn(section: VoiceSection, s: Record<string, VoiceSettingValue>): boolean {
     return s.enabled === true || (section !== 'voice_output' && this.config.realtimeVoiceEnabled);

@@ -80,9 +80,12 @@ export class VoiceController {
     return this.voice.transcribe(upload, profileNamed(q.profile), q.language, caller);
   }
 
-  /** JSON `{text, profile?, voice?, model?, speed?, provider?}` -> an `audio/mpeg` file. */
+  /**
+   * JSON `{text, profile?, voice?, model?, speed?, provider?, language?}` -> an `audio/mpeg` file. The app asks
+   * `Accept: audio/mpeg` and shows a refusal's body as it is: such a client gets it as one line of text.
+   */
   @Post('/synthesize')
-  @Auth('voice', 'voice:tts')
+  @Auth('voice', 'voice:tts', { plainRefusals: true })
   @HttpCode(200)
   async synthesize(@Body() body: SynthesizeDto, @Res({ passthrough: true }) reply: FastifyReply, @Caller() caller: Principal) {
     const out = await this.voice.synthesize(body, caller);

@@ -51,7 +51,7 @@ export class TranscribeQuery extends ProfileQuery {
   language?: string;
 }
 
-/** `POST /voice/synthesize`: `{text, profile?, voice?, model?, speed?, provider?}`. */
+/** `POST /voice/synthesize`: `{text, profile?, voice?, model?, speed?, provider?, language?}`. */
 export class SynthesizeDto {
   /** Trimmed. Past 5,000 characters the service refuses it (`voice.text_too_long`, with the bound). */
   @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value))
@@ -86,6 +86,12 @@ export class SynthesizeDto {
   /** A provider by any name configs use; present but not a name, the default provider. */
   @IsOptional()
   provider?: unknown;
+
+  /** The language to speak (the app's enhanced overrides send it, RelayVoiceClient.kt 264-270); one the provider cannot speak is 400. */
+  @Transform(shortName)
+  @IsOptional()
+  @IsString()
+  language?: string;
 }
 
 /** `POST /voice/{output,realtime}/session`. */
@@ -109,6 +115,15 @@ export class VoiceSessionDto {
   @IsOptional()
   @IsString()
   model?: string;
+
+  /**
+   * The language to speak (the app sends it, RelayVoiceClient.kt 3049-3063: a provider's code or what was typed);
+   * the voice output settings' when absent; one the provider cannot speak is 400 `voice.language_unavailable`.
+   */
+  @Transform(shortName)
+  @IsOptional()
+  @IsString()
+  language?: string;
 }
 
 const CHAT_SESSION_RE = /^[A-Za-z0-9_.:-]{1,128}$/;

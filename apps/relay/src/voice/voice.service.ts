@@ -103,6 +103,7 @@ export class VoiceService {
         { success: false },
       );
     const provider = this.providers.get(id);
+    const language = await this.providers.language(provider, str(b.language));
     const started = performance.now();
     const record = (outcome: 'ok' | 'failed', bytes: number, error?: string) =>
       this.loop.run(actorOf(principal), () => [
@@ -126,6 +127,7 @@ export class VoiceService {
         voice: str(b.voice) ?? str(tts.cfg.voice) ?? str(tts.cfg.voice_id),
         model: str(b.model) ?? str(tts.cfg.model),
         speed: b.speed ?? null,
+        language,
       });
       await record('ok', out.audio.length);
       return { audio: out.audio, provider: id };

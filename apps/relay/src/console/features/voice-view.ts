@@ -3,7 +3,12 @@ import type { VoiceCallRow, VoiceSessionEndedRow, VoiceSessionOpenRow, VoiceUsag
 
 /** The Voice page's rows, read from the voice read models (never text, audio or a key). */
 
-export function openSessionView(s: VoiceSession, connected: boolean, counts: { drops: number; resumes: number }): VoiceSessionOpenRow {
+export function openSessionView(
+  s: VoiceSession,
+  connected: boolean,
+  counts: { drops: number; resumes: number },
+  heldBytes: number | null,
+): VoiceSessionOpenRow {
   return {
     session_id: s.sessionId,
     kind: s.kind,
@@ -14,6 +19,7 @@ export function openSessionView(s: VoiceSession, connected: boolean, counts: { d
     actor: s.actor,
     created_at: epoch(s.createdAt),
     expires_at: epoch(s.expiresAt),
+    held_bytes: s.detached ? heldBytes : null,
     drops: counts.drops,
     resumes: counts.resumes,
   };

@@ -76,7 +76,8 @@ export class VoiceConsoleController {
       open_sessions: m.voice
         .openSessions()
         .sort((a, b) => b.createdAt - a.createdAt)
-        .map((s) => openSessionView(s, connected.has(s.sessionId), m.voiceActivity.resumesOf(s.sessionId))),
+        .map((s) => openSessionView(s, connected.has(s.sessionId), m.voiceActivity.resumesOf(s.sessionId), this.sessions.heldBytesOf(s.sessionId))),
+      held: this.held(),
       ended_sessions: m.voiceActivity.recentSessions().map(endedSessionView),
       calls: m.voiceActivity.recentCalls().map(voiceCallView),
       totals: { transcriptions: stats.transcriptions, syntheses: stats.syntheses, failures: stats.failures, last_at: epoch(stats.lastAt) },
@@ -112,6 +113,11 @@ export class VoiceConsoleController {
   async setSecurity(@Body() body: VoiceSecurityDto): Promise<VoiceSecurityAnswer> {
     await this.security.change({ allow_insecure_api_bearer: body.allow_insecure_api_bearer }, ['allow_insecure_api_bearer']);
     return { ok: true, ...this.securityState() };
+  }
+
+  private held(): VoiceView['held'] {
+    const h = this.sessions.heldSummary();
+    return { sessions: h.sessions, bytes: h.bytes, max_bytes: h.maxBytes, grace_seconds: this.config.voice.resumeGraceSeconds };
   }
 
   private unavailability(): Map<string, string | null> {

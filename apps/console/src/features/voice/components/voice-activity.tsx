@@ -2,7 +2,18 @@ import type { VoiceCallRow, VoiceSessionEndedRow, VoiceSessionOpenRow, VoiceUsag
 import { DataTable, type Column } from '@/components/data-table';
 import { Ago, Card, Chip, EmptyState } from '@/components/ui';
 import { bytes, count, exact, timeOfDay } from '@/lib/format';
+import { useServerNow } from '@/lib/server-time';
 import { callerText, counted, KIND_TITLE, latencyText, ms, secondsText, words } from './voice-words';
+
+/** How long a held session has left on the relay's clock, ticking: it ends unresumed at zero. */
+function HeldLeft({ until }: { until: number }) {
+  const left = Math.max(0, Math.floor(until - useServerNow(1000) / 1000));
+  return (
+    <span className={left < 60 ? 'warn-text' : undefined} role="timer" aria-live="off" data-testid="held-left">
+      {left === 0 ? 'ending now' : `${left < 60 ? `${left} s` : secondsText(left)} left`}
+    </span>
+  );
+}
 
 const STATE: Record<VoiceSessionOpenRow['state'], { tone: 'info' | 'good' | 'warn'; text: string }> = {
   waiting: { tone: 'info', text: 'waiting for its socket' },
@@ -17,11 +28,16 @@ const OPEN_COLUMNS: Array<Column<VoiceSessionOpenRow>> = [
     render: (s) => (
       <>
         <Chip tone={STATE[s.state].tone}>{STATE[s.state].text}</Chip>
-        {s.state === 'connected' ? null : (
+        {s.state === 'held' ? (
           <div className="muted small">
-            {s.state === 'held' ? 'ends' : 'expires'} <Ago ms={ms(s.expires_at)} />
+            <HeldLeft until={s.expires_at} />
+            {s.held_bytes === null ? null : ` · ${bytes(s.held_bytes)} held for it`}
           </div>
-        )}
+        ) : s.state === 'waiting' ? (
+          <div className="muted small">
+            expires <Ago ms={ms(s.expires_at)} />
+          </div>
+        ) : null}
       </>
     ),
   },
@@ -93,9 +109,22 @@ const CALL_COLUMNS: Array<Column<VoiceCallRow>> = [
   },
 ];
 
+/** What the held sessions hold together, against the bound, and how long a drop is held. */
+function HeldNote({ held }: { held: VoiceView['held'] }) {
+  return (
+    <p className="muted small card-note" data-testid="voice-held">
+      A session whose phone lost its connection is held {secondsText(held.grace_seconds)} for the phone to resume it (
+      <code>RELAY_VOICE_RESUME_GRACE_SECONDS</code>, the app retries that long).{' '}
+      {held.sessions === 0 ? 'None is held now' : `${counted(held.sessions, 'session')} held now, ${bytes(held.bytes)}`} of at most{' '}
+      {bytes(held.max_bytes)} together (<code>RELAY_VOICE_HELD_MAX_BYTES</code>; past it the one held longest ends).
+    </p>
+  );
+}
+
 export function SessionsCard({ v }: { v: VoiceView }) {
   return (
     <Card title={`Sessions${v.open_sessions.length ? ` (${v.open_sessions.length} open)` : ''}`}>
+      <HeldNote held={v.held} />
       {v.open_sessions.length === 0 ? (
         <EmptyState title="No voice session open">
           A phone opens one when it speaks a reply aloud (voice output) or starts a realtime conversation; it shows here while it lasts.

@@ -53,7 +53,11 @@ export function VoicePage() {
         <>
           <VoiceState v={v} />
           <div className="stat-grid" data-testid="voice-stats">
-            <Stat label="Open sessions" value={v.open_sessions.length} hint={`${v.ended_sessions.length} ended lately`} />
+            <Stat
+              label="Open sessions"
+              value={v.open_sessions.length}
+              hint={`${v.held.sessions ? `${v.held.sessions} held for a resume · ` : ''}${v.ended_sessions.length} ended lately`}
+            />
             <Stat label="Syntheses" value={count(v.totals.syntheses)} hint="since the log began" />
             <Stat label="Transcriptions" value={count(v.totals.transcriptions)} hint="since the log began" />
             <Stat

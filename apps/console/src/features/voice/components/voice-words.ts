@@ -20,7 +20,8 @@ export function latencyText(ms: number): string {
 
 export function secondsText(s: number): string {
   if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
-  return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
+  const whole = Math.round(s);
+  return whole % 60 === 0 ? `${whole / 60} min` : `${Math.floor(whole / 60)} min ${whole % 60} s`;
 }
 
 export const words = (s: string) => s.replace(/_/g, ' ');
