@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import * as path from 'node:path';
 import { loadConfig } from '../common/config';
 import { ProfileLayout } from '../profiles/profile-layout';
-import { enableRelayPlugin, relayPluginState, RELAY_PLUGIN } from '../profiles/profile-relay-plugin';
+import { enableRelayPlugin, relayPluginName, relayPluginState, RELAY_PLUGIN } from '../profiles/profile-relay-plugin';
 import { CliError, EXIT, line, UsageError, type CliIo } from './io';
 import { relayEndpoint, relayRefused, relayUnreachable, requestJson } from './relay-client';
 
@@ -116,7 +116,7 @@ function enableLocally(env: NodeJS.ProcessEnv, names: string[], dryRun: boolean)
   if (unknown.length) throw new CliError(`no profile ${unknown.map((n) => `"${n}"`).join(', ')} (known: ${known.join(', ') || 'none'})`);
   return (names.length ? names : known).map((name) => {
     try {
-      const r = enableRelayPlugin(name, layout.configOf(name), dryRun);
+      const r = enableRelayPlugin(name, layout.configOf(name), dryRun, relayPluginName(env.RELAY_CLIENT_SPELLING?.trim().toLowerCase()));
       return { profile: name, path: r.file, was: r.was, changed: r.changed, ...(r.backup ? { backup: r.backup } : {}) };
     } catch (err) {
       return { profile: name, path: layout.configOf(name), was: 'absent', changed: false, error: (err as Error).message };

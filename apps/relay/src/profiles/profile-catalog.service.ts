@@ -11,7 +11,7 @@ import { LOGGER, RELAY_CONFIG } from '../common/tokens';
 import { AuthOkFields } from '../phone-socket/auth-ok-fields';
 import { PhoneHub } from '../phone-socket/phone-hub.service';
 import { ProfileLayout } from './profile-layout';
-import { enableRelayPlugin, type EnableResult } from './profile-relay-plugin';
+import { enableRelayPlugin, relayPluginName, type EnableResult } from './profile-relay-plugin';
 import { scanProfiles, type ProfileRow, type ScannedProfile } from './profile-row';
 
 /** The SOUL text all rows of one auth.ok may carry together. */
@@ -148,7 +148,7 @@ export class ProfileCatalog implements OnApplicationBootstrap, OnModuleDestroy {
     const results: Array<EnableResult & { error?: string }> = [];
     for (const name of wanted) {
       try {
-        const r = enableRelayPlugin(name, this.layout.configOf(name), dryRun);
+        const r = enableRelayPlugin(name, this.layout.configOf(name), dryRun, relayPluginName(this.config.clientSpelling));
         if (r.changed && !dryRun && r.was !== 'enabled')
           await this.loop.run(actor, () => [
             {

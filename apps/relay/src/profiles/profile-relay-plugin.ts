@@ -2,8 +2,21 @@ import type { RelayPluginState } from '@svc/events';
 import * as path from 'node:path';
 import { ConfigFileError, editYamlLists, readYamlMap, rewriteConfigInPlace, type YamlMap } from '../common/config-yaml';
 
-/** The plugin name a profile's `plugins.enabled` lists for the relay's tools. */
+/** The plugin name a profile's `plugins.enabled` lists for the relay's tools, in the spec's spelling. */
 export const RELAY_PLUGIN = 'svc-relay';
+
+/**
+ * Both names are read always (WIRE.md, "Spelling"): an agent host that runs the public plugin lists
+ * `hermes-relay` (its plugin.yaml name), one following the spec `svc-relay`.
+ */
+const RELAY_PLUGIN_NAMES: readonly string[] = ['svc-relay', 'hermes-relay'];
+
+/** The name the relay writes when it enables itself: the public plugin's under RELAY_CLIENT_SPELLING=hermes. */
+export function relayPluginName(spelling: string | undefined): string {
+  return spelling === 'hermes' ? 'hermes-relay' : RELAY_PLUGIN;
+}
+
+const listsRelay = (list: unknown): boolean => Array.isArray(list) && list.some((x) => RELAY_PLUGIN_NAMES.includes(String(x)));
 
 /** `enabled` / `disabled` / `absent`: whether the config's `plugins.enabled` or `plugins.disabled` lists the relay. */
 export function relayPluginState(configFile: string): RelayPluginState {
@@ -15,8 +28,8 @@ export function relayPluginState(configFile: string): RelayPluginState {
   }
   const plugins = data.plugins;
   if (!isYamlMap(plugins)) return 'absent';
-  if (Array.isArray(plugins.enabled) && plugins.enabled.includes(RELAY_PLUGIN)) return 'enabled';
-  if (Array.isArray(plugins.disabled) && plugins.disabled.includes(RELAY_PLUGIN)) return 'disabled';
+  if (listsRelay(plugins.enabled)) return 'enabled';
+  if (listsRelay(plugins.disabled)) return 'disabled';
   return 'absent';
 }
 
@@ -40,17 +53,12 @@ export type EnableResult = {
  * relay is not touched. A config that is not a YAML mapping within the bounds, or whose `plugins` lists
  * are not lists, is refused (ProfileConfigError) rather than rewritten.
  */
-export function enableRelayPlugin(profile: string, configFile: string, dryRun: boolean): EnableResult {
+export function enableRelayPlugin(profile: string, configFile: string, dryRun: boolean, name: string = RELAY_PLUGIN): EnableResult {
   const was = relayPluginState(configFile);
   const base: EnableResult = { profile, file: configFile, was, changed: false };
   if (was === 'enabled') return base;
   const edit = (text: string) =>
-    editYamlLists(
-      text,
-      'plugins',
-      { enabled: { add: RELAY_PLUGIN }, disabled: { remove: RELAY_PLUGIN } },
-      `${path.basename(configFile)} of ${profile}`,
-    ).text;
+    editYamlLists(text, 'plugins', { enabled: { add: name }, disabled: { remove: name } }, `${path.basename(configFile)} of ${profile}`).text;
   try {
     if (dryRun) {
       readYamlMap(configFile, true);
