@@ -1,6 +1,6 @@
 import { bearer, readEvents, type TestRelay } from '../support/harness';
 import { startRelay } from './client-relay';
-import { dc, startSim, until } from '../support/bridge';
+import { dc, op, startSim, until } from '../support/bridge';
 import type { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
 
 /*
@@ -277,6 +277,60 @@ describe('compat: the Android app on the bridge channel', () => {
       }
       const bad = await dc(relay, app.token!, 'POST', '/share_media', { attachments: [{ media: 'MEDIA:other://x' }] });
       expect([bad.status, bad.body.ok, bad.body.code]).toEqual([400, false, 'validation_failed']);
+    });
+  });
+
+  // Last: it moves the relay's clock past the app's idle minutes.
+  describe("idle expiry: the app's own, never the relay's", () => {
+    it('the relay keeps no deadline for the app: no auto_disabled, no bridge.master_disabled, no "switched off on the phone" of its own making', async () => {
+      // auth/AuthManager.kt:820-825: the app's supports names no bridge_master_disabled. network/relay/BridgeCommandHandler.kt:271-276
+      // drops every bridge frame but bridge.command, so a relay's bridge.master_disabled never reaches its switch, and its
+      // next tick (accessibility/BridgeStatusReporter.kt:104,122-128) says master_enabled: true again. Its own idle expiry
+      // (bridge/BridgeSafetyManager.kt:420-450) ends timed screen access after safety.auto_disable_minutes (:277-283).
+      expect(APP_SUPPORTS).not.toHaveProperty('bridge_master_disabled');
+      app.send('bridge', 'bridge.status', { ...APP_STATUS, device: { ...APP_STATUS.device, battery_percent: 61 } });
+      await until(() => relay.loop.models.bridge.device(app.tokenPrefix!)?.battery === 61);
+      expect(relay.loop.models.bridge.device(app.tokenPrefix!)).toMatchObject({
+        masterEnabled: true,
+        autoDisableMinutes: 20,
+        autoDisableBy: 'phone',
+        autoDisableAt: null,
+      });
+      expect((await dc(relay, app.token!, 'POST', '/tap', { x: 5, y: 6 })).status).toBe(200);
+      expect(relay.loop.models.bridge.device(app.tokenPrefix!)?.autoDisableAt).toBeNull();
+
+      relay.clock.advance(25 * 60_000);
+      await relay.sweep();
+      expect(events('bridge.safety_decided').filter((e) => e.data.decision === 'auto_disabled')).toEqual([]);
+      expect(app.received.filter((f) => f.type === 'bridge.master_disabled')).toEqual([]);
+      // The phone answers for itself (its own timer runs on its own clock here, so it still allows the tap).
+      const r = await dc(relay, app.token!, 'POST', '/tap', { x: 7, y: 8 });
+      expect(r.status).toBe(200);
+      expect(r.body).not.toMatchObject({ code: 'bridge.master_disabled' });
+
+      const devices = await op(relay, 'GET', '/bridge/devices');
+      expect(devices.body.devices.find((d: { token_prefix: string }) => d.token_prefix === app.tokenPrefix)).toMatchObject({
+        auto_disable_by: 'phone',
+        auto_disable_minutes: 20,
+        auto_disable_at: null,
+      });
+      const status = await op(relay, 'GET', '/bridge/status');
+      expect(status.body.safety).toMatchObject({ auto_disable_by: 'phone', auto_disable_minutes: 20, auto_disable_at: null });
+    });
+
+    it("a phone that advertises supports.bridge_master_disabled keeps the relay's deadline and is told when it passes", async () => {
+      const legacy = await startSim(relay, { autoDisableMinutes: 10 });
+      try {
+        const dev = () => relay.loop.models.bridge.device(legacy.tokenPrefix!)!;
+        expect(dev()).toMatchObject({ autoDisableBy: 'relay', autoDisableAt: relay.clock.now().getTime() + 10 * 60_000 });
+        relay.clock.advance(10 * 60_000);
+        await relay.sweep();
+        expect(await legacy.nextReceived('bridge.master_disabled')).toMatchObject({ reason: 'auto_disable', idle_minutes: 10 });
+        await until(() => dev().masterEnabled === false);
+      } finally {
+        legacy.stop();
+        await legacy.closed;
+      }
     });
   });
 });

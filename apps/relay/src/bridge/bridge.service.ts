@@ -3,6 +3,7 @@ import {
   clientNames,
   actorOf,
   autoDisableDue,
+  autoDisableSide,
   cancelConfirmations,
   canonicalPath,
   confirmationSide,
@@ -113,7 +114,8 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
         }
         if (d.decision === 'auto_disabled') {
           const dev = this.loop.models.bridge.device(d.tokenPrefix);
-          const conn = dev && this.connOf(dev);
+          // Only a phone that said it honours the frame gets it (app-wire.ts autoDisableSide).
+          const conn = dev?.autoDisableBy === 'relay' ? this.connOf(dev) : undefined;
           conn?.send('bridge', 'bridge.master_disabled', { reason: 'auto_disable', idle_minutes: d.idleMinutes ?? null, message: d.reason });
         }
       }),
@@ -167,6 +169,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
             deviceId: principal.deviceId,
             deviceName: principal.deviceName,
             ...st,
+            autoDisableBy: autoDisableSide(conn.supports),
           },
           this.config.bridge.autoDisableMinutes,
           now,

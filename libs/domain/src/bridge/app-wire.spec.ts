@@ -1,6 +1,7 @@
 import { clientNames } from '../spelling';
 import {
   bridgeStatusOf,
+  autoDisableSide,
   confirmationSide,
   mediaTokenOf,
   phoneDecision,
@@ -81,6 +82,14 @@ describe('confirmation side and the phone decision', () => {
     expect(confirmationSide(undefined)).toBe('phone');
     expect(confirmationSide({ bridge_confirm: 'yes' })).toBe('phone');
     expect(confirmationSide({ bridge_confirm: true })).toBe('relay');
+  });
+
+  it("the idle expiry is the phone's unless it says it honours bridge.master_disabled (AuthManager.kt:820-825 does not)", () => {
+    expect(autoDisableSide({ typed_stream_events: true, event_schema_version: 1 })).toBe('phone');
+    expect(autoDisableSide(undefined)).toBe('phone');
+    expect(autoDisableSide({ bridge_master_disabled: 1 })).toBe('phone');
+    expect(autoDisableSide({ bridge_confirm: true })).toBe('phone');
+    expect(autoDisableSide({ bridge_master_disabled: true })).toBe('relay');
   });
 
   it('2xx allowed, 403 user_denied denied, anything else not asked', () => {

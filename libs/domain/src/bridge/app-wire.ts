@@ -1,4 +1,4 @@
-import type { BridgeStatus } from '@svc/events';
+import type { AutoDisableSide, BridgeStatus } from '@svc/events';
 import { DomainError } from '../errors';
 import { INPUT_TOKEN_SCHEMES, tokenMarker } from '../media/chat-markers';
 import type { ClientNames } from '../spelling';
@@ -154,6 +154,16 @@ export type ConfirmationSide = 'phone' | 'relay';
 
 export function confirmationSide(supports: Readonly<Record<string, unknown>> | null | undefined): ConfirmationSide {
   return supports?.bridge_confirm === true ? 'relay' : 'phone';
+}
+
+/**
+ * Who switches Device Control off once it was idle, negotiated as the confirmation is. The app drops every
+ * bridge frame but `bridge.command` (BridgeCommandHandler.kt:271-276) and keeps its own idle expiry
+ * (BridgeSafetyManager.kt:420-450), so a relay deadline would only refuse it until its next status tick said
+ * "on" again; a phone that honours `bridge.master_disabled` says so in `supports.bridge_master_disabled: true`.
+ */
+export function autoDisableSide(supports: Readonly<Record<string, unknown>> | null | undefined): AutoDisableSide {
+  return supports?.bridge_master_disabled === true ? 'relay' : 'phone';
 }
 
 /** The phone's answer to a command it confirmed itself, read as the user's decision. */
