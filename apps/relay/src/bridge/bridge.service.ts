@@ -11,6 +11,7 @@ import {
   DEFAULT_SAFETY_SETTINGS,
   DEFAULT_SCREEN,
   bridgeStatusOf,
+  screenAsAsked,
   screenSizeShown,
   toPhoneCommand,
   type ScreenSize,
@@ -292,7 +293,8 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     }
     if (plan.refused) throw refusal(plan.refused);
     if (!plan.sent) throw confirmationDenied();
-    return this.send(device, requestId, method, path, params, payload);
+    const reply = await this.send(device, requestId, method, path, params, payload);
+    return path === '/screen' ? { ...reply, body: screenAsAsked({ ...params, ...payload }, reply.body) } : reply;
   }
 
   private askPhone(device: BridgeDevice, requestId: string, path: string, verb: string, text: string): Promise<SafetyDecisionKind> {

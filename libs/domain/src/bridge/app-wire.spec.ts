@@ -6,6 +6,7 @@ import {
   mediaTokenOf,
   phoneDecision,
   reportedStatusValue,
+  screenAsAsked,
   screenSizeShown,
   statusFieldRule,
   statusGroupRule,
@@ -135,6 +136,26 @@ describe('toPhoneCommand', () => {
     });
     expect(toPhoneCommand('/return_to_hermes', 'POST', {}, {}, screen, clientNames('hermes'))).toMatchObject({ path: '/return_to_hermes' });
   });
+  it('asks /screen with bounds (the app lists no node without them) and drops them for a caller who asked none', () => {
+    expect(toPhoneCommand('/screen', 'GET', { include_bounds: false }, {}, screen, SVC)).toMatchObject({
+      params: { include_bounds: false },
+      body: { include_bounds: true },
+    });
+    expect(toPhoneCommand('/screen', 'GET', {}, {}, screen, SVC).body).toEqual({});
+    const answer = {
+      packageName: 'p',
+      rootBounds: { left: 0, top: 0, right: 10, bottom: 10 },
+      nodes: [{ nodeId: 'w0:0', bounds: { left: 1, top: 2, right: 3, bottom: 4 } }, 'junk'],
+    };
+    expect(screenAsAsked({ include_bounds: false }, answer)).toEqual({
+      ...answer,
+      nodes: [{ nodeId: 'w0:0' }, 'junk'],
+    });
+    expect(screenAsAsked({ include_bounds: true }, answer)).toBe(answer);
+    expect(screenAsAsked({}, answer)).toBe(answer);
+    expect(screenAsAsked({ include_bounds: false }, { error: 'no active window available' })).toEqual({ error: 'no active window available' });
+  });
+
   it('a swipe stays on the screen whatever the distance', () => {
     const c = swipeCoordinates('right', 99_999, screen);
     expect(c.start_x).toBeGreaterThanOrEqual(0);

@@ -250,12 +250,26 @@ export function toPhoneCommand(
     case '/describe_node':
       if (out.node_id === undefined && out.nodeId !== undefined) out.node_id = out.nodeId;
       break;
+    case '/screen':
+      // The app zeroes the bounds before it picks the nodes worth listing, and a node with empty bounds never is
+      // (ScreenReader.kt:256-274): asked without bounds it lists nothing. It is asked with them (screenAsAsked drops them).
+      if (out.include_bounds === false) out.include_bounds = true;
+      break;
     default:
       break;
   }
   // The app registers /return_to_hermes for POST only.
   if (RETURN_PATHS.has(path)) return { method: 'POST', path: names.returnPath, params: { ...params }, body: out };
   return { method, path, params: { ...params }, body: out };
+}
+
+/**
+ * A `/screen` answer as its caller asked for it: asked without bounds (android_tool.py's default, whose docstring
+ * promises bounds "if include_bounds=True"), the nodes come without them (the phone itself was asked with them).
+ */
+export function screenAsAsked(asked: Readonly<Obj>, body: Obj): Obj {
+  if (asked.include_bounds !== false || !Array.isArray(body.nodes)) return body;
+  return { ...body, nodes: body.nodes.map((n: unknown) => (isObj(n) ? Object.fromEntries(Object.entries(n).filter(([k]) => k !== 'bounds')) : n)) };
 }
 
 const MEDIA_TOKEN_RE = /^[A-Za-z0-9_-]{8,128}$/;
