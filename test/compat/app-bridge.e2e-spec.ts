@@ -78,7 +78,7 @@ describe('compat: the Android app on the bridge channel', () => {
       // Before: every command was 403 sideload_only because the flags were read at the top level only.
       const r = await dc(relay, app.token!, 'POST', '/tap', { x: 10, y: 20 });
       expect(r.status).toBe(200);
-      expect(r.body).toEqual({ x: 10, y: 20 });
+      expect(r.body).toEqual({ x: 10, y: 20, duration_ms: 100 }); // accessibility/ActionExecutor.kt:168
     });
 
     it('a nested value wins over a flat one, and the flat shape alone still works', async () => {
@@ -212,16 +212,30 @@ describe('compat: the Android app on the bridge channel', () => {
 
   describe("arguments as the app's handlers read them", () => {
     it('GET arguments travel in body (the app reads params only when body is absent, BridgeCommandHandler.kt:287-289)', async () => {
-      const r = await dc(relay, app.token!, 'GET', '/screen?include_bounds=false');
+      const r = await dc(relay, app.token!, 'GET', '/events?limit=1&since=0');
       expect(r.status).toBe(200);
-      expect(lastCommand().body).toEqual({ include_bounds: false });
-      expect((r.body.nodes as Array<Record<string, unknown>>).every((n) => n.bounds === undefined)).toBe(true);
+      expect(lastCommand().body).toEqual({ limit: 1, since: 0 });
 
+      // The app keeps events only while streaming (EventStore.kt:116-133).
+      expect((await dc(relay, app.token!, 'POST', '/events/stream', { enabled: true })).body).toEqual({ streaming: true, buffer_cleared: true });
       await dc(relay, app.token!, 'POST', '/tap', { x: 1, y: 1 });
       await dc(relay, app.token!, 'POST', '/tap', { x: 2, y: 2 });
       const ev = await dc(relay, app.token!, 'GET', '/events?limit=1&since=0');
-      expect(lastCommand().body).toEqual({ limit: 1, since: 0 });
       expect(ev.body.count).toBe(1);
+      await dc(relay, app.token!, 'POST', '/events/stream', { enabled: false });
+    });
+
+    it('/screen?include_bounds=false: the app would list no node, so the relay asks with bounds and leaves them out for the caller (ScreenReader.kt:256-274)', async () => {
+      // android_tool.py:229-236 android_read_screen() asks include_bounds=false by default; the app zeroes the bounds
+      // before deciding which nodes are worth listing, and a node with empty bounds never is.
+      const r = await dc(relay, app.token!, 'GET', '/screen?include_bounds=false');
+      expect(r.status).toBe(200);
+      expect(lastCommand().body).toEqual({ include_bounds: true });
+      expect((r.body.nodes as Array<{ text: string | null }>).map((n) => n.text)).toEqual(['Messages', null, 'Send', 'Settings', null]);
+      for (const n of r.body.nodes as Array<Record<string, unknown>>) expect(n).not.toHaveProperty('bounds');
+      expect(r.body).toMatchObject({ rootBounds: { left: 0, top: 0, right: 1080, bottom: 2340 }, nodeCount: 5 });
+      const withBounds = await dc(relay, app.token!, 'GET', '/screen');
+      expect((withBounds.body.nodes as Array<Record<string, unknown>>)[2].bounds).toEqual({ left: 0, top: 440, right: 1080, bottom: 560 });
     });
 
     it('/wait: android_tool.py sends timeoutMs, the app sleeps `ms` (BridgeCommandHandler.kt:1187)', async () => {
@@ -234,12 +248,13 @@ describe('compat: the Android app on the bridge channel', () => {
       const r = await dc(relay, app.token!, 'POST', '/swipe', { direction: 'up', distance: 'medium' });
       expect(r.status).toBe(200);
       // The last /screen showed rootBounds 1080x2340: up = finger from below the centre to above it, half the height.
-      expect(r.body.swiped).toEqual({ start_x: 540, start_y: 1170 + 585, end_x: 540, end_y: 1170 - 585 });
+      // accessibility/ActionExecutor.kt:419-427 answers the stroke it made.
+      expect(r.body).toEqual({ start_x: 540, start_y: 1170 + 585, end_x: 540, end_y: 1170 - 585, duration_ms: 400 });
       expect(lastCommand().body).toMatchObject({ direction: 'up', distance: 'medium' });
       const left = await dc(relay, app.token!, 'POST', '/swipe', { direction: 'left', distance: 'short' });
-      expect(left.body.swiped).toEqual({ start_x: 540 + 135, start_y: 1170, end_x: 540 - 135, end_y: 1170 });
+      expect(left.body).toMatchObject({ start_x: 540 + 135, start_y: 1170, end_x: 540 - 135, end_y: 1170 });
       const explicit = await dc(relay, app.token!, 'POST', '/swipe', { start_x: 1, start_y: 2, end_x: 3, end_y: 4, duration_ms: 250 });
-      expect(explicit.body).toEqual({ swiped: { start_x: 1, start_y: 2, end_x: 3, end_y: 4 }, duration_ms: 250 });
+      expect(explicit.body).toEqual({ start_x: 1, start_y: 2, end_x: 3, end_y: 4, duration_ms: 250 });
     });
 
     it('/find_nodes keeps limit (BridgeCommandHandler.kt:1515); /media accepts toggle (ActionExecutor.kt:811)', async () => {
@@ -248,7 +263,7 @@ describe('compat: the Android app on the bridge channel', () => {
       expect(found.body.count).toBe(1);
       expect(lastCommand().body).toEqual({ limit: 1, clickable: true });
       const media = await dc(relay, app.token!, 'POST', '/media', { action: 'toggle' });
-      expect([media.status, media.body]).toEqual([200, { action: 'toggle' }]);
+      expect([media.status, media.body]).toEqual([200, { action: 'toggle', keycode: 85 }]); // ActionExecutor.kt:826
     });
 
     it('/return_to_svc and /return_to_hermes reach the app as POST /return_to_hermes (BridgeCapabilities.kt:78)', async () => {
@@ -270,7 +285,19 @@ describe('compat: the Android app on the bridge channel', () => {
         const r = await dc(relay, app.token!, 'POST', '/share_media', {
           attachments: [{ media, content_type: 'image/png', file_name: 'shot.png' }],
         });
-        expect([media, r.status, r.body]).toEqual([media, 200, { status: 'share_opened', attachment_count: 1 }]);
+        // BridgeCommandHandler.kt:1905-1920 (shareMediaFromBody's answer; null fields left out by respondFromResult).
+        expect([media, r.status, r.body]).toEqual([
+          media,
+          200,
+          {
+            ok: true,
+            status: 'share_opened',
+            mode: 'user_confirmed_share',
+            attachments: 1,
+            content_types: ['image/png'],
+            summary: 'Opened share UI with 1 attachment(s)',
+          },
+        ]);
         expect((lastCommand().body as Record<string, unknown>).attachments).toEqual([
           { media: `MEDIA:hermes-relay://${token}`, media_token: token, content_type: 'image/png', file_name: 'shot.png' },
         ]);
