@@ -76,6 +76,14 @@ describe("compat: the simulator's app mode behaves as the app", () => {
     await until(() => relay.loop.models.bridge.device(sim.tokenPrefix!)?.masterEnabled === false);
     expect(statuses(out)).toHaveLength(1);
     expect(statuses(out)[0]).toMatchObject({ bridge: { master_enabled: false }, device: { current_app: 'com.android.chrome' } });
+    // Its switch off refuses every route but /ping and /setup, /current_app too (BridgeCommandHandler.kt:594-624),
+    // which the relay lets through its own master gate.
+    const current = await call(sim, 'GET', '/current_app');
+    expect([current.status, current.body.error_code, current.body.required_action]).toEqual([
+      403,
+      'bridge_disabled',
+      'User toggles Agent Control ON in the Hermes Bridge tab',
+    ]);
   });
 
   it('keeps its own idle expiry: timed screen access ends after its minutes idle, only accepted timed commands push it back, and the relay passes its refusal on (BridgeSafetyManager.kt:420-450, BridgeCapabilities.kt:62-76, BridgeCommandHandler.kt:447-490)', async () => {
