@@ -421,11 +421,16 @@ def device_control(ref, checkout, work, relay, desktop):
             return text
 
         tool("_check_requirements", lambda s: s == "true")
+        # Issue 35: the app keeps its own idle expiry; the relay holds no deadline for it (it would never switch it off).
+        st = http("GET", relay.url + "/bridge/status")[1].get("safety") or {}
+        record("runner", "GET /bridge/status: the app's idle expiry is its own", st.get("auto_disable_by") == "phone" and st.get("auto_disable_at") is None, json.dumps({k: st.get(k) for k in ("auto_disable_by", "auto_disable_minutes", "auto_disable_at")}))
         tool("android_ping", lambda s: '"pong": true' in s or '"ok"' in s)
-        tool("android_read_screen", lambda s: '"nodes"' in s and "error" not in s.lower()[:40])
+        # Its default include_bounds=false: the app lists no node without bounds, the relay asks with them (issue 35).
+        tool("android_read_screen", lambda s: '"nodes"' in s and '"Send"' in s and "error" not in s.lower()[:40])
         tool("android_tap", lambda s: '"x": 540' in s, x=540, y=1200)
-        tool("android_tap_text", lambda s: '"tapped"' in s, "Settings")
-        tool("android_swipe", lambda s: '"swiped"' in s, "up", "medium")
+        # The app's own answers (ActionExecutor.kt:262-275 tap_text, :419-427 swipe), as the app-mode simulator gives them.
+        tool("android_tap_text", lambda s: '"via": "direct click"' in s, "Settings")
+        tool("android_swipe", lambda s: '"start_x"' in s and '"end_y"' in s, "up", "medium")
         tool("android_wait", lambda s: "error" not in s.lower(), text="Done", timeout_ms=50)
         shot = tool("android_screenshot", lambda s: "MEDIA:hermes-relay://" in s)
         m = re.search(r"MEDIA:hermes-relay://([A-Za-z0-9_-]+)", shot)
@@ -458,7 +463,9 @@ def device_control(ref, checkout, work, relay, desktop):
     wait_until(lambda: http("GET", relay.url + "/bridge/status")[1].get("phone_connected") is False, 10)
     v = t._check_requirements()
     record("host android_tool.py", "_check_requirements with no phone", v is False, f"_check_requirements -> {v}")
-    # The desktop revokes the simulator's session (any paired device may revoke another).
+    # The desktop revokes the simulator's session (any paired device may revoke another); `--only bridge` has no desktop.
+    if desktop is None:
+        return
     rc, out, _ = desktop.run("devices", "revoke", token[:8] if token else "????")
     record("desktop CLI", "devices revoke <another device>", rc == 0 and "revoked" in out, last_line(out, "revoked|rror"))
 
@@ -568,7 +575,7 @@ def main():
         desk = stage("desktop", desktop_flows, ref, checkout, work, relay, minted) if "desktop" in only else None
         if "desktop-tools" in only and desk:
             stage("desktop-tools", desktop_tools, ref, checkout, work, relay, desk)
-        if "bridge" in only and desk:
+        if "bridge" in only:
             stage("bridge", device_control, ref, checkout, work, relay, desk)
         if "threads" in only:
             stage("threads", threads, ref, checkout, work, relay)

@@ -1,6 +1,6 @@
 import { bearer, readEvents, type TestRelay } from '../support/harness';
 import { startRelay } from './client-relay';
-import { dc, startSim, until } from '../support/bridge';
+import { dc, op, startSim, until } from '../support/bridge';
 import type { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
 
 /*
@@ -78,7 +78,7 @@ describe('compat: the Android app on the bridge channel', () => {
       // Before: every command was 403 sideload_only because the flags were read at the top level only.
       const r = await dc(relay, app.token!, 'POST', '/tap', { x: 10, y: 20 });
       expect(r.status).toBe(200);
-      expect(r.body).toEqual({ x: 10, y: 20 });
+      expect(r.body).toEqual({ x: 10, y: 20, duration_ms: 100 }); // accessibility/ActionExecutor.kt:168
     });
 
     it('a nested value wins over a flat one, and the flat shape alone still works', async () => {
@@ -212,16 +212,30 @@ describe('compat: the Android app on the bridge channel', () => {
 
   describe("arguments as the app's handlers read them", () => {
     it('GET arguments travel in body (the app reads params only when body is absent, BridgeCommandHandler.kt:287-289)', async () => {
-      const r = await dc(relay, app.token!, 'GET', '/screen?include_bounds=false');
+      const r = await dc(relay, app.token!, 'GET', '/events?limit=1&since=0');
       expect(r.status).toBe(200);
-      expect(lastCommand().body).toEqual({ include_bounds: false });
-      expect((r.body.nodes as Array<Record<string, unknown>>).every((n) => n.bounds === undefined)).toBe(true);
+      expect(lastCommand().body).toEqual({ limit: 1, since: 0 });
 
+      // The app keeps events only while streaming (EventStore.kt:116-133).
+      expect((await dc(relay, app.token!, 'POST', '/events/stream', { enabled: true })).body).toEqual({ streaming: true, buffer_cleared: true });
       await dc(relay, app.token!, 'POST', '/tap', { x: 1, y: 1 });
       await dc(relay, app.token!, 'POST', '/tap', { x: 2, y: 2 });
       const ev = await dc(relay, app.token!, 'GET', '/events?limit=1&since=0');
-      expect(lastCommand().body).toEqual({ limit: 1, since: 0 });
       expect(ev.body.count).toBe(1);
+      await dc(relay, app.token!, 'POST', '/events/stream', { enabled: false });
+    });
+
+    it('/screen?include_bounds=false: the app would list no node, so the relay asks with bounds and leaves them out for the caller (ScreenReader.kt:256-274)', async () => {
+      // android_tool.py:229-236 android_read_screen() asks include_bounds=false by default; the app zeroes the bounds
+      // before deciding which nodes are worth listing, and a node with empty bounds never is.
+      const r = await dc(relay, app.token!, 'GET', '/screen?include_bounds=false');
+      expect(r.status).toBe(200);
+      expect(lastCommand().body).toEqual({ include_bounds: true });
+      expect((r.body.nodes as Array<{ text: string | null }>).map((n) => n.text)).toEqual(['Messages', null, 'Send', 'Settings', null]);
+      for (const n of r.body.nodes as Array<Record<string, unknown>>) expect(n).not.toHaveProperty('bounds');
+      expect(r.body).toMatchObject({ rootBounds: { left: 0, top: 0, right: 1080, bottom: 2340 }, nodeCount: 5 });
+      const withBounds = await dc(relay, app.token!, 'GET', '/screen');
+      expect((withBounds.body.nodes as Array<Record<string, unknown>>)[2].bounds).toEqual({ left: 0, top: 440, right: 1080, bottom: 560 });
     });
 
     it('/wait: android_tool.py sends timeoutMs, the app sleeps `ms` (BridgeCommandHandler.kt:1187)', async () => {
@@ -234,12 +248,13 @@ describe('compat: the Android app on the bridge channel', () => {
       const r = await dc(relay, app.token!, 'POST', '/swipe', { direction: 'up', distance: 'medium' });
       expect(r.status).toBe(200);
       // The last /screen showed rootBounds 1080x2340: up = finger from below the centre to above it, half the height.
-      expect(r.body.swiped).toEqual({ start_x: 540, start_y: 1170 + 585, end_x: 540, end_y: 1170 - 585 });
+      // accessibility/ActionExecutor.kt:419-427 answers the stroke it made.
+      expect(r.body).toEqual({ start_x: 540, start_y: 1170 + 585, end_x: 540, end_y: 1170 - 585, duration_ms: 400 });
       expect(lastCommand().body).toMatchObject({ direction: 'up', distance: 'medium' });
       const left = await dc(relay, app.token!, 'POST', '/swipe', { direction: 'left', distance: 'short' });
-      expect(left.body.swiped).toEqual({ start_x: 540 + 135, start_y: 1170, end_x: 540 - 135, end_y: 1170 });
+      expect(left.body).toMatchObject({ start_x: 540 + 135, start_y: 1170, end_x: 540 - 135, end_y: 1170 });
       const explicit = await dc(relay, app.token!, 'POST', '/swipe', { start_x: 1, start_y: 2, end_x: 3, end_y: 4, duration_ms: 250 });
-      expect(explicit.body).toEqual({ swiped: { start_x: 1, start_y: 2, end_x: 3, end_y: 4 }, duration_ms: 250 });
+      expect(explicit.body).toEqual({ start_x: 1, start_y: 2, end_x: 3, end_y: 4, duration_ms: 250 });
     });
 
     it('/find_nodes keeps limit (BridgeCommandHandler.kt:1515); /media accepts toggle (ActionExecutor.kt:811)', async () => {
@@ -248,7 +263,7 @@ describe('compat: the Android app on the bridge channel', () => {
       expect(found.body.count).toBe(1);
       expect(lastCommand().body).toEqual({ limit: 1, clickable: true });
       const media = await dc(relay, app.token!, 'POST', '/media', { action: 'toggle' });
-      expect([media.status, media.body]).toEqual([200, { action: 'toggle' }]);
+      expect([media.status, media.body]).toEqual([200, { action: 'toggle', keycode: 85 }]); // ActionExecutor.kt:826
     });
 
     it('/return_to_svc and /return_to_hermes reach the app as POST /return_to_hermes (BridgeCapabilities.kt:78)', async () => {
@@ -270,13 +285,79 @@ describe('compat: the Android app on the bridge channel', () => {
         const r = await dc(relay, app.token!, 'POST', '/share_media', {
           attachments: [{ media, content_type: 'image/png', file_name: 'shot.png' }],
         });
-        expect([media, r.status, r.body]).toEqual([media, 200, { status: 'share_opened', attachment_count: 1 }]);
+        // BridgeCommandHandler.kt:1905-1920 (shareMediaFromBody's answer; null fields left out by respondFromResult).
+        expect([media, r.status, r.body]).toEqual([
+          media,
+          200,
+          {
+            ok: true,
+            status: 'share_opened',
+            mode: 'user_confirmed_share',
+            attachments: 1,
+            content_types: ['image/png'],
+            summary: 'Opened share UI with 1 attachment(s)',
+          },
+        ]);
         expect((lastCommand().body as Record<string, unknown>).attachments).toEqual([
           { media: `MEDIA:hermes-relay://${token}`, media_token: token, content_type: 'image/png', file_name: 'shot.png' },
         ]);
       }
       const bad = await dc(relay, app.token!, 'POST', '/share_media', { attachments: [{ media: 'MEDIA:other://x' }] });
       expect([bad.status, bad.body.ok, bad.body.code]).toEqual([400, false, 'validation_failed']);
+    });
+  });
+
+  // Last: it moves the relay's clock past the app's idle minutes.
+  describe("idle expiry: the app's own, never the relay's", () => {
+    it('the relay keeps no deadline for the app: no auto_disabled, no bridge.master_disabled, no "switched off on the phone" of its own making', async () => {
+      // auth/AuthManager.kt:820-825: the app's supports names no bridge_master_disabled. network/relay/BridgeCommandHandler.kt:271-276
+      // drops every bridge frame but bridge.command, so a relay's bridge.master_disabled never reaches its switch, and its
+      // next tick (accessibility/BridgeStatusReporter.kt:104,122-128) says master_enabled: true again. Its own idle expiry
+      // (bridge/BridgeSafetyManager.kt:420-450) ends timed screen access after safety.auto_disable_minutes (:277-283).
+      expect(APP_SUPPORTS).not.toHaveProperty('bridge_master_disabled');
+      app.send('bridge', 'bridge.status', { ...APP_STATUS, device: { ...APP_STATUS.device, battery_percent: 61 } });
+      await until(() => relay.loop.models.bridge.device(app.tokenPrefix!)?.battery === 61);
+      expect(relay.loop.models.bridge.device(app.tokenPrefix!)).toMatchObject({
+        masterEnabled: true,
+        autoDisableMinutes: 20,
+        autoDisableBy: 'phone',
+        autoDisableAt: null,
+      });
+      expect((await dc(relay, app.token!, 'POST', '/tap', { x: 5, y: 6 })).status).toBe(200);
+      expect(relay.loop.models.bridge.device(app.tokenPrefix!)?.autoDisableAt).toBeNull();
+
+      relay.clock.advance(25 * 60_000);
+      await relay.sweep();
+      expect(events('bridge.safety_decided').filter((e) => e.data.decision === 'auto_disabled')).toEqual([]);
+      expect(app.received.filter((f) => f.type === 'bridge.master_disabled')).toEqual([]);
+      // The phone answers for itself (its own timer runs on its own clock here, so it still allows the tap).
+      const r = await dc(relay, app.token!, 'POST', '/tap', { x: 7, y: 8 });
+      expect(r.status).toBe(200);
+      expect(r.body).not.toMatchObject({ code: 'bridge.master_disabled' });
+
+      const devices = await op(relay, 'GET', '/bridge/devices');
+      expect(devices.body.devices.find((d: { token_prefix: string }) => d.token_prefix === app.tokenPrefix)).toMatchObject({
+        auto_disable_by: 'phone',
+        auto_disable_minutes: 20,
+        auto_disable_at: null,
+      });
+      const status = await op(relay, 'GET', '/bridge/status');
+      expect(status.body.safety).toMatchObject({ auto_disable_by: 'phone', auto_disable_minutes: 20, auto_disable_at: null });
+    });
+
+    it("a phone that advertises supports.bridge_master_disabled keeps the relay's deadline and is told when it passes", async () => {
+      const legacy = await startSim(relay, { autoDisableMinutes: 10 });
+      try {
+        const dev = () => relay.loop.models.bridge.device(legacy.tokenPrefix!)!;
+        expect(dev()).toMatchObject({ autoDisableBy: 'relay', autoDisableAt: relay.clock.now().getTime() + 10 * 60_000 });
+        relay.clock.advance(10 * 60_000);
+        await relay.sweep();
+        expect(await legacy.nextReceived('bridge.master_disabled')).toMatchObject({ reason: 'auto_disable', idle_minutes: 10 });
+        await until(() => dev().masterEnabled === false);
+      } finally {
+        legacy.stop();
+        await legacy.closed;
+      }
     });
   });
 });

@@ -95,6 +95,8 @@ describe('compat: android_tool.py against the relay', () => {
     const without = await tool(relay, token, 'GET', '/screen?include_bounds=false');
     const withB = await tool(relay, token, 'GET', '/screen?include_bounds=true');
     expect([without.status, withB.status]).toEqual([200, 200]);
+    // The app lists no node when asked without bounds (ScreenReader.kt:256-274): the relay asks with them and leaves them out.
+    expect(without.body.nodes.length).toBe(withB.body.nodes.length);
     expect(without.body.nodes.every((n: Record<string, unknown>) => n.bounds === undefined)).toBe(true);
     expect(withB.body.nodes.every((n: Record<string, unknown>) => typeof n.bounds === 'object')).toBe(true);
   });
@@ -107,20 +109,22 @@ describe('compat: android_tool.py against the relay', () => {
 
   it('android_tap (:278): POST /tap {x, y} or {nodeId}', async () => {
     const xy = await tool(relay, token, 'POST', '/tap', { x: 540, y: 1200 });
-    const node = await tool(relay, token, 'POST', '/tap', { nodeId: '3' });
-    expect([xy.status, xy.body]).toEqual([200, { x: 540, y: 1200 }]);
-    expect([node.status, node.body]).toEqual([200, { tapped_node: '3' }]);
+    const node = await tool(relay, token, 'POST', '/tap', { nodeId: 'w0:3' });
+    // accessibility/ActionExecutor.kt:168; a node id is the app's `w<window>:<n>` (ScreenReader.kt:290), tapped at its centre.
+    expect([xy.status, xy.body]).toEqual([200, { x: 540, y: 1200, duration_ms: 100 }]);
+    expect([node.status, node.body]).toEqual([200, { x: 540, y: 640, duration_ms: 100 }]);
   });
 
   it('android_tap_text (:299): POST /tap_text {text, exact}', async () => {
     const r = await tool(relay, token, 'POST', '/tap_text', { text: 'Settings', exact: false });
-    expect([r.status, r.body.tapped]).toEqual([200, 'Settings']);
+    // accessibility/ActionExecutor.kt:262-275.
+    expect([r.status, r.body.via, r.body.needle]).toEqual([200, 'direct click', 'Settings']);
   });
 
   it('android_swipe (:404): POST /swipe {direction, distance} reaches the app as coordinates', async () => {
     const r = await tool(relay, token, 'POST', '/swipe', { direction: 'down', distance: 'long' });
     expect(r.status).toBe(200);
-    expect(r.body.swiped.start_y).toBeLessThan(r.body.swiped.end_y);
+    expect(r.body.start_y).toBeLessThan(r.body.end_y); // accessibility/ActionExecutor.kt:419-427
   });
 
   it('android_wait (:589): POST /wait {timeoutMs, text?, className?}', async () => {
@@ -153,7 +157,8 @@ describe('compat: android_tool.py against the relay', () => {
       attachments: [{ media: `MEDIA:hermes-relay://${reg.body.token}`, content_type: 'image/png', file_name: 'chart.png' }],
       text: 'the chart',
     });
-    expect([r.status, r.body]).toEqual([200, { status: 'share_opened', attachment_count: 1 }]);
+    // network/relay/BridgeCommandHandler.kt:1905-1920.
+    expect([r.status, r.body]).toMatchObject([200, { ok: true, status: 'share_opened', attachments: 1, content_types: ['image/png'] }]);
   });
 
   it('android_send_mms (:1167): body "" with one attachment; android_return_to_hermes (:1004): POST /return_to_hermes {}', async () => {

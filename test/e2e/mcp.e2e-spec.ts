@@ -102,12 +102,12 @@ describe('MCP over Device Control', () => {
     const r = (await client.callTool({ name: 'android_read_screen', arguments: { include_bounds: false } })) as CallToolResult;
     expect(r.isError).toBeFalsy();
     const lines = textOf(r).split('\n');
-    expect(lines[0]).toBe('com.android.launcher3: 6 nodes');
-    expect(lines).toContain('[3] Button "Send" #send clickable');
-    expect(lines).toContain('[2] EditText (Message) #compose clickable editable focused');
-    expect(lines.at(-1)).toBe('(1 layout nodes with no text or action left out)');
+    // The app lists only nodes with text, a description or an action, as w<window>:<n> (ScreenReader.kt:256-300).
+    expect(lines[0]).toBe('com.android.launcher3: 5 nodes');
+    expect(lines).toContain('[w0:2] Button "Send" #send clickable');
+    expect(lines).toContain('[w0:1] EditText (Message) #compose clickable editable focused');
     const found = (await client.callTool({ name: 'android_find_nodes', arguments: { text: 'send' } })) as CallToolResult;
-    expect(textOf(found)).toMatch(/^1 matching nodes\n\[3\] Button "Send" #send clickable @0,440-1080,560$/);
+    expect(textOf(found)).toMatch(/^1 matching nodes\n\[w0:2\] Button "Send" #send clickable @0,440-1080,560$/);
     await client.close();
   });
 
@@ -140,7 +140,10 @@ describe('MCP over Device Control', () => {
     phone.confirm = 'deny';
     const denied = (await client.callTool({ name: 'android_tap_text', arguments: { text: 'Send' } })) as CallToolResult;
     expect(denied.isError).toBe(true);
-    expect(textOf(denied)).toBe("The user denied a destructive '/tap_text' action via the on-device confirmation modal.");
+    // The app's own words (BridgeCommandHandler.kt:651-657, 2177-2200).
+    expect(textOf(denied)).toMatch(
+      /^The user denied a destructive '\/tap_text' action via the on-device confirmation modal\. \(Text inspected: "Send"\) This is a FINAL denial\./,
+    );
     expect(phone.modalAsked.at(-1)).toEqual({ path: '/tap_text', text: 'Send' });
     phone.confirm = 'allow';
 

@@ -67,6 +67,8 @@ export class FakePhone {
   constructor(
     setup: PhoneSetup,
     private readonly onForeground: (pkg: string) => void,
+    /** The phone's own clock (epoch ms): its event times, and in app mode its idle expiry. */
+    readonly now: () => number = Date.now,
   ) {
     this.state = {
       masterEnabled: setup.masterEnabled ?? true,
@@ -94,7 +96,7 @@ export class FakePhone {
   }
 
   event(type: string, text: string | null, pkg = this.state.currentApp): void {
-    this.events.push({ seq: ++this.seq, type, package: pkg, text, ts: Date.now() / 1000 });
+    this.events.push({ seq: ++this.seq, type, package: pkg, text, ts: this.now() / 1000 });
     if (this.events.length > 200) this.events.shift();
   }
 

@@ -3,10 +3,11 @@ import { APPS, CONTACTS, type FakePhone, type PhoneState, type ScreenNode } from
 import { makePng } from './png';
 
 /**
- * The `legacy` mode (the default): a phone that answers the relay's `bridge.confirm` (it says so in
- * `system/auth`), reports a flat `bridge.status`, and sends screenshots inline as `png_base64`.
+ * The `legacy` mode (the default): a phone that answers the relay's `bridge.confirm` and switches itself off on
+ * `bridge.master_disabled` (it says both in `system/auth`), reports a flat `bridge.status`, and sends screenshots
+ * inline as `png_base64`.
  */
-export const LEGACY_SUPPORTS = { bridge_confirm: true };
+export const LEGACY_SUPPORTS = { bridge_confirm: true, bridge_master_disabled: true };
 
 export function legacyStatus(s: PhoneState): Record<string, unknown> {
   return {

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import { appAnswer, appStatus, APP_SUPPORTS, uploadScreenshot, type AppContext } from './app-mode';
+import type { AppContext } from './app-context';
+import { uploadScreenshot } from './app-media';
+import { appAnswer, appCommandOf, appStatus, APP_STATUS_TICK_MS, APP_SUPPORTS } from './app-mode';
+import { AppSafety } from './app-safety';
 import type { SimAnswer, SimCommand } from './bridge-command';
 import { FakePhone, type ConfirmPolicy, type PhoneState, type ScreenNode } from './fake-phone';
 import { legacyAnswer, legacyStatus, LEGACY_SUPPORTS } from './legacy-mode';
@@ -16,7 +19,7 @@ export type SimHandler = (cmd: SimCommand, sim: PhoneSim) => SimAnswer | null | 
 export type PhoneSimMode = 'legacy' | 'app';
 
 export type PhoneSimOptions = {
-  /** `app`: shaped like the real Android app (see app-mode.ts). Default `legacy`. */
+  /** `app`: behaves as the real Android app (app-mode.ts). Default `legacy`. */
   mode?: PhoneSimMode;
   /** `ws://host:port` (the `/ws` path is added), or a full `ws(s)://…/ws` URL, or the http origin. */
   relayUrl: string;
@@ -29,7 +32,12 @@ export type PhoneSimOptions = {
   deviceControlSupported?: boolean;
   currentApp?: string;
   trustedVerbs?: string[];
+  /** legacy: reported as is (absent: the relay's default applies); app: its own idle minutes, 5-120, default 30. */
   autoDisableMinutes?: number | null;
+  /** The phone's own clock (epoch ms; default the wall clock): its idle expiry in app mode, its event times. */
+  now?: () => number;
+  /** app mode: the status tick (default 30000, as the app's); 0: none (call `tick()`). Legacy mode never ticks. */
+  statusTickMs?: number;
   /** Per-path overrides of the built-in answers. */
   handlers?: Record<string, SimHandler>;
   /** Where the simulator says what it receives (default: silent). */
@@ -49,8 +57,9 @@ export type PhoneSimOptions = {
  * `svc phone-sim`. It is a client of the relay and imports nothing of it.
  *
  * This file is the client (socket, auth, frames); the phone it simulates is `fake-phone.ts`; the two
- * shapes (`mode`) are `app-mode.ts` (behaves like the real Android app) and `legacy-mode.ts` (the
- * default: flat status, answers `bridge.confirm`, inline screenshots).
+ * shapes (`mode`) are `app-mode.ts` with `app-*.ts` (behaves as the real Android app, frame by frame:
+ * docs/COMPATIBILITY.md) and `legacy-mode.ts` (the default: flat status, answers `bridge.confirm` and
+ * `bridge.master_disabled`, inline screenshots).
  */
 export class PhoneSim {
   ws: WebSocket | null = null;
@@ -66,14 +75,23 @@ export class PhoneSim {
   /** app mode: what the phone's own confirmation modal was asked, in order. */
   readonly modalAsked: Array<{ path: string; text: string }> = [];
   readonly handlers: Record<string, SimHandler>;
+  /** app mode: the app's own rails (blocklist, verbs, modal, capability grants and their idle expiry). */
+  readonly safety: AppSafety;
+  /** How often the status is re-sent (0: never on its own). */
+  readonly statusTickMs: number;
+  private ticker: NodeJS.Timeout | null = null;
   private closedResolve!: (code: number) => void;
   readonly closed: Promise<number>;
 
   constructor(readonly opts: PhoneSimOptions) {
-    this.phone = new FakePhone(opts, (pkg) => this.reportStatus({ currentApp: pkg }));
-    this.state = this.phone.state;
-    this.confirm = opts.confirm ?? 'allow';
     this.mode = opts.mode ?? 'legacy';
+    const now = opts.now ?? Date.now;
+    // The app reports a new foreground app only on its next tick (BridgeStatusReporter.kt:104,147-159); legacy at once.
+    this.phone = new FakePhone(opts, (pkg) => (this.mode === 'app' ? (this.state.currentApp = pkg) : this.reportStatus({ currentApp: pkg })), now);
+    this.state = this.phone.state;
+    this.safety = new AppSafety(opts.autoDisableMinutes ?? null, now, opts.trustedVerbs ?? []);
+    this.statusTickMs = this.mode === 'app' ? (opts.statusTickMs ?? APP_STATUS_TICK_MS) : 0;
+    this.confirm = opts.confirm ?? 'allow';
     this.handlers = { ...opts.handlers };
     this.closed = new Promise((r) => (this.closedResolve = r));
   }
@@ -116,7 +134,10 @@ export class PhoneSim {
           this.token = String(f.payload.session_token);
           this.tokenPrefix = this.token.slice(0, 8);
           this.say(`paired: token prefix ${this.tokenPrefix}`);
+          // The app's ticks run on their own cadence; the first one to land after auth.ok is the one here (it drops
+          // frames before it, ConnectionManager.kt:932-943, so a real app may take up to a tick to show up).
           this.reportStatus();
+          if (this.statusTickMs > 0) this.ticker = setInterval(() => this.tick(), this.statusTickMs).unref();
           resolve(this);
           return;
         }
@@ -129,6 +150,7 @@ export class PhoneSim {
       ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
       ws.once('error', (err) => (authed ? this.say(`socket error: ${err.message}`) : reject(err)));
       ws.on('close', (code) => {
+        if (this.ticker) clearInterval(this.ticker);
         this.say(`closed (${code})`);
         this.closedResolve(code);
         if (!authed) reject(new Error(`closed before auth (${code})`));
@@ -137,6 +159,7 @@ export class PhoneSim {
   }
 
   stop(): void {
+    if (this.ticker) clearInterval(this.ticker);
     this.ws?.close();
   }
 
@@ -144,11 +167,20 @@ export class PhoneSim {
     if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ channel, type, id: id ?? randomUUID(), payload }));
   }
 
-  /** Sends `bridge.status`, after applying a change to the simulated phone. */
+  /**
+   * Sends `bridge.status` at once, after applying a change to the simulated phone: in app mode, what the app does
+   * when its master toggle flips (pushNow, ConnectionViewModel.kt:3619-3631).
+   */
   reportStatus(patch: Partial<PhoneState> = {}): void {
     Object.assign(this.state, patch);
     const deviceName = this.opts.deviceName ?? 'Phone simulator';
-    this.send('bridge', 'bridge.status', this.mode === 'app' ? appStatus(this.state, deviceName) : legacyStatus(this.state));
+    const now = this.phone.now();
+    this.send('bridge', 'bridge.status', this.mode === 'app' ? appStatus(this.phone, this.safety, deviceName, now) : legacyStatus(this.state));
+  }
+
+  /** One status tick: the status as the phone is now (BridgeStatusReporter.kt:166-354). */
+  tick(): void {
+    this.reportStatus();
   }
 
   /** Resolves with the next bridge frame of `type` (already received ones count). */
@@ -169,6 +201,11 @@ export class PhoneSim {
     if (f.channel === 'system' && f.type === 'error') return this.say(`relay error: ${String(f.payload.message)}`);
     if (f.channel !== 'bridge') return;
     this.received.push({ type: f.type, payload: f.payload });
+    if (this.mode === 'app') {
+      // The app acts on bridge.command alone and drops the rest, bridge.master_disabled and bridge.confirm included.
+      const cmd = appCommandOf(f.type, f.payload);
+      return cmd ? this.onCommand(cmd) : this.say(`bridge ${f.type} (dropped, as the app does)`);
+    }
     switch (f.type) {
       case 'bridge.command':
         return this.onCommand(f.payload as unknown as SimCommand);
@@ -208,7 +245,7 @@ export class PhoneSim {
 
   /** app mode: uploads a screenshot as the app does; returns the media token. */
   uploadScreenshot(png: Buffer): Promise<string> {
-    return uploadScreenshot(this.opts.relayUrl, this.token, png);
+    return uploadScreenshot(this.opts.relayUrl, this.token, png, this.phone.now());
   }
 
   screenNodes(): ScreenNode[] {
@@ -226,6 +263,8 @@ export class PhoneSim {
   private appContext(): AppContext {
     return {
       phone: this.phone,
+      safety: this.safety,
+      now: this.phone.now,
       confirm: this.confirm,
       modalAsked: this.modalAsked,
       relayUrl: this.opts.relayUrl,

@@ -168,8 +168,12 @@ export type BridgeDeviceRow = {
   master_enabled: boolean;
   device_control_supported: boolean;
   trusted_destructive_verbs: string[];
+  /** The idle minutes that switch Device Control off (0: never, or none reported by a phone that keeps its own). */
   auto_disable_minutes: number;
+  /** The relay's deadline (epoch seconds); null when the phone keeps its own idle expiry. */
   auto_disable_at: number | null;
+  /** Who switches Device Control off after it was idle: the relay (its deadline) or the phone (its own timer). */
+  auto_disable_by: 'phone' | 'relay';
   reported_at: number | null;
   last_command_at: number | null;
 };

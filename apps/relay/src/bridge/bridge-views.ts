@@ -23,6 +23,7 @@ export function bridgeDeviceView(d: BridgeDevice, active: string | null, online:
     trusted_destructive_verbs: d.trustedVerbs,
     auto_disable_minutes: d.autoDisableMinutes,
     auto_disable_at: epoch(d.autoDisableAt),
+    auto_disable_by: d.autoDisableBy,
     reported_at: epoch(d.reportedAt),
     last_command_at: epoch(d.lastCommandAt),
   };
@@ -114,6 +115,7 @@ export function bridgeStatusView(
       device_control_supported: active?.deviceControlSupported ?? null,
       auto_disable_minutes: active?.autoDisableMinutes ?? null,
       auto_disable_at: epoch(active?.autoDisableAt ?? null),
+      auto_disable_by: active?.autoDisableBy ?? null,
       trusted_destructive_verbs: active?.trustedVerbs ?? [],
       blocklist: settings.blocklist,
       destructive_verbs: settings.destructiveVerbs,

@@ -3,6 +3,7 @@ import {
   clientNames,
   actorOf,
   autoDisableDue,
+  autoDisableSide,
   cancelConfirmations,
   canonicalPath,
   confirmationSide,
@@ -10,6 +11,7 @@ import {
   DEFAULT_SAFETY_SETTINGS,
   DEFAULT_SCREEN,
   bridgeStatusOf,
+  screenAsAsked,
   screenSizeShown,
   toPhoneCommand,
   type ScreenSize,
@@ -113,7 +115,8 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
         }
         if (d.decision === 'auto_disabled') {
           const dev = this.loop.models.bridge.device(d.tokenPrefix);
-          const conn = dev && this.connOf(dev);
+          // Only a phone that said it honours the frame gets it (app-wire.ts autoDisableSide).
+          const conn = dev?.autoDisableBy === 'relay' ? this.connOf(dev) : undefined;
           conn?.send('bridge', 'bridge.master_disabled', { reason: 'auto_disable', idle_minutes: d.idleMinutes ?? null, message: d.reason });
         }
       }),
@@ -167,6 +170,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
             deviceId: principal.deviceId,
             deviceName: principal.deviceName,
             ...st,
+            autoDisableBy: autoDisableSide(conn.supports),
           },
           this.config.bridge.autoDisableMinutes,
           now,
@@ -289,7 +293,8 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     }
     if (plan.refused) throw refusal(plan.refused);
     if (!plan.sent) throw confirmationDenied();
-    return this.send(device, requestId, method, path, params, payload);
+    const reply = await this.send(device, requestId, method, path, params, payload);
+    return path === '/screen' ? { ...reply, body: screenAsAsked({ ...params, ...payload }, reply.body) } : reply;
   }
 
   private askPhone(device: BridgeDevice, requestId: string, path: string, verb: string, text: string): Promise<SafetyDecisionKind> {

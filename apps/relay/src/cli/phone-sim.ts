@@ -9,7 +9,9 @@ const USAGE = `usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 |
 
 A simulated sideload phone for the bridge: pairs, reports bridge.status, answers every Device Control
 route with plausible data, answers destructive-verb confirmations by --confirm, and logs what it receives.
---mode app behaves like the real Android app (nested status, its own confirmation, uploaded screenshots).`;
+--mode app behaves like the real Android app (docs/COMPATIBILITY.md): nested status every 30 s, its own
+confirmation modal, blocklist and idle expiry (--auto-disable, 5-120 min, default 30), uploaded screenshots;
+it answers bridge.command only (bridge.confirm and bridge.master_disabled are dropped, as the app drops them).`;
 
 /** `svc phone-sim …`: runs until the socket closes or the process is interrupted. Returns an exit code. */
 export async function runPhoneSim(argv: string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {

@@ -60,7 +60,9 @@ RELAY_HOST/RELAY_PORT, and send the home's operator key.`,
 
 A simulated sideload phone for the bridge: pairs, reports bridge.status, answers every Device Control
 route with plausible data, answers destructive-verb confirmations by --confirm, and logs what it receives.
---mode app behaves like the real Android app (nested status, its own confirmation, uploaded screenshots).`,
+--mode app behaves like the real Android app (docs/COMPATIBILITY.md): nested status every 30 s, its own
+confirmation modal, blocklist and idle expiry (--auto-disable, 5-120 min, default 30), uploaded screenshots;
+it answers bridge.command only (bridge.confirm and bridge.master_disabled are dropped, as the app drops them).`,
 
   relay: `Usage: svc relay <command>
 

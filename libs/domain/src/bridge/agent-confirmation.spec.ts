@@ -19,6 +19,7 @@ const status = (p: Partial<BridgeStatusInput> = {}): BridgeStatusInput => ({
   deviceControlSupported: true,
   trustedVerbs: [],
   autoDisableMinutes: null,
+  autoDisableBy: 'relay',
   ...p,
 });
 const phone = (p: Partial<BridgeStatusInput> = {}) => {

@@ -1,10 +1,12 @@
 import { clientNames } from '../spelling';
 import {
   bridgeStatusOf,
+  autoDisableSide,
   confirmationSide,
   mediaTokenOf,
   phoneDecision,
   reportedStatusValue,
+  screenAsAsked,
   screenSizeShown,
   statusFieldRule,
   statusGroupRule,
@@ -83,6 +85,14 @@ describe('confirmation side and the phone decision', () => {
     expect(confirmationSide({ bridge_confirm: true })).toBe('relay');
   });
 
+  it("the idle expiry is the phone's unless it says it honours bridge.master_disabled (AuthManager.kt:820-825 does not)", () => {
+    expect(autoDisableSide({ typed_stream_events: true, event_schema_version: 1 })).toBe('phone');
+    expect(autoDisableSide(undefined)).toBe('phone');
+    expect(autoDisableSide({ bridge_master_disabled: 1 })).toBe('phone');
+    expect(autoDisableSide({ bridge_confirm: true })).toBe('phone');
+    expect(autoDisableSide({ bridge_master_disabled: true })).toBe('relay');
+  });
+
   it('2xx allowed, 403 user_denied denied, anything else not asked', () => {
     expect(phoneDecision(200, {})).toBe('allowed');
     expect(phoneDecision(403, { error_code: 'user_denied' })).toBe('denied');
@@ -126,6 +136,26 @@ describe('toPhoneCommand', () => {
     });
     expect(toPhoneCommand('/return_to_hermes', 'POST', {}, {}, screen, clientNames('hermes'))).toMatchObject({ path: '/return_to_hermes' });
   });
+  it('asks /screen with bounds (the app lists no node without them) and drops them for a caller who asked none', () => {
+    expect(toPhoneCommand('/screen', 'GET', { include_bounds: false }, {}, screen, SVC)).toMatchObject({
+      params: { include_bounds: false },
+      body: { include_bounds: true },
+    });
+    expect(toPhoneCommand('/screen', 'GET', {}, {}, screen, SVC).body).toEqual({});
+    const answer = {
+      packageName: 'p',
+      rootBounds: { left: 0, top: 0, right: 10, bottom: 10 },
+      nodes: [{ nodeId: 'w0:0', bounds: { left: 1, top: 2, right: 3, bottom: 4 } }, 'junk'],
+    };
+    expect(screenAsAsked({ include_bounds: false }, answer)).toEqual({
+      ...answer,
+      nodes: [{ nodeId: 'w0:0' }, 'junk'],
+    });
+    expect(screenAsAsked({ include_bounds: true }, answer)).toBe(answer);
+    expect(screenAsAsked({}, answer)).toBe(answer);
+    expect(screenAsAsked({ include_bounds: false }, { error: 'no active window available' })).toEqual({ error: 'no active window available' });
+  });
+
   it('a swipe stays on the screen whatever the distance', () => {
     const c = swipeCoordinates('right', 99_999, screen);
     expect(c.start_x).toBeGreaterThanOrEqual(0);

@@ -1,4 +1,4 @@
-import type { BridgeStatus } from '@svc/events';
+import type { AutoDisableSide, BridgeStatus } from '@svc/events';
 import { DomainError } from '../errors';
 import { INPUT_TOKEN_SCHEMES, tokenMarker } from '../media/chat-markers';
 import type { ClientNames } from '../spelling';
@@ -156,6 +156,16 @@ export function confirmationSide(supports: Readonly<Record<string, unknown>> | n
   return supports?.bridge_confirm === true ? 'relay' : 'phone';
 }
 
+/**
+ * Who switches Device Control off once it was idle, negotiated as the confirmation is. The app drops every
+ * bridge frame but `bridge.command` (BridgeCommandHandler.kt:271-276) and keeps its own idle expiry
+ * (BridgeSafetyManager.kt:420-450), so a relay deadline would only refuse it until its next status tick said
+ * "on" again; a phone that honours `bridge.master_disabled` says so in `supports.bridge_master_disabled: true`.
+ */
+export function autoDisableSide(supports: Readonly<Record<string, unknown>> | null | undefined): AutoDisableSide {
+  return supports?.bridge_master_disabled === true ? 'relay' : 'phone';
+}
+
 /** The phone's answer to a command it confirmed itself, read as the user's decision. */
 export function phoneDecision(status: number, body: Readonly<Obj>): 'allowed' | 'denied' | 'not_asked' {
   if (status >= 200 && status < 300) return 'allowed';
@@ -240,12 +250,26 @@ export function toPhoneCommand(
     case '/describe_node':
       if (out.node_id === undefined && out.nodeId !== undefined) out.node_id = out.nodeId;
       break;
+    case '/screen':
+      // The app zeroes the bounds before it picks the nodes worth listing, and a node with empty bounds never is
+      // (ScreenReader.kt:256-274): asked without bounds it lists nothing. It is asked with them (screenAsAsked drops them).
+      if (out.include_bounds === false) out.include_bounds = true;
+      break;
     default:
       break;
   }
   // The app registers /return_to_hermes for POST only.
   if (RETURN_PATHS.has(path)) return { method: 'POST', path: names.returnPath, params: { ...params }, body: out };
   return { method, path, params: { ...params }, body: out };
+}
+
+/**
+ * A `/screen` answer as its caller asked for it: asked without bounds (android_tool.py's default, whose docstring
+ * promises bounds "if include_bounds=True"), the nodes come without them (the phone itself was asked with them).
+ */
+export function screenAsAsked(asked: Readonly<Obj>, body: Obj): Obj {
+  if (asked.include_bounds !== false || !Array.isArray(body.nodes)) return body;
+  return { ...body, nodes: body.nodes.map((n: unknown) => (isObj(n) ? Object.fromEntries(Object.entries(n).filter(([k]) => k !== 'bounds')) : n)) };
 }
 
 const MEDIA_TOKEN_RE = /^[A-Za-z0-9_-]{8,128}$/;

@@ -12,9 +12,10 @@ import type {
 } from '@svc/events';
 
 /** A phone that reported itself on the bridge channel and is still connected. */
-export type BridgeDevice = Omit<BridgeStatus, 'autoDisableAt'> & {
+export type BridgeDevice = Omit<BridgeStatus, 'autoDisableAt' | 'autoDisableBy'> & {
   /** Epoch ms, or null. */
   autoDisableAt: number | null;
+  autoDisableBy: NonNullable<BridgeStatus['autoDisableBy']>;
   reportedAt: number;
   lastCommandAt: number | null;
 };
@@ -113,6 +114,8 @@ export class BridgeProjection implements Projection<State> {
           ...e.data,
           trustedVerbs: [...e.data.trustedVerbs],
           autoDisableAt: ms(e.data.autoDisableAt),
+          // Before the negotiation (issue 35) the relay kept every phone's deadline.
+          autoDisableBy: e.data.autoDisableBy ?? 'relay',
           reportedAt: at,
           lastCommandAt: prev?.lastCommandAt ?? null,
         });

@@ -28,6 +28,7 @@ const status = (prefix: string, p: Partial<BridgeStatusInput> = {}): BridgeStatu
   deviceControlSupported: true,
   trustedVerbs: [],
   autoDisableMinutes: null,
+  autoDisableBy: 'relay',
   ...p,
 });
 const cmd = (prefix: string, path: string, body: Record<string, unknown> = {}) => ({
@@ -128,6 +129,34 @@ describe('bridge rules', () => {
     g.apply(fired);
     expect(g.models.bridge.device('aaaa1111')!.masterEnabled).toBe(false);
     expect(autoDisableDue(g.models, at(20 * 60_000))).toEqual([]);
+  });
+
+  it('a phone that keeps its own idle expiry gets no relay deadline: none at status, none pushed back by a command, never auto_disabled', () => {
+    const g = new Given().apply([session('aaaa1111', 'dev-a')]);
+    const first = reportStatus(g.models, status('aaaa1111', { autoDisableMinutes: 20, autoDisableBy: 'phone' }), 30, at(0));
+    expect(first[0].data).toMatchObject({ autoDisableMinutes: 20, autoDisableAt: null, autoDisableBy: 'phone' });
+    g.apply(first);
+    const sent = planCommand(g.models, cmd('aaaa1111', '/tap', { x: 1, y: 2 }), DEFAULT_SAFETY_SETTINGS, at(60_000));
+    expect(sent.find((e) => e.type === 'bridge.command_sent')!.data).toMatchObject({ autoDisableAt: null });
+    g.apply(sent);
+    expect(autoDisableDue(g.models, at(24 * 3_600_000))).toEqual([]);
+    // Its minutes are what it reports, never the relay's default; a status that says none records 0.
+    const silent = reportStatus(g.models, status('aaaa1111', { autoDisableMinutes: null, autoDisableBy: 'phone' }), 30, at(120_000));
+    expect(silent[0].data).toMatchObject({ autoDisableMinutes: 0, autoDisableAt: null });
+    // The negotiation changing on a new socket is a change worth recording.
+    expect(reportStatus(g.models, status('aaaa1111', { autoDisableMinutes: 20, autoDisableBy: 'relay' }), 30, at(120_000))[0].data).toMatchObject({
+      autoDisableBy: 'relay',
+      autoDisableAt: at(120_000 + 20 * 60_000).toISOString(),
+    });
+  });
+
+  it('projection: a status from before the negotiation (no autoDisableBy) is the relay keeping the deadline', () => {
+    const g = new Given().apply([session('aaaa1111', 'dev-a')]);
+    const [e] = reportStatus(g.models, status('aaaa1111', { autoDisableMinutes: 10 }), 30, at(0));
+    const { autoDisableBy: _, ...old } = e.data as Record<string, unknown>;
+    g.apply([{ ...e, data: old } as typeof e]);
+    expect(g.models.bridge.device('aaaa1111')).toMatchObject({ autoDisableBy: 'relay', autoDisableAt: T0 + 10 * 60_000 });
+    expect(autoDisableDue(g.models, at(10 * 60_000))).toHaveLength(1);
   });
 
   it('projection: the same event twice is harmless for devices; relay.started empties devices and interrupts pending commands', () => {

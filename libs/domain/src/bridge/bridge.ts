@@ -1,4 +1,4 @@
-import type { BridgeEvent, BridgeStatus, CommandOrigin, ConfirmationAsker, NewEvent } from '@svc/events';
+import type { AutoDisableSide, BridgeEvent, BridgeStatus, CommandOrigin, ConfirmationAsker, NewEvent } from '@svc/events';
 import { DomainError } from '../errors';
 import type { ReadModels } from '../read-models';
 import type { BridgeDevice } from './bridge.projection';
@@ -13,20 +13,24 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 export const AUTO_DISABLE_MAX_MINUTES = 24 * 60;
 
 /** A `bridge.status` payload after validation (wire names mapped). */
-export type BridgeStatusInput = Omit<BridgeStatus, 'autoDisableMinutes' | 'autoDisableAt'> & {
-  /** null: the phone did not say; the relay's default applies. */
+export type BridgeStatusInput = Omit<BridgeStatus, 'autoDisableMinutes' | 'autoDisableAt' | 'autoDisableBy'> & {
+  /** null: the phone did not say; the relay's default applies (to a phone whose expiry the relay keeps). */
   autoDisableMinutes: number | null;
+  /** Negotiated in `system/auth` (autoDisableSide). */
+  autoDisableBy: AutoDisableSide;
 };
 
 /**
  * Records a phone's status when it differs from what the relay knows. Turning the master toggle on
  * (or a first report with it on) starts the auto-disable clock; an unchanged toggle keeps the deadline.
+ * A phone that keeps its own idle expiry gets no relay deadline: its minutes are recorded as it reports them.
  */
 export function reportStatus(m: ReadModels, s: BridgeStatusInput, defaultAutoDisableMinutes: number, now: Date): Out {
   const prev = m.bridge.device(s.tokenPrefix);
-  const minutes = s.autoDisableMinutes ?? defaultAutoDisableMinutes;
+  const relayKeeps = s.autoDisableBy === 'relay';
+  const minutes = s.autoDisableMinutes ?? (relayKeeps ? defaultAutoDisableMinutes : 0);
   let autoDisableAt: number | null = null;
-  if (s.masterEnabled && minutes > 0) {
+  if (relayKeeps && s.masterEnabled && minutes > 0) {
     const kept = prev && prev.masterEnabled && prev.autoDisableMinutes === minutes ? prev.autoDisableAt : null;
     autoDisableAt = kept ?? now.getTime() + minutes * 60_000;
   }
@@ -44,6 +48,7 @@ export function reportStatus(m: ReadModels, s: BridgeStatusInput, defaultAutoDis
     trustedVerbs: [...new Set(s.trustedVerbs.map((v) => v.toLowerCase()))].sort(),
     autoDisableMinutes: minutes,
     autoDisableAt: iso(autoDisableAt),
+    autoDisableBy: s.autoDisableBy,
   };
   if (prev && sameStatus(prev, data)) return [];
   return [{ type: 'bridge.status_reported', data }];
@@ -78,6 +83,7 @@ function sameStatus(d: BridgeDevice, n: Extract<BridgeEvent, { type: 'bridge.sta
     d.masterEnabled === n.masterEnabled &&
     d.deviceControlSupported === n.deviceControlSupported &&
     d.autoDisableMinutes === n.autoDisableMinutes &&
+    d.autoDisableBy === n.autoDisableBy &&
     d.trustedVerbs.join(',') === n.trustedVerbs.join(',') &&
     iso(d.autoDisableAt) === n.autoDisableAt
   );
@@ -133,7 +139,8 @@ export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySett
     deviceControlSupported: d.deviceControlSupported,
     currentApp: d.currentApp,
     trustedVerbs: c.confirmed ? [...d.trustedVerbs, ...destructiveVerbs(path, c.body, settings)] : d.trustedVerbs,
-    autoDisableMinutes: d.autoDisableMinutes,
+    // A phone that keeps its own idle expiry gets no relay deadline to push back.
+    autoDisableMinutes: d.autoDisableBy === 'relay' ? d.autoDisableMinutes : 0,
   };
   const verdict = evaluateSafety({ path, body: c.body, phone, settings, now });
   switch (verdict.kind) {
@@ -268,7 +275,7 @@ export function cancelConfirmations(m: ReadModels, tokenPrefix: string, requestI
 export function autoDisableDue(m: ReadModels, now: Date): Out {
   return m.bridge
     .allDevices()
-    .filter((d) => d.masterEnabled && d.autoDisableAt !== null && d.autoDisableAt <= now.getTime())
+    .filter((d) => d.autoDisableBy === 'relay' && d.masterEnabled && d.autoDisableAt !== null && d.autoDisableAt <= now.getTime())
     .map((d) => ({
       type: 'bridge.safety_decided' as const,
       data: {

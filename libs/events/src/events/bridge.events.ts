@@ -22,10 +22,19 @@ export type BridgeStatus = {
   masterEnabled: boolean;
   deviceControlSupported: boolean;
   trustedVerbs: string[];
+  /** The idle minutes that switch Device Control off (0: never); for `autoDisableBy: 'phone'`, what the phone reports (0: none reported). */
   autoDisableMinutes: number;
-  /** ISO; null while the master toggle is off or auto-disable is off (0 minutes). */
+  /** ISO: the relay's deadline; null while the master toggle is off, auto-disable is off (0 minutes), or the phone keeps its own. */
   autoDisableAt: string | null;
+  /**
+   * Who switches Device Control off after it was idle: `relay` (its deadline, then `bridge.master_disabled`), for a
+   * phone that says in `system/auth` `supports.bridge_master_disabled: true` that it honours that frame; `phone`
+   * (its own timer; the relay keeps none) for every other phone, the app included. Absent on older events: relay.
+   */
+  autoDisableBy?: AutoDisableSide;
 };
+
+export type AutoDisableSide = 'phone' | 'relay';
 
 /** The operator chose which phone Device Control drives when a call names none. */
 export type BridgeActiveSelected = Ev<'bridge.active_selected', { tokenPrefix: string; deviceId: string; by: string }>;

@@ -63,6 +63,27 @@ const ACTIVITY_COLUMNS: Array<Column<BridgeActivityRow>> = [
   },
 ];
 
+/**
+ * Who switches Device Control off once it was idle: a phone that keeps its own expiry (the app) is never given a
+ * relay deadline, so its own minutes are what applies; otherwise the relay's deadline.
+ */
+function IdleExpiry({ d }: { d: BridgeDeviceRow }) {
+  if (d.auto_disable_by === 'phone')
+    return (
+      <div className="muted small" title="The phone keeps its own idle timer; the relay keeps no deadline for it and never switches it off.">
+        {d.auto_disable_minutes > 0
+          ? `the phone switches Device Control off after ${d.auto_disable_minutes} min idle`
+          : 'the phone reports no idle expiry'}
+      </div>
+    );
+  if (!d.auto_disable_at) return null;
+  return (
+    <div className="muted small" title={`The relay switches Device Control off at ${exact(d.auto_disable_at * 1000)} unless a command comes first.`}>
+      auto-off <Ago ms={d.auto_disable_at * 1000} />
+    </div>
+  );
+}
+
 export function BridgePage() {
   const q = useBridge();
   const select = useSelectActive();
@@ -101,11 +122,7 @@ export function BridgePage() {
           ) : (
             <Chip tone="warn">off on the phone</Chip>
           )}
-          {d.auto_disable_at ? (
-            <div className="muted small" title={exact(d.auto_disable_at * 1000)}>
-              auto-off <Ago ms={d.auto_disable_at * 1000} />
-            </div>
-          ) : null}
+          <IdleExpiry d={d} />
         </>
       ),
     },
