@@ -37,6 +37,7 @@ function resetAsTold(reason: string): string[] {
   return paths;
 }
 
+// Each case starts a relay three times and makes two identities: generous bounds for a busy machine.
 describe('Resetting the Secure Link identity as the relay says keeps the Reach host id (issue 41)', () => {
   let hostToken = newToken();
   let broker: ReachBroker;
@@ -95,7 +96,7 @@ describe('Resetting the Secure Link identity as the relay says keeps the Reach h
     expect(removed).toEqual(['cert.pem', 'key.pem'].map((f) => path.join(home, 'relay', 'secure-link', f)));
     expect(fs.readFileSync(legacy, 'utf8').trim()).toBe(hostId);
     expect(fs.existsSync(path.join(home, 'relay-secure-link', 'host-id'))).toBe(false);
-  });
+  }, 60_000);
 
   it('a new home: `svc reach host-entry` makes the host id apart from the identity (<svc_home>/relay-secure-link/host-id, the spec default)', async () => {
     const home = tempHome();
@@ -111,5 +112,5 @@ describe('Resetting the Secure Link identity as the relay says keeps the Reach h
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     expect(fs.statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
     expect(fs.existsSync(path.join(home, 'relay', 'secure-link', 'host-id'))).toBe(false);
-  });
+  }, 60_000);
 });

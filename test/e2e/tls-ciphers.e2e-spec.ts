@@ -146,7 +146,7 @@ describe('TLS listeners offer TLS 1.2 only with ECDHE and AEAD suites, TLS 1.3 a
       await new Promise((r) => setTimeout(r, 20));
       reach = (await call(relay, 'GET', '/health')).body.secure_link.reach;
     }
-  });
+  }, 60_000);
   afterAll(async () => {
     await relay.close();
     await broker.close();
@@ -194,7 +194,7 @@ describe('TLS listeners offer TLS 1.2 only with ECDHE and AEAD suites, TLS 1.3 a
     } finally {
       await direct.close();
     }
-  });
+  }, 60_000);
 });
 
 /** A client stream through a TLS broker: the broker's own certificate is the only trust anchor. */
