@@ -1,10 +1,22 @@
 import { DAY, grantDurations } from '@svc/domain';
 import type {
+  BridgeActiveSelected,
+  BridgeStatusReported,
+  ClipboardStaged,
+  ImageActivityReported,
   NewEvent,
+  NotificationPosted,
   PairingCodeConsumed,
   PairingCodeRegistered,
   PhoneConnected,
   PhoneDisconnected,
+  PersonalDataForgotten,
+  PhoneMessageDelivered,
+  PhoneMessageExpired,
+  PhoneMessagePosted,
+  PhoneRepliesHanded,
+  PhoneReplyReceived,
+  PhoneSubscribed,
   RateLimitBlocked,
   RelayStarted,
   SessionCreated,
@@ -167,4 +179,151 @@ export const recordingSaved = (over: Partial<TerminalRecordingSaved['data']> = {
 export const recordingRemoved = (over: Partial<TerminalRecordingRemoved['data']> = {}): NewEvent<TerminalRecordingRemoved> => ({
   type: 'terminal.recording_removed',
   data: { recordingId: 's1', reason: 'space', ...over },
+});
+
+/** Message `m1` in chat `c`, posted at T0: queued until 24 hours later (PHONE_QUEUE_TTL_SECONDS). */
+export const messagePosted = (over: Partial<PhoneMessagePosted['data']> = {}): NewEvent<PhoneMessagePosted> => {
+  const messageId = over.messageId ?? 'm1';
+  return {
+    type: 'phone.message_posted',
+    data: {
+      messageId,
+      chatId: 'c',
+      text: `text ${messageId}`,
+      title: null,
+      surfacing: null,
+      replyTo: null,
+      metadata: null,
+      expiresAt: at(T0, 24 * 3600).toISOString(),
+      ...over,
+    },
+  };
+};
+
+/** Message `m1` of chat `c` written to the default phone's socket from the backlog. */
+export const messageDelivered = (over: Partial<PhoneMessageDelivered['data']> = {}): NewEvent<PhoneMessageDelivered> => {
+  const tokenPrefix = over.tokenPrefix ?? 'aaaa1111';
+  return {
+    type: 'phone.message_delivered',
+    data: { messageId: 'm1', chatId: 'c', connId: `conn-${tokenPrefix}`, tokenPrefix, queued: true, ...over },
+  };
+};
+
+export const messageExpired = (over: Partial<PhoneMessageExpired['data']> = {}): NewEvent<PhoneMessageExpired> => ({
+  type: 'phone.message_expired',
+  data: { messageId: 'm1', chatId: 'c', ...over },
+});
+
+/** The default phone subscribed to proactive messages, sharing its status, replacing nobody. */
+export const phoneSubscribed = (over: Partial<PhoneSubscribed['data']> = {}): NewEvent<PhoneSubscribed> => {
+  const tokenPrefix = over.tokenPrefix ?? 'aaaa1111';
+  return {
+    type: 'phone.subscribed',
+    data: { connId: `conn-${tokenPrefix}`, tokenPrefix, deviceName: 'Phone', sharePhoneStatus: true, replaced: null, ...over },
+  };
+};
+
+/** Reply `r1` in chat `c` from the default phone over its socket. */
+export const replyReceived = (over: Partial<PhoneReplyReceived['data']> = {}): NewEvent<PhoneReplyReceived> => {
+  const replyId = over.replyId ?? 'r1';
+  return {
+    type: 'phone.reply_received',
+    data: {
+      replyId,
+      chatId: 'c',
+      text: `reply ${replyId}`,
+      replyTo: null,
+      tokenPrefix: 'aaaa1111',
+      deviceName: 'Phone',
+      via: 'ws',
+      clientMsgId: null,
+      ...over,
+    },
+  };
+};
+
+export const repliesHanded = (over: Partial<PhoneRepliesHanded['data']> = {}): NewEvent<PhoneRepliesHanded> => ({
+  type: 'phone.replies_handed',
+  data: { replyIds: ['r1'], by: 'operator', ...over },
+});
+
+/** Notification `n1` from package `a` on the default phone, no texts, no phone time. */
+export const notificationPosted = (over: Partial<NotificationPosted['data']> = {}): NewEvent<NotificationPosted> => ({
+  type: 'notification.posted',
+  data: {
+    entryId: 'n1',
+    tokenPrefix: 'aaaa1111',
+    deviceName: 'Phone',
+    packageName: 'a',
+    title: null,
+    text: null,
+    subText: null,
+    postedAt: null,
+    key: null,
+    ...over,
+  },
+});
+
+/** Call `c` of chat session `s` started generating an image. */
+export const imageActivityReported = (over: Partial<ImageActivityReported['data']> = {}): NewEvent<ImageActivityReported> => ({
+  type: 'chat.image_activity',
+  data: { sessionId: 's', callId: 'c', status: 'started', progress: null, errorCode: null, ...over },
+});
+
+/** Image `i1` (a 1 KiB PNG) staged by the default phone at T0, stale 5 minutes later, superseding nothing. */
+export const clipboardStaged = (over: Partial<ClipboardStaged['data']> = {}): NewEvent<ClipboardStaged> => {
+  const entryId = over.entryId ?? 'i1';
+  return {
+    type: 'clipboard.staged',
+    data: {
+      entryId,
+      fileName: `${entryId}.png`,
+      format: 'png',
+      sizeBytes: 1024,
+      sha256: '0'.repeat(64),
+      tokenPrefix: 'aaaa1111',
+      staleAt: at(T0, 300).toISOString(),
+      supersedes: [],
+      ...over,
+    },
+  };
+};
+
+/**
+ * The default phone's bridge status as the relay records it at T0: Device Control on, nothing trusted, the
+ * relay keeping a 30-minute auto-disable deadline.
+ */
+export const bridgeStatusReported = (over: Partial<BridgeStatusReported['data']> = {}): NewEvent<BridgeStatusReported> => {
+  const tokenPrefix = over.tokenPrefix ?? 'aaaa1111';
+  return {
+    type: 'bridge.status_reported',
+    data: {
+      tokenPrefix,
+      connId: `conn-${tokenPrefix}`,
+      deviceId: `dev-${tokenPrefix}`,
+      deviceName: 'Phone',
+      screenOn: true,
+      battery: 80,
+      currentApp: 'com.android.launcher3',
+      accessibilityEnabled: true,
+      masterEnabled: true,
+      deviceControlSupported: true,
+      trustedVerbs: [],
+      autoDisableMinutes: 30,
+      autoDisableAt: at(T0, 30 * 60).toISOString(),
+      autoDisableBy: 'relay',
+      ...over,
+    },
+  };
+};
+
+export const bridgeActiveSelected = (over: Partial<BridgeActiveSelected['data']> = {}): NewEvent<BridgeActiveSelected> => {
+  const tokenPrefix = over.tokenPrefix ?? 'aaaa1111';
+  return { type: 'bridge.active_selected', data: { tokenPrefix, deviceId: `dev-${tokenPrefix}`, by: 'operator', ...over } };
+};
+
+/** The operator forgot what device `aaaa1111` received: `keys` destroyed. */
+export const personalForgotten = (over: Partial<PersonalDataForgotten['data']> = {}): NewEvent<PersonalDataForgotten> => ({
+  type: 'personal.forgotten',
+  data: { scope: 'device', device: 'aaaa1111', before: null, keys: [], ...over },
 });

@@ -1,8 +1,17 @@
-import { phoneDisconnected, relayStarted, sessionCreated } from '../../../../test/support/events';
-import { Given } from '../../../../test/support/given';
+import type { BridgeCommandSent, BridgeSafetyDecided } from '@svc/events';
+import { bridgeActiveSelected, bridgeStatusReported, phoneDisconnected, relayStarted, sessionCreated } from '../../../../test/support/events';
+import { given, Given, type Decision } from '../../../../test/support/given';
 import { DomainError } from '../errors';
 import { ReadModels } from '../read-models';
-import { autoDisableDue, expireConfirmations, planCommand, reportStatus, resolveConfirmation, type BridgeStatusInput } from './bridge';
+import {
+  autoDisableDue,
+  expireConfirmations,
+  planCommand,
+  reportStatus,
+  resolveConfirmation,
+  type BridgeStatusInput,
+  type CommandInput,
+} from './bridge';
 import type { Driver } from './bridge-authority';
 import { pickDevice } from './which-phone';
 import { commandShape } from './redact';
@@ -10,6 +19,8 @@ import { DEFAULT_SAFETY_SETTINGS } from './safety';
 
 const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 const at = (ms: number) => new Date(T0 + ms);
+const iso = (ms: number) => at(ms).toISOString();
+const MIN = 60_000;
 const driver = (tokenPrefix: string, onHost: boolean): Driver => ({ caller: { kind: 'device', tokenPrefix, deviceId: '', deviceName: '' }, onHost });
 const onHost = (tokenPrefix: string) => driver(tokenPrefix, true);
 
@@ -31,7 +42,7 @@ const status = (prefix: string, p: Partial<BridgeStatusInput> = {}): BridgeStatu
   autoDisableBy: 'relay',
   ...p,
 });
-const cmd = (prefix: string, path: string, body: Record<string, unknown> = {}) => ({
+const cmd = (prefix: string, path: string, body: Record<string, unknown> = {}): CommandInput => ({
   requestId: `r-${path}`,
   tokenPrefix: prefix,
   method: 'POST',
@@ -41,18 +52,38 @@ const cmd = (prefix: string, path: string, body: Record<string, unknown> = {}) =
   confirmTimeoutSeconds: 30,
 });
 
+/** The phone `aaaa1111` reports its status; the relay's default auto-disable is 30 minutes. */
+const report =
+  (p: Partial<BridgeStatusInput> = {}): Decision =>
+  (m, now) =>
+    reportStatus(m, status('aaaa1111', p), 30, now);
+const plan =
+  (c: CommandInput): Decision =>
+  (m, now) =>
+    planCommand(m, c, DEFAULT_SAFETY_SETTINGS, now);
+/** A `bridge.safety_decided` about phone `aaaa1111`'s command `r-<path>` (any reason unless named). */
+const decided = (path: string, data: Partial<BridgeSafetyDecided['data']>) => ({
+  type: 'bridge.safety_decided' as const,
+  data: { tokenPrefix: 'aaaa1111', requestId: `r-${path}`, method: 'POST', path, reason: expect.any(String), ...data },
+});
+const sent = (path: string, data: Partial<BridgeCommandSent['data']>) => ({
+  type: 'bridge.command_sent' as const,
+  data: { requestId: `r-${path}`, tokenPrefix: 'aaaa1111', connId: 'conn-aaaa1111', method: 'POST', path, ...data },
+});
+const autoDisabled = (idleMinutes: number) => ({
+  type: 'bridge.safety_decided' as const,
+  data: { decision: 'auto_disabled', tokenPrefix: 'aaaa1111', requestId: null, method: null, path: null, idleMinutes, reason: expect.any(String) },
+});
+
 describe('bridge rules', () => {
   it('reportStatus starts the auto-disable clock, keeps it while unchanged, and writes nothing for a repeat', () => {
-    const g = new Given().apply([session('aaaa1111', 'dev-aaaa1111')]);
-    const first = reportStatus(g.models, status('aaaa1111'), 30, at(0));
-    expect(first).toHaveLength(1);
-    expect(first[0].data).toMatchObject({ masterEnabled: true, autoDisableMinutes: 30, autoDisableAt: at(30 * 60_000).toISOString() });
-    g.apply(first);
-    expect(reportStatus(g.models, status('aaaa1111'), 30, at(60_000))).toEqual([]);
-    const battery = reportStatus(g.models, status('aaaa1111', { battery: 50 }), 30, at(60_000));
-    expect(battery[0].data).toMatchObject({ battery: 50, autoDisableAt: at(30 * 60_000).toISOString() });
-    const off = reportStatus(g.models, status('aaaa1111', { masterEnabled: false }), 30, at(60_000));
-    expect(off[0].data).toMatchObject({ autoDisableAt: null });
+    const g = given([session('aaaa1111', 'dev-aaaa1111')]);
+    g.when(report(), at(0)).then([bridgeStatusReported({ autoDisableMinutes: 30, autoDisableAt: iso(30 * MIN) })]);
+    g.when(report(), at(MIN)).then([]);
+    g.when(report({ battery: 50 }), at(MIN)).then([bridgeStatusReported({ battery: 50, autoDisableAt: iso(30 * MIN) })]);
+    g.when(report({ battery: 50, masterEnabled: false }), at(MIN)).then([
+      bridgeStatusReported({ battery: 50, masterEnabled: false, autoDisableAt: null }),
+    ]);
   });
 
   it('pickDevice: selector, then active, then the caller’s own, then the only one', () => {
@@ -67,9 +98,9 @@ describe('bridge rules', () => {
       return 'none';
     };
     expect(code(() => pickDevice(g.models, {}, now))).toBe('bridge.no_device');
-    g.apply([...reportStatus(g.models, status('aaaa1111', { deviceId: 'dev-a', deviceName: 'Pixel' }), 30, now)]);
+    g.apply([bridgeStatusReported({ tokenPrefix: 'aaaa1111', deviceId: 'dev-a', deviceName: 'Pixel' })]);
     expect(pickDevice(g.models, {}, now).tokenPrefix).toBe('aaaa1111');
-    g.apply([...reportStatus(g.models, status('bbbb2222', { deviceId: 'dev-b', deviceName: 'Pixel' }), 30, now)]);
+    g.apply([bridgeStatusReported({ tokenPrefix: 'bbbb2222', deviceId: 'dev-b', deviceName: 'Pixel' })]);
     expect(code(() => pickDevice(g.models, {}, now))).toBe('bridge.device_ambiguous');
     expect(pickDevice(g.models, { driver: onHost('bbbb2222') }, now).tokenPrefix).toBe('bbbb2222');
     expect(pickDevice(g.models, { selector: 'dev-a' }, now).tokenPrefix).toBe('aaaa1111');
@@ -77,7 +108,7 @@ describe('bridge rules', () => {
     expect(code(() => pickDevice(g.models, { selector: 'bbb' }, now))).toBe('bridge.device_not_found');
     expect(code(() => pickDevice(g.models, { selector: 'pixel' }, now))).toBe('bridge.device_ambiguous');
     expect(code(() => pickDevice(g.models, { selector: 'dev-c' }, now))).toBe('bridge.device_offline');
-    g.apply([{ type: 'bridge.active_selected', data: { tokenPrefix: 'bbbb2222', deviceId: 'dev-b', by: 'operator' } }]);
+    g.apply([bridgeActiveSelected({ tokenPrefix: 'bbbb2222', deviceId: 'dev-b' })]);
     expect(pickDevice(g.models, { driver: onHost('aaaa1111') }, now).tokenPrefix).toBe('bbbb2222');
     // From another machine a session is held to its own phone: a selector is matched against it alone, and
     // neither the active phone nor the only one stands in for it.
@@ -93,78 +124,75 @@ describe('bridge rules', () => {
   });
 
   it('planCommand: a refusal is one decision event; an allowed command is the decision plus command_sent', () => {
-    const g = new Given().apply([session('aaaa1111', 'dev-a')]);
-    g.apply(reportStatus(g.models, status('aaaa1111'), 30, at(0)));
-    const denied = planCommand(g.models, cmd('aaaa1111', '/open_app', { package: 'com.chase.sig.android' }), DEFAULT_SAFETY_SETTINGS, at(0));
-    expect(denied.map((e) => e.type)).toEqual(['bridge.safety_decided']);
-    expect(denied[0].data).toMatchObject({ decision: 'blocked_package', package: 'com.chase.sig.android', path: '/open_app' });
-    const ok = planCommand(g.models, cmd('aaaa1111', '/tap', { x: 1, y: 2 }), DEFAULT_SAFETY_SETTINGS, at(60_000));
-    expect(ok.map((e) => e.type)).toEqual(['bridge.safety_decided', 'bridge.command_sent']);
-    expect(ok[1].data).toMatchObject({ shape: { x: 1, y: 2 }, autoDisableAt: at(31 * 60_000).toISOString(), connId: 'conn-aaaa1111' });
+    const g = given([session('aaaa1111', 'dev-a'), bridgeStatusReported()]);
+    g.when(plan(cmd('aaaa1111', '/open_app', { package: 'com.chase.sig.android' })), at(0)).then([
+      decided('/open_app', { decision: 'blocked_package', package: 'com.chase.sig.android' }),
+    ]);
+    g.when(plan(cmd('aaaa1111', '/tap', { x: 1, y: 2 })), at(MIN)).then([
+      decided('/tap', { decision: 'allow' }),
+      sent('/tap', { shape: { x: 1, y: 2 }, autoDisableAt: iso(31 * MIN) }),
+    ]);
   });
 
   it('confirmation: requested with a deadline; answered once; silence past the deadline is a denial', () => {
-    const g = new Given().apply([session('aaaa1111', 'dev-a')]);
-    g.apply(reportStatus(g.models, status('aaaa1111'), 30, at(0)));
-    const asked = planCommand(g.models, cmd('aaaa1111', '/tap_text', { text: 'Send' }), DEFAULT_SAFETY_SETTINGS, at(0));
-    expect(asked[0].data).toMatchObject({ decision: 'confirmation_requested', verb: 'send', deadline: at(30_000).toISOString() });
-    g.apply(asked);
-    expect(resolveConfirmation(g.models, { requestId: 'r-/tap_text', tokenPrefix: 'zzzz9999', allow: true })).toEqual([]);
-    expect(expireConfirmations(g.models, at(29_999))).toEqual([]);
-    const expired = expireConfirmations(g.models, at(30_000));
-    expect(expired[0].data).toMatchObject({ decision: 'confirmation_timed_out', requestId: 'r-/tap_text' });
-    g.apply(expired);
-    expect(resolveConfirmation(g.models, { requestId: 'r-/tap_text', tokenPrefix: 'aaaa1111', allow: true })).toEqual([]);
+    const g = given([session('aaaa1111', 'dev-a'), bridgeStatusReported()]);
+    const answer =
+      (tokenPrefix: string): Decision =>
+      (m) =>
+        resolveConfirmation(m, { requestId: 'r-/tap_text', tokenPrefix, allow: true });
+    g.when(plan(cmd('aaaa1111', '/tap_text', { text: 'Send' })), at(0)).then([
+      decided('/tap_text', { decision: 'confirmation_requested', verb: 'send', by: 'relay', deadline: iso(30_000) }),
+    ]);
+    g.when(answer('zzzz9999')).then([]);
+    g.when(expireConfirmations, at(29_999)).then([]);
+    g.when(expireConfirmations, at(30_000)).then([decided('/tap_text', { decision: 'confirmation_timed_out', method: null, verb: 'send' })]);
+    g.when(answer('aaaa1111')).then([]);
     // after an allowed confirmation the command is sent without a second decision
-    const again = planCommand(g.models, { ...cmd('aaaa1111', '/tap_text', { text: 'Send' }), confirmed: true }, DEFAULT_SAFETY_SETTINGS, at(40_000));
-    expect(again.map((e) => e.type)).toEqual(['bridge.command_sent']);
+    g.when(plan({ ...cmd('aaaa1111', '/tap_text', { text: 'Send' }), confirmed: true }), at(40_000)).then([
+      sent('/tap_text', { shape: { text: 'string' }, autoDisableAt: iso(40_000 + 30 * MIN) }),
+    ]);
   });
 
   it('autoDisableDue fires once at the deadline and the projection switches master off', () => {
-    const g = new Given().apply([session('aaaa1111', 'dev-a')]);
-    g.apply(reportStatus(g.models, status('aaaa1111', { autoDisableMinutes: 10 }), 30, at(0)));
-    expect(autoDisableDue(g.models, at(10 * 60_000 - 1))).toEqual([]);
-    const fired = autoDisableDue(g.models, at(10 * 60_000));
-    expect(fired[0].data).toMatchObject({ decision: 'auto_disabled', idleMinutes: 10, tokenPrefix: 'aaaa1111' });
-    g.apply(fired);
+    const g = given([session('aaaa1111', 'dev-a')]);
+    g.when(report({ autoDisableMinutes: 10 }), at(0)).then([bridgeStatusReported({ autoDisableMinutes: 10, autoDisableAt: iso(10 * MIN) })]);
+    g.when(autoDisableDue, at(10 * MIN - 1)).then([]);
+    g.when(autoDisableDue, at(10 * MIN)).then([autoDisabled(10)]);
     expect(g.models.bridge.device('aaaa1111')!.masterEnabled).toBe(false);
-    expect(autoDisableDue(g.models, at(20 * 60_000))).toEqual([]);
+    g.when(autoDisableDue, at(20 * MIN)).then([]);
   });
 
   it('a phone that keeps its own idle expiry gets no relay deadline: none at status, none pushed back by a command, never auto_disabled', () => {
-    const g = new Given().apply([session('aaaa1111', 'dev-a')]);
-    const first = reportStatus(g.models, status('aaaa1111', { autoDisableMinutes: 20, autoDisableBy: 'phone' }), 30, at(0));
-    expect(first[0].data).toMatchObject({ autoDisableMinutes: 20, autoDisableAt: null, autoDisableBy: 'phone' });
-    g.apply(first);
-    const sent = planCommand(g.models, cmd('aaaa1111', '/tap', { x: 1, y: 2 }), DEFAULT_SAFETY_SETTINGS, at(60_000));
-    expect(sent.find((e) => e.type === 'bridge.command_sent')!.data).toMatchObject({ autoDisableAt: null });
-    g.apply(sent);
-    expect(autoDisableDue(g.models, at(24 * 3_600_000))).toEqual([]);
+    const g = given([session('aaaa1111', 'dev-a')]);
+    g.when(report({ autoDisableMinutes: 20, autoDisableBy: 'phone' }), at(0)).then([
+      bridgeStatusReported({ autoDisableMinutes: 20, autoDisableAt: null, autoDisableBy: 'phone' }),
+    ]);
+    g.when(plan(cmd('aaaa1111', '/tap', { x: 1, y: 2 })), at(MIN)).then([
+      decided('/tap', { decision: 'allow' }),
+      sent('/tap', { shape: { x: 1, y: 2 }, autoDisableAt: null }),
+    ]);
+    g.when(autoDisableDue, at(24 * 60 * MIN)).then([]);
     // Its minutes are what it reports, never the relay's default; a status that says none records 0.
-    const silent = reportStatus(g.models, status('aaaa1111', { autoDisableMinutes: null, autoDisableBy: 'phone' }), 30, at(120_000));
-    expect(silent[0].data).toMatchObject({ autoDisableMinutes: 0, autoDisableAt: null });
+    g.when(report({ autoDisableMinutes: null, autoDisableBy: 'phone' }), at(2 * MIN)).then([
+      bridgeStatusReported({ autoDisableMinutes: 0, autoDisableAt: null, autoDisableBy: 'phone' }),
+    ]);
     // The negotiation changing on a new socket is a change worth recording.
-    expect(reportStatus(g.models, status('aaaa1111', { autoDisableMinutes: 20, autoDisableBy: 'relay' }), 30, at(120_000))[0].data).toMatchObject({
-      autoDisableBy: 'relay',
-      autoDisableAt: at(120_000 + 20 * 60_000).toISOString(),
-    });
+    g.when(report({ autoDisableMinutes: 20, autoDisableBy: 'relay' }), at(2 * MIN)).then([
+      bridgeStatusReported({ autoDisableMinutes: 20, autoDisableAt: iso(2 * MIN + 20 * MIN), autoDisableBy: 'relay' }),
+    ]);
   });
 
   it('projection: a status from before the negotiation (no autoDisableBy) is the relay keeping the deadline', () => {
-    const g = new Given().apply([session('aaaa1111', 'dev-a')]);
-    const [e] = reportStatus(g.models, status('aaaa1111', { autoDisableMinutes: 10 }), 30, at(0));
-    const { autoDisableBy: _, ...old } = e.data as Record<string, unknown>;
-    g.apply([{ ...e, data: old } as typeof e]);
-    expect(g.models.bridge.device('aaaa1111')).toMatchObject({ autoDisableBy: 'relay', autoDisableAt: T0 + 10 * 60_000 });
-    expect(autoDisableDue(g.models, at(10 * 60_000))).toHaveLength(1);
+    const { autoDisableBy: _, ...old } = bridgeStatusReported({ autoDisableMinutes: 10, autoDisableAt: iso(10 * MIN) }).data;
+    const g = given([session('aaaa1111', 'dev-a'), { type: 'bridge.status_reported', data: old }]);
+    expect(g.models.bridge.device('aaaa1111')).toMatchObject({ autoDisableBy: 'relay', autoDisableAt: T0 + 10 * MIN });
+    g.when(autoDisableDue, at(10 * MIN)).then([autoDisabled(10)]);
   });
 
   it('projection: the same event twice is harmless for devices; relay.started empties devices and interrupts pending commands', () => {
-    const g = new Given().apply([session('aaaa1111', 'dev-a')]);
-    const st = reportStatus(g.models, status('aaaa1111'), 30, at(0));
-    g.apply(st).apply(st);
+    const g = new Given().apply([session('aaaa1111', 'dev-a'), bridgeStatusReported(), bridgeStatusReported()]);
     expect(g.models.bridge.allDevices()).toHaveLength(1);
-    g.apply(planCommand(g.models, cmd('aaaa1111', '/tap', { x: 1, y: 1 }), DEFAULT_SAFETY_SETTINGS, at(0)));
+    g.when(plan(cmd('aaaa1111', '/tap', { x: 1, y: 1 })), at(0));
     expect(g.models.bridge.inFlight()).toBe(1);
     g.apply([relayStarted()]);
     expect(g.models.bridge.allDevices()).toEqual([]);

@@ -1,7 +1,6 @@
-import type { StoredEvent } from '@svc/events';
-import { relayStarted } from '../../../../test/support/events';
-import { given } from '../../../../test/support/given';
-import { reportImageActivity } from '../image-activity/image-activity';
+import { imageActivityReported, notificationPosted, relayStarted } from '../../../../test/support/events';
+import { given, Given, type Decision } from '../../../../test/support/given';
+import { reportImageActivity, type ReportImageActivity } from '../image-activity/image-activity';
 import { ReadModels } from '../read-models';
 import {
   notificationKey,
@@ -23,26 +22,20 @@ const entry = (e: Partial<PostedNotification>): PostedNotification => ({
   ...e,
 });
 
-const started = relayStarted();
-
 describe('notification companion rules', () => {
   // Spec 8: "Notification list: 100 entries".
   it('keeps the newest 100; a restart clears the list; the same event twice is harmless', () => {
-    const m = new ReadModels();
-    const stored: StoredEvent[] = [];
-    for (let i = 0; i < 120; i++) {
-      stored.push(...given(m, postNotification(m, { entryId: `n${i}`, tokenPrefix: 'p', deviceName: 'P', entry: entry({ title: `t${i}` }) })));
-    }
-    expect(m.notifications.count()).toBe(100);
-    expect(m.notifications.recent(2).map((x) => x.title)).toEqual(['t119', 't118']);
+    const g = new Given().apply(Array.from({ length: 120 }, (_, i) => notificationPosted({ entryId: `n${i}`, title: `t${i}` })));
+    expect(g.models.notifications.count()).toBe(100);
+    expect(g.models.notifications.recent(2).map((x) => x.title)).toEqual(['t119', 't118']);
     const twice = new ReadModels();
-    for (const e of stored) {
+    for (const e of g.log) {
       twice.apply(e);
       twice.apply(e);
     }
-    expect(twice.notifications.snapshot()).toEqual(m.notifications.snapshot());
-    given(m, [started]);
-    expect(m.notifications.count()).toBe(0);
+    expect(twice.notifications.snapshot()).toEqual(g.models.notifications.snapshot());
+    g.apply([relayStarted()]);
+    expect(g.models.notifications.count()).toBe(0);
   });
 
   it('field rules: notifications.bad_field naming the field; posted_at in seconds or milliseconds; texts cut to their limits', () => {
@@ -56,27 +49,41 @@ describe('notification companion rules', () => {
     expect(() => notificationPostedAt(-1)).toThrow(bad('posted_at', 'posted_at must be epoch seconds'));
     expect(() => notificationPostedAt(9e15)).toThrow(bad('posted_at', 'posted_at is out of range'));
     expect(() => notificationKey('')).toThrow(bad('key', 'key is required (a string)'));
-    const m = new ReadModels();
-    const post = (e: Partial<PostedNotification>) => postNotification(m, { entryId: 'x', tokenPrefix: 'p', deviceName: 'P', entry: entry(e) });
-    expect(post({ postedAt: 1772366400 })[0].data).toMatchObject({ postedAt: '2026-03-01T12:00:00.000Z' });
-    expect(post({ postedAt: 1772366400123 })[0].data).toMatchObject({ postedAt: '2026-03-01T12:00:00.123Z' });
-    expect(post({ text: 'y'.repeat(10_000) })[0].data).toMatchObject({ text: 'y'.repeat(4000) });
-    expect(removeNotification(m, 'p', 'unknown')).toEqual([]);
+    const post =
+      (e: Partial<PostedNotification>): Decision =>
+      (m) =>
+        postNotification(m, { entryId: 'x', tokenPrefix: 'p', deviceName: 'P', entry: entry(e) });
+    const posted = (data: Partial<ReturnType<typeof notificationPosted>['data']>) =>
+      notificationPosted({ entryId: 'x', tokenPrefix: 'p', deviceName: 'P', ...data });
+    given()
+      .when(post({ postedAt: 1772366400 }))
+      .then([posted({ postedAt: '2026-03-01T12:00:00.000Z' })]);
+    given()
+      .when(post({ postedAt: 1772366400123 }))
+      .then([posted({ postedAt: '2026-03-01T12:00:00.123Z' })]);
+    given()
+      .when(post({ text: 'y'.repeat(10_000) }))
+      .then([posted({ text: 'y'.repeat(4000) })]);
+    given()
+      .when((m) => removeNotification(m, 'p', 'unknown'))
+      .then([]);
   });
 });
 
 describe('image activity rules', () => {
   it('a finished call takes no more reports', () => {
-    const m = new ReadModels();
-    const r = (status: 'started' | 'progress' | 'completed' | 'failed', extra = {}) =>
-      reportImageActivity(m, { sessionId: 's', callId: 'c', status, progress: null, errorCode: null, ...extra });
-    given(m, r('started'));
-    expect(() => r('started')).toThrow(expect.objectContaining({ code: 'image_activity.already_started', kind: 'conflict' }));
-    given(m, r('progress', { progress: 10 }));
-    given(m, r('completed'));
-    expect(() => r('progress', { progress: 20 })).toThrow(expect.objectContaining({ code: 'image_activity.call_finished' }));
-    expect(() => r('failed', { errorCode: 'x' })).toThrow(expect.objectContaining({ code: 'image_activity.call_finished' }));
-    given(m, [started]);
-    expect(m.imageActivity.forSession('s', null)).toEqual([]);
+    const report =
+      (status: ReportImageActivity['status'], extra: Partial<ReportImageActivity> = {}): Decision =>
+      (m) =>
+        reportImageActivity(m, { sessionId: 's', callId: 'c', status, progress: null, errorCode: null, ...extra });
+    const g = given();
+    g.when(report('started')).then([imageActivityReported({ status: 'started' })]);
+    g.when(report('started')).thenThrows('image_activity.already_started', 'conflict');
+    g.when(report('progress', { progress: 10 })).then([imageActivityReported({ status: 'progress', progress: 10 })]);
+    g.when(report('completed')).then([imageActivityReported({ status: 'completed' })]);
+    g.when(report('progress', { progress: 20 })).thenThrows('image_activity.call_finished');
+    g.when(report('failed', { errorCode: 'x' })).thenThrows('image_activity.call_finished');
+    g.state.apply([relayStarted()]);
+    expect(g.models.imageActivity.forSession('s', null)).toEqual([]);
   });
 });

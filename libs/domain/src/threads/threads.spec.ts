@@ -1,7 +1,5 @@
-import { phoneDisconnected, relayStarted } from '../../../../test/support/events';
-import { given, T0 } from '../../../../test/support/given';
-import type { NewEvent, RelayEvent } from '@svc/events';
-import { DomainError } from '../errors';
+import { messagePosted, phoneDisconnected, phoneSubscribed, relayStarted, repliesHanded, replyReceived } from '../../../../test/support/events';
+import { at, given, Given, T0, type Decision } from '../../../../test/support/given';
 import { ReadModels } from '../read-models';
 import { REPLIES_KEPT, THREAD_ENTRIES_KEPT } from './threads.projection';
 import {
@@ -17,6 +15,8 @@ import {
   subscribe,
   takeReplies,
   type PostMessage,
+  type PostPolicy,
+  type Reply,
 } from './threads';
 
 const msg = (id: string, chatId = 'c'): PostMessage => ({
@@ -30,201 +30,182 @@ const msg = (id: string, chatId = 'c'): PostMessage => ({
 });
 
 /** Proactive messages on, at most `queueMax` queued. */
-const open = (queueMax: number) => ({ enabled: true, queueMax });
+const open = (queueMax: number): PostPolicy => ({ enabled: true, queueMax });
+
+/** Messages posted at T0 leave the queue 24 hours later. */
+const EXPIRES = at(T0, PHONE_QUEUE_TTL_SECONDS).toISOString();
+
+const post =
+  (cmd: PostMessage, policy = open(10)): Decision =>
+  (m, now) =>
+    postMessage(m, cmd, policy, now);
+const cancelled = (messageId: string) => ({ type: 'phone.message_cancelled' as const, data: { messageId, chatId: 'c', by: 'operator' } });
+const queuedIds = (m: ReadModels) => m.phoneThreads.queued().map((q) => q.messageId);
 
 describe('phone queue rules', () => {
   it('queues every message and drops the oldest past the bound', () => {
-    const m = new ReadModels();
-    given(m, postMessage(m, msg('a'), open(2), T0));
-    given(m, postMessage(m, msg('b'), open(2), T0));
-    const out = postMessage(m, msg('c'), open(2), T0);
-    expect(out.map((e) => e.type)).toEqual(['phone.message_posted', 'phone.message_dropped']);
-    expect(out[1].data).toEqual({ messageId: 'a', chatId: 'c', reason: 'queue_full' });
-    given(m, out);
-    expect(m.phoneThreads.queued().map((q) => q.messageId)).toEqual(['b', 'c']);
-    expect(m.phoneThreads.message('a')?.state).toBe('dropped');
+    const g = given([messagePosted({ messageId: 'a' }), messagePosted({ messageId: 'b' })])
+      .when(post(msg('c'), open(2)))
+      .then([
+        { type: 'phone.message_posted', data: { ...msg('c'), expiresAt: EXPIRES } },
+        { type: 'phone.message_dropped', data: { messageId: 'a', chatId: 'c', reason: 'queue_full' } },
+      ]);
+    expect(queuedIds(g.models)).toEqual(['b', 'c']);
+    expect(g.models.phoneThreads.message('a')?.state).toBe('dropped');
   });
 
   it('a known message id decides nothing', () => {
-    const m = new ReadModels();
-    given(m, postMessage(m, msg('a'), open(10), T0));
-    expect(postMessage(m, msg('a'), open(10), T0)).toEqual([]);
+    given([messagePosted({ messageId: 'a' })])
+      .when(post(msg('a')))
+      .then([]);
   });
 
   it('refuses every post while proactive messages are off, a known id included', () => {
-    const m = new ReadModels();
-    given(m, postMessage(m, msg('a'), open(10), T0));
-    for (const id of ['a', 'b'])
-      expect(() => postMessage(m, msg(id), { enabled: false, queueMax: 10 }, T0)).toThrow(
-        expect.objectContaining({ code: 'phone.disabled', kind: 'forbidden' }),
-      );
+    const g = given([messagePosted({ messageId: 'a' })]);
+    for (const id of ['a', 'b']) g.when(post(msg(id), { enabled: false, queueMax: 10 })).thenThrows('phone.disabled', 'forbidden');
   });
 
   it('refuses blank text and metadata past its bound (UTF-8 bytes of its JSON)', () => {
-    const m = new ReadModels();
-    expect(() => postMessage(m, { ...msg('a'), text: ' \n\t ' }, open(10), T0)).toThrow(
-      expect.objectContaining({ code: 'phone.empty_text', kind: 'invalid' }),
-    );
+    given()
+      .when(post({ ...msg('a'), text: ' \n\t ' }))
+      .thenThrows('phone.empty_text', 'invalid');
     // {"k":"…"} is 8 bytes plus the value; "é" is two bytes.
     const fits = { k: 'é'.repeat((METADATA_MAX_BYTES - 8) / 2) };
-    expect(postMessage(m, { ...msg('a'), metadata: fits }, open(10), T0)).toHaveLength(1);
-    expect(() => postMessage(m, { ...msg('b'), metadata: { ...fits, x: 1 } }, open(10), T0)).toThrow(
-      expect.objectContaining({ code: 'phone.metadata_too_large', kind: 'invalid' }),
-    );
+    given()
+      .when(post({ ...msg('a'), metadata: fits }))
+      .then([{ type: 'phone.message_posted', data: { ...msg('a'), metadata: fits, expiresAt: EXPIRES } }]);
+    given()
+      .when(post({ ...msg('b'), metadata: { ...fits, x: 1 } }))
+      .thenThrows('phone.metadata_too_large', 'invalid');
   });
 
   it('cancel by id or prefix: a known id if still queued, a prefix of 8+ naming one queued message, several refused', () => {
-    const m = new ReadModels();
-    for (const id of ['abcdefgh-1', 'abcdefgh-2', 'zyxwvuts-1', 'short']) given(m, postMessage(m, msg(id), open(10), T0));
-    expect(() => cancelByIdOrPrefix(m, 'abcdefgh', 'operator')).toThrow(
-      expect.objectContaining({ code: 'phone.ambiguous_id', kind: 'conflict', extra: { matches: 2 } }),
-    );
-    expect(cancelByIdOrPrefix(m, 'zyxwvut', 'operator')).toEqual([]);
-    expect(cancelByIdOrPrefix(m, 'zyxwvuts', 'operator')).toEqual([
-      { type: 'phone.message_cancelled', data: { messageId: 'zyxwvuts-1', chatId: 'c', by: 'operator' } },
-    ]);
-    given(m, cancelByIdOrPrefix(m, 'short', 'operator'));
-    expect(m.phoneThreads.message('short')?.state).toBe('cancelled');
+    const g = given(['abcdefgh-1', 'abcdefgh-2', 'zyxwvuts-1', 'short'].map((messageId) => messagePosted({ messageId })));
+    const byIdOrPrefix =
+      (idOrPrefix: string): Decision =>
+      (m) =>
+        cancelByIdOrPrefix(m, idOrPrefix, 'operator');
+    expect(g.when(byIdOrPrefix('abcdefgh')).thenThrows('phone.ambiguous_id', 'conflict').extra).toEqual({ matches: 2 });
+    g.when(byIdOrPrefix('zyxwvut')).then([]);
+    g.when(byIdOrPrefix('zyxwvuts')).then([cancelled('zyxwvuts-1')]);
+    g.when(byIdOrPrefix('short')).then([cancelled('short')]);
+    expect(g.models.phoneThreads.message('short')?.state).toBe('cancelled');
     // No longer queued, or unknown: nothing to cancel, no refusal.
-    expect(cancelByIdOrPrefix(m, 'short', 'operator')).toEqual([]);
-    expect(cancelIfQueued(m, 'short', 'operator')).toEqual([]);
-    expect(cancelIfQueued(m, 'nobody', 'operator')).toEqual([]);
+    g.when(byIdOrPrefix('short')).then([]);
+    g.when((m) => cancelIfQueued(m, 'short', 'operator')).then([]);
+    g.when((m) => cancelIfQueued(m, 'nobody', 'operator')).then([]);
   });
 
   it('expires exactly at 24 hours', () => {
-    const m = new ReadModels();
-    given(m, postMessage(m, msg('a'), open(10), T0));
-    const at = (s: number) => new Date(T0.getTime() + s * 1000);
-    expect(expireMessages(m, at(PHONE_QUEUE_TTL_SECONDS - 1))).toEqual([]);
-    expect(expireMessages(m, at(PHONE_QUEUE_TTL_SECONDS)).map((e) => e.type)).toEqual(['phone.message_expired']);
+    const posted = given()
+      .when(post(msg('a')))
+      .then([{ type: 'phone.message_posted', data: { ...msg('a'), expiresAt: EXPIRES } }]);
+    const g = given(posted);
+    g.when(expireMessages, at(T0, PHONE_QUEUE_TTL_SECONDS - 1)).then([]);
+    g.when(expireMessages, at(T0, PHONE_QUEUE_TTL_SECONDS)).then([{ type: 'phone.message_expired', data: { messageId: 'a', chatId: 'c' } }]);
   });
 
   it('cancel: 404 unknown, 409 when no longer queued', () => {
-    const m = new ReadModels();
-    given(m, postMessage(m, msg('a'), open(10), T0));
-    expect(() => cancelMessage(m, 'zz', 'operator')).toThrow(expect.objectContaining({ code: 'phone.message_not_found', kind: 'not_found' }));
-    given(m, cancelMessage(m, 'a', 'operator'));
-    let err: unknown;
-    try {
-      cancelMessage(m, 'a', 'operator');
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(DomainError);
-    expect(err).toMatchObject({ kind: 'conflict', extra: { state: 'cancelled' } });
+    const g = given([messagePosted({ messageId: 'a' })]);
+    const cancel =
+      (messageId: string): Decision =>
+      (m) =>
+        cancelMessage(m, messageId, 'operator');
+    g.when(cancel('zz')).thenThrows('phone.message_not_found', 'not_found');
+    g.when(cancel('a')).then([cancelled('a')]);
+    expect(g.when(cancel('a')).thenThrows('phone.not_queued', 'conflict').extra).toEqual({ state: 'cancelled' });
   });
 
   it('an interrupted flush leaves the rest queued, in order', () => {
-    const m = new ReadModels();
-    for (const id of ['a', 'b', 'c']) given(m, postMessage(m, msg(id), open(10), T0));
     const to = { connId: 'conn1', tokenPrefix: 'abcd1234' };
-    const out = recordFlush(m, [{ messageId: 'a', queued: true }], to, true);
-    expect(out[out.length - 1].data).toEqual({ ...to, count: 1, remaining: 2, interrupted: true });
-    given(m, out);
-    expect(m.phoneThreads.queued().map((q) => q.messageId)).toEqual(['b', 'c']);
+    const g = given(['a', 'b', 'c'].map((messageId) => messagePosted({ messageId })))
+      .when((m) => recordFlush(m, [{ messageId: 'a', queued: true }], to, true))
+      .then([
+        { type: 'phone.message_delivered', data: { messageId: 'a', chatId: 'c', ...to, queued: true } },
+        { type: 'phone.backlog_flushed', data: { ...to, count: 1, remaining: 2, interrupted: true } },
+      ]);
+    expect(queuedIds(g.models)).toEqual(['b', 'c']);
   });
 
   it('the latest subscriber wins and names the one it replaced', () => {
-    const m = new ReadModels();
-    given(m, subscribe(m, { connId: 'x', tokenPrefix: 'p1', deviceName: 'A', sharePhoneStatus: true }));
-    const out = subscribe(m, { connId: 'y', tokenPrefix: 'p2', deviceName: 'B', sharePhoneStatus: true });
-    expect(out[0].data).toMatchObject({ connId: 'y', replaced: 'x' });
+    const cmd = { connId: 'y', tokenPrefix: 'p2', deviceName: 'B', sharePhoneStatus: true };
+    given([phoneSubscribed({ connId: 'x', tokenPrefix: 'p1', deviceName: 'A' })])
+      .when((m) => subscribe(m, cmd))
+      .then([{ type: 'phone.subscribed', data: { ...cmd, replaced: 'x' } }]);
   });
 });
 
 describe('phone threads projection', () => {
   it('the same event twice gives the same read model', () => {
-    const once = new ReadModels();
+    const once = new Given().apply([messagePosted({ messageId: 'a' }), replyReceived({ replyId: 'r', text: 'hi' })]);
     const twice = new ReadModels();
-    const events = [
-      ...postMessage(once, msg('a'), open(10), T0),
-      { type: 'phone.reply_received', data: { replyId: 'r', chatId: 'c', text: 'hi', replyTo: null, tokenPrefix: 'p', deviceName: 'P', via: 'ws' } },
-    ] as NewEvent<RelayEvent>[];
-    const stored = given(once, events);
-    for (const e of stored) {
+    for (const e of once.log) {
       twice.apply(e);
       twice.apply(e);
     }
-    expect(twice.snapshot()).toEqual(once.snapshot());
+    expect(twice.snapshot()).toEqual(once.models.snapshot());
   });
 
   it('the queue survives relay.started; the subscriber does not; a disconnect clears it too', () => {
-    const m = new ReadModels();
-    given(m, postMessage(m, msg('a'), open(10), T0));
-    given(m, subscribe(m, { connId: 'x', tokenPrefix: 'p1', deviceName: 'A', sharePhoneStatus: true }));
-    given(m, [relayStarted()]);
-    expect(m.phoneThreads.subscriber()).toBeNull();
-    expect(m.phoneThreads.queuedCount()).toBe(1);
-    given(m, subscribe(m, { connId: 'y', tokenPrefix: 'p1', deviceName: 'A', sharePhoneStatus: true }));
-    given(m, [phoneDisconnected({ connId: 'y', tokenPrefix: 'p1' })]);
-    expect(m.phoneThreads.subscriber()).toBeNull();
+    const g = new Given().apply([messagePosted({ messageId: 'a' }), phoneSubscribed({ connId: 'x', tokenPrefix: 'p1' }), relayStarted()]);
+    expect(g.models.phoneThreads.subscriber()).toBeNull();
+    expect(g.models.phoneThreads.queuedCount()).toBe(1);
+    g.apply([phoneSubscribed({ connId: 'y', tokenPrefix: 'p1' }), phoneDisconnected({ connId: 'y', tokenPrefix: 'p1' })]);
+    expect(g.models.phoneThreads.subscriber()).toBeNull();
   });
 
   it('keeps the latest 100 entries per thread; a queued message outlives its entry, then is forgotten', () => {
-    const m = new ReadModels();
-    given(m, postMessage(m, msg('old'), open(10), T0));
-    const replies = Array.from({ length: THREAD_ENTRIES_KEPT }, (_, i) => ({
-      type: 'phone.reply_received',
-      data: { replyId: `r${i}`, chatId: 'c', text: 't', replyTo: null, tokenPrefix: 'p', deviceName: 'P', via: 'ws' },
-    })) as NewEvent<RelayEvent>[];
-    given(m, replies);
-    expect(m.phoneThreads.threadById('c')!.entries).toHaveLength(THREAD_ENTRIES_KEPT);
-    expect(m.phoneThreads.message('old')?.state).toBe('queued');
-    given(m, recordFlush(m, [{ messageId: 'old', queued: true }], { connId: 'x', tokenPrefix: 'p' }, false));
-    expect(m.phoneThreads.message('old')).toBeUndefined();
-    expect(m.phoneThreads.queuedCount()).toBe(0);
+    const replies = Array.from({ length: THREAD_ENTRIES_KEPT }, (_, i) => replyReceived({ replyId: `r${i}` }));
+    const g = new Given().apply([messagePosted({ messageId: 'old' }), ...replies]);
+    expect(g.models.phoneThreads.threadById('c')!.entries).toHaveLength(THREAD_ENTRIES_KEPT);
+    expect(g.models.phoneThreads.message('old')?.state).toBe('queued');
+    const to = { connId: 'x', tokenPrefix: 'p' };
+    given(g)
+      .when((m) => recordFlush(m, [{ messageId: 'old', queued: true }], to, false))
+      .then([
+        { type: 'phone.message_delivered', data: { messageId: 'old', chatId: 'c', ...to, queued: true } },
+        { type: 'phone.backlog_flushed', data: { ...to, count: 1, remaining: 0, interrupted: false } },
+      ]);
+    expect(g.models.phoneThreads.message('old')).toBeUndefined();
+    expect(g.models.phoneThreads.queuedCount()).toBe(0);
   });
 
   it('snapshot and restore round-trip', () => {
-    const m = new ReadModels();
-    given(m, postMessage(m, msg('a'), open(10), T0));
-    given(m, postMessage(m, msg('b', 'other'), open(10), T0));
+    const g = new Given().apply([messagePosted({ messageId: 'a' }), messagePosted({ messageId: 'b', chatId: 'other' })]);
     const copy = new ReadModels();
-    copy.restore(structuredClone(m.snapshot()));
-    expect(copy.snapshot()).toEqual(m.snapshot());
-    expect(copy.phoneThreads.queued().map((q) => q.messageId)).toEqual(['a', 'b']);
+    copy.restore(structuredClone(g.models.snapshot()));
+    expect(copy.snapshot()).toEqual(g.models.snapshot());
+    expect(queuedIds(copy)).toEqual(['a', 'b']);
   });
 });
 
 describe('the host takes replies once', () => {
-  const reply = (id: string, chatId = 'c') => ({
-    replyId: id,
-    chatId,
-    text: `reply ${id}`,
-    replyTo: null,
-    tokenPrefix: 'tok0ABCD',
-    deviceName: 'Pixel',
-    via: 'ws' as const,
-    clientMsgId: null,
-  });
+  const replies = (...ids: string[]) => ids.map((replyId) => replyReceived({ replyId }));
+  const take =
+    (limit: number, chatId?: string): Decision =>
+    (m) =>
+      takeReplies(m, limit, 'operator', chatId);
+  const handed = (...replyIds: string[]) => ({ type: 'phone.replies_handed' as const, data: { replyIds, by: 'operator' } });
 
   it('hands what was not handed, oldest first, up to the limit; nothing left decides nothing', () => {
-    const m = new ReadModels();
-    for (const id of ['r1', 'r2', 'r3']) given(m, recordReply(m, reply(id)));
-    const first = takeReplies(m, 2, 'operator');
-    expect(first).toEqual([{ type: 'phone.replies_handed', data: { replyIds: ['r1', 'r2'], by: 'operator' } }]);
-    given(m, first);
-    expect(takeReplies(m, 10, 'operator')[0].data).toEqual({ replyIds: ['r3'], by: 'operator' });
-    given(m, takeReplies(m, 10, 'operator'));
-    expect(takeReplies(m, 10, 'operator')).toEqual([]);
+    const g = given(replies('r1', 'r2', 'r3'));
+    g.when(take(2)).then([handed('r1', 'r2')]);
+    g.when(take(10)).then([handed('r3')]);
+    g.when(take(10)).then([]);
     // The cursor view still has them all.
-    expect(m.phoneThreads.repliesAfter(0).map((r) => r.replyId)).toEqual(['r1', 'r2', 'r3']);
+    expect(g.models.phoneThreads.repliesAfter(0).map((r) => r.replyId)).toEqual(['r1', 'r2', 'r3']);
   });
 
   it('takes one chat when asked, leaving the others', () => {
-    const m = new ReadModels();
-    given(m, recordReply(m, reply('a1', 'a')));
-    given(m, recordReply(m, reply('b1', 'b')));
-    given(m, takeReplies(m, 10, 'operator', 'b'));
-    expect(m.phoneThreads.unhanded().map((r) => r.replyId)).toEqual(['a1']);
+    const g = given([replyReceived({ replyId: 'a1', chatId: 'a' }), replyReceived({ replyId: 'b1', chatId: 'b' })])
+      .when(take(10, 'b'))
+      .then([handed('b1')]);
+    expect(g.models.phoneThreads.unhanded().map((r) => r.replyId)).toEqual(['a1']);
   });
 
   it('survives a snapshot and restore; a snapshot from before the field counts as not handed', () => {
-    const m = new ReadModels();
-    given(m, recordReply(m, reply('x')));
-    given(m, recordReply(m, reply('y')));
-    given(m, takeReplies(m, 1, 'operator'));
-    const snap = m.phoneThreads.snapshot();
+    const g = new Given().apply([...replies('x', 'y'), repliesHanded({ replyIds: ['x'] })]);
+    const snap = g.models.phoneThreads.snapshot();
     const back = new ReadModels();
     back.phoneThreads.restore(snap);
     expect(back.phoneThreads.unhanded().map((r) => r.replyId)).toEqual(['y']);
@@ -233,20 +214,26 @@ describe('the host takes replies once', () => {
     expect(back.phoneThreads.unhanded().map((r) => r.replyId)).toEqual(['x', 'y']);
   });
 
-  it('a blank reply is refused', () => {
-    expect(() => recordReply(new ReadModels(), { ...reply('r'), text: '  ' })).toThrow(expect.objectContaining({ code: 'phone.empty_text' }));
+  it('a reply is recorded as the phone sent it; a blank one is refused', () => {
+    const reply = replyReceived({ replyId: 'r' }).data satisfies Reply;
+    given()
+      .when((m) => recordReply(m, reply))
+      .then([{ type: 'phone.reply_received', data: reply }]);
+    given()
+      .when((m) => recordReply(m, { ...reply, text: '  ' }))
+      .thenThrows('phone.empty_text', 'invalid');
   });
 
   it('past the bound, handed replies leave before untaken ones', () => {
-    const m = new ReadModels();
-    given(m, recordReply(m, reply('old-untaken')));
-    for (let i = 0; i < REPLIES_KEPT; i++) given(m, recordReply(m, reply(`r${i}`)));
+    const g = new Given().apply(replies('old-untaken', ...Array.from({ length: REPLIES_KEPT }, (_, i) => `r${i}`)));
     // Nothing handed yet: the oldest untaken goes.
-    expect(m.phoneThreads.reply('old-untaken')).toBeUndefined();
-    given(m, takeReplies(m, 1, 'operator'));
-    given(m, recordReply(m, reply('newest')));
-    expect(m.phoneThreads.reply('r0')).toBeUndefined();
-    expect(m.phoneThreads.reply('r1')).toBeDefined();
-    expect(m.phoneThreads.unhanded()).toHaveLength(REPLIES_KEPT);
+    expect(g.models.phoneThreads.reply('old-untaken')).toBeUndefined();
+    given(g)
+      .when(take(1))
+      .then([handed('r0')]);
+    g.apply(replies('newest'));
+    expect(g.models.phoneThreads.reply('r0')).toBeUndefined();
+    expect(g.models.phoneThreads.reply('r1')).toBeDefined();
+    expect(g.models.phoneThreads.unhanded()).toHaveLength(REPLIES_KEPT);
   });
 });
