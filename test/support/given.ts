@@ -15,8 +15,6 @@ export type Decision = (m: ReadModels, now: Date) => readonly NewEvent<RelayEven
 /** An event `.then` expects, as the decision returns it; `data` may hold asymmetric matchers (`expect.any(String)`). */
 export type ExpectedEvent = { type: RelayEvent['type']; data: unknown; actor?: string };
 
-let looseSeq = 0;
-
 /** An event as if the store had written it (seq, id, time and actor stamped; no chain). */
 function stamp(e: AnyEvent, seq: number, at: When, actor: string): StoredRelayEvent {
   return {
@@ -115,25 +113,9 @@ export class Scenario {
  * `given([events]).when(decision).then([events])` or `.thenThrows(code)` (emmett's specification). The
  * history is events applied at `at`, or a `Given` built step by step (then the scenario continues it).
  */
-export function given(history?: Given | ReadonlyArray<AnyEvent>, at?: When): Scenario;
-/** For tests that hold their own ReadModels: applies `events` to them as stored events and returns those. */
-export function given(models: ReadModels, events: ReadonlyArray<NewEvent<RelayEvent>>, at?: When | string, actor?: string): StoredRelayEvent[];
-export function given(
-  first: ReadModels | Given | ReadonlyArray<AnyEvent> = [],
-  second?: ReadonlyArray<NewEvent<RelayEvent>> | When,
-  at: When | string = T0,
-  actor = 'system',
-): Scenario | StoredRelayEvent[] {
-  if (first instanceof ReadModels) {
-    const events = second as ReadonlyArray<NewEvent<RelayEvent>>;
-    return events.map((e) => {
-      const stored = stamp(e, ++looseSeq, typeof at === 'string' ? new Date(at) : at, actor);
-      first.apply(stored);
-      return stored;
-    });
-  }
-  if (first instanceof Given) return new Scenario(first);
-  return new Scenario(new Given().apply(first, (second as When | undefined) ?? T0));
+export function given(history: Given | ReadonlyArray<AnyEvent> = [], at: When = T0): Scenario {
+  if (history instanceof Given) return new Scenario(history);
+  return new Scenario(new Given().apply(history, at));
 }
 
 export const at = (base: Date, seconds: number): Date => new Date(base.getTime() + seconds * 1000);

@@ -1,16 +1,15 @@
 import { recordingRemoved, recordingSaved, relayStarted, terminalClosed, terminalOpened } from '../../../../test/support/events';
-import { given } from '../../../../test/support/given';
+import { Given } from '../../../../test/support/given';
 import { ReadModels } from '../read-models';
 
 describe('terminal recordings read model', () => {
   it('lists saved recordings newest first, without the removed ones, and sums their sizes', () => {
-    const m = new ReadModels();
-    given(m, [
+    const m = new Given().apply([
       recordingSaved({ shellId: 'a', startedAt: '2026-03-01T12:00:00.000Z', sizeBytes: 100 }),
       recordingSaved({ shellId: 'b', startedAt: '2026-03-01T12:05:00.000Z', sizeBytes: 200 }),
       recordingSaved({ shellId: 'c', startedAt: '2026-03-01T12:05:00.000Z', sizeBytes: 300 }),
       recordingRemoved({ recordingId: 'b' }),
-    ]);
+    ]).models;
     const r = m.terminalRecordings;
     expect(r.list().map((x) => x.recordingId)).toEqual(['c', 'a']);
     expect(r.totalBytes()).toBe(400);
@@ -19,29 +18,27 @@ describe('terminal recordings read model', () => {
   });
 
   it('the same event twice is harmless', () => {
-    const once = new ReadModels();
-    const twice = new ReadModels();
     const e = recordingSaved({ shellId: 'a' });
-    given(once, [e]);
-    given(twice, [e, e]);
+    const once = new Given().apply([e]).models;
+    const twice = new Given().apply([e, e]).models;
     expect(twice.terminalRecordings.list().map(({ seq: _, ...r }) => r)).toEqual(once.terminalRecordings.list().map(({ seq: _, ...r }) => r));
   });
 
   it('remembers whose shells were open when the previous run ended, until their recording is saved', () => {
-    const m = new ReadModels();
-    given(m, [
+    const g = new Given().apply([
       relayStarted(),
       terminalOpened({ shellId: 'open', tokenPrefix: 'bbbb2222' }),
       terminalOpened({ shellId: 'done' }),
       terminalClosed({ shellId: 'done' }),
       relayStarted(),
     ]);
+    const m = g.models;
     expect(m.terminalRecordings.orphan('open')).toEqual({ shellId: 'open', sessionName: 'main', tokenPrefix: 'bbbb2222', deviceId: 'dev-bbbb2222' });
     expect(m.terminalRecordings.orphan('done')).toBeUndefined();
     const copy = new ReadModels();
     copy.restore(m.snapshot());
     expect(copy.terminalRecordings.orphan('open')).toBeDefined();
-    given(m, [recordingSaved({ shellId: 'open', recovered: true })]);
+    g.apply([recordingSaved({ shellId: 'open', recovered: true })]);
     expect(m.terminalRecordings.orphan('open')).toBeUndefined();
     expect(m.terminalRecordings.get('open')?.recovered).toBe(true);
   });

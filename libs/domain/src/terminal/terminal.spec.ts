@@ -1,17 +1,10 @@
-import type { NewEvent, RelayEvent } from '@svc/events';
 import { relayStarted, sessionCreated } from '../../../../test/support/events';
-import { given, Given } from '../../../../test/support/given';
+import { given, Given, T0 } from '../../../../test/support/given';
 import { ReadModels } from '../read-models';
 import { assertCanOpenShell, closeShell, detachShell, openShell, reattachShell, sessionNameOf, termDimension } from './terminal';
 
 let pid = 100;
 const aSession = (prefix = 'AAAAAAAA') => [relayStarted(), sessionCreated({ tokenPrefix: prefix, deviceId: 'dev', grants: { terminal: null } })];
-
-function withSession(prefix = 'AAAAAAAA'): ReadModels {
-  const m = new ReadModels();
-  given(m, aSession(prefix));
-  return m;
-}
 
 const input = (shellId: string, sessionName: string, prefix = 'AAAAAAAA') => ({
   shellId,
@@ -24,7 +17,6 @@ const input = (shellId: string, sessionName: string, prefix = 'AAAAAAAA') => ({
   cols: 80,
   rows: 24,
 });
-const applyAll = (m: ReadModels, events: ReadonlyArray<NewEvent<RelayEvent>>) => given(m, events);
 
 describe('terminal rules', () => {
   // PROTOCOL.md, Terminal > Decisions > Ownership: "At most 4 per device".
@@ -44,35 +36,35 @@ describe('terminal rules', () => {
   });
 
   it('detach sets the grace deadline; reattach clears it; close removes the shell once', () => {
-    const m = withSession();
-    applyAll(m, openShell(m, input('s1', 'main')));
-    const now = new Date('2026-03-01T12:00:00.000Z');
-    applyAll(m, detachShell(m, 's1', 'detach', 600, now));
+    const g = new Given().apply(aSession());
+    g.when((m) => openShell(m, input('s1', 'main')));
+    g.when((m, now) => detachShell(m, 's1', 'detach', 600, now), T0);
+    const m = g.models;
     expect(m.terminal.shell('s1')).toMatchObject({ connId: null, graceUntil: Date.parse('2026-03-01T12:10:00.000Z') });
     expect(m.terminal.graceExpired(new Date('2026-03-01T12:09:59.999Z'))).toEqual([]);
     expect(m.terminal.graceExpired(new Date('2026-03-01T12:10:00.000Z')).map((s) => s.shellId)).toEqual(['s1']);
-    applyAll(m, reattachShell(m, 's1', 'c2'));
+    g.when((m) => reattachShell(m, 's1', 'c2'));
     expect(m.terminal.shell('s1')).toMatchObject({ connId: 'c2', graceUntil: null, detachedAt: null });
-    const closed = closeShell(m, 's1', 'killed', { exitCode: null, signal: 1 });
-    expect(closed).toEqual([
-      { type: 'terminal.closed', data: expect.objectContaining({ shellId: 's1', reason: 'killed', signal: 1, sessionName: 'main' }) },
-    ]);
-    applyAll(m, closed);
-    expect(closeShell(m, 's1', 'killed', { exitCode: null, signal: 1 })).toEqual([]);
-    expect(() => reattachShell(m, 's1', 'c3')).toThrow(expect.objectContaining({ code: 'terminal.not_found' }));
+    const close = (m: ReadModels) => closeShell(m, 's1', 'killed', { exitCode: null, signal: 1 });
+    given(g)
+      .when(close)
+      .then([{ type: 'terminal.closed', data: expect.objectContaining({ shellId: 's1', reason: 'killed', signal: 1, sessionName: 'main' }) }]);
+    given(g).when(close).then([]);
+    given(g)
+      .when((m) => reattachShell(m, 's1', 'c3'))
+      .thenThrows('terminal.not_found');
   });
 
   it('relay.started empties the projection; snapshot/restore round-trips; the same event twice is harmless', () => {
-    const m = withSession();
-    const events = openShell(m, input('s1', 'main'));
-    applyAll(m, events);
-    applyAll(m, events);
-    expect(m.terminal.allShells()).toHaveLength(1);
+    const g = new Given().apply(aSession());
+    const events = openShell(g.models, input('s1', 'main'));
+    g.apply(events).apply(events);
+    expect(g.models.terminal.allShells()).toHaveLength(1);
     const copy = new ReadModels();
-    copy.restore(structuredClone(m.snapshot()));
-    expect(copy.terminal.allShells()).toEqual(m.terminal.allShells());
-    given(m, [relayStarted({ pid: 2 })]);
-    expect(m.terminal.allShells()).toEqual([]);
+    copy.restore(structuredClone(g.models.snapshot()));
+    expect(copy.terminal.allShells()).toEqual(g.models.terminal.allShells());
+    g.apply([relayStarted({ pid: 2 })]);
+    expect(g.models.terminal.allShells()).toEqual([]);
   });
 
   it('validates names and sizes', () => {

@@ -1,4 +1,5 @@
-import type { NewEvent, RelayEvent, VoiceSessionCreated } from '@svc/events';
+import type { VoiceSessionCreated } from '@svc/events';
+import { relayStarted, voiceSessionCreated } from '../../../../test/support/events';
 import { given, T0 } from '../../../../test/support/given';
 import {
   changeRelayVoiceSettings,
@@ -13,7 +14,7 @@ import {
   voiceSettingsChanges,
 } from './voice';
 
-const started = (allowInsecureApiBearer = false) => ({ type: 'relay.started', data: { allowInsecureApiBearer } }) as NewEvent<RelayEvent>;
+const started = (allowInsecureApiBearer = false) => relayStarted({ allowInsecureApiBearer });
 const session = (sessionId: string, over: Partial<VoiceSessionCreated['data']> = {}): VoiceSessionCreated['data'] => ({
   sessionId,
   kind: 'output',
@@ -23,8 +24,7 @@ const session = (sessionId: string, over: Partial<VoiceSessionCreated['data']> =
   expiresAt: new Date(T0.getTime() + 60_000).toISOString(),
   ...over,
 });
-const created = (sessionId: string, over: Partial<VoiceSessionCreated['data']> = {}) =>
-  ({ type: 'voice.session_created', data: session(sessionId, over) }) as NewEvent<RelayEvent>;
+const created = (sessionId: string, over: Partial<VoiceSessionCreated['data']> = {}) => voiceSessionCreated(session(sessionId, over));
 
 describe('voice rules', () => {
   it('the API-bearer escape hatch: a change is an event with the previous value; the same value is none', () => {
@@ -87,7 +87,7 @@ describe('voice rules', () => {
     const refused = g.when((m) => openVoiceSession(m, 'device:abcd1234', 1, session('c'))).thenThrows('rate_limited', 'rate_limited');
     expect(refused.extra).toEqual({ success: false, retry_after: 5, max_open: 1 });
     g.when((m) => openVoiceSession(m, 'device:abcd1234', 2, session('c', { kind: 'realtime_agent', chatSessionId: 'chat-1' }))).then([
-      created('c', { kind: 'realtime_agent', chatSessionId: 'chat-1' }) as { type: 'voice.session_created'; data: unknown },
+      created('c', { kind: 'realtime_agent', chatSessionId: 'chat-1' }),
     ]);
     g.state.event({ type: 'voice.session_ended', data: { sessionId: 'a', kind: 'output', reason: 'closed', chunks: 0, bytes: 0, chars: 0 } });
     g.state.event({ type: 'voice.session_ended', data: { sessionId: 'c', kind: 'realtime_agent', reason: 'closed', chunks: 0, bytes: 0, chars: 0 } });
