@@ -25,6 +25,7 @@ import type {
   TerminalOpened,
   TerminalRecordingRemoved,
   TerminalRecordingSaved,
+  TrustIssued,
   VoiceSessionCreated,
   VoiceSessionEnded,
   VoiceSynthesized,
@@ -85,6 +86,28 @@ export const sessionRevoked = (over: Partial<SessionRevoked['data']> = {}): NewE
   type: 'session.revoked',
   data: { tokenPrefix: 'aaaa1111', by: 'operator', self: false, reason: 'revoked', ...over },
 });
+
+/**
+ * A 180-day renewal for the default phone's device, bound to its session (prefix and token digest as
+ * `sessionCreated` makes them), with the terms of a 30-day pairing; its refresh token's digest is `r1`.
+ */
+export const trustIssued = (over: Partial<TrustIssued['data']> = {}): NewEvent<TrustIssued> => {
+  const tokenPrefix = over.tokenPrefix ?? 'aaaa1111';
+  return {
+    type: 'trust.issued',
+    data: {
+      trustId: 't1',
+      deviceId: `dev-${tokenPrefix}`,
+      tokenPrefix,
+      tokenDigest: `d-${tokenPrefix}`,
+      refreshDigest: 'r1',
+      expiresAt: at(T0, 180 * DAY).toISOString(),
+      terms: { sessionTtlSeconds: 30 * DAY, grants: grantDurations(undefined), transportHint: null },
+      reason: 'paired',
+      ...over,
+    },
+  };
+};
 
 export const phoneConnected = (over: Partial<PhoneConnected['data']> = {}): NewEvent<PhoneConnected> => {
   const tokenPrefix = over.tokenPrefix ?? 'aaaa1111';

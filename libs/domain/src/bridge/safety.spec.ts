@@ -59,6 +59,17 @@ describe('evaluateSafety', () => {
       expect(run('/broadcast', { action: 'a', package: 'com.paypal.android.p2pmobile' })).toMatchObject({ decision: 'blocked_package' });
       expect(run('/share_media', { text: 'x', package: 'com.venmo' })).toMatchObject({ decision: 'blocked_package' });
     });
+    it('reads the package an MMS or a share is handed to', () => {
+      expect(targetPackages('/send_mms', { to: '1', package: 'com.venmo' })).toEqual(['com.venmo']);
+      expect(run('/send_mms', { to: '1', text: 'x', package: 'com.venmo' })).toEqual({
+        kind: 'deny',
+        decision: 'blocked_package',
+        reason: 'target package com.venmo is on the blocklist',
+        package: 'com.venmo',
+      });
+      // Without one, the system's chooser opens and the user picks.
+      expect(run('/send_mms', { to: '1', text: 'x' }).kind).toBe('allow');
+    });
     it('refuses screen work while a blocklisted app is in the foreground', () => {
       for (const path of ['/screen', '/screen_hash', '/tap', '/type', '/clipboard', '/events', '/find_nodes']) {
         expect(run(path, { text: 'x' }, { currentApp: 'com.google.android.apps.authenticator2' })).toMatchObject({

@@ -1,9 +1,11 @@
-import { at, given, Given } from '../../../../test/support/given';
+import type { PairingTerms } from '@svc/events';
+import { pairingCodeRegistered } from '../../../../test/support/events';
+import { at, given, Given, type ExpectedEvent } from '../../../../test/support/given';
 import { DAY } from '../durations';
 import { grantDurations } from '../grants';
 import type { ReadModels } from '../read-models';
 import { recordAuthFailure } from '../rate-limit/rate-limit';
-import { approvePairing, consumeCode, denyPairing, expireCodes, registerCode, requestPairing } from './pairing';
+import { approvePairing, consumeCode, denyPairing, expireCodes, registerCode, requestPairing, type PairingChoices } from './pairing';
 
 const T0 = new Date('2026-03-01T00:00:00.000Z');
 const TERMS = { sessionTtlSeconds: 30 * DAY, grants: grantDurations(undefined), transportHint: null };
@@ -81,6 +83,46 @@ describe('pairing rules', () => {
     given(g).when(consuming('c2', 'pppp0001'), T0).thenThrows('auth.token_collision');
   });
 
+  describe("the phone's choices at pairing", () => {
+    // The code grants a day, `chat` for the session and `terminal` for an hour; `desktop` is not granted.
+    const CODE_TERMS: PairingTerms = { sessionTtlSeconds: DAY, grants: { chat: null, terminal: 3600 }, transportHint: null };
+    const coded = (terms = CODE_TERMS) => given([pairingCodeRegistered({ codeDigest: 'c1', expiresAt: at(T0, 600).toISOString(), terms })], T0);
+    const choosing = (choices: PairingChoices) => (m: ReadModels, t: Date) =>
+      consumeCode(m, { codeDigest: 'c1', tokenDigest: 't-p', tokenPrefix: 'pppp0001', device: device('phone'), ip: '1.2.3.4', choices }, t);
+    const paired = (expiresAt: string | null, grants: Record<string, string | null>): ExpectedEvent[] => [
+      { type: 'pairing.code_consumed', data: { codeDigest: 'c1', tokenPrefix: 'pppp0001', deviceId: 'phone' } },
+      {
+        type: 'session.created',
+        data: { tokenDigest: 't-p', tokenPrefix: 'pppp0001', ...device('phone'), transportHint: null, expiresAt, grants, ip: '1.2.3.4' },
+      },
+    ];
+    const iso = (seconds: number) => at(T0, seconds).toISOString();
+
+    it('cap what the code grants: a longer lifetime or grant, or a grant the code never gave, gets the code’s terms', () => {
+      coded()
+        .when(choosing({ ttlSeconds: 2 * DAY, grants: { terminal: 7200, desktop: 60 } }), T0)
+        .then(paired(iso(DAY), { chat: iso(DAY), terminal: iso(3600) }));
+    });
+
+    it('shorten what the code grants: each the shorter of the two, a grant no longer than the session', () => {
+      coded()
+        .when(choosing({ ttlSeconds: 600, grants: { chat: 300, terminal: 60 } }), T0)
+        .then(paired(iso(600), { chat: iso(300), terminal: iso(60) }));
+      coded()
+        .when(choosing({ ttlSeconds: 1800 }), T0)
+        .then(paired(iso(1800), { chat: iso(1800), terminal: iso(1800) }));
+    });
+
+    it('"never" and "as long as the session" narrow nothing; a code that never expires takes the phone’s lifetime', () => {
+      coded()
+        .when(choosing({ ttlSeconds: null, grants: { terminal: null } }), T0)
+        .then(paired(iso(DAY), { chat: iso(DAY), terminal: iso(3600) }));
+      coded({ sessionTtlSeconds: null, grants: { chat: null, terminal: null }, transportHint: null })
+        .when(choosing({ ttlSeconds: 600, grants: { terminal: 60 } }), T0)
+        .then(paired(iso(600), { chat: iso(600), terminal: iso(60) }));
+    });
+  });
+
   describe('public requests', () => {
     const request = (g: Given, ip: string, n: number, now = T0) =>
       g.when(
@@ -114,6 +156,15 @@ describe('pairing rules', () => {
       );
       g.when((m, t) => denyPairing(m, { requestId: '00000000-0000-0000-0000-000000000001' }, t), T0);
       expect(() => consume(g, 'pub-ip-1', 'pppp0001')).toThrow(expect.objectContaining({ code: 'auth.invalid_credentials' }));
+    });
+
+    it('a request whose code digest is already known is refused (409): neither a host code nor a pending request is taken over', () => {
+      const g = new Given();
+      register(g, 'host');
+      request(g, 'ip', 1);
+      const colliding = (codeDigest: string) => (m: ReadModels, t: Date) =>
+        requestPairing(m, { codeDigest, requestId: '00000000-0000-0000-0000-000000000002', ip: 'other', deviceName: null }, t);
+      for (const digest of ['host', 'pub-ip-1']) given(g).when(colliding(digest), T0).thenThrows('pairing.code_exists', 'conflict');
     });
 
     // PROTOCOL.md "Error codes": 429 `pairing.too_many_requests` at 5 pending from an address, 503

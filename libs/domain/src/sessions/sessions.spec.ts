@@ -1,3 +1,4 @@
+import { sessionCreated, sessionRevoked, trustIssued } from '../../../../test/support/events';
 import { at, given, Given } from '../../../../test/support/given';
 import { DAY } from '../durations';
 import { grantDurations } from '../grants';
@@ -103,6 +104,25 @@ describe('sessions rules', () => {
         .then([]);
     });
 
+    it('an abandoned pairing ends the renewal issued with it, never one that belongs to another session of the device', () => {
+      // A re-pairing by a client that keeps no refresh token replaced the device's session and left its trust.
+      const g = given([
+        sessionCreated({ tokenPrefix: 'abcd1111', deviceId: 'dev' }),
+        trustIssued({ tokenPrefix: 'abcd1111', deviceId: 'dev' }),
+        sessionRevoked({ tokenPrefix: 'abcd1111', by: 'system', reason: 'replaced' }),
+        sessionCreated({ tokenPrefix: 'abcd2222', deviceId: 'dev' }),
+      ]);
+      g.when((m) => abandonSession(m, 'abcd2222'), T0).then([
+        { type: 'session.revoked', data: { tokenPrefix: 'abcd2222', by: 'system', self: false, reason: 'abandoned' } },
+      ]);
+      expect(g.models.trust.forDevice('dev')).toMatchObject({ trustId: 't1', tokenPrefix: 'abcd1111' });
+      const h = given([sessionCreated({ tokenPrefix: 'abcd1111', deviceId: 'dev' }), trustIssued({ tokenPrefix: 'abcd1111', deviceId: 'dev' })]);
+      h.when((m) => abandonSession(m, 'abcd1111'), T0).then([
+        { type: 'session.revoked', data: { tokenPrefix: 'abcd1111', by: 'system', self: false, reason: 'abandoned' } },
+        { type: 'trust.ended', data: { trustId: 't1', deviceId: 'dev', reason: 'revoked', by: 'system' } },
+      ]);
+    });
+
     it('any device may revoke another', () => {
       given(withSessions(['abcd1111', 'wxyz9999']))
         .when((m, now) => revokeSession(m, 'wxyz9', device('abcd1111'), now), T0)
@@ -175,6 +195,27 @@ describe('sessions rules', () => {
       const [e] = shorten(g, { ttl_seconds: DAY });
       expect((e.data as { grants: Record<string, string | null> }).grants.chat).toBe(at(T0, DAY).toISOString());
       expect(() => shorten(g, { ttl_seconds: 0 })).toThrow(expect.objectContaining({ code: 'reduction_only' }));
+    });
+
+    // The app re-sends every grant it keeps as whole seconds from its own clock: up to 2 s past the current
+    // expiry means "keep it" (clock skew), more is an extension.
+    it('a grant re-sent up to 2 s past its expiry is kept as it was; 3 s past is refused', () => {
+      const g = withSessions(['abcd1111'], { grants: { bridge: 3600, terminal: 3600 } });
+      // 1000 s on, the bridge grant has 2600 s left; the phone shortens terminal and re-sends bridge.
+      const resent = (bridge: number) => shortening({ grants: { bridge, terminal: 60 } });
+      given(g).when(resent(2603), at(T0, 1000)).thenThrows('reduction_only', 'needs_pairing');
+      given(g)
+        .when(resent(2602), at(T0, 1000))
+        .then([
+          {
+            type: 'session.shortened',
+            data: {
+              tokenPrefix: 'abcd1111',
+              expiresAt: at(T0, 30 * DAY).toISOString(),
+              grants: expect.objectContaining({ bridge: at(T0, 3600).toISOString(), terminal: at(T0, 1060).toISOString() }),
+            },
+          },
+        ]);
     });
 
     it('an expired grant cannot be "shortened" back to life', () => {

@@ -1,3 +1,4 @@
+import { sessionCreated } from '../../../../test/support/events';
 import { given, Given } from '../../../../test/support/given';
 import { DAY } from '../durations';
 import { grantDurations } from '../grants';
@@ -44,26 +45,26 @@ function paired(policy = POLICY): Given {
 }
 
 /** The phone presents its refresh token beside the session token it holds (`s0` from the pairing, `s-<prefix>` after a renewal). */
+const renewing =
+  (refreshDigest: string, next: string, prefix: string, deviceId = 'dev', sessionDigest?: string | null, policy = POLICY) =>
+  (m: ReadModels, now: Date) =>
+    renewTrust(
+      m,
+      {
+        refreshDigest,
+        sessionDigest: sessionDigest === undefined ? (m.trust.byRefreshDigest(refreshDigest)?.tokenDigest ?? null) : sessionDigest,
+        next: { trustId: 'unused', refreshDigest: next },
+        tokenDigest: `s-${prefix}`,
+        tokenPrefix: prefix,
+        device: device(deviceId),
+        ip: '10.0.0.2',
+        transport: 'ws',
+      },
+      policy,
+      now,
+    );
 const renew = (g: Given, refreshDigest: string, next: string, prefix: string, at: Date, deviceId = 'dev', sessionDigest?: string | null) =>
-  g.when(
-    (m, now) =>
-      renewTrust(
-        m,
-        {
-          refreshDigest,
-          sessionDigest: sessionDigest === undefined ? (m.trust.byRefreshDigest(refreshDigest)?.tokenDigest ?? null) : sessionDigest,
-          next: { trustId: 'unused', refreshDigest: next },
-          tokenDigest: `s-${prefix}`,
-          tokenPrefix: prefix,
-          device: device(deviceId),
-          ip: '10.0.0.2',
-          transport: 'ws',
-        },
-        POLICY,
-        now,
-      ),
-    at,
-  );
+  g.when(renewing(refreshDigest, next, prefix, deviceId, sessionDigest), at);
 
 describe('trusted-device renewal rules', () => {
   it('a pairing issues a trust with the terms it gave; pairing the device again replaces it', () => {
@@ -277,5 +278,59 @@ describe('trusted-device renewal rules', () => {
     // The same event twice is harmless.
     again.apply(g.log.at(-1)!);
     expect(again.trust.snapshot()).toEqual(g.models.trust.snapshot());
+  });
+  it('a renewal while renewal is off (RELAY_REFRESH_TTL_DAYS=0) is refused and recorded; the trust is kept', () => {
+    const g = paired();
+    given(g)
+      .when(renewing('r0', 'r1', 'p1111111', 'dev', undefined, { ttlMs: 0 }), later(1000))
+      .then([{ type: 'trust.refused', data: { trustId: 't1', reason: 'disabled', ip: '10.0.0.2' } }]);
+    expect(g.models.trust.byRefreshDigest('r0')).toBeDefined();
+    expect(g.models.sessions.byTokenPrefix('p1111111')).toBeUndefined();
+  });
+
+  it('a trust renews until the instant it expires, not at it', () => {
+    const expiry = 180 * DAY * 1000;
+    given(paired())
+      .when(renewing('r0', 'r1', 'p1111111'), later(expiry - 1))
+      .then([
+        {
+          type: 'trust.rotated',
+          data: { trustId: 't1', refreshDigest: 'r1', tokenPrefix: 'p1111111', tokenDigest: 's-p1111111', reason: 'renewed' },
+        },
+        {
+          type: 'session.created',
+          data: expect.objectContaining({ tokenPrefix: 'p1111111', expiresAt: later(expiry - 1 + 3600_000).toISOString() }),
+        },
+      ]);
+    given(paired())
+      .when(renewing('r0', 'r1', 'p1111111'), later(expiry))
+      .then([
+        { type: 'trust.refused', data: { trustId: 't1', reason: 'expired', ip: '10.0.0.2' } },
+        { type: 'trust.ended', data: { trustId: 't1', deviceId: 'dev', reason: 'expired', by: 'system' } },
+      ]);
+  });
+
+  it('a renewal whose new token prefix another session holds is refused (409), leaving that session as it was', () => {
+    const g = paired();
+    g.apply([sessionCreated({ tokenPrefix: 'p2222222', deviceId: 'other' })], later(500));
+    given(g)
+      .when(renewing('r0', 'r1', 'p2222222'), later(1000))
+      .thenThrows('auth.token_collision', 'conflict');
+    expect(g.models.sessions.byTokenPrefix('p2222222')).toMatchObject({ deviceId: 'other', tokenDigest: 'd-p2222222' });
+    expect(g.models.trust.byRefreshDigest('r0')).toBeDefined();
+  });
+
+  it("a copied refresh token ends its own device's sessions and no other device's", () => {
+    const g = paired();
+    renew(g, 'r0', 'r1', 'p1111111', later(1000));
+    g.apply([sessionCreated({ tokenPrefix: 'pother00', deviceId: 'other' })], later(1500));
+    given(g)
+      .when(renewing('r0', 'r2', 'p2222222'), later(2000))
+      .then([
+        { type: 'trust.reuse_detected', data: { trustId: 't1', deviceId: 'dev', ip: '10.0.0.2' } },
+        { type: 'trust.ended', data: { trustId: 't1', deviceId: 'dev', reason: 'reuse', by: 'system' } },
+        { type: 'session.revoked', data: { tokenPrefix: 'p1111111', by: 'system', self: false, reason: 'refresh_reuse' } },
+      ]);
+    expect(g.models.sessions.byTokenPrefix('pother00')).toBeDefined();
   });
 });
