@@ -17,7 +17,7 @@ const consoleApiTypesOnly = {
 
 export default tseslint.config(
   {
-    ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-results/**', 'apps/console/dist/**', '**/*.d.ts'],
+    ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-results/**', 'apps/console/dist/**', '**/*.d.ts', 'reports/**', '.stryker-tmp/**'],
   },
   {
     // The console (apps/console/src, *.tsx) is typed by its own tsconfig; projectService finds it.
