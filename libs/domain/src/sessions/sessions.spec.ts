@@ -6,7 +6,17 @@ import { consumeCode, registerCode } from '../pairing/pairing';
 import type { Principal } from '../principal';
 import type { ReadModels } from '../read-models';
 import { hasGrant, liveAt, liveGrants } from './sessions.projection';
-import { abandonSession, expireSessions, findByPrefix, markSeen, revokeSession, shortenSession, type ShortenInput } from './sessions';
+import {
+  abandonSession,
+  expireSessions,
+  findByPrefix,
+  markSeen,
+  replaceDeviceSessions,
+  revokeSession,
+  shortenSession,
+  updateDevice,
+  type ShortenInput,
+} from './sessions';
 
 const T0 = new Date('2026-03-01T00:00:00.000Z');
 const ms = (d: Date) => d.getTime();
@@ -106,17 +116,20 @@ describe('sessions rules', () => {
 
     it('an abandoned pairing ends the renewal issued with it, never one that belongs to another session of the device', () => {
       // A re-pairing by a client that keeps no refresh token replaced the device's session and left its trust.
-      const g = given([
-        sessionCreated({ tokenPrefix: 'abcd1111', deviceId: 'dev' }),
-        trustIssued({ tokenPrefix: 'abcd1111', deviceId: 'dev' }),
-        sessionRevoked({ tokenPrefix: 'abcd1111', by: 'system', reason: 'replaced' }),
-        sessionCreated({ tokenPrefix: 'abcd2222', deviceId: 'dev' }),
-      ]);
+      const g = given(
+        [
+          sessionCreated({ tokenPrefix: 'abcd1111', deviceId: 'dev' }),
+          trustIssued({ tokenPrefix: 'abcd1111', deviceId: 'dev' }),
+          sessionRevoked({ tokenPrefix: 'abcd1111', by: 'system', reason: 'replaced' }),
+          sessionCreated({ tokenPrefix: 'abcd2222', deviceId: 'dev' }),
+        ],
+        T0,
+      );
       g.when((m) => abandonSession(m, 'abcd2222'), T0).then([
         { type: 'session.revoked', data: { tokenPrefix: 'abcd2222', by: 'system', self: false, reason: 'abandoned' } },
       ]);
       expect(g.models.trust.forDevice('dev')).toMatchObject({ trustId: 't1', tokenPrefix: 'abcd1111' });
-      const h = given([sessionCreated({ tokenPrefix: 'abcd1111', deviceId: 'dev' }), trustIssued({ tokenPrefix: 'abcd1111', deviceId: 'dev' })]);
+      const h = given([sessionCreated({ tokenPrefix: 'abcd1111', deviceId: 'dev' }), trustIssued({ tokenPrefix: 'abcd1111', deviceId: 'dev' })], T0);
       h.when((m) => abandonSession(m, 'abcd1111'), T0).then([
         { type: 'session.revoked', data: { tokenPrefix: 'abcd1111', by: 'system', self: false, reason: 'abandoned' } },
         { type: 'trust.ended', data: { trustId: 't1', deviceId: 'dev', reason: 'revoked', by: 'system' } },
@@ -128,6 +141,32 @@ describe('sessions rules', () => {
         .when((m, now) => revokeSession(m, 'wxyz9', device('abcd1111'), now), T0)
         .then([{ type: 'session.revoked', data: { tokenPrefix: 'wxyz9999', by: 'device:abcd1111', self: false, reason: 'revoked' } }]);
     });
+  });
+
+  it('a device that pairs again replaces its live sessions, by the system; a client without a device id replaces none', () => {
+    const g = given(
+      [
+        sessionCreated({ tokenPrefix: 'abcd1111', deviceId: 'dev' }),
+        sessionCreated({ tokenPrefix: 'abcd2222', deviceId: 'other' }),
+        sessionCreated({ tokenPrefix: 'abcd3333', deviceId: '' }),
+      ],
+      T0,
+    );
+    g.when((m, now) => replaceDeviceSessions(m, 'dev', now), T0).then([
+      { type: 'session.revoked', data: { tokenPrefix: 'abcd1111', by: 'system', self: false, reason: 'replaced' } },
+    ]);
+    g.when((m, now) => replaceDeviceSessions(m, '', now), T0).then([]);
+  });
+
+  it('a reconnect records the device fields it sent that differ; nothing when they match, none were sent, or the session is gone', () => {
+    const g = given([sessionCreated({ tokenPrefix: 'abcd1111', deviceName: 'Pixel', deviceModel: 'Pixel 8', devicePlatform: null })], T0);
+    g.when((m) =>
+      updateDevice(m, 'abcd1111', { deviceName: 'Pixel', deviceModel: 'Pixel 9', devicePlatform: 'android', deviceHostname: undefined }),
+    ).then([{ type: 'session.device_updated', data: { tokenPrefix: 'abcd1111', deviceModel: 'Pixel 9', devicePlatform: 'android' } }]);
+    g.when((m) => updateDevice(m, 'abcd1111', { deviceName: 'Pixel', deviceModel: 'Pixel 9' })).then([]);
+    g.when((m) => updateDevice(m, 'abcd1111', {})).then([]);
+    g.when((m) => updateDevice(m, 'gone0000', { deviceName: 'Other' })).then([]);
+    expect(g.models.sessions.byTokenPrefix('abcd1111')).toMatchObject({ deviceName: 'Pixel', deviceModel: 'Pixel 9', devicePlatform: 'android' });
   });
 
   describe('shorten: reduction only', () => {
@@ -170,6 +209,21 @@ describe('sessions rules', () => {
       given(withSessions(['abcd1111'], { grants: { desktop: false } }))
         .when(shortening(input), T0)
         .thenThrows('reduction_only', 'needs_pairing');
+    });
+
+    it('a shorter lifetime alone is a change, though no grant moves; so is dropping a grant alone', () => {
+      // Every grant already ends within the hour.
+      const hour = at(T0, 3600).toISOString();
+      const g = given(
+        [sessionCreated({ tokenPrefix: 'abcd1111', expiresAt: at(T0, 30 * DAY).toISOString(), grants: { chat: hour, bridge: hour } })],
+        T0,
+      );
+      g.when(shortening({ ttl_seconds: DAY }), T0).then([
+        { type: 'session.shortened', data: { tokenPrefix: 'abcd1111', expiresAt: at(T0, DAY).toISOString(), grants: { chat: hour, bridge: hour } } },
+      ]);
+      g.when(shortening({ grants: { bridge: false } }), T0).then([
+        { type: 'session.shortened', data: { tokenPrefix: 'abcd1111', expiresAt: at(T0, DAY).toISOString(), grants: { chat: hour } } },
+      ]);
     });
 
     it('refuses another device’s session, but the operator may shorten any', () => {
