@@ -14,7 +14,7 @@ const device = (deviceId: string) => ({ deviceId, deviceName: 'Pixel', deviceMod
 const later = (ms: number) => new Date(T0.getTime() + ms);
 
 /** A device paired with a one-hour session and its first refresh token `r0`. */
-function paired(policy = POLICY): Given {
+function paired(policy = POLICY, deviceId = 'dev'): Given {
   const g = new Given();
   g.when(
     (m, now) =>
@@ -33,7 +33,7 @@ function paired(policy = POLICY): Given {
           codeDigest: 'c',
           tokenDigest: 's0',
           tokenPrefix: 'p0000000',
-          device: device('dev'),
+          device: device(deviceId),
           ip: '10.0.0.1',
           trust: { issue: { trustId: 't1', refreshDigest: 'r0' }, policy },
         },
@@ -74,29 +74,37 @@ describe('trusted-device renewal rules', () => {
     g.when((m, now) =>
       registerCode(m, { codeDigest: 'c2', source: 'register', terms: { sessionTtlSeconds: 60, grants: {}, transportHint: null } }, now),
     );
-    const out = g.when(
-      (m, now) =>
-        consumeCode(
-          m,
-          {
-            codeDigest: 'c2',
-            tokenDigest: 's9',
-            tokenPrefix: 'p9999999',
-            device: device('dev'),
-            ip: '10.0.0.1',
-            trust: { issue: { trustId: 't2', refreshDigest: 'r9' }, policy: POLICY },
-          },
-          now,
-        ),
-      T0,
-    );
-    expect(out.map((e) => e.type)).toEqual(['pairing.code_consumed', 'session.revoked', 'session.created', 'trust.ended', 'trust.issued']);
+    given(g)
+      .when(
+        (m, now) =>
+          consumeCode(
+            m,
+            {
+              codeDigest: 'c2',
+              tokenDigest: 's9',
+              tokenPrefix: 'p9999999',
+              device: device('dev'),
+              ip: '10.0.0.1',
+              trust: { issue: { trustId: 't2', refreshDigest: 'r9' }, policy: POLICY },
+            },
+            now,
+          ),
+        T0,
+      )
+      .then([
+        { type: 'pairing.code_consumed', data: { codeDigest: 'c2', tokenPrefix: 'p9999999', deviceId: 'dev' } },
+        { type: 'session.revoked', data: { tokenPrefix: 'p0000000', by: 'system', self: false, reason: 'replaced' } },
+        { type: 'session.created', data: expect.objectContaining({ tokenPrefix: 'p9999999', deviceId: 'dev' }) },
+        { type: 'trust.ended', data: { trustId: 't1', deviceId: 'dev', reason: 'replaced', by: 'system' } },
+        { type: 'trust.issued', data: expect.objectContaining({ trustId: 't2', deviceId: 'dev', refreshDigest: 'r9', reason: 'paired' }) },
+      ]);
     expect(g.models.trust.byRefreshDigest('r0')).toBeUndefined();
   });
 
   it('no trust when renewal is off or the device has no id', () => {
-    const g = paired({ ttlMs: 0 });
-    expect(g.log.some((e) => e.type === 'trust.issued')).toBe(false);
+    for (const g of [paired({ ttlMs: 0 }), paired(POLICY, '')]) {
+      expect(g.log.map((e) => e.type)).toEqual(['pairing.code_registered', 'pairing.code_consumed', 'session.created']);
+    }
   });
 
   it('renewal rotates the token, opens a session with the paired terms and replaces the live one', () => {
@@ -106,6 +114,8 @@ describe('trusted-device renewal rules', () => {
     expect(out.map((e) => e.type)).toEqual(['trust.rotated', 'session.revoked', 'session.created']);
     expect(out[2].data).toMatchObject({
       tokenPrefix: 'p1111111',
+      // The pairing's code named no transport: the socket's own.
+      transportHint: 'ws',
       expiresAt: new Date(at.getTime() + 3600_000).toISOString(),
       grants: { terminal: new Date(at.getTime() + 600_000).toISOString() },
     });
@@ -188,15 +198,20 @@ describe('trusted-device renewal rules', () => {
     expect(renew(g, 'r1', 'r2', 'p2222222', later(2000), 'dev', 's-p1111111').map((e) => e.type)).toContain('session.created');
   });
 
-  it('a trust issued before binding (no digest in its events) renews by device id once, then is bound', () => {
-    const h = new Given();
-    for (const e of paired().log) {
-      const { tokenDigest: _, ...data } = e.data as Record<string, unknown>;
-      h.event({ type: e.type, data: e.type === 'trust.issued' ? data : e.data }, new Date(e.at));
-    }
+  it('a trust issued before binding (no digest in its events) renews by device id once, whatever session token rides beside it, then is bound', () => {
+    const unbound = () => {
+      const h = new Given();
+      for (const e of paired().log) {
+        const { tokenDigest: _, ...data } = e.data as Record<string, unknown>;
+        h.event({ type: e.type, data: e.type === 'trust.issued' ? data : e.data }, new Date(e.at));
+      }
+      return h;
+    };
+    const h = unbound();
     expect(h.models.trust.forDevice('dev')!.tokenDigest).toBeNull();
     expect(renew(h, 'r0', 'r1', 'p1111111', later(1000), 'dev', null).map((e) => e.type)).toContain('session.created');
     expect(h.models.trust.byRefreshDigest('r1')!.tokenDigest).toBe('s-p1111111');
+    expect(renew(unbound(), 'r0', 'r1', 'p1111111', later(1000), 'dev', 's-stale').map((e) => e.type)).toContain('session.created');
   });
 
   it('revoking the session ends the trust; the operator can end it alone; the sweep ends expired ones', () => {
@@ -254,10 +269,17 @@ describe('trusted-device renewal rules', () => {
   it('an abandoned renewal makes the previous token current again and drops the new session', () => {
     const g = paired();
     renew(g, 'r0', 'r1', 'p1111111', later(1000));
-    const out = g.when((m) =>
-      abandonRenewal(m, { trustId: 't1', previousDigest: 'r0', previousPrefix: 'p0000000', previousTokenDigest: 's0', newPrefix: 'p1111111' }),
-    );
-    expect(out.map((e) => e.type)).toEqual(['trust.rotated', 'session.revoked']);
+    const abandon = (m: ReadModels) =>
+      abandonRenewal(m, { trustId: 't1', previousDigest: 'r0', previousPrefix: 'p0000000', previousTokenDigest: 's0', newPrefix: 'p1111111' });
+    const rotatedBack = {
+      type: 'trust.rotated',
+      data: { trustId: 't1', refreshDigest: 'r0', tokenPrefix: 'p0000000', tokenDigest: 's0', reason: 'abandoned' },
+    } as const;
+    given(g)
+      .when(abandon)
+      .then([rotatedBack, { type: 'session.revoked', data: { tokenPrefix: 'p1111111', by: 'system', self: false, reason: 'abandoned' } }]);
+    // Told again, the new session is already gone: nothing more to drop.
+    given(g).when(abandon).then([rotatedBack]);
     expect(g.models.trust.byRefreshDigest('r0')!.renewals).toBe(0);
     expect(g.models.trust.retiredOwner('r0')).toBeUndefined();
     // The token that never left the relay is retired: presented, it would be a copy.
@@ -332,5 +354,74 @@ describe('trusted-device renewal rules', () => {
         { type: 'session.revoked', data: { tokenPrefix: 'p1111111', by: 'system', self: false, reason: 'refresh_reuse' } },
       ]);
     expect(g.models.sessions.byTokenPrefix('pother00')).toBeDefined();
+  });
+
+  it('a device paired before renewal existed adopts a trust on reconnect, with the terms its session was given; not without a device id, nor twice', () => {
+    const g = new Given();
+    const terms = { sessionTtlSeconds: 3600, grants: { chat: null, terminal: 600 }, transportHint: null };
+    for (const [code, prefix, deviceId] of [
+      ['c1', 'p0000000', 'dev'],
+      ['c2', 'panon000', ''],
+    ]) {
+      g.when((m, now) => registerCode(m, { codeDigest: code, source: 'register', terms }, now), T0);
+      g.when(
+        (m, now) =>
+          consumeCode(m, { codeDigest: code, tokenDigest: `s-${prefix}`, tokenPrefix: prefix, device: device(deviceId), ip: '10.0.0.1' }, now),
+        T0,
+      );
+    }
+    const reconnect = (prefix: string) => (m: ReadModels, now: Date) =>
+      reconnectTrust(m, m.sessions.byTokenPrefix(prefix)!, { sentDigest: null, issue: { trustId: 't1', refreshDigest: 'r0' }, ip: 'i' }, POLICY, now);
+    given(g)
+      .when(reconnect('p0000000'), later(1000))
+      .then([
+        {
+          type: 'trust.issued',
+          data: {
+            trustId: 't1',
+            deviceId: 'dev',
+            tokenPrefix: 'p0000000',
+            tokenDigest: 's-p0000000',
+            refreshDigest: 'r0',
+            expiresAt: later(1000 + POLICY.ttlMs).toISOString(),
+            // Read back from the session: "as long as the session" became its hour.
+            terms: { sessionTtlSeconds: 3600, grants: { chat: 3600, terminal: 600 }, transportHint: null },
+            reason: 'adopted',
+          },
+        },
+      ]);
+    given(g).when(reconnect('p0000000'), later(2000)).then([]);
+    given(g).when(reconnect('panon000'), later(2000)).then([]);
+  });
+
+  it('a rotated-out token beside a session of the same device that its trust did not open is a copy too', () => {
+    const g = paired();
+    renew(g, 'r0', 'r1', 'p1111111', later(1000));
+    // The device paired again through a client that keeps no refresh token: a new session, the trust left as it was.
+    g.when(
+      (m, now) => registerCode(m, { codeDigest: 'c2', source: 'register', terms: { sessionTtlSeconds: 3600, grants: {}, transportHint: null } }, now),
+      later(1500),
+    );
+    g.when(
+      (m, now) => consumeCode(m, { codeDigest: 'c2', tokenDigest: 's9', tokenPrefix: 'p9999999', device: device('dev'), ip: '10.0.0.1' }, now),
+      later(1500),
+    );
+    given(g)
+      .when(
+        (m, now) =>
+          reconnectTrust(
+            m,
+            m.sessions.byTokenPrefix('p9999999')!,
+            { sentDigest: 'r0', issue: { trustId: 'tx', refreshDigest: 'rx' }, ip: 'i' },
+            POLICY,
+            now,
+          ),
+        later(2000),
+      )
+      .then([
+        { type: 'trust.reuse_detected', data: { trustId: 't1', deviceId: 'dev', ip: 'i' } },
+        { type: 'trust.ended', data: { trustId: 't1', deviceId: 'dev', reason: 'reuse', by: 'system' } },
+        { type: 'session.revoked', data: { tokenPrefix: 'p9999999', by: 'system', self: false, reason: 'refresh_reuse' } },
+      ]);
   });
 });
