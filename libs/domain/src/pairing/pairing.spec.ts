@@ -139,7 +139,10 @@ describe('pairing rules', () => {
       const g = new Given();
       request(g, 'ip', 1);
       expect(() => consume(g, 'pub-ip-1', 'pppp0001')).toThrow(expect.objectContaining({ code: 'auth.pending_approval' }));
-      g.when((m, t) => approvePairing(m, { codeDigest: 'pub-ip-1' }, { ...TERMS, sessionTtlSeconds: DAY }, t), T0);
+      const approve = (m: ReadModels, t: Date) => approvePairing(m, { codeDigest: 'pub-ip-1' }, { ...TERMS, sessionTtlSeconds: DAY }, t);
+      g.when(approve, T0);
+      // Approved once: it is usable now, not pending.
+      given(g).when(approve, T0).thenThrows('pairing.not_pending', 'conflict');
       expect(consume(g, 'pub-ip-1', 'pppp0001')[1].data).toMatchObject({ expiresAt: at(T0, DAY).toISOString() });
     });
 
@@ -147,12 +150,14 @@ describe('pairing rules', () => {
       const g = new Given();
       request(g, 'ip', 1);
       register(g, 'host');
-      expect(() => g.when((m, t) => approvePairing(m, { codeDigest: 'nope' }, TERMS, t), T0)).toThrow(expect.objectContaining({ kind: 'not_found' }));
+      expect(() => g.when((m, t) => approvePairing(m, { codeDigest: 'nope' }, TERMS, t), T0)).toThrow(
+        expect.objectContaining({ code: 'pairing.not_found', kind: 'not_found' }),
+      );
       expect(() => g.when((m, t) => approvePairing(m, { codeDigest: 'host' }, TERMS, t), T0)).toThrow(
         expect.objectContaining({ code: 'pairing.not_pending', kind: 'conflict' }),
       );
       expect(() => g.when((m, t) => denyPairing(m, { requestId: '00000000-0000-0000-0000-000000000001' }, t), at(T0, 600))).toThrow(
-        expect.objectContaining({ kind: 'not_found' }),
+        expect.objectContaining({ code: 'pairing.not_found', kind: 'not_found' }),
       );
       g.when((m, t) => denyPairing(m, { requestId: '00000000-0000-0000-0000-000000000001' }, t), T0);
       expect(() => consume(g, 'pub-ip-1', 'pppp0001')).toThrow(expect.objectContaining({ code: 'auth.invalid_credentials' }));
@@ -169,12 +174,20 @@ describe('pairing rules', () => {
 
     // PROTOCOL.md "Error codes": 429 `pairing.too_many_requests` at 5 pending from an address, 503
     // `pairing.pending_full` when 20 wait.
-    it('at most 5 pending per address and 20 in all; a blocked address is refused', () => {
+    it('at most 5 pending per address over its 10 minutes and 20 in all (host codes aside); a blocked address is refused', () => {
       const g = new Given();
-      for (let i = 0; i < 5; i++) request(g, 'a', i);
-      expect(() => request(g, 'a', 5)).toThrow(expect.objectContaining({ code: 'pairing.too_many_requests', kind: 'rate_limited' }));
-      for (let i = 0; i < 20 - 5; i++) request(g, `ip${i}`, 100 + i);
-      expect(() => request(g, 'fresh', 999)).toThrow(expect.objectContaining({ code: 'pairing.pending_full', kind: 'unavailable' }));
+      register(g, 'host-1');
+      register(g, 'host-2');
+      for (let i = 0; i < 5; i++) request(g, 'a', i, at(T0, i * 60));
+      const sixth = given(g)
+        .when(
+          (m, t) => requestPairing(m, { codeDigest: 'pub-a-5', requestId: '00000000-0000-0000-0000-000000000005', ip: 'a', deviceName: null }, t),
+          at(T0, 300),
+        )
+        .thenThrows('pairing.too_many_requests', 'rate_limited');
+      expect(sixth.extra).toEqual({ retry_after: 600 });
+      for (let i = 0; i < 20 - 5; i++) request(g, `ip${i}`, 100 + i, at(T0, 300));
+      expect(() => request(g, 'fresh', 999, at(T0, 300))).toThrow(expect.objectContaining({ code: 'pairing.pending_full', kind: 'unavailable' }));
       const h = new Given();
       for (let i = 0; i < 10; i++) h.when((m, t) => recordAuthFailure(m.rateLimit, { ip: 'bad', kind: 'code', via: 'ws', reason: 'r' }, t), T0);
       expect(() => request(h, 'bad', 1)).toThrow(expect.objectContaining({ code: 'auth.rate_limited', kind: 'rate_limited' }));
