@@ -124,6 +124,18 @@ export default tseslint.config(
     },
   },
   {
+    // A file does one job (STYLE.md): past 400 lines it is usually a registry, a protocol and a policy in one
+    // file, to be split along the seams that already work. Every line counts, comments and blank ones too.
+    files: ['apps/**/*.{ts,tsx,mts,js,cjs,mjs}', 'libs/**/*.{ts,tsx,mts,js,cjs,mjs}'],
+    ignores: ['**/*.spec.ts', '**/*.e2e-spec.ts', '**/*.browser-spec.ts'],
+    rules: { 'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }] },
+  },
+  {
+    // Issue 42: reach/connector.ts is being split by job in its own change; until it lands it may stay long.
+    files: ['apps/relay/src/reach/connector.ts'],
+    rules: { 'max-lines': 'off' },
+  },
+  {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
     extends: [tseslint.configs.recommended, tseslint.configs.disableTypeChecked],
     languageOptions: { sourceType: 'commonjs' },
