@@ -8,6 +8,13 @@ import consoleBoundaries from './apps/console/eslint-boundaries.cjs';
 
 const nodeBuiltins = [...new Set(builtinModules.map((m) => m.replace(/^node:/, '')))];
 
+// The pure modules of libs/events (no Node, no I/O, no import but each other): the only ones the console's
+// browser build and libs/domain may take as values, by deep path. The rest of libs/events (the stores, the
+// sealing with node:crypto) is types only there. The modules themselves are held to it below.
+const pureEventsModules = ['event-types-match', 'event-log-filter', 'plural', 'grant-channels', 'personal-fields'];
+const pureEventsList = pureEventsModules.join(', ');
+const pureEventsAlternatives = pureEventsModules.join('|');
+
 // The console's wire shapes are types only: a value import would put relay code in the browser bundle.
 const consoleApiTypesOnly = {
   name: '@svc/console-api',
@@ -81,9 +88,9 @@ export default tseslint.config(
           // libs/events' index holds the Node-side stores: the browser takes only its pure modules, by path.
           patterns: [
             {
-              regex: '^@svc/events(?!/(?:event-types-match|event-log-filter|plural|grant-channels)$)',
+              regex: `^@svc/events(?!/(?:${pureEventsAlternatives})$)`,
               allowTypeImports: true,
-              message: 'the console imports only the pure modules of libs/events (event-types-match, event-log-filter, plural, grant-channels).',
+              message: `the console imports only the pure modules of libs/events (${pureEventsList}).`,
             },
           ],
         },
@@ -115,6 +122,11 @@ export default tseslint.config(
             ...nodeBuiltins.map((name) => ({ name, message: 'libs/domain is pure: no Node built-ins (pass values in from apps/relay).' })),
           ],
           patterns: [
+            {
+              regex: `^@svc/events/(?!(?:${pureEventsAlternatives})$)`,
+              allowTypeImports: true,
+              message: `libs/domain may import only the pure modules of @svc/events as values (${pureEventsList}); the rest with \`import type\`.`,
+            },
             { group: ['@nestjs/*'], message: 'libs/domain is pure: no Nest.' },
             { group: ['rxjs/*'], message: 'libs/domain is pure: no rxjs.' },
             { group: ['node:*'], message: 'libs/domain is pure: no Node built-ins (pass values in from apps/relay).' },
@@ -134,6 +146,24 @@ export default tseslint.config(
     // Issue 42: reach/connector.ts is being split by job in its own change; until it lands it may stay long.
     files: ['apps/relay/src/reach/connector.ts'],
     rules: { 'max-lines': 'off' },
+  },
+  {
+    // What makes a libs/events module pure enough for the browser and libs/domain: it imports nothing else.
+    files: pureEventsModules.map((m) => `libs/events/src/${m}.ts`),
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(?!\\./(?:${pureEventsAlternatives})$)`,
+              allowTypeImports: true,
+              message: `a pure module of libs/events imports only the others (${pureEventsList}): the console and libs/domain load it as it is.`,
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
