@@ -118,14 +118,21 @@ async function openRelay(config: RelayConfig, options: RelayOptions, homeLock: H
   await recordStart(loop, config, version);
   const core: Core = { config, clock, logger, secrets, operatorKey, loop, disk, runtime };
 
-  const { app, routes, unguarded } = await buildApp(core);
+  const { app, routes } = await buildApp(core);
   const instance = app.getHttpAdapter().getInstance();
-  await app.init();
-  dropFormParser(instance);
-  await app.listen({ port: config.port, host: config.host });
-  if (unguarded.length > 0) {
-    await app.close();
-    throw new Error(`routes without @Auth(): ${unguarded.join(', ')}`);
+  try {
+    await app.init();
+    dropFormParser(instance);
+    // Every route is registered once the app is ready (plugins' too): the auth hook refuses one without @Auth()
+    // here, before anything listens.
+    await instance.ready();
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    await loop.close().catch(() => undefined);
+    await loop.sealer?.keys.close().catch(() => undefined);
+    disk.stop();
+    throw err;
   }
   const address = instance.server.address();
   runtime.port = typeof address === 'object' && address ? address.port : config.port;
@@ -258,7 +265,7 @@ async function recordStart(loop: CommandLoop, config: RelayConfig, version: stri
  * The Nest app on the hardened Fastify, with what sits in front of the routes (auth, the disk guard),
  * the routes Nest does not own (health, OpenAPI), metrics, the phone socket, validation and errors.
  */
-async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; routes: Array<{ method: string; url: string }>; unguarded: string[] }> {
+async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; routes: Array<{ method: string; url: string }> }> {
   const { config, clock, loop, secrets, operatorKey, logger, runtime, disk } = core;
   const { adapter, routes } = relayHttpAdapter(config);
   const app = await NestFactory.create<NestFastifyApplication>(
@@ -272,7 +279,7 @@ async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; rout
   );
   const instance = app.getHttpAdapter().getInstance();
   hardenHttpServer(instance, config, logger);
-  const guard = installAuthHook(instance, {
+  installAuthHook(instance, {
     loop,
     secrets,
     clock,
@@ -313,5 +320,5 @@ async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; rout
   app.useGlobalPipes(new RelayValidationPipe());
   app.useGlobalFilters(new ErrorFilter(logger));
   app.get(Scheduler).intervalMs = config.sweepIntervalMs;
-  return { app, routes, unguarded: guard.unguarded };
+  return { app, routes };
 }
