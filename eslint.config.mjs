@@ -22,6 +22,30 @@ const consoleApiTypesOnly = {
   message: '@svc/console-api holds types only: `import type`.',
 };
 
+// Comments move with their code (STYLE.md): a split that moves a declaration leaves its doc comment behind,
+// stacked on the next one's. Two doc comments with nothing between them mean one is on the wrong declaration.
+const house = {
+  rules: {
+    'stacked-doc-comments': {
+      meta: {
+        type: 'problem',
+        docs: { description: 'A doc comment directly above another: one of them documents a declaration that moved.' },
+        schema: [],
+        messages: { stacked: 'A doc comment directly above another: move it to the declaration it documents, or merge the two.' },
+      },
+      create(context) {
+        return {
+          Program() {
+            const docs = context.sourceCode.getAllComments().filter((c) => c.type === 'Block' && c.value.startsWith('*'));
+            for (let i = 1; i < docs.length; i++)
+              if (docs[i].loc.start.line === docs[i - 1].loc.end.line + 1) context.report({ loc: docs[i].loc, messageId: 'stacked' });
+          },
+        };
+      },
+    },
+  },
+};
+
 export default tseslint.config(
   {
     ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-results/**', 'apps/console/dist/**', '**/*.d.ts'],
@@ -33,7 +57,9 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
+    plugins: { house },
     rules: {
+      'house/stacked-doc-comments': 'error',
       // A promise nobody awaits loses its error: the relay must never drop an event write silently.
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],

@@ -208,7 +208,6 @@ async function openLog(
   });
 }
 
-/** What may refuse a decision's events before they are appended: the disk guard, then each device's event budget. */
 /** How long requests still in flight at shutdown (a long poll, an event stream) get before their sockets are cut. */
 export const SHUTDOWN_DRAIN_MS = 3000;
 
@@ -231,6 +230,7 @@ async function closeHttp(server: { closeIdleConnections?: () => void; closeAllCo
   }
 }
 
+/** What may refuse a decision's events before they are appended: the disk guard, then each device's event budget. */
 async function guardAdmission(loop: CommandLoop, config: RelayConfig, clock: Clock, logger: Logger, diskSpace?: DiskSpaceSource): Promise<DiskGuard> {
   const disk = new DiskGuard({ dir: relayDir(config), ...config.disk, source: diskSpace, logger, clock });
   await disk.start();

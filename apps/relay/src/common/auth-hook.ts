@@ -245,7 +245,6 @@ function operatorKeyRequired(trust: LoopbackTrust, orBearer: boolean): DomainErr
   );
 }
 
-/** The API bearer, compared in constant time (digests of equal length), never logged or recorded. */
 /**
  * The `voice` class outside the HTTP hook (a voice WebSocket's upgrade request): API voice under the same
  * transport rule, or the session bearer with `grant`.
@@ -258,6 +257,7 @@ export async function authenticateVoice(deps: AuthDeps, req: IncomingMessage, gr
   return authenticateBearer(deps, req.headers.authorization, peerOf(req, deps.secrets), grant);
 }
 
+/** The API bearer, compared in constant time (digests of equal length), never logged or recorded. */
 function isApiBearer(deps: AuthDeps, header: string | undefined): boolean {
   const key = deps.apiVoice?.key;
   if (!key || !header) return false;
