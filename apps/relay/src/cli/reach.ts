@@ -3,7 +3,7 @@ import { createLogger } from '../common/logger';
 import { ReachBroker } from '../reach/broker';
 import { BrokerConfigError } from '../reach/broker-credentials';
 import { newToken, tokenSha256 } from '../reach/protocol';
-import { loadOrCreateHostId } from '../reach/connector';
+import { loadOrCreateHostId } from '../reach/connector-config';
 import { svcHomeFrom } from '../common/config';
 import * as path from 'node:path';
 import { CliError, EXIT, line, UsageError, type CliIo } from './io';

@@ -9,7 +9,8 @@ import { IdentityError, loadOrCreateIdentity } from './identity';
 import { assertNotBlocked, recordAuthFailure } from '@svc/domain';
 import type { ApiGate } from './api-gate';
 import { SecureLinkServer } from './secure-link.server';
-import { brokerUrls, loadOrCreateHostId, ReachConnector } from '../reach/connector';
+import { ReachConnector } from '../reach/connector';
+import { brokerUrls, loadOrCreateHostId } from '../reach/connector-config';
 import type { Runtime } from '../common/tokens';
 
 /** Where the relay keeps its own Secure Link identity. */
