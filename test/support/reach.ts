@@ -3,9 +3,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Duplex } from 'node:stream';
 import * as tls from 'node:tls';
+import pino from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
-import { decodeHostFrame, encodeHostFrame, FLAG_DATA, newId, newToken } from '../../apps/relay/src/reach/protocol';
-import type { Frame } from './harness';
+import { ManualClock } from '../../apps/relay/src/common/clock';
+import type { RelayConfig } from '../../apps/relay/src/common/config';
+import { ReachBroker } from '../../apps/relay/src/reach/broker';
+import { decodeHostFrame, encodeHostFrame, FLAG_DATA, newId, newToken, tokenSha256 } from '../../apps/relay/src/reach/protocol';
+import { startRelay, tempHome, type Frame, type TestRelay } from './harness';
+import { call } from './http';
 
 /**
  * Reach from the outside, as the two real clients speak it (the app's HermesReachTransport.kt, the desktop's
@@ -122,7 +127,13 @@ export type Pinned = { pin_sha256: string; cert_der: string };
  * A socket to `path` on the relay through `duplex`: Secure Link's TLS, the pin checked as the app checks it
  * (without a pin, any certificate: a test that opened its own stream), then the WebSocket upgrade.
  */
-export async function socketThrough(duplex: Duplex, pathname: string, pinned?: Pinned, headers: Record<string, string> = {}): Promise<WebSocket> {
+export async function socketThrough(
+  duplex: Duplex,
+  pathname: string,
+  pinned?: Pinned,
+  headers: Record<string, string> = {},
+  made?: (ws: WebSocket) => void,
+): Promise<WebSocket> {
   const ca = pinned ? `-----BEGIN CERTIFICATE-----\n${pinned.cert_der.match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n` : undefined;
   const secure = tls.connect({
     socket: duplex,
@@ -140,6 +151,8 @@ export async function socketThrough(duplex: Duplex, pathname: string, pinned?: P
   });
   const ws = new WebSocket(`wss://127.0.0.1${pathname}`, { createConnection: () => secure, headers });
   ws.on('error', () => undefined);
+  // A frame the server sends at once can come with the 101, before a caller awaiting this could listen.
+  made?.(ws);
   await new Promise((r, j) => (ws.once('open', r), ws.once('unexpected-response', (_q, res) => j(new Error(`upgrade refused: ${res.statusCode}`)))));
   return ws;
 }
@@ -154,8 +167,10 @@ export class TunnelPhone {
     this.closed = new Promise((r) => ws.on('close', (code, reason) => r({ code, reason: String(reason) })));
   }
 
-  static async open(duplex: Duplex, pinned?: Pinned): Promise<TunnelPhone> {
-    return new TunnelPhone(await socketThrough(duplex, '/relay/ws', pinned));
+  static async open(duplex: Duplex, pinned?: Pinned, pathname = '/relay/ws', headers: Record<string, string> = {}): Promise<TunnelPhone> {
+    let phone: TunnelPhone | null = null;
+    await socketThrough(duplex, pathname, pinned, headers, (ws) => (phone = new TunnelPhone(ws)));
+    return phone!;
   }
 
   send(channel: string, type: string, payload: Record<string, unknown> = {}, id?: string): void {
@@ -176,4 +191,78 @@ export class TunnelPhone {
       await new Promise((r) => setTimeout(r, 10));
     }
   }
+}
+
+/** The QR's Reach candidate (`/pairing/mint` with Reach connected): the broker's bootstrap credential and the pinned proxy. */
+export type BrokerCandidate = {
+  broker: { url: string; host_id: string; token: string; expires_at: number };
+  proxy: Pinned;
+};
+
+/** A phone on the project's broker with a credential: its stream, its socket at /relay/ws inside. */
+export async function phoneViaBroker(cand: BrokerCandidate, kind: 'bootstrap' | 'route', token: string) {
+  const stream = await brokerStream(cand.broker.url, cand.broker.host_id, kind, token);
+  if ('error' in stream) throw new Error(`the broker refused the ${kind} credential: ${stream.error}`);
+  return { stream, phone: await TunnelPhone.open(stream.duplex, cand.proxy) };
+}
+
+/**
+ * The project's broker (`svc reach`, in this process) and a relay connected to it. The relay's clock is a
+ * manual one started at the wall clock's now: the broker checks expiries on the wall clock. The broker keeps
+ * its published credentials in a state file, so a test waits on what it holds (`routeAtBroker`).
+ */
+export async function reachRelay(
+  opts: { env?: NodeJS.ProcessEnv; config?: Partial<RelayConfig> } = {},
+): Promise<{ relay: TestRelay; broker: ReachBroker; routeAtBroker: (credentialId: string) => boolean; close: () => Promise<void> }> {
+  const dir = tempHome();
+  const credentials = path.join(dir, 'credentials.json');
+  const stateFile = path.join(dir, 'state.json');
+  fs.writeFileSync(credentials, JSON.stringify({ hosts: {} }));
+  const broker = new ReachBroker({ credentialsFile: credentials, stateFile, listen: '127.0.0.1', port: 0, logger: pino({ level: 'silent' }) });
+  await broker.start();
+  // The relay's environment needs the broker's port, and the broker the relay's host id: the credentials go in after.
+  const home = tempHome();
+  const reach = reachHome(home, broker.port);
+  fs.writeFileSync(credentials, JSON.stringify({ hosts: { [reach.hostId]: { host_token_sha256: tokenSha256(reach.hostToken) } } }));
+  broker.reloadCredentials();
+  const relay = await startRelay({
+    home,
+    env: { ...reach.env, ...opts.env },
+    config: opts.config,
+    reachBackoff: { baseMs: 50, maxMs: 200 },
+    clock: new ManualClock(new Date().toISOString()),
+  });
+  const end = Date.now() + 20_000;
+  while (broker.stats().hosts_online !== 1) {
+    if (Date.now() > end) throw new Error('the relay did not come online at the broker');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const routeAtBroker = (credentialId: string) => {
+    if (!fs.existsSync(stateFile)) return false;
+    const state = JSON.parse(fs.readFileSync(stateFile, 'utf8')) as { credentials: Array<{ kind: string; credential_id: string }> };
+    return state.credentials.some((c) => c.kind === 'route' && c.credential_id === credentialId);
+  };
+  return {
+    relay,
+    broker,
+    routeAtBroker,
+    close: async () => {
+      await relay.close();
+      await broker.close();
+    },
+  };
+}
+
+/** Pairs a phone through the broker with a QR's bootstrap credential; its auth.ok payload and the QR's candidate (the pairing socket closed). */
+export async function pairThroughBroker(relay: TestRelay, deviceId: string, terms: Record<string, unknown> = {}) {
+  const mint = await call(relay, 'POST', '/pairing/mint', terms);
+  if (mint.status !== 200) throw new Error(`mint: ${mint.status} ${JSON.stringify(mint.body)}`);
+  const qr = JSON.parse(mint.body.qr_payload as string) as { relay: { code: string }; endpoints: Array<{ role: string }> };
+  const cand = qr.endpoints.find((e) => e.role === 'outbound_broker') as unknown as BrokerCandidate;
+  const first = await phoneViaBroker(cand, 'bootstrap', cand.broker.token);
+  const ok = await first.phone.auth({ pairing_code: qr.relay.code, device_id: deviceId, device_name: 'Far away' });
+  if (ok.type !== 'auth.ok') throw new Error(`pairing through the broker: ${JSON.stringify(ok)}`);
+  first.phone.ws.close();
+  await first.stream.closed;
+  return { cand, ok: ok.payload as Record<string, any> };
 }

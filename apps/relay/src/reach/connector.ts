@@ -9,9 +9,13 @@ import { mayQueue, SocketGuards, type SocketLimits } from '../common/socket-guar
 import type { ReachView } from '../common/tokens';
 import { decodeHostFrame, encodeHostFrame, FLAG_CLOSE, HEADER_SIZE, ID_RE, MAX_FRAME, newId, REACH_PROTOCOL, tokenSha256 } from './protocol';
 import { openHostStream, type HostStream } from './host-stream';
+import { RouteGate } from './route-gate';
 import { brokerUrls } from './connector-config';
 
 export type ReachState = 'disabled' | 'unavailable' | 'stopped' | 'connecting' | 'connected' | 'backoff';
+
+/** Revokes kept for the next registration at most (routes that ended while Reach was down). */
+const MAX_UNSENT_REVOKES = 10_000;
 
 type Pending = { resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout };
 
@@ -31,6 +35,11 @@ export class ReachConnector implements ReachView {
   private timer: NodeJS.Timeout | null = null;
   private stopped = true;
   private readonly streams = new Map<string, HostStream>();
+  /** Which streams ride which route, and when a route's revoke may go to the broker. */
+  private readonly routes = new RouteGate();
+  private readonly revoking = new Map<string, Promise<void>>();
+  /** Revokes the broker did not acknowledge: sent again once registered. */
+  private readonly unsentRevokes = new Set<string>();
   private readonly acks = new Map<string, Pending>();
   private readonly guards: SocketGuards;
   private attempts = 0;
@@ -175,6 +184,7 @@ export class ReachConnector implements ReachView {
         this.lastError = null;
         this.setState('connected', null);
         this.opts.logger.info({ broker: this.baseUrl }, 'reach connected');
+        for (const id of this.unsentRevokes) this.revokeRoute(id).catch(() => undefined);
         return;
       }
       if (m.type === 'error') {
@@ -223,7 +233,7 @@ export class ReachConnector implements ReachView {
   private openStream(id: string, credential: OpenCredential | null): void {
     const ws = this.ws;
     const routeId = credential?.kind === 'route' ? credential.id : null;
-    if (!ws || this.streams.size >= (this.opts.streamLimit ?? 16)) {
+    if (!ws || this.streams.size >= (this.opts.streamLimit ?? 16) || (routeId !== null && !this.routes.admits(routeId))) {
       if (ws && mayQueue(ws)) ws.send(encodeHostFrame(FLAG_CLOSE, id), { binary: true });
       return;
     }
@@ -233,6 +243,7 @@ export class ReachConnector implements ReachView {
       this.completed++;
     });
     this.streams.set(id, stream);
+    this.routes.track(stream);
     this.opts.accept(stream.duplex, reachPeer(credential));
   }
 
@@ -298,8 +309,26 @@ export class ReachConnector implements ReachView {
     });
   }
 
+  /**
+   * Revokes a route credential at the broker once what the relay wrote to its streams went out (route-gate.ts).
+   * One the broker did not acknowledge (Reach down) is sent again after the next registration.
+   */
   revokeRoute(credentialId: string): Promise<void> {
-    return this.control(`revoke:${credentialId}`, { type: 'revoke', credential_kind: 'route', credential_id: credentialId });
+    const inFlight = this.revoking.get(credentialId);
+    if (inFlight) return inFlight;
+    const done = (async () => {
+      await this.routes.settle(credentialId);
+      try {
+        await this.control(`revoke:${credentialId}`, { type: 'revoke', credential_kind: 'route', credential_id: credentialId });
+        this.unsentRevokes.delete(credentialId);
+        this.routes.revoked(credentialId);
+      } catch (err) {
+        if (this.unsentRevokes.size < MAX_UNSENT_REVOKES) this.unsentRevokes.add(credentialId);
+        throw err;
+      }
+    })().finally(() => this.revoking.delete(credentialId));
+    this.revoking.set(credentialId, done);
+    return done;
   }
 }
 
