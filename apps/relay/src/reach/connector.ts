@@ -3,7 +3,7 @@ import { randomInt } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, type RawData } from 'ws';
-import { reachPeer } from '../common/forwarded-peer';
+import { reachPeer, reachRouteOf } from '../common/forwarded-peer';
 import { parseJsonObject } from '../common/json-object';
 import { mayQueue, SocketGuards, type SocketLimits } from '../common/socket-guard';
 import type { ReachView } from '../common/tokens';
@@ -329,6 +329,12 @@ export class ReachConnector implements ReachView {
     })().finally(() => this.revoking.delete(credentialId));
     this.revoking.set(credentialId, done);
     return done;
+  }
+
+  /** While held, the route a Reach peer came by (`route:<id> via reach`) is not revoked; null for any other peer. */
+  holdRevoke(peer: string): (() => void) | null {
+    const routeId = reachRouteOf(peer);
+    return routeId === null ? null : this.routes.hold(routeId);
   }
 }
 
