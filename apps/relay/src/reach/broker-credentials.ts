@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { atomicWrite } from '../common/atomic-write';
 import { parseJsonObject } from '../common/json-object';
+import { ExpiringIds } from './expiring-ids';
 import { DIGEST_RE, ID_RE } from './protocol';
 
 export class BrokerConfigError extends Error {}
@@ -41,17 +42,25 @@ export type Credential = {
 
 /**
  * The bootstrap and route credentials hosts published, and the digests of bootstrap credentials already
- * used (a replay is refused for a day, or until the credential would have expired). With a state file
- * they survive a restart (written atomically after each change); without one they live in memory.
+ * used (a replay is refused for a day, or until the credential would have expired; at most `replayIds`
+ * of them, the oldest going first). With a state file they survive a restart (written atomically after
+ * each change); without one they live in memory.
  */
 export class BrokerCredentials {
   private readonly byDigest = new Map<string, Credential>();
-  private readonly consumed = new Map<string, number>();
+  private readonly consumed: ExpiringIds;
 
   constructor(
     private readonly stateFile: string | null | undefined,
     private readonly perHost: number,
-  ) {}
+    replayIds: number,
+  ) {
+    this.consumed = new ExpiringIds(replayIds);
+  }
+
+  get consumedCount(): number {
+    return this.consumed.size;
+  }
 
   get(digest: string): Credential | undefined {
     return this.byDigest.get(digest);
@@ -89,12 +98,12 @@ export class BrokerCredentials {
     c.usesLeft--;
     if (c.kind !== 'bootstrap') return;
     this.byDigest.delete(digest);
-    this.consumed.set(digest, Math.max(Date.now() + 86_400_000, c.expiresAt));
+    this.consumed.add(digest, Math.max(Date.now() + 86_400_000, c.expiresAt));
     this.save();
   }
 
   pruneConsumed(now: number): void {
-    for (const [d, until] of this.consumed) if (until <= now) this.consumed.delete(d);
+    this.consumed.prune(now);
   }
 
   /** Reads the state file (credentials of hosts no longer listed in `hostDigests` are left out). */
@@ -126,7 +135,7 @@ export class BrokerCredentials {
       });
     }
     for (const c of list(parsed.consumed)) {
-      if (typeof c.token_sha256 === 'string' && Number(c.expires_at) * 1000 > now) this.consumed.set(c.token_sha256, Number(c.expires_at) * 1000);
+      if (typeof c.token_sha256 === 'string' && Number(c.expires_at) * 1000 > now) this.consumed.add(c.token_sha256, Number(c.expires_at) * 1000);
     }
   }
 
@@ -145,7 +154,7 @@ export class BrokerCredentials {
         credential_id: c.id,
         device_id_hash: c.deviceIdHash,
       })),
-      consumed: [...this.consumed].map(([d, until]) => ({ token_sha256: d, expires_at: epoch(until) })),
+      consumed: [...this.consumed.entries()].map(([d, until]) => ({ token_sha256: d, expires_at: epoch(until) })),
     };
     atomicWrite(file, JSON.stringify(body));
   }

@@ -1,0 +1,115 @@
+import { createHash, X509Certificate } from 'node:crypto';
+import { Duplex } from 'node:stream';
+import * as tls from 'node:tls';
+import { WebSocket } from 'ws';
+import { newId, tokenSha256 } from '../../apps/relay/src/reach/protocol';
+
+/** What a registration at the broker came to: a matched stream, the broker's error code, or an HTTP refusal of the upgrade. */
+export type ReachOutcome =
+  | { matched: true; ws: WebSocket; duplex: Duplex; streamId: string }
+  | { matched: false; code: string }
+  | { matched: false; status: number; retryAfter: string | undefined; body: Record<string, unknown> };
+
+export type Registration = {
+  role?: 'host' | 'client';
+  hostId: string;
+  kind: 'host' | 'bootstrap' | 'route';
+  token: string;
+  connectionId?: string;
+  /** The source address (any 127.x.y.z on Linux, or an address of the namespace the test made). */
+  from?: string;
+};
+
+/**
+ * A registration as the phone app (HermesReachTransport.kt) and the desktop (BrokerRelaySocket.ts) send it:
+ * the WebSocket, the register frame, then the broker's first answer. A matched stream carries raw bytes.
+ */
+export async function reachRegister(url: string, r: Registration): Promise<ReachOutcome> {
+  const ws = new WebSocket(url, { perMessageDeflate: false, ...(r.from ? { localAddress: r.from } : {}) });
+  const opened = await new Promise<ReachOutcome | null>((resolve, reject) => {
+    ws.once('open', () => resolve(null));
+    ws.once('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () =>
+        resolve({ matched: false, status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'], body: JSON.parse(text || '{}') }),
+      );
+    });
+    ws.once('error', reject);
+  });
+  if (opened) return opened;
+  ws.send(
+    JSON.stringify({
+      type: 'register',
+      protocol_version: 1,
+      role: r.role ?? 'client',
+      host_id: r.hostId,
+      connection_id: r.connectionId ?? newId(),
+      credential_kind: r.kind,
+      token: r.token,
+    }),
+  );
+  const first = await new Promise<{ type: string; code?: string; stream_id?: string }>((resolve) =>
+    ws.once('message', (d) => resolve(JSON.parse(String(d)))),
+  );
+  if (first.type !== 'matched' && first.type !== 'registered') return { matched: false, code: first.code ?? first.type };
+  const duplex = new Duplex({
+    read() {},
+    write(chunk: Buffer, _e, cb) {
+      ws.send(chunk, { binary: true }, cb);
+    },
+    final(cb) {
+      ws.close();
+      cb();
+    },
+  });
+  ws.on('message', (d: Buffer, isBinary) => isBinary && duplex.push(d));
+  ws.on('close', () => duplex.push(null));
+  return { matched: true, ws, duplex, streamId: first.stream_id ?? '' };
+}
+
+/** Secure Link's TLS over a Reach stream, the QR's pin checked (the app's PluginProxyTransport does the same). */
+export async function pinnedTls(duplex: Duplex, proxy: { pin_sha256: string; cert_der: string }): Promise<tls.TLSSocket> {
+  const socket = tls.connect({
+    socket: duplex,
+    servername: '127.0.0.1',
+    ca: `-----BEGIN CERTIFICATE-----\n${proxy.cert_der.match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`,
+    checkServerIdentity: (host, cert) => {
+      const spki = new X509Certificate(cert.raw).publicKey.export({ type: 'spki', format: 'der' });
+      const pin = `sha256/${createHash('sha256').update(spki).digest('base64')}`;
+      return pin === proxy.pin_sha256 ? tls.checkServerIdentity(host, cert) : new Error('pin mismatch');
+    },
+  });
+  await new Promise((r, j) => (socket.once('secureConnect', r), socket.once('error', j)));
+  return socket;
+}
+
+/** A host on the broker as a relay's connector is one: registered, publishing route credentials on request. */
+export async function fakeHost(url: string, hostId: string, hostToken: string) {
+  const reg = await reachRegister(url, { role: 'host', hostId, kind: 'host', token: hostToken });
+  if (!reg.matched) throw new Error(`host not registered: ${JSON.stringify(reg)}`);
+  const frames: Array<Record<string, unknown>> = [];
+  reg.ws.on('message', (d, isBinary) => !isBinary && frames.push(JSON.parse(String(d))));
+  return {
+    ws: reg.ws,
+    frames,
+    async publishRoute(credentialId: string, token: string): Promise<void> {
+      const before = frames.length;
+      reg.ws.send(
+        JSON.stringify({
+          type: 'publish_route',
+          protocol_version: 1,
+          credential_id: credentialId,
+          token_sha256: tokenSha256(token),
+          expires_at: Math.floor(Date.now() / 1000) + 3600,
+          device_id_hash: 'd',
+        }),
+      );
+      const end = Date.now() + 5000;
+      while (!frames.slice(before).some((f) => f.type === 'published' && f.credential_id === credentialId)) {
+        if (Date.now() > end) throw new Error('route credential not published');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
+  };
+}
