@@ -11,7 +11,7 @@ import { svc } from '../support/cli';
 import { startRelay, tempHome } from '../support/harness';
 import { call } from '../support/http';
 import { until } from '../support/voice-client';
-import { fakeHost, pinnedTls, reachRegister, type ReachOutcome } from '../support/reach-broker-client';
+import { fakeHost, pinnedTls, reachRegister, type ReachOutcome } from '../support/reach-client';
 
 /**
  * Issue 41, items 3-5: what an unauthenticated stranger can make the broker (`svc reach`) hold or spend,

@@ -5,7 +5,7 @@ import { BrokerConfigError } from '../reach/broker-credentials';
 import { newToken, tokenSha256 } from '../reach/protocol';
 import { loadOrCreateHostId } from '../reach/connector';
 import { svcHomeFrom } from '../common/config';
-import * as path from 'node:path';
+import { reachHostIdFile } from '../secure-link/secure-link-paths';
 import { CliError, EXIT, line, UsageError, type CliIo } from './io';
 
 const COMMAND = 'reach';
@@ -113,7 +113,7 @@ export function hostEntryCommand(args: string[], io: CliIo): number {
   const unknown = args.find((a) => a !== '--json');
   if (unknown) throw new UsageError(`unknown argument ${unknown}`, 'reach host-entry');
   const home = svcHomeFrom(io.env);
-  const file = io.env.RELAY_SECURE_LINK_BROKER_HOST_ID_FILE?.trim() || path.join(home, 'relay', 'secure-link', 'host-id');
+  const file = reachHostIdFile({ svcHome: home }, io.env.RELAY_SECURE_LINK_BROKER_HOST_ID_FILE?.trim() || null);
   const hostId = loadOrCreateHostId(file);
   const token = newToken();
   const entry = { hosts: { [hostId]: { host_token_sha256: tokenSha256(token) } } };

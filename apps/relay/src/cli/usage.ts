@@ -216,8 +216,9 @@ Public: GET /health. Runs until SIGINT/SIGTERM.`,
 
   'reach host-entry': `Usage: svc reach host-entry [--json]
 
-Prints this relay's Reach host id (made once under $SVC_HOME/relay/secure-link/host-id, or
-RELAY_SECURE_LINK_BROKER_HOST_ID_FILE), a new host token for the relay's environment
+Prints this relay's Reach host id (made once as $SVC_HOME/relay-secure-link/host-id, or
+RELAY_SECURE_LINK_BROKER_HOST_ID_FILE; one an older relay made as $SVC_HOME/relay/secure-link/host-id
+stays there), a new host token for the relay's environment
 (RELAY_SECURE_LINK_BROKER_HOST_TOKEN) and the broker's credentials entry holding only its digest.`,
 
   'relay compat': `Usage: svc relay compat [status] [--site-packages DIR] [--json]

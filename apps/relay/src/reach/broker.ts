@@ -7,6 +7,7 @@ import { isLoopbackHost } from '../common/hosts';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { parseJsonObject } from '../common/json-object';
 import { SocketGuards } from '../common/socket-guard';
+import { TLS_LISTENER_OPTIONS } from '../common/tls-policy';
 import { BrokerAdmission, type Outcome, type Ticket } from './broker-admission';
 import { BrokerConfigError, BrokerCredentials, readCredentials } from './broker-credentials';
 import { ExpiringIds } from './expiring-ids';
@@ -140,7 +141,7 @@ export class ReachBroker {
   async start(): Promise<void> {
     const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.onRequest(req, res);
     const server = this.opts.tls
-      ? https.createServer({ cert: fs.readFileSync(this.opts.tls.cert), key: fs.readFileSync(this.opts.tls.key), minVersion: 'TLSv1.2' }, handler)
+      ? https.createServer({ cert: fs.readFileSync(this.opts.tls.cert), key: fs.readFileSync(this.opts.tls.key), ...TLS_LISTENER_OPTIONS }, handler)
       : http.createServer(handler);
     server.headersTimeout = 10_000;
     server.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket as net.Socket, head));

@@ -18,6 +18,8 @@ export type Registration = {
   connectionId?: string;
   /** The source address (any 127.x.y.z on Linux, or an address of the namespace the test made). */
   from?: string;
+  /** A `wss://` broker's certificate, when it is its own. */
+  ca?: string;
 };
 
 /**
@@ -25,7 +27,7 @@ export type Registration = {
  * the WebSocket, the register frame, then the broker's first answer. A matched stream carries raw bytes.
  */
 export async function reachRegister(url: string, r: Registration): Promise<ReachOutcome> {
-  const ws = new WebSocket(url, { perMessageDeflate: false, ...(r.from ? { localAddress: r.from } : {}) });
+  const ws = new WebSocket(url, { perMessageDeflate: false, ...(r.from ? { localAddress: r.from } : {}), ...(r.ca ? { ca: r.ca } : {}) });
   const opened = await new Promise<ReachOutcome | null>((resolve, reject) => {
     ws.once('open', () => resolve(null));
     ws.once('unexpected-response', (_req, res) => {
@@ -66,6 +68,23 @@ export async function reachRegister(url: string, r: Registration): Promise<Reach
   ws.on('message', (d: Buffer, isBinary) => isBinary && duplex.push(d));
   ws.on('close', () => duplex.push(null));
   return { matched: true, ws, duplex, streamId: first.stream_id ?? '' };
+}
+
+/**
+ * A phone's side of Reach (the app's HermesReachTransport, the desktop's BrokerRelaySocket): register
+ * with a credential, then raw bytes both ways, as a Duplex a TLS client can run over. `ca`: a `wss://`
+ * broker's certificate, when it is its own.
+ */
+export async function reachClientStream(
+  brokerUrl: string,
+  hostId: string,
+  kind: 'bootstrap' | 'route',
+  token: string,
+  opts: { ca?: string } = {},
+): Promise<{ ws: WebSocket; duplex: Duplex } | { error: string }> {
+  const r = await reachRegister(brokerUrl, { hostId, kind, token, ca: opts.ca });
+  if (r.matched) return { ws: r.ws, duplex: r.duplex };
+  return { error: 'code' in r ? r.code : `HTTP ${r.status}` };
 }
 
 /** Secure Link's TLS over a Reach stream, the QR's pin checked (the app's PluginProxyTransport does the same). */
