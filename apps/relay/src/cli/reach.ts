@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { createLogger } from '../common/logger';
 import { ReachBroker } from '../reach/broker';
 import { BrokerConfigError } from '../reach/broker-credentials';
+import type { BrokerLimits } from '../reach/broker-options';
 import { newToken, tokenSha256 } from '../reach/protocol';
 import { loadOrCreateHostId } from '../reach/connector';
 import { svcHomeFrom } from '../common/config';
@@ -19,10 +20,8 @@ const LIMIT_FLAGS = {
   'tracked-sources': { limit: 'trackedSources', min: 1, max: 10_000_000 },
 } as const;
 
-type BrokerLimits = NonNullable<ConstructorParameters<typeof ReachBroker>[0]['limits']>;
-
-function limitsFrom(values: Record<string, string | boolean | undefined>): BrokerLimits {
-  const limits: BrokerLimits = {};
+function limitsFrom(values: Record<string, string | boolean | undefined>): Partial<BrokerLimits> {
+  const limits: Partial<BrokerLimits> = {};
   for (const [flag, { limit, min, max }] of Object.entries(LIMIT_FLAGS)) {
     const raw = values[flag];
     if (typeof raw !== 'string') continue;

@@ -43,6 +43,7 @@ export class BrokerAdmission {
   private readonly trusted = new Map<string, number>();
   private readonly total = new MinuteCount();
   private pendingUntrusted = 0;
+  private pending = 0;
 
   constructor(private readonly limits: AdmissionLimits) {}
 
@@ -57,6 +58,7 @@ export class BrokerAdmission {
     if (!trusted && this.total.sum(now) + this.pendingUntrusted >= this.limits.refusalsPerMinuteTotal)
       return { ok: false, why: 'total', retryAfterS: this.total.retryAfterS(now) };
     s.pending++;
+    this.pending++;
     if (!trusted) this.pendingUntrusted++;
     this.touch(s);
     return { ok: true, ticket: { source: s, trusted, settled: false } };
@@ -68,6 +70,7 @@ export class BrokerAdmission {
     ticket.settled = true;
     const s = ticket.source;
     s.pending--;
+    this.pending--;
     if (!ticket.trusted) this.pendingUntrusted--;
     if (outcome === 'refused') {
       s.refusals.push(now);
@@ -81,8 +84,9 @@ export class BrokerAdmission {
     }
   }
 
-  sizes(): { refusingSources: number; trustedSources: number } {
-    return { refusingSources: this.sources.size, trustedSources: this.trusted.size };
+  /** What it holds: sources tracked, sources trusted, connections admitted and not yet settled. */
+  sizes(): { refusingSources: number; trustedSources: number; inFlight: number } {
+    return { refusingSources: this.sources.size, trustedSources: this.trusted.size, inFlight: this.pending };
   }
 
   private touch(s: Source): void {

@@ -54,6 +54,7 @@ export class BrokerCredentials {
     private readonly stateFile: string | null | undefined,
     private readonly perHost: number,
     replayIds: number,
+    private readonly now: () => number,
   ) {
     this.consumed = new ExpiringIds(replayIds);
   }
@@ -72,7 +73,7 @@ export class BrokerCredentials {
 
   /** Expired credentials are dropped first; then whether `hostId` may publish one more. */
   roomFor(hostId: string): boolean {
-    const now = Date.now();
+    const now = this.now();
     for (const [d, c] of this.byDigest) if (c.expiresAt <= now) this.byDigest.delete(d);
     return [...this.byDigest.values()].filter((c) => c.hostId === hostId).length < this.perHost;
   }
@@ -98,7 +99,7 @@ export class BrokerCredentials {
     c.usesLeft--;
     if (c.kind !== 'bootstrap') return;
     this.byDigest.delete(digest);
-    this.consumed.add(digest, Math.max(Date.now() + 86_400_000, c.expiresAt));
+    this.consumed.add(digest, Math.max(this.now() + 86_400_000, c.expiresAt));
     this.save();
   }
 
@@ -120,7 +121,7 @@ export class BrokerCredentials {
     if (parsed === null) throw new BrokerConfigError(`the state file ${file} is not a JSON object; move it away to start empty`);
     const list = (v: unknown): Array<Record<string, unknown>> =>
       Array.isArray(v) ? v.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x)) : [];
-    const now = Date.now();
+    const now = this.now();
     for (const c of list(parsed.credentials)) {
       if (typeof c.token_sha256 !== 'string' || typeof c.host_id !== 'string' || !hostDigests.has(c.host_id)) continue;
       const exp = Number(c.expires_at) * 1000;

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type * as net from 'node:net';
-import type { Logger } from 'pino';
+import { SystemClock, type Clock } from '../common/clock';
 import { isLoopbackHost } from '../common/hosts';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { parseJsonObject } from '../common/json-object';
@@ -10,6 +10,7 @@ import { SocketGuards } from '../common/socket-guard';
 import { TLS_LISTENER_OPTIONS } from '../common/tls-policy';
 import { BrokerAdmission, type Outcome, type Ticket } from './broker-admission';
 import { BrokerConfigError, BrokerCredentials, readCredentials } from './broker-credentials';
+import { DEFAULT_BROKER_LIMITS, type BrokerLimits, type BrokerOptions } from './broker-options';
 import { ExpiringIds } from './expiring-ids';
 import { parseHostControl } from './host-control';
 import {
@@ -27,44 +28,6 @@ import {
   tokenSha256,
   type Register,
 } from './protocol';
-
-export type BrokerOptions = {
-  /** `{"hosts": {"<host id>": {"host_token_sha256": "<base64url SHA-256>"}}}`: digests only, never a token. */
-  credentialsFile: string;
-  /** Published bootstrap and route credentials (digests) survive a restart here; in memory without it. */
-  stateFile?: string | null;
-  listen: string;
-  port: number;
-  tls?: { cert: string; key: string } | null;
-  logger: Logger;
-  limits?: Partial<typeof DEFAULT_LIMITS>;
-  /** Every byte the broker forwards, for audits (and the tests that prove it is ciphertext). */
-  onForward?: (direction: 'to_host' | 'to_client', bytes: Buffer) => void;
-};
-
-const DEFAULT_LIMITS = {
-  streamsPerHost: 16,
-  /**
-   * Streams one route credential carries at once. The app opens one per OkHttp connection through Reach
-   * (HermesReachTransport.kt's socket factory; the relay speaks HTTP/1.1, so a connection per call in
-   * flight): its phone socket, a voice socket, OkHttp's five calls at once per host, and one more so that a
-   * phone back from a lost network is not locked out while its dead stream waits for the ping timeout.
-   */
-  streamsPerRoute: 8,
-  hosts: 256,
-  registerMs: 10_000,
-  idleMs: 300_000,
-  refusalsPerMinute: 30,
-  refusalsPerMinuteTotal: 600,
-  trackedSources: 4096,
-  trustedMs: 3_600_000,
-  /** Connection ids of matched registrations, kept a day against replays; past this the oldest go first. */
-  replayIds: 65_536,
-  queueBytes: 8 * 1024 * 1024,
-  credentialsPerHost: 1024,
-  /** Every socket is pinged this often; one that has not answered by the next ping is closed (1008 `ping_timeout`). */
-  pingIntervalMs: 30_000,
-};
 
 /** How long the connection id of a matched registration is refused as a replay. */
 const REPLAY_MS = 86_400_000;
@@ -91,14 +54,16 @@ export class ReachBroker {
   private readonly activeRoutes = new Map<string, number>();
   private readonly seenConnections: ExpiringIds;
   private readonly admission: BrokerAdmission;
-  private readonly limits: typeof DEFAULT_LIMITS;
+  private readonly limits: BrokerLimits;
+  private readonly clock: Clock;
   private hostDigests: Map<string, string>;
   private streams = 0;
   /** A host or phone that vanished without a FIN is dropped within two ping intervals, not at the TCP timeout (a dead host kept its id busy). */
   private readonly guards: SocketGuards;
 
   constructor(private readonly opts: BrokerOptions) {
-    this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    this.limits = { ...DEFAULT_BROKER_LIMITS, ...opts.limits };
+    this.clock = opts.clock ?? new SystemClock();
     this.seenConnections = new ExpiringIds(this.limits.replayIds);
     this.admission = new BrokerAdmission(this.limits);
     this.guards = new SocketGuards(
@@ -117,7 +82,7 @@ export class ReachBroker {
         `a public listener needs TLS (--tls-cert and --tls-key); plain text is allowed only on loopback, not on ${opts.listen}`,
       );
     this.hostDigests = readCredentials(opts.credentialsFile);
-    this.credentials = new BrokerCredentials(opts.stateFile, this.limits.credentialsPerHost, this.limits.replayIds);
+    this.credentials = new BrokerCredentials(opts.stateFile, this.limits.credentialsPerHost, this.limits.replayIds, () => this.now());
     this.credentials.load(this.hostDigests);
   }
 
@@ -193,7 +158,7 @@ export class ReachBroker {
     if (p !== '/v1/connect') return refuse(404, 'not found');
     if (query !== undefined || req.headers.authorization) return refuse(400, 'credentials must be sent in registration');
     const peer = socket.remoteAddress ?? 'unknown';
-    const admitted = this.admission.admit(peer, Date.now());
+    const admitted = this.admission.admit(peer, this.now());
     if (!admitted.ok) {
       this.opts.logger.debug({ peer, why: admitted.why }, 'reach upgrade refused: too many refused registrations');
       return refuse(429, 'too many refused registrations; try again later', admitted.retryAfterS);
@@ -221,7 +186,7 @@ export class ReachBroker {
 
   private onSocket(ws: WebSocket, peer: string, ticket: Ticket): void {
     this.guards.watch(ws, { describe: () => ({ peer }) });
-    const settle = (outcome: Outcome) => this.admission.settle(ticket, outcome, Date.now());
+    const settle = (outcome: Outcome) => this.admission.settle(ticket, outcome, this.now());
     const timer = setTimeout(() => settle(this.refuseRegistration(ws, 'unauthorized', 'no registration in time', peer)), this.limits.registerMs);
     ws.once('message', (data, isBinary) => {
       clearTimeout(timer);
@@ -243,7 +208,7 @@ export class ReachBroker {
   }
 
   private remember(connectionId: string): void {
-    this.seenConnections.add(connectionId, Date.now() + REPLAY_MS);
+    this.seenConnections.add(connectionId, this.now() + REPLAY_MS);
   }
 
   // ---- hosts -----------------------------------------------------------------------------------
@@ -252,7 +217,8 @@ export class ReachBroker {
     const expected = this.hostDigests.get(reg.host_id);
     if (reg.credential_kind !== 'host' || !expected || !sameDigest(expected, tokenSha256(reg.token)))
       return this.refuseRegistration(ws, 'unauthorized', 'host credential', peer);
-    if (this.hosts.has(reg.host_id) || this.hosts.size >= this.limits.hosts) return this.busy(ws, 'host_busy', 'host already online or too many hosts', peer);
+    if (this.hosts.has(reg.host_id) || this.hosts.size >= this.limits.hosts)
+      return this.busy(ws, 'host_busy', 'host already online or too many hosts', peer);
     this.remember(reg.connection_id);
     const host: HostConn = { ws, hostId: reg.host_id, connectionId: reg.connection_id, streams: new Map() };
     this.hosts.set(reg.host_id, host);
@@ -271,7 +237,7 @@ export class ReachBroker {
     // Validated before any field is read: a host sending `null` must cost only its own connection.
     const m = parseJsonObject(text);
     if (m === null) return this.error(host.ws, 'unauthorized', 'control frame is not a JSON object', peer);
-    const parsed = parseHostControl(m, Date.now());
+    const parsed = parseHostControl(m, this.now());
     if (!parsed.ok) return this.error(host.ws, parsed.code, parsed.why, peer);
     const c = parsed.value;
     const ack = (type: string, kind: string, id: Record<string, string>) =>
@@ -330,10 +296,11 @@ export class ReachBroker {
     const why = `client for host ${reg.host_id}`;
     if (this.credentials.isConsumed(digest)) return this.refuseRegistration(ws, 'replayed', why, peer);
     if (!c || c.hostId !== reg.host_id || c.kind !== reg.credential_kind) return this.refuseRegistration(ws, 'unauthorized', why, peer);
-    if (c.expiresAt <= Date.now()) return this.refuseRegistration(ws, 'expired', why, peer);
+    if (c.expiresAt <= this.now()) return this.refuseRegistration(ws, 'expired', why, peer);
     if (c.usesLeft <= 0) return this.refuseRegistration(ws, 'replayed', why, peer);
     // The credential matched: what follows is the broker's or the host's state, not the caller's fault.
-    if (c.kind === 'route' && (this.activeRoutes.get(digest) ?? 0) >= this.limits.streamsPerRoute) return this.busy(ws, 'too_many_streams', why, peer);
+    if (c.kind === 'route' && (this.activeRoutes.get(digest) ?? 0) >= this.limits.streamsPerRoute)
+      return this.busy(ws, 'too_many_streams', why, peer);
     if (!host) return this.busy(ws, 'host_offline', why, peer);
     if (host.streams.size >= this.limits.streamsPerHost) return this.busy(ws, 'host_busy', why, peer);
     const cred = c;
@@ -388,8 +355,12 @@ export class ReachBroker {
     if (s.client.readyState === s.client.OPEN) s.client.close(1000, 'stream closed');
   }
 
+  private now(): number {
+    return this.clock.now().getTime();
+  }
+
   private pruneReplay(): void {
-    const now = Date.now();
+    const now = this.now();
     this.seenConnections.prune(now);
     this.credentials.pruneConsumed(now);
   }
