@@ -12,8 +12,8 @@ export type AdmissionLimits = {
   trustedMs: number;
 };
 
-/** What a registration came to: a credential that did not match (or none in time), one that did, or a socket closed first. */
-export type Outcome = 'refused' | 'matched' | 'abandoned';
+/** What an admitted connection came to: a credential that matched, or anything else (no registration in time, a socket closed first). */
+export type Outcome = 'refused' | 'matched';
 
 type Source = { key: string; refusals: number[]; pending: number };
 export type Ticket = { readonly source: Source; readonly trusted: boolean; settled: boolean };

@@ -163,7 +163,11 @@ export class ReachBroker {
       this.opts.logger.debug({ peer, why: admitted.why }, 'reach upgrade refused: too many refused registrations');
       return refuse(429, 'too many refused registrations; try again later', admitted.retryAfterS);
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.onSocket(ws, peer, admitted.ticket));
+    const ticket = admitted.ticket;
+    // However the connection ends without a match (a malformed handshake never becomes a WebSocket, a socket
+    // closes before its registration) it counts as refused: otherwise it would stay in flight for good.
+    socket.once('close', () => this.admission.settle(ticket, 'refused', this.now()));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onSocket(ws, peer, ticket));
   }
 
   /** A registration refused: `unauthorized`, `unsupported_version`, `replayed`, `expired` (counted by the admission). */
@@ -192,7 +196,7 @@ export class ReachBroker {
       clearTimeout(timer);
       settle(this.register(ws, data, isBinary, peer));
     });
-    ws.once('close', () => (clearTimeout(timer), settle('abandoned')));
+    ws.once('close', () => clearTimeout(timer));
     ws.on('error', () => ws.terminate());
   }
 
