@@ -1,8 +1,16 @@
+import { spawn } from 'node:child_process';
 import { createHash, X509Certificate } from 'node:crypto';
-import { Duplex } from 'node:stream';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Duplex, Writable } from 'node:stream';
 import * as tls from 'node:tls';
 import { WebSocket } from 'ws';
-import { newId, tokenSha256 } from '../../apps/relay/src/reach/protocol';
+import pino from 'pino';
+import { ManualClock } from '../../apps/relay/src/common/clock';
+import { ReachBroker } from '../../apps/relay/src/reach/broker';
+import type { BrokerOptions } from '../../apps/relay/src/reach/broker-options';
+import { newId, newToken, tokenSha256 } from '../../apps/relay/src/reach/protocol';
 
 /** What a registration at the broker came to: a matched stream, the broker's error code, or an HTTP refusal of the upgrade. */
 export type ReachOutcome =
@@ -112,7 +120,8 @@ export async function fakeHost(url: string, hostId: string, hostToken: string) {
   return {
     ws: reg.ws,
     frames,
-    async publishRoute(credentialId: string, token: string): Promise<void> {
+    /** `expiresAt`: epoch seconds (an hour from now by default). */
+    async publishRoute(credentialId: string, token: string, expiresAt = Math.floor(Date.now() / 1000) + 3600): Promise<void> {
       const before = frames.length;
       reg.ws.send(
         JSON.stringify({
@@ -120,7 +129,7 @@ export async function fakeHost(url: string, hostId: string, hostToken: string) {
           protocol_version: 1,
           credential_id: credentialId,
           token_sha256: tokenSha256(token),
-          expires_at: Math.floor(Date.now() / 1000) + 3600,
+          expires_at: expiresAt,
           device_id_hash: 'd',
         }),
       );
@@ -131,4 +140,65 @@ export async function fakeHost(url: string, hostId: string, hostToken: string) {
       }
     },
   };
+}
+
+/**
+ * A broker (`svc reach`'s class, on an ephemeral loopback port) with one host online and one route
+ * credential published, its log kept. The manual clock starts now: its minutes and days move only when a
+ * test moves them.
+ */
+export async function brokerWithHost(limits: BrokerOptions['limits'] = {}, opts: { routeDays?: number } = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-reach-broker-'));
+  const hostId = newId();
+  const hostToken = newToken();
+  const credentials = path.join(dir, 'credentials.json');
+  fs.writeFileSync(credentials, JSON.stringify({ hosts: { [hostId]: { host_token_sha256: tokenSha256(hostToken) } } }));
+  const logs: string[] = [];
+  const logger = pino({ level: 'debug' }, new Writable({ write: (c, _e, cb) => (logs.push(String(c)), cb()) }));
+  const clock = new ManualClock(new Date().toISOString());
+  const broker = new ReachBroker({ credentialsFile: credentials, listen: '127.0.0.1', port: 0, logger, limits, clock });
+  await broker.start();
+  const host = await fakeHost(broker.url, hostId, hostToken);
+  const route = newToken();
+  await host.publishRoute('route-1', route, Math.floor(Date.now() / 1000) + (opts.routeDays ?? 1 / 24) * 86_400);
+  return { broker, clock, hostId, hostToken, host, route, logs, credentials };
+}
+
+/** What a registration came to, in one word: `matched`, the broker's error code, or the HTTP status. */
+export const outcome = (o: ReachOutcome): string | number => (o.matched ? 'matched' : 'code' in o ? o.code : o.status);
+
+/** Ends a matched stream and waits until its socket is closed. */
+export async function closeStream(o: ReachOutcome): Promise<void> {
+  if (!o.matched || o.ws.readyState === WebSocket.CLOSED) return;
+  const closed = new Promise((r) => o.ws.once('close', r));
+  o.ws.terminate();
+  await closed;
+}
+
+export type BogusResult = { from: string; result: string | number };
+
+/**
+ * The hostile client (test/fixtures/reach/bogus-registrations.mjs) in a child process: one registration
+ * with a made-up route credential from each address in `from`; `netns`: run it in that network namespace.
+ */
+export async function bogusRegistrations(
+  c: { url: string; hostId: string; from: string[]; concurrency?: number },
+  netns?: string,
+): Promise<BogusResult[]> {
+  const script = path.join(__dirname, '..', 'fixtures', 'reach', 'bogus-registrations.mjs');
+  const [cmd, args] = netns ? ['ip', ['netns', 'exec', netns, process.execPath, script]] : [process.execPath, [script]];
+  const child = spawn(cmd, args, { env: { ...process.env, SOURCES_CONFIG: JSON.stringify(c) } });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const status = await new Promise<number | null>((resolve) => {
+    const t = setTimeout(() => child.kill(), 120_000);
+    child.on('exit', (code) => (clearTimeout(t), resolve(code)));
+  });
+  if (status !== 0 || err) throw new Error(`bogus-registrations exited ${status}: ${err}`);
+  return out
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as BogusResult);
 }
