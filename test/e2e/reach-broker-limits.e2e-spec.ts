@@ -59,10 +59,9 @@ describe('the Reach broker stores only what a matched credential brought (issue 
     }
   });
 
-  it('a hostile client: 2,000 bogus registrations from 2,000 addresses get 600 answers (the total a minute), then 429; the broker holds nothing for them', async () => {
+  it('a hostile client: 2,000 bogus registrations from 2,000 addresses get 600 answers (the total a minute), then 429; the broker keeps no id of theirs', async () => {
     const b = await brokerWithHost();
     try {
-      const before = b.broker.stores();
       const from = Array.from({ length: 2000 }, (_, i) => `127.20.${Math.floor(i / 250)}.${(i % 250) + 1}`);
       const results = await bogusRegistrations({ url: b.broker.url, hostId: b.hostId, from, concurrency: 8 });
       const tally: Record<string, number> = {};
@@ -71,8 +70,8 @@ describe('the Reach broker stores only what a matched credential brought (issue 
       // connection id was kept for a day (and walked on every registration after it).
       expect(tally).toEqual({ unauthorized: 600, 429: 1400 });
       await until(() => b.broker.stores().inFlight === 0, 10_000, 'every connection settled');
-      const after = b.broker.stores();
-      expect(after).toEqual({ ...before, refusingSources: 600 });
+      // Only the host's connection id is kept (and its address trusted); of the strangers, their refusal counts.
+      expect(b.broker.stores()).toEqual({ replayIds: 1, consumedBootstraps: 0, refusingSources: 600, trustedSources: 1, inFlight: 0 });
       // The phone's address matched before (the host's, 127.0.0.1): it is still let in.
       const phone = await reachRegister(b.broker.url, { hostId: b.hostId, kind: 'route', token: b.route });
       expect(outcome(phone)).toBe('matched');

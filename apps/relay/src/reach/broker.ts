@@ -41,10 +41,12 @@ type Stream = { id: string; host: HostConn; client: WebSocket; digest: string; i
 /**
  * The Reach broker (`svc reach`): a rendezvous on a public address. Hosts (relays) hold one control
  * socket each, registered with their host token (the broker knows only its digest); phones connect with
- * a bootstrap credential (from a pairing QR, one use) or a route credential (from `auth.ok`, one stream
- * at a time), both published by the host as digests. Matched, the broker copies opaque bytes between
- * the phone and the host's stream: the Secure Link TLS session inside is end to end, so the broker
- * holds no key that could read it. Public listeners must use TLS; plain text only on loopback.
+ * a bootstrap credential (from a pairing QR, one use) or a route credential (from `auth.ok`, up to
+ * `streamsPerRoute` streams at once: one per connection the phone opens), both published by the host as
+ * digests. Matched, the broker copies opaque bytes between the phone and the host's stream: the Secure
+ * Link TLS session inside is end to end, so the broker holds no key that could read it. Public listeners
+ * must use TLS; plain text only on loopback. What a stranger can make it hold is bounded: nothing of a
+ * registration is kept before its credential matches, and refused ones are counted (`BrokerAdmission`).
  */
 export class ReachBroker {
   private server: http.Server | https.Server | null = null;

@@ -1,9 +1,10 @@
 /**
  * Ids the broker must recognise for a while (connection ids of matched registrations, digests of used
  * bootstrap credentials), each with the time it may be forgotten. Kept in insertion order, which is
- * expiry order for everything the broker adds, so forgetting walks only from the oldest end and stops at
- * the first id still due: a lookup or an addition never walks the whole set, however large it is. At most
- * `cap` ids: past it the oldest go first.
+ * expiry order for what the broker adds (a day from when it was added; only a bootstrap credential its
+ * host made to last longer is due later, and then merely delays the ids behind it), so forgetting walks
+ * only from the oldest end and stops at the first id still due: a lookup or an addition never walks the
+ * whole set, however large it is. At most `cap` ids: past it the oldest go first.
  */
 export class ExpiringIds {
   private readonly until = new Map<string, number>();
