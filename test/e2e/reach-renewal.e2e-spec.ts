@@ -84,9 +84,14 @@ describe('renewal through Reach', () => {
     // Before: the old session's expiry revoked the route this stream was matched with, and the broker closed it.
     await pong(back.phone, 'after-the-old-session-ended');
     expect(routeAtBroker(ok.route_credential.credential_id)).toBe(true);
-    expect(await brokerStream(cand.broker.url, cand.broker.host_id, 'route', ok.route_credential.token)).toEqual({ error: 'host_busy' });
-    back.phone.ws.close();
-    await back.stream.closed;
+    // The route still brings the renewed session in on another stream.
+    const second = await phoneViaBroker(cand, 'route', ok.route_credential.token);
+    const r = renewed.payload as Record<string, any>;
+    expect(await second.phone.auth({ session_token: r.session_token })).toMatchObject({ type: 'auth.ok', payload: { token_prefix: r.token_prefix } });
+    for (const p of [back, second]) {
+      p.phone.ws.close();
+      await p.stream.closed;
+    }
   });
 
   it('a phone that pairs again over the route its new pairing replaces gets its auth.ok; the old route ends after it, the new one works', async () => {

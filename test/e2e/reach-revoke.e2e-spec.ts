@@ -59,7 +59,7 @@ describe('a revoke through Reach', () => {
     const { cand, ok } = await pairThroughBroker(relay, 'reach-revoke-b', { ttl_seconds: HOUR });
     const created = await call(relay, 'POST', '/voice/output/session', {}, bearer(ok.session_token));
     expect(created.status).toBe(200);
-    // Its own stream over the route (the phone socket is not open: a route carries one stream at a time).
+    // Its own stream over the route, as the app opens one for voice.
     const s = await brokerStream(cand.broker.url, cand.broker.host_id, 'route', ok.route_credential.token);
     if ('error' in s) throw new Error(`the broker refused the route: ${s.error}`);
     const voice = await TunnelPhone.open(s.duplex, cand.proxy, `/relay/voice/output/${String(created.body.session_id)}`, bearer(ok.session_token));

@@ -259,6 +259,10 @@ describe('Secure Link (spec 4.11): the pinned HTTPS origin', () => {
       identity: { present: true, usable: true, covers_host: true, pin_sha256: candidate.proxy.pin_sha256 },
       proposed: { advertised_host: '10.9.9.9', port: 9555, identity_covers_host: false, restart_required: true, re_pair_required: true },
     });
+    // The reset it names is the identity's two files, never the directory (where an older relay kept the Reach host id).
+    expect(r.body.proposed.notes).toContain(
+      `the identity does not cover 10.9.9.9: before restarting, remove ${dir}/cert.pem and ${dir}/key.pem to make a new identity, then pair every phone again`,
+    );
     expect(r.body.identity.days_left).toBeGreaterThan(3000);
     expect(fs.readdirSync(dir).map((f) => [f, fs.statSync(path.join(dir, f)).mtimeMs])).toEqual(before);
     expect((await call(relay, 'GET', '/secure-link/preflight', undefined, { 'x-forwarded-for': '203.0.113.9' })).status).toBe(403);
@@ -268,7 +272,7 @@ describe('Secure Link (spec 4.11): the pinned HTTPS origin', () => {
   it('a new identity is visible (event, /health) and means pairing again', async () => {
     const oldPin = candidate.proxy.pin_sha256;
     await relay.close();
-    fs.rmSync(path.join(relay.home, 'relay', 'secure-link'), { recursive: true });
+    for (const f of ['cert.pem', 'key.pem']) fs.rmSync(path.join(relay.home, 'relay', 'secure-link', f));
     relay = await relay.restart();
     const health = await call(relay, 'GET', '/health');
     expect(health.body.secure_proxy.proxy.pin_sha256).not.toBe(oldPin);

@@ -8,10 +8,11 @@ import type { RelayConfig } from './config';
 import { dialHost } from './hosts';
 import { frameworkErrors } from './http-errors';
 import { clientErrorHandler, guardSlowConnections, serverTimeouts } from './slow-clients';
+import { TLS_LISTENER_OPTIONS } from './tls-policy';
 
 /**
  * The relay's Fastify, hardened: explicit request, header and connection timeouts (Fastify 5 leaves
- * `requestTimeout` at 0), the global body limit, no proxy trust, TLS when configured. Every route is
+ * `requestTimeout` at 0), the global body limit, no proxy trust, TLS when configured (TLS_LISTENER_OPTIONS). Every route is
  * listed in `routes` as Fastify registers it.
  */
 export function relayHttpAdapter(config: RelayConfig): { adapter: FastifyAdapter; routes: Array<{ method: string; url: string }> } {
@@ -33,6 +34,7 @@ export function relayHttpAdapter(config: RelayConfig): { adapter: FastifyAdapter
           https: {
             cert: fs.readFileSync(config.tls.cert),
             key: fs.readFileSync(config.tls.key),
+            ...TLS_LISTENER_OPTIONS,
             ...serverTimeouts(config.headersTimeoutMs, config.requestTimeoutMs),
           },
         }

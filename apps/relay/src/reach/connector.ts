@@ -298,7 +298,7 @@ export class ReachConnector implements ReachView {
     });
   }
 
-  /** A route credential for a paired session (one stream at a time). */
+  /** A route credential for a paired session (the broker lets it carry several streams at once, to its bound). */
   publishRoute(credentialId: string, token: string, expiresAt: number, deviceIdHash: string): Promise<void> {
     return this.control(`route:${credentialId}`, {
       type: 'publish_route',

@@ -21,6 +21,14 @@ export type SecureLinkIdentity = {
 
 export class IdentityError extends Error {}
 
+/**
+ * How the operator replaces the relay's own identity: its two files, never the directory (a relay from
+ * before kept the Reach host id there too, and the broker knows the relay only by it: secure-link-paths.ts).
+ */
+export function identityReset(dir: string): string {
+  return `remove ${path.join(dir, 'cert.pem')} and ${path.join(dir, 'key.pem')} to make a new identity, then pair every phone again`;
+}
+
 /** `sha256/` + standard padded base64 of SHA-256 over the certificate's SubjectPublicKeyInfo DER. */
 export function spkiPin(cert: X509Certificate): string {
   const spki = cert.publicKey.export({ type: 'spki', format: 'der' });
@@ -67,20 +75,22 @@ export function loadOrCreateIdentity(opts: {
     if (opts.create === false) throw new IdentityError(`no identity yet under ${opts.dir} (one is generated when Secure Link starts)`);
     generate(opts.dir, certPath, keyPath, opts.host);
   }
+  // What the operator can do about a broken identity of the relay's own (an operator's is the operator's to fix).
+  const ownFix = operator ? '' : `; ${identityReset(opts.dir)}`;
   let certPem: string;
   let keyPem: string;
   try {
     certPem = fs.readFileSync(certPath, 'utf8');
     keyPem = fs.readFileSync(keyPath, 'utf8');
   } catch (err) {
-    throw new IdentityError(`cannot read the Secure Link identity: ${(err as Error).message}`);
+    throw new IdentityError(`cannot read the Secure Link identity: ${(err as Error).message}${ownFix}`);
   }
   let cert: X509Certificate;
   try {
     cert = new X509Certificate(certPem);
     if (!cert.checkPrivateKey(createPrivateKey(keyPem))) throw new Error('the key does not belong to the certificate');
   } catch (err) {
-    throw new IdentityError(`the Secure Link identity at ${certPath} is not usable: ${(err as Error).message}`);
+    throw new IdentityError(`the Secure Link identity at ${certPath} is not usable: ${(err as Error).message}${ownFix}`);
   }
   if (!operator && opts.create !== false)
     try {
@@ -91,10 +101,10 @@ export function loadOrCreateIdentity(opts: {
   if (!coversHost(cert, opts.host))
     throw new IdentityError(
       `the Secure Link certificate (${sansOf(cert).join(', ') || 'no subjectAltName'}) does not cover ${opts.host}; ` +
-        (operator ? 'use a certificate for that host' : `remove ${opts.dir} to generate a new identity, then re-pair every phone`),
+        (operator ? 'use a certificate for that host' : identityReset(opts.dir)),
     );
   if (new Date(cert.validTo).getTime() < Date.now())
-    throw new IdentityError(`the Secure Link certificate expired on ${new Date(cert.validTo).toISOString()}`);
+    throw new IdentityError(`the Secure Link certificate expired on ${new Date(cert.validTo).toISOString()}${ownFix}`);
   return {
     certPem,
     keyPem,

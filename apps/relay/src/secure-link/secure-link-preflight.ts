@@ -9,10 +9,10 @@ import { CommandLoop } from '../common/command-loop';
 import type { RelayConfig } from '../common/config';
 import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
 import { advertisedHost, isBindAll, isLocalAddress } from '../common/hosts';
-import { coversHost, loadOrCreateIdentity } from './identity';
+import { coversHost, identityReset, loadOrCreateIdentity } from './identity';
 import { secureLinkStatus } from './secure-link-status';
 import { loopbackUpstream } from './secure-link-upstream';
-import { secureLinkDir } from './secure-link.start';
+import { secureLinkDir } from './secure-link-paths';
 
 /** What a proposed Secure Link host and port would mean at the next start. */
 export type ProposedBind = {
@@ -132,7 +132,7 @@ export class SecureLinkPreflight {
         restart_required: (proposedHost !== null && proposedHost !== sl.host) || (port !== null && port !== sl.port),
         re_pair_required: rePair,
         notes: [
-          ...(rePair ? [`the identity does not cover ${host}: remove ${dir} before restarting to make a new one, then pair every phone again`] : []),
+          ...(rePair ? [`the identity does not cover ${host}: before restarting, ${identityReset(dir)}`] : []),
           ...(covers === false && sl.cert ? ['the operator certificate does not cover that host: Secure Link would not start'] : []),
           ...(bind.note ? [bind.note] : []),
         ],

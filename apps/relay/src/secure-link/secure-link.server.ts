@@ -6,6 +6,7 @@ import * as tls from 'node:tls';
 import type { Logger } from 'pino';
 import { markedPeer, markPeer, reachPeer, vouchedPeer } from '../common/forwarded-peer';
 import type { SecureLinkConfig } from '../common/config';
+import { TLS_LISTENER_OPTIONS } from '../common/tls-policy';
 import type { SecureLinkView } from '../common/tokens';
 import type { SecureLinkIdentity } from './identity';
 import { refuseUpgrade as refuse, safeProxyPath as safePath, sendJsonError as sendJson } from '../common/proxy-http';
@@ -64,7 +65,7 @@ export class SecureLinkServer implements SecureLinkView {
   }
 
   async start(): Promise<void> {
-    const server = https.createServer({ cert: this.identity.certPem, key: this.identity.keyPem, minVersion: 'TLSv1.2' });
+    const server = https.createServer({ cert: this.identity.certPem, key: this.identity.keyPem, ...TLS_LISTENER_OPTIONS });
     server.headersTimeout = 10_000;
     server.requestTimeout = 120_000;
     server.on('request', (req, res) => this.onRequest(req, res));
@@ -102,7 +103,7 @@ export class SecureLinkServer implements SecureLinkView {
   acceptStream(stream: Duplex, peer: string = reachPeer(null)): void {
     const server = this.server;
     if (!server) return void stream.destroy();
-    this.context ??= tls.createSecureContext({ cert: this.identity.certPem, key: this.identity.keyPem, minVersion: 'TLSv1.2' });
+    this.context ??= tls.createSecureContext({ cert: this.identity.certPem, key: this.identity.keyPem, ...TLS_LISTENER_OPTIONS });
     const sock = new tls.TLSSocket(stream, { isServer: true, secureContext: this.context, server });
     markPeer(sock, peer);
     this.sockets.add(sock);

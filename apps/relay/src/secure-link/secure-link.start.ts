@@ -2,21 +2,17 @@ import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
-import { relayDir, type RelayConfig } from '../common/config';
+import type { RelayConfig } from '../common/config';
 import type { CommandLoop } from '../common/command-loop';
 import { advertisedHost } from '../common/hosts';
 import { IdentityError, loadOrCreateIdentity } from './identity';
 import { assertNotBlocked, recordAuthFailure } from '@svc/domain';
 import type { ApiGate } from './api-gate';
 import { SecureLinkServer } from './secure-link.server';
+import { reachHostIdFile, secureLinkDir } from './secure-link-paths';
 import { ReachConnector } from '../reach/connector';
 import { brokerUrls, loadOrCreateHostId } from '../reach/connector-config';
 import type { Runtime } from '../common/tokens';
-
-/** Where the relay keeps its own Secure Link identity. */
-export function secureLinkDir(config: Pick<RelayConfig, 'svcHome'>): string {
-  return path.join(relayDir(config), 'secure-link');
-}
 
 /**
  * Starts Secure Link after the relay listens: the identity loaded or made, the origin bound, and the
@@ -132,7 +128,7 @@ export function startReach(deps: {
   try {
     brokerUrls(r.brokerUrl);
     if (r.caFile) ca = fs.readFileSync(r.caFile, 'utf8');
-    hostId = loadOrCreateHostId(r.hostIdFile ?? path.join(secureLinkDir(deps.config), 'host-id'));
+    hostId = loadOrCreateHostId(reachHostIdFile(deps.config, r.hostIdFile));
   } catch (err) {
     return unavailable((err as Error).message);
   }

@@ -126,6 +126,9 @@ export class SessionStream {
           await sleep(10);
           continue;
         }
+        // Past half the buffer with no ack yet: the client's first ack may be on its way. One turn of the event
+        // loop per frame lets it in, so an acking client is bounded above before a drop can leave it a gap.
+        if (!s.acking && s.replay.full) await new Promise((r) => setImmediate(r));
         if (ws.bufferedAmount <= HIGH_WATER) return;
         while (!s.ended && s.ws === ws && ws.readyState === ws.OPEN && ws.bufferedAmount > LOW_WATER) await sleep(10);
         return;
