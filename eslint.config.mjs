@@ -169,11 +169,6 @@ export default tseslint.config(
     rules: { 'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }] },
   },
   {
-    // Issue 42: reach/connector.ts is being split by job in its own change; until it lands it may stay long.
-    files: ['apps/relay/src/reach/connector.ts'],
-    rules: { 'max-lines': 'off' },
-  },
-  {
     // What makes a libs/events module pure enough for the browser and libs/domain: it imports nothing else.
     files: pureEventsModules.map((m) => `libs/events/src/${m}.ts`),
     rules: {
