@@ -3,7 +3,6 @@ export const RELAY_CONFIG = Symbol('RELAY_CONFIG');
 export const LOGGER = Symbol('LOGGER');
 export const RUNTIME = Symbol('RUNTIME');
 
-/** Facts known only once the relay listens (the real port when started on port 0). */
 /** What the rest of the relay reads of a running Secure Link origin (secure-link/secure-link.server.ts). */
 export interface SecureLinkView {
   readonly url: string;
@@ -22,8 +21,11 @@ export interface ReachView {
   publishBootstrap(pairingId: string, token: string, expiresAt: number): Promise<void>;
   publishRoute(credentialId: string, token: string, expiresAt: number, deviceIdHash: string): Promise<void>;
   revokeRoute(credentialId: string): Promise<void>;
+  /** While held (until the returned function runs), the route a Reach peer came by is not revoked; null for other peers. */
+  holdRevoke(peer: string): (() => void) | null;
 }
 
+/** Facts known only once the relay listens (the real port when started on port 0). */
 export type Runtime = {
   port: number;
   startedAt: Date;

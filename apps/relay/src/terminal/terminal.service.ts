@@ -63,15 +63,16 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     private readonly recordings: RecordingsService,
   ) {
     router.register('terminal', {
-      onFrame: (conn, env) => this.onFrame(conn, env),
+      onFrame: (conn, env) => this.handle(conn, env),
       onClose: (conn) => this.onClose(conn),
       onError: (conn, env, err) => this.sendError(conn, env, err),
     });
     scheduler.onTick(() => this.endExpiredGrace());
     this.subs.push(
-      channelLost(loop, clock, 'terminal').subscribe(
-        ({ tokenPrefix, reason }) => void this.killAll((s) => s.spec.tokenPrefix === tokenPrefix, reason),
-      ),
+      channelLost(loop, clock, 'terminal').subscribe(({ tokenPrefix, reason }) => {
+        if (reason === 'revoked' || reason === 'session_expired') this.tellEnded(tokenPrefix, reason);
+        void this.killAll((s) => s.spec.tokenPrefix === tokenPrefix, reason);
+      }),
     );
   }
 
@@ -120,21 +121,26 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     );
   }
 
+  /**
+   * A revoked or expired session's phone socket closes (4403) before its shells have exited, so the attached
+   * phone is told now, not on the exit: without `terminal.detached` the desktop CLI's `shell --raw` waited on
+   * a dead socket. This runs before that close: the phone hub subscribes at module init, after every constructor.
+   */
+  private tellEnded(tokenPrefix: string, reason: 'revoked' | 'session_expired'): void {
+    for (const shell of this.live.values()) {
+      const conn = shell.conn;
+      if (shell.spec.tokenPrefix !== tokenPrefix || !conn || conn.closed) continue;
+      shell.detach();
+      conn.send('terminal', 'terminal.detached', { session_name: shell.spec.sessionName, reason, exit_code: null, signal: null });
+    }
+  }
+
   private async endExpiredGrace(): Promise<void> {
     const expired = this.loop.models.terminal.graceExpired(this.clock.now());
     for (const s of expired) {
       const shell = this.live.get(s.shellId);
       if (shell) void shell.kill('grace_expired');
       else await this.loop.run('system', (m) => closeShell(m, s.shellId, 'grace_expired', { exitCode: null, signal: null }));
-    }
-  }
-
-  private async onFrame(conn: PhoneConnection, env: Envelope): Promise<void> {
-    try {
-      await this.handle(conn, env);
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      this.sendError(conn, env, { message: err.message, code: err.code, extra: { ...err.extra } });
     }
   }
 
