@@ -95,6 +95,13 @@ describe('evaluateSafety', () => {
       expect(isBlocked('com.example.banker', ['com.example.bank.*'])).toBe(false);
       expect(isBlocked('com.chase.sig.android.extra', ['com.chase.sig.android'])).toBe(false);
     });
+    it('ignores spaces around a package id, the phone’s or an operator’s entry, and records the id itself', () => {
+      expect(isBlocked(' com.venmo ', ['com.venmo'])).toBe(true);
+      expect(isBlocked('com.example.bank.app', [' com.example.bank.* ', ''])).toBe(true);
+      expect(isBlocked('com.example', ['', ' '])).toBe(false);
+      expect(run('/open_app', { package: ' com.venmo ' })).toMatchObject({ decision: 'blocked_package', package: 'com.venmo' });
+      expect(targetPackages('/send_intent', { action: 'a', component: ' com.venmo /.Main' })).toEqual(['com.venmo']);
+    });
     it('no target for routes that launch nothing', () => {
       expect(targetPackages('/tap', { package: 'com.chase.sig.android' })).toEqual([]);
     });
