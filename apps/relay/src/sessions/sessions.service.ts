@@ -38,7 +38,7 @@ export class SessionsService {
     const online = new Set(this.loop.models.connections.all().map((c) => c.tokenPrefix));
     return this.loop.models.sessions
       .active(now)
-      .sort((a, b) => b.lastSeen - a.lastSeen)
+      .toSorted((a, b) => b.lastSeen - a.lastSeen)
       .map((s) => this.view(s, caller, now, online));
   }
 

@@ -37,7 +37,7 @@ export class PairingConsoleController {
     const now = this.clock.now();
     const codes = this.loop.models.pairing
       .live(now)
-      .sort((a, b) => b.registeredAt - a.registeredAt)
+      .toSorted((a, b) => b.registeredAt - a.registeredAt)
       .map((c) => ({
         code_ref: c.codeDigest.slice(0, 8),
         ...describePairing(c),

@@ -23,7 +23,7 @@ export class RateLimitConsoleController {
     const now = this.clock.now();
     const blocks = this.loop.models.rateLimit
       .activeBlocks(now)
-      .sort((a, b) => b.since - a.since)
+      .toSorted((a, b) => b.since - a.since)
       .map((b) => ({ address: b.ip, kind: b.kind, since: epoch(b.since), until: epoch(b.until) }));
     return { ok: true, server_time: epoch(now), blocks };
   }
