@@ -82,7 +82,7 @@ function merged(platform: Call[], store: StoreActivity[]): Call[] {
 }
 
 /** One entry per call, in the order calls started: `state` `running` until `completed` or `failed`. */
-function calls(entries: ImageActivityEntry[], sinceMs: number | null) {
+function calls(entries: readonly ImageActivityEntry[], sinceMs: number | null) {
   const byCall = new Map<
     string,
     {

@@ -169,7 +169,7 @@ export class RecordingsService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /** Saved and not removed, newest first. */
-  list(): SavedRecording[] {
+  list(): readonly SavedRecording[] {
     return this.loop.models.terminalRecordings.list();
   }
 
