@@ -3,17 +3,17 @@ import { eventAtMs } from '../event-time';
 import type { DeepReadonly } from '../deep-readonly';
 import type { ClipboardStaged, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-type ClipboardRecord = Omit<ClipboardStaged['data'], 'staleAt' | 'supersedes'> & { stagedAt: number; staleAt: number };
+type MutableClipboardEntry = Omit<ClipboardStaged['data'], 'staleAt' | 'supersedes'> & { stagedAt: number; staleAt: number };
 
 /** A staged clipboard image, its times as epoch ms; read-only outside this projection. */
-export type ClipboardEntry = DeepReadonly<ClipboardRecord>;
+export type ClipboardEntry = DeepReadonly<MutableClipboardEntry>;
 
 /**
  * Images waiting in the paste inbox (unread, not yet stale). Survives a restart: the files do too, and
  * the sweep still discards them on time.
  */
-export class ClipboardProjection implements Projection<{ entries: ClipboardRecord[] }> {
-  private readonly entries = new Map<string, ClipboardRecord>();
+export class ClipboardProjection implements Projection<{ entries: MutableClipboardEntry[] }> {
+  private readonly entries = new Map<string, MutableClipboardEntry>();
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
@@ -57,11 +57,11 @@ export class ClipboardProjection implements Projection<{ entries: ClipboardRecor
     return fresh[fresh.length - 1];
   }
 
-  snapshot(): { entries: ClipboardRecord[] } {
+  snapshot(): { entries: MutableClipboardEntry[] } {
     return { entries: this.all().map((x) => ({ ...x })) };
   }
 
-  restore(state: { entries: ClipboardRecord[] }): void {
+  restore(state: { entries: MutableClipboardEntry[] }): void {
     this.entries.clear();
     for (const x of state.entries) this.entries.set(x.entryId, x);
   }

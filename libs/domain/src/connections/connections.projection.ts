@@ -2,7 +2,7 @@ import { eventAtMs } from '../event-time';
 import type { DeepReadonly } from '../deep-readonly';
 import type { ClientSupports, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-type ConnectionRecord = {
+type MutableConnection = {
   connId: string;
   tokenPrefix: string;
   deviceId: string;
@@ -13,9 +13,9 @@ type ConnectionRecord = {
 };
 
 /** An open phone socket, read-only outside this projection. `supports`: what the client advertised in its `system/auth` (absent: nothing). */
-export type Connection = DeepReadonly<ConnectionRecord>;
+export type Connection = DeepReadonly<MutableConnection>;
 
-type State = { connections: ConnectionRecord[]; offline?: Array<[string, number]> };
+type State = { connections: MutableConnection[]; offline?: Array<[string, number]> };
 
 /**
  * Phone sockets open right now, and when each session's phone last went offline. The sockets are
@@ -23,9 +23,9 @@ type State = { connections: ConnectionRecord[]; offline?: Array<[string, number]
  * when the relay stopped counts as offline from that start on (its disconnect may not have been written).
  */
 export class ConnectionsProjection implements Projection<State> {
-  private readonly byId = new Map<string, ConnectionRecord>();
+  private readonly byId = new Map<string, MutableConnection>();
   /** Token prefix → its open sockets: whether a phone is online is one lookup, not a walk over every socket. */
-  private readonly byPrefix = new Map<string, Map<string, ConnectionRecord>>();
+  private readonly byPrefix = new Map<string, Map<string, MutableConnection>>();
   /** Token prefix → event time its last socket closed; gone while it is online or once the session ends. */
   private readonly offline = new Map<string, number>();
 
@@ -89,7 +89,7 @@ export class ConnectionsProjection implements Projection<State> {
     return this.byPrefix.has(tokenPrefix);
   }
 
-  private add(c: ConnectionRecord): void {
+  private add(c: MutableConnection): void {
     // A connId seen again (never in practice: they are UUIDs) replaces the old socket in both maps.
     const old = this.byId.get(c.connId);
     if (old) this.byPrefix.get(old.tokenPrefix)?.delete(old.connId);

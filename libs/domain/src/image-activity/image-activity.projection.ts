@@ -2,7 +2,7 @@ import { eventAtMs } from '../event-time';
 import type { DeepReadonly } from '../deep-readonly';
 import type { ImageActivityStatus, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-type ImageActivityRecord = {
+type MutableImageActivityEntry = {
   callId: string;
   status: ImageActivityStatus;
   progress: number | null;
@@ -10,10 +10,10 @@ type ImageActivityRecord = {
   at: number;
   seq: number;
 };
-type SessionActivity = { sessionId: string; entries: ImageActivityRecord[]; last: number };
+type SessionActivity = { sessionId: string; entries: MutableImageActivityEntry[]; last: number };
 
 /** One image-generation status of a call; read-only outside this projection. */
-export type ImageActivityEntry = DeepReadonly<ImageActivityRecord>;
+export type ImageActivityEntry = DeepReadonly<MutableImageActivityEntry>;
 
 export const IMAGE_ENTRIES_PER_SESSION = 200;
 export const IMAGE_SESSIONS_KEPT = 500;

@@ -4,17 +4,17 @@ import type { DeepReadonly } from '../deep-readonly';
 import type { NotificationPosted, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 import { forgottenPersonal } from '@svc/events/personal-fields';
 
-type NotificationRecord = Omit<NotificationPosted['data'], 'postedAt'> & { postedAt: number | null; receivedAt: number };
+type MutableNotificationEntry = Omit<NotificationPosted['data'], 'postedAt'> & { postedAt: number | null; receivedAt: number };
 
 /** A `notification.posted` entry, its times as epoch ms; read-only outside this projection. */
-export type NotificationEntry = DeepReadonly<NotificationRecord>;
+export type NotificationEntry = DeepReadonly<MutableNotificationEntry>;
 
 /** Spec 2.5 / 8: the companion list keeps the latest 100 entries. */
 export const NOTIFICATIONS_KEPT = 100;
 
 /** Recent phone notifications, newest first. Ephemeral: `relay.started` clears it (spec 2.5). */
-export class NotificationsProjection implements Projection<{ entries: NotificationRecord[] }> {
-  private entries: NotificationRecord[] = [];
+export class NotificationsProjection implements Projection<{ entries: MutableNotificationEntry[] }> {
+  private entries: MutableNotificationEntry[] = [];
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
@@ -34,7 +34,7 @@ export class NotificationsProjection implements Projection<{ entries: Notificati
       case 'personal.forgotten': {
         const keys = new Set(e.data.keys);
         this.entries = this.entries.map((x) =>
-          x.sealedWith && keys.has(x.sealedWith) ? (forgottenPersonal('notification.posted', x) as unknown as NotificationRecord) : x,
+          x.sealedWith && keys.has(x.sealedWith) ? (forgottenPersonal('notification.posted', x) as unknown as MutableNotificationEntry) : x,
         );
         break;
       }
@@ -54,11 +54,11 @@ export class NotificationsProjection implements Projection<{ entries: Notificati
     return this.entries.length;
   }
 
-  snapshot(): { entries: NotificationRecord[] } {
+  snapshot(): { entries: MutableNotificationEntry[] } {
     return { entries: this.entries.map((x) => ({ ...x })) };
   }
 
-  restore(state: { entries: NotificationRecord[] }): void {
+  restore(state: { entries: MutableNotificationEntry[] }): void {
     this.entries = [...state.entries];
   }
 }

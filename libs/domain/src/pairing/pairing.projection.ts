@@ -3,7 +3,7 @@ import { eventAtMs } from '../event-time';
 import type { DeepReadonly } from '../deep-readonly';
 import type { PairingTerms, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-type PairingCodeRecord = {
+type MutablePairingCode = {
   codeDigest: string;
   /** `pending`: a public request waiting for the operator; `ready`: usable by a phone. */
   state: 'ready' | 'pending';
@@ -17,13 +17,13 @@ type PairingCodeRecord = {
 };
 
 /** A live pairing code, read-only outside this projection. */
-export type PairingCode = DeepReadonly<PairingCodeRecord>;
+export type PairingCode = DeepReadonly<MutablePairingCode>;
 
-type State = { codes: PairingCodeRecord[] };
+type State = { codes: MutablePairingCode[] };
 
 /** Live codes only: a consumed, expired or denied code is gone, so it can never match again. */
 export class PairingProjection implements Projection<State> {
-  private readonly byDigest = new Map<string, PairingCodeRecord>();
+  private readonly byDigest = new Map<string, MutablePairingCode>();
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;

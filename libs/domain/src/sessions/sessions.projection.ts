@@ -4,7 +4,7 @@ import type { DeepReadonly } from '../deep-readonly';
 import type { GrantExpiries, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 /** A paired device as the projection keeps it; everyone else reads it as a `Session`. */
-type SessionRecord = {
+type MutableSession = {
   tokenPrefix: string;
   tokenDigest: string;
   deviceId: string;
@@ -24,9 +24,9 @@ type SessionRecord = {
 };
 
 /** A paired device: read-only outside this projection (its events change it, nothing else). */
-export type Session = DeepReadonly<SessionRecord>;
+export type Session = DeepReadonly<MutableSession>;
 
-type State = { sessions: SessionRecord[] };
+type State = { sessions: MutableSession[] };
 
 const toMs = (iso: string | null): number | null => (iso === null ? null : isoMs(iso));
 
@@ -38,15 +38,15 @@ export function grantsToMs(grants: GrantExpiries): Record<string, number | null>
 
 /** Paired devices. Revoked and expired sessions leave the model, so their tokens can never match. */
 export class SessionsProjection implements Projection<State> {
-  private readonly byPrefix = new Map<string, SessionRecord>();
-  private readonly byDigest = new Map<string, SessionRecord>();
+  private readonly byPrefix = new Map<string, MutableSession>();
+  private readonly byDigest = new Map<string, MutableSession>();
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
     switch (e.type) {
       case 'session.created': {
         const at = eventAtMs(e);
-        const s: SessionRecord = {
+        const s: MutableSession = {
           tokenPrefix: e.data.tokenPrefix,
           tokenDigest: e.data.tokenDigest,
           deviceId: e.data.deviceId,

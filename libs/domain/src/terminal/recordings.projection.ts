@@ -3,7 +3,7 @@ import { eventAtMs } from '../event-time';
 import type { DeepReadonly } from '../deep-readonly';
 import type { Projection, RecordingStopReason, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-type SavedRecordingRecord = {
+type MutableSavedRecording = {
   recordingId: string;
   shellId: string;
   sessionName: string;
@@ -25,14 +25,14 @@ type SavedRecordingRecord = {
   seq: number;
 };
 
-type RecordedShellRecord = { shellId: string; sessionName: string; tokenPrefix: string; deviceId: string };
+type MutableRecordedShell = { shellId: string; sessionName: string; tokenPrefix: string; deviceId: string };
 
 /** A recording on disk that the log vouches for (saved, not removed since); read-only outside this projection. */
-export type SavedRecording = DeepReadonly<SavedRecordingRecord>;
+export type SavedRecording = DeepReadonly<MutableSavedRecording>;
 /** Who a shell belonged to: what a recording left by a crash is saved under. */
-export type RecordedShell = DeepReadonly<RecordedShellRecord>;
+export type RecordedShell = DeepReadonly<MutableRecordedShell>;
 
-type State = { saved: SavedRecordingRecord[]; open: RecordedShellRecord[]; orphaned: RecordedShellRecord[]; forgotten?: string[] };
+type State = { saved: MutableSavedRecording[]; open: MutableRecordedShell[]; orphaned: MutableRecordedShell[]; forgotten?: string[] };
 
 /** How many recordings removed as forgotten the model remembers (so the console can say so rather than "unknown"). */
 export const FORGOTTEN_KEPT = 500;
@@ -43,9 +43,9 @@ export const FORGOTTEN_KEPT = 500;
  * `relay.started`): their recordings are saved at start-up under the shell's device.
  */
 export class TerminalRecordingsProjection implements Projection<State> {
-  private readonly saved = new Map<string, SavedRecordingRecord>();
-  private readonly open = new Map<string, RecordedShellRecord>();
-  private orphaned = new Map<string, RecordedShellRecord>();
+  private readonly saved = new Map<string, MutableSavedRecording>();
+  private readonly open = new Map<string, MutableRecordedShell>();
+  private orphaned = new Map<string, MutableRecordedShell>();
   private forgotten: string[] = [];
 
   apply(stored: StoredEvent): void {

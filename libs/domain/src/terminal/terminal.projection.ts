@@ -3,7 +3,7 @@ import { eventAtMs } from '../event-time';
 import type { DeepReadonly } from '../deep-readonly';
 import type { Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-type OpenShellRecord = {
+type MutableOpenShell = {
   shellId: string;
   sessionName: string;
   tokenPrefix: string;
@@ -21,21 +21,21 @@ type OpenShellRecord = {
   graceUntil: number | null;
 };
 
-type RunningTuiRecord = { tuiId: string; tokenPrefix: string; connId: string; pid: number; program: string; startedAt: number };
+type MutableRunningTui = { tuiId: string; tokenPrefix: string; connId: string; pid: number; program: string; startedAt: number };
 
 /** An open shell and a running TUI gateway, read-only outside this projection. */
-export type OpenShell = DeepReadonly<OpenShellRecord>;
-export type RunningTui = DeepReadonly<RunningTuiRecord>;
+export type OpenShell = DeepReadonly<MutableOpenShell>;
+export type RunningTui = DeepReadonly<MutableRunningTui>;
 
-type State = { shells: OpenShellRecord[]; tuis: RunningTuiRecord[] };
+type State = { shells: MutableOpenShell[]; tuis: MutableRunningTui[] };
 
 /**
  * Open shells and running TUI gateways, for the channel rules (4 shells per device, grace expiry) and
  * the console. Ephemeral: `relay.started` empties it, since no child process outlives the relay.
  */
 export class TerminalProjection implements Projection<State> {
-  private readonly shells = new Map<string, OpenShellRecord>();
-  private readonly tuis = new Map<string, RunningTuiRecord>();
+  private readonly shells = new Map<string, MutableOpenShell>();
+  private readonly tuis = new Map<string, MutableRunningTui>();
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;

@@ -6,7 +6,7 @@ import { forgottenPersonal } from '@svc/events/personal-fields';
 
 export type MessageState = 'queued' | 'delivered' | 'dropped' | 'expired' | 'cancelled';
 
-type PhoneMessageRecord = PhoneMessageContent & {
+type MutablePhoneMessage = PhoneMessageContent & {
   by: string;
   postedAt: number;
   expiresAt: number;
@@ -17,7 +17,7 @@ type PhoneMessageRecord = PhoneMessageContent & {
   queuedDelivery: boolean;
 };
 
-type PhoneReplyRecord = PhoneReplyReceived['data'] & {
+type MutablePhoneReply = PhoneReplyReceived['data'] & {
   /** The reply event's seq: a cursor that only grows, across restarts. */
   seq: number;
   at: number;
@@ -25,8 +25,8 @@ type PhoneReplyRecord = PhoneReplyReceived['data'] & {
   handed: boolean;
 };
 
-type ThreadEntryRecord = { kind: 'message' | 'reply'; id: string };
-type ThreadRecord = {
+type MutableThreadEntry = { kind: 'message' | 'reply'; id: string };
+type MutableThread = {
   chatId: string;
   entries: ThreadEntry[];
   messages: number;
@@ -39,14 +39,14 @@ type ThreadRecord = {
   sessionId?: string | null;
 };
 
-type SubscriberRecord = { connId: string; tokenPrefix: string; deviceName: string; sharePhoneStatus: boolean; since: number };
+type MutableSubscriber = { connId: string; tokenPrefix: string; deviceName: string; sharePhoneStatus: boolean; since: number };
 
 /** What this projection hands out, read-only: only its events change them. */
-export type PhoneMessage = DeepReadonly<PhoneMessageRecord>;
-export type PhoneReply = DeepReadonly<PhoneReplyRecord>;
-export type ThreadEntry = DeepReadonly<ThreadEntryRecord>;
-export type Thread = DeepReadonly<ThreadRecord>;
-export type Subscriber = DeepReadonly<SubscriberRecord>;
+export type PhoneMessage = DeepReadonly<MutablePhoneMessage>;
+export type PhoneReply = DeepReadonly<MutablePhoneReply>;
+export type ThreadEntry = DeepReadonly<MutableThreadEntry>;
+export type Thread = DeepReadonly<MutableThread>;
+export type Subscriber = DeepReadonly<MutableSubscriber>;
 
 /** Retention of the read model (the log keeps everything). */
 export const THREAD_ENTRIES_KEPT = 100;
@@ -54,11 +54,11 @@ export const THREADS_KEPT = 200;
 export const REPLIES_KEPT = 500;
 
 type State = {
-  messages: PhoneMessageRecord[];
+  messages: MutablePhoneMessage[];
   queue: string[];
-  replies: PhoneReplyRecord[];
-  threads: ThreadRecord[];
-  subscriber: SubscriberRecord | null;
+  replies: MutablePhoneReply[];
+  threads: MutableThread[];
+  subscriber: MutableSubscriber | null;
 };
 
 /**
@@ -66,12 +66,12 @@ type State = {
  * restart (a projection of the log); the subscriber is a socket, so it resets at `relay.started`.
  */
 export class PhoneThreadsProjection implements Projection<State> {
-  private readonly messages = new Map<string, PhoneMessageRecord>();
+  private readonly messages = new Map<string, MutablePhoneMessage>();
   /** Queued message ids in posting order (the flush order). */
   private queue: string[] = [];
-  private replies: PhoneReplyRecord[] = [];
-  private readonly threads = new Map<string, ThreadRecord>();
-  private sub: SubscriberRecord | null = null;
+  private replies: MutablePhoneReply[] = [];
+  private readonly threads = new Map<string, MutableThread>();
+  private sub: MutableSubscriber | null = null;
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
@@ -240,7 +240,7 @@ export class PhoneThreadsProjection implements Projection<State> {
     this.sub = state.subscriber;
   }
 
-  private settle(id: string, state: MessageState, at: number, also?: (m: PhoneMessageRecord) => void): void {
+  private settle(id: string, state: MessageState, at: number, also?: (m: MutablePhoneMessage) => void): void {
     const m = this.messages.get(id);
     if (!m || m.state !== 'queued') return;
     m.state = state;
@@ -272,7 +272,7 @@ export class PhoneThreadsProjection implements Projection<State> {
       }
   }
 
-  private thread(chatId: string, at: number): ThreadRecord {
+  private thread(chatId: string, at: number): MutableThread {
     let t = this.threads.get(chatId);
     if (!t) {
       t = { chatId, entries: [], messages: 0, replies: 0, lastActivity: at, title: null };
@@ -283,21 +283,21 @@ export class PhoneThreadsProjection implements Projection<State> {
     return t;
   }
 
-  private addEntry(t: ThreadRecord, entry: ThreadEntryRecord): void {
+  private addEntry(t: MutableThread, entry: MutableThreadEntry): void {
     t.entries.push(entry);
     while (t.entries.length > THREAD_ENTRIES_KEPT) this.forget(t.entries.shift()!);
   }
 
   /** The quietest thread leaves the read model (its queued messages stay queued). */
   private evictThread(): void {
-    let oldest: ThreadRecord | undefined;
+    let oldest: MutableThread | undefined;
     for (const t of this.threads.values()) if (!oldest || t.lastActivity < oldest.lastActivity) oldest = t;
     if (!oldest) return;
     this.threads.delete(oldest.chatId);
     for (const entry of oldest.entries) this.forget(entry);
   }
 
-  private forget(entry: ThreadEntryRecord): void {
+  private forget(entry: MutableThreadEntry): void {
     if (entry.kind !== 'message') return;
     const m = this.messages.get(entry.id);
     if (m && m.state !== 'queued') this.messages.delete(entry.id);

@@ -3,7 +3,7 @@ import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
 import type { DeepReadonly } from '../deep-readonly';
 
-type TrustRecord = {
+type MutableTrust = {
   trustId: string;
   deviceId: string;
   refreshDigest: string;
@@ -21,9 +21,9 @@ type TrustRecord = {
 };
 
 /** One trusted device: what renewal gives it, and which refresh token is current. Never the token itself. Read-only outside this projection. */
-export type Trust = DeepReadonly<TrustRecord>;
+export type Trust = DeepReadonly<MutableTrust>;
 
-type State = { trusts: TrustRecord[]; retired: Array<[string, string]> };
+type State = { trusts: MutableTrust[]; retired: Array<[string, string]> };
 
 /**
  * Digests rotated out per trust that are remembered to catch a copy: the newest ones (a phone renews at
@@ -33,9 +33,9 @@ export const RETIRED_PER_TRUST = 32;
 
 /** Live trusts by id, by current refresh digest and by device; rotated-out digests to detect reuse. */
 export class TrustProjection implements Projection<State> {
-  private readonly byId = new Map<string, TrustRecord>();
-  private readonly byDigest = new Map<string, TrustRecord>();
-  private readonly byDevice = new Map<string, TrustRecord>();
+  private readonly byId = new Map<string, MutableTrust>();
+  private readonly byDigest = new Map<string, MutableTrust>();
+  private readonly byDevice = new Map<string, MutableTrust>();
   /** Rotated-out digest -> trust id, in rotation order (Map keeps insertion order). */
   private readonly retired = new Map<string, string>();
 
@@ -43,7 +43,7 @@ export class TrustProjection implements Projection<State> {
     const e = stored as StoredRelayEvent;
     switch (e.type) {
       case 'trust.issued': {
-        const t: TrustRecord = {
+        const t: MutableTrust = {
           trustId: e.data.trustId,
           deviceId: e.data.deviceId,
           refreshDigest: e.data.refreshDigest,

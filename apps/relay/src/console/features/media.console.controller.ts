@@ -25,7 +25,7 @@ export class MediaConsoleController {
   @Auth('operator')
   view(): MediaView {
     const now = this.clock.now();
-    const entries = this.loop.models.media.live(now).sort((a, b) => b.registeredAt - a.registeredAt);
+    const entries = this.loop.models.media.live(now).toSorted((a, b) => b.registeredAt - a.registeredAt);
     return {
       ok: true,
       server_time: epoch(now.getTime()),

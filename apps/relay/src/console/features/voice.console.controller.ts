@@ -75,7 +75,7 @@ export class VoiceConsoleController {
       calls_default: calls,
       open_sessions: m.voice
         .openSessions()
-        .sort((a, b) => b.createdAt - a.createdAt)
+        .toSorted((a, b) => b.createdAt - a.createdAt)
         .map((s) => openSessionView(s, connected.has(s.sessionId), m.voiceActivity.resumesOf(s.sessionId), this.sessions.heldBytesOf(s.sessionId))),
       held: this.held(),
       ended_sessions: m.voiceActivity.recentSessions().map(endedSessionView),
