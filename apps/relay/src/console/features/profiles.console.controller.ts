@@ -58,11 +58,11 @@ export class ProfilesConsoleController {
       profiles: this.catalog.all().map((p) => profileRowView(p, offered.has(p.name), this.catalog.layout.configOf(p.name))),
       writes: m
         .writes()
-        .sort((a, b) => b.at - a.at)
+        .toSorted((a, b) => b.at - a.at)
         .map(profileWriteView),
       enablements: m
         .enablements()
-        .sort((a, b) => b.at - a.at)
+        .toSorted((a, b) => b.at - a.at)
         .map((x) => ({ profile: x.profile, was: x.was, at: epoch(x.at), actor: x.actor })),
     };
   }
