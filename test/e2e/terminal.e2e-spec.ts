@@ -186,7 +186,7 @@ describe('terminal channel', () => {
     other.phone.close();
   });
 
-  it('revoking the session mid-stream closes its shells at once', async () => {
+  it('revoking the session mid-stream closes its shells at once; the phone is told terminal.detached {reason: revoked} before 4403', async () => {
     const { phone, token, prefix } = await pairPhone(relay);
     const screen = new Screen(phone);
     const ok = await attach(phone);
@@ -195,7 +195,14 @@ describe('terminal channel', () => {
     await screen.waitFor(/tick\r\ntick/);
     const res = await fetch(`${relay.url}/sessions/${prefix}`, { method: 'DELETE', headers: bearer(token) });
     expect(res.status).toBe(200);
-    await phone.closed;
+    expect(await phone.closed).toBe(4403);
+    // Issue 41 item 7: before, the socket closed before the shell's exit and nothing said so (the desktop CLI's
+    // `shell --raw` hung). The CLI exits on terminal.detached (1 for this reason).
+    const last = phone.frames.filter((f) => f.type !== 'terminal.output').slice(-2);
+    expect(last).toEqual([
+      expect.objectContaining({ type: 'terminal.detached', payload: { session_name: 'main', reason: 'revoked', exit_code: null, signal: null } }),
+      expect.objectContaining({ type: 'session.revoked', payload: { reason: 'revoked', revoked_self: true } }),
+    ]);
     await eventually(() => readEvents(relay.home).some((e) => e.type === 'terminal.closed' && e.data.pid === pid), 5000, 'terminal.closed');
     expect(readEvents(relay.home).find((e) => e.type === 'terminal.closed' && e.data.pid === pid)?.data).toMatchObject({
       reason: 'revoked',

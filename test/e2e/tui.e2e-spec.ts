@@ -117,11 +117,17 @@ describe('tui channel', () => {
     expect((await leftoversAfter(pid2)).session).toEqual([]);
   });
 
-  it('revoking the session stops its gateway', async () => {
+  it('revoking the session stops its gateway; the phone is told tui.detached {reason: revoked} before 4403', async () => {
     const { phone, token, prefix } = await pairPhone(relay);
     const ok = await attach(phone);
     const pid = ok.payload.pid as number;
     await fetch(`${relay.url}/sessions/${prefix}`, { method: 'DELETE', headers: bearer(token) });
+    // The socket closes before the gateway has exited: without this frame a client waited on a dead stream.
+    expect(await phone.closed).toBe(4403);
+    expect(phone.frames.slice(-2)).toEqual([
+      expect.objectContaining({ type: 'tui.detached', payload: { reason: 'revoked', exit_code: null, signal: null } }),
+      expect.objectContaining({ type: 'session.revoked', payload: { reason: 'revoked', revoked_self: true } }),
+    ]);
     await eventually(() => readEvents(relay.home).some((e) => e.type === 'tui.stopped' && e.data.pid === pid), 5000, 'tui.stopped');
     expect(readEvents(relay.home).find((e) => e.type === 'tui.stopped' && e.data.pid === pid)?.data).toMatchObject({ reason: 'revoked' });
     expect((await leftoversAfter(pid)).session).toEqual([]);

@@ -2,18 +2,40 @@ import { parseArgs } from 'node:util';
 import { createLogger } from '../common/logger';
 import { ReachBroker } from '../reach/broker';
 import { BrokerConfigError } from '../reach/broker-credentials';
+import type { BrokerLimits } from '../reach/broker-options';
 import { newToken, tokenSha256 } from '../reach/protocol';
-import { loadOrCreateHostId } from '../reach/connector';
+import { loadOrCreateHostId } from '../reach/connector-config';
 import { svcHomeFrom } from '../common/config';
 import { reachHostIdFile } from '../secure-link/secure-link-paths';
 import { CliError, EXIT, line, UsageError, type CliIo } from './io';
 
 const COMMAND = 'reach';
 
+/** The broker's bounds an operator may set, each a whole number within its range (docs/PROTOCOL.md, Reach). */
+const LIMIT_FLAGS = {
+  'streams-per-route': { limit: 'streamsPerRoute', min: 1, max: 1024 },
+  'refusals-per-minute': { limit: 'refusalsPerMinute', min: 1, max: 1_000_000 },
+  'refusals-per-minute-total': { limit: 'refusalsPerMinuteTotal', min: 1, max: 100_000_000 },
+  'replay-ids': { limit: 'replayIds', min: 1, max: 100_000_000 },
+  'tracked-sources': { limit: 'trackedSources', min: 1, max: 10_000_000 },
+} as const;
+
+function limitsFrom(values: Record<string, string | boolean | undefined>): Partial<BrokerLimits> {
+  const limits: Partial<BrokerLimits> = {};
+  for (const [flag, { limit, min, max }] of Object.entries(LIMIT_FLAGS)) {
+    const raw = values[flag];
+    if (typeof raw !== 'string') continue;
+    const n = /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
+    if (!(n >= min && n <= max)) throw new UsageError(`--${flag} ${raw.slice(0, 40)}: a whole number from ${min} to ${max}`, COMMAND);
+    limits[limit] = n;
+  }
+  return limits;
+}
+
 /**
- * `svc reach --credentials FILE [--listen ADDR] [--port P] [--tls-cert C --tls-key K] [--state FILE]`: the
- * Reach broker, on a host phones and the relay can both reach. Runs until SIGINT/SIGTERM; SIGHUP re-reads
- * the credentials file. Public listeners need TLS; plain text only on loopback.
+ * `svc reach --credentials FILE [--listen ADDR] [--port P] [--tls-cert C --tls-key K] [--state FILE]
+ * [limits]`: the Reach broker, on a host phones and the relay can both reach. Runs until SIGINT/SIGTERM;
+ * SIGHUP re-reads the credentials file. Public listeners need TLS; plain text only on loopback.
  */
 export async function reachCommand(args: string[], io: CliIo): Promise<number> {
   let v;
@@ -29,6 +51,7 @@ export async function reachCommand(args: string[], io: CliIo): Promise<number> {
         'tls-key': { type: 'string' },
         state: { type: 'string' },
         'log-level': { type: 'string' },
+        ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((f) => [f, { type: 'string' as const }])),
       },
     }).values;
   } catch (err) {
@@ -38,6 +61,7 @@ export async function reachCommand(args: string[], io: CliIo): Promise<number> {
   const port = v.port === undefined ? 9444 : Number(v.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port ${v.port}: 0-65535`, COMMAND);
   if (Boolean(v['tls-cert']) !== Boolean(v['tls-key'])) throw new UsageError('--tls-cert and --tls-key go together', COMMAND);
+  const limits = limitsFrom(v);
   const level = (v['log-level'] ?? 'INFO').toUpperCase();
   const logger = createLogger(['DEBUG', 'INFO', 'WARNING', 'ERROR'].includes(level) ? (level as 'INFO') : 'INFO');
   let broker: ReachBroker;
@@ -49,6 +73,7 @@ export async function reachCommand(args: string[], io: CliIo): Promise<number> {
       port,
       tls: v['tls-cert'] ? { cert: v['tls-cert'], key: v['tls-key']! } : null,
       logger,
+      limits,
     });
     await broker.start();
   } catch (err) {

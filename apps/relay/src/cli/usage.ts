@@ -193,7 +193,7 @@ The relay of $SVC_HOME is found by its lock (any port), else through RELAY_HOST 
 its certificate with NODE_EXTRA_CA_CERTS. The session token comes from MOBILE_BRIDGE_TOKEN (or
 SVC_RELAY_TOKEN) and needs the bridge grant. Only JSON-RPC is written to stdout; errors go to stderr.`,
 
-  reach: `Usage: svc reach --credentials FILE [--listen ADDR] [--port P] [--tls-cert C --tls-key K] [--state FILE]
+  reach: `Usage: svc reach --credentials FILE [--listen ADDR] [--port P] [--tls-cert C --tls-key K] [--state FILE] [limits]
 
 The Reach broker (experimental): phones that cannot reach a relay directly meet it here. Relays hold a
 control socket (WSS /v1/connect) registered with their host token; phones come with a bootstrap
@@ -205,6 +205,13 @@ bytes: the Secure Link TLS session inside is end to end.
   --listen ADDR       default 127.0.0.1; anything but loopback needs --tls-cert and --tls-key
   --port P            default 9444
   --state FILE        keep published credentials (digests) across restarts
+Limits (whole numbers):
+  --streams-per-route N          streams one route credential carries at once (8; past it: too_many_streams)
+  --refusals-per-minute N        refused registrations a minute from one address, an IPv6 /64 (30; then 429)
+  --refusals-per-minute-total N  refused registrations a minute from everyone (600); past it only addresses
+                                 whose credential matched in the last hour get in
+  --replay-ids N                 matched connection ids and used bootstrap credentials kept a day (65536 each)
+  --tracked-sources N            addresses remembered for the two counts above (4096 each)
 Public: GET /health. Runs until SIGINT/SIGTERM.`,
 
   'reach host-entry': `Usage: svc reach host-entry [--json]

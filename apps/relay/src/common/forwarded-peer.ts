@@ -44,6 +44,12 @@ export function reachPeer(credential: { kind: 'route' | 'bootstrap'; id: string 
   return credential ? `${credential.kind}:${credential.id} via reach` : 'broker via reach';
 }
 
+/** The route credential id a Reach stream's peer names (`route:<id> via reach`); null for any other peer. */
+export function reachRouteOf(peer: string): string | null {
+  const m = /^route:([A-Za-z0-9_.-]{1,128}) via reach$/.exec(peer);
+  return m ? m[1] : null;
+}
+
 /** Marks a request (or a socket whose requests inherit it) with the peer an in-process forwarder vouches for. */
 export function markPeer(target: object, peer: string): void {
   (target as Marked)[PEER] = peer;

@@ -22,6 +22,8 @@ export interface ReachView {
   publishBootstrap(pairingId: string, token: string, expiresAt: number): Promise<void>;
   publishRoute(credentialId: string, token: string, expiresAt: number, deviceIdHash: string): Promise<void>;
   revokeRoute(credentialId: string): Promise<void>;
+  /** While held (until the returned function runs), the route a Reach peer came by is not revoked; null for other peers. */
+  holdRevoke(peer: string): (() => void) | null;
 }
 
 export type Runtime = {

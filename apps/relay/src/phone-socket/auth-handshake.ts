@@ -39,6 +39,9 @@ type Renewal = { trustId: string; previousDigest: string; previousPrefix: string
  */
 type Granted = { prefix: string; deviceId: string; token: string; issued: string | null; undo: () => Promise<void>; renewed: boolean };
 
+/** Resolves once the socket's `auth.ok` is written (whether it went or not), at once when none is sent. */
+type Answer = { written: Promise<void> };
+
 /** The close a socket saw while its handshake was being written (the hub records none for a socket without a principal). */
 type SeenClose = { code: number; reason: string } | null;
 
@@ -60,21 +63,29 @@ export class AuthHandshake {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** `admitted` runs once the socket holds its principal, after its `phone.connected` is durable. */
+  /**
+   * `admitted` runs once the socket holds its principal, after its `phone.connected` is durable. A socket that
+   * came over a Reach route holds that route's revoke until its answer is written: a pairing over the route
+   * whose trust it replaces (or a session-bound route's session it replaces) would otherwise have the broker
+   * close the very stream carrying its `auth.ok`, and the pairing be abandoned.
+   */
   async authenticate(conn: PhoneConnection, env: Envelope, admitted: () => void): Promise<void> {
     let seen: SeenClose = null;
     const onClose = (code: number, reason: Buffer) => (seen = { code, reason: reason.toString() });
     conn.ws.once('close', onClose);
+    const release = this.runtime.reach?.holdRevoke(conn.ip) ?? null;
+    const answer: Answer = { written: Promise.resolve() };
     try {
-      await this.handshake(conn, env, admitted, () => seen);
+      await this.handshake(conn, env, admitted, () => seen, answer);
     } catch (err) {
       refuseAuth(conn, err, this.logger);
     } finally {
       conn.ws.off('close', onClose);
+      if (release) void answer.written.finally(release);
     }
   }
 
-  private async handshake(conn: PhoneConnection, env: Envelope, admitted: () => void, seen: () => SeenClose): Promise<void> {
+  private async handshake(conn: PhoneConnection, env: Envelope, admitted: () => void, seen: () => SeenClose, answer: Answer): Promise<void> {
     const p = env.payload;
     const now = this.clock.now();
     try {
@@ -100,7 +111,7 @@ export class AuthHandshake {
     else if (hasToken) return this.recordFailure(conn, 'token', 'unknown, revoked or expired session token');
     else if (p.pairing_code !== undefined) granted = await this.pair(conn, p, supports);
     else return conn.failAuth('system/auth needs pairing_code or session_token');
-    if (granted) await this.admit(conn, env, granted, supports, admitted, seen);
+    if (granted) await this.admit(conn, env, granted, supports, admitted, seen, answer);
   }
 
   /** A live session's reconnect: its bookkeeping (the device's new description, trust adoption) and the connect, in one batch. */
@@ -234,6 +245,7 @@ export class AuthHandshake {
     supports: ClientSupports,
     admitted: () => void,
     seen: () => SeenClose,
+    answer: Answer,
   ): Promise<void> {
     const session = this.loop.models.sessions.byTokenPrefix(g.prefix);
     if (conn.closed || !session || !isLive(session, this.clock.now())) {
@@ -265,6 +277,8 @@ export class AuthHandshake {
     const grants: Record<string, number | null> = {};
     for (const [ch, until] of Object.entries(liveGrants(session, this.clock.now()))) grants[ch] = epoch(until);
     const trust = g.issued !== null ? this.loop.models.trust.forDevice(session.deviceId) : undefined;
+    let written: () => void = () => undefined;
+    answer.written = new Promise<void>((r) => (written = r));
     const delivered = conn.send(
       'system',
       'auth.ok',
@@ -283,8 +297,13 @@ export class AuthHandshake {
         ...(g.issued !== null && trust ? { refresh_token: g.issued, refresh_expires_at: epoch(trust.expiresAt) } : {}),
       },
       env.id,
+      undefined,
+      () => written(),
     );
-    if (!delivered) await g.undo();
+    if (!delivered) {
+      written();
+      await g.undo();
+    }
   }
 
   /** A new session token whose 8-character prefix no live session has. */

@@ -51,10 +51,20 @@ export class PhoneConnection implements GuardHooks {
     return this.principal?.tokenPrefix ?? null;
   }
 
-  /** `topLevel`: envelope fields beside `payload` (the app reads `profiles.updated`'s array there). */
-  send(channel: string, type: string, payload: Record<string, unknown>, id?: string, topLevel?: Record<string, unknown>): boolean {
+  /**
+   * `topLevel`: envelope fields beside `payload` (the app reads `profiles.updated`'s array there). `written`
+   * runs once the frame is written to the socket (with an error if it never is); not when this returns false.
+   */
+  send(
+    channel: string,
+    type: string,
+    payload: Record<string, unknown>,
+    id?: string,
+    topLevel?: Record<string, unknown>,
+    written?: (err?: Error) => void,
+  ): boolean {
     if (this.ws.readyState !== this.ws.OPEN || !this.guard.mayQueue()) return false;
-    this.ws.send(JSON.stringify({ channel, type, id: id ?? randomUUID(), payload, ...topLevel }));
+    this.ws.send(JSON.stringify({ channel, type, id: id ?? randomUUID(), payload, ...topLevel }), written);
     return true;
   }
 

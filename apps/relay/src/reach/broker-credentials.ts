@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { atomicWrite } from '../common/atomic-write';
 import { parseJsonObject } from '../common/json-object';
+import { ExpiringIds } from './expiring-ids';
 import { DIGEST_RE, ID_RE } from './protocol';
 
 export class BrokerConfigError extends Error {}
@@ -41,17 +42,26 @@ export type Credential = {
 
 /**
  * The bootstrap and route credentials hosts published, and the digests of bootstrap credentials already
- * used (a replay is refused for a day, or until the credential would have expired). With a state file
- * they survive a restart (written atomically after each change); without one they live in memory.
+ * used (a replay is refused for a day, or until the credential would have expired; at most `replayIds`
+ * of them, the oldest going first). With a state file they survive a restart (written atomically after
+ * each change); without one they live in memory.
  */
 export class BrokerCredentials {
   private readonly byDigest = new Map<string, Credential>();
-  private readonly consumed = new Map<string, number>();
+  private readonly consumed: ExpiringIds;
 
   constructor(
     private readonly stateFile: string | null | undefined,
     private readonly perHost: number,
-  ) {}
+    replayIds: number,
+    private readonly now: () => number,
+  ) {
+    this.consumed = new ExpiringIds(replayIds);
+  }
+
+  get consumedCount(): number {
+    return this.consumed.size;
+  }
 
   get(digest: string): Credential | undefined {
     return this.byDigest.get(digest);
@@ -63,7 +73,7 @@ export class BrokerCredentials {
 
   /** Expired credentials are dropped first; then whether `hostId` may publish one more. */
   roomFor(hostId: string): boolean {
-    const now = Date.now();
+    const now = this.now();
     for (const [d, c] of this.byDigest) if (c.expiresAt <= now) this.byDigest.delete(d);
     return [...this.byDigest.values()].filter((c) => c.hostId === hostId).length < this.perHost;
   }
@@ -89,12 +99,12 @@ export class BrokerCredentials {
     c.usesLeft--;
     if (c.kind !== 'bootstrap') return;
     this.byDigest.delete(digest);
-    this.consumed.set(digest, Math.max(Date.now() + 86_400_000, c.expiresAt));
+    this.consumed.add(digest, Math.max(this.now() + 86_400_000, c.expiresAt));
     this.save();
   }
 
   pruneConsumed(now: number): void {
-    for (const [d, until] of this.consumed) if (until <= now) this.consumed.delete(d);
+    this.consumed.prune(now);
   }
 
   /** Reads the state file (credentials of hosts no longer listed in `hostDigests` are left out). */
@@ -111,7 +121,7 @@ export class BrokerCredentials {
     if (parsed === null) throw new BrokerConfigError(`the state file ${file} is not a JSON object; move it away to start empty`);
     const list = (v: unknown): Array<Record<string, unknown>> =>
       Array.isArray(v) ? v.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x)) : [];
-    const now = Date.now();
+    const now = this.now();
     for (const c of list(parsed.credentials)) {
       if (typeof c.token_sha256 !== 'string' || typeof c.host_id !== 'string' || !hostDigests.has(c.host_id)) continue;
       const exp = Number(c.expires_at) * 1000;
@@ -126,7 +136,7 @@ export class BrokerCredentials {
       });
     }
     for (const c of list(parsed.consumed)) {
-      if (typeof c.token_sha256 === 'string' && Number(c.expires_at) * 1000 > now) this.consumed.set(c.token_sha256, Number(c.expires_at) * 1000);
+      if (typeof c.token_sha256 === 'string' && Number(c.expires_at) * 1000 > now) this.consumed.add(c.token_sha256, Number(c.expires_at) * 1000);
     }
   }
 
@@ -145,7 +155,7 @@ export class BrokerCredentials {
         credential_id: c.id,
         device_id_hash: c.deviceIdHash,
       })),
-      consumed: [...this.consumed].map(([d, until]) => ({ token_sha256: d, expires_at: epoch(until) })),
+      consumed: [...this.consumed.entries()].map(([d, until]) => ({ token_sha256: d, expires_at: epoch(until) })),
     };
     atomicWrite(file, JSON.stringify(body));
   }

@@ -2,13 +2,16 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type * as net from 'node:net';
-import type { Logger } from 'pino';
+import { SystemClock, type Clock } from '../common/clock';
 import { isLoopbackHost } from '../common/hosts';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { parseJsonObject } from '../common/json-object';
 import { SocketGuards } from '../common/socket-guard';
 import { TLS_LISTENER_OPTIONS } from '../common/tls-policy';
+import { BrokerAdmission, type Outcome, type Ticket } from './broker-admission';
 import { BrokerConfigError, BrokerCredentials, readCredentials } from './broker-credentials';
+import { DEFAULT_BROKER_LIMITS, type BrokerLimits, type BrokerOptions } from './broker-options';
+import { ExpiringIds } from './expiring-ids';
 import { parseHostControl } from './host-control';
 import {
   decodeHostFrame,
@@ -26,31 +29,8 @@ import {
   type Register,
 } from './protocol';
 
-export type BrokerOptions = {
-  /** `{"hosts": {"<host id>": {"host_token_sha256": "<base64url SHA-256>"}}}`: digests only, never a token. */
-  credentialsFile: string;
-  /** Published bootstrap and route credentials (digests) survive a restart here; in memory without it. */
-  stateFile?: string | null;
-  listen: string;
-  port: number;
-  tls?: { cert: string; key: string } | null;
-  logger: Logger;
-  limits?: Partial<typeof DEFAULT_LIMITS>;
-  /** Every byte the broker forwards, for audits (and the tests that prove it is ciphertext). */
-  onForward?: (direction: 'to_host' | 'to_client', bytes: Buffer) => void;
-};
-
-const DEFAULT_LIMITS = {
-  streamsPerHost: 16,
-  hosts: 256,
-  registerMs: 10_000,
-  idleMs: 300_000,
-  attemptsPerMinute: 30,
-  queueBytes: 8 * 1024 * 1024,
-  credentialsPerHost: 1024,
-  /** Every socket is pinged this often; one that has not answered by the next ping is closed (1008 `ping_timeout`). */
-  pingIntervalMs: 30_000,
-};
+/** How long the connection id of a matched registration is refused as a replay. */
+const REPLAY_MS = 86_400_000;
 
 /** The broker uses the socket guard for its keepalive only: it bounds its queues per stream (`queueBytes`) and paces nothing. */
 const UNPACED = Number.MAX_SAFE_INTEGER;
@@ -61,10 +41,12 @@ type Stream = { id: string; host: HostConn; client: WebSocket; digest: string; i
 /**
  * The Reach broker (`svc reach`): a rendezvous on a public address. Hosts (relays) hold one control
  * socket each, registered with their host token (the broker knows only its digest); phones connect with
- * a bootstrap credential (from a pairing QR, one use) or a route credential (from `auth.ok`, one stream
- * at a time), both published by the host as digests. Matched, the broker copies opaque bytes between
- * the phone and the host's stream: the Secure Link TLS session inside is end to end, so the broker
- * holds no key that could read it. Public listeners must use TLS; plain text only on loopback.
+ * a bootstrap credential (from a pairing QR, one use) or a route credential (from `auth.ok`, up to
+ * `streamsPerRoute` streams at once: one per connection the phone opens), both published by the host as
+ * digests. Matched, the broker copies opaque bytes between the phone and the host's stream: the Secure
+ * Link TLS session inside is end to end, so the broker holds no key that could read it. Public listeners
+ * must use TLS; plain text only on loopback. What a stranger can make it hold is bounded: nothing of a
+ * registration is kept before its credential matches, and refused ones are counted (`BrokerAdmission`).
  */
 export class ReachBroker {
   private server: http.Server | https.Server | null = null;
@@ -72,16 +54,20 @@ export class ReachBroker {
   private readonly hosts = new Map<string, HostConn>();
   private readonly credentials: BrokerCredentials;
   private readonly activeRoutes = new Map<string, number>();
-  private readonly seenConnections = new Map<string, number>();
-  private readonly attempts = new Map<string, number[]>();
-  private readonly limits: typeof DEFAULT_LIMITS;
+  private readonly seenConnections: ExpiringIds;
+  private readonly admission: BrokerAdmission;
+  private readonly limits: BrokerLimits;
+  private readonly clock: Clock;
   private hostDigests: Map<string, string>;
   private streams = 0;
   /** A host or phone that vanished without a FIN is dropped within two ping intervals, not at the TCP timeout (a dead host kept its id busy). */
   private readonly guards: SocketGuards;
 
   constructor(private readonly opts: BrokerOptions) {
-    this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    this.limits = { ...DEFAULT_BROKER_LIMITS, ...opts.limits };
+    this.clock = opts.clock ?? new SystemClock();
+    this.seenConnections = new ExpiringIds(this.limits.replayIds);
+    this.admission = new BrokerAdmission(this.limits);
     this.guards = new SocketGuards(
       {
         bufferBytes: this.limits.queueBytes,
@@ -98,7 +84,7 @@ export class ReachBroker {
         `a public listener needs TLS (--tls-cert and --tls-key); plain text is allowed only on loopback, not on ${opts.listen}`,
       );
     this.hostDigests = readCredentials(opts.credentialsFile);
-    this.credentials = new BrokerCredentials(opts.stateFile, this.limits.credentialsPerHost);
+    this.credentials = new BrokerCredentials(opts.stateFile, this.limits.credentialsPerHost, this.limits.replayIds, () => this.now());
     this.credentials.load(this.hostDigests);
   }
 
@@ -112,6 +98,11 @@ export class ReachBroker {
 
   stats() {
     return { hosts_online: this.hosts.size, active_streams: this.streams };
+  }
+
+  /** How much the broker holds for registrations it has seen (every one bounded by a limit). */
+  stores() {
+    return { replayIds: this.seenConnections.size, consumedBootstraps: this.credentials.consumedCount, ...this.admission.sizes() };
   }
 
   async start(): Promise<void> {
@@ -158,27 +149,39 @@ export class ReachBroker {
   }
 
   private onUpgrade(req: http.IncomingMessage, socket: net.Socket, head: Buffer): void {
-    const refuse = (status: number, error: string) => {
+    const refuse = (status: number, error: string, retryAfterS?: number) => {
       const text = JSON.stringify({ ok: false, error, code: status === 429 ? 'rate_limited' : 'bad_request' });
+      const retry = retryAfterS === undefined ? '' : `retry-after: ${retryAfterS}\r\n`;
       socket.end(
-        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n${retry}connection: close\r\n\r\n${text}`,
       );
     };
     const [p, query] = (req.url ?? '/').split('?');
     if (p !== '/v1/connect') return refuse(404, 'not found');
     if (query !== undefined || req.headers.authorization) return refuse(400, 'credentials must be sent in registration');
     const peer = socket.remoteAddress ?? 'unknown';
-    if (!this.rateAllowed(peer)) return refuse(429, 'too many connection attempts');
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.onSocket(ws, peer));
+    const admitted = this.admission.admit(peer, this.now());
+    if (!admitted.ok) {
+      this.opts.logger.debug({ peer, why: admitted.why }, 'reach upgrade refused: too many refused registrations');
+      return refuse(429, 'too many refused registrations; try again later', admitted.retryAfterS);
+    }
+    const ticket = admitted.ticket;
+    // However the connection ends without a match (a malformed handshake never becomes a WebSocket, a socket
+    // closes before its registration) it counts as refused: otherwise it would stay in flight for good.
+    socket.once('close', () => this.admission.settle(ticket, 'refused', this.now()));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onSocket(ws, peer, ticket));
   }
 
-  private rateAllowed(peer: string): boolean {
-    const now = Date.now();
-    const list = (this.attempts.get(peer) ?? []).filter((t) => now - t < 60_000);
-    list.push(now);
-    this.attempts.set(peer, list);
-    if (this.attempts.size > 4096) this.attempts.delete(this.attempts.keys().next().value as string);
-    return list.length <= this.limits.attemptsPerMinute;
+  /** A registration refused: `unauthorized`, `unsupported_version`, `replayed`, `expired` (counted by the admission). */
+  private refuseRegistration(ws: WebSocket, code: string, why: string, peer: string): Outcome {
+    this.error(ws, code, why, peer);
+    return 'refused';
+  }
+
+  /** The credential matched, but there is no room (`host_busy`, `host_offline`, `too_many_streams`): not counted against the source. */
+  private busy(ws: WebSocket, code: string, why: string, peer: string): Outcome {
+    this.error(ws, code, why, peer);
+    return 'matched';
   }
 
   private error(ws: WebSocket, code: string, why: string, peer: string): void {
@@ -187,32 +190,42 @@ export class ReachBroker {
     ws.close(1008, code);
   }
 
-  private onSocket(ws: WebSocket, peer: string): void {
+  private onSocket(ws: WebSocket, peer: string, ticket: Ticket): void {
     this.guards.watch(ws, { describe: () => ({ peer }) });
-    const timer = setTimeout(() => this.error(ws, 'unauthorized', 'no registration in time', peer), this.limits.registerMs);
+    const settle = (outcome: Outcome) => this.admission.settle(ticket, outcome, this.now());
+    const timer = setTimeout(() => settle(this.refuseRegistration(ws, 'unauthorized', 'no registration in time', peer)), this.limits.registerMs);
     ws.once('message', (data, isBinary) => {
       clearTimeout(timer);
-      const text = data.toString();
-      if (isBinary || text.length > MAX_CONTROL) return this.error(ws, 'unauthorized', 'first frame is not a registration', peer);
-      const reg = parseRegister(text);
-      if (!reg.ok) return this.error(ws, reg.code, reg.why, peer);
-      this.pruneReplay();
-      if (this.seenConnections.has(reg.value.connection_id)) return this.error(ws, 'replayed', 'connection id seen before', peer);
-      this.seenConnections.set(reg.value.connection_id, Date.now());
-      if (reg.value.role === 'host') this.onHost(ws, reg.value, peer);
-      else this.onClient(ws, reg.value, peer);
+      settle(this.register(ws, data, isBinary, peer));
     });
+    ws.once('close', () => clearTimeout(timer));
     ws.on('error', () => ws.terminate());
+  }
+
+  /** The first frame: nothing of a registration is kept unless its credential matched. */
+  private register(ws: WebSocket, data: RawData, isBinary: boolean, peer: string): Outcome {
+    const text = data.toString();
+    if (isBinary || text.length > MAX_CONTROL) return this.refuseRegistration(ws, 'unauthorized', 'first frame is not a registration', peer);
+    const reg = parseRegister(text);
+    if (!reg.ok) return this.refuseRegistration(ws, reg.code, reg.why, peer);
+    this.pruneReplay();
+    if (this.seenConnections.has(reg.value.connection_id)) return this.refuseRegistration(ws, 'replayed', 'connection id seen before', peer);
+    return reg.value.role === 'host' ? this.onHost(ws, reg.value, peer) : this.onClient(ws, reg.value, peer);
+  }
+
+  private remember(connectionId: string): void {
+    this.seenConnections.add(connectionId, this.now() + REPLAY_MS);
   }
 
   // ---- hosts -----------------------------------------------------------------------------------
 
-  private onHost(ws: WebSocket, reg: Register, peer: string): void {
+  private onHost(ws: WebSocket, reg: Register, peer: string): Outcome {
     const expected = this.hostDigests.get(reg.host_id);
     if (reg.credential_kind !== 'host' || !expected || !sameDigest(expected, tokenSha256(reg.token)))
-      return this.error(ws, 'unauthorized', 'host credential', peer);
+      return this.refuseRegistration(ws, 'unauthorized', 'host credential', peer);
     if (this.hosts.has(reg.host_id) || this.hosts.size >= this.limits.hosts)
-      return this.error(ws, 'host_busy', 'host already online or too many hosts', peer);
+      return this.busy(ws, 'host_busy', 'host already online or too many hosts', peer);
+    this.remember(reg.connection_id);
     const host: HostConn = { ws, hostId: reg.host_id, connectionId: reg.connection_id, streams: new Map() };
     this.hosts.set(reg.host_id, host);
     ws.send(JSON.stringify({ type: 'registered', protocol_version: REACH_PROTOCOL }));
@@ -223,13 +236,14 @@ export class ReachBroker {
       for (const s of [...host.streams.values()]) this.closeStream(s, false);
       this.opts.logger.info({ host: reg.host_id }, 'reach host offline');
     });
+    return 'matched';
   }
 
   private hostControl(host: HostConn, text: string, peer: string): void {
     // Validated before any field is read: a host sending `null` must cost only its own connection.
     const m = parseJsonObject(text);
     if (m === null) return this.error(host.ws, 'unauthorized', 'control frame is not a JSON object', peer);
-    const parsed = parseHostControl(m, Date.now());
+    const parsed = parseHostControl(m, this.now());
     if (!parsed.ok) return this.error(host.ws, parsed.code, parsed.why, peer);
     const c = parsed.value;
     const ack = (type: string, kind: string, id: Record<string, string>) =>
@@ -281,33 +295,35 @@ export class ReachBroker {
 
   // ---- clients ---------------------------------------------------------------------------------
 
-  private onClient(ws: WebSocket, reg: Register, peer: string): void {
+  private onClient(ws: WebSocket, reg: Register, peer: string): Outcome {
     const digest = tokenSha256(reg.token);
     const c = this.credentials.get(digest);
     const host = this.hosts.get(reg.host_id);
-    let refusal: string | null = null;
-    if (this.credentials.isConsumed(digest)) refusal = 'replayed';
-    else if (!c || c.hostId !== reg.host_id || c.kind !== reg.credential_kind) refusal = 'unauthorized';
-    else if (c.expiresAt <= Date.now()) refusal = 'expired';
-    else if (c.usesLeft <= 0) refusal = 'replayed';
-    else if (c.kind === 'route' && (this.activeRoutes.get(digest) ?? 0) >= 1) refusal = 'host_busy';
-    else if (!host) refusal = 'host_offline';
-    else if (host.streams.size >= this.limits.streamsPerHost) refusal = 'host_busy';
-    if (refusal) return this.error(ws, refusal, `client for host ${reg.host_id}`, peer);
-    const cred = c!;
+    const why = `client for host ${reg.host_id}`;
+    if (this.credentials.isConsumed(digest)) return this.refuseRegistration(ws, 'replayed', why, peer);
+    if (!c || c.hostId !== reg.host_id || c.kind !== reg.credential_kind) return this.refuseRegistration(ws, 'unauthorized', why, peer);
+    if (c.expiresAt <= this.now()) return this.refuseRegistration(ws, 'expired', why, peer);
+    if (c.usesLeft <= 0) return this.refuseRegistration(ws, 'replayed', why, peer);
+    // The credential matched: what follows is the broker's or the host's state, not the caller's fault.
+    if (c.kind === 'route' && (this.activeRoutes.get(digest) ?? 0) >= this.limits.streamsPerRoute)
+      return this.busy(ws, 'too_many_streams', why, peer);
+    if (!host) return this.busy(ws, 'host_offline', why, peer);
+    if (host.streams.size >= this.limits.streamsPerHost) return this.busy(ws, 'host_busy', why, peer);
+    const cred = c;
     this.credentials.use(digest, cred);
-    const s: Stream = { id: newId(), host: host!, client: ws, digest, idle: null };
-    host!.streams.set(s.id, s);
+    this.remember(reg.connection_id);
+    const s: Stream = { id: newId(), host: host, client: ws, digest, idle: null };
+    host.streams.set(s.id, s);
     this.activeRoutes.set(digest, (this.activeRoutes.get(digest) ?? 0) + 1);
     this.streams++;
     this.touch(s);
     // The credential the client matched with (for the host's per-phone rate limits); hosts that do not read it ignore it.
-    host!.ws.send(
+    host.ws.send(
       JSON.stringify({
         type: 'open',
         protocol_version: REACH_PROTOCOL,
         stream_id: s.id,
-        host_connection_id: host!.connectionId,
+        host_connection_id: host.connectionId,
         credential_kind: cred.kind,
         credential_id: cred.id,
       }),
@@ -324,6 +340,7 @@ export class ReachBroker {
       s.host.ws.send(encodeHostFrame(FLAG_DATA, s.id, bytes), { binary: true });
     });
     ws.on('close', () => this.closeStream(s, true));
+    return 'matched';
   }
 
   private touch(s: Stream): void {
@@ -344,9 +361,13 @@ export class ReachBroker {
     if (s.client.readyState === s.client.OPEN) s.client.close(1000, 'stream closed');
   }
 
+  private now(): number {
+    return this.clock.now().getTime();
+  }
+
   private pruneReplay(): void {
-    const now = Date.now();
-    for (const [id, at] of this.seenConnections) if (now - at > 86_400_000) this.seenConnections.delete(id);
+    const now = this.now();
+    this.seenConnections.prune(now);
     this.credentials.pruneConsumed(now);
   }
 }

@@ -1,69 +1,21 @@
 import { epoch } from '@svc/domain';
 import { randomInt } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { Duplex } from 'node:stream';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, type RawData } from 'ws';
-import { atomicWrite } from '../common/atomic-write';
-import { isLoopbackHost } from '../common/hosts';
-import { reachPeer } from '../common/forwarded-peer';
+import { reachPeer, reachRouteOf } from '../common/forwarded-peer';
 import { parseJsonObject } from '../common/json-object';
 import { mayQueue, SocketGuards, type SocketLimits } from '../common/socket-guard';
 import type { ReachView } from '../common/tokens';
-import {
-  decodeHostFrame,
-  encodeHostFrame,
-  FLAG_CLOSE,
-  FLAG_DATA,
-  HEADER_SIZE,
-  ID_RE,
-  MAX_FRAME,
-  newId,
-  REACH_PROTOCOL,
-  tokenSha256,
-} from './protocol';
+import { decodeHostFrame, encodeHostFrame, FLAG_CLOSE, HEADER_SIZE, ID_RE, MAX_FRAME, newId, REACH_PROTOCOL, tokenSha256 } from './protocol';
+import { openHostStream, type HostStream } from './host-stream';
+import { RouteGate } from './route-gate';
+import { brokerUrls } from './connector-config';
 
 export type ReachState = 'disabled' | 'unavailable' | 'stopped' | 'connecting' | 'connected' | 'backoff';
 
-/** The most a host-to-broker frame gathers before it goes (a download streams in frames of this size). */
-const BATCH_BYTES = 256 * 1024;
-/** How often a stream held by back-pressure looks whether the broker socket drained (as voice audio does). */
-const DRAIN_POLL_MS = 10;
-
-export class ReachConfigError extends Error {}
-
-/** The broker's base URL (`wss://host[:port]`, a trailing `/` or `/v1/connect` taken off) and its connect URL. */
-export function brokerUrls(raw: string): { base: string; connect: string } {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new ReachConfigError(`RELAY_SECURE_LINK_BROKER_URL "${raw.slice(0, 80)}" is not a URL`);
-  }
-  if (u.protocol !== 'wss:' && !(u.protocol === 'ws:' && isLoopbackHost(u.hostname)))
-    throw new ReachConfigError('RELAY_SECURE_LINK_BROKER_URL must be wss:// (ws:// only on loopback)');
-  if (u.username || u.password || u.search || u.hash)
-    throw new ReachConfigError('RELAY_SECURE_LINK_BROKER_URL carries no credentials, query or fragment');
-  let pathname = u.pathname;
-  while (pathname.endsWith('/')) pathname = pathname.slice(0, -1);
-  if (pathname.endsWith('/v1/connect')) pathname = pathname.slice(0, -'/v1/connect'.length);
-  const base = `${u.protocol}//${u.host}${pathname}`;
-  return { base, connect: `${base}/v1/connect` };
-}
-
-/** The host id: one line, 22 base64url characters, made once (0600 in a 0700 directory). */
-export function loadOrCreateHostId(file: string): string {
-  if (fs.existsSync(file)) {
-    const id = fs.readFileSync(file, 'utf8').trim();
-    if (!ID_RE.test(id)) throw new ReachConfigError(`the Reach host id file ${file} is malformed (22 base64url characters expected)`);
-    return id;
-  }
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const id = newId();
-  atomicWrite(file, `${id}\n`);
-  return id;
-}
+/** Revokes kept for the next registration at most (routes that ended while Reach was down). */
+const MAX_UNSENT_REVOKES = 10_000;
 
 type Pending = { resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout };
 
@@ -82,7 +34,12 @@ export class ReachConnector implements ReachView {
   private delay: number;
   private timer: NodeJS.Timeout | null = null;
   private stopped = true;
-  private readonly streams = new Map<string, Duplex>();
+  private readonly streams = new Map<string, HostStream>();
+  /** Which streams ride which route, and when a route's revoke may go to the broker. */
+  private readonly routes = new RouteGate();
+  private readonly revoking = new Map<string, Promise<void>>();
+  /** Revokes the broker did not acknowledge: sent again once registered. */
+  private readonly unsentRevokes = new Set<string>();
   private readonly acks = new Map<string, Pending>();
   private readonly guards: SocketGuards;
   private attempts = 0;
@@ -164,7 +121,7 @@ export class ReachConnector implements ReachView {
     if (this.timer) clearTimeout(this.timer);
     this.ws?.close(1001, 'relay stopping');
     this.ws = null;
-    for (const s of this.streams.values()) s.destroy();
+    for (const s of this.streams.values()) s.duplex.destroy();
     this.setState('stopped', null);
   }
 
@@ -227,6 +184,7 @@ export class ReachConnector implements ReachView {
         this.lastError = null;
         this.setState('connected', null);
         this.opts.logger.info({ broker: this.baseUrl }, 'reach connected');
+        for (const id of this.unsentRevokes) this.revokeRoute(id).catch(() => undefined);
         return;
       }
       if (m.type === 'error') {
@@ -235,7 +193,7 @@ export class ReachConnector implements ReachView {
       }
       if (m.type === 'open') {
         if (typeof m.stream_id !== 'string' || !ID_RE.test(m.stream_id)) return this.dropFrame('an open without a valid stream_id');
-        return this.openStream(m.stream_id, reachPeer(openCredential(m)));
+        return this.openStream(m.stream_id, openCredential(m));
       }
       if (m.type === 'published' || m.type === 'revoked') {
         const key = `${String(m.type === 'revoked' ? 'revoke' : m.credential_kind)}:${String(m.pairing_id ?? m.credential_id)}`;
@@ -253,7 +211,7 @@ export class ReachConnector implements ReachView {
     ws.on('close', (code) => {
       clearTimeout(regTimer);
       if (this.ws === ws) this.ws = null;
-      for (const s of this.streams.values()) s.destroy();
+      for (const s of this.streams.values()) s.duplex.destroy();
       this.streams.clear();
       for (const [k, p] of this.acks) {
         clearTimeout(p.timer);
@@ -272,80 +230,21 @@ export class ReachConnector implements ReachView {
     });
   }
 
-  private openStream(id: string, peer: string): void {
+  private openStream(id: string, credential: OpenCredential | null): void {
     const ws = this.ws;
-    if (!ws || this.streams.size >= (this.opts.streamLimit ?? 16)) {
+    const routeId = credential?.kind === 'route' ? credential.id : null;
+    if (!ws || this.streams.size >= (this.opts.streamLimit ?? 16) || (routeId !== null && !this.routes.admits(routeId))) {
       if (ws && mayQueue(ws)) ws.send(encodeHostFrame(FLAG_CLOSE, id), { binary: true });
       return;
     }
-    let closedByBroker = false;
-    // TLS hands over one record (<= 16 KiB) per turn of the event loop (Node's JS stream socket completes
-    // each write on setImmediate): a frame per record made a 1 MiB download through the broker 5.7x slower
-    // than direct (docs/BENCHMARKS.md, Secure Link and Reach). Records are gathered while TLS keeps
-    // writing, and sent as one frame once a turn passes without a new one (or BATCH_BYTES gathered).
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
-    let writes = 0;
-    let seen = -1;
-    let scheduled = false;
-    const flush = () => {
-      scheduled = false;
-      const chunks = pending;
-      pending = [];
-      pendingBytes = 0;
-      if (chunks.length === 0 || ws.readyState !== ws.OPEN) return;
-      const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-      for (let i = 0; i < all.length && mayQueue(ws); i += MAX_FRAME - HEADER_SIZE)
-        ws.send(encodeHostFrame(FLAG_DATA, id, all.subarray(i, i + MAX_FRAME - HEADER_SIZE)), { binary: true });
-    };
-    // Back-pressure: while the broker socket holds half its bound unsent, a stream's write completes only once
-    // it drained to a quarter, so TLS (and the phone socket inside it, which the guard bounds) holds the rest.
-    const high = this.opts.limits.bufferBytes / 2;
-    const drained = (cb: () => void) => {
-      if (ws.readyState !== ws.OPEN || ws.bufferedAmount + pendingBytes <= high / 2) return cb();
-      setTimeout(drained, DRAIN_POLL_MS, cb).unref();
-    };
-    // Runs before the turn's write completion (it was scheduled first), so it looks one turn back.
-    const check = () => {
-      if (!scheduled) return;
-      if (writes !== seen) {
-        seen = writes;
-        setImmediate(check);
-      } else flush();
-    };
-    const stream = new Duplex({
-      read() {},
-      write: (chunk: Buffer, _enc, cb) => {
-        pending.push(chunk);
-        pendingBytes += chunk.length;
-        writes++;
-        if (pendingBytes >= BATCH_BYTES) flush();
-        else if (!scheduled) {
-          scheduled = true;
-          seen = -1;
-          setImmediate(check);
-        }
-        if (ws.bufferedAmount + pendingBytes > high) drained(cb);
-        else cb();
-      },
-      final: (cb) => {
-        flush();
-        if (!closedByBroker && ws.readyState === ws.OPEN && mayQueue(ws)) ws.send(encodeHostFrame(FLAG_CLOSE, id), { binary: true });
-        cb();
-      },
-      destroy: (err, cb) => {
-        flush();
-        if (this.streams.get(id) === stream) {
-          this.streams.delete(id);
-          this.completed++;
-          if (!closedByBroker && ws.readyState === ws.OPEN && mayQueue(ws)) ws.send(encodeHostFrame(FLAG_CLOSE, id), { binary: true });
-        }
-        cb(err);
-      },
+    const stream = openHostStream(ws, id, routeId, this.opts.limits.bufferBytes, (s) => {
+      if (this.streams.get(id) !== s) return;
+      this.streams.delete(id);
+      this.completed++;
     });
-    (stream as Duplex & { markBrokerClosed?: () => void }).markBrokerClosed = () => (closedByBroker = true);
     this.streams.set(id, stream);
-    this.opts.accept(stream, peer);
+    this.routes.track(stream);
+    this.opts.accept(stream.duplex, reachPeer(credential));
   }
 
   /** A frame from the broker that is not the protocol's: dropped, counted (`/health`), and logged (the first, then every 100th). */
@@ -358,10 +257,11 @@ export class ReachConnector implements ReachView {
   private onData(frame: Buffer): void {
     const f = decodeHostFrame(frame);
     if (!f) return this.dropFrame('a data frame that is not the protocol framing');
-    const s = this.streams.get(f.streamId) as (Duplex & { markBrokerClosed?: () => void }) | undefined;
-    if (!s) return;
+    const stream = this.streams.get(f.streamId);
+    if (!stream) return;
+    const s = stream.duplex;
     if (f.flags === FLAG_CLOSE) {
-      s.markBrokerClosed?.();
+      stream.markBrokerClosed();
       s.push(null);
       s.destroy();
       return;
@@ -398,7 +298,7 @@ export class ReachConnector implements ReachView {
     });
   }
 
-  /** A route credential for a paired session (one stream at a time). */
+  /** A route credential for a paired session (the broker lets it carry several streams at once, to its bound). */
   publishRoute(credentialId: string, token: string, expiresAt: number, deviceIdHash: string): Promise<void> {
     return this.control(`route:${credentialId}`, {
       type: 'publish_route',
@@ -409,8 +309,32 @@ export class ReachConnector implements ReachView {
     });
   }
 
+  /**
+   * Revokes a route credential at the broker once what the relay wrote to its streams went out (route-gate.ts).
+   * One the broker did not acknowledge (Reach down) is sent again after the next registration.
+   */
   revokeRoute(credentialId: string): Promise<void> {
-    return this.control(`revoke:${credentialId}`, { type: 'revoke', credential_kind: 'route', credential_id: credentialId });
+    const inFlight = this.revoking.get(credentialId);
+    if (inFlight) return inFlight;
+    const done = (async () => {
+      await this.routes.settle(credentialId);
+      try {
+        await this.control(`revoke:${credentialId}`, { type: 'revoke', credential_kind: 'route', credential_id: credentialId });
+        this.unsentRevokes.delete(credentialId);
+        this.routes.revoked(credentialId);
+      } catch (err) {
+        if (this.unsentRevokes.size < MAX_UNSENT_REVOKES) this.unsentRevokes.add(credentialId);
+        throw err;
+      }
+    })().finally(() => this.revoking.delete(credentialId));
+    this.revoking.set(credentialId, done);
+    return done;
+  }
+
+  /** While held, the route a Reach peer came by (`route:<id> via reach`) is not revoked; null for any other peer. */
+  holdRevoke(peer: string): (() => void) | null {
+    const routeId = reachRouteOf(peer);
+    return routeId === null ? null : this.routes.hold(routeId);
   }
 }
 
@@ -419,7 +343,9 @@ export class ReachConnector implements ReachView {
  * `credential_id`; a broker that does not leaves the stream keyed as the broker's): what the relay's rate
  * limits key a Reach phone by, since every Reach stream's TCP peer is the broker.
  */
-function openCredential(m: Record<string, unknown>): { kind: 'route' | 'bootstrap'; id: string } | null {
+type OpenCredential = { kind: 'route' | 'bootstrap'; id: string };
+
+function openCredential(m: Record<string, unknown>): OpenCredential | null {
   const kind = m.credential_kind;
   const id = m.credential_id;
   if ((kind !== 'route' && kind !== 'bootstrap') || typeof id !== 'string' || !CREDENTIAL_ID_RE.test(id)) return null;

@@ -10,7 +10,8 @@ import { assertNotBlocked, recordAuthFailure } from '@svc/domain';
 import type { ApiGate } from './api-gate';
 import { SecureLinkServer } from './secure-link.server';
 import { reachHostIdFile, secureLinkDir } from './secure-link-paths';
-import { brokerUrls, loadOrCreateHostId, ReachConnector } from '../reach/connector';
+import { ReachConnector } from '../reach/connector';
+import { brokerUrls, loadOrCreateHostId } from '../reach/connector-config';
 import type { Runtime } from '../common/tokens';
 
 /**

@@ -69,9 +69,10 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     });
     scheduler.onTick(() => this.endExpiredGrace());
     this.subs.push(
-      channelLost(loop, clock, 'terminal').subscribe(
-        ({ tokenPrefix, reason }) => void this.killAll((s) => s.spec.tokenPrefix === tokenPrefix, reason),
-      ),
+      channelLost(loop, clock, 'terminal').subscribe(({ tokenPrefix, reason }) => {
+        if (reason === 'revoked' || reason === 'session_expired') this.tellEnded(tokenPrefix, reason);
+        void this.killAll((s) => s.spec.tokenPrefix === tokenPrefix, reason);
+      }),
     );
   }
 
@@ -118,6 +119,20 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
         await this.recorded(s.spec.shellId);
       }),
     );
+  }
+
+  /**
+   * A revoked or expired session's phone socket closes (4403) before its shells have exited, so the attached
+   * phone is told now, not on the exit: without `terminal.detached` the desktop CLI's `shell --raw` waited on
+   * a dead socket. This runs before that close: the phone hub subscribes at module init, after every constructor.
+   */
+  private tellEnded(tokenPrefix: string, reason: 'revoked' | 'session_expired'): void {
+    for (const shell of this.live.values()) {
+      const conn = shell.conn;
+      if (shell.spec.tokenPrefix !== tokenPrefix || !conn || conn.closed) continue;
+      shell.detach();
+      conn.send('terminal', 'terminal.detached', { session_name: shell.spec.sessionName, reason, exit_code: null, signal: null });
+    }
   }
 
   private async endExpiredGrace(): Promise<void> {

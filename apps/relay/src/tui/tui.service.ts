@@ -42,6 +42,8 @@ type Tui = {
   paused: boolean;
   dropped: number;
   inFlight: Set<RpcId>;
+  /** The phone was already told `tui.detached` (its session ended before the gateway did). */
+  told: boolean;
 };
 
 /** The `tui` channel (WIRE.md): the agent's TUI gateway process, JSON-RPC lines in and out. */
@@ -69,7 +71,16 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
     });
     this.subs.push(
       channelLost(loop, clock, 'tui').subscribe(({ tokenPrefix, reason }) => {
-        for (const t of this.byConn.values()) if (t.conn.tokenPrefix === tokenPrefix) void this.stop(t, reason);
+        for (const t of this.byConn.values()) {
+          if (t.conn.tokenPrefix !== tokenPrefix) continue;
+          // A revoked or expired session's socket closes (4403) before its gateway has exited: the phone is told
+          // now, as the terminal's is. This runs before that close: the phone hub subscribes at module init.
+          if ((reason === 'revoked' || reason === 'session_expired') && !t.conn.closed) {
+            t.told = true;
+            t.conn.send('tui', 'tui.detached', { reason, exit_code: null, signal: null });
+          }
+          void this.stop(t, reason);
+        }
       }),
     );
   }
@@ -234,7 +245,19 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
     const program = path.basename(launch.file);
     child.on('error', (err) => this.logger.warn({ tuiId, err: err.message }, 'TUI gateway process error'));
     child.stdin.on('error', () => undefined); // EPIPE once it exits; the exit is handled below
-    const t: Tui = { tuiId, conn, child, pid, reason: null, exited, recorded: Promise.resolve(), paused: false, dropped: 0, inFlight: new Set() };
+    const t: Tui = {
+      tuiId,
+      conn,
+      child,
+      pid,
+      reason: null,
+      exited,
+      recorded: Promise.resolve(),
+      paused: false,
+      dropped: 0,
+      inFlight: new Set(),
+      told: false,
+    };
     try {
       await this.loop.run(`device:${prefix}`, (m) => startTui(m, { tuiId, tokenPrefix: prefix, connId: conn.id, pid, program, ...size }));
     } catch (err) {
@@ -331,7 +354,7 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
           error: { code: RPC_UNAVAILABLE, message: why, data: { code: 'tui.gateway_stopped' } },
         });
       }
-      if (reason !== 'detached') t.conn.send('tui', 'tui.detached', { reason, exit_code: exit.exitCode, signal: exit.signal });
+      if (reason !== 'detached' && !t.told) t.conn.send('tui', 'tui.detached', { reason, exit_code: exit.exitCode, signal: exit.signal });
     }
     t.inFlight.clear();
   }
