@@ -8,11 +8,42 @@ import consoleBoundaries from './apps/console/eslint-boundaries.cjs';
 
 const nodeBuiltins = [...new Set(builtinModules.map((m) => m.replace(/^node:/, '')))];
 
+// The pure modules of libs/events (no Node, no I/O, no import but each other): the only ones the console's
+// browser build and libs/domain may take as values, by deep path. The rest of libs/events (the stores, the
+// sealing with node:crypto) is types only there. The modules themselves are held to it below.
+const pureEventsModules = ['event-types-match', 'event-log-filter', 'plural', 'grant-channels', 'personal-fields'];
+const pureEventsList = pureEventsModules.join(', ');
+const pureEventsAlternatives = pureEventsModules.join('|');
+
 // The console's wire shapes are types only: a value import would put relay code in the browser bundle.
 const consoleApiTypesOnly = {
   name: '@svc/console-api',
   allowTypeImports: true,
   message: '@svc/console-api holds types only: `import type`.',
+};
+
+// Comments move with their code (STYLE.md): a split that moves a declaration leaves its doc comment behind,
+// stacked on the next one's. Two doc comments with nothing between them mean one is on the wrong declaration.
+const house = {
+  rules: {
+    'stacked-doc-comments': {
+      meta: {
+        type: 'problem',
+        docs: { description: 'A doc comment directly above another: one of them documents a declaration that moved.' },
+        schema: [],
+        messages: { stacked: 'A doc comment directly above another: move it to the declaration it documents, or merge the two.' },
+      },
+      create(context) {
+        return {
+          Program() {
+            const docs = context.sourceCode.getAllComments().filter((c) => c.type === 'Block' && c.value.startsWith('*'));
+            for (let i = 1; i < docs.length; i++)
+              if (docs[i].loc.start.line === docs[i - 1].loc.end.line + 1) context.report({ loc: docs[i].loc, messageId: 'stacked' });
+          },
+        };
+      },
+    },
+  },
 };
 
 export default tseslint.config(
@@ -26,7 +57,9 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
+    plugins: { house },
     rules: {
+      'house/stacked-doc-comments': 'error',
       // A promise nobody awaits loses its error: the relay must never drop an event write silently.
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],
@@ -81,9 +114,9 @@ export default tseslint.config(
           // libs/events' index holds the Node-side stores: the browser takes only its pure modules, by path.
           patterns: [
             {
-              regex: '^@svc/events(?!/(?:event-types-match|event-log-filter|plural|grant-channels)$)',
+              regex: `^@svc/events(?!/(?:${pureEventsAlternatives})$)`,
               allowTypeImports: true,
-              message: 'the console imports only the pure modules of libs/events (event-types-match, event-log-filter, plural, grant-channels).',
+              message: `the console imports only the pure modules of libs/events (${pureEventsList}).`,
             },
           ],
         },
@@ -115,9 +148,39 @@ export default tseslint.config(
             ...nodeBuiltins.map((name) => ({ name, message: 'libs/domain is pure: no Node built-ins (pass values in from apps/relay).' })),
           ],
           patterns: [
+            {
+              regex: `^@svc/events/(?!(?:${pureEventsAlternatives})$)`,
+              allowTypeImports: true,
+              message: `libs/domain may import only the pure modules of @svc/events as values (${pureEventsList}); the rest with \`import type\`.`,
+            },
             { group: ['@nestjs/*'], message: 'libs/domain is pure: no Nest.' },
             { group: ['rxjs/*'], message: 'libs/domain is pure: no rxjs.' },
             { group: ['node:*'], message: 'libs/domain is pure: no Node built-ins (pass values in from apps/relay).' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // A file does one job (STYLE.md): past 400 lines it is usually a registry, a protocol and a policy in one
+    // file, to be split along the seams that already work. Every line counts, comments and blank ones too.
+    files: ['apps/**/*.{ts,tsx,mts,js,cjs,mjs}', 'libs/**/*.{ts,tsx,mts,js,cjs,mjs}'],
+    ignores: ['**/*.spec.ts', '**/*.e2e-spec.ts', '**/*.browser-spec.ts'],
+    rules: { 'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }] },
+  },
+  {
+    // What makes a libs/events module pure enough for the browser and libs/domain: it imports nothing else.
+    files: pureEventsModules.map((m) => `libs/events/src/${m}.ts`),
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(?!\\./(?:${pureEventsAlternatives})$)`,
+              allowTypeImports: true,
+              message: `a pure module of libs/events imports only the others (${pureEventsList}): the console and libs/domain load it as it is.`,
+            },
           ],
         },
       ],

@@ -69,6 +69,10 @@ describe('svc relay compat: the compatibility hook against a fake old and a fake
     const inst = spawnSvc(['relay', 'compat', 'install', '--site-packages', site, '--json'], env);
     expect((await inst.exited).code).toBe(0);
     expect(JSON.parse(inst.stdout())).toMatchObject({ ok: true, action: 'install', changed: true, target: path.join(site, 'svc_relay_compat.pth') });
+    // What install writes is the module the build carries beside bin/svc's code (dist/), byte for byte the source file.
+    expect(fs.readFileSync(path.join(home, 'compat', 'svc_relay_compat.py'), 'utf8')).toBe(
+      fs.readFileSync(path.join(ROOT, 'apps', 'relay', 'src', 'compat', 'svc_relay_compat.py'), 'utf8'),
+    );
     const again = spawnSvc(['relay', 'compat', 'install', '--site-packages', site], env);
     await again.exited;
     expect(again.stdout()).toContain('already installed');

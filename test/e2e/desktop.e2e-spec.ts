@@ -181,6 +181,9 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
     expect(r.body).toMatchObject({ ok: true, result: 'genuine', target: { device_id: a.deviceId } });
     expect((await b.phone.type('desktop', 'desktop.error')).payload.code).toBe('unknown_request');
     expect((await call(relay, 'POST', '/desktop/desktop_terminal', { device: 'HOME_PC' })).body).toMatchObject({ result: 'from b' });
+    // The readiness check reads a selector by the same rule as the call it comes before (desktopsMatching).
+    expect((await call(relay, 'GET', '/desktop/_ping?device=HOME_PC&tool=desktop_terminal')).body).toEqual({ ok: true, clients: 2 });
+    expect((await call(relay, 'GET', '/desktop/_ping?device=nowhere')).body).toMatchObject({ code: 'desktop.unknown_device' });
     // The client leaves mid-call: 502 at once, not a timeout.
     a.onCommand(() => {
       setTimeout(() => a.close(), 10);

@@ -1,6 +1,8 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+// The build's own asset step (package.json "build"): what the relay reads at run time from beside its code.
+import { ASSET, copyAssets } from '../../scripts/copy-assets';
 import { rememberOperatorKey } from './operator-keys';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
@@ -13,7 +15,8 @@ function newestSource(dir: string): number {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) newest = Math.max(newest, newestSource(full));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) newest = Math.max(newest, fs.statSync(full).mtimeMs);
+    else if ((entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) || ASSET.test(entry.name))
+      newest = Math.max(newest, fs.statSync(full).mtimeMs);
   }
   return newest;
 }
@@ -42,6 +45,7 @@ export function ensureBuilt(): void {
     const alias = path.join(ROOT, 'node_modules', '.bin', 'tsc-alias');
     execFileSync(tsc, ['-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
     execFileSync(alias, ['-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
+    copyAssets(ROOT);
   } finally {
     fs.rmSync(lock, { recursive: true, force: true });
   }

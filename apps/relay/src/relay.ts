@@ -118,14 +118,21 @@ async function openRelay(config: RelayConfig, options: RelayOptions, homeLock: H
   await recordStart(loop, config, version);
   const core: Core = { config, clock, logger, secrets, operatorKey, loop, disk, runtime };
 
-  const { app, routes, unguarded } = await buildApp(core);
+  const { app, routes } = await buildApp(core);
   const instance = app.getHttpAdapter().getInstance();
-  await app.init();
-  dropFormParser(instance);
-  await app.listen({ port: config.port, host: config.host });
-  if (unguarded.length > 0) {
-    await app.close();
-    throw new Error(`routes without @Auth(): ${unguarded.join(', ')}`);
+  try {
+    await app.init();
+    dropFormParser(instance);
+    // Every route is registered once the app is ready (plugins' too): the auth hook refuses one without @Auth()
+    // here, before anything listens.
+    await instance.ready();
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    await loop.close().catch(() => undefined);
+    await loop.sealer?.keys.close().catch(() => undefined);
+    disk.stop();
+    throw err;
   }
   const address = instance.server.address();
   runtime.port = typeof address === 'object' && address ? address.port : config.port;
@@ -201,7 +208,6 @@ async function openLog(
   });
 }
 
-/** What may refuse a decision's events before they are appended: the disk guard, then each device's event budget. */
 /** How long requests still in flight at shutdown (a long poll, an event stream) get before their sockets are cut. */
 export const SHUTDOWN_DRAIN_MS = 3000;
 
@@ -224,6 +230,7 @@ async function closeHttp(server: { closeIdleConnections?: () => void; closeAllCo
   }
 }
 
+/** What may refuse a decision's events before they are appended: the disk guard, then each device's event budget. */
 async function guardAdmission(loop: CommandLoop, config: RelayConfig, clock: Clock, logger: Logger, diskSpace?: DiskSpaceSource): Promise<DiskGuard> {
   const disk = new DiskGuard({ dir: relayDir(config), ...config.disk, source: diskSpace, logger, clock });
   await disk.start();
@@ -258,7 +265,7 @@ async function recordStart(loop: CommandLoop, config: RelayConfig, version: stri
  * The Nest app on the hardened Fastify, with what sits in front of the routes (auth, the disk guard),
  * the routes Nest does not own (health, OpenAPI), metrics, the phone socket, validation and errors.
  */
-async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; routes: Array<{ method: string; url: string }>; unguarded: string[] }> {
+async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; routes: Array<{ method: string; url: string }> }> {
   const { config, clock, loop, secrets, operatorKey, logger, runtime, disk } = core;
   const { adapter, routes } = relayHttpAdapter(config);
   const app = await NestFactory.create<NestFastifyApplication>(
@@ -272,7 +279,7 @@ async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; rout
   );
   const instance = app.getHttpAdapter().getInstance();
   hardenHttpServer(instance, config, logger);
-  const guard = installAuthHook(instance, {
+  installAuthHook(instance, {
     loop,
     secrets,
     clock,
@@ -313,5 +320,5 @@ async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; rout
   app.useGlobalPipes(new RelayValidationPipe());
   app.useGlobalFilters(new ErrorFilter(logger));
   app.get(Scheduler).intervalMs = config.sweepIntervalMs;
-  return { app, routes, unguarded: guard.unguarded };
+  return { app, routes };
 }

@@ -12,6 +12,7 @@ export * from './personal-fields';
  * - open: the fields back, `sealedWith: key` (what the bus, the projections and an unsealing replay see);
  * - forgotten: the fields emptied, `sealedWith`, `forgotten: true` (the key is gone).
  */
+
 /** Who a device key belongs to when content has no phone yet (a Thread message posted with none subscribed). */
 export const HOST_KEY_OWNER = 'host';
 

@@ -131,10 +131,11 @@ export function Dot({ on, label }: { on: boolean; label: string }) {
   return <span className={`dot ${on ? 'dot-on' : 'dot-off'}`} role="img" aria-label={label} title={label} />;
 }
 
-/** "3 min ago", the exact UTC time on hover. */
-export function Ago({ ms, never = 'never' }: { ms: number | null; never?: string }) {
+/** "3 min ago" (or "in 5 min"), the exact UTC time on hover; `at` is a wire time, whole epoch seconds (null: `never`). */
+export function Ago({ at, never = 'never' }: { at: number | null; never?: string }) {
   const now = useServerNow(5000);
-  if (ms === null) return <span className="muted">{never}</span>;
+  if (at === null) return <span className="muted">{never}</span>;
+  const ms = at * 1000;
   return (
     <time dateTime={new Date(ms).toISOString()} title={exact(ms)}>
       {relative(ms, now)}

@@ -19,9 +19,8 @@ export class BridgeOperatorController {
   /**
    * Every agent tool's availability check reads top-level `phone_connected` (and
    * `bridge.device_control_supported`): 200 while a phone is known, 503 `{phone_connected: false}` when
-   * none has reported on the bridge, as the reference relay answers.
+   * none has reported on the bridge, as the reference relay answers (bridgeStatusView).
    */
-  /** 200 while a phone is known, 503 when none has reported on the bridge (bridgeStatusView). */
   @Get('/status')
   @Auth('platform')
   status(@Res({ passthrough: true }) res: FastifyReply) {

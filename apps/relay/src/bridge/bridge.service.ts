@@ -62,13 +62,13 @@ const CONFIRM_OUTCOMES = new Set<SafetyDecisionKind>([
   'confirmation_cancelled',
 ]);
 
+/** A phone's restated `bridge.status` is written at most once per window per socket (changes that take something away at once). */
+export const BRIDGE_STATUS_WINDOW_MS = 1000;
+
 /**
  * The bridge channel and the Device Control proxy: resolves the phone, runs the safety pipeline (every
  * decision an event), forwards `bridge.command`, correlates `bridge.response` by request id and socket.
  */
-/** A phone's restated `bridge.status` is written at most once per window per socket (changes that take something away at once). */
-export const BRIDGE_STATUS_WINDOW_MS = 1000;
-
 @Injectable()
 export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   private readonly inFlightCommands = new InFlightCommands();

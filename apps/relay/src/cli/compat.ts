@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { atomicWrite } from '../common/atomic-write';
 import { svcHomeFrom } from '../common/config';
-import { HOOK_MODULE, HOOK_SOURCE, HOOK_VERSION } from '../compat/hook-source';
+import { HOOK_MODULE, hookSource, hookVersion } from '../compat/hook-source';
 import { CliError, EXIT, line, UsageError, type CliIo } from './io';
 
 const COMMAND = 'relay compat';
@@ -62,11 +62,11 @@ export function compatStatus(env: NodeJS.ProcessEnv, only?: string) {
   const modulePath = hookModulePath(env);
   const dirs = only ? [only] : siteDirs(env);
   const files = dirs.map((d) => path.join(d, PTH_NAME)).filter((f) => fs.existsSync(f));
-  const current = fs.existsSync(modulePath) && fs.readFileSync(modulePath, 'utf8') === HOOK_SOURCE;
+  const current = fs.existsSync(modulePath) && fs.readFileSync(modulePath, 'utf8') === hookSource();
   return {
     schema_version: 1,
     hook: 'svc-relay-compat',
-    version: HOOK_VERSION,
+    version: hookVersion(),
     installed: files.length > 0,
     pth_files: files.map((f) => entry(f, modulePath)),
     module: { path: modulePath, present: fs.existsSync(modulePath), current },
@@ -132,11 +132,11 @@ export async function compatCommand(args: string[], io: CliIo): Promise<number> 
     const existing = fs.existsSync(target) ? fs.readFileSync(target, 'utf8') : null;
     if (existing !== null && existing !== want && !v.force)
       throw new CliError(`${target} exists with other content; look at it, then run again with --force to replace it`);
-    const moduleChanged = !fs.existsSync(modulePath) || fs.readFileSync(modulePath, 'utf8') !== HOOK_SOURCE;
+    const moduleChanged = !fs.existsSync(modulePath) || fs.readFileSync(modulePath, 'utf8') !== hookSource();
     const changed = existing !== want || moduleChanged;
     if (!v['dry-run'] && changed) {
       fs.mkdirSync(path.dirname(modulePath), { recursive: true, mode: 0o755 });
-      if (moduleChanged) atomicWrite(modulePath, HOOK_SOURCE);
+      if (moduleChanged) atomicWrite(modulePath, hookSource());
       fs.chmodSync(modulePath, 0o644);
       fs.mkdirSync(dir, { recursive: true });
       if (existing !== want) atomicWrite(target, want);

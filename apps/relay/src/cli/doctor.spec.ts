@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { listeningPorts, operatorChecks, secureLinkChecks } from './doctor';
+import { listeningPorts, operatorChecks } from './doctor-operator';
+import { secureLinkChecks } from './doctor-secure-link';
 
 describe('doctor: Secure Link and Reach checks from /health', () => {
   it('off, running (pin and days), changed identity, broken, and Reach states', () => {

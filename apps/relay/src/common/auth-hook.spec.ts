@@ -59,7 +59,7 @@ describe('auth hook', () => {
     KEY = readOperatorKey(dir)!;
     const build = async (loopbackTrust: 'loopback' | 'key') => {
       const f = Fastify();
-      const guard = installAuthHook(f, { loop, secrets, clock, logger, port: () => 8767, operatorKey, loopbackTrust });
+      installAuthHook(f, { loop, secrets, clock, logger, port: () => 8767, operatorKey, loopbackTrust });
       f.setErrorHandler((err, _req, reply) => {
         const { status, body } = toErrorResponse(err);
         void reply.status(status).send(body);
@@ -72,9 +72,7 @@ describe('auth hook', () => {
       f.get('/bridge', { config: { auth: 'paired', grant: 'bridge' } }, async (req) => who(req));
       f.get('/term', { config: { auth: 'paired', grant: 'terminal' } }, async (req) => who(req));
       f.get('/public', { config: { auth: 'public' } }, async (req) => who(req));
-      f.get('/forgotten', async () => 'x');
       await f.ready();
-      expect(guard.unguarded).toEqual(['GET /forgotten']);
       return f;
     };
     app = await build('loopback');
@@ -170,5 +168,23 @@ describe('auth hook', () => {
 
   it('public routes carry no principal', async () => {
     expect((await get('/public', '10.0.0.3', auth)).json()).toEqual({ principal: null });
+  });
+
+  it('a route without an auth class stops the app at ready, so listen never binds its port', async () => {
+    const f = Fastify();
+    installAuthHook(f, {
+      loop,
+      secrets: Secrets.load(dir),
+      clock,
+      logger: pino({ level: 'silent' }),
+      port: () => 8767,
+      operatorKey: OperatorKey.load(dir),
+      loopbackTrust: 'loopback',
+    });
+    f.get('/public', { config: { auth: 'public' } }, async () => 'x');
+    f.get('/forgotten', async () => 'x');
+    await expect(f.listen({ port: 0, host: '127.0.0.1' })).rejects.toThrow(/^routes without @Auth\(\): GET \/forgotten \(/);
+    expect(f.server.listening).toBe(false);
+    await f.close();
   });
 });

@@ -85,12 +85,21 @@ export async function authenticateBearer(deps: AuthDeps, header: string | undefi
   return { kind: 'device', tokenPrefix: session.tokenPrefix, deviceId: session.deviceId, deviceName: session.deviceName };
 }
 
-export function installAuthHook(instance: FastifyInstance, deps: HookDeps): { unguarded: string[] } {
+/**
+ * The one HTTP door: every request is authenticated by its route's class (`@Auth`, auth.ts) before anything
+ * else runs. A route registered without a class stops start-up when the app gets ready (Fastify's `onReady`,
+ * which `listen` awaits before it binds): it is never served, not even by a relay that stops a moment later.
+ */
+export function installAuthHook(instance: FastifyInstance, deps: HookDeps): void {
   const unguarded: string[] = [];
   instance.addHook('onRoute', (route) => {
     const cfg = route.config as Partial<RouteAuth> | undefined;
     if (!cfg?.auth && route.method !== 'HEAD') unguarded.push(`${String(route.method)} ${route.url}`);
     if (typeof cfg?.bodyLimit === 'number') route.bodyLimit = cfg.bodyLimit;
+  });
+  instance.addHook('onReady', async () => {
+    if (unguarded.length > 0)
+      throw new Error(`routes without @Auth(): ${unguarded.join(', ')} (every route declares its auth class: apps/relay/src/common/auth.ts)`);
   });
   // Callback style, not async: public and platform routes (/health, the host tools') are decided without
   // a promise; only a credential that must be recorded as wrong waits (for the rate limiter's event).
@@ -112,6 +121,7 @@ export function installAuthHook(instance: FastifyInstance, deps: HookDeps): { un
         );
       }
       switch (cfg?.auth) {
+        // No class: not a registered route (start-up refuses those), but Fastify's not-found answer.
         case undefined:
         case 'public':
           return done();
@@ -190,7 +200,6 @@ export function installAuthHook(instance: FastifyInstance, deps: HookDeps): { un
         done,
       );
   };
-  return { unguarded };
 }
 
 /** Every class that trusts loopback first checks that the request is one (net.ts); 403 otherwise. */
@@ -236,7 +245,6 @@ function operatorKeyRequired(trust: LoopbackTrust, orBearer: boolean): DomainErr
   );
 }
 
-/** The API bearer, compared in constant time (digests of equal length), never logged or recorded. */
 /**
  * The `voice` class outside the HTTP hook (a voice WebSocket's upgrade request): API voice under the same
  * transport rule, or the session bearer with `grant`.
@@ -249,6 +257,7 @@ export async function authenticateVoice(deps: AuthDeps, req: IncomingMessage, gr
   return authenticateBearer(deps, req.headers.authorization, peerOf(req, deps.secrets), grant);
 }
 
+/** The API bearer, compared in constant time (digests of equal length), never logged or recorded. */
 function isApiBearer(deps: AuthDeps, header: string | undefined): boolean {
   const key = deps.apiVoice?.key;
   if (!key || !header) return false;

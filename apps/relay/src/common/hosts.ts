@@ -1,7 +1,7 @@
 import { isIPv6 } from 'node:net';
 import * as os from 'node:os';
 
-/** The default ports (README, Configuration): the relay, the agent's API server, its dashboard, Secure Link. */
+/** The default ports (docs/OPERATING.md, Settings): the relay, the agent's API server, its dashboard, Secure Link. */
 export const DEFAULT_PORT = { relay: 8767, apiServer: 8642, dashboard: 9119, secureLink: 9443 } as const;
 /** Where the relay and Secure Link listen unless told otherwise: every interface. */
 export const BIND_ALL = '0.0.0.0';

@@ -212,8 +212,10 @@ export type SecureLinkConfig = {
   key: string | null;
   /** Where `/dashboard` goes (loopback http only). */
   dashboardUrl: string;
-  /** Reach (experimental): the connector to a broker. The host token comes from the environment only. */
-  /** `caFile`: a private CA for the broker's certificate (RELAY_SECURE_LINK_BROKER_CA_FILE); the system's otherwise. */
+  /**
+   * Reach (experimental): the connector to a broker. The host token comes from the environment only; `caFile`
+   * is a private CA for the broker's certificate (RELAY_SECURE_LINK_BROKER_CA_FILE), the system's otherwise.
+   */
   reach: { enabled: boolean; brokerUrl: string | null; hostToken: string | null; hostIdFile: string | null; caFile: string | null };
 };
 

@@ -3,7 +3,6 @@ export const RELAY_CONFIG = Symbol('RELAY_CONFIG');
 export const LOGGER = Symbol('LOGGER');
 export const RUNTIME = Symbol('RUNTIME');
 
-/** Facts known only once the relay listens (the real port when started on port 0). */
 /** What the rest of the relay reads of a running Secure Link origin (secure-link/secure-link.server.ts). */
 export interface SecureLinkView {
   readonly url: string;
@@ -26,6 +25,7 @@ export interface ReachView {
   holdRevoke(peer: string): (() => void) | null;
 }
 
+/** Facts known only once the relay listens (the real port when started on port 0). */
 export type Runtime = {
   port: number;
   startedAt: Date;

@@ -1,4 +1,4 @@
-import type { DesktopClient, ReadModels } from '@svc/domain';
+import { desktopsMatching, type DesktopClient, type ReadModels } from '@svc/domain';
 import type { DesktopService } from './desktop.service';
 
 /** The health view's word for each outcome (the reference's `decision`). */
@@ -26,7 +26,7 @@ export function desktopReadiness(
   const targets = models.desktop.targets();
   if (targets.length === 0) return unavailable('desktop.no_client', 'no desktop client is connected');
   if (tool || device) {
-    const pool = device ? targets.filter((c) => [c.deviceId, c.deviceName, c.host].some((v) => v?.toLowerCase() === device.toLowerCase())) : targets;
+    const pool = device ? desktopsMatching(targets, device) : targets;
     if (pool.length === 0) return unavailable('desktop.unknown_device', `no connected desktop matches "${device!.slice(0, 64)}"`);
     if (tool && !pool.some((c) => desktop.toolsOf(c.connId)?.includes(tool)))
       return unavailable('desktop.tool_not_advertised', `no connected desktop serves "${tool.slice(0, 64)}"`);

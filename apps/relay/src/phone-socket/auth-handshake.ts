@@ -9,7 +9,7 @@ import {
   DomainError,
   INVALID_CREDENTIALS,
   isLive,
-  liveGrants,
+  wireLiveGrants,
   normalizeCode,
   recordAuthFailure,
   assertNotBlocked,
@@ -274,8 +274,7 @@ export class AuthHandshake {
     // An authenticated socket no longer needs its deadline (nor the closure it holds for 30 s).
     clearTimeout(conn.authTimer);
     conn.authTimer = undefined;
-    const grants: Record<string, number | null> = {};
-    for (const [ch, until] of Object.entries(liveGrants(session, this.clock.now()))) grants[ch] = epoch(until);
+    const grants = wireLiveGrants(session, this.clock.now());
     const trust = g.issued !== null ? this.loop.models.trust.forDevice(session.deviceId) : undefined;
     let written: () => void = () => undefined;
     answer.written = new Promise<void>((r) => (written = r));

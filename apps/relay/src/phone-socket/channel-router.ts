@@ -4,6 +4,7 @@ import type { PhoneConnection } from './phone-connection';
 
 /** What a feature module registers for its channel of the multiplexed socket. */
 export interface ChannelHandler {
+  /** A `DomainError` it throws (or rejects with) is answered by the hub through `onError`: handlers catch none. */
   onFrame(conn: PhoneConnection, envelope: Envelope): void | Promise<void>;
   /** The socket closed (the phone left, was revoked, or the relay is stopping). */
   onClose?(conn: PhoneConnection): void;

@@ -7,12 +7,12 @@ import {
   expireSessions,
   expireTrusts,
   findByPrefix,
-  liveGrants,
   revokeSession,
   shortenSession,
   type Principal,
   type Session,
   type ShortenInput,
+  wireLiveGrants,
 } from '@svc/domain';
 import { Clock } from '../common/clock';
 import { CommandLoop } from '../common/command-loop';
@@ -43,8 +43,7 @@ export class SessionsService {
   }
 
   view(s: Session, caller: Principal, now = this.clock.now(), online?: ReadonlySet<string>) {
-    const grants: Record<string, number | null> = {};
-    for (const [ch, until] of Object.entries(liveGrants(s, now))) grants[ch] = epoch(until);
+    const grants = wireLiveGrants(s, now);
     return {
       token_prefix: s.tokenPrefix,
       device_name: s.deviceName,

@@ -63,7 +63,7 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
     private readonly recordings: RecordingsService,
   ) {
     router.register('terminal', {
-      onFrame: (conn, env) => this.onFrame(conn, env),
+      onFrame: (conn, env) => this.handle(conn, env),
       onClose: (conn) => this.onClose(conn),
       onError: (conn, env, err) => this.sendError(conn, env, err),
     });
@@ -141,15 +141,6 @@ export class TerminalService implements OnModuleDestroy, BeforeApplicationShutdo
       const shell = this.live.get(s.shellId);
       if (shell) void shell.kill('grace_expired');
       else await this.loop.run('system', (m) => closeShell(m, s.shellId, 'grace_expired', { exitCode: null, signal: null }));
-    }
-  }
-
-  private async onFrame(conn: PhoneConnection, env: Envelope): Promise<void> {
-    try {
-      await this.handle(conn, env);
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      this.sendError(conn, env, { message: err.message, code: err.code, extra: { ...err.extra } });
     }
   }
 

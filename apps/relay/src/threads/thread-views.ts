@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { epoch, DomainError, messageView, PHONE_CHANNEL_ID, type PhoneReply } from '@svc/domain';
+import { epoch, messageOf, messageView, PHONE_CHANNEL_ID, threadOf, type PhoneReply } from '@svc/domain';
 import { AgentSessionStore } from '../agent-store/agent-session-store';
 import type { RelayConfig } from '../common/config';
 import { CommandLoop } from '../common/command-loop';
@@ -40,8 +40,7 @@ export class ThreadViews {
   }
 
   message(messageId: string) {
-    const msg = this.loop.models.phoneThreads.message(messageId);
-    if (!msg) throw new DomainError('phone.message_not_found', 'not_found', 'no message with that message_id');
+    const msg = messageOf(this.loop.models, messageId);
     return { ok: true as const, ...messageView(msg), delivered_to: msg.deliveredTo, queued_delivery: msg.queuedDelivery };
   }
 
@@ -72,8 +71,7 @@ export class ThreadViews {
   }
 
   thread(chatId: string) {
-    const t = this.loop.models.phoneThreads.threadById(chatId);
-    if (!t) throw new DomainError('phone.thread_not_found', 'not_found', 'no thread with that chat_id');
+    const t = threadOf(this.loop.models, chatId);
     return {
       ok: true as const,
       chat_id: t.chatId,

@@ -65,7 +65,7 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     router.register('tui', {
-      onFrame: (conn, env) => this.onFrame(conn, env),
+      onFrame: (conn, env) => this.handle(conn, env),
       onClose: (conn) => this.onClose(conn),
       onError: (conn, env, err) => this.sendError(conn, env, err),
     });
@@ -103,15 +103,6 @@ export class TuiService implements OnModuleDestroy, BeforeApplicationShutdown {
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     await Promise.all([...this.byConn.values()].map((t) => this.stop(t, 'shutdown')));
-  }
-
-  private async onFrame(conn: PhoneConnection, env: Envelope): Promise<void> {
-    try {
-      await this.handle(conn, env);
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      this.sendError(conn, env, { message: err.message, code: err.code, extra: { ...err.extra } });
-    }
   }
 
   /**

@@ -171,7 +171,6 @@ export class OpenAiVoiceProvider implements VoiceProvider {
     return { text: j.text, audioMs: null };
   }
 
-  /** `/audio/speech` with `response_format: pcm` (24 kHz 16-bit mono), read as it streams. */
   /** A language its models speak (`pt-BR` by Portuguese), named as the app sent it (lower-cased). */
   async speechLanguage(raw: string): Promise<SpeechLanguage> {
     const tag = languageTag(raw);
@@ -182,6 +181,7 @@ export class OpenAiVoiceProvider implements VoiceProvider {
     };
   }
 
+  /** `/audio/speech` with `response_format: pcm` (24 kHz 16-bit mono), read as it streams. */
   async speak(text: string, voice: string | null, model: string | null, language: string | null): Promise<PcmStream> {
     const cfg = this.cfg;
     if (!cfg.openaiKey)

@@ -2,11 +2,6 @@ import type { VoiceSection } from '@svc/events';
 import type { PcmStream } from './pcm-stream';
 import type { SpeechLanguage } from './speech-language';
 
-/**
- * The voice providers' port. A provider turns text into audio and audio into text, and answers what is
- * particular to it (its names, defaults, options, whether it has a realtime API); the relay's routes,
- * sessions, auth, caps and events do not depend on which one answers.
- */
 /** `language`: the provider's own name for it (speechLanguage), or null (the voice decides). */
 export type SynthesisRequest = { text: string; voice: string | null; model: string | null; speed: number | null; language: string | null };
 export type Synthesis = { audio: Buffer; contentType: 'audio/mpeg' | 'audio/wav' };
@@ -47,6 +42,11 @@ export type ProviderCapabilities = {
 /** The model, voice and sample rate a provider uses where neither the relay nor a profile names one. */
 export type ProviderDefaults = { model: string; voice: string; sample_rate: number };
 
+/**
+ * The voice providers' port. A provider turns text into audio and audio into text, and answers what is
+ * particular to it (its names, defaults, options, whether it has a realtime API); the relay's routes,
+ * sessions, auth, caps and events do not depend on which one answers.
+ */
 export interface VoiceProvider {
   readonly id: string;
   readonly label: string;

@@ -108,13 +108,10 @@ export type CommandInput = {
 };
 
 /**
- * The safety pipeline against the phone's last status, as events: a refusal, a confirmation request,
- * or the decision plus `bridge.command_sent` (with the pushed-back auto-disable deadline).
- */
-/**
- * The safety pipeline's decision for one command, as the events to write: a refusal, a confirmation to
- * ask for, or the command to send (with the decision that let it through). The verdict travels inside
- * them (`bridge.safety_decided`'s decision, reason, package and verb); callers read it from there.
+ * The safety pipeline's decision for one command against the phone's last status, as the events to write:
+ * a refusal, a confirmation to ask for, or the command to send (the decision that let it through, then
+ * `bridge.command_sent` with the pushed-back auto-disable deadline). The verdict travels inside them
+ * (`bridge.safety_decided`'s decision, reason, package and verb); callers read it from there.
  */
 export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySettings, now: Date): Out {
   const d = m.bridge.device(c.tokenPrefix);

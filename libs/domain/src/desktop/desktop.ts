@@ -136,10 +136,23 @@ export function reportDesktopContext(
 const fold = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
 
 /**
- * Which client a call goes to. `selector` matches a client's device id or name, or its host, exactly
- * (case aside) or with everything but letters and digits ignored (`"axiom desktop"` = `AXIOM-DESKTOP`).
- * With no selector there must be exactly one client: with several the call is refused rather than sent
- * to a guess. The client must advertise the tool (`toolsOf`: the list its connection last sent).
+ * The clients `selector` names: by device id or name, or its host, exactly (case aside) or with everything but
+ * letters and digits ignored (`"axiom desktop"` = `AXIOM-DESKTOP`). The one rule of a call's `device` and of
+ * the readiness check before it (`GET /desktop/_ping?device=`).
+ */
+export function desktopsMatching(targets: readonly DesktopClient[], selector: string): DesktopClient[] {
+  const s = selector.toLowerCase();
+  return targets.filter((c) =>
+    [c.deviceId, c.deviceName, c.host].some(
+      (v) => v !== null && v !== '' && (v.toLowerCase() === s || (fold(v) !== '' && fold(v) === fold(selector))),
+    ),
+  );
+}
+
+/**
+ * Which client a call goes to: the one `selector` names (desktopsMatching). With no selector there must be exactly
+ * one client: with several the call is refused rather than sent to a guess. The client must advertise the tool
+ * (`toolsOf`: the list its connection last sent).
  */
 export function pickDesktopTarget(
   models: ReadModels,
@@ -157,12 +170,7 @@ export function pickDesktopTarget(
     );
   let target: DesktopClient;
   if (selector) {
-    const s = selector.toLowerCase();
-    const hits = targets.filter((c) =>
-      [c.deviceId, c.deviceName, c.host].some(
-        (v) => v !== null && v !== '' && (v.toLowerCase() === s || (fold(v) !== '' && fold(v) === fold(selector))),
-      ),
-    );
+    const hits = desktopsMatching(targets, selector);
     if (hits.length === 0)
       throw new DomainError(
         'desktop.unknown_device',

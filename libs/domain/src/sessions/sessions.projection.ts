@@ -1,4 +1,4 @@
-import { isoMs } from '../epoch';
+import { epoch, isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
 import type { DeepReadonly } from '../deep-readonly';
 import type { GrantExpiries, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
@@ -179,5 +179,12 @@ export function hasGrant(s: Session, channel: string, now: Date): boolean {
 export function liveGrants(s: Pick<Session, 'grants'>, now: Date): Record<string, number | null> {
   const out: Record<string, number | null> = {};
   for (const [channel, until] of Object.entries(s.grants)) if (liveAt(until, now)) out[channel] = until;
+  return out;
+}
+
+/** The live grants as the wire writes them (WIRE.md: epoch seconds, null as long as the session): `GET /sessions` and `auth.ok`. */
+export function wireLiveGrants(s: Pick<Session, 'grants'>, now: Date): Record<string, number | null> {
+  const out: Record<string, number | null> = {};
+  for (const [channel, until] of Object.entries(liveGrants(s, now))) out[channel] = epoch(until);
   return out;
 }

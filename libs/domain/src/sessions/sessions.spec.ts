@@ -4,7 +4,7 @@ import { grantDurations } from '../grants';
 import { consumeCode, registerCode } from '../pairing/pairing';
 import type { Principal } from '../principal';
 import type { ReadModels } from '../read-models';
-import { hasGrant, liveAt, liveGrants } from './sessions.projection';
+import { hasGrant, liveAt, liveGrants, wireLiveGrants } from './sessions.projection';
 import { abandonSession, expireSessions, findByPrefix, markSeen, revokeSession, shortenSession, type ShortenInput } from './sessions';
 
 const T0 = new Date('2026-03-01T00:00:00.000Z');
@@ -227,6 +227,11 @@ describe('sessions rules', () => {
       expect(liveGrants({ grants }, at(T0, 60))).toEqual({ chat: null, bridge: ms(at(T0, 3600)) });
       expect(liveGrants({ grants }, at(T0, 3600))).toEqual({ chat: null });
       expect(liveGrants({ grants: {} }, T0)).toEqual({});
+    });
+
+    it('on the wire (GET /sessions, auth.ok): the same live grants in whole epoch seconds, null kept', () => {
+      const grants = { chat: null, bridge: ms(at(T0, 3600)) + 999, tui: ms(at(T0, 60)) };
+      expect(wireLiveGrants({ grants }, at(T0, 60))).toEqual({ chat: null, bridge: ms(at(T0, 3600)) / 1000 });
     });
 
     it('agrees with hasGrant and the sweep on a paired session', () => {

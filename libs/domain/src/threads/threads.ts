@@ -2,7 +2,7 @@ import type { NewEvent, PhoneMessageContent, PhoneReplyReceived, PhoneThreadsEve
 import { epoch } from '../epoch';
 import { DomainError } from '../errors';
 import type { ReadModels } from '../read-models';
-import type { PhoneMessage } from './threads.projection';
+import type { PhoneMessage, Thread } from './threads.projection';
 
 /** Spec 2.5 / 8: a queued message waits at most 24 hours for a subscriber. */
 export const PHONE_QUEUE_TTL_SECONDS = 24 * 3600;
@@ -60,10 +60,23 @@ export function expireMessages(m: ReadModels, now: Date): NewEvent<PhoneThreadsE
     .map((q) => ({ type: 'phone.message_expired', data: { messageId: q.messageId, chatId: q.chatId } }));
 }
 
-/** Cancel one queued message: 404 when unknown, 409 when it already left the queue. */
-export function cancelMessage(m: ReadModels, messageId: string, by: string): NewEvent<PhoneThreadsEvent>[] {
+/** The message with `messageId`, while the read model holds it; 404 otherwise (a read, a cancel). */
+export function messageOf(m: ReadModels, messageId: string): PhoneMessage {
   const msg = m.phoneThreads.message(messageId);
   if (!msg) throw new DomainError('phone.message_not_found', 'not_found', 'no message with that message_id');
+  return msg;
+}
+
+/** The thread with `chatId`; 404 otherwise (the phone's and the console's read of one thread). */
+export function threadOf(m: ReadModels, chatId: string): Thread {
+  const t = m.phoneThreads.threadById(chatId);
+  if (!t) throw new DomainError('phone.thread_not_found', 'not_found', 'no thread with that chat_id');
+  return t;
+}
+
+/** Cancel one queued message: 404 when unknown, 409 when it already left the queue. */
+export function cancelMessage(m: ReadModels, messageId: string, by: string): NewEvent<PhoneThreadsEvent>[] {
+  const msg = messageOf(m, messageId);
   if (msg.state !== 'queued') {
     throw new DomainError('phone.not_queued', 'conflict', `that message is no longer queued (it was ${msg.state})`, { state: msg.state });
   }

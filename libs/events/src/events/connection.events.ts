@@ -1,6 +1,5 @@
 import type { Ev } from '../event';
 
-/** A phone socket passed `system/auth`. Connections are ephemeral: they reset at `relay.started`. */
 /**
  * What a client advertised in `system/auth` `supports` (flat, bounded: at most 32 keys of 1-64 characters,
  * values boolean, finite number or a string of at most 64 characters). Per socket: a phone may send
@@ -8,6 +7,7 @@ import type { Ev } from '../event';
  */
 export type ClientSupports = Record<string, boolean | number | string>;
 
+/** A phone socket passed `system/auth`. Connections are ephemeral: they reset at `relay.started`. */
 export type PhoneConnected = Ev<
   'phone.connected',
   { connId: string; tokenPrefix: string; deviceId: string; ip: string; path: string; supports?: ClientSupports }

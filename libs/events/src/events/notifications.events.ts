@@ -1,6 +1,7 @@
 import type { Ev } from '../event';
 
 /** The notification companion (spec 2.5): what a phone pushed on the `notifications` channel. */
+
 /** One entry a phone pushed on the `notifications` channel. Ephemeral: the list resets at `relay.started`. */
 export type NotificationPosted = Ev<
   'notification.posted',

@@ -7,7 +7,6 @@ import type { Ev } from '../event';
 
 export type Surfacing = 'default' | 'notification' | 'inbox' | 'session';
 
-/** `POST /phone/message` accepted a message: it is queued until a delivery event says otherwise. */
 /** A message as `POST /phone/message` accepted it. */
 export type PhoneMessageContent = {
   messageId: string;
@@ -24,6 +23,7 @@ export type PhoneMessageContent = {
   /** Its key was destroyed: text is empty, title and metadata null. */
   forgotten?: boolean;
 };
+/** `POST /phone/message` accepted a message: it is queued until a delivery event says otherwise. */
 export type PhoneMessagePosted = Ev<
   'phone.message_posted',
   PhoneMessageContent & {

@@ -44,6 +44,11 @@ export class LogLockedError extends Error {
   }
 }
 
+/** A held lock: how to give it back, and the dead holder whose lock was taken over, if any. */
+export type HeldLock = { release: () => void; annotate: (note: LockNote) => void; tookOver: StaleLock | null };
+/** A lock left by a relay on this host that did not stop (what `relay.started` records); nulls: the file was unreadable. */
+export type StaleLock = { pid: number | null; since: string | null };
+
 /**
  * Takes the lock of a log directory, or throws LogLockedError naming the live holder. Two relays that
  * share a log would each number their own records and fork the chain, so the second one must not write
@@ -55,11 +60,6 @@ export class LogLockedError extends Error {
  * it over (the later rename wins the file; each checks it after its rename, which narrows the window to
  * microseconds).
  */
-/** A held lock: how to give it back, and the dead holder whose lock was taken over, if any. */
-export type HeldLock = { release: () => void; annotate: (note: LockNote) => void; tookOver: StaleLock | null };
-/** A lock left by a relay on this host that did not stop (what `relay.started` records); nulls: the file was unreadable. */
-export type StaleLock = { pid: number | null; since: string | null };
-
 export function acquireLogLock(dir: string, what = 'event log'): HeldLock {
   const lockPath = path.join(dir, LOCK_FILE);
   const mine: LockHolder = {

@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Param } from '@nestjs/common';
 import type { ThreadDetail, ThreadEntryRow, ThreadsView } from '@svc/console-api';
-import { DomainError, epoch, type ReadModels } from '@svc/domain';
+import { epoch, threadOf, type ReadModels } from '@svc/domain';
 import { Auth } from '../../common/auth';
 import { Clock } from '../../common/clock';
 import type { RelayConfig } from '../../common/config';
@@ -68,8 +68,7 @@ export class ThreadsConsoleController {
 }
 
 export function threadDetail(m: ReadModels, chatId: string): Omit<ThreadDetail, 'ok' | 'server_time'> {
-  const t = m.phoneThreads.threadById(chatId);
-  if (!t) throw new DomainError('phone.thread_not_found', 'not_found', 'no thread with that chat_id');
+  const t = threadOf(m, chatId);
   const entries: ThreadEntryRow[] = [];
   for (const e of t.entries) {
     if (e.kind === 'message') {

@@ -79,7 +79,7 @@ function IdleExpiry({ d }: { d: BridgeDeviceRow }) {
   if (!d.auto_disable_at) return null;
   return (
     <div className="muted small" title={`The relay switches Device Control off at ${exact(d.auto_disable_at * 1000)} unless a command comes first.`}>
-      auto-off <Ago ms={d.auto_disable_at * 1000} />
+      auto-off <Ago at={d.auto_disable_at} />
     </div>
   );
 }
@@ -140,7 +140,7 @@ export function BridgePage() {
     },
     {
       label: 'Last command',
-      render: (d) => <Ago ms={d.last_command_at === null ? null : d.last_command_at * 1000} never="none yet" />,
+      render: (d) => <Ago at={d.last_command_at === null ? null : d.last_command_at} never="none yet" />,
     },
     {
       label: 'Actions',

@@ -2,8 +2,6 @@ import type { ListenerView, ReachView, SecureLinkView } from '@svc/console-api';
 import { Ago, Card, Chip, CopyButton } from '@/components/ui';
 import { exact } from '@/lib/format';
 
-const ms = (s: number | null) => (s === null ? null : s * 1000);
-
 /** A certificate's end: the date, and the days left (warn under 30, as `svc relay doctor` does). */
 function Expiry({ notAfter, daysLeft }: { notAfter: string; daysLeft: number }) {
   return (
@@ -110,7 +108,7 @@ export function SecureLinkCard({ s }: { s: SecureLinkView }) {
             <span className="muted">never: phones hold the pin they were paired with</span>
           ) : (
             <>
-              <Ago ms={ms(s.identity_changed_at)} />: phones paired through Secure Link before then must pair again
+              <Ago at={s.identity_changed_at} />: phones paired through Secure Link before then must pair again
               {s.previous_pin ? <div className="mono small muted">was {s.previous_pin}</div> : null}
             </>
           )}
@@ -163,10 +161,10 @@ export function ReachCard({ r }: { r: ReachView }) {
             </>
           ) : null}
           <dt>Connected</dt>
-          <dd>{r.connected_at ? <Ago ms={ms(r.connected_at)} /> : <span className="muted">not now</span>}</dd>
+          <dd>{r.connected_at ? <Ago at={r.connected_at} /> : <span className="muted">not now</span>}</dd>
           <dt>Last change</dt>
           <dd>
-            <Ago ms={ms(r.last_change_at)} never="none in this run" />
+            <Ago at={r.last_change_at} never="none in this run" />
           </dd>
           {r.active_streams !== null ? (
             <>

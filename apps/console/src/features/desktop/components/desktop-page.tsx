@@ -6,7 +6,6 @@ import { Link } from '@/lib/router';
 import { useDesktop } from '../api/get-desktop';
 import { DesktopTools } from './desktop-tools';
 
-const ms = (s: number | null) => (s === null ? null : s * 1000);
 const iso = (epochS: number) => new Date(epochS * 1000).toISOString();
 
 const OUTCOME: Record<DesktopCallRow['outcome'], { label: string; tone: 'good' | 'warn' | 'bad' | 'info' }> = {
@@ -100,10 +99,10 @@ const CLIENT_COLUMNS: Array<Column<DesktopClientRow>> = [
     className: 'nowrap',
     render: (c) => (
       <>
-        <Ago ms={ms(c.last_seen_at ?? c.reported_at)} />
+        <Ago at={c.last_seen_at ?? c.reported_at} />
         {c.connected_at ? (
           <div className="muted small">
-            connected <Ago ms={ms(c.connected_at)} />
+            connected <Ago at={c.connected_at} />
           </div>
         ) : null}
       </>
@@ -129,7 +128,7 @@ function ControlSessions({ rows }: { rows: ControlSessionRow[] }) {
             {c.profile ? ` · profile ${c.profile}` : ''}
           </span>
           <span className="code-expiry muted small">
-            used <Ago ms={ms(c.used_at)} /> · ends <Ago ms={ms(c.idle_ends_at)} /> unless used
+            used <Ago at={c.used_at} /> · ends <Ago at={c.idle_ends_at} /> unless used
           </span>
         </li>
       ))}

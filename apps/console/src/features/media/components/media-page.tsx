@@ -7,8 +7,6 @@ import { useMedia } from '../api/get-media';
 import { isPreviewable } from '../api/media-preview';
 import { MediaPreview } from './media-preview';
 
-const ms = (s: number | null) => (s === null ? null : s * 1000);
-
 export function MediaPage() {
   const q = useMedia();
   const m = q.data;
@@ -51,8 +49,8 @@ export function MediaPage() {
     },
     { label: 'Type', className: 'mono small', render: (e) => e.content_type },
     { label: 'Size', className: 'nowrap', render: (e) => bytes(e.size) },
-    { label: 'Age', render: (e) => <Ago ms={ms(e.registered_at)} /> },
-    { label: 'Expires', render: (e) => <Ago ms={ms(e.expires_at)} /> },
+    { label: 'Age', render: (e) => <Ago at={e.registered_at} /> },
+    { label: 'Expires', render: (e) => <Ago at={e.expires_at} /> },
     {
       label: 'Fetches',
       render: (e) => (
@@ -60,7 +58,7 @@ export function MediaPage() {
           {e.fetch_count}
           {e.last_fetched_at ? (
             <div className="muted small">
-              last <Ago ms={ms(e.last_fetched_at)} />
+              last <Ago at={e.last_fetched_at} />
             </div>
           ) : null}
         </>

@@ -45,7 +45,7 @@ export function PairingPage() {
                     <span className="mono">{c.code_ref}</span>
                     <Chip>{SOURCE[c.source]}</Chip>
                     <span className="muted small">
-                      {ttlLabel(c.session_ttl_seconds)} · made <Ago ms={c.created_at * 1000} />
+                      {ttlLabel(c.session_ttl_seconds)} · made <Ago at={c.created_at} />
                     </span>
                     <span className="code-expiry">
                       <Countdown expiresAt={c.expires_at} />

@@ -35,7 +35,7 @@ function RequestRow({ row, tls }: { row: PairingCodeRow; tls: boolean }) {
       <div className="request-who">
         <div className="strong">{row.device_name ?? 'Unnamed device'}</div>
         <div className="muted small">
-          from <span className="mono">{row.ip}</span> · asked <Ago ms={row.created_at * 1000} /> · expires in <Countdown expiresAt={row.expires_at} />
+          from <span className="mono">{row.ip}</span> · asked <Ago at={row.created_at} /> · expires in <Countdown expiresAt={row.expires_at} />
         </div>
         <div className="muted small mono">
           request {id.slice(0, 8)} · code ref {row.code_ref}

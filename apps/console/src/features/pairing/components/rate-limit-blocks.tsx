@@ -47,7 +47,7 @@ function BlockRow({ block }: { block: RateLimitBlockRow }) {
       <div className="request-who">
         <div className="strong mono">{block.address}</div>
         <div className="muted small">
-          <Chip tone="bad">{KIND[block.kind]}</Chip> blocked <Ago ms={block.since * 1000} /> ·{' '}
+          <Chip tone="bad">{KIND[block.kind]}</Chip> blocked <Ago at={block.since} /> ·{' '}
           <span title={exact(block.until * 1000)}>
             lifts by itself in <Countdown expiresAt={block.until} />
           </span>

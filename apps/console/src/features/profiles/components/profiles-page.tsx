@@ -9,7 +9,6 @@ import { useProfiles } from '../api/get-profiles';
 import { useRescanProfiles } from '../api/rescan-profiles';
 import { ProfileFiles } from './profile-files';
 
-const ms = (s: number | null) => (s === null ? null : s * 1000);
 const who = (actor: string) => (actor.startsWith('device:') ? `phone ${actor.slice(7)}` : actor);
 
 function RelayState({ p }: { p: ProfileRowView }) {
@@ -208,7 +207,7 @@ export function ProfilesPage() {
                   value={v.offered}
                   hint={
                     <>
-                      in auth.ok, updated <Ago ms={ms(v.changed_at)} never="never" />
+                      in auth.ok, updated <Ago at={v.changed_at} never="never" />
                     </>
                   }
                 />
@@ -241,7 +240,7 @@ export function ProfilesPage() {
                       {bytes(w.bytes)} · sha256 <span className="mono">{w.sha256}</span> · by {who(w.actor)}
                     </span>
                     <span className="code-expiry muted small">
-                      <Ago ms={ms(w.at)} />
+                      <Ago at={w.at} />
                     </span>
                   </li>
                 ))}
@@ -254,7 +253,7 @@ export function ProfilesPage() {
                       was {x.was} · by {who(x.actor)}
                     </span>
                     <span className="code-expiry muted small">
-                      <Ago ms={ms(x.at)} />
+                      <Ago at={x.at} />
                     </span>
                   </li>
                 ))}

@@ -65,7 +65,7 @@ export function DevicesPage() {
             {s.token_prefix}
           </span>
           <div className="muted small">
-            paired <Ago ms={s.created_at * 1000} />
+            paired <Ago at={s.created_at} />
           </div>
         </>
       ),
@@ -82,12 +82,12 @@ export function DevicesPage() {
             <>
               <Chip>offline</Chip>
               <div className="small">
-                since <Ago ms={s.offline_since * 1000} />
+                since <Ago at={s.offline_since} />
               </div>
             </>
           ) : (
             <span className="small">
-              last seen <Ago ms={s.last_seen * 1000} />
+              last seen <Ago at={s.last_seen} />
             </span>
           )}
           {s.online && s.connections[0] ? <div className="muted small mono">{s.connections[0].ip}</div> : null}
@@ -123,7 +123,7 @@ export function DevicesPage() {
               {s.trusted_device.last_renewed_at !== null ? (
                 <>
                   {' '}
-                  · last <Ago ms={s.trusted_device.last_renewed_at * 1000} />
+                  · last <Ago at={s.trusted_device.last_renewed_at} />
                 </>
               ) : null}
             </div>

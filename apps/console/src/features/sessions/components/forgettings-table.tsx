@@ -14,7 +14,7 @@ const SCOPE: Record<ForgettingRow['scope'], string> = {
 /** The latest forgettings (the log keeps them all): what went, whose, before when, how many keys, by whom. */
 export function ForgettingsTable({ rows, names }: { rows: ForgettingRow[]; names: Map<string, string> }) {
   const columns: Array<Column<ForgettingRow>> = [
-    { label: 'When', className: 'nowrap', render: (f) => <Ago ms={f.at * 1000} /> },
+    { label: 'When', className: 'nowrap', render: (f) => <Ago at={f.at} /> },
     { label: 'What', render: (f) => SCOPE[f.scope] ?? f.scope },
     {
       label: 'Device',

@@ -130,7 +130,7 @@ function Hour({ s }: { s: number }) {
     <>
       <span>{hourText(s)}</span>
       <div className="muted small">
-        <Ago ms={s * 1000} />
+        <Ago at={s} />
       </div>
     </>
   );

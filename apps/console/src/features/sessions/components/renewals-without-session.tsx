@@ -39,14 +39,14 @@ export function RenewalsWithoutSession({ rows }: { rows: RenewalWithoutSessionRo
             {r.last_renewed_at !== null ? (
               <>
                 {' '}
-                · last <Ago ms={r.last_renewed_at * 1000} />
+                · last <Ago at={r.last_renewed_at} />
               </>
             ) : null}
           </div>
         </>
       ),
     },
-    { label: 'Issued', className: 'nowrap', render: (r) => <Ago ms={r.issued_at * 1000} /> },
+    { label: 'Issued', className: 'nowrap', render: (r) => <Ago at={r.issued_at} /> },
     {
       label: 'Actions',
       srOnly: true,

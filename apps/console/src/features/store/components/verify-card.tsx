@@ -74,7 +74,7 @@ function JobLine({ job }: { job: VerifyJobView }) {
     when === null ? null : (
       <>
         {' '}
-        at {exact(when)} (<Ago ms={when} />)
+        at {exact(when)} (<Ago at={job.finished_at} />)
       </>
     );
   return (

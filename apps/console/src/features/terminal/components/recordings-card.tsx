@@ -59,7 +59,7 @@ const COLUMNS: Array<Column<RecordingRow>> = [
       </>
     ),
   },
-  { label: 'Started', render: (r) => <Ago ms={r.started_at * 1000} /> },
+  { label: 'Started', render: (r) => <Ago at={r.started_at} /> },
   { label: 'Duration', className: 'num', render: (r) => duration(r.duration_ms / 1000) },
   { label: 'Size', className: 'num', render: (r) => bytes(r.size_bytes) },
 ];

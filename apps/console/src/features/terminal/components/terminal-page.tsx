@@ -7,8 +7,6 @@ import { useTerminal } from '../api/get-terminal';
 import { EndShellDialog } from './end-shell-dialog';
 import { RecordingsCard } from './recordings-card';
 
-const ms = (s: number | null) => (s === null ? null : s * 1000);
-
 const SHELL_COLUMNS: Array<Column<ShellRow>> = [
   { label: 'Session', className: 'strong', render: (s) => s.session_name },
   {
@@ -45,12 +43,12 @@ const SHELL_COLUMNS: Array<Column<ShellRow>> = [
         <>
           <Chip tone="warn">detached</Chip>{' '}
           <span className="muted small">
-            ends <Ago ms={ms(s.grace_expires_at)} />
+            ends <Ago at={s.grace_expires_at} />
           </span>
         </>
       ),
   },
-  { label: 'Opened', render: (s) => <Ago ms={ms(s.opened_at)} /> },
+  { label: 'Opened', render: (s) => <Ago at={s.opened_at} /> },
 ];
 
 export function TerminalPage() {
@@ -112,7 +110,7 @@ export function TerminalPage() {
                       pid {u.pid} · <span className="mono">{u.token_prefix}</span>
                     </span>
                     <span className="code-expiry muted small">
-                      started <Ago ms={ms(u.started_at)} />
+                      started <Ago at={u.started_at} />
                     </span>
                   </li>
                 ))}

@@ -45,7 +45,7 @@ function Entry({ entry: e }: { entry: ThreadEntryRow }) {
     return (
       <li className="thread-entry thread-message" data-kind="message">
         <div className="thread-meta muted small">
-          agent · <Ago ms={e.at * 1000} /> <Chip tone={STATE_TONE[e.state] ?? 'neutral'}>{e.state}</Chip>
+          agent · <Ago at={e.at} /> <Chip tone={STATE_TONE[e.state] ?? 'neutral'}>{e.state}</Chip>
           {e.delivered_to ? (
             <>
               {' '}
@@ -60,7 +60,7 @@ function Entry({ entry: e }: { entry: ThreadEntryRow }) {
   return (
     <li className="thread-entry thread-reply" data-kind="reply">
       <div className="thread-meta muted small">
-        {e.device_name} (<span className="mono">{e.token_prefix}</span>) · <Ago ms={e.at * 1000} />
+        {e.device_name} (<span className="mono">{e.token_prefix}</span>) · <Ago at={e.at} />
       </div>
       <div className="thread-text">{e.forgotten ? <Forgotten /> : e.text}</div>
     </li>

@@ -4,8 +4,6 @@ import { plural } from '@/lib/format';
 import { useThreads } from '../api/get-threads';
 import { Forgotten, ThreadDialog } from './thread-dialog';
 
-const ms = (s: number | null) => (s === null ? null : s * 1000);
-
 export function ThreadsPage() {
   const q = useThreads();
   const t = q.data;
@@ -26,7 +24,7 @@ export function ThreadsPage() {
                 <>
                   <Chip tone="good">subscribed</Chip> <strong>{t.subscriber.device_name}</strong>{' '}
                   <span className="mono muted">{t.subscriber.token_prefix}</span> receives messages as they are posted (since{' '}
-                  <Ago ms={ms(t.subscriber.since)} />
+                  <Ago at={t.subscriber.since} />
                   ).
                 </>
               ) : (
@@ -57,7 +55,7 @@ export function ThreadsPage() {
                         <div className="strong">{m.title ?? m.chat_id}</div>
                         <div className="small">{m.text}</div>
                         <div className="muted small">
-                          chat <span className="mono">{m.chat_id}</span> · posted <Ago ms={ms(m.posted_at)} /> · expires <Ago ms={ms(m.expires_at)} />
+                          chat <span className="mono">{m.chat_id}</span> · posted <Ago at={m.posted_at} /> · expires <Ago at={m.expires_at} />
                         </div>
                       </div>
                     </li>
@@ -90,7 +88,7 @@ export function ThreadsPage() {
                         {plural(th.messages, 'message')} · {plural(th.replies, 'reply', 'replies')}
                       </span>
                       <span className="code-expiry muted small">
-                        <Ago ms={ms(th.last_activity)} />
+                        <Ago at={th.last_activity} />
                       </span>
                     </li>
                   ))}
@@ -109,7 +107,7 @@ export function ThreadsPage() {
                       <span className="mono small">{n.package_name}</span>
                       <span>{n.forgotten ? <Forgotten /> : (n.title ?? <span className="muted">no title</span>)}</span>
                       <span className="code-expiry muted small">
-                        {n.device_name} · <Ago ms={ms(n.received_at)} />
+                        {n.device_name} · <Ago at={n.received_at} />
                       </span>
                     </li>
                   ))}

@@ -3,7 +3,7 @@ import { DataTable, type Column } from '@/components/data-table';
 import { Ago, Card, Chip, EmptyState } from '@/components/ui';
 import { bytes, count, exact, timeOfDay } from '@/lib/format';
 import { useServerNow } from '@/lib/server-time';
-import { callerText, counted, KIND_TITLE, latencyText, ms, secondsText, words } from './voice-words';
+import { callerText, counted, KIND_TITLE, latencyText, secondsText, words } from './voice-words';
 
 /** How long a held session has left on the relay's clock, ticking: it ends unresumed at zero. */
 function HeldLeft({ until }: { until: number }) {
@@ -35,7 +35,7 @@ const OPEN_COLUMNS: Array<Column<VoiceSessionOpenRow>> = [
           </div>
         ) : s.state === 'waiting' ? (
           <div className="muted small">
-            expires <Ago ms={ms(s.expires_at)} />
+            expires <Ago at={s.expires_at} />
           </div>
         ) : null}
       </>
@@ -43,7 +43,7 @@ const OPEN_COLUMNS: Array<Column<VoiceSessionOpenRow>> = [
   },
   { label: 'Caller', className: 'mono', render: (s) => callerText(s.actor) },
   { label: 'Provider', className: 'mono', render: (s) => `${s.provider}${s.profile ? ` · ${s.profile}` : ''}` },
-  { label: 'Opened', render: (s) => <Ago ms={ms(s.created_at)} /> },
+  { label: 'Opened', render: (s) => <Ago at={s.created_at} /> },
 ];
 
 const ENDED_COLUMNS: Array<Column<VoiceSessionEndedRow>> = [
@@ -73,7 +73,7 @@ const ENDED_COLUMNS: Array<Column<VoiceSessionEndedRow>> = [
     headClassName: 'col-opt',
     render: (s) => (s.bytes === 0 && s.chars === 0 ? <span className="muted">none</span> : `${bytes(s.bytes)} · ${counted(s.chars, 'char')}`),
   },
-  { label: 'When', render: (s) => <Ago ms={ms(s.ended_at)} /> },
+  { label: 'When', render: (s) => <Ago at={s.ended_at} /> },
 ];
 
 const CALL_COLUMNS: Array<Column<VoiceCallRow>> = [
@@ -188,7 +188,7 @@ const USAGE_COLUMNS: Array<Column<VoiceUsageRow>> = [
     headClassName: 'col-opt',
     render: (u) => `${counted(u.characters, 'char')} · ${bytes(u.audio_bytes)}`,
   },
-  { label: 'Last used', render: (u) => <Ago ms={ms(u.last_used_at)} /> },
+  { label: 'Last used', render: (u) => <Ago at={u.last_used_at} /> },
 ];
 
 export function UsageCard({ usage }: { usage: VoiceView['usage'] }) {
@@ -199,7 +199,7 @@ export function UsageCard({ usage }: { usage: VoiceView['usage'] }) {
         {usage.since ? (
           <>
             {' '}
-            (since <Ago ms={ms(usage.since)} />)
+            (since <Ago at={usage.since} />)
           </>
         ) : null}
         .{' '}

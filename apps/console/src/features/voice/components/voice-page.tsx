@@ -4,7 +4,6 @@ import { count } from '@/lib/format';
 import { useVoice } from '../api/get-voice';
 import { CallsCard, SessionsCard, UsageCard } from './voice-activity';
 import { ProvidersCard, SectionsCard, SecurityCard } from './voice-config';
-import { ms } from './voice-words';
 
 /** What stops voice for phones, in words, with what to do; nothing when it can serve. */
 function VoiceState({ v }: { v: VoiceView }) {
@@ -66,7 +65,7 @@ export function VoicePage() {
               tone={v.totals.failures ? 'warn' : undefined}
               hint={
                 <>
-                  last call <Ago ms={ms(v.totals.last_at)} never="none yet" />
+                  last call <Ago at={v.totals.last_at} never="none yet" />
                 </>
               }
             />

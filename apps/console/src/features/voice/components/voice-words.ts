@@ -28,5 +28,3 @@ export const words = (s: string) => s.replace(/_/g, ' ');
 
 /** `1 session`, `2 sessions`. */
 export const counted = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
-
-export const ms = (s: number | null) => (s === null ? null : s * 1000);
