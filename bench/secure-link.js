@@ -36,7 +36,7 @@ const dbg = (...a) => process.env.BENCH_DEBUG && console.error('[dbg]', ...a);
 // ================================ server (child process) =====================================
 async function serve() {
   const { createRelay } = require(path.join(DIST, 'relay/src/relay.js'));
-  const { loadConfig } = require(path.join(DIST, 'relay/src/common/config.js'));
+  const { loadConfig } = require(path.join(DIST, 'relay/src/common/config/config.js'));
   const { ReachBroker } = require(path.join(DIST, 'relay/src/reach/broker.js'));
   const { newId, newToken, tokenSha256 } = require(path.join(DIST, 'relay/src/reach/protocol.js'));
   const pino = require('pino');

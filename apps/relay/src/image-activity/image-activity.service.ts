@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DomainError, reportImageActivity, type ImageActivityEntry } from '@svc/domain';
 import { AgentSessionStore } from '../agent-store/agent-session-store';
 import { IMAGE_TOOL, type StoreActivity } from '../agent-store/agent-queries';
-import { CommandLoop } from '../common/command-loop';
+import { CommandLoop } from '../common/loop/command-loop';
 import { sinceMsOf, type ActivityQuery, type ReportDto } from './image-activity.dto';
 
 @Injectable()
