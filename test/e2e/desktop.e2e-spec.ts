@@ -9,7 +9,9 @@ const desktopEvents = (relay: TestRelay) => readEvents(relay.home).filter((e) =>
 describe('desktop tools (spec 4.6): a desktop client over a real socket, the host calling /desktop/*', () => {
   let relay: TestRelay;
   beforeAll(async () => {
-    relay = await startRelay({ config: { desktop: { defaultMs: 400, computerUseMs: 600, adbMs: 800 } } });
+    // Generous tool timeouts: a call answered in time must not time out on a loaded machine. The timeout itself
+    // is tested on a relay of its own with short ones.
+    relay = await startRelay({ config: { desktop: { defaultMs: 30_000, computerUseMs: 30_000, adbMs: 30_000 } } });
   });
   afterAll(() => relay.close());
 
@@ -20,12 +22,15 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
    * the log is drained. No sleep: a loaded machine only makes it slower.
    */
   async function settled(...ds: FakeDesktop[]): Promise<void> {
+    await settledOn(relay, ds);
+  }
+  async function settledOn(r: TestRelay, ds: FakeDesktop[]): Promise<void> {
     for (const d of ds) {
       const id = `settle-${++pings}`;
       d.phone.send('system', 'ping', { ts: 1 }, id);
       await d.phone.next((f) => f.id === id);
     }
-    await relay.loop.drain();
+    await r.loop.drain();
   }
   /** The relay has seen every desktop socket close. */
   async function noDesktops(): Promise<void> {
@@ -156,9 +161,10 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
   });
 
   it('a client that never answers: 504 after the tool timeout, and its late answer is refused on the channel', async () => {
+    const relay = await startRelay({ config: { desktop: { defaultMs: 400, computerUseMs: 600, adbMs: 800 } } });
     const d = await FakeDesktop.pair(relay);
     d.status([...CLI_TOOLS, 'desktop_computer_status']);
-    await settled(d);
+    await settledOn(relay, [d]);
     let id = '';
     d.onCommand((cmd) => {
       id = cmd.payload.request_id as string;
@@ -178,7 +184,7 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
     expect(Date.now() - t0).toBeGreaterThanOrEqual(580);
     expect(desktopEvents(relay).filter((e) => e.data.outcome === 'timeout')).toHaveLength(2);
     d.close();
-    await noDesktops();
+    await relay.close();
   });
 
   it('two desktops: no selector is refused (409) rather than guessed; a selector picks one; another socket cannot answer for it', async () => {
