@@ -81,7 +81,7 @@ export default tseslint.config(
   {
     // class-validator's index loads 320 modules at start; the relay reaches it decorator by decorator.
     files: ['apps/**/*.ts', 'libs/**/*.ts'],
-    ignores: ['apps/relay/src/common/validators.ts'],
+    ignores: ['apps/relay/src/common/http/validators.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -90,7 +90,7 @@ export default tseslint.config(
             {
               name: 'class-validator',
               allowTypeImports: true,
-              message: 'Import validators from apps/relay/src/common/validators (the index costs 70 ms of start-up).',
+              message: 'Import validators from apps/relay/src/common/http/validators (the index costs 70 ms of start-up).',
             },
             consoleApiTypesOnly,
           ],

@@ -2,7 +2,7 @@
 // A real relay from dist/ on an ephemeral loopback port with a temp SVC_HOME, for the HTTP benches.
 const { dist, tempDir } = require('./_lib');
 const { createRelay } = dist('apps/relay/src/relay.js');
-const { loadConfig } = dist('apps/relay/src/common/config.js');
+const { loadConfig } = dist('apps/relay/src/common/config/config.js');
 
 (async () => {
   const home = tempDir('svc-bench-relay-');

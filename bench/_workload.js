@@ -3,9 +3,9 @@
 // pair/revoke cycle (register a code, pair with it, revoke the session: 3 commands, 3+ events).
 const { dist } = require('./_lib');
 
-const { CommandLoop } = dist('apps/relay/src/common/command-loop.js');
-const { newSessionToken, tokenPrefix, secureRandomBytes } = dist('apps/relay/src/common/secrets.js');
-const { SystemClock } = dist('apps/relay/src/common/clock.js');
+const { CommandLoop } = dist('apps/relay/src/common/loop/command-loop.js');
+const { newSessionToken, tokenPrefix, secureRandomBytes } = dist('apps/relay/src/common/auth/secrets.js');
+const { SystemClock } = dist('apps/relay/src/common/loop/clock.js');
 const domain = dist('libs/domain/src/index.js');
 
 const silent = { info() {}, warn() {}, error() {}, debug() {}, fatal() {} };

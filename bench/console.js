@@ -36,7 +36,7 @@ if (process.argv[2] === '--consoles') {
 
 const dist = path.resolve(__dirname, '../dist/apps/relay/src');
 const { createRelay } = require(path.join(dist, 'relay.js'));
-const { loadConfig } = require(path.join(dist, 'common/config.js'));
+const { loadConfig } = require(path.join(dist, 'common/config/config.js'));
 
 const ROUNDS = 3;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

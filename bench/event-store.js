@@ -14,9 +14,9 @@ const { dist, median, tempDir, fmt, report } = require('./_lib');
 const { startPostgres } = require('../scripts/temp-postgres');
 const { openLoop, pairRevokeCycle } = require('./_workload');
 
-const { fileStore } = dist('apps/relay/src/common/file-store.js');
-const { postgresStore } = dist('apps/relay/src/common/postgres-store.js');
-const { Secrets } = dist('apps/relay/src/common/secrets.js');
+const { fileStore } = dist('apps/relay/src/common/loop/file-store.js');
+const { postgresStore } = dist('apps/relay/src/common/loop/postgres-store.js');
+const { Secrets } = dist('apps/relay/src/common/auth/secrets.js');
 const { ReadModels } = dist('libs/domain/src/index.js');
 const events = dist('libs/events/src/index.js');
 

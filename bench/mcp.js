@@ -68,7 +68,7 @@ async function serveProxy() {
 
 async function serveRelay() {
   const { createRelay } = dist('apps/relay/src/relay.js');
-  const { loadConfig } = dist('apps/relay/src/common/config.js');
+  const { loadConfig } = dist('apps/relay/src/common/config/config.js');
   const home = fs.mkdtempSync(path.join(arg('log-dir', os.tmpdir()), 'svc-bench-mcp-'));
   const config = loadConfig({ SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_LOG_LEVEL: 'ERROR' });
   const relay = await createRelay({ config, logDestination: new Writable({ write: (_c, _e, cb) => cb() }) });

@@ -23,7 +23,7 @@ const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
 const RELAY_JS = path.join(ROOT, 'dist/apps/relay/src/relay.js');
-const CONFIG_JS = path.join(ROOT, 'dist/apps/relay/src/common/config.js');
+const CONFIG_JS = path.join(ROOT, 'dist/apps/relay/src/common/config/config.js');
 const SIZE_MB = Number(process.env.MEDIA_BENCH_MB || 1024);
 const ROUNDS = Number(process.env.MEDIA_BENCH_ROUNDS || 4);
 const CONCURRENCY = [1, 8];

@@ -16,7 +16,7 @@ const path = require('node:path');
 const { Writable } = require('node:stream');
 const WebSocket = require('ws');
 const { createRelay } = require('../dist/apps/relay/src/relay.js');
-const { loadConfig } = require('../dist/apps/relay/src/common/config.js');
+const { loadConfig } = require('../dist/apps/relay/src/common/config/config.js');
 
 const ROUNDS = Number(process.argv[2] || 15);
 const N = Number(process.argv[3] || 250);

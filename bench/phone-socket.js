@@ -14,7 +14,7 @@ const path = require('node:path');
 const WebSocket = require('ws');
 const pino = require('pino');
 const { createRelay } = require('../dist/apps/relay/src/relay.js');
-const { loadConfig } = require('../dist/apps/relay/src/common/config.js');
+const { loadConfig } = require('../dist/apps/relay/src/common/config/config.js');
 
 const FRAMES = Number(process.env.FRAMES || 5000);
 const ROUNDS = Number(process.env.ROUNDS || 7);

@@ -36,7 +36,7 @@ const dbg = (...a) => process.env.BENCH_DEBUG && console.error('[dbg]', ...a);
 // ================================ server (child process) =====================================
 async function serve() {
   const { createRelay } = require(path.join(DIST, 'relay/src/relay.js'));
-  const { loadConfig } = require(path.join(DIST, 'relay/src/common/config.js'));
+  const { loadConfig } = require(path.join(DIST, 'relay/src/common/config/config.js'));
   const { ReachBroker } = require(path.join(DIST, 'relay/src/reach/broker.js'));
   const { newId, newToken, tokenSha256 } = require(path.join(DIST, 'relay/src/reach/protocol.js'));
   const pino = require('pino');
@@ -89,7 +89,9 @@ async function serve() {
       process.exit(0);
     }
   });
-  process.send({ type: 'ready', url: relay.url, mediaToken: media.token });
+  // The operator's routes (select-active) take the home's operator key, as the svc CLI sends it.
+  const operatorKey = fs.readFileSync(path.join(home, 'relay', 'operator.key'), 'utf8').trim();
+  process.send({ type: 'ready', url: relay.url, mediaToken: media.token, operatorKey });
 }
 
 if (process.argv.includes('--serve')) {
@@ -200,7 +202,7 @@ async function route(kind, server, child) {
   for (let i = 0; ; i++) {
     const sel = await fetch(`${server.url}/bridge/select-active`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', 'x-operator-key': server.operatorKey },
       body: JSON.stringify({ device_id: `bench-${kind}` }),
     });
     await sel.arrayBuffer();

@@ -9,8 +9,8 @@ const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { dist, median, tempDir, fmt, report } = require('./_lib');
 
-const { fileStore } = dist('apps/relay/src/common/file-store.js');
-const { Secrets } = dist('apps/relay/src/common/secrets.js');
+const { fileStore } = dist('apps/relay/src/common/loop/file-store.js');
+const { Secrets } = dist('apps/relay/src/common/auth/secrets.js');
 const { openLoop, pairRevokeCycle } = require('./_workload');
 const { FileEventStore } = dist('libs/events/src/index.js');
 

@@ -18,7 +18,7 @@ const { parseArgs } = require('node:util');
 const { dist, median, tempDir, report } = require('./_lib');
 
 const { createRelay } = dist('apps/relay/src/relay.js');
-const { loadConfig } = dist('apps/relay/src/common/config.js');
+const { loadConfig } = dist('apps/relay/src/common/config/config.js');
 const { readWav, resample, writeWav16 } = dist('apps/relay/src/voice/wav.js');
 
 const { values } = parseArgs({ options: { n: { type: 'string', default: '20' }, sessions: { type: 'string', default: '50' } } });

@@ -22,8 +22,8 @@ if (!checkout || !outDir) {
 }
 const dist = (p) => require(path.join(checkout, 'dist', p));
 const { createRelay } = dist('apps/relay/src/relay.js');
-const { loadConfig } = dist('apps/relay/src/common/config.js');
-const { ManualClock } = dist('apps/relay/src/common/clock.js');
+const { loadConfig } = dist('apps/relay/src/common/config/config.js');
+const { ManualClock } = dist('apps/relay/src/common/loop/clock.js');
 const { replayReport } = dist('apps/relay/src/cli/events.js');
 const { resolveLogSource } = dist('apps/relay/src/cli/log-dir.js');
 const WebSocket = require(path.join(checkout, 'node_modules/ws'));

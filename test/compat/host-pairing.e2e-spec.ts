@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { canonicalJson, decodePairing } from '../../apps/relay/src/pairing/qr-payload';
-import { Secrets } from '../../apps/relay/src/common/secrets';
+import { Secrets } from '../../apps/relay/src/common/auth/secrets';
 import { Phone, readEvents, type TestRelay } from '../support/harness';
 import { startRelay } from './client-relay';
 

@@ -3,7 +3,7 @@ import * as ts from 'typescript';
 import type { ConsoleEvent } from '../../libs/events/src/console-event';
 import { typeMatcher } from '../../libs/events/src/event-types-match';
 import { redact } from '../../apps/relay/src/console/console-redaction';
-import { SECRET_FIELDS } from '../../apps/relay/src/common/secret-fields';
+import { SECRET_FIELDS } from '../../apps/relay/src/common/auth/secret-fields';
 import { FAMILIES } from '../../apps/console/src/lib/event-families';
 import { summary, SUMMARIES } from '../../apps/console/src/lib/event-summary';
 

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadConfig, ConfigError } from '../../apps/relay/src/common/config';
+import { loadConfig } from '../../apps/relay/src/common/config/config';
+import { ConfigError } from '../../apps/relay/src/common/config/config-env';
 import { decodePairing } from '../../apps/relay/src/pairing/qr-payload';
 import { dc, startSim } from '../support/bridge';
 import { json, startRelay, tempHome, type TestRelay } from '../support/harness';

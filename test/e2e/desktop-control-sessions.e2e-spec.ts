@@ -1,6 +1,7 @@
 import { pairPhone, readEvents, startRelay, type Frame, type TestRelay } from '../support/harness';
 import { call } from '../support/http';
 import { CLI_TOOLS, FakeDesktop } from '../support/desktop';
+import { until } from '../support/voice-client';
 
 /**
  * Computer-use control sessions (issue 22.6): the host's desktop tool names its requester context in
@@ -12,7 +13,6 @@ import { CLI_TOOLS, FakeDesktop } from '../support/desktop';
 jest.setTimeout(30_000);
 
 const TOOLS = [...CLI_TOOLS, 'desktop_computer_status', 'desktop_computer_action'];
-const settle = () => new Promise((r) => setTimeout(r, 50));
 
 async function withDesktop(env: Record<string, string> = {}) {
   const relay = await startRelay({ env, config: { desktop: { defaultMs: 2000, computerUseMs: 2000, adbMs: 2000 } } });
@@ -23,7 +23,7 @@ async function withDesktop(env: Record<string, string> = {}) {
     if (f.channel === 'desktop') frames.push(f);
   });
   d.status(TOOLS);
-  await new Promise((r) => setTimeout(r, 1100)); // past the status window
+  await until(() => relay.loop.models.desktop.targets().length === 1, 15_000, 'the desktop status');
   return { relay, d, frames };
 }
 
@@ -61,7 +61,7 @@ describe('desktop computer-use control sessions', () => {
     expect(c2.control_session).toMatchObject({ id, request_id: c2.request_id });
 
     await call(relay, 'POST', '/desktop/desktop_computer_status', {}, headers('run-2'));
-    await settle();
+    await until(() => ends(w.frames).length > 0 && commands(w.frames).length > 2, 15_000, 'the end and the third command');
     expect(ends(w.frames)).toEqual([{ version: 1, id, target_device_id: 'desk-7f3a', reason: 'requester run changed' }]);
     const c3 = commands(w.frames)[2];
     expect((c3.control_session as { id: string }).id).not.toBe(id);
@@ -92,7 +92,7 @@ describe('desktop computer-use control sessions', () => {
     expect(ends(w.frames)).toEqual([]);
     relay.clock.advance(60 * 1000);
     await relay.sweep();
-    await settle();
+    await until(() => ends(w.frames).length > 0, 15_000, 'the idle end');
     expect(ends(w.frames)).toEqual([
       expect.objectContaining({ id: (cu.control_session as { id: string }).id, reason: 'control session idle timeout' }),
     ]);
@@ -128,7 +128,6 @@ describe('desktop computer-use control sessions', () => {
     expect(c.run_id).not.toContain('\t');
     expect(relay.loop.models.desktop.controlSessions()).toHaveLength(1);
     w.d.phone.close();
-    await new Promise((r) => setTimeout(r, 200));
-    expect(relay.loop.models.desktop.controlSessions()).toHaveLength(0);
+    await until(() => relay.loop.models.desktop.controlSessions().length === 0, 15_000, 'the session gone with its socket');
   });
 });

@@ -5,14 +5,41 @@ import { call, REMOTE } from '../support/http';
 import { CLI_TOOLS, FakeDesktop } from '../support/desktop';
 
 const desktopEvents = (relay: TestRelay) => readEvents(relay.home).filter((e) => e.type.startsWith('desktop.'));
-const settle = () => new Promise((r) => setTimeout(r, 50));
 
 describe('desktop tools (spec 4.6): a desktop client over a real socket, the host calling /desktop/*', () => {
   let relay: TestRelay;
   beforeAll(async () => {
-    relay = await startRelay({ config: { desktop: { defaultMs: 400, computerUseMs: 600, adbMs: 800 } } });
+    // Generous tool timeouts: a call answered in time must not time out on a loaded machine. The timeout itself
+    // is tested on a relay of its own with short ones.
+    relay = await startRelay({ config: { desktop: { defaultMs: 30_000, computerUseMs: 30_000, adbMs: 30_000 } } });
   });
   afterAll(() => relay.close());
+
+  let pings = 0;
+  /**
+   * Everything `d` sent before is taken and durable: its frames are handled in order on one socket, so the
+   * pong to a ping sent after them comes after they were handled (each decided and appended at once), then
+   * the log is drained. No sleep: a loaded machine only makes it slower.
+   */
+  async function settled(...ds: FakeDesktop[]): Promise<void> {
+    await settledOn(relay, ds);
+  }
+  async function settledOn(r: TestRelay, ds: FakeDesktop[]): Promise<void> {
+    for (const d of ds) {
+      const id = `settle-${++pings}`;
+      d.phone.send('system', 'ping', { ts: 1 }, id);
+      await d.phone.next((f) => f.id === id);
+    }
+    await r.loop.drain();
+  }
+  /** The relay has seen every desktop socket close. */
+  async function noDesktops(): Promise<void> {
+    for (let i = 0; ; i++) {
+      if ((await call(relay, 'GET', '/desktop/health')).body.clients.length === 0) return;
+      if (i > 2000) throw new Error('a desktop socket never closed at the relay');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
 
   it('with no client: ping 503 (the host tools hide themselves), health 200, a call 503; nothing logged', async () => {
     const before = readEvents(relay.home).length;
@@ -32,7 +59,7 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
     expect((await call(relay, 'GET', '/desktop/_ping')).status).toBe(503); // a workspace alone serves nothing
     d.status();
     d.status();
-    await settle();
+    await settled(d);
     expect((await call(relay, 'GET', '/desktop/_ping')).body).toEqual({ ok: true, clients: 1 });
     expect((await call(relay, 'GET', '/desktop/_ping?tool=desktop_terminal')).status).toBe(200);
     expect((await call(relay, 'GET', '/desktop/_ping?tool=desktop_computer_status')).body).toMatchObject({ code: 'desktop.tool_not_advertised' });
@@ -60,7 +87,7 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
       command: 'vim secrets.txt',
       editor: 'vim',
     });
-    await settle();
+    await settled(d);
     expect((await call(relay, 'GET', '/desktop/health')).body.clients[0].active_editor).toEqual({
       source: 'tmux',
       editor: 'vim',
@@ -68,14 +95,14 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
     });
     expect(JSON.stringify(readEvents(relay.home))).not.toContain('secrets.txt');
     d.close();
-    await settle();
+    await noDesktops();
     expect((await call(relay, 'GET', '/desktop/health')).body).toMatchObject({ connected: false, clients: [] });
   });
 
   it('a call goes out as desktop.command (id = request_id, device selector not forwarded) and returns the client answer with its target; args never logged', async () => {
     const d = await FakeDesktop.pair(relay);
     d.status();
-    await settle();
+    await settled(d);
     let seen: Frame | null = null;
     d.onCommand((cmd) => {
       seen = cmd;
@@ -112,13 +139,13 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
     expect(failed).toMatchObject({ status: 200, body: { ok: false, error: 'ENOENT: no such file' } });
     expect(desktopEvents(relay).at(-1)!.data.outcome).toBe('tool_error');
     d.close();
-    await settle();
+    await noDesktops();
   });
 
   it('many calls in flight, answered out of order, each to its own caller', async () => {
     const d = await FakeDesktop.pair(relay);
     d.status();
-    await settle();
+    await settled(d);
     const held: Frame[] = [];
     d.onCommand((cmd) => {
       held.push(cmd);
@@ -130,13 +157,14 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
     const results = await Promise.all(Array.from({ length: 20 }, (_, n) => call(relay, 'POST', '/desktop/desktop_terminal', { n, command: 'true' })));
     expect(results.map((r) => r.body.result.n)).toEqual(Array.from({ length: 20 }, (_, n) => n));
     d.close();
-    await settle();
+    await noDesktops();
   });
 
   it('a client that never answers: 504 after the tool timeout, and its late answer is refused on the channel', async () => {
+    const relay = await startRelay({ config: { desktop: { defaultMs: 400, computerUseMs: 600, adbMs: 800 } } });
     const d = await FakeDesktop.pair(relay);
     d.status([...CLI_TOOLS, 'desktop_computer_status']);
-    await settle();
+    await settledOn(relay, [d]);
     let id = '';
     d.onCommand((cmd) => {
       id = cmd.payload.request_id as string;
@@ -156,7 +184,7 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
     expect(Date.now() - t0).toBeGreaterThanOrEqual(580);
     expect(desktopEvents(relay).filter((e) => e.data.outcome === 'timeout')).toHaveLength(2);
     d.close();
-    await settle();
+    await relay.close();
   });
 
   it('two desktops: no selector is refused (409) rather than guessed; a selector picks one; another socket cannot answer for it', async () => {
@@ -164,7 +192,7 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
     const b = await FakeDesktop.pair(relay, { name: 'home-pc' });
     a.status(CLI_TOOLS, { host: 'work-laptop', device_name: 'work-laptop' });
     b.status(['desktop_terminal'], { host: 'home-pc', device_name: 'home-pc' });
-    await settle();
+    await settled(a, b);
     const none = await call(relay, 'POST', '/desktop/desktop_terminal', { command: 'ls' });
     expect(none).toMatchObject({ status: 409, body: { ok: false, code: 'desktop.ambiguous_device' } });
     expect(none.body.devices.map((x: { device_name: string }) => x.device_name).sort()).toEqual(['home-pc', 'work-laptop']);
@@ -192,13 +220,13 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
     const gone = await call(relay, 'POST', '/desktop/desktop_terminal', { device: 'work-laptop' });
     expect(gone).toMatchObject({ status: 502, body: { code: 'desktop.client_gone' } });
     b.close();
-    await settle();
+    await noDesktops();
   });
 
   it('bad input: clean 4xx, nothing sent, nothing logged', async () => {
     const d = await FakeDesktop.pair(relay);
     d.status();
-    await settle();
+    await settled(d);
     let sent = 0;
     d.onCommand(() => {
       sent++;
@@ -242,13 +270,13 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
     expect(desktopEvents(relay).at(-2)!.actor).toBe(`device:${caller.prefix}`);
     caller.phone.close();
     d.close();
-    await settle();
+    await noDesktops();
   });
 
   it('the desktop grant is opt-in: a phone paired with the defaults can neither run a desktop tool (the `id` that ran) nor pose as a desktop', async () => {
     const d = await FakeDesktop.pair(relay);
     d.status();
-    await settle();
+    await settled(d);
     let ran = 0;
     d.onCommand(() => {
       ran++;
@@ -276,14 +304,14 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
     expect(ran).toBe(1);
     phone.phone.close();
     d.close();
-    await settle();
+    await noDesktops();
   });
 
   it('the log replays to the live desktop and profile state', async () => {
     const d = await FakeDesktop.pair(relay, { name: 'replay-box' });
     d.workspace('/srv/replay');
     d.status();
-    await settle();
+    await settled(d);
     await call(relay, 'POST', '/desktop/desktop_terminal', { command: 'true' });
     await relay.loop.drain();
     const replayed = new ReadModels();
@@ -292,6 +320,6 @@ describe('desktop tools (spec 4.6): a desktop client over a real socket, the hos
     expect(replayed.profiles.snapshot()).toEqual(relay.loop.models.profiles.snapshot());
     expect(replayed.desktop.targets().map((c) => c.workspace?.cwd)).toEqual(['/srv/replay']);
     d.close();
-    await settle();
+    await noDesktops();
   });
 });

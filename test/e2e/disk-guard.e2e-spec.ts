@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { DiskSpace } from '../../apps/relay/src/common/disk-guard';
+import type { DiskSpace } from '../../apps/relay/src/common/loop/disk-guard';
 import { bearer, nextCode, pairPhone, readEvents, registerCode, startRelay, type TestRelay } from '../support/harness';
 import { call, REMOTE, type Json } from '../support/http';
 import { FakeDesktop } from '../support/desktop';

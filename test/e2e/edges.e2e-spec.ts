@@ -4,7 +4,8 @@ import * as https from 'node:https';
 import type * as net from 'node:net';
 import * as tls from 'node:tls';
 import { DashboardIngress, INGRESS_BASE } from '../../apps/relay/src/ingress/dashboard-ingress';
-import { ConfigError, loadConfig } from '../../apps/relay/src/common/config';
+import { loadConfig } from '../../apps/relay/src/common/config/config';
+import { ConfigError } from '../../apps/relay/src/common/config/config-env';
 import { bearer, pairPhone, Phone, startRelay, type TestRelay } from '../support/harness';
 import { call } from '../support/http';
 

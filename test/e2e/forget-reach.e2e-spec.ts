@@ -2,7 +2,7 @@ import { ReadModels } from '@svc/domain';
 import { eventsDir, replayLog } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RelayConfig } from '../../apps/relay/src/common/config';
+import type { RelayConfig } from '../../apps/relay/src/common/config/relay-config';
 import { pairPhone, type Phone, readEvents, startRelay, type TestRelay } from '../support/harness';
 import { call, type Json, operatorFetch } from '../support/http';
 import { homeKeyFor, P_SECRET, Q_TEXT, queuedThenDelivered } from '../support/personal-keys';

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
-import { ManualClock } from '../../apps/relay/src/common/clock';
+import { ManualClock } from '../../apps/relay/src/common/loop/clock';
 import { ReachBroker } from '../../apps/relay/src/reach/broker';
 import { newId, newToken, tokenSha256 } from '../../apps/relay/src/reach/protocol';
 import { bearer, pairPhone, startRelay, tempHome } from '../support/harness';

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { Secrets } from '../../apps/relay/src/common/secrets';
+import { Secrets } from '../../apps/relay/src/common/auth/secrets';
 import { canonicalJson, decodePairing, type QrPayload } from '../../apps/relay/src/pairing/qr-payload';
 import { bearer, json, nextCode, Phone, pairPhone, readEvents, registerCode, startRelay, type TestRelay } from '../support/harness';
 import { operatorFetch } from '../support/http';

@@ -2,7 +2,7 @@ import { ReadModels } from '@svc/domain';
 import { eventsDir, replayLog, SnapshotCipher, verifyLog } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Secrets } from '../../apps/relay/src/common/secrets';
+import { Secrets } from '../../apps/relay/src/common/auth/secrets';
 import { readEvents, startRelay, type TestRelay } from '../support/harness';
 import { call, REMOTE, type Json } from '../support/http';
 import { A_SECRETS, homeKeyFor, personalTraffic } from '../support/personal-keys';

@@ -1,7 +1,7 @@
 import { DomainError } from '@svc/domain';
 import * as fs from 'node:fs';
 import WebSocket from 'ws';
-import { ManualClock } from '../../apps/relay/src/common/clock';
+import { ManualClock } from '../../apps/relay/src/common/loop/clock';
 import { ChannelRouter } from '../../apps/relay/src/phone-socket/channel-router';
 import { PhoneHub } from '../../apps/relay/src/phone-socket/phone-hub.service';
 import { CHANNEL_GRANT } from '../../apps/relay/src/phone-socket/envelope';

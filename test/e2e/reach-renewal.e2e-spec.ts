@@ -38,7 +38,11 @@ describe('renewal through Reach', () => {
 
   it('a phone whose session expired (swept) renews through the broker with its refresh token and keeps a working route', async () => {
     const { cand, ok } = await pairThroughBroker('reach-renew-a');
-    // The route lives as long as the trust (renewal's lifetime), not the one-hour session.
+    // The route lives as long as the trust (renewal's lifetime), not the one-hour session. The app keeps a
+    // route credential only as `kind: broker_route` with the broker's URL and host id it paired with, and reads
+    // `expires_at` as a long: whole seconds (AuthManager.kt:1264-1291, applyBrokerRouteCredential).
+    expect(ok.route_credential).toMatchObject({ kind: 'broker_route', broker_url: cand.broker.url, host_id: cand.broker.host_id });
+    expect(Number.isInteger(ok.route_credential.expires_at)).toBe(true);
     expect(ok.route_credential.expires_at).toBe(ok.refresh_expires_at);
     expect(ok.refresh_expires_at - ok.expires_at).toBeGreaterThan(100 * DAY);
     relay.clock.advanceSeconds(HOUR + 1);

@@ -8,7 +8,7 @@ import { WebSocket } from 'ws';
 import { ReachBroker } from '../../apps/relay/src/reach/broker';
 import { BrokerConfigError } from '../../apps/relay/src/reach/broker-credentials';
 import { newId, newToken, tokenSha256 } from '../../apps/relay/src/reach/protocol';
-import { ManualClock } from '../../apps/relay/src/common/clock';
+import { ManualClock } from '../../apps/relay/src/common/loop/clock';
 import { readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { call } from '../support/http';
 

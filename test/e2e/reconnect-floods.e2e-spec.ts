@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import type { DiskSpace } from '../../apps/relay/src/common/disk-guard';
+import type { DiskSpace } from '../../apps/relay/src/common/loop/disk-guard';
 import { PhoneHub } from '../../apps/relay/src/phone-socket/phone-hub.service';
 import { nextCode, Phone, readEvents, registerCode, startRelay, type Frame, type TestRelay } from '../support/harness';
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RelayConfig } from '../../apps/relay/src/common/config';
-import type { DiskSpace } from '../../apps/relay/src/common/disk-guard';
+import type { RelayConfig } from '../../apps/relay/src/common/config/relay-config';
+import type { DiskSpace } from '../../apps/relay/src/common/loop/disk-guard';
 import { pairPhone, type Phone, readEvents, startRelay, type TestRelay } from '../support/harness';
 import { call, type Json, operatorFetch } from '../support/http';
 import { eventually, Screen } from '../support/terminal-screen';

@@ -1,7 +1,7 @@
 import { consumeCode } from '@svc/domain';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Secrets } from '../../apps/relay/src/common/secrets';
+import { Secrets } from '../../apps/relay/src/common/auth/secrets';
 import { bearer, json, nextCode, Phone, pairPhone, readEvents, registerCode, startRelay, type TestRelay } from '../support/harness';
 
 const DAY = 86_400;

@@ -4,7 +4,7 @@ import { Duplex, Writable } from 'node:stream';
 import * as tls from 'node:tls';
 import pino from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
-import { ManualClock } from '../../apps/relay/src/common/clock';
+import { ManualClock } from '../../apps/relay/src/common/loop/clock';
 import { ReachBroker } from '../../apps/relay/src/reach/broker';
 import { ReachConnector } from '../../apps/relay/src/reach/connector';
 import { decodeHostFrame, encodeHostFrame, FLAG_DATA, newId, newToken, tokenSha256 } from '../../apps/relay/src/reach/protocol';

@@ -4,7 +4,7 @@ import { call } from '../support/http';
 import { AppVoiceSocket, until } from '../support/voice-client';
 
 /**
- * Issue 34, finding 2, on voice sockets: the same bounds as the phone socket (common/socket-guard.ts). A
+ * Issue 34, finding 2, on voice sockets: the same bounds as the phone socket (common/sockets/socket-guard.ts). A
  * voice socket the guard closes counts as a lost connection: the session is held for a resume (the app
  * resumes on any close but 1000, RelayVoiceClient.kt 1068-1105), and its drop is recorded with the code
  * the relay sent (`voice.session_detached`).

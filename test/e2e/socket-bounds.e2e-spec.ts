@@ -9,7 +9,7 @@ import { initializeBody, mcpPost } from '../support/mcp';
 import { sleep, until } from '../support/voice-client';
 
 /**
- * Issue 34, finding 2: every socket is bounded both ways (apps/relay/src/common/socket-guard.ts). A peer
+ * Issue 34, finding 2: every socket is bounded both ways (apps/relay/src/common/sockets/socket-guard.ts). A peer
  * that stops reading is closed 1013 `slow_consumer` once the relay holds RELAY_SOCKET_BUFFER_MB of unsent
  * output for it; frames past RELAY_SOCKET_FRAMES_PER_SECOND are paced (reading pauses, nothing is dropped);
  * liveness is the peer answering the relay's ping, not the peer talking. The bounds are shrunk here through

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RelayConfig } from '../../apps/relay/src/common/config';
+import type { RelayConfig } from '../../apps/relay/src/common/config/relay-config';
 import { pairPhone, type Phone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { operatorFetch } from '../support/http';
 import { Screen } from '../support/terminal-screen';

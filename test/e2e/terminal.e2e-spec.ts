@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { ReadModels } from '@svc/domain';
 import { eventsDir, replayLog } from '@svc/events';
 import { createRelay } from '../../apps/relay/src/relay';
-import { loadConfig } from '../../apps/relay/src/common/config';
+import { loadConfig } from '../../apps/relay/src/common/config/config';
 import { bearer, pairPhone, Phone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { eventually, leftoversAfter, Screen, sessionLeftovers } from '../support/terminal-screen';
 import { operatorFetch } from '../support/http';

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { Duplex } from 'node:stream';
 import * as tls from 'node:tls';
 import pino from 'pino';
-import { ManualClock } from '../../apps/relay/src/common/clock';
+import { ManualClock } from '../../apps/relay/src/common/loop/clock';
 import { ReachBroker } from '../../apps/relay/src/reach/broker';
 import { newId, newToken, tokenSha256 } from '../../apps/relay/src/reach/protocol';
 import { startRelay, tempHome, type TestRelay } from '../support/harness';

@@ -26,7 +26,7 @@ describe('a route without @Auth() stops start-up before the relay listens', () =
     Reflect.defineMetadata(MODULE_METADATA.CONTROLLERS, [...controllers, ForgottenAuthController], ClipboardModule);
     try {
       await expect(startRelay({ home, env: { RELAY_PORT: String(port) } })).rejects.toThrow(
-        'routes without @Auth(): GET /unguarded-probe (every route declares its auth class: apps/relay/src/common/auth.ts)',
+        'routes without @Auth(): GET /unguarded-probe (every route declares its auth class: apps/relay/src/common/auth/auth.ts)',
       );
     } finally {
       Reflect.defineMetadata(MODULE_METADATA.CONTROLLERS, controllers, ClipboardModule);

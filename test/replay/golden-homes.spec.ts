@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { replayReport } from '../../apps/relay/src/cli/events';
 import { resolveLogSource } from '../../apps/relay/src/cli/log-dir';
-import { ManualClock } from '../../apps/relay/src/common/clock';
+import { ManualClock } from '../../apps/relay/src/common/loop/clock';
 import { svc } from '../support/cli';
 import { Phone, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { call } from '../support/http';

@@ -2,7 +2,7 @@ import { ReadModels } from '@svc/domain';
 import { encodeRecord, eventsDir, listSegments, replayLog, SnapshotCipher, verifyLog, type StoredEvent } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Secrets } from '../../apps/relay/src/common/secrets';
+import { Secrets } from '../../apps/relay/src/common/auth/secrets';
 import { ChainMonitor } from '../../apps/relay/src/console/chain-monitor';
 import { bearer, nextCode, Phone, pairPhone, registerCode, startRelay, type TestRelay } from '../support/harness';
 

@@ -3,8 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import WebSocket from 'ws';
-import { ManualClock } from '../../apps/relay/src/common/clock';
-import { loadConfig, type RelayConfig } from '../../apps/relay/src/common/config';
+import { ManualClock } from '../../apps/relay/src/common/loop/clock';
+import { loadConfig } from '../../apps/relay/src/common/config/config';
+import { type RelayConfig } from '../../apps/relay/src/common/config/relay-config';
 import { createRelay, type Relay, type RelayOptions } from '../../apps/relay/src/relay';
 import { rememberOperatorKey } from './operator-keys';
 

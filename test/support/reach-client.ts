@@ -7,7 +7,7 @@ import { Duplex, Writable } from 'node:stream';
 import * as tls from 'node:tls';
 import { WebSocket } from 'ws';
 import pino from 'pino';
-import { ManualClock } from '../../apps/relay/src/common/clock';
+import { ManualClock } from '../../apps/relay/src/common/loop/clock';
 import { ReachBroker } from '../../apps/relay/src/reach/broker';
 import type { BrokerOptions } from '../../apps/relay/src/reach/broker-options';
 import { newId, newToken, tokenSha256 } from '../../apps/relay/src/reach/protocol';

@@ -57,11 +57,15 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly secureLink = new SecureLinkProjection();
   readonly personalData = new PersonalDataProjection();
   readonly consoleAccess = new ConsoleAccessProjection();
-  /** The seq of the last event applied. */
-  lastSeq = 0;
+  #lastSeq = 0;
 
   // Found once (lazily, after every field initializer ran); a private field is not an own enumerable entry.
   #parts: Array<[string, Projection]> | null = null;
+
+  /** The seq of the last event applied. */
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
 
   private parts(): Array<[string, Projection]> {
     return (this.#parts ??= Object.entries(this).filter((entry): entry is [string, Projection] => isProjection(entry[1])));
@@ -69,7 +73,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
 
   apply(event: StoredEvent): void {
     for (const [, p] of this.parts()) p.apply(event);
-    this.lastSeq = event.seq;
+    this.#lastSeq = event.seq;
   }
 
   snapshot(): Record<string, unknown> {
@@ -93,7 +97,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
 
   restore(state: Record<string, unknown>): void {
     for (const [name, p] of this.parts()) if (name in state) p.restore(state[name]);
-    this.lastSeq = Number(state.lastSeq ?? 0);
+    this.#lastSeq = Number(state.lastSeq ?? 0);
   }
 }
 

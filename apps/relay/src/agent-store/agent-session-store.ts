@@ -1,9 +1,9 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
-import { Clock } from '../common/clock';
-import type { RelayConfig } from '../common/config';
-import { LOGGER, RELAY_CONFIG } from '../common/tokens';
+import { Clock } from '../common/loop/clock';
+import type { RelayConfig } from '../common/config/relay-config';
+import { LOGGER, RELAY_CONFIG } from '../common/auth/tokens';
 import { AgentHome, type StoreFile } from './agent-home';
 import { readImageActivity, readPhoneSessions, type PhoneSession, type StoreActivity } from './agent-queries';
 import { StateDbPool } from './state-db';

@@ -1,8 +1,8 @@
 import { agentAnswered, agentQuestion, askAgent, DomainError, type AgentAnswer, type BridgeDevice, type SafetySettings } from '@svc/domain';
 import type { CommandOrigin, SafetyDecisionKind } from '@svc/events';
 import type { Logger } from 'pino';
-import type { Clock } from '../common/clock';
-import type { CommandLoop } from '../common/command-loop';
+import type { Clock } from '../common/loop/clock';
+import type { CommandLoop } from '../common/loop/command-loop';
 import type { InFlightCommands } from './in-flight-commands';
 
 /** What the agent's user is asked: the destructive verb, the text it was found in, the route and the phone. */

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { bridgeStatusOf } from '@svc/domain';
-import { parseFrame } from '../common/parse-frame';
+import { parseFrame } from '../common/sockets/parse-frame';
 import { BridgeStatusFrame, ConfirmResultFrame } from './bridge-frames.dto';
 
 /** The refusal of a frame: its code and message, as the phone's `bridge.error` carries them. */

@@ -9,8 +9,8 @@ import {
   type BridgeStatusGroup,
 } from '@svc/domain';
 import { Expose, Transform } from 'class-transformer';
-import { coded, DomainRule } from '../common/dto-refusals';
-import { IsBoolean, IsString } from '../common/validators';
+import { coded, DomainRule } from '../common/http/dto-refusals';
+import { IsBoolean, IsString } from '../common/http/validators';
 
 /*
  * The `bridge` channel's frames from the phone that carry fields, read with readFrame (parse-frame.ts);

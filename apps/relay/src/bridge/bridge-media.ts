@@ -1,7 +1,7 @@
 import { DomainError, mediaTokenOf, phoneMediaMarker, type ClientNames } from '@svc/domain';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Clock } from '../common/clock';
+import type { Clock } from '../common/loop/clock';
 import type { MediaRegistrar } from '../common/media-registrar';
 
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);

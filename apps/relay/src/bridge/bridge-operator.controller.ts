@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { Auth } from '../common/auth';
-import { Clock } from '../common/clock';
-import { CommandLoop } from '../common/command-loop';
+import { Auth } from '../common/auth/auth';
+import { Clock } from '../common/loop/clock';
+import { CommandLoop } from '../common/loop/command-loop';
 import { BridgeService } from './bridge.service';
 import { ActivityQuery, SelectActiveDto } from './bridge-operator.dto';
 import { bridgeActivityView, bridgeDeviceView, bridgeStatusView, safetyDecisionView } from './bridge-views';

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Length, Max, Min, ValidateIf } from '../common/validators';
+import { IsInt, IsOptional, IsString, Length, Max, Min, ValidateIf } from '../common/http/validators';
 
 /** `GET /bridge/activity[?limit=]`: how many commands and safety decisions, newest first. */
 export class ActivityQuery {

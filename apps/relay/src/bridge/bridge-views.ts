@@ -1,7 +1,5 @@
-import type { BridgeActivity, BridgeDevice, ReadModels, SafetyRecord, SafetySettings } from '@svc/domain';
+import type { BridgeActivity, BridgeDevice, PendingConfirmation, ReadModels, SafetyRecord, SafetySettings } from '@svc/domain';
 import { epoch, secondsBetween } from '@svc/domain';
-
-type PendingConfirmation = { requestId: string; tokenPrefix: string; path: string; verb: string; deadline: number };
 
 /**
  * The wire views of the bridge read model, shared by the loopback `/bridge/*` routes and the console's
@@ -20,7 +18,8 @@ export function bridgeDeviceView(d: BridgeDevice, active: string | null, online:
     accessibility_enabled: d.accessibilityEnabled,
     master_enabled: d.masterEnabled,
     device_control_supported: d.deviceControlSupported,
-    trusted_destructive_verbs: d.trustedVerbs,
+    // A copy: the wire row's list is mutable, the read model's is not.
+    trusted_destructive_verbs: [...d.trustedVerbs],
     auto_disable_minutes: d.autoDisableMinutes,
     auto_disable_at: epoch(d.autoDisableAt),
     auto_disable_by: d.autoDisableBy,

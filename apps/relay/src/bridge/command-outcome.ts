@@ -1,7 +1,7 @@
 import { phoneConfirmationAnswered, phoneConfirmationFailed, phoneDeniedUnasked } from '@svc/domain';
 import type { BridgeEvent, BridgeFailure } from '@svc/events';
 import { performance } from 'node:perf_hooks';
-import type { Decide } from '../common/command-loop';
+import type { Decide } from '../common/loop/command-loop';
 import type { SentCommand } from './in-flight-commands';
 
 const latencyOf = (p: SentCommand) => Math.round((performance.now() - p.started) * 1000) / 1000;

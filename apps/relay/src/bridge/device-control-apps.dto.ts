@@ -1,5 +1,5 @@
 import { MEDIA_ACTIONS } from '@svc/domain';
-import { IsBoolean, IsIn, IsOptional, IsString, Length, Matches, MaxLength } from '../common/validators';
+import { IsBoolean, IsIn, IsOptional, IsString, Length, Matches, MaxLength } from '../common/http/validators';
 import { SelectorBody } from './device-control.dto';
 import { Package, SmallObject } from './device-control-validators';
 

@@ -1,6 +1,6 @@
 import { DIRECTIONS, PRESS_KEYS, WAIT_CAP_MS } from '@svc/domain';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsNumber, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateBy, ValidateIf } from '../common/validators';
+import { IsBoolean, IsIn, IsNumber, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateBy, ValidateIf } from '../common/http/validators';
 import { SelectorBody } from './device-control.dto';
 import { capWait, Coord, DurationMs, MAX_COORD, NodeId } from './device-control-validators';
 

@@ -13,7 +13,7 @@ import {
   ValidateBy,
   ValidateIf,
   ValidateNested,
-} from '../common/validators';
+} from '../common/http/validators';
 import { SelectorBody } from './device-control.dto';
 import { MediaRef, Package, PhoneNumber } from './device-control-validators';
 

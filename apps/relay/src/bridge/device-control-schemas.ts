@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../common/dto-json-schema';
+import type { JsonSchema } from '../common/http/dto-json-schema';
 import { MAX_COORD } from './device-control-validators';
 
 /**

@@ -1,4 +1,4 @@
-import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from '../common/validators';
+import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from '../common/http/validators';
 import { SelectorBody } from './device-control.dto';
 import { NodeId } from './device-control-validators';
 

@@ -1,5 +1,5 @@
 import { mediaTokenOf, WAIT_CAP_MS } from '@svc/domain';
-import { IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateBy } from '../common/validators';
+import { IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateBy } from '../common/http/validators';
 
 /*
  * The checks Device Control bodies share (device-control*.dto.ts): coordinates are finite and on a screen,

@@ -2,10 +2,10 @@ import { Body, Controller, Get, HttpCode, Inject, Post, Query, Req, Res, type Ty
 import { PARAMTYPES_METADATA } from '@nestjs/common/constants';
 import { DEVICE_CONTROL_ROUTES, ROUTE_ALIASES, type Principal } from '@svc/domain';
 import type { FastifyReply } from 'fastify';
-import { Auth, Caller, type AuthedRequest } from '../common/auth';
-import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
-import type { RelayConfig } from '../common/config';
-import { OperatorKey } from '../common/operator-key';
+import { Auth, Caller, type AuthedRequest } from '../common/auth/auth';
+import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/auth/tokens';
+import type { RelayConfig } from '../common/config/relay-config';
+import { OperatorKey } from '../common/auth/operator-key';
 import { BridgeService } from './bridge.service';
 import { driverOf, hostTrustOf, type HostTrust } from './driver-of';
 import { EventsQuery, ScreenQuery, SelectorOnlyBody, SelectorQuery } from './device-control.dto';

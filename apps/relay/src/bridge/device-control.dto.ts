@@ -1,6 +1,6 @@
 import { Transform, Type } from 'class-transformer';
-import { Check, RefuseNonObject } from '../common/dto-refusals';
-import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Length, Max, Min, ValidateIf } from '../common/validators';
+import { Check, RefuseNonObject } from '../common/http/dto-refusals';
+import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Length, Max, Min, ValidateIf } from '../common/http/validators';
 import { toBool } from './device-control-validators';
 
 /*

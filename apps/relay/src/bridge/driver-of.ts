@@ -1,9 +1,9 @@
 import type { Driver, Principal } from '@svc/domain';
-import type { AuthedRequest } from '../common/auth';
-import { checkLoopback, isLoopbackPeer } from '../common/net';
-import { OPERATOR_KEY_HEADER, type OperatorKey } from '../common/operator-key';
-import type { LoopbackTrust, RelayConfig } from '../common/relay-config';
-import type { Runtime } from '../common/tokens';
+import type { AuthedRequest } from '../common/auth/auth';
+import { checkLoopback, isLoopbackPeer } from '../common/http/net';
+import { OPERATOR_KEY_HEADER, type OperatorKey } from '../common/auth/operator-key';
+import type { LoopbackTrust, RelayConfig } from '../common/config/relay-config';
+import type { Runtime } from '../common/auth/tokens';
 
 /** What makes a request the relay's host: the port (for the loopback test) and RELAY_LOOPBACK_TRUST with the key. */
 export type HostTrust = { port: () => number; loopbackTrust: LoopbackTrust; operatorKey: OperatorKey };

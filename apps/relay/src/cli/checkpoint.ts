@@ -26,8 +26,8 @@ import type { KeyObject } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { atomicWrite } from '../common/atomic-write';
-import { loadCheckpointKey } from '../common/checkpoint-key';
-import { svcHomeFrom } from '../common/config';
+import { loadCheckpointKey } from '../common/loop/checkpoint-key';
+import { svcHomeFrom } from '../common/config/config';
 import { CliError, colours, EXIT, line, parseFlags, progressLine, type CliIo } from './io';
 import { resolveLogSource } from './log-dir';
 

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { atomicWrite } from '../common/atomic-write';
-import { svcHomeFrom } from '../common/config';
+import { svcHomeFrom } from '../common/config/config';
 import { HOOK_MODULE, hookSource, hookVersion } from '../compat/hook-source';
 import { CliError, EXIT, line, UsageError, type CliIo } from './io';
 

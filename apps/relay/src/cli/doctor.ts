@@ -1,6 +1,6 @@
 import { plural } from '@svc/events';
-import { svcHomeFrom } from '../common/config';
-import { DEFAULT_WEBAPI_URL } from '../common/hosts';
+import { svcHomeFrom } from '../common/config/config';
+import { DEFAULT_WEBAPI_URL } from '../common/config/hosts';
 import type { DoctorCheck, DoctorStatus } from './doctor-check';
 import { eventLogChecks } from './doctor-event-log';
 import { diskCheck, envFileCheck, tlsCheck } from './doctor-host-files';

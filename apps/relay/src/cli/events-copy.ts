@@ -15,7 +15,7 @@ import {
 } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { svcHomeFrom } from '../common/config';
+import { svcHomeFrom } from '../common/config/config';
 import { CliError, colours, EXIT, line, parseFlags, parseFlagsAndPositionals, progressLine, UsageError, type CliIo } from './io';
 import { resolveLogDir, resolveLogSource } from './log-dir';
 

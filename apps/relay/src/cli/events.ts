@@ -102,7 +102,7 @@ export async function replayReport(source: LogSource, at: Date, onProgress?: (p:
     countsByType: Object.fromEntries(Object.entries(countsByType).sort(([a], [b]) => a.localeCompare(b))),
     sessions: models.sessions
       .active(at)
-      .sort((a, b) => b.lastSeen - a.lastSeen)
+      .toSorted((a, b) => b.lastSeen - a.lastSeen)
       .map(view),
     sessionsPastExpiry: models.sessions.overdue(at).length,
     pairingCodes: { ready: live.filter((c) => c.state === 'ready').length, pending: live.filter((c) => c.state === 'pending').length },

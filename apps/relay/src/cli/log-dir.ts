@@ -1,7 +1,7 @@
 import { eventsDir, FileLogSource, isPostgresUrl, JsonlLogSource, listSegments, PgLogSource, type LogSource } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { svcHomeFrom } from '../common/config';
+import { svcHomeFrom } from '../common/config/config';
 import { CliError } from './io';
 
 /**

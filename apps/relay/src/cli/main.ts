@@ -1,4 +1,4 @@
-import { relayVersion } from '../common/version';
+import { relayVersion } from '../common/config/version';
 import { CliError, EXIT, line, UsageError, type CliIo } from './io';
 import { HELP, helpFor } from './usage';
 

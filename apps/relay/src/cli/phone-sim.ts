@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
-import { envNumber, PORT } from '../common/config-env';
-import { DEFAULT_PORT } from '../common/hosts';
+import { envNumber, PORT } from '../common/config/config-env';
+import { DEFAULT_PORT } from '../common/config/hosts';
 import { PhoneSim, type ConfirmPolicy } from '../../../phone-sim/src/phone-sim';
 
 const USAGE = `usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 | --token <session token>)

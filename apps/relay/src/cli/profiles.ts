@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import * as path from 'node:path';
-import { loadConfig } from '../common/config';
+import { loadConfig } from '../common/config/config';
 import { ProfileLayout } from '../profiles/profile-layout';
 import { enableRelayPlugin, relayPluginName, relayPluginState, RELAY_PLUGIN } from '../profiles/profile-relay-plugin';
 import { CliError, EXIT, line, UsageError, type CliIo } from './io';

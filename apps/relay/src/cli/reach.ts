@@ -5,7 +5,7 @@ import { BrokerConfigError } from '../reach/broker-credentials';
 import type { BrokerLimits } from '../reach/broker-options';
 import { newToken, tokenSha256 } from '../reach/protocol';
 import { loadOrCreateHostId } from '../reach/connector-config';
-import { svcHomeFrom } from '../common/config';
+import { svcHomeFrom } from '../common/config/config';
 import { reachHostIdFile } from '../secure-link/secure-link-paths';
 import { CliError, EXIT, line, UsageError, type CliIo } from './io';
 

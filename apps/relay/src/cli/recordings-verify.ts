@@ -1,7 +1,7 @@
 import { JsonlLogSource, plural, type LogSource } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { svcHomeFrom } from '../common/config';
+import { svcHomeFrom } from '../common/config/config';
 import { castFiles, digestFile, recordingFile, recordingsDir } from '../terminal/recording-files';
 import { colours, EXIT, line, type CliIo } from './io';
 

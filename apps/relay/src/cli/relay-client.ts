@@ -3,10 +3,10 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as path from 'node:path';
-import { svcHomeFrom } from '../common/config';
-import { ConfigError, envNumber, PORT } from '../common/config-env';
-import { DEFAULT_PORT, dialHost } from '../common/hosts';
-import { OPERATOR_KEY_HEADER, readOperatorKey } from '../common/operator-key';
+import { svcHomeFrom } from '../common/config/config';
+import { ConfigError, envNumber, PORT } from '../common/config/config-env';
+import { DEFAULT_PORT, dialHost } from '../common/config/hosts';
+import { OPERATOR_KEY_HEADER, readOperatorKey } from '../common/auth/operator-key';
 import { CliError } from './io';
 
 /**

@@ -1,9 +1,11 @@
 import { ChainError, LOCK_FILE, LogLockedError, PgConnectError, PgLogLockedError, plural, SchemaTooNewError } from '@svc/events';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { ConfigError, loadConfig, relayDir, svcHomeFrom, type RelayConfig, type StartFlags } from '../common/config';
-import { BIND_ALL, DEFAULT_PORT } from '../common/hosts';
-import { withServiceEnvFile, type EnvFileResult } from '../common/env-file';
+import { loadConfig, relayDir, svcHomeFrom } from '../common/config/config';
+import { ConfigError } from '../common/config/config-env';
+import { type RelayConfig, type StartFlags } from '../common/config/relay-config';
+import { BIND_ALL, DEFAULT_PORT } from '../common/config/hosts';
+import { withServiceEnvFile, type EnvFileResult } from '../common/config/env-file';
 import { consoleLine, consoleWhere } from '../console/console-url';
 import { createRelay, type Relay } from '../relay';
 import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Post, Res } from '@nestjs/common';
 import { CLIPBOARD_CONTENT_TYPE, DomainError, epoch, type Principal } from '@svc/domain';
 import type { FastifyReply } from 'fastify';
-import { Auth, Caller } from '../common/auth';
+import { Auth, Caller } from '../common/auth/auth';
 import { StageImageDto } from './clipboard.dto';
 import { CLIPBOARD_BODY_LIMIT, ClipboardService } from './clipboard.service';
 

@@ -1,7 +1,7 @@
 import { isClipboardFormat } from '@svc/domain';
 import type { ClipboardFormat } from '@svc/events';
 import { Transform } from 'class-transformer';
-import { Check, coded, RefuseNonObject } from '../common/dto-refusals';
+import { Check, coded, RefuseNonObject } from '../common/http/dto-refusals';
 
 /** `png`, `jpeg`, `gif`, `webp`; `jpg` and `image/...` (any case, trimmed) name them too. Anything else: null. */
 export function clipboardFormatOf(x: unknown): ClipboardFormat | null {

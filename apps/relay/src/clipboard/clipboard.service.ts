@@ -18,12 +18,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
-import { Clock } from '../common/clock';
-import type { RelayConfig } from '../common/config';
-import { CommandLoop } from '../common/command-loop';
-import { Scheduler } from '../common/scheduler';
-import { secureRandomBytes } from '../common/secrets';
-import { LOGGER, RELAY_CONFIG } from '../common/tokens';
+import { Clock } from '../common/loop/clock';
+import type { RelayConfig } from '../common/config/relay-config';
+import { CommandLoop } from '../common/loop/command-loop';
+import { Scheduler } from '../common/loop/scheduler';
+import { secureRandomBytes } from '../common/auth/secrets';
+import { LOGGER, RELAY_CONFIG } from '../common/auth/tokens';
 import type { StageImageDto } from './clipboard.dto';
 
 /** base64 of 25 MB plus room for the JSON around it: the route's own body limit. */

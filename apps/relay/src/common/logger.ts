@@ -1,7 +1,7 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { type DestinationStream, type Logger } from 'pino';
-import type { LogLevel } from './config';
-import { SECRET_FIELDS } from './secret-fields';
+import type { LogLevel } from './config/relay-config';
+import { SECRET_FIELDS } from './auth/secret-fields';
 
 const PINO_LEVEL: Record<LogLevel, string> = { DEBUG: 'debug', INFO: 'info', WARNING: 'warn', ERROR: 'error' };
 

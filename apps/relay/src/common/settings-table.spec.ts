@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ConfigError, loadConfig, svcHomeFrom } from './config';
+import { loadConfig, svcHomeFrom } from './config/config';
+import { ConfigError } from './config/config-env';
 
 /**
  * docs/OPERATING.md "Settings" is the one place a setting's default is written (README, PROTOCOL and the

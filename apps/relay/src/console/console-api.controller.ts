@@ -3,11 +3,11 @@ import type { ChainVerifyAnswer, EventsPage, FeaturesAnswer, Overview } from '@s
 import { eventLogFilter, isFiltered, type ConsoleEvent, type StoredRelayEvent } from '@svc/events';
 import { epoch, DomainError } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Auth } from '../common/auth';
-import { Clock } from '../common/clock';
-import type { RelayConfig } from '../common/config';
-import { CommandLoop } from '../common/command-loop';
-import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import { Auth } from '../common/auth/auth';
+import { Clock } from '../common/loop/clock';
+import type { RelayConfig } from '../common/config/relay-config';
+import { CommandLoop } from '../common/loop/command-loop';
+import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/auth/tokens';
 import { secureLinkStatus } from '../secure-link/secure-link-status';
 import { EventsPageQuery } from './console-api.dto';
 import { toConsoleEvent } from './console-redaction';

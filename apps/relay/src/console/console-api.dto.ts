@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
-import { Check, coded } from '../common/dto-refusals';
-import { IsOptional, IsString } from '../common/validators';
+import { Check, coded } from '../common/http/dto-refusals';
+import { IsOptional, IsString } from '../common/http/validators';
 
 const QUERY = 'validation.query';
 /** A repeated parameter reads as its values joined (as the hand checks read it): never a valid number or time. */

@@ -1,5 +1,5 @@
 import { withoutPersonal, type ConsoleEvent, type StoredRelayEvent } from '@svc/events';
-import { fieldNamePattern, SECRET_FIELDS } from '../common/secret-fields';
+import { fieldNamePattern, SECRET_FIELDS } from '../common/auth/secret-fields';
 
 /**
  * Keys that must never reach a browser, even if a future event carried one by mistake: the shared list in

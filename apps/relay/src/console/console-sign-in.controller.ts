@@ -2,10 +2,10 @@ import { Body, Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/comm
 import type { SignInAnswer, SignInLinkAnswer, SignOutAnswer } from '@svc/console-api';
 import { epoch } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Auth, PeerIp } from '../common/auth';
-import type { RelayConfig } from '../common/config';
-import { clearedConsoleCookie, consoleCookie, consoleCookieName, cookieValue } from '../common/console-cookie';
-import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import { Auth, PeerIp } from '../common/auth/auth';
+import type { RelayConfig } from '../common/config/relay-config';
+import { clearedConsoleCookie, consoleCookie, consoleCookieName, cookieValue } from '../common/auth/console-cookie';
+import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/auth/tokens';
 import { ConsoleSignIn } from './console-sign-in.service';
 import { ConsoleSignInDto } from './features/console.dto';
 

@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { assertNotBlocked, DomainError, epoch, issueConsoleLink, recordAuthFailure, signInToConsole, signOutOfConsole } from '@svc/domain';
-import { Clock } from '../common/clock';
-import { CommandLoop } from '../common/command-loop';
-import type { RelayConfig } from '../common/config';
-import { secureRandomBytes, Secrets } from '../common/secrets';
-import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import { Clock } from '../common/loop/clock';
+import { CommandLoop } from '../common/loop/command-loop';
+import type { RelayConfig } from '../common/config/relay-config';
+import { secureRandomBytes, Secrets } from '../common/auth/secrets';
+import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/auth/tokens';
 import { consoleWhere } from './console-url';
 
 /**

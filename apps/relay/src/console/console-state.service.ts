@@ -4,10 +4,11 @@ import { listSegments, PgLogSource, TABLE, type EventLogFilter } from '@svc/even
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Subscription } from 'rxjs';
-import { Clock } from '../common/clock';
-import { relayDir, type RelayConfig } from '../common/config';
-import { CommandLoop } from '../common/command-loop';
-import { RELAY_CONFIG } from '../common/tokens';
+import { Clock } from '../common/loop/clock';
+import { relayDir } from '../common/config/config';
+import { type RelayConfig } from '../common/config/relay-config';
+import { CommandLoop } from '../common/loop/command-loop';
+import { RELAY_CONFIG } from '../common/auth/tokens';
 import { ChainMonitor } from './chain-monitor';
 import { EventHistory, type Page } from './event-history';
 import { PgChainMonitor, PgEventHistory } from './pg-console-log';

@@ -1,8 +1,8 @@
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RelayConfig } from '../common/config';
-import { Auth } from '../common/auth';
-import { RELAY_CONFIG } from '../common/tokens';
+import type { RelayConfig } from '../common/config/relay-config';
+import { Auth } from '../common/auth/auth';
+import { RELAY_CONFIG } from '../common/auth/tokens';
 import { findConsoleDir, resolveConsoleFile } from './console-static';
 
 /** Serves the built React app at `/console/` (loopback only, like its API). */

@@ -2,9 +2,9 @@ import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import type { StoredRelayEvent } from '@svc/events';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { RelayConfig } from '../common/config';
-import { CommandLoop } from '../common/command-loop';
-import { LOGGER, RELAY_CONFIG } from '../common/tokens';
+import type { RelayConfig } from '../common/config/relay-config';
+import { CommandLoop } from '../common/loop/command-loop';
+import { LOGGER, RELAY_CONFIG } from '../common/auth/tokens';
 import { toConsoleEvent } from './console-redaction';
 import { ConsoleState } from './console-state.service';
 

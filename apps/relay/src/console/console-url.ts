@@ -1,6 +1,6 @@
-import type { RelayConfig } from '../common/config';
-import { dialHost } from '../common/hosts';
-import { isLoopbackHostHeader } from '../common/net';
+import type { RelayConfig } from '../common/config/relay-config';
+import { dialHost } from '../common/config/hosts';
+import { isLoopbackHostHeader } from '../common/http/net';
 import { findConsoleDir } from './console-static';
 
 /**

@@ -1,5 +1,5 @@
 import { Controller, Get, Header } from '@nestjs/common';
-import { Auth } from '../common/auth';
+import { Auth } from '../common/auth/auth';
 import { ContextService } from './context.service';
 
 @Controller('/context')

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { jsonDepthExceeds, MAX_FILE_JSON_DEPTH } from '@svc/events';
 import * as fs from 'node:fs';
-import type { RelayConfig } from '../common/config';
-import { CommandLoop } from '../common/command-loop';
-import { RELAY_CONFIG } from '../common/tokens';
+import type { RelayConfig } from '../common/config/relay-config';
+import { CommandLoop } from '../common/loop/command-loop';
+import { RELAY_CONFIG } from '../common/auth/tokens';
 
 export const CONTEXT_LIMITS = { maxBlocks: 8, maxNameChars: 64, maxBlockChars: 2000, maxTotalChars: 8000, maxFileBytes: 256 * 1024 } as const;
 

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { parseFrame } from '../common/parse-frame';
+import { parseFrame } from '../common/sockets/parse-frame';
 import { ActiveEditorFrame, WorkspaceFrame } from './desktop-frames.dto';
 
 /** What a frame reads as: `view(frame)`, or the refusal's code and message as `desktop.error` would carry them. */

@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { reportedGitStatus, reportedText } from '@svc/domain';
 import type { DesktopActiveEditor, DesktopWorkspace } from '@svc/events';
 import { Transform } from 'class-transformer';
-import { IsObject, IsOptional, IsString } from '../common/validators';
+import { IsObject, IsOptional, IsString } from '../common/http/validators';
 
 /*
  * The `desktop` channel's context reports from a desktop client, read with readFrame (parse-frame.ts). They

@@ -2,10 +2,10 @@ import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, R
 import { actorOf, type Principal } from '@svc/domain';
 import type { FastifyReply } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
-import { Auth, Caller } from '../common/auth';
-import { CommandLoop } from '../common/command-loop';
-import type { RelayConfig } from '../common/config';
-import { RELAY_CONFIG } from '../common/tokens';
+import { Auth, Caller } from '../common/auth/auth';
+import { CommandLoop } from '../common/loop/command-loop';
+import type { RelayConfig } from '../common/config/relay-config';
+import { RELAY_CONFIG } from '../common/auth/tokens';
 import { desktopRequesterOf } from './desktop-requester';
 import { desktopHealth, desktopReadiness } from './desktop-views';
 import { DesktopPingQuery, DesktopToolCallDto, toolArguments } from './desktop.dto';

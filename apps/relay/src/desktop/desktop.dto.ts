@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsOptional, IsString, ValidateIf } from '../common/validators';
+import { IsOptional, IsString, ValidateIf } from '../common/http/validators';
 
 /** A query value the way the host's tool checks send it: trimmed, and blank (or repeated) means "not given". */
 const trimmedOrAbsent = ({ value }: { value: unknown }): string | undefined => (typeof value === 'string' && value.trim() ? value.trim() : undefined);

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RouteAuth } from '../common/auth';
-import type { Clock } from '../common/clock';
-import type { CommandLoop } from '../common/command-loop';
-import type { DiskGuard } from '../common/disk-guard';
-import { checkLoopback } from '../common/net';
-import { OPERATOR_KEY_HEADER, type OperatorKey } from '../common/operator-key';
-import type { Runtime } from '../common/tokens';
+import type { RouteAuth } from '../common/auth/auth';
+import type { Clock } from '../common/loop/clock';
+import type { CommandLoop } from '../common/loop/command-loop';
+import type { DiskGuard } from '../common/loop/disk-guard';
+import { checkLoopback } from '../common/http/net';
+import { OPERATOR_KEY_HEADER, type OperatorKey } from '../common/auth/operator-key';
+import type { Runtime } from '../common/auth/tokens';
 import { secureLinkStatus } from '../secure-link/secure-link-status';
 
 export type HealthBody = {

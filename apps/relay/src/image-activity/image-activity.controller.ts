@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Header, HttpCode, Post, Query } from '@nestjs/common';
-import { Auth } from '../common/auth';
+import { Auth } from '../common/auth/auth';
 import { ActivityQuery, ReportDto } from './image-activity.dto';
 import { ImageActivityService } from './image-activity.service';
 

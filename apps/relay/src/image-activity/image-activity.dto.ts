@@ -1,7 +1,7 @@
 import { ERROR_CODE_PATTERN, ID_PATTERN, IMAGE_ACTIVITY_STATUSES } from '@svc/domain';
 import type { ImageActivityStatus } from '@svc/events';
-import { Check, coded } from '../common/dto-refusals';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from '../common/validators';
+import { Check, coded } from '../common/http/dto-refusals';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from '../common/http/validators';
 
 /**
  * The host platform's report of one image-generation step. Only these fields exist: anything else the

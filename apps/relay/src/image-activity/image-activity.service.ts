@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DomainError, reportImageActivity, type ImageActivityEntry } from '@svc/domain';
 import { AgentSessionStore } from '../agent-store/agent-session-store';
 import { IMAGE_TOOL, type StoreActivity } from '../agent-store/agent-queries';
-import { CommandLoop } from '../common/command-loop';
+import { CommandLoop } from '../common/loop/command-loop';
 import { sinceMsOf, type ActivityQuery, type ReportDto } from './image-activity.dto';
 
 @Injectable()
@@ -82,7 +82,7 @@ function merged(platform: Call[], store: StoreActivity[]): Call[] {
 }
 
 /** One entry per call, in the order calls started: `state` `running` until `completed` or `failed`. */
-function calls(entries: ImageActivityEntry[], sinceMs: number | null) {
+function calls(entries: readonly ImageActivityEntry[], sinceMs: number | null) {
   const byCall = new Map<
     string,
     {

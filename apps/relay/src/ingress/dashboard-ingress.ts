@@ -1,10 +1,10 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { PEER_HEADER, SECRET_HEADER } from '../common/forwarded-peer';
-import { OPERATOR_KEY_HEADER } from '../common/operator-key';
-import { isLoopbackHost } from '../common/hosts';
-import { forwardedHeaders, NOT_FORWARDED, refuseUpgrade, safeProxyPath as safe, sendJsonError as json } from '../common/proxy-http';
+import { PEER_HEADER, SECRET_HEADER } from '../common/http/forwarded-peer';
+import { OPERATOR_KEY_HEADER } from '../common/auth/operator-key';
+import { isLoopbackHost } from '../common/config/hosts';
+import { forwardedHeaders, NOT_FORWARDED, refuseUpgrade, safeProxyPath as safe, sendJsonError as json } from '../common/http/proxy-http';
 
 /** Where the dashboard mounts the ingress (spec 4.11). */
 export const INGRESS_BASE = '/api/plugins/svc-relay/transport';

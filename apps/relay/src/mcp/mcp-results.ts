@@ -1,7 +1,7 @@
 import { DomainError } from '@svc/domain';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { CommandReply } from '../bridge/bridge.service';
-import { toErrorResponse } from '../common/http-errors';
+import { toErrorResponse } from '../common/http/http-errors';
 import type { ResultShape } from './mcp-tools';
 
 /*

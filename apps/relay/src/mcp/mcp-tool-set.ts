@@ -1,8 +1,8 @@
 import type { ClientNames } from '@svc/domain';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Type } from '@nestjs/common';
-import { DtoJsonSchemas } from '../common/dto-json-schema';
-import { parseFrame, type ParsedFrame } from '../common/parse-frame';
+import { DtoJsonSchemas } from '../common/http/dto-json-schema';
+import { parseFrame, type ParsedFrame } from '../common/sockets/parse-frame';
 import { DEVICE_CONTROL_RULE_SCHEMAS } from '../bridge/device-control-schemas';
 import { deviceControlInput } from '../bridge/device-control.controller';
 import { isReadOnly, toolRoutes, type ToolRoute } from './mcp-tools';

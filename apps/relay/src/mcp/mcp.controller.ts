@@ -1,11 +1,11 @@
 import { Controller, Delete, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import { DomainError, type Principal } from '@svc/domain';
 import type { FastifyReply } from 'fastify';
-import { Auth, Caller, type AuthedRequest } from '../common/auth';
-import { isSameOrigin } from '../common/net';
-import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
-import type { RelayConfig } from '../common/config';
-import { OperatorKey } from '../common/operator-key';
+import { Auth, Caller, type AuthedRequest } from '../common/auth/auth';
+import { isSameOrigin } from '../common/http/net';
+import { RELAY_CONFIG, RUNTIME, type Runtime } from '../common/auth/tokens';
+import type { RelayConfig } from '../common/config/relay-config';
+import { OperatorKey } from '../common/auth/operator-key';
 import { driverOf, hostTrustOf, type HostTrust } from '../bridge/driver-of';
 import { McpSessions } from './mcp-sessions';
 

@@ -1,6 +1,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ConfigError, loadConfig } from '../common/config';
+import { loadConfig } from '../common/config/config';
+import { ConfigError } from '../common/config/config-env';
 
 /** RELAY_MEDIA_* and SVC_WORKSPACE (spec 4.13). */
 describe('media configuration', () => {

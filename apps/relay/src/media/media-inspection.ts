@@ -1,7 +1,7 @@
 import { epoch, secondsBetween, type MediaEntry, type MediaLimits, type MediaPolicyContext } from '@svc/domain';
 
 /** `GET /media/inspect`: the registry's entries (newest first) with the limits and policy they live under. */
-export function mediaInspection(entries: MediaEntry[], now: Date, ownedDir: string, limits: MediaLimits, policy: MediaPolicyContext) {
+export function mediaInspection(entries: readonly MediaEntry[], now: Date, ownedDir: string, limits: MediaLimits, policy: MediaPolicyContext) {
   return {
     ok: true as const,
     now: epoch(now.getTime()),
@@ -14,7 +14,7 @@ export function mediaInspection(entries: MediaEntry[], now: Date, ownedDir: stri
       allowed_roots: [policy.tmpDir, policy.workspace, ...policy.allowedRoots],
     },
     count: entries.length,
-    entries: entries.sort((a, b) => b.registeredAt - a.registeredAt).map((e) => entryView(e, now)),
+    entries: entries.toSorted((a, b) => b.registeredAt - a.registeredAt).map((e) => entryView(e, now)),
   };
 }
 

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { validate } from '../common/validators';
+import { validate } from '../common/http/validators';
 import { STREAM_CHUNK } from './file-pump';
 import { CONTENT_TYPE_RE, guessContentType } from './media-http';
 import { fsError } from './media-files';

@@ -1,9 +1,9 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { actorOf, clientNames, type Principal } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Auth, Caller } from '../common/auth';
-import type { RelayConfig } from '../common/config';
-import { RELAY_CONFIG } from '../common/tokens';
+import { Auth, Caller } from '../common/auth/auth';
+import type { RelayConfig } from '../common/config/relay-config';
+import { RELAY_CONFIG } from '../common/auth/tokens';
 import { rewriteMediaMarkers } from './media-marker-rewrite';
 import { MarkersDto, MediaByPathQuery, RegisterMediaDto } from './media.dto';
 import { MediaService } from './media.service';

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
-import { Check, coded } from '../common/dto-refusals';
-import { IsBoolean, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from '../common/validators';
+import { Check, coded } from '../common/http/dto-refusals';
+import { IsBoolean, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from '../common/http/validators';
 import { CONTENT_TYPE_RE } from './media-http';
 
 const FILE_NAME_RE = /^[^\x00-\x1f\x7f/\\]+$/;

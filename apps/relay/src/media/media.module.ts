@@ -2,11 +2,11 @@ import { Global, Inject, Injectable, Module } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { fastifyMultipart } from '@fastify/multipart';
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import type { RelayConfig } from '../common/config';
+import type { RelayConfig } from '../common/config/relay-config';
 import { MEDIA_REGISTRAR } from '../common/media-registrar';
-import type { RouteAuth } from '../common/auth';
-import { registerWithRouteHooks } from '../common/route-scoped-plugin';
-import { RELAY_CONFIG } from '../common/tokens';
+import type { RouteAuth } from '../common/auth/auth';
+import { registerWithRouteHooks } from '../common/http/route-scoped-plugin';
+import { RELAY_CONFIG } from '../common/auth/tokens';
 import { MediaController } from './media.controller';
 import { MediaService } from './media.service';
 

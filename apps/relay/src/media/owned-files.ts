@@ -2,7 +2,7 @@ import { isWithin, retireOwnedFile } from '@svc/domain';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
-import type { CommandLoop } from '../common/command-loop';
+import type { CommandLoop } from '../common/loop/command-loop';
 
 /**
  * The relay's own media directory (0700): files it wrote (uploads, owned registrations) live here while

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { MetricsChart, MetricsSeries } from '@svc/console-api';
-import { Clock } from '../common/clock';
-import { Scheduler } from '../common/scheduler';
+import { Clock } from '../common/loop/clock';
+import { Scheduler } from '../common/loop/scheduler';
 import { MetricsSampler } from './metrics-sampler';
 import { MetricsService } from './metrics.service';
 

@@ -1,6 +1,6 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { Auth } from '../common/auth';
+import { Auth } from '../common/auth/auth';
 import { MetricsService } from './metrics.service';
 
 /** `GET /metrics` (loopback): the Prometheus text format, for the operator's monitoring on this host. */

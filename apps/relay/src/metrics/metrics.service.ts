@@ -1,7 +1,7 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type * as Prom from 'prom-client';
 import type { Subscription } from 'rxjs';
-import { CommandLoop } from '../common/command-loop';
+import { CommandLoop } from '../common/loop/command-loop';
 import { PhoneHub } from '../phone-socket/phone-hub.service';
 import type { MetricsReading } from './metrics-sampler';
 

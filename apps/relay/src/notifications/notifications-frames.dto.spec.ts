@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { parseFrame } from '../common/parse-frame';
+import { parseFrame } from '../common/sockets/parse-frame';
 import { NotificationPostedFrame, NotificationRemovedFrame } from './notifications-frames.dto';
 
 /** The refusal of a frame: its code, message and extra fields, as the phone's `notifications.error` carries them. */

@@ -1,5 +1,5 @@
 import { notificationKey, notificationPackage, notificationPostedAt, notificationText, type PostedNotification } from '@svc/domain';
-import { DomainRule } from '../common/dto-refusals';
+import { DomainRule } from '../common/http/dto-refusals';
 
 /*
  * The `notifications` channel's frames, read with readFrame (parse-frame.ts). The rules are the domain's

@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Query } from '@nestjs/common';
-import { Auth } from '../common/auth';
+import { Auth } from '../common/auth/auth';
 import { RecentQueryDto } from './notifications.dto';
 import { NotificationsService } from './notifications.service';
 

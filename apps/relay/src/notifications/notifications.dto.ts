@@ -1,6 +1,6 @@
 import { NOTIFICATIONS_KEPT } from '@svc/domain';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Max, Min } from '../common/validators';
+import { IsInt, IsOptional, Max, Min } from '../common/http/validators';
 
 export class RecentQueryDto {
   @IsOptional()

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { epoch, actorOf, NOTIFICATIONS_KEPT, postNotification, removeNotification, type NotificationEntry } from '@svc/domain';
 import { randomUUID } from 'node:crypto';
-import { CommandLoop } from '../common/command-loop';
-import { readFrame } from '../common/parse-frame';
+import { CommandLoop } from '../common/loop/command-loop';
+import { readFrame } from '../common/sockets/parse-frame';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';

@@ -4,8 +4,8 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import type * as Swagger from '@nestjs/swagger';
 import type { FastifyInstance } from 'fastify';
-import type { RouteAuth } from '../common/auth';
-import { getMetadataStorage } from '../common/validators';
+import type { RouteAuth } from '../common/auth/auth';
+import { getMetadataStorage } from '../common/http/validators';
 
 /**
  * `GET /openapi.json` (issue 16, loopback): an OpenAPI 3 description generated from the controllers (their

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { Auth } from '../common/auth';
+import { Auth } from '../common/auth/auth';
 import { ModelCapabilitiesDto, UpdateCheckQuery } from './relay-info.dto';
 import { RelayInfoService } from './relay-info.service';
 

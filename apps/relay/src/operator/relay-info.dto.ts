@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsOptional, Matches, ValidateBy, ValidateIf } from '../common/validators';
+import { IsBoolean, IsOptional, Matches, ValidateBy, ValidateIf } from '../common/http/validators';
 
 /** `GET /relay/update-check[?refresh=1]`: `1` or `true` asks the feed again, past the hour's cache. */
 export class UpdateCheckQuery {

@@ -1,9 +1,9 @@
 import { Controller, Get, Inject, Query } from '@nestjs/common';
 import { DomainError } from '@svc/domain';
-import { Auth } from '../common/auth';
-import { CommandLoop } from '../common/command-loop';
-import type { RelayConfig } from '../common/config';
-import { RELAY_CONFIG } from '../common/tokens';
+import { Auth } from '../common/auth/auth';
+import { CommandLoop } from '../common/loop/command-loop';
+import type { RelayConfig } from '../common/config/relay-config';
+import { RELAY_CONFIG } from '../common/auth/tokens';
 import { VoiceService } from '../voice/voice.service';
 import { providerUsageView } from './provider-usage-view';
 import { UsageQuery } from './usage.dto';

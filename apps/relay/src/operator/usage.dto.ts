@@ -1,4 +1,4 @@
-import { IsOptional, Matches } from '../common/validators';
+import { IsOptional, Matches } from '../common/http/validators';
 import { PROFILE_NAME_RE } from '../voice/voice-config';
 
 /** `GET /usage/providers[?profile=][&session_id=]`: the scope (both optional; a repeated one is refused). */

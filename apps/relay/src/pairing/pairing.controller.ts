@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { DomainError, type Principal } from '@svc/domain';
-import { Auth, Caller, PeerIp } from '../common/auth';
+import { Auth, Caller, PeerIp } from '../common/auth/auth';
 import { ApproveDto, DenyDto, MintDto, PublicPairingDto, RegisterCodeDto } from './pairing.dto';
 import { PairingService } from './pairing.service';
 

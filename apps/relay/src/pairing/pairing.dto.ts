@@ -12,7 +12,7 @@ import {
   Max,
   MaxLength,
   Min,
-} from '../common/validators';
+} from '../common/http/validators';
 
 export class TermsDto {
   @IsOptional()

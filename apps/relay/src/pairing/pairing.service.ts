@@ -21,13 +21,13 @@ import type { RouteCandidateRow } from '@svc/console-api';
 import type { PairingTerms } from '@svc/events';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { Clock } from '../common/clock';
-import type { RelayConfig } from '../common/config';
-import { advertisedHost, DEFAULT_PORT, isBindAll, isLoopbackHost, lanAddress, urlHost } from '../common/hosts';
-import { CommandLoop } from '../common/command-loop';
-import { Scheduler } from '../common/scheduler';
-import { Secrets, secureRandomBytes } from '../common/secrets';
-import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import { Clock } from '../common/loop/clock';
+import type { RelayConfig } from '../common/config/relay-config';
+import { advertisedHost, DEFAULT_PORT, isBindAll, isLoopbackHost, lanAddress, urlHost } from '../common/config/hosts';
+import { CommandLoop } from '../common/loop/command-loop';
+import { Scheduler } from '../common/loop/scheduler';
+import { Secrets, secureRandomBytes } from '../common/auth/secrets';
+import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/auth/tokens';
 import { canonicalJson, pairingUrl, type QrPayload } from './qr-payload';
 
 @Injectable()

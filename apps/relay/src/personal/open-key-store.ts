@@ -1,4 +1,5 @@
-import { relayDir, type RelayConfig } from '../common/config';
+import { relayDir } from '../common/config/config';
+import { type RelayConfig } from '../common/config/relay-config';
 import { FileKeyStore, type PersonalKeyStore } from './key-store';
 import { PgKeyStore } from './pg-key-store';
 

@@ -1,5 +1,5 @@
-import { coded } from '../common/dto-refusals';
-import { IsBoolean, IsOptional, IsString, Matches, MaxLength } from '../common/validators';
+import { coded } from '../common/http/dto-refusals';
+import { IsBoolean, IsOptional, IsString, Matches, MaxLength } from '../common/http/validators';
 
 /** `POST /console/api/personal-data/forget`: a device prefix, a time, or both. */
 export class ForgetDto {

@@ -2,11 +2,11 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import type { StoredRelayEvent } from '@svc/events';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
-import { Clock } from '../common/clock';
-import { CommandLoop } from '../common/command-loop';
-import type { RelayConfig } from '../common/config';
-import { Scheduler } from '../common/scheduler';
-import { LOGGER, RELAY_CONFIG } from '../common/tokens';
+import { Clock } from '../common/loop/clock';
+import { CommandLoop } from '../common/loop/command-loop';
+import type { RelayConfig } from '../common/config/relay-config';
+import { Scheduler } from '../common/loop/scheduler';
+import { LOGGER, RELAY_CONFIG } from '../common/auth/tokens';
 import { forgetEvents, retentionCutoff, type ForgetRequest } from './forget';
 import type { PersonalKeyStore } from './key-store';
 

@@ -19,11 +19,11 @@ import {
 import type { ClientSupports, NewEvent, PhoneConnected, RelayEvent } from '@svc/events';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { Clock } from '../common/clock';
-import { CommandLoop } from '../common/command-loop';
-import type { RelayConfig } from '../common/config';
-import { newSessionToken, Secrets, tokenPrefix } from '../common/secrets';
-import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import { Clock } from '../common/loop/clock';
+import { CommandLoop } from '../common/loop/command-loop';
+import type { RelayConfig } from '../common/config/relay-config';
+import { newSessionToken, Secrets, tokenPrefix } from '../common/auth/secrets';
+import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/auth/tokens';
 import { clientSupports, deviceInfo, pairingChoices, refreshTokenOf, sentDeviceFields } from './auth-frame';
 import { AuthOkFields } from './auth-ok-fields';
 import { refuseAuth } from './auth-refusal';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { rateLimitSubject, type Principal } from '@svc/domain';
 import type { ClientSupports } from '@svc/events';
 import type { WebSocket } from 'ws';
-import type { GuardHooks, SocketCut, SocketGuard, SocketGuards } from '../common/socket-guard';
+import type { GuardHooks, SocketCut, SocketGuard, SocketGuards } from '../common/sockets/socket-guard';
 import { CLOSE } from './envelope';
 
 /** Channels whose errors are reported on the channel itself (`terminal.error`, `bridge.error`, ...). */

@@ -4,14 +4,14 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import type { RawData, WebSocket } from 'ws';
-import { Clock } from '../common/clock';
-import { CommandLoop } from '../common/command-loop';
-import { peerOf } from '../common/forwarded-peer';
-import { isSameOrigin } from '../common/net';
-import { Secrets } from '../common/secrets';
-import { rawSize, SocketGuards } from '../common/socket-guard';
-import { LOGGER, RELAY_CONFIG } from '../common/tokens';
-import type { RelayConfig } from '../common/config';
+import { Clock } from '../common/loop/clock';
+import { CommandLoop } from '../common/loop/command-loop';
+import { peerOf } from '../common/http/forwarded-peer';
+import { isSameOrigin } from '../common/http/net';
+import { Secrets } from '../common/auth/secrets';
+import { rawSize, SocketGuards } from '../common/sockets/socket-guard';
+import { LOGGER, RELAY_CONFIG } from '../common/auth/tokens';
+import type { RelayConfig } from '../common/config/relay-config';
 import { VIA_SECURE_LINK } from '../secure-link/secure-link.server';
 import { AuthHandshake } from './auth-handshake';
 import { ChannelRouter } from './channel-router';
@@ -49,7 +49,7 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
   private readonly pending = new Set<PhoneConnection>();
   private sub: Subscription | null = null;
   /**
-   * Every phone socket's bounds and keepalive (common/socket-guard.ts): a phone that vanished without a FIN
+   * Every phone socket's bounds and keepalive (common/sockets/socket-guard.ts): a phone that vanished without a FIN
    * (sleep, lost network), or answers no ping, is dropped within two intervals, so `clients`, `online` and its
    * handlers' state do not wait hours for TCP to notice.
    */

@@ -2,12 +2,12 @@ import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@ne
 import type { ProfileCatalogChanged, ProfileCatalogEntry } from '@svc/events';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
-import { Clock } from '../common/clock';
-import { CommandLoop } from '../common/command-loop';
-import type { RelayConfig } from '../common/config';
-import { onConfigRejected } from '../common/config-yaml';
-import { Scheduler } from '../common/scheduler';
-import { LOGGER, RELAY_CONFIG } from '../common/tokens';
+import { Clock } from '../common/loop/clock';
+import { CommandLoop } from '../common/loop/command-loop';
+import type { RelayConfig } from '../common/config/relay-config';
+import { onConfigRejected } from '../common/agent-config/config-yaml';
+import { Scheduler } from '../common/loop/scheduler';
+import { LOGGER, RELAY_CONFIG } from '../common/auth/tokens';
 import { AuthOkFields } from '../phone-socket/auth-ok-fields';
 import { PhoneHub } from '../phone-socket/phone-hub.service';
 import { ProfileLayout } from './profile-layout';

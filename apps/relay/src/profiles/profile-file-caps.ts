@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ProfileFilesConfig } from '../common/config';
+import type { ProfileFilesConfig } from '../common/config/relay-config';
 import { listFiles } from './profile-layout';
 
 /** Memory files one listing shows at most (the rest are not shown, and so count as shown in part). */

@@ -1,6 +1,8 @@
 import type { RelayPluginState } from '@svc/events';
 import * as path from 'node:path';
-import { ConfigFileError, editYamlLists, readYamlMap, rewriteConfigInPlace, type YamlMap } from '../common/config-yaml';
+import { readYamlMap, rewriteConfigInPlace } from '../common/agent-config/config-yaml';
+import { editYamlLists } from '../common/agent-config/config-yaml-edit';
+import { ConfigFileError, type YamlMap } from '../common/agent-config/config-yaml-parse';
 
 /** The plugin name a profile's `plugins.enabled` lists for the relay's tools, in the spec's spelling. */
 export const RELAY_PLUGIN = 'svc-relay';

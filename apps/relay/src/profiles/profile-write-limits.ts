@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import type { RelayConfig } from '../common/config';
-import { RELAY_CONFIG } from '../common/tokens';
+import type { RelayConfig } from '../common/config/relay-config';
+import { RELAY_CONFIG } from '../common/auth/tokens';
 
 /**
  * The body a profile file write may have: its cap of text, JSON-escaped at worst (a control character is

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { actorOf, DomainError, type Principal } from '@svc/domain';
-import { Auth, Caller } from '../common/auth';
+import { Auth, Caller } from '../common/auth/auth';
 import { ProfileCatalog } from './profile-catalog.service';
 import { RELAY_PLUGIN } from './profile-relay-plugin';
 import { EnableProfilesDto } from './profiles.dto';

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Put, Res } from '@nestjs/common';
 import { actorOf, type Principal } from '@svc/domain';
 import type { FastifyReply } from 'fastify';
-import { Auth, Caller } from '../common/auth';
+import { Auth, Caller } from '../common/auth/auth';
 import { FileContentDto } from './profiles.dto';
 import { ProfilesService } from './profiles.service';
 

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsOptional, IsString, ValidateBy, ValidateIf } from '../common/validators';
+import { IsBoolean, IsOptional, IsString, ValidateBy, ValidateIf } from '../common/http/validators';
 
 /** `PUT /api/profiles/{name}/soul` and `.../memory/{filename}`: the file's new text (its cap in bytes is checked after). */
 export class FileContentDto {

@@ -1,5 +1,5 @@
 import { rateLimitSubject } from '@svc/domain';
-import { normalizeIp } from '../common/net';
+import { normalizeIp } from '../common/http/net';
 
 export type AdmissionLimits = {
   /** Refused registrations a minute from one source (registrations still in flight count too). */

@@ -2,7 +2,7 @@ import { epoch } from '@svc/domain';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { atomicWrite } from '../common/atomic-write';
-import { parseJsonObject } from '../common/json-object';
+import { parseJsonObject } from '../common/sockets/json-object';
 import { ExpiringIds } from './expiring-ids';
 import { DIGEST_RE, ID_RE } from './protocol';
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../common/clock';
+import type { Clock } from '../common/loop/clock';
 
 /** The broker's bounds (docs/PROTOCOL.md, Reach; `svc reach --help` names the ones an operator may set). */
 export const DEFAULT_BROKER_LIMITS = {

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { atomicWrite } from '../common/atomic-write';
-import { isLoopbackHost } from '../common/hosts';
+import { isLoopbackHost } from '../common/config/hosts';
 import { ID_RE, newId } from './protocol';
 
 export class ReachConfigError extends Error {}

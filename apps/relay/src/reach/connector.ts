@@ -3,10 +3,10 @@ import { randomInt } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, type RawData } from 'ws';
-import { reachPeer, reachRouteOf } from '../common/forwarded-peer';
-import { parseJsonObject } from '../common/json-object';
-import { mayQueue, SocketGuards, type SocketLimits } from '../common/socket-guard';
-import type { ReachView } from '../common/tokens';
+import { reachPeer, reachRouteOf } from '../common/http/forwarded-peer';
+import { parseJsonObject } from '../common/sockets/json-object';
+import { mayQueue, SocketGuards, type SocketLimits } from '../common/sockets/socket-guard';
+import type { ReachView } from '../common/auth/tokens';
 import { decodeHostFrame, encodeHostFrame, FLAG_CLOSE, HEADER_SIZE, ID_RE, MAX_FRAME, newId, REACH_PROTOCOL, tokenSha256 } from './protocol';
 import { openHostStream, type HostStream } from './host-stream';
 import { RouteGate } from './route-gate';
@@ -54,7 +54,7 @@ export class ReachConnector implements ReachView {
       brokerUrl: string;
       hostToken: string;
       hostId: string;
-      /** A stream the broker opened, with the peer it stands for (common/forwarded-peer.ts `reachPeer`). */
+      /** A stream the broker opened, with the peer it stands for (common/http/forwarded-peer.ts `reachPeer`). */
       accept: (stream: Duplex, peer: string) => void;
       logger: Logger;
       onState?: (state: ReachState, error: string | null) => void;

@@ -1,6 +1,6 @@
 import { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
-import { mayQueue } from '../common/socket-guard';
+import { mayQueue } from '../common/sockets/socket-guard';
 import { encodeHostFrame, FLAG_CLOSE, FLAG_DATA, HEADER_SIZE, MAX_FRAME } from './protocol';
 
 /** The most a host-to-broker frame gathers before it goes (a download streams in frames of this size). */

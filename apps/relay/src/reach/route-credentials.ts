@@ -2,10 +2,10 @@ import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { epoch, type Session } from '@svc/domain';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
-import { Clock } from '../common/clock';
-import { CommandLoop } from '../common/command-loop';
-import { Secrets } from '../common/secrets';
-import { LOGGER, RUNTIME, type Runtime } from '../common/tokens';
+import { Clock } from '../common/loop/clock';
+import { CommandLoop } from '../common/loop/command-loop';
+import { Secrets } from '../common/auth/secrets';
+import { LOGGER, RUNTIME, type Runtime } from '../common/auth/tokens';
 import { AuthOkFields } from '../phone-socket/auth-ok-fields';
 import { newToken, tokenSha256 } from './protocol';
 

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { relayDir, type RelayConfig } from '../common/config';
+import { relayDir } from '../common/config/config';
+import { type RelayConfig } from '../common/config/relay-config';
 
 /** Where the relay keeps its own Secure Link identity (`cert.pem`, `key.pem`). */
 export function secureLinkDir(config: Pick<RelayConfig, 'svcHome'>): string {

@@ -2,8 +2,8 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { isLoopbackHost } from '../common/hosts';
-import { forwardedHeaders, refuseUpgrade as refuse, sendJsonError as sendJson } from '../common/proxy-http';
+import { isLoopbackHost } from '../common/config/hosts';
+import { forwardedHeaders, refuseUpgrade as refuse, sendJsonError as sendJson } from '../common/http/proxy-http';
 
 /** What one request body through `/api` or `/dashboard` may be. */
 const MAX_BODY = 16 * 1024 * 1024;

@@ -1,5 +1,5 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { Auth } from '../common/auth';
+import { Auth } from '../common/auth/auth';
 import { SecureLinkPreflight } from './secure-link-preflight';
 import { PreflightQuery } from './secure-link.dto';
 

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsOptional, Matches, ValidateBy } from '../common/validators';
+import { IsOptional, Matches, ValidateBy } from '../common/http/validators';
 
 /** `GET /secure-link/preflight[?host=&port=]`: a host and port the operator is thinking of. */
 export class PreflightQuery {

@@ -4,12 +4,12 @@ import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
 import * as tls from 'node:tls';
 import type { Logger } from 'pino';
-import { markedPeer, markPeer, reachPeer, vouchedPeer } from '../common/forwarded-peer';
-import type { SecureLinkConfig } from '../common/config';
-import { TLS_LISTENER_OPTIONS } from '../common/tls-policy';
-import type { SecureLinkView } from '../common/tokens';
+import { markedPeer, markPeer, reachPeer, vouchedPeer } from '../common/http/forwarded-peer';
+import type { SecureLinkConfig } from '../common/config/relay-config';
+import { TLS_LISTENER_OPTIONS } from '../common/http/tls-policy';
+import type { SecureLinkView } from '../common/auth/tokens';
 import type { SecureLinkIdentity } from './identity';
-import { refuseUpgrade as refuse, safeProxyPath as safePath, sendJsonError as sendJson } from '../common/proxy-http';
+import { refuseUpgrade as refuse, safeProxyPath as safePath, sendJsonError as sendJson } from '../common/http/proxy-http';
 import { apiRefusal, type ApiGate } from './api-gate';
 import { forwardHttp, loopbackUpstream, tunnelUpgrade, UpstreamProbes, type Upstream } from './secure-link-upstream';
 
@@ -23,7 +23,7 @@ const DESCRIPTION = "Pinned TLS access to this host's relay, API and dashboard";
  * namespaces. `/relay/...` is this relay, HTTP and WebSocket: the request is handed to the relay's own
  * server in this process with the prefix taken off and marked with the peer this origin vouches for (the
  * TLS peer's address, qualified when it is loopback; a Reach stream's credential), which the relay's rate
- * limits key by (common/forwarded-peer.ts); its loopback rules and auth apply unchanged. `/api/...` goes
+ * limits key by (common/http/forwarded-peer.ts); its loopback rules and auth apply unchanged. `/api/...` goes
  * to the agent's API server, behind the API key (ApiGate), and `/dashboard/...` to the dashboard, behind
  * its own login (the dashboard gate), both on loopback, prefix stripped. The namespaces
  * share transport trust, never credentials: the relay-session hints (`X-Svc-Relay-Session`, `X-Hermes-

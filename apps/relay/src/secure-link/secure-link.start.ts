@@ -2,9 +2,9 @@ import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
-import type { RelayConfig } from '../common/config';
-import type { CommandLoop } from '../common/command-loop';
-import { advertisedHost } from '../common/hosts';
+import type { RelayConfig } from '../common/config/relay-config';
+import type { CommandLoop } from '../common/loop/command-loop';
+import { advertisedHost } from '../common/config/hosts';
 import { IdentityError, loadOrCreateIdentity } from './identity';
 import { assertNotBlocked, recordAuthFailure } from '@svc/domain';
 import type { ApiGate } from './api-gate';
@@ -12,7 +12,7 @@ import { SecureLinkServer } from './secure-link.server';
 import { reachHostIdFile, secureLinkDir } from './secure-link-paths';
 import { ReachConnector } from '../reach/connector';
 import { brokerUrls, loadOrCreateHostId } from '../reach/connector-config';
-import type { Runtime } from '../common/tokens';
+import type { Runtime } from '../common/auth/tokens';
 
 /**
  * Starts Secure Link after the relay listens: the identity loaded or made, the origin bound, and the

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Param, Patch } from '@nestjs/common';
 import type { Principal } from '@svc/domain';
-import { Auth, Caller } from '../common/auth';
+import { Auth, Caller } from '../common/auth/auth';
 import { ShortenDto } from './sessions.dto';
 import { SessionsService } from './sessions.service';
 

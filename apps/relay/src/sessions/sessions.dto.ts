@@ -1,4 +1,4 @@
-import { IsInt, IsObject, IsOptional, Max, Min } from '../common/validators';
+import { IsInt, IsObject, IsOptional, Max, Min } from '../common/http/validators';
 
 export class ShortenDto {
   @IsOptional()

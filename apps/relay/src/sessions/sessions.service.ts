@@ -14,9 +14,9 @@ import {
   type ShortenInput,
   wireLiveGrants,
 } from '@svc/domain';
-import { Clock } from '../common/clock';
-import { CommandLoop } from '../common/command-loop';
-import { Scheduler } from '../common/scheduler';
+import { Clock } from '../common/loop/clock';
+import { CommandLoop } from '../common/loop/command-loop';
+import { Scheduler } from '../common/loop/scheduler';
 
 /** The wire view of one session (WIRE.md); never more of the token than its 8-character prefix. */
 export type SessionView = ReturnType<SessionsService['view']>;
@@ -38,7 +38,7 @@ export class SessionsService {
     const online = new Set(this.loop.models.connections.all().map((c) => c.tokenPrefix));
     return this.loop.models.sessions
       .active(now)
-      .sort((a, b) => b.lastSeen - a.lastSeen)
+      .toSorted((a, b) => b.lastSeen - a.lastSeen)
       .map((s) => this.view(s, caller, now, online));
   }
 

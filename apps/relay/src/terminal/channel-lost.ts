@@ -1,8 +1,8 @@
 import { hasGrant } from '@svc/domain';
 import type { TerminalCloseReason } from '@svc/events';
 import { filter, map, merge, type Observable } from 'rxjs';
-import type { Clock } from '../common/clock';
-import type { CommandLoop } from '../common/command-loop';
+import type { Clock } from '../common/loop/clock';
+import type { CommandLoop } from '../common/loop/command-loop';
 
 export type ChannelLost = { tokenPrefix: string; reason: TerminalCloseReason };
 

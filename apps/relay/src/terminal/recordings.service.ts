@@ -11,11 +11,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
-import { Clock } from '../common/clock';
-import type { RelayConfig, TerminalRecordingConfig } from '../common/config';
-import { CommandLoop } from '../common/command-loop';
-import { DiskGuard } from '../common/disk-guard';
-import { LOGGER, RELAY_CONFIG } from '../common/tokens';
+import { Clock } from '../common/loop/clock';
+import type { RelayConfig, TerminalRecordingConfig } from '../common/config/relay-config';
+import { CommandLoop } from '../common/loop/command-loop';
+import { DiskGuard } from '../common/loop/disk-guard';
+import { LOGGER, RELAY_CONFIG } from '../common/auth/tokens';
 import { forgetReaches } from '../personal/forget';
 import { Recording, type ShellRecorder } from './recording';
 import { castFiles, digestFile, recordingFile, recordingsDir, recoverRecording } from './recording-files';
@@ -169,7 +169,7 @@ export class RecordingsService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /** Saved and not removed, newest first. */
-  list(): SavedRecording[] {
+  list(): readonly SavedRecording[] {
     return this.loop.models.terminalRecordings.list();
   }
 

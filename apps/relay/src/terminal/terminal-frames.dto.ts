@@ -1,7 +1,7 @@
 import { DEFAULT_SESSION_NAME, sessionNameOf, termDimension } from '@svc/domain';
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import { DomainRule } from '../common/dto-refusals';
+import { DomainRule } from '../common/http/dto-refusals';
 
 /*
  * The `terminal` and `tui` channels' frames that carry fields, read with readFrame (parse-frame.ts). The

@@ -1,6 +1,6 @@
 import { Controller, Delete, Get, Param } from '@nestjs/common';
-import { Auth } from '../common/auth';
-import { CommandLoop } from '../common/command-loop';
+import { Auth } from '../common/auth/auth';
+import { CommandLoop } from '../common/loop/command-loop';
 import { terminalView } from './terminal-views';
 import { TerminalService } from './terminal.service';
 

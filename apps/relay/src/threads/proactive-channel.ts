@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { actorOf, subscribe, unsubscribe } from '@svc/domain';
-import { Clock } from '../common/clock';
-import { CommandLoop } from '../common/command-loop';
-import { readFrame } from '../common/parse-frame';
+import { Clock } from '../common/loop/clock';
+import { CommandLoop } from '../common/loop/command-loop';
+import { readFrame } from '../common/sockets/parse-frame';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { parseFrame } from '../common/parse-frame';
+import { parseFrame } from '../common/sockets/parse-frame';
 import { CancelFrame, ReplyFrame, SubscribeFrame } from './proactive-frames.dto';
 import { MAX_TEXT } from './threads.dto';
 

@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
-import { Check, coded } from '../common/dto-refusals';
-import { IsBoolean } from '../common/validators';
+import { Check, coded } from '../common/http/dto-refusals';
+import { IsBoolean } from '../common/http/validators';
 import { CHAT_ID, MAX_TEXT, MESSAGE_ID, REF_ID } from './threads.dto';
 
 /*

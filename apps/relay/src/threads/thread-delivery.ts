@@ -2,10 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import { epoch, actorOf, expireMessages, PHONE_CHANNEL_ID, recordDeliveries, recordFlush, type PhoneMessage } from '@svc/domain';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { Clock } from '../common/clock';
-import { CommandLoop } from '../common/command-loop';
-import { Scheduler } from '../common/scheduler';
-import { LOGGER } from '../common/tokens';
+import { Clock } from '../common/loop/clock';
+import { CommandLoop } from '../common/loop/command-loop';
+import { Scheduler } from '../common/loop/scheduler';
+import { LOGGER } from '../common/auth/tokens';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
 
 /** How long one frame may wait for a phone's socket to drain. */

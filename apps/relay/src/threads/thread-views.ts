@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { epoch, messageOf, messageView, PHONE_CHANNEL_ID, threadOf, type PhoneReply } from '@svc/domain';
 import { AgentSessionStore } from '../agent-store/agent-session-store';
-import type { RelayConfig } from '../common/config';
-import { CommandLoop } from '../common/command-loop';
-import { RELAY_CONFIG } from '../common/tokens';
+import type { RelayConfig } from '../common/config/relay-config';
+import { CommandLoop } from '../common/loop/command-loop';
+import { RELAY_CONFIG } from '../common/auth/tokens';
 import { threadRows } from './thread-sessions';
 
 /** What Threads answers about its state: the channel, the queue, one message, the thread list, one thread. Reads only. */

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { DomainError, type Principal } from '@svc/domain';
 import type { FastifyReply } from 'fastify';
-import { Auth, Caller } from '../common/auth';
+import { Auth, Caller } from '../common/auth/auth';
 import { CancelQueryDto, ChatFilterDto, ChatIdParam, MessageIdParam, PostMessageDto, PostReplyDto, RepliesQueryDto } from './threads.dto';
 import { ThreadViews } from './thread-views';
 import { PhoneThreadsService } from './threads.service';

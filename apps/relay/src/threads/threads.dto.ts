@@ -1,6 +1,6 @@
 import { Type } from 'class-transformer';
-import { coded, RefuseUnknownKeys } from '../common/dto-refusals';
-import { IsIn, IsInt, IsNotEmpty, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from '../common/validators';
+import { coded, RefuseUnknownKeys } from '../common/http/dto-refusals';
+import { IsIn, IsInt, IsNotEmpty, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from '../common/http/validators';
 import { SURFACINGS } from '@svc/domain';
 import type { Surfacing } from '@svc/events';
 

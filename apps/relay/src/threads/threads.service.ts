@@ -16,9 +16,9 @@ import {
 } from '@svc/domain';
 import type { Surfacing } from '@svc/events';
 import { randomUUID } from 'node:crypto';
-import type { RelayConfig } from '../common/config';
-import { CommandLoop } from '../common/command-loop';
-import { RELAY_CONFIG } from '../common/tokens';
+import type { RelayConfig } from '../common/config/relay-config';
+import { CommandLoop } from '../common/loop/command-loop';
+import { RELAY_CONFIG } from '../common/auth/tokens';
 import { ThreadDelivery } from './thread-delivery';
 import { replyView } from './thread-views';
 import { CHAT_ID } from './threads.dto';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { loadConfig } from '../common/config';
+import { loadConfig } from '../common/config/config';
 import { hasTuiGateway, locateGateway, NOT_CONFIGURED_MESSAGE } from './gateway-locator';
 
 const made: string[] = [];

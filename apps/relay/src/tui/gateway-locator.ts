@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { RelayConfig } from '../common/config';
+import type { RelayConfig } from '../common/config/relay-config';
 import { splitCommandLine } from '../common/command-line';
 
 /** How one TUI gateway is started: argv without a shell, its working directory and extra environment. */

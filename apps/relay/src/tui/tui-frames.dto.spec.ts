@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { parseFrame } from '../common/parse-frame';
+import { parseFrame } from '../common/sockets/parse-frame';
 import { TuiAttachFrame } from './tui-frames.dto';
 
 /** The refusal of a frame: its code and message, as the CLI's `tui.error` carries them. */

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { DomainRule } from '../common/dto-refusals';
+import { DomainRule } from '../common/http/dto-refusals';
 import { OptionalTermSizeFrame } from '../terminal/terminal-frames.dto';
 import { attachTag } from './tui-rpc';
 

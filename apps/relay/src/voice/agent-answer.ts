@@ -1,4 +1,4 @@
-import { parseJsonObject } from '../common/json-object';
+import { parseJsonObject } from '../common/sockets/json-object';
 import { VoiceProviderError } from './voice-provider';
 import { errorFieldText } from './upstream-error';
 

@@ -1,4 +1,4 @@
-import { secureRandomBytes } from '../common/secrets';
+import { secureRandomBytes } from '../common/auth/secrets';
 import type { AgentToolEvent } from './agent-answer';
 import type { VoiceWire } from './voice-wire';
 

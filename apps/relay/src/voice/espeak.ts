@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import type { VoiceConfig } from '../common/config';
+import type { VoiceConfig } from '../common/config/relay-config';
 import type { PcmStream } from './pcm-stream';
 import { findProgram } from './run-tool';
 import { VoiceProviderError } from './voice-provider';

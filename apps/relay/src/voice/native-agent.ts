@@ -1,6 +1,6 @@
 import type { WebSocket } from 'ws';
-import type { VoiceConfig } from '../common/config';
-import { parseJsonObject } from '../common/json-object';
+import type { VoiceConfig } from '../common/config/relay-config';
+import { parseJsonObject } from '../common/sockets/json-object';
 import { AgentRun } from './agent-run';
 import { openProviderRealtime } from './realtime-upstream';
 import { errorFieldText } from './upstream-error';

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DomainError } from '@svc/domain';
 import type { Logger } from 'pino';
-import type { VoiceConfig } from '../common/config';
+import type { VoiceConfig } from '../common/config/relay-config';
 import type { VoiceSection } from '@svc/events';
 import { FFMPEG_DEMUXER, KNOWN_AUDIO, sniffAudio, type AudioContainer } from './audio-sniff';
 import { ESPEAK_VOICES, espeakPcm, isEspeakVoice } from './espeak';

@@ -1,6 +1,6 @@
 import type { VoiceSection } from '@svc/events';
 import { randomBytes } from 'node:crypto';
-import type { VoiceConfig } from '../common/config';
+import type { VoiceConfig } from '../common/config/relay-config';
 import type { PcmStream } from './pcm-stream';
 import { languageTag, type SpeechLanguage } from './speech-language';
 import { errorBodyText } from './upstream-error';

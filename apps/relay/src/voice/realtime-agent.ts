@@ -1,5 +1,5 @@
 import { MAX_CONTEXT_CHARS, MAX_CONTEXT_MESSAGES, MAX_TTS_CHARS } from '@svc/domain';
-import type { RelayConfig } from '../common/config';
+import type { RelayConfig } from '../common/config/relay-config';
 import { readAgentAnswer, readCapped } from './agent-answer';
 import { AgentRun } from './agent-run';
 import { metricsOf } from './pcm-stream';

@@ -1,6 +1,6 @@
 import { WebSocket } from 'ws';
-import { parseJsonObject } from '../common/json-object';
-import type { VoiceConfig } from '../common/config';
+import { parseJsonObject } from '../common/sockets/json-object';
+import type { VoiceConfig } from '../common/config/relay-config';
 import type { PcmStream } from './pcm-stream';
 import { errorFieldText } from './upstream-error';
 import { VoiceProviderError } from './voice-provider';

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DomainError, setInsecureApiBearer } from '@svc/domain';
-import type { RelayConfig } from '../common/config';
-import { CommandLoop } from '../common/command-loop';
-import { RELAY_CONFIG } from '../common/tokens';
+import type { RelayConfig } from '../common/config/relay-config';
+import { CommandLoop } from '../common/loop/command-loop';
+import { RELAY_CONFIG } from '../common/auth/tokens';
 import type { SecurityPatch } from './voice.dto';
 
 /** Spec 4.10: the runtime security toggles as the operator reads them, and the API-bearer escape hatch (until restart). */

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Patch } from '@nestjs/common';
-import { Auth } from '../common/auth';
+import { Auth } from '../common/auth/auth';
 import { BodyKeys } from './body-keys';
 import { RelaySecurity } from './relay-security.service';
 import { SecurityPatch } from './voice.dto';

@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { actorOf, DomainError, epoch, MAX_CONTEXT_CHARS, openVoiceSession, VOICE_SESSION_CONNECT_SECONDS, type Principal } from '@svc/domain';
-import { Clock } from '../common/clock';
-import type { RelayConfig } from '../common/config';
-import { CommandLoop } from '../common/command-loop';
-import { Secrets, secureRandomBytes } from '../common/secrets';
-import { RELAY_CONFIG } from '../common/tokens';
+import { Clock } from '../common/loop/clock';
+import type { RelayConfig } from '../common/config/relay-config';
+import { CommandLoop } from '../common/loop/command-loop';
+import { Secrets, secureRandomBytes } from '../common/auth/secrets';
+import { RELAY_CONFIG } from '../common/auth/tokens';
 import { TokenBuckets } from './creation-limit';
 import { KINDS, type Kind } from './session-kinds';
 import { profileNamed } from './voice-config';

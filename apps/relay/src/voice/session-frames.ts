@@ -1,8 +1,8 @@
 import { DomainError, MAX_INPUT_AUDIO_BYTES, MAX_TTS_CHARS } from '@svc/domain';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '@svc/events';
 import type { RawData, WebSocket } from 'ws';
-import type { RelayConfig } from '../common/config';
-import { parseFrame } from '../common/parse-frame';
+import type { RelayConfig } from '../common/config/relay-config';
+import { parseFrame } from '../common/sockets/parse-frame';
 import { NativeAgentLink } from './native-agent';
 import { metricsOf, pcm16Resampled } from './pcm-stream';
 import type { RealtimeAgentBroker } from './realtime-agent';

@@ -1,6 +1,6 @@
 import type { WebSocket } from 'ws';
-import { Clock } from '../common/clock';
-import { mayQueue } from '../common/socket-guard';
+import { Clock } from '../common/loop/clock';
+import { mayQueue } from '../common/sockets/socket-guard';
 import { pcmLevels } from './pcm-stream';
 import type { VoiceSession } from './voice-session';
 

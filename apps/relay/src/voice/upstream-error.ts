@@ -1,4 +1,4 @@
-import { parseJsonObject } from '../common/json-object';
+import { parseJsonObject } from '../common/sockets/json-object';
 
 /**
  * The sentence in an upstream's error (a voice provider, the agent API), never its JSON: the app shows a voice

@@ -1,7 +1,9 @@
 import type { VoiceSection, VoiceSettingValue } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { editYamlSection, readYamlMap, rewriteConfigInPlace, type YamlMap } from '../common/config-yaml';
+import { readYamlMap, rewriteConfigInPlace } from '../common/agent-config/config-yaml';
+import { editYamlSection } from '../common/agent-config/config-yaml-edit';
+import { type YamlMap } from '../common/agent-config/config-yaml-parse';
 
 /** Profile names: what a directory under profiles/ may be called (no traversal, no hidden names). */
 export const PROFILE_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, ValidateBy } from '../common/validators';
+import { IsInt, IsOptional, IsString, ValidateBy } from '../common/http/validators';
 
 /*
  * The client frames of a voice session's socket that carry fields (read with parseFrame). Each is a JSON

@@ -1,8 +1,8 @@
 import { ArgumentsHost, BadRequestException, Catch, ExceptionFilter, Inject } from '@nestjs/common';
 import { DomainError } from '@svc/domain';
 import type { Logger } from 'pino';
-import { ErrorFilter, toErrorResponse } from '../common/http-errors';
-import { LOGGER } from '../common/tokens';
+import { ErrorFilter, toErrorResponse } from '../common/http/http-errors';
+import { LOGGER } from '../common/auth/tokens';
 
 /**
  * The voice routes' refusals carry `success: false` beside `ok: false` (the reference relay's clients read

@@ -1,11 +1,11 @@
 import { resumeVoiceSession } from '@svc/domain';
 import type { Logger } from 'pino';
 import type { RawData, WebSocket } from 'ws';
-import { Clock } from '../common/clock';
-import { CommandLoop } from '../common/command-loop';
-import { parseJsonObject } from '../common/json-object';
-import { parseFrame } from '../common/parse-frame';
-import { Secrets } from '../common/secrets';
+import { Clock } from '../common/loop/clock';
+import { CommandLoop } from '../common/loop/command-loop';
+import { parseJsonObject } from '../common/sockets/json-object';
+import { parseFrame } from '../common/sockets/parse-frame';
+import { Secrets } from '../common/auth/secrets';
 import { CLOSE } from '../phone-socket/envelope';
 import { replayedJson } from './replay-buffer';
 import type { Kind } from './session-kinds';

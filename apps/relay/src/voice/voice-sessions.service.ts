@@ -5,15 +5,15 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { merge, type Subscription } from 'rxjs';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { apiVoiceOf, authenticateVoice, type AuthDeps } from '../common/auth-hook';
-import { Clock } from '../common/clock';
-import type { RelayConfig } from '../common/config';
-import { CommandLoop } from '../common/command-loop';
-import { toErrorResponse } from '../common/http-errors';
-import { Scheduler } from '../common/scheduler';
-import { Secrets } from '../common/secrets';
-import { guardOf, rawSize, SocketGuards } from '../common/socket-guard';
-import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/tokens';
+import { apiVoiceOf, authenticateVoice, type AuthDeps } from '../common/http/auth-hook';
+import { Clock } from '../common/loop/clock';
+import type { RelayConfig } from '../common/config/relay-config';
+import { CommandLoop } from '../common/loop/command-loop';
+import { toErrorResponse } from '../common/http/http-errors';
+import { Scheduler } from '../common/loop/scheduler';
+import { Secrets } from '../common/auth/secrets';
+import { guardOf, rawSize, SocketGuards } from '../common/sockets/socket-guard';
+import { LOGGER, RELAY_CONFIG, RUNTIME, type Runtime } from '../common/auth/tokens';
 import { CLOSE } from '../phone-socket/envelope';
 import { RealtimeAgentBroker } from './realtime-agent';
 import { SessionFrames } from './session-frames';
@@ -59,7 +59,7 @@ export class VoiceSessions implements BeforeApplicationShutdown, OnApplicationSh
   private readonly frames: SessionFrames;
   private readonly resume: SessionResume;
   private readonly lost: Subscription;
-  /** Every voice socket's bounds and keepalive (common/socket-guard.ts), as the phone socket's. */
+  /** Every voice socket's bounds and keepalive (common/sockets/socket-guard.ts), as the phone socket's. */
   private readonly guards: SocketGuards;
   /** The sessions held for a resume, bounded together (held-sessions.ts). */
   private readonly held: HeldSessions;

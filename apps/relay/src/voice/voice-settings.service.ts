@@ -12,10 +12,10 @@ import {
   type Principal,
 } from '@svc/domain';
 import type { VoiceSection, VoiceSettingValue } from '@svc/events';
-import type { RelayConfig } from '../common/config';
-import { ConfigFileError } from '../common/config-yaml';
-import { CommandLoop } from '../common/command-loop';
-import { RELAY_CONFIG } from '../common/tokens';
+import type { RelayConfig } from '../common/config/relay-config';
+import { ConfigFileError } from '../common/agent-config/config-yaml-parse';
+import { CommandLoop } from '../common/loop/command-loop';
+import { RELAY_CONFIG } from '../common/auth/tokens';
 import { providerInfo, type ProviderInfo } from './voice-catalog';
 import { profileNamed, VoiceConfigFiles } from './voice-config';
 import type { SettingsPatch } from './voice.dto';

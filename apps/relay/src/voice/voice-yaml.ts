@@ -1,5 +1,5 @@
 import type { VoiceSection, VoiceSettingValue } from '@svc/events';
-import type { YamlMap } from '../common/config-yaml';
+import type { YamlMap } from '../common/agent-config/config-yaml-parse';
 
 /**
  * Values read out of a config.yaml, whatever the operator typed: a string is trimmed (blank is none), a

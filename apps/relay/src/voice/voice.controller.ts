@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import type { Principal } from '@svc/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Auth, Caller } from '../common/auth';
+import { Auth, Caller } from '../common/auth/auth';
 import { readAudioUpload } from './audio-upload';
 import { BodyKeys } from './body-keys';
 import { VoiceProviderChoices } from './provider-choices.service';

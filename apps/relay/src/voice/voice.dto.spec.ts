@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { BadRequestException } from '@nestjs/common';
-import { parseFrame } from '../common/parse-frame';
-import { RelayValidationPipe } from '../common/validation';
+import { parseFrame } from '../common/sockets/parse-frame';
+import { RelayValidationPipe } from '../common/http/validation';
 import { PROFILE_NAME_RULE } from './voice-config';
 import { AgentSessionDto, OutputSettingsPatch, ProfileQuery, RealtimeSettingsPatch, SynthesizeDto, VoiceSessionDto } from './voice.dto';
 import { AckFrame, InputAudioFrame, ResumeFrame } from './voice-frames.dto';

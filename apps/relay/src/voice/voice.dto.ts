@@ -1,7 +1,7 @@
 import { MAX_CONTEXT_MESSAGES, VOICE_SETTING_KEYS, voiceSettingProblem, type VoiceSettingKind } from '@svc/domain';
 import type { VoiceSection, VoiceSettingValue } from '@svc/events';
 import { Transform } from 'class-transformer';
-import { IsArray, IsBoolean, IsInt, IsNumber, IsOptional, IsString, ValidateBy, ValidateIf } from '../common/validators';
+import { IsArray, IsBoolean, IsInt, IsNumber, IsOptional, IsString, ValidateBy, ValidateIf } from '../common/http/validators';
 import { PROFILE_NAME_RE, PROFILE_NAME_RULE } from './voice-config';
 
 /*

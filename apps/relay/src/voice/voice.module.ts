@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import type { RelayConfig } from '../common/config';
-import { RELAY_CONFIG } from '../common/tokens';
+import type { RelayConfig } from '../common/config/relay-config';
+import { RELAY_CONFIG } from '../common/auth/tokens';
 import { VoiceProviderChoices } from './provider-choices.service';
 import { VoiceSessionCreation } from './session-creation.service';
 import { RelaySecurity } from './relay-security.service';

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { actorOf, DomainError, MAX_TTS_CHARS, type Principal } from '@svc/domain';
 import type { VoiceVia } from '@svc/events';
-import type { RelayConfig } from '../common/config';
-import { CommandLoop } from '../common/command-loop';
-import { RELAY_CONFIG } from '../common/tokens';
+import type { RelayConfig } from '../common/config/relay-config';
+import { CommandLoop } from '../common/loop/command-loop';
+import { RELAY_CONFIG } from '../common/auth/tokens';
 import { sanitizeForSpeech } from './speech-text';
 import { profileNamed, VoiceConfigFiles } from './voice-config';
 import type { SynthesizeDto } from './voice.dto';

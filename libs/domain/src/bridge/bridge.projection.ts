@@ -1,5 +1,6 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 import type {
   BridgeStatus,
   CommandOrigin,
@@ -11,8 +12,7 @@ import type {
   StoredRelayEvent,
 } from '@svc/events';
 
-/** A phone that reported itself on the bridge channel and is still connected. */
-export type BridgeDevice = Omit<BridgeStatus, 'autoDisableAt' | 'autoDisableBy'> & {
+type MutableBridgeDevice = Omit<BridgeStatus, 'autoDisableAt' | 'autoDisableBy'> & {
   /** Epoch ms, or null. */
   autoDisableAt: number | null;
   autoDisableBy: NonNullable<BridgeStatus['autoDisableBy']>;
@@ -23,7 +23,7 @@ export type BridgeDevice = Omit<BridgeStatus, 'autoDisableAt' | 'autoDisableBy'>
 export type ActivityOutcome =
   'pending' | 'answered' | 'timeout' | 'phone_gone' | 'session_revoked' | 'bad_response' | 'refused' | 'awaiting_confirmation' | 'interrupted';
 
-export type BridgeActivity = {
+type MutableBridgeActivity = {
   requestId: string;
   tokenPrefix: string;
   method: string;
@@ -37,7 +37,7 @@ export type BridgeActivity = {
   safety: SafetyDecisionKind | null;
 } & Partial<CommandOrigin>;
 
-export type SafetyRecord = {
+type MutableSafetyRecord = {
   seq: number;
   at: number;
   decision: SafetyDecisionKind;
@@ -52,14 +52,20 @@ export type SafetyRecord = {
   by?: ConfirmationAsker;
 } & Partial<CommandOrigin>;
 
-export type PendingConfirmation = { requestId: string; tokenPrefix: string; path: string; verb: string; deadline: number };
+type MutablePendingConfirmation = { requestId: string; tokenPrefix: string; path: string; verb: string; deadline: number };
+
+/** A phone that reported itself on the bridge channel and is still connected. Like the rest here, read-only outside this projection. */
+export type BridgeDevice = DeepReadonly<MutableBridgeDevice>;
+export type BridgeActivity = DeepReadonly<MutableBridgeActivity>;
+export type SafetyRecord = DeepReadonly<MutableSafetyRecord>;
+export type PendingConfirmation = DeepReadonly<MutablePendingConfirmation>;
 
 type State = {
-  devices: BridgeDevice[];
+  devices: MutableBridgeDevice[];
   active: string | null;
-  activity: BridgeActivity[];
-  safety: SafetyRecord[];
-  pending: PendingConfirmation[];
+  activity: MutableBridgeActivity[];
+  safety: MutableSafetyRecord[];
+  pending: MutablePendingConfirmation[];
   counts: Record<string, number>;
   commandsTotal: number;
 };
@@ -77,12 +83,12 @@ const originOf = (d: Partial<CommandOrigin>): Partial<CommandOrigin> => (d.via ?
  * (every decision but the plain `allow`/`exempt`, which show on their command in the activity ring).
  */
 export class BridgeProjection implements Projection<State> {
-  private readonly devices = new Map<string, BridgeDevice>();
+  private readonly devices = new Map<string, MutableBridgeDevice>();
   private activeDevice: string | null = null;
-  private activityRing: BridgeActivity[] = [];
-  private readonly activityById = new Map<string, BridgeActivity>();
-  private safetyRing: SafetyRecord[] = [];
-  private readonly pendingById = new Map<string, PendingConfirmation>();
+  private activityRing: MutableBridgeActivity[] = [];
+  private readonly activityById = new Map<string, MutableBridgeActivity>();
+  private safetyRing: MutableSafetyRecord[] = [];
+  private readonly pendingById = new Map<string, MutablePendingConfirmation>();
   private counts: Record<string, number> = {};
   private commandsTotal = 0;
 
@@ -261,7 +267,7 @@ export class BridgeProjection implements Projection<State> {
     }
   }
 
-  private pushActivity(a: BridgeActivity): void {
+  private pushActivity(a: MutableBridgeActivity): void {
     this.activityRing.push(a);
     this.activityById.set(a.requestId, a);
     while (this.activityRing.length > ACTIVITY_RING) {
@@ -274,7 +280,7 @@ export class BridgeProjection implements Projection<State> {
     return this.devices.get(tokenPrefix);
   }
 
-  allDevices(): BridgeDevice[] {
+  allDevices(): readonly BridgeDevice[] {
     return [...this.devices.values()].sort((a, b) => b.reportedAt - a.reportedAt);
   }
 
@@ -283,12 +289,12 @@ export class BridgeProjection implements Projection<State> {
   }
 
   /** Newest first. */
-  activity(limit = ACTIVITY_RING): BridgeActivity[] {
+  activity(limit = ACTIVITY_RING): readonly BridgeActivity[] {
     return this.activityRing.slice(-limit).reverse();
   }
 
   /** Newest first. */
-  safety(limit = SAFETY_RING): SafetyRecord[] {
+  safety(limit = SAFETY_RING): readonly SafetyRecord[] {
     return this.safetyRing.slice(-limit).reverse();
   }
 
@@ -296,11 +302,11 @@ export class BridgeProjection implements Projection<State> {
     return this.pendingById.get(requestId);
   }
 
-  pendingConfirmations(): PendingConfirmation[] {
+  pendingConfirmations(): readonly PendingConfirmation[] {
     return [...this.pendingById.values()];
   }
 
-  decisionCounts(): Record<string, number> {
+  decisionCounts(): Readonly<Record<string, number>> {
     return { ...this.counts };
   }
 

@@ -1,16 +1,19 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 import type { ClipboardStaged, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-/** A staged clipboard image, its times as epoch ms. */
-export type ClipboardEntry = Omit<ClipboardStaged['data'], 'staleAt' | 'supersedes'> & { stagedAt: number; staleAt: number };
+type MutableClipboardEntry = Omit<ClipboardStaged['data'], 'staleAt' | 'supersedes'> & { stagedAt: number; staleAt: number };
+
+/** A staged clipboard image, its times as epoch ms; read-only outside this projection. */
+export type ClipboardEntry = DeepReadonly<MutableClipboardEntry>;
 
 /**
  * Images waiting in the paste inbox (unread, not yet stale). Survives a restart: the files do too, and
  * the sweep still discards them on time.
  */
-export class ClipboardProjection implements Projection<{ entries: ClipboardEntry[] }> {
-  private readonly entries = new Map<string, ClipboardEntry>();
+export class ClipboardProjection implements Projection<{ entries: MutableClipboardEntry[] }> {
+  private readonly entries = new Map<string, MutableClipboardEntry>();
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
@@ -40,7 +43,7 @@ export class ClipboardProjection implements Projection<{ entries: ClipboardEntry
   }
 
   /** Entries oldest first. */
-  all(): ClipboardEntry[] {
+  all(): readonly ClipboardEntry[] {
     return [...this.entries.values()];
   }
 
@@ -54,11 +57,11 @@ export class ClipboardProjection implements Projection<{ entries: ClipboardEntry
     return fresh[fresh.length - 1];
   }
 
-  snapshot(): { entries: ClipboardEntry[] } {
+  snapshot(): { entries: MutableClipboardEntry[] } {
     return { entries: this.all().map((x) => ({ ...x })) };
   }
 
-  restore(state: { entries: ClipboardEntry[] }): void {
+  restore(state: { entries: MutableClipboardEntry[] }): void {
     this.entries.clear();
     for (const x of state.entries) this.entries.set(x.entryId, x);
   }

@@ -1,8 +1,8 @@
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 import type { ClientSupports, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-/** `supports`: what the client advertised in this socket's `system/auth` (absent: nothing). */
-export type Connection = {
+type MutableConnection = {
   connId: string;
   tokenPrefix: string;
   deviceId: string;
@@ -12,7 +12,10 @@ export type Connection = {
   supports?: ClientSupports;
 };
 
-type State = { connections: Connection[]; offline?: Array<[string, number]> };
+/** An open phone socket, read-only outside this projection. `supports`: what the client advertised in its `system/auth` (absent: nothing). */
+export type Connection = DeepReadonly<MutableConnection>;
+
+type State = { connections: MutableConnection[]; offline?: Array<[string, number]> };
 
 /**
  * Phone sockets open right now, and when each session's phone last went offline. The sockets are
@@ -20,9 +23,9 @@ type State = { connections: Connection[]; offline?: Array<[string, number]> };
  * when the relay stopped counts as offline from that start on (its disconnect may not have been written).
  */
 export class ConnectionsProjection implements Projection<State> {
-  private readonly byId = new Map<string, Connection>();
+  private readonly byId = new Map<string, MutableConnection>();
   /** Token prefix → its open sockets: whether a phone is online is one lookup, not a walk over every socket. */
-  private readonly byPrefix = new Map<string, Map<string, Connection>>();
+  private readonly byPrefix = new Map<string, Map<string, MutableConnection>>();
   /** Token prefix → event time its last socket closed; gone while it is online or once the session ends. */
   private readonly offline = new Map<string, number>();
 
@@ -64,7 +67,7 @@ export class ConnectionsProjection implements Projection<State> {
     return this.isOnline(tokenPrefix) ? null : (this.offline.get(tokenPrefix) ?? null);
   }
 
-  all(): Connection[] {
+  all(): readonly Connection[] {
     return [...this.byId.values()];
   }
 
@@ -76,7 +79,7 @@ export class ConnectionsProjection implements Projection<State> {
    * What the session's newest open socket advertised in `system/auth` `supports` (`{}` when offline or
    * nothing was sent). For features that negotiate with the client (e.g. phone-side confirmation).
    */
-  supportsOf(tokenPrefix: string): ClientSupports {
+  supportsOf(tokenPrefix: string): Readonly<ClientSupports> {
     let newest: Connection | undefined;
     for (const c of this.byPrefix.get(tokenPrefix)?.values() ?? []) if (!newest || c.since >= newest.since) newest = c;
     return newest?.supports ?? {};
@@ -86,7 +89,7 @@ export class ConnectionsProjection implements Projection<State> {
     return this.byPrefix.has(tokenPrefix);
   }
 
-  private add(c: Connection): void {
+  private add(c: MutableConnection): void {
     // A connId seen again (never in practice: they are UUIDs) replaces the old socket in both maps.
     const old = this.byId.get(c.connId);
     if (old) this.byPrefix.get(old.tokenPrefix)?.delete(old.connId);
@@ -98,7 +101,7 @@ export class ConnectionsProjection implements Projection<State> {
   }
 
   snapshot(): State {
-    return { connections: this.all(), offline: [...this.offline.entries()] };
+    return { connections: [...this.byId.values()], offline: [...this.offline.entries()] };
   }
 
   restore(state: State): void {

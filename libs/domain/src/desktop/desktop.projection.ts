@@ -1,7 +1,8 @@
 import type { DesktopActiveEditor, DesktopOutcome, DesktopRequester, DesktopWorkspace, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 
-export type DesktopClient = {
+type MutableDesktopClient = {
   connId: string;
   tokenPrefix: string;
   deviceId: string;
@@ -22,10 +23,9 @@ export type DesktopClient = {
   reportedAt: number;
 };
 
-/** A live computer-use control session (ephemeral: gone with its target's socket and at a restart). */
-export type ControlSession = DesktopRequester & { controlId: string; connId: string; targetDeviceId: string; startedAt: number; usedAt: number };
+type MutableControlSession = DesktopRequester & { controlId: string; connId: string; targetDeviceId: string; startedAt: number; usedAt: number };
 
-export type DesktopDispatch = {
+type MutableDesktopDispatch = {
   requestId: string;
   tool: string;
   deviceId: string;
@@ -36,9 +36,20 @@ export type DesktopDispatch = {
   durationMs: number | null;
 };
 
+/** A desktop socket that reported on the channel; read-only outside this projection, like the two below. */
+export type DesktopClient = DeepReadonly<MutableDesktopClient>;
+/** A live computer-use control session (ephemeral: gone with its target's socket and at a restart). */
+export type ControlSession = DeepReadonly<MutableControlSession>;
+export type DesktopDispatch = DeepReadonly<MutableDesktopDispatch>;
+
 const RECENT_MAX = 100;
 
-type State = { clients: DesktopClient[]; recent: DesktopDispatch[]; outcomes: Record<string, number>; controls?: ControlSession[] };
+type State = {
+  clients: MutableDesktopClient[];
+  recent: MutableDesktopDispatch[];
+  outcomes: Record<string, number>;
+  controls?: MutableControlSession[];
+};
 
 /**
  * Desktop clients and their dispatches. Clients (tools, identity, workspace, active editor) are live
@@ -47,10 +58,10 @@ type State = { clients: DesktopClient[]; recent: DesktopDispatch[]; outcomes: Re
  * shown as such).
  */
 export class DesktopProjection implements Projection<State> {
-  private readonly clients = new Map<string, DesktopClient>();
+  private readonly clients = new Map<string, MutableDesktopClient>();
   /** Live control sessions by id, oldest first. */
-  private readonly controls = new Map<string, ControlSession>();
-  private recent: DesktopDispatch[] = [];
+  private readonly controls = new Map<string, MutableControlSession>();
+  private recent: MutableDesktopDispatch[] = [];
   private outcomes: Record<string, number> = {};
 
   apply(stored: StoredEvent): void {
@@ -140,7 +151,7 @@ export class DesktopProjection implements Projection<State> {
     }
   }
 
-  private blank(connId: string, tokenPrefix: string, at: number): DesktopClient {
+  private blank(connId: string, tokenPrefix: string, at: number): MutableDesktopClient {
     return {
       connId,
       tokenPrefix,
@@ -163,17 +174,17 @@ export class DesktopProjection implements Projection<State> {
   }
 
   /** Every desktop socket that said something on the channel, oldest report first. */
-  all(): DesktopClient[] {
+  all(): readonly DesktopClient[] {
     return [...this.clients.values()];
   }
 
   /** Sockets that advertised their tools: the only ones a call may go to. */
-  targets(): DesktopClient[] {
+  targets(): readonly DesktopClient[] {
     return this.all().filter((c) => c.toolsDigest !== null);
   }
 
   /** Newest first. */
-  recentDispatches(limit = RECENT_MAX): DesktopDispatch[] {
+  recentDispatches(limit = RECENT_MAX): readonly DesktopDispatch[] {
     return this.recent.slice(-limit).reverse();
   }
 
@@ -182,7 +193,7 @@ export class DesktopProjection implements Projection<State> {
   }
 
   /** Live control sessions, oldest first. */
-  controlSessions(): ControlSession[] {
+  controlSessions(): readonly ControlSession[] {
     return [...this.controls.values()];
   }
 
@@ -191,7 +202,12 @@ export class DesktopProjection implements Projection<State> {
   }
 
   snapshot(): State {
-    return { clients: this.all(), recent: this.recent, outcomes: this.outcomes, controls: this.controlSessions().map((c) => ({ ...c })) };
+    return {
+      clients: [...this.clients.values()],
+      recent: this.recent,
+      outcomes: this.outcomes,
+      controls: [...this.controls.values()].map((c) => ({ ...c })),
+    };
   }
 
   restore(s: State): void {

@@ -250,7 +250,8 @@ describe('pickDesktopTarget', () => {
       kind: 'not_found',
       extra: { advertised_tools: TOOLS },
     });
-    expect(refusal(() => pick(g.models, null, 'desktop_terminal', () => null))).toMatchObject({ extra: { advertised_tools: [] } });
+    // Its socket is gone before its disconnect is projected: it left (502), not a tool it lacks (404).
+    expect(refusal(() => pick(g.models, null, 'desktop_terminal', () => null))).toMatchObject({ code: 'desktop.client_gone', kind: 'upstream' });
     g.apply([phoneDisconnected({ connId: 'conn-axiom', tokenPrefix: 'pfx-axiom' })]);
     expect(refusal(() => pick(g.models, null))).toMatchObject({ code: 'desktop.no_client' });
   });

@@ -200,7 +200,9 @@ export function pickDesktopTarget(
       );
     target = targets[0];
   }
-  const tools = toolsOf(target.connId) ?? [];
+  const tools = toolsOf(target.connId);
+  // Its socket closed and its disconnect is not projected yet: the caller hears that it left, not that a tool is missing.
+  if (tools === null) throw new DomainError('desktop.client_gone', 'upstream', `${label(target)} disconnected before the call was sent`);
   if (!tools.includes(tool))
     throw new DomainError('desktop.tool_not_advertised', 'not_found', `${label(target)} does not serve "${tool}"`, {
       advertised_tools: tools,

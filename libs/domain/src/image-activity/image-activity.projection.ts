@@ -1,7 +1,8 @@
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 import type { ImageActivityStatus, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-export type ImageActivityEntry = {
+type MutableImageActivityEntry = {
   callId: string;
   status: ImageActivityStatus;
   progress: number | null;
@@ -9,7 +10,10 @@ export type ImageActivityEntry = {
   at: number;
   seq: number;
 };
-type SessionActivity = { sessionId: string; entries: ImageActivityEntry[]; last: number };
+type SessionActivity = { sessionId: string; entries: MutableImageActivityEntry[]; last: number };
+
+/** One image-generation status of a call; read-only outside this projection. */
+export type ImageActivityEntry = DeepReadonly<MutableImageActivityEntry>;
 
 export const IMAGE_ENTRIES_PER_SESSION = 200;
 export const IMAGE_SESSIONS_KEPT = 500;
@@ -44,7 +48,7 @@ export class ImageActivityProjection implements Projection<{ sessions: SessionAc
   }
 
   /** Entries of one session after `sinceMs` (exclusive), oldest first. */
-  forSession(sessionId: string, sinceMs: number | null): ImageActivityEntry[] {
+  forSession(sessionId: string, sinceMs: number | null): readonly ImageActivityEntry[] {
     const s = this.sessions.get(sessionId);
     if (!s) return [];
     return sinceMs === null ? [...s.entries] : s.entries.filter((x) => x.at > sinceMs);

@@ -1,8 +1,9 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 import type { MediaFile, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-export type MediaEntry = Omit<MediaFile, 'expiresAt'> & {
+type MutableMediaEntry = Omit<MediaFile, 'expiresAt'> & {
   source: 'register' | 'registrar' | 'upload';
   /** Upload form, for phone uploads. */
   via: 'multipart' | 'json' | null;
@@ -15,14 +16,17 @@ export type MediaEntry = Omit<MediaFile, 'expiresAt'> & {
   usedSeq: number;
 };
 
-type State = { entries: MediaEntry[] };
+/** A registered media token's entry, read-only outside this projection. */
+export type MediaEntry = DeepReadonly<MutableMediaEntry>;
+
+type State = { entries: MutableMediaEntry[] };
 
 /**
  * The media registry (spec 2.4). Ephemeral: `relay.started` empties it, so tokens never outlive the
  * run that issued them. Keyed by the token's digest; the token itself is never held.
  */
 export class MediaProjection implements Projection<State> {
-  private readonly byDigest = new Map<string, MediaEntry>();
+  private readonly byDigest = new Map<string, MutableMediaEntry>();
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
@@ -34,7 +38,7 @@ export class MediaProjection implements Projection<State> {
       case 'media.uploaded': {
         const { expiresAt, ...file } = e.data;
         const at = eventAtMs(e);
-        const entry: MediaEntry = {
+        const entry: MutableMediaEntry = {
           tokenDigest: file.tokenDigest,
           tokenPrefix: file.tokenPrefix,
           path: file.path,
@@ -84,11 +88,11 @@ export class MediaProjection implements Projection<State> {
   }
 
   /** Entries still within their lifetime at `now`. */
-  live(now: Date): MediaEntry[] {
+  live(now: Date): readonly MediaEntry[] {
     return this.all().filter((m) => isLiveMedia(m, now));
   }
 
-  all(): MediaEntry[] {
+  all(): readonly MediaEntry[] {
     return [...this.byDigest.values()];
   }
 
@@ -97,13 +101,13 @@ export class MediaProjection implements Projection<State> {
   }
 
   /** Entries past their TTL whose `media.expired` is not written yet. */
-  overdue(now: Date): MediaEntry[] {
+  overdue(now: Date): readonly MediaEntry[] {
     return this.all().filter((m) => !isLiveMedia(m, now));
   }
 
   /** Least recently used first (registration or fetch). */
-  leastRecentlyUsed(): MediaEntry[] {
-    return this.all().sort((a, b) => a.usedSeq - b.usedSeq);
+  leastRecentlyUsed(): readonly MediaEntry[] {
+    return [...this.byDigest.values()].sort((a, b) => a.usedSeq - b.usedSeq);
   }
 
   /** How many entries name this owned file (0: it may be deleted). */
@@ -113,7 +117,7 @@ export class MediaProjection implements Projection<State> {
     return n;
   }
 
-  ownedPaths(): string[] {
+  ownedPaths(): readonly string[] {
     return [
       ...new Set(
         this.all()
@@ -124,7 +128,7 @@ export class MediaProjection implements Projection<State> {
   }
 
   snapshot(): State {
-    return { entries: this.all().map((m) => ({ ...m })) };
+    return { entries: [...this.byDigest.values()].map((m) => ({ ...m })) };
   }
 
   restore(state: State): void {

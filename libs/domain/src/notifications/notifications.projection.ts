@@ -1,17 +1,20 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 import type { NotificationPosted, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 import { forgottenPersonal } from '@svc/events/personal-fields';
 
-/** A `notification.posted` entry, its times as epoch ms. */
-export type NotificationEntry = Omit<NotificationPosted['data'], 'postedAt'> & { postedAt: number | null; receivedAt: number };
+type MutableNotificationEntry = Omit<NotificationPosted['data'], 'postedAt'> & { postedAt: number | null; receivedAt: number };
+
+/** A `notification.posted` entry, its times as epoch ms; read-only outside this projection. */
+export type NotificationEntry = DeepReadonly<MutableNotificationEntry>;
 
 /** Spec 2.5 / 8: the companion list keeps the latest 100 entries. */
 export const NOTIFICATIONS_KEPT = 100;
 
 /** Recent phone notifications, newest first. Ephemeral: `relay.started` clears it (spec 2.5). */
-export class NotificationsProjection implements Projection<{ entries: NotificationEntry[] }> {
-  private entries: NotificationEntry[] = [];
+export class NotificationsProjection implements Projection<{ entries: MutableNotificationEntry[] }> {
+  private entries: MutableNotificationEntry[] = [];
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
@@ -31,7 +34,7 @@ export class NotificationsProjection implements Projection<{ entries: Notificati
       case 'personal.forgotten': {
         const keys = new Set(e.data.keys);
         this.entries = this.entries.map((x) =>
-          x.sealedWith && keys.has(x.sealedWith) ? (forgottenPersonal('notification.posted', x) as unknown as NotificationEntry) : x,
+          x.sealedWith && keys.has(x.sealedWith) ? (forgottenPersonal('notification.posted', x) as unknown as MutableNotificationEntry) : x,
         );
         break;
       }
@@ -43,7 +46,7 @@ export class NotificationsProjection implements Projection<{ entries: Notificati
     }
   }
 
-  recent(limit = NOTIFICATIONS_KEPT): NotificationEntry[] {
+  recent(limit = NOTIFICATIONS_KEPT): readonly NotificationEntry[] {
     return this.entries.slice(0, limit);
   }
 
@@ -51,11 +54,11 @@ export class NotificationsProjection implements Projection<{ entries: Notificati
     return this.entries.length;
   }
 
-  snapshot(): { entries: NotificationEntry[] } {
+  snapshot(): { entries: MutableNotificationEntry[] } {
     return { entries: this.entries.map((x) => ({ ...x })) };
   }
 
-  restore(state: { entries: NotificationEntry[] }): void {
+  restore(state: { entries: MutableNotificationEntry[] }): void {
     this.entries = [...state.entries];
   }
 }

@@ -1,8 +1,9 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 import type { PairingTerms, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-export type PairingCode = {
+type MutablePairingCode = {
   codeDigest: string;
   /** `pending`: a public request waiting for the operator; `ready`: usable by a phone. */
   state: 'ready' | 'pending';
@@ -15,11 +16,14 @@ export type PairingCode = {
   deviceName: string | null;
 };
 
-type State = { codes: PairingCode[] };
+/** A live pairing code, read-only outside this projection. */
+export type PairingCode = DeepReadonly<MutablePairingCode>;
+
+type State = { codes: MutablePairingCode[] };
 
 /** Live codes only: a consumed, expired or denied code is gone, so it can never match again. */
 export class PairingProjection implements Projection<State> {
-  private readonly byDigest = new Map<string, PairingCode>();
+  private readonly byDigest = new Map<string, MutablePairingCode>();
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
@@ -75,13 +79,13 @@ export class PairingProjection implements Projection<State> {
   }
 
   /** Codes not yet past their expiry at `now`, oldest first. */
-  live(now: Date): PairingCode[] {
+  live(now: Date): readonly PairingCode[] {
     const t = now.getTime();
     return [...this.byDigest.values()].filter((c) => c.expiresAt > t);
   }
 
   /** Codes whose expiry has passed but whose `code_expired` event is not written yet. */
-  overdue(now: Date): PairingCode[] {
+  overdue(now: Date): readonly PairingCode[] {
     const t = now.getTime();
     return [...this.byDigest.values()].filter((c) => c.expiresAt <= t);
   }

@@ -1,8 +1,8 @@
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 import type { ForgetScope, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-/** One forgetting as the console lists it (the keys counted, never content). */
-export type Forgetting = {
+type MutableForgetting = {
   seq: number;
   at: number;
   scope: ForgetScope;
@@ -12,11 +12,14 @@ export type Forgetting = {
   by: string;
 };
 
+/** One forgetting as the console lists it (the keys counted, never content); read-only outside this projection. */
+export type Forgetting = DeepReadonly<MutableForgetting>;
+
 /** How many forgettings the read model keeps (the log keeps them all). */
 export const FORGETTINGS_KEPT = 50;
 
 type State = {
-  recent: Forgetting[];
+  recent: MutableForgetting[];
   pending: string[];
   /** Queued Thread messages sealed under a key: [messageId, key]. */
   queuedUnder?: Array<[string, string]>;
@@ -32,7 +35,7 @@ type State = {
  * delivered to it. A forgetting of that device destroys those keys too (issue 34, finding 8).
  */
 export class PersonalDataProjection implements Projection<State> {
-  private recentList: Forgetting[] = [];
+  private recentList: MutableForgetting[] = [];
   private pendingKeys: string[] = [];
   private readonly queuedUnder = new Map<string, string>();
   private readonly receivedBy = new Map<string, string[]>();
@@ -81,7 +84,7 @@ export class PersonalDataProjection implements Projection<State> {
     }
   }
 
-  recent(): Forgetting[] {
+  recent(): readonly Forgetting[] {
     return this.recentList;
   }
 

@@ -1,15 +1,20 @@
 import type { ProfileCatalogEntry, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 
-export type ProfileFileRecord = { profile: string; file: string; sha256: string; bytes: number; at: number; actor: string };
-export type ProfileEnablement = { profile: string; was: string; at: number; actor: string };
+type MutableProfileFileRecord = { profile: string; file: string; sha256: string; bytes: number; at: number; actor: string };
+type MutableProfileEnablement = { profile: string; was: string; at: number; actor: string };
+
+/** What this projection hands out, read-only: only its events change them. */
+export type ProfileFileRecord = DeepReadonly<MutableProfileFileRecord>;
+export type ProfileEnablement = DeepReadonly<MutableProfileEnablement>;
 
 type State = {
   catalog: ProfileCatalogEntry[];
   catalogAt: number | null;
   offered: number;
-  files: ProfileFileRecord[];
-  enabled: ProfileEnablement[];
+  files: MutableProfileFileRecord[];
+  enabled: MutableProfileEnablement[];
 };
 
 /**
@@ -21,8 +26,8 @@ export class ProfilesProjection implements Projection<State> {
   private catalog: ProfileCatalogEntry[] = [];
   private catalogAt: number | null = null;
   private offeredCount = 0;
-  private readonly files = new Map<string, ProfileFileRecord>();
-  private readonly enabled = new Map<string, ProfileEnablement>();
+  private readonly files = new Map<string, MutableProfileFileRecord>();
+  private readonly enabled = new Map<string, MutableProfileEnablement>();
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
@@ -51,7 +56,7 @@ export class ProfilesProjection implements Projection<State> {
   }
 
   /** The catalog last recorded (what phones were last told), in its order. */
-  entries(): readonly ProfileCatalogEntry[] {
+  entries(): ReadonlyArray<Readonly<ProfileCatalogEntry>> {
     return this.catalog;
   }
 
@@ -65,11 +70,11 @@ export class ProfilesProjection implements Projection<State> {
   }
 
   /** The last write of each profile file through the relay, by `profile/file`. */
-  writes(): ProfileFileRecord[] {
+  writes(): readonly ProfileFileRecord[] {
     return [...this.files.values()].sort((a, b) => (a.profile + a.file).localeCompare(b.profile + b.file));
   }
 
-  enablements(): ProfileEnablement[] {
+  enablements(): readonly ProfileEnablement[] {
     return [...this.enabled.values()].sort((a, b) => a.profile.localeCompare(b.profile));
   }
 

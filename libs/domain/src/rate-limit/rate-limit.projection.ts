@@ -109,7 +109,7 @@ export class RateLimitProjection implements Projection<State> {
   }
 
   /** Tracked subjects (failure lists and blocks): what the sweep keeps bounded. */
-  get size(): { failures: number; blocks: number } {
+  get size(): Readonly<{ failures: number; blocks: number }> {
     return { failures: this.failures.size, blocks: this.blocks.size };
   }
 
@@ -125,7 +125,7 @@ export class RateLimitProjection implements Projection<State> {
   }
 
   /** Blocks in force; `ip` is the subject: an IPv4 address or an IPv6 /64 (with a forwarder's qualifier). */
-  activeBlocks(now: Date): Array<{ ip: string } & Block> {
+  activeBlocks(now: Date): ReadonlyArray<Readonly<{ ip: string } & Block>> {
     return [...this.blocks.entries()].filter(([, b]) => b.until > now.getTime()).map(([ip, b]) => ({ ip, ...b }));
   }
 

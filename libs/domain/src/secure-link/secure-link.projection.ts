@@ -1,5 +1,6 @@
 import type { Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 
 type State = {
   status: 'disabled' | 'available' | 'unavailable';
@@ -51,7 +52,7 @@ export class SecureLinkProjection implements Projection<State> {
     }
   }
 
-  get state(): Readonly<State> {
+  get state(): DeepReadonly<State> {
     return this.s;
   }
 

@@ -1,8 +1,10 @@
 import { epoch, isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 import type { GrantExpiries, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-export type Session = {
+/** A paired device as the projection keeps it; everyone else reads it as a `Session`. */
+type MutableSession = {
   tokenPrefix: string;
   tokenDigest: string;
   deviceId: string;
@@ -21,7 +23,10 @@ export type Session = {
   grants: Record<string, number | null>;
 };
 
-type State = { sessions: Session[] };
+/** A paired device: read-only outside this projection (its events change it, nothing else). */
+export type Session = DeepReadonly<MutableSession>;
+
+type State = { sessions: MutableSession[] };
 
 const toMs = (iso: string | null): number | null => (iso === null ? null : isoMs(iso));
 
@@ -33,15 +38,15 @@ export function grantsToMs(grants: GrantExpiries): Record<string, number | null>
 
 /** Paired devices. Revoked and expired sessions leave the model, so their tokens can never match. */
 export class SessionsProjection implements Projection<State> {
-  private readonly byPrefix = new Map<string, Session>();
-  private readonly byDigest = new Map<string, Session>();
+  private readonly byPrefix = new Map<string, MutableSession>();
+  private readonly byDigest = new Map<string, MutableSession>();
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
     switch (e.type) {
       case 'session.created': {
         const at = eventAtMs(e);
-        const s: Session = {
+        const s: MutableSession = {
           tokenPrefix: e.data.tokenPrefix,
           tokenDigest: e.data.tokenDigest,
           deviceId: e.data.deviceId,
@@ -113,18 +118,18 @@ export class SessionsProjection implements Projection<State> {
   }
 
   /** Live sessions whose token prefix starts with `prefix`. */
-  matching(prefix: string, now: Date): Session[] {
+  matching(prefix: string, now: Date): readonly Session[] {
     const out: Session[] = [];
     for (const s of this.byPrefix.values()) if (s.tokenPrefix.startsWith(prefix) && isLive(s, now)) out.push(s);
     return out;
   }
 
-  active(now: Date): Session[] {
+  active(now: Date): readonly Session[] {
     return [...this.byPrefix.values()].filter((s) => isLive(s, now));
   }
 
   /** Sessions past their expiry whose `session.expired` event is not written yet. */
-  overdue(now: Date): Session[] {
+  overdue(now: Date): readonly Session[] {
     return [...this.byPrefix.values()].filter((s) => !isLive(s, now));
   }
 

@@ -1,9 +1,9 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 import type { Projection, RecordingStopReason, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-/** A recording on disk that the log vouches for (saved, not removed since). */
-export type SavedRecording = {
+type MutableSavedRecording = {
   recordingId: string;
   shellId: string;
   sessionName: string;
@@ -25,10 +25,14 @@ export type SavedRecording = {
   seq: number;
 };
 
-/** Who a shell belonged to: what a recording left by a crash is saved under. */
-export type RecordedShell = { shellId: string; sessionName: string; tokenPrefix: string; deviceId: string };
+type MutableRecordedShell = { shellId: string; sessionName: string; tokenPrefix: string; deviceId: string };
 
-type State = { saved: SavedRecording[]; open: RecordedShell[]; orphaned: RecordedShell[]; forgotten?: string[] };
+/** A recording on disk that the log vouches for (saved, not removed since); read-only outside this projection. */
+export type SavedRecording = DeepReadonly<MutableSavedRecording>;
+/** Who a shell belonged to: what a recording left by a crash is saved under. */
+export type RecordedShell = DeepReadonly<MutableRecordedShell>;
+
+type State = { saved: MutableSavedRecording[]; open: MutableRecordedShell[]; orphaned: MutableRecordedShell[]; forgotten?: string[] };
 
 /** How many recordings removed as forgotten the model remembers (so the console can say so rather than "unknown"). */
 export const FORGOTTEN_KEPT = 500;
@@ -39,9 +43,9 @@ export const FORGOTTEN_KEPT = 500;
  * `relay.started`): their recordings are saved at start-up under the shell's device.
  */
 export class TerminalRecordingsProjection implements Projection<State> {
-  private readonly saved = new Map<string, SavedRecording>();
-  private readonly open = new Map<string, RecordedShell>();
-  private orphaned = new Map<string, RecordedShell>();
+  private readonly saved = new Map<string, MutableSavedRecording>();
+  private readonly open = new Map<string, MutableRecordedShell>();
+  private orphaned = new Map<string, MutableRecordedShell>();
   private forgotten: string[] = [];
 
   apply(stored: StoredEvent): void {
@@ -99,7 +103,7 @@ export class TerminalRecordingsProjection implements Projection<State> {
   }
 
   /** Newest first (the console's list; the total cap removes from the end). */
-  list(): SavedRecording[] {
+  list(): readonly SavedRecording[] {
     return [...this.saved.values()].sort((a, b) => b.startedAt - a.startedAt || b.seq - a.seq);
   }
 

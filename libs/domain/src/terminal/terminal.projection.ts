@@ -1,8 +1,9 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 import type { Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 
-export type OpenShell = {
+type MutableOpenShell = {
   shellId: string;
   sessionName: string;
   tokenPrefix: string;
@@ -20,17 +21,21 @@ export type OpenShell = {
   graceUntil: number | null;
 };
 
-export type RunningTui = { tuiId: string; tokenPrefix: string; connId: string; pid: number; program: string; startedAt: number };
+type MutableRunningTui = { tuiId: string; tokenPrefix: string; connId: string; pid: number; program: string; startedAt: number };
 
-type State = { shells: OpenShell[]; tuis: RunningTui[] };
+/** An open shell and a running TUI gateway, read-only outside this projection. */
+export type OpenShell = DeepReadonly<MutableOpenShell>;
+export type RunningTui = DeepReadonly<MutableRunningTui>;
+
+type State = { shells: MutableOpenShell[]; tuis: MutableRunningTui[] };
 
 /**
  * Open shells and running TUI gateways, for the channel rules (4 shells per device, grace expiry) and
  * the console. Ephemeral: `relay.started` empties it, since no child process outlives the relay.
  */
 export class TerminalProjection implements Projection<State> {
-  private readonly shells = new Map<string, OpenShell>();
-  private readonly tuis = new Map<string, RunningTui>();
+  private readonly shells = new Map<string, MutableOpenShell>();
+  private readonly tuis = new Map<string, MutableRunningTui>();
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
@@ -93,11 +98,11 @@ export class TerminalProjection implements Projection<State> {
     return this.shells.get(shellId);
   }
 
-  allShells(): OpenShell[] {
+  allShells(): readonly OpenShell[] {
     return [...this.shells.values()].sort((a, b) => a.openedAt - b.openedAt || a.shellId.localeCompare(b.shellId));
   }
 
-  shellsOf(tokenPrefix: string): OpenShell[] {
+  shellsOf(tokenPrefix: string): readonly OpenShell[] {
     return this.allShells().filter((s) => s.tokenPrefix === tokenPrefix);
   }
 
@@ -107,7 +112,7 @@ export class TerminalProjection implements Projection<State> {
   }
 
   /** Detached shells whose grace period is over at `now`. */
-  graceExpired(now: Date): OpenShell[] {
+  graceExpired(now: Date): readonly OpenShell[] {
     return this.allShells().filter((s) => s.graceUntil !== null && s.graceUntil <= now.getTime());
   }
 
@@ -115,7 +120,7 @@ export class TerminalProjection implements Projection<State> {
     return this.tuis.get(tuiId);
   }
 
-  allTuis(): RunningTui[] {
+  allTuis(): readonly RunningTui[] {
     return [...this.tuis.values()].sort((a, b) => a.startedAt - b.startedAt || a.tuiId.localeCompare(b.tuiId));
   }
 

@@ -1,11 +1,12 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 import type { PhoneMessageContent, PhoneReplyReceived, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 import { forgottenPersonal } from '@svc/events/personal-fields';
 
 export type MessageState = 'queued' | 'delivered' | 'dropped' | 'expired' | 'cancelled';
 
-export type PhoneMessage = PhoneMessageContent & {
+type MutablePhoneMessage = PhoneMessageContent & {
   by: string;
   postedAt: number;
   expiresAt: number;
@@ -16,7 +17,7 @@ export type PhoneMessage = PhoneMessageContent & {
   queuedDelivery: boolean;
 };
 
-export type PhoneReply = PhoneReplyReceived['data'] & {
+type MutablePhoneReply = PhoneReplyReceived['data'] & {
   /** The reply event's seq: a cursor that only grows, across restarts. */
   seq: number;
   at: number;
@@ -24,10 +25,8 @@ export type PhoneReply = PhoneReplyReceived['data'] & {
   handed: boolean;
 };
 
-export type Subscriber = { connId: string; tokenPrefix: string; deviceName: string; sharePhoneStatus: boolean; since: number };
-
-export type ThreadEntry = { kind: 'message' | 'reply'; id: string };
-export type Thread = {
+type MutableThreadEntry = { kind: 'message' | 'reply'; id: string };
+type MutableThread = {
   chatId: string;
   entries: ThreadEntry[];
   messages: number;
@@ -40,24 +39,39 @@ export type Thread = {
   sessionId?: string | null;
 };
 
+type MutableSubscriber = { connId: string; tokenPrefix: string; deviceName: string; sharePhoneStatus: boolean; since: number };
+
+/** What this projection hands out, read-only: only its events change them. */
+export type PhoneMessage = DeepReadonly<MutablePhoneMessage>;
+export type PhoneReply = DeepReadonly<MutablePhoneReply>;
+export type ThreadEntry = DeepReadonly<MutableThreadEntry>;
+export type Thread = DeepReadonly<MutableThread>;
+export type Subscriber = DeepReadonly<MutableSubscriber>;
+
 /** Retention of the read model (the log keeps everything). */
 export const THREAD_ENTRIES_KEPT = 100;
 export const THREADS_KEPT = 200;
 export const REPLIES_KEPT = 500;
 
-type State = { messages: PhoneMessage[]; queue: string[]; replies: PhoneReply[]; threads: Thread[]; subscriber: Subscriber | null };
+type State = {
+  messages: MutablePhoneMessage[];
+  queue: string[];
+  replies: MutablePhoneReply[];
+  threads: MutableThread[];
+  subscriber: MutableSubscriber | null;
+};
 
 /**
  * The phone queue, conversation state per chat and the replies feed. The queue and threads survive a
  * restart (a projection of the log); the subscriber is a socket, so it resets at `relay.started`.
  */
 export class PhoneThreadsProjection implements Projection<State> {
-  private readonly messages = new Map<string, PhoneMessage>();
+  private readonly messages = new Map<string, MutablePhoneMessage>();
   /** Queued message ids in posting order (the flush order). */
   private queue: string[] = [];
-  private replies: PhoneReply[] = [];
-  private readonly threads = new Map<string, Thread>();
-  private sub: Subscriber | null = null;
+  private replies: MutablePhoneReply[] = [];
+  private readonly threads = new Map<string, MutableThread>();
+  private sub: MutableSubscriber | null = null;
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
@@ -167,7 +181,7 @@ export class PhoneThreadsProjection implements Projection<State> {
   }
 
   /** Queued messages, oldest first (the order a flush delivers them). */
-  queued(): PhoneMessage[] {
+  queued(): readonly PhoneMessage[] {
     return this.queue.map((id) => this.messages.get(id)!);
   }
 
@@ -180,12 +194,12 @@ export class PhoneThreadsProjection implements Projection<State> {
   }
 
   /** Replies with a cursor past `afterSeq`, oldest first. */
-  repliesAfter(afterSeq: number, chatId?: string): PhoneReply[] {
+  repliesAfter(afterSeq: number, chatId?: string): readonly PhoneReply[] {
     return this.replies.filter((r) => r.seq > afterSeq && (chatId === undefined || r.chatId === chatId));
   }
 
   /** Replies the host platform has not taken yet, oldest first. */
-  unhanded(chatId?: string): PhoneReply[] {
+  unhanded(chatId?: string): readonly PhoneReply[] {
     return this.replies.filter((r) => !r.handed && (chatId === undefined || r.chatId === chatId));
   }
 
@@ -198,7 +212,7 @@ export class PhoneThreadsProjection implements Projection<State> {
   }
 
   /** Threads, most recent activity first. */
-  threadList(): Thread[] {
+  threadList(): readonly Thread[] {
     return [...this.threads.values()].sort((a, b) => b.lastActivity - a.lastActivity);
   }
 
@@ -226,7 +240,7 @@ export class PhoneThreadsProjection implements Projection<State> {
     this.sub = state.subscriber;
   }
 
-  private settle(id: string, state: MessageState, at: number, also?: (m: PhoneMessage) => void): void {
+  private settle(id: string, state: MessageState, at: number, also?: (m: MutablePhoneMessage) => void): void {
     const m = this.messages.get(id);
     if (!m || m.state !== 'queued') return;
     m.state = state;
@@ -258,7 +272,7 @@ export class PhoneThreadsProjection implements Projection<State> {
       }
   }
 
-  private thread(chatId: string, at: number): Thread {
+  private thread(chatId: string, at: number): MutableThread {
     let t = this.threads.get(chatId);
     if (!t) {
       t = { chatId, entries: [], messages: 0, replies: 0, lastActivity: at, title: null };
@@ -269,21 +283,21 @@ export class PhoneThreadsProjection implements Projection<State> {
     return t;
   }
 
-  private addEntry(t: Thread, entry: ThreadEntry): void {
+  private addEntry(t: MutableThread, entry: MutableThreadEntry): void {
     t.entries.push(entry);
     while (t.entries.length > THREAD_ENTRIES_KEPT) this.forget(t.entries.shift()!);
   }
 
   /** The quietest thread leaves the read model (its queued messages stay queued). */
   private evictThread(): void {
-    let oldest: Thread | undefined;
+    let oldest: MutableThread | undefined;
     for (const t of this.threads.values()) if (!oldest || t.lastActivity < oldest.lastActivity) oldest = t;
     if (!oldest) return;
     this.threads.delete(oldest.chatId);
     for (const entry of oldest.entries) this.forget(entry);
   }
 
-  private forget(entry: ThreadEntry): void {
+  private forget(entry: MutableThreadEntry): void {
     if (entry.kind !== 'message') return;
     const m = this.messages.get(entry.id);
     if (m && m.state !== 'queued') this.messages.delete(entry.id);

@@ -1,9 +1,9 @@
 import type { PairingTerms, Projection, StoredEvent, StoredRelayEvent } from '@svc/events';
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 
-/** One trusted device: what renewal gives it, and which refresh token is current. Never the token itself. */
-export type Trust = {
+type MutableTrust = {
   trustId: string;
   deviceId: string;
   refreshDigest: string;
@@ -20,7 +20,10 @@ export type Trust = {
   lastRenewedAt: number | null;
 };
 
-type State = { trusts: Trust[]; retired: Array<[string, string]> };
+/** One trusted device: what renewal gives it, and which refresh token is current. Never the token itself. Read-only outside this projection. */
+export type Trust = DeepReadonly<MutableTrust>;
+
+type State = { trusts: MutableTrust[]; retired: Array<[string, string]> };
 
 /**
  * Digests rotated out per trust that are remembered to catch a copy: the newest ones (a phone renews at
@@ -30,9 +33,9 @@ export const RETIRED_PER_TRUST = 32;
 
 /** Live trusts by id, by current refresh digest and by device; rotated-out digests to detect reuse. */
 export class TrustProjection implements Projection<State> {
-  private readonly byId = new Map<string, Trust>();
-  private readonly byDigest = new Map<string, Trust>();
-  private readonly byDevice = new Map<string, Trust>();
+  private readonly byId = new Map<string, MutableTrust>();
+  private readonly byDigest = new Map<string, MutableTrust>();
+  private readonly byDevice = new Map<string, MutableTrust>();
   /** Rotated-out digest -> trust id, in rotation order (Map keeps insertion order). */
   private readonly retired = new Map<string, string>();
 
@@ -40,7 +43,7 @@ export class TrustProjection implements Projection<State> {
     const e = stored as StoredRelayEvent;
     switch (e.type) {
       case 'trust.issued': {
-        const t: Trust = {
+        const t: MutableTrust = {
           trustId: e.data.trustId,
           deviceId: e.data.deviceId,
           refreshDigest: e.data.refreshDigest,
@@ -123,17 +126,20 @@ export class TrustProjection implements Projection<State> {
     return this.byId.get(trustId);
   }
 
-  all(): Trust[] {
+  all(): readonly Trust[] {
     return [...this.byId.values()];
   }
 
   /** Trusts past their lifetime whose `trust.ended` is not written yet. */
-  overdue(now: Date): Trust[] {
+  overdue(now: Date): readonly Trust[] {
     return this.all().filter((t) => t.expiresAt <= now.getTime());
   }
 
   snapshot(): State {
-    return { trusts: this.all().map((t) => ({ ...t, terms: { ...t.terms, grants: { ...t.terms.grants } } })), retired: [...this.retired] };
+    return {
+      trusts: [...this.byId.values()].map((t) => ({ ...t, terms: { ...t.terms, grants: { ...t.terms.grants } } })),
+      retired: [...this.retired],
+    };
   }
 
   restore(state: State): void {

@@ -1,8 +1,8 @@
 import type { Projection, StoredEvent, StoredRelayEvent, VoiceSessionKind } from '@svc/events';
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 
-/** What the relay used one provider for, in one profile (null: the global config). */
-export type ProviderUsage = {
+type MutableProviderUsage = {
   provider: string;
   profile: string | null;
   transcriptions: number;
@@ -19,8 +19,16 @@ export type ProviderUsage = {
   lastUsedAt: number;
 };
 
+/** What the relay used one provider for, in one profile (null: the global config); read-only outside this projection. */
+export type ProviderUsage = DeepReadonly<MutableProviderUsage>;
+
 type SessionRef = { provider: string; profile: string | null; chatSessionId: string | null; kind: VoiceSessionKind };
-type State = { since: number | null; rows: ProviderUsage[]; sessions: Array<[string, SessionRef]>; byChat: Array<[string, ProviderUsage[]]> };
+type State = {
+  since: number | null;
+  rows: MutableProviderUsage[];
+  sessions: Array<[string, SessionRef]>;
+  byChat: Array<[string, MutableProviderUsage[]]>;
+};
 
 /**
  * Provider usage (spec 4.8): what the relay itself asked of each speech provider, per profile, from the
@@ -28,16 +36,15 @@ type State = { since: number | null; rows: ProviderUsage[]; sessions: Array<[str
  * realtime agent's sessions bound to one (`session_id` scope). Durable: it is the log's own account.
  */
 export class UsageProjection implements Projection<State> {
-  private readonly rows = new Map<string, ProviderUsage>();
+  private readonly rows = new Map<string, MutableProviderUsage>();
   /** Voice sessions by id, until they end (their totals arrive with `voice.session_ended`). */
   private readonly sessions = new Map<string, SessionRef>();
-  private readonly byChat = new Map<string, Map<string, ProviderUsage>>();
-  /** When the log this account comes from began (its first event). */
-  since: number | null = null;
+  private readonly byChat = new Map<string, Map<string, MutableProviderUsage>>();
+  private firstAt: number | null = null;
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
-    this.since ??= eventAtMs(e);
+    this.firstAt ??= eventAtMs(e);
     switch (e.type) {
       case 'voice.transcribed':
       case 'voice.synthesized': {
@@ -86,7 +93,7 @@ export class UsageProjection implements Projection<State> {
     }
   }
 
-  private row(map: Map<string, ProviderUsage>, provider: string, profile: string | null, at: number): ProviderUsage {
+  private row(map: Map<string, MutableProviderUsage>, provider: string, profile: string | null, at: number): MutableProviderUsage {
     const key = `${provider}\u0000${profile ?? ''}`;
     let r = map.get(key);
     if (!r) {
@@ -109,8 +116,13 @@ export class UsageProjection implements Projection<State> {
     return r;
   }
 
+  /** When the log this account comes from began (its first event). */
+  get since(): number | null {
+    return this.firstAt;
+  }
+
   /** Every provider x profile row, or those of one profile / one chat session. */
-  usage(scope: { profile?: string | null; chatSessionId?: string | null } = {}): ProviderUsage[] {
+  usage(scope: { profile?: string | null; chatSessionId?: string | null } = {}): readonly ProviderUsage[] {
     const source = scope.chatSessionId ? [...(this.byChat.get(scope.chatSessionId)?.values() ?? [])] : [...this.rows.values()];
     const rows = scope.profile ? source.filter((r) => (r.profile ?? 'default') === scope.profile) : source;
     return rows.sort((a, b) => a.provider.localeCompare(b.provider) || (a.profile ?? '').localeCompare(b.profile ?? ''));
@@ -118,7 +130,7 @@ export class UsageProjection implements Projection<State> {
 
   snapshot(): State {
     return {
-      since: this.since,
+      since: this.firstAt,
       rows: [...this.rows.values()],
       sessions: [...this.sessions],
       byChat: [...this.byChat].map(([k, m]) => [k, [...m.values()]]),
@@ -126,7 +138,7 @@ export class UsageProjection implements Projection<State> {
   }
 
   restore(s: State): void {
-    this.since = s.since ?? null;
+    this.firstAt = s.since ?? null;
     this.rows.clear();
     for (const r of s.rows ?? []) this.rows.set(`${r.provider}\u0000${r.profile ?? ''}`, r);
     this.sessions.clear();

@@ -1,12 +1,12 @@
 import type { Projection, StoredEvent, StoredRelayEvent, VoiceOutcome, VoiceSessionKind, VoiceVia } from '@svc/events';
 import { eventAtMs } from '../event-time';
+import type { DeepReadonly } from '../deep-readonly';
 
 /** Calls and ended sessions the console lists (the newest). */
 export const VOICE_CALLS_KEPT = 100;
 export const VOICE_SESSIONS_KEPT = 50;
 
-/** One `/voice/transcribe` or `/voice/synthesize` call: who, which provider, how it ended and how long it took. Never text or audio. */
-export type VoiceCall = {
+type MutableVoiceCall = {
   seq: number;
   at: number;
   kind: 'transcribe' | 'synthesize';
@@ -22,8 +22,7 @@ export type VoiceCall = {
   error: string | null;
 };
 
-/** A voice session from creation to its end (`reason` as recorded, or `relay_restarted` when a start found it open). */
-export type VoiceSessionRecord = {
+type MutableVoiceSessionRecord = {
   sessionId: string;
   kind: VoiceSessionKind;
   provider: string;
@@ -41,10 +40,15 @@ export type VoiceSessionRecord = {
   resumes: number;
 };
 
-/** An open session, with the seq of the last event that touched it (the same event seen twice counts once). */
-type Open = Omit<VoiceSessionRecord, 'endedAt' | 'reason' | 'chunks' | 'bytes' | 'chars'> & { seq: number };
+/** One `/voice/transcribe` or `/voice/synthesize` call: who, which provider, how it ended and how long it took. Never text or audio. */
+export type VoiceCall = DeepReadonly<MutableVoiceCall>;
+/** A voice session from creation to its end (`reason` as recorded, or `relay_restarted` when a start found it open). */
+export type VoiceSessionRecord = DeepReadonly<MutableVoiceSessionRecord>;
 
-type State = { calls: VoiceCall[]; ended: VoiceSessionRecord[]; open: Open[] };
+/** An open session, with the seq of the last event that touched it (the same event seen twice counts once). */
+type Open = Omit<MutableVoiceSessionRecord, 'endedAt' | 'reason' | 'chunks' | 'bytes' | 'chars'> & { seq: number };
+
+type State = { calls: MutableVoiceCall[]; ended: MutableVoiceSessionRecord[]; open: Open[] };
 
 /**
  * What relay voice did lately, for the operator's console: the newest transcribe and synthesize calls
@@ -54,8 +58,8 @@ type State = { calls: VoiceCall[]; ended: VoiceSessionRecord[]; open: Open[] };
  * its end, and it cannot outlive the process). The same stored event seen twice counts once.
  */
 export class VoiceActivityProjection implements Projection<State> {
-  private calls: VoiceCall[] = [];
-  private ended: VoiceSessionRecord[] = [];
+  private calls: MutableVoiceCall[] = [];
+  private ended: MutableVoiceSessionRecord[] = [];
   private readonly open = new Map<string, Open>();
 
   apply(stored: StoredEvent): void {
@@ -133,17 +137,17 @@ export class VoiceActivityProjection implements Projection<State> {
   }
 
   /** The newest calls first. */
-  recentCalls(limit = VOICE_CALLS_KEPT): VoiceCall[] {
+  recentCalls(limit = VOICE_CALLS_KEPT): readonly VoiceCall[] {
     return this.calls.slice(-limit).reverse();
   }
 
   /** The newest ended sessions first. */
-  recentSessions(limit = VOICE_SESSIONS_KEPT): VoiceSessionRecord[] {
+  recentSessions(limit = VOICE_SESSIONS_KEPT): readonly VoiceSessionRecord[] {
     return this.ended.slice(-limit).reverse();
   }
 
   /** How often an open session's socket dropped and was taken over again. */
-  resumesOf(sessionId: string): { drops: number; resumes: number } {
+  resumesOf(sessionId: string): Readonly<{ drops: number; resumes: number }> {
     const s = this.open.get(sessionId);
     return s ? { drops: s.drops, resumes: s.resumes } : { drops: 0, resumes: 0 };
   }

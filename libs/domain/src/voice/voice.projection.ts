@@ -1,8 +1,9 @@
 import { eventAtMs } from '../event-time';
 import { isoMs } from '../epoch';
+import type { DeepReadonly } from '../deep-readonly';
 import type { Projection, StoredEvent, StoredRelayEvent, VoiceSection, VoiceSessionKind, VoiceSettingValue, VoiceVia } from '@svc/events';
 
-export type VoiceSession = {
+type MutableVoiceSession = {
   sessionId: string;
   kind: VoiceSessionKind;
   profile: string | null;
@@ -16,13 +17,17 @@ export type VoiceSession = {
   detached?: boolean;
 };
 
-export type VoiceCounters = { transcriptions: number; syntheses: number; failures: number; lastAt: number | null };
+/** An open voice session, read-only outside this projection. */
+export type VoiceSession = DeepReadonly<MutableVoiceSession>;
+
+type MutableVoiceCounters = { transcriptions: number; syntheses: number; failures: number; lastAt: number | null };
+export type VoiceCounters = Readonly<MutableVoiceCounters>;
 
 type State = {
   relaySettings: Partial<Record<VoiceSection, Record<string, VoiceSettingValue>>>;
   allowInsecureApiBearer: boolean;
-  sessions: VoiceSession[];
-  counters: VoiceCounters;
+  sessions: MutableVoiceSession[];
+  counters: MutableVoiceCounters;
 };
 
 /**
@@ -34,8 +39,8 @@ type State = {
 export class VoiceProjection implements Projection<State> {
   private relaySettings: State['relaySettings'] = {};
   private allowInsecure = false;
-  private readonly sessions = new Map<string, VoiceSession>();
-  private counters: VoiceCounters = { transcriptions: 0, syntheses: 0, failures: 0, lastAt: null };
+  private readonly sessions = new Map<string, MutableVoiceSession>();
+  private counters: MutableVoiceCounters = { transcriptions: 0, syntheses: 0, failures: 0, lastAt: null };
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
@@ -92,7 +97,7 @@ export class VoiceProjection implements Projection<State> {
   }
 
   /** The relay-owned values of a section (what PATCHes without a profile wrote), never undefined. */
-  settings(section: VoiceSection): Record<string, VoiceSettingValue> {
+  settings(section: VoiceSection): Readonly<Record<string, VoiceSettingValue>> {
     return { ...this.relaySettings[section] };
   }
 
@@ -100,7 +105,7 @@ export class VoiceProjection implements Projection<State> {
     return this.sessions.get(id);
   }
 
-  openSessions(): VoiceSession[] {
+  openSessions(): readonly VoiceSession[] {
     return [...this.sessions.values()];
   }
 
@@ -112,7 +117,7 @@ export class VoiceProjection implements Projection<State> {
     return {
       relaySettings: structuredClone(this.relaySettings),
       allowInsecureApiBearer: this.allowInsecure,
-      sessions: this.openSessions(),
+      sessions: [...this.sessions.values()],
       counters: { ...this.counters },
     };
   }

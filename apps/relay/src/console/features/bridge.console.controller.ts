@@ -1,11 +1,11 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import type { BridgeView, SelectActiveAnswer } from '@svc/console-api';
-import { IsString, Length } from '../../common/validators';
+import { IsString, Length } from '../../common/http/validators';
 import { BridgeService } from '../../bridge/bridge.service';
 import { bridgeActivityView, bridgeDeviceView, pendingConfirmationView, safetyDecisionView } from '../../bridge/bridge-views';
-import { Auth } from '../../common/auth';
-import { Clock } from '../../common/clock';
-import { CommandLoop } from '../../common/command-loop';
+import { Auth } from '../../common/auth/auth';
+import { Clock } from '../../common/loop/clock';
+import { CommandLoop } from '../../common/loop/command-loop';
 import { ConsoleFeatures } from '../console-features';
 import { epoch } from '@svc/domain';
 

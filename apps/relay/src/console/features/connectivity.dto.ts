@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
-import { Check, coded, RefuseNonObject, RefuseUnknownKeys } from '../../common/dto-refusals';
-import { IsOptional } from '../../common/validators';
+import { Check, coded, RefuseNonObject, RefuseUnknownKeys } from '../../common/http/dto-refusals';
+import { IsOptional } from '../../common/http/validators';
 
 /** A DNS name: dot-separated labels of letters, digits and inner hyphens (no scheme, port, path or user). */
 const DNS_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;

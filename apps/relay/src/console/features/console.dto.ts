@@ -1,5 +1,5 @@
-import { coded } from '../../common/dto-refusals';
-import { IsBoolean, IsOptional, IsString, Matches } from '../../common/validators';
+import { coded } from '../../common/http/dto-refusals';
+import { IsBoolean, IsOptional, IsString, Matches } from '../../common/http/validators';
 import { TermsDto } from '../../pairing/pairing.dto';
 import { ShortenDto } from '../../sessions/sessions.dto';
 

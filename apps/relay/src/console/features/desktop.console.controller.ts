@@ -1,9 +1,9 @@
 import { Controller, Get } from '@nestjs/common';
 import type { DesktopClientRow, DesktopView } from '@svc/console-api';
 import { CONTROL_SESSION_IDLE_MS, epoch, hasGrant, type DesktopClient } from '@svc/domain';
-import { Auth } from '../../common/auth';
-import { Clock } from '../../common/clock';
-import { CommandLoop } from '../../common/command-loop';
+import { Auth } from '../../common/auth/auth';
+import { Clock } from '../../common/loop/clock';
+import { CommandLoop } from '../../common/loop/command-loop';
 import { DesktopService } from '../../desktop/desktop.service';
 import { ConsoleFeatures } from '../console-features';
 

@@ -2,9 +2,9 @@ import { Controller, Get, Param, Res } from '@nestjs/common';
 import type { MediaView } from '@svc/console-api';
 import type { FastifyReply } from 'fastify';
 import * as path from 'node:path';
-import { Auth } from '../../common/auth';
-import { Clock } from '../../common/clock';
-import { CommandLoop } from '../../common/command-loop';
+import { Auth } from '../../common/auth/auth';
+import { Clock } from '../../common/loop/clock';
+import { CommandLoop } from '../../common/loop/command-loop';
 import { MediaService } from '../../media/media.service';
 import { ConsoleFeatures } from '../console-features';
 import { epoch } from '@svc/domain';
@@ -25,7 +25,7 @@ export class MediaConsoleController {
   @Auth('operator')
   view(): MediaView {
     const now = this.clock.now();
-    const entries = this.loop.models.media.live(now).sort((a, b) => b.registeredAt - a.registeredAt);
+    const entries = this.loop.models.media.live(now).toSorted((a, b) => b.registeredAt - a.registeredAt);
     return {
       ok: true,
       server_time: epoch(now.getTime()),

@@ -1,12 +1,12 @@
 import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
 import type { ApproveAnswer, DenyAnswer, MintAnswer, PairingView } from '@svc/console-api';
 import { epoch, requireCode, type Principal } from '@svc/domain';
-import { Auth } from '../../common/auth';
-import { Clock } from '../../common/clock';
-import type { RelayConfig } from '../../common/config';
-import { CommandLoop } from '../../common/command-loop';
-import { Secrets } from '../../common/secrets';
-import { RELAY_CONFIG, RUNTIME, type Runtime } from '../../common/tokens';
+import { Auth } from '../../common/auth/auth';
+import { Clock } from '../../common/loop/clock';
+import type { RelayConfig } from '../../common/config/relay-config';
+import { CommandLoop } from '../../common/loop/command-loop';
+import { Secrets } from '../../common/auth/secrets';
+import { RELAY_CONFIG, RUNTIME, type Runtime } from '../../common/auth/tokens';
 import { describePairing, PairingService } from '../../pairing/pairing.service';
 import { ConsoleFeatures } from '../console-features';
 import { ConsoleApproveDto, ConsoleDenyDto, ConsoleMintDto } from './console.dto';
@@ -37,7 +37,7 @@ export class PairingConsoleController {
     const now = this.clock.now();
     const codes = this.loop.models.pairing
       .live(now)
-      .sort((a, b) => b.registeredAt - a.registeredAt)
+      .toSorted((a, b) => b.registeredAt - a.registeredAt)
       .map((c) => ({
         code_ref: c.codeDigest.slice(0, 8),
         ...describePairing(c),

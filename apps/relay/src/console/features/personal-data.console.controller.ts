@@ -2,14 +2,14 @@ import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
 import type { ForgetAnswer, PersonalDataDevice, PersonalDataView } from '@svc/console-api';
 import { epoch } from '@svc/domain';
 import { parsePersonalKeyId } from '@svc/events';
-import { Auth } from '../../common/auth';
-import { Clock } from '../../common/clock';
-import { CommandLoop } from '../../common/command-loop';
+import { Auth } from '../../common/auth/auth';
+import { Clock } from '../../common/loop/clock';
+import { CommandLoop } from '../../common/loop/command-loop';
 import { checkBefore, checkDevice, keysToForget, type ForgetRequest } from '../../personal/forget';
 import { PersonalDataService } from '../../personal/personal-data.service';
 import { ForgetDto } from '../../personal/personal-data.dto';
-import type { RelayConfig } from '../../common/config';
-import { RELAY_CONFIG } from '../../common/tokens';
+import type { RelayConfig } from '../../common/config/relay-config';
+import { RELAY_CONFIG } from '../../common/auth/tokens';
 
 /**
  * Personal content (Devices page): whose content is sealed under how many data keys, the forgettings, and

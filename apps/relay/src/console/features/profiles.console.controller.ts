@@ -10,11 +10,11 @@ import type {
   RelayPluginStateView,
 } from '@svc/console-api';
 import type { FastifyReply } from 'fastify';
-import { Auth } from '../../common/auth';
-import { Clock } from '../../common/clock';
-import { CommandLoop } from '../../common/command-loop';
-import type { RelayConfig } from '../../common/config';
-import { RELAY_CONFIG } from '../../common/tokens';
+import { Auth } from '../../common/auth/auth';
+import { Clock } from '../../common/loop/clock';
+import { CommandLoop } from '../../common/loop/command-loop';
+import type { RelayConfig } from '../../common/config/relay-config';
+import { RELAY_CONFIG } from '../../common/auth/tokens';
 import { ProfileCatalog } from '../../profiles/profile-catalog.service';
 import { ProfilesService } from '../../profiles/profiles.service';
 import { ConsoleFeatures } from '../console-features';
@@ -58,11 +58,11 @@ export class ProfilesConsoleController {
       profiles: this.catalog.all().map((p) => profileRowView(p, offered.has(p.name), this.catalog.layout.configOf(p.name))),
       writes: m
         .writes()
-        .sort((a, b) => b.at - a.at)
+        .toSorted((a, b) => b.at - a.at)
         .map(profileWriteView),
       enablements: m
         .enablements()
-        .sort((a, b) => b.at - a.at)
+        .toSorted((a, b) => b.at - a.at)
         .map((x) => ({ profile: x.profile, was: x.was, at: epoch(x.at), actor: x.actor })),
     };
   }

@@ -1,9 +1,9 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import type { RateLimitBlocksView, UnblockAnswer } from '@svc/console-api';
 import { epoch, unblockAddress } from '@svc/domain';
-import { Auth } from '../../common/auth';
-import { Clock } from '../../common/clock';
-import { CommandLoop } from '../../common/command-loop';
+import { Auth } from '../../common/auth/auth';
+import { Clock } from '../../common/loop/clock';
+import { CommandLoop } from '../../common/loop/command-loop';
 import { ConsoleUnblockDto } from './console.dto';
 
 /**
@@ -23,7 +23,7 @@ export class RateLimitConsoleController {
     const now = this.clock.now();
     const blocks = this.loop.models.rateLimit
       .activeBlocks(now)
-      .sort((a, b) => b.since - a.since)
+      .toSorted((a, b) => b.since - a.since)
       .map((b) => ({ address: b.ip, kind: b.kind, since: epoch(b.since), until: epoch(b.until) }));
     return { ok: true, server_time: epoch(now), blocks };
   }

@@ -1,11 +1,11 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
 import type { EndDeviceTrustAnswer, EndTrustAnswer, RenewalWithoutSessionRow, RevokeAnswer, SessionsView, ShortenAnswer } from '@svc/console-api';
 import { actorOf, endDeviceTrust, epoch, type Principal, type ReadModels } from '@svc/domain';
-import { Auth } from '../../common/auth';
-import { Clock } from '../../common/clock';
-import type { RelayConfig } from '../../common/config';
-import { CommandLoop } from '../../common/command-loop';
-import { RELAY_CONFIG } from '../../common/tokens';
+import { Auth } from '../../common/auth/auth';
+import { Clock } from '../../common/loop/clock';
+import type { RelayConfig } from '../../common/config/relay-config';
+import { CommandLoop } from '../../common/loop/command-loop';
+import { RELAY_CONFIG } from '../../common/auth/tokens';
 import { SessionsService } from '../../sessions/sessions.service';
 import { ConsoleFeatures } from '../console-features';
 import { ConsoleEndDeviceTrustDto, ConsoleShortenDto } from './console.dto';

@@ -1,11 +1,11 @@
 import { Controller, Get, Inject, Param } from '@nestjs/common';
 import type { ThreadDetail, ThreadEntryRow, ThreadsView } from '@svc/console-api';
 import { epoch, threadOf, type ReadModels } from '@svc/domain';
-import { Auth } from '../../common/auth';
-import { Clock } from '../../common/clock';
-import type { RelayConfig } from '../../common/config';
-import { CommandLoop } from '../../common/command-loop';
-import { RELAY_CONFIG } from '../../common/tokens';
+import { Auth } from '../../common/auth/auth';
+import { Clock } from '../../common/loop/clock';
+import type { RelayConfig } from '../../common/config/relay-config';
+import { CommandLoop } from '../../common/loop/command-loop';
+import { RELAY_CONFIG } from '../../common/auth/tokens';
 import { ChatIdParam } from '../../threads/threads.dto';
 import { ConsoleFeatures } from '../console-features';
 

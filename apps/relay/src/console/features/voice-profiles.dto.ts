@@ -1,6 +1,6 @@
 import type { VoiceSection } from '@svc/events';
-import { coded, RefuseNonObject, RefuseUnknownKeys } from '../../common/dto-refusals';
-import { IsBoolean, IsIn, IsString, Matches, MaxLength, ValidateIf } from '../../common/validators';
+import { coded, RefuseNonObject, RefuseUnknownKeys } from '../../common/http/dto-refusals';
+import { IsBoolean, IsIn, IsString, Matches, MaxLength, ValidateIf } from '../../common/http/validators';
 import { MEMORY_FILE_RE } from '../../profiles/profiles.service';
 import { PROFILE_NAME_RE, PROFILE_NAME_RULE } from '../../voice/voice-config';
 

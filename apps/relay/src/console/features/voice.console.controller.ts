@@ -2,11 +2,11 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/co
 import { DomainError, epoch, type Principal } from '@svc/domain';
 import type { VoiceSection } from '@svc/events';
 import type { VoiceCallDefault, VoiceProviderRow, VoiceSectionRow, VoiceSecurityAnswer, VoiceSwitchAnswer, VoiceView } from '@svc/console-api';
-import { Auth } from '../../common/auth';
-import { Clock } from '../../common/clock';
-import { CommandLoop } from '../../common/command-loop';
-import type { RelayConfig } from '../../common/config';
-import { RELAY_CONFIG } from '../../common/tokens';
+import { Auth } from '../../common/auth/auth';
+import { Clock } from '../../common/loop/clock';
+import { CommandLoop } from '../../common/loop/command-loop';
+import type { RelayConfig } from '../../common/config/relay-config';
+import { RELAY_CONFIG } from '../../common/auth/tokens';
 import { RelaySecurity } from '../../voice/relay-security.service';
 import { KINDS, kindOfSection } from '../../voice/session-kinds';
 import type { SettingsPatch } from '../../voice/voice.dto';
@@ -75,7 +75,7 @@ export class VoiceConsoleController {
       calls_default: calls,
       open_sessions: m.voice
         .openSessions()
-        .sort((a, b) => b.createdAt - a.createdAt)
+        .toSorted((a, b) => b.createdAt - a.createdAt)
         .map((s) => openSessionView(s, connected.has(s.sessionId), m.voiceActivity.resumesOf(s.sessionId), this.sessions.heldBytesOf(s.sessionId))),
       held: this.held(),
       ended_sessions: m.voiceActivity.recentSessions().map(endedSessionView),

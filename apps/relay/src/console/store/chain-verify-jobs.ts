@@ -1,8 +1,8 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { ChainStatus, VerifyJobView } from '@svc/console-api';
 import { DomainError, epoch } from '@svc/domain';
-import { Clock } from '../../common/clock';
-import { CommandLoop } from '../../common/command-loop';
+import { Clock } from '../../common/loop/clock';
+import { CommandLoop } from '../../common/loop/command-loop';
 import { ConsoleState } from '../console-state.service';
 import { walkFileLog, walkPgLog, type WalkControl, type WalkOutcome } from './chain-walk';
 

@@ -1,9 +1,9 @@
 import type { CheckpointKeyView, CheckpointMade } from '@svc/console-api';
 import { DomainError, epoch } from '@svc/domain';
 import { signCheckpoint } from '@svc/events/checkpoint';
-import type { Clock } from '../../common/clock';
-import { loadCheckpointKey, type CheckpointKey } from '../../common/checkpoint-key';
-import type { CommandLoop } from '../../common/command-loop';
+import type { Clock } from '../../common/loop/clock';
+import { loadCheckpointKey, type CheckpointKey } from '../../common/loop/checkpoint-key';
+import type { CommandLoop } from '../../common/loop/command-loop';
 
 /**
  * The Store page's checkpoints: the relay's key (made on first use under the home, the same file the CLI

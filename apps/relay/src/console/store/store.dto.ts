@@ -1,5 +1,5 @@
-import { RefuseNonObject, RefuseUnknownKeys } from '../../common/dto-refusals';
-import { IsOptional, IsString } from '../../common/validators';
+import { RefuseNonObject, RefuseUnknownKeys } from '../../common/http/dto-refusals';
+import { IsOptional, IsString } from '../../common/http/validators';
 
 /** The full check takes no options: `{}` (or no body); anything else is refused by name. */
 @RefuseNonObject('store.bad_body', 'send {} (the check takes no options)', { noneIsEmpty: true })

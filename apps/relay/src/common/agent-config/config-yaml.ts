@@ -1,23 +1,8 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { atomicWrite } from './atomic-write';
+import { atomicWrite } from '../atomic-write';
 import { ConfigFileError, MAX_CONFIG_BYTES, parseConfigYaml, type ConfigProblem, type YamlMap } from './config-yaml-parse';
-
-// Reading a config file once per version of it, and rewriting it in place. The bounds and the parse are in
-// config-yaml-parse.ts, the text edits in config-yaml-edit.ts; importers keep reading all three from here.
-export {
-  ConfigFileError,
-  configTextExceeds,
-  MAX_CONFIG_BYTES,
-  MAX_CONFIG_FLOW_DEPTH,
-  MAX_CONFIG_NESTING,
-  MAX_CONFIG_TOKENS,
-  parseConfigYaml,
-  type ConfigProblem,
-  type YamlMap,
-} from './config-yaml-parse';
-export { editYamlLists, editYamlSection, yamlScalar, type ConfigEdit } from './config-yaml-edit';
 
 type Cached = { version: string; bytes: number; data: YamlMap | null; error: ConfigFileError | null };
 /** Parsed configs by path, each with the file's identity (device, inode, size, times) it was read at. */

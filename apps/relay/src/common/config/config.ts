@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { splitCommandLine } from './command-line';
+import { splitCommandLine } from '../command-line';
 import { ConfigError, envFlag, envNumber, envText, PORT } from './config-env';
 import {
   clientSpelling,
@@ -19,25 +19,6 @@ import {
 } from './config-loaders';
 import { BIND_ALL, DEFAULT_PORT, DEFAULT_WEBAPI_URL, dialHost } from './hosts';
 import { LOG_LEVELS, type LogLevel, type RelayConfig, type StartFlags } from './relay-config';
-
-// The settings' shapes live in relay-config.ts, how one value is read in config-env.ts, each feature's
-// settings in config-loaders.ts; importers keep reading them from here.
-export { ConfigError } from './config-env';
-export { LOG_LEVELS } from './relay-config';
-export type {
-  BridgeConfig,
-  LoopbackTrust,
-  LogLevel,
-  MediaConfig,
-  ProfileFilesConfig,
-  RelayConfig,
-  SecureLinkConfig,
-  SocketConfig,
-  StartFlags,
-  TerminalRecordingConfig,
-  TuiAgentConfig,
-  VoiceConfig,
-} from './relay-config';
 
 export function svcHomeFrom(env: NodeJS.ProcessEnv): string {
   return path.resolve(env.SVC_HOME || path.join(os.homedir(), '.svc'));

@@ -5,13 +5,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import pino from 'pino';
 import { installAuthHook } from './auth-hook';
-import type { AuthedRequest } from './auth';
-import { ManualClock } from './clock';
-import { CommandLoop } from './command-loop';
-import { fileStore } from './file-store';
+import type { AuthedRequest } from '../auth/auth';
+import { ManualClock } from '../loop/clock';
+import { CommandLoop } from '../loop/command-loop';
+import { fileStore } from '../loop/file-store';
 import { toErrorResponse } from './http-errors';
-import { OperatorKey, readOperatorKey } from './operator-key';
-import { Secrets } from './secrets';
+import { OperatorKey, readOperatorKey } from '../auth/operator-key';
+import { Secrets } from '../auth/secrets';
 
 /**
  * The auth classes on a bare Fastify with a real event log and a real operator key file: the same routes

@@ -3,9 +3,9 @@ import * as fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import * as path from 'node:path';
-import { atomicWrite } from './atomic-write';
+import { atomicWrite } from '../atomic-write';
 import { hasProxyHeader, isLoopbackPeer, normalizeIp } from './net';
-import type { Secrets } from './secrets';
+import type { Secrets } from '../auth/secrets';
 
 /**
  * Who a request comes from, as the relay keys its rate limits (and records `ip` in auth events): the

@@ -65,7 +65,7 @@ export type RelayConfig = {
    * each interval; one not answered by the next and the socket is closed (1008 `ping_timeout`).
    */
   pingIntervalMs: number;
-  /** The bounds every socket keeps both ways (RELAY_SOCKET_*; common/socket-guard.ts). */
+  /** The bounds every socket keeps both ways (RELAY_SOCKET_*; common/sockets/socket-guard.ts). */
   sockets: SocketConfig;
   maxUnauthenticatedSockets: number;
   /** Per address (IPv6 per /64), within maxUnauthenticatedSockets. */

@@ -13,7 +13,7 @@ type Ctor = abstract new (...args: never[]) => unknown;
  * a named rule missing from it becomes `{}` (anything), never a reference to nowhere.
  *
  * Loaded by the first call (class-validator-jsonschema reads class-validator's whole index, which the
- * relay's start-up avoids: common/validators.ts).
+ * relay's start-up avoids: common/http/validators.ts).
  */
 export class DtoJsonSchemas {
   private all: Record<string, JsonSchema> | null = null;

@@ -1,4 +1,5 @@
-import { configTextExceeds, editYamlLists, editYamlSection, MAX_CONFIG_BYTES, MAX_CONFIG_TOKENS, parseConfigYaml, yamlScalar } from './config-yaml';
+import { editYamlLists, editYamlSection, yamlScalar } from './config-yaml-edit';
+import { configTextExceeds, MAX_CONFIG_BYTES, MAX_CONFIG_TOKENS, parseConfigYaml } from './config-yaml-parse';
 
 const cpuMs = (fn: () => void): number => {
   const before = process.cpuUsage();

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ConfigError, envFlag, envList, envNumber, envText, PORT } from './config-env';
 import { BIND_ALL, DEFAULT_DASHBOARD_URL, DEFAULT_PORT } from './hosts';
-import { redactUrl } from './redact-url';
+import { redactUrl } from '../redact-url';
 import {
   LOOPBACK_TRUST,
   type BridgeConfig,

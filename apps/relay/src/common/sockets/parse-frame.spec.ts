@@ -2,10 +2,10 @@ import 'reflect-metadata';
 import { BadRequestException } from '@nestjs/common';
 import { DomainError } from '@svc/domain';
 import { Transform, Type } from 'class-transformer';
-import { Check, coded, RefuseNonObject, RefuseUnknownKeys } from './dto-refusals';
+import { Check, coded, RefuseNonObject, RefuseUnknownKeys } from '../http/dto-refusals';
 import { parseFrame } from './parse-frame';
-import { RelayValidationPipe } from './validation';
-import { IsArray, IsInt, IsOptional, IsString, MaxLength, Min, ValidateNested } from './validators';
+import { RelayValidationPipe } from '../http/validation';
+import { IsArray, IsInt, IsOptional, IsString, MaxLength, Min, ValidateNested } from '../http/validators';
 
 class Item {
   @IsString({ message: 'name must be a string' })

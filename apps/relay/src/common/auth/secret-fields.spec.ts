@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
-import { redact } from '../console/console-redaction';
-import { createLogger } from './logger';
+import { redact } from '../../console/console-redaction';
+import { createLogger } from '../logger';
 import { fieldNamePattern, SECRET_FIELDS } from './secret-fields';
 
 describe('one list of secret field names, read by the log and the console', () => {

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { Clock } from './clock';
 import { CommandLoop } from './command-loop';
 import { fileStore } from './file-store';
-import { Secrets } from './secrets';
+import { Secrets } from '../auth/secrets';
 
 /** A clock that moves a second on every read, so a replay of a few MiB takes "long" without sleeping. */
 class SteppingClock extends Clock {

@@ -1,8 +1,8 @@
 import { DomainError } from '@svc/domain';
 import { plainToInstance } from 'class-transformer';
-import { codedError, nonObjectRefusal, refusalOf, unknownKeyRefusal } from './dto-refusals';
-import { RELAY_VALIDATION } from './validation';
-import { validateSync, type ValidationError, type ValidatorOptions } from './validators';
+import { codedError, nonObjectRefusal, refusalOf, unknownKeyRefusal } from '../http/dto-refusals';
+import { RELAY_VALIDATION } from '../http/validation';
+import { validateSync, type ValidationError, type ValidatorOptions } from '../http/validators';
 
 /** A refusal names at most this many problems (a nested frame can have many). */
 const MAX_MESSAGES = 10;

@@ -1,18 +1,18 @@
 import { DomainError, assertNotBlocked, hasGrant, markSeen, recordAuthFailure, type Principal } from '@svc/domain';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { AuthedRequest, RouteAuth } from './auth';
-import type { Clock } from './clock';
-import type { CommandLoop } from './command-loop';
+import type { AuthedRequest, RouteAuth } from '../auth/auth';
+import type { Clock } from '../loop/clock';
+import type { CommandLoop } from '../loop/command-loop';
 import { peerOf } from './forwarded-peer';
 import { refusesAsNotJson } from './json-only';
 import { checkLoopback, hasProxyHeader, isLoopbackPeer } from './net';
-import { consoleCookieName, cookieValue } from './console-cookie';
-import { OPERATOR_KEY_HEADER, type OperatorKey } from './operator-key';
-import type { LoopbackTrust } from './relay-config';
+import { consoleCookieName, cookieValue } from '../auth/console-cookie';
+import { OPERATOR_KEY_HEADER, type OperatorKey } from '../auth/operator-key';
+import type { LoopbackTrust } from '../config/relay-config';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { Secrets } from './secrets';
+import { Secrets } from '../auth/secrets';
 
 export type AuthDeps = {
   loop: CommandLoop;
@@ -99,7 +99,7 @@ export function installAuthHook(instance: FastifyInstance, deps: HookDeps): void
   });
   instance.addHook('onReady', async () => {
     if (unguarded.length > 0)
-      throw new Error(`routes without @Auth(): ${unguarded.join(', ')} (every route declares its auth class: apps/relay/src/common/auth.ts)`);
+      throw new Error(`routes without @Auth(): ${unguarded.join(', ')} (every route declares its auth class: apps/relay/src/common/auth/auth.ts)`);
   });
   // Callback style, not async: public and platform routes (/health, the host tools') are decided without
   // a promise; only a credential that must be recorded as wrong waits (for the rate limiter's event).

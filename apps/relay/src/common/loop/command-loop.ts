@@ -11,9 +11,9 @@ import {
   type StoredRelayEvent,
 } from '@svc/events';
 import type { Logger } from 'pino';
-import type { PersonalSealer } from '../personal/personal-sealer';
+import type { PersonalSealer } from '../../personal/personal-sealer';
 import type { Clock } from './clock';
-import type { Secrets } from './secrets';
+import type { Secrets } from '../auth/secrets';
 
 /** A rule run by the loop; `E` is the events it can decide, and what `run` hands back, already narrowed. */
 export type Decide<E extends RelayEvent = RelayEvent> = (models: ReadModels, now: Date) => readonly NewEvent<E>[];

@@ -29,7 +29,7 @@ export const NOT_FORWARDED = new Set([
   'x-real-ip',
   'x-svc-relay-session',
   'x-hermes-relay-session',
-  // The relay's own forwarders vouch for the peer with these (common/forwarded-peer.ts); a client's are never passed on.
+  // The relay's own forwarders vouch for the peer with these (common/http/forwarded-peer.ts); a client's are never passed on.
   'x-svc-proxy-peer',
   'x-svc-proxy-secret',
   'x-hermes-proxy-peer',

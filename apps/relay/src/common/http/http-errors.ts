@@ -3,7 +3,7 @@ import { DomainError, type ErrorKind } from '@svc/domain';
 import { MAX_JSON_DEPTH } from '@svc/events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { RouteAuth } from './auth';
+import type { RouteAuth } from '../auth/auth';
 
 export const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
   invalid: 400,

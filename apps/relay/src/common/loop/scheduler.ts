@@ -3,7 +3,7 @@ import { DomainError } from '@svc/domain';
 import type { Logger } from 'pino';
 import { Clock } from './clock';
 import { CommandLoop, type Decide } from './command-loop';
-import { LOGGER } from './tokens';
+import { LOGGER } from '../auth/tokens';
 
 /**
  * Time-driven decisions (code and session expiry...). Runs every second on the real clock, and at once
