@@ -31,11 +31,11 @@ describe('the CLI finds the relay of its home', () => {
     const { prefix, phone } = await pairPhone(relay);
     phone.send('notifications', 'notification.posted', { package_name: 'com.chat', title: 'Hi', text: 'secret words', posted_at: 1 });
     await relay.loop.drain();
-    const dry = await svc(['relay', 'events', 'forget', '--device', prefix, '--json'], home());
+    const dry = await svc(['relay', 'events', 'forget', `--device=${prefix}`, '--json'], home());
     expect(dry.stderr).toBe('');
     expect(dry.code).toBe(0);
     expect(JSON.parse(dry.stdout)).toMatchObject({ ok: true, dry_run: true, via: 'relay' });
-    const done = await svc(['relay', 'events', 'forget', '--device', prefix, '--yes', '--json'], home());
+    const done = await svc(['relay', 'events', 'forget', `--device=${prefix}`, '--yes', '--json'], home());
     expect(done.code).toBe(0);
     expect(JSON.parse(done.stdout)).toMatchObject({ ok: true, dry_run: false, via: 'relay' });
     phone.close();

@@ -238,12 +238,12 @@ describe('svc relay devices', () => {
     const json = JSON.parse((await svc(['relay', 'devices', '--json'], env)).stdout) as { devices: Array<{ trusted_device: unknown }> };
     expect(json.devices[0].trusted_device).toMatchObject({ renewals: 0 });
 
-    const end = await svc(['relay', 'devices', 'end-trust', prefix], env);
+    const end = await svc(['relay', 'devices', 'end-trust', '--', prefix], env);
     expect(end).toMatchObject({ code: 0, stdout: expect.stringContaining('ended the renewal of dev-cli') });
     expect((await svc(['relay', 'devices'], env)).stdout).toMatch(/\s+none\n/);
-    const again = await svc(['relay', 'devices', 'end-trust', prefix], env);
+    const again = await svc(['relay', 'devices', 'end-trust', '--', prefix], env);
     expect(again).toMatchObject({ code: 1, stderr: expect.stringContaining('(trust.not_found)') });
-    const revoke = await svc(['relay', 'devices', 'revoke', prefix], env);
+    const revoke = await svc(['relay', 'devices', 'revoke', '--', prefix], env);
     expect(revoke).toMatchObject({ code: 0, stdout: expect.stringContaining(`revoked ${prefix}`) });
     expect(await phone.closed).toBe(4403);
     expect((await svc(['relay', 'devices', 'revoke', 'x'], env)).code).toBe(2);

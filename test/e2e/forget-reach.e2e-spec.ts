@@ -102,10 +102,10 @@ describe("a device's forget reaches what it received", () => {
     const home = relay.home;
     await relay.close();
     const env = { SVC_HOME: home, RELAY_PORT: '1' };
-    const asked = await svc(['relay', 'events', 'forget', '--device', q.prefix, '--json'], env);
+    const asked = await svc(['relay', 'events', 'forget', `--device=${q.prefix}`, '--json'], env);
     expect({ code: asked.code, stderr: asked.stderr }).toEqual({ code: 0, stderr: '' });
     const cliDry = JSON.parse(asked.stdout) as Json;
-    const cli = await svc(['relay', 'events', 'forget', '--device', q.prefix, '--yes', '--json'], env);
+    const cli = await svc(['relay', 'events', 'forget', `--device=${q.prefix}`, '--yes', '--json'], env);
     expect({ code: cli.code, stderr: cli.stderr }).toEqual({ code: 0, stderr: '' });
     expect(JSON.parse(cli.stdout)).toMatchObject({ via: 'files', keys: cliDry.keys });
     relay = await startRelay({ home, env: { PHONE_ENABLED: '1' } });
@@ -216,7 +216,7 @@ describe("a device's forget reaches what it received", () => {
     const id = relay.loop.models.terminalRecordings.list()[0].recordingId;
     const home = relay.home;
     await relay.close();
-    const cli = await svc(['relay', 'events', 'forget', '--device', a.prefix, '--yes'], { SVC_HOME: home, RELAY_PORT: '1' });
+    const cli = await svc(['relay', 'events', 'forget', `--device=${a.prefix}`, '--yes'], { SVC_HOME: home, RELAY_PORT: '1' });
     expect(cli.code).toBe(0);
     relay = await startRelay({ home, config: { terminalShell: SHELL, terminalRecording: RECORDING } });
     expect(fs.existsSync(path.join(home, 'relay', 'recordings', `${id}.cast`))).toBe(false);
