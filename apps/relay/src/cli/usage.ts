@@ -1,20 +1,8 @@
 import { GRANT_CHANNELS, pairingDefaultsText } from '@svc/events/grant-channels';
+import { BACKUP_HELP } from './usage-backup';
+import { optionText } from './usage-text';
 
 const PAIRING_DEFAULTS = pairingDefaultsText();
-
-/** Text under an option's description column (24 spaces in), wrapped at 100 characters on spaces. */
-function optionText(text: string): string {
-  const indent = ' '.repeat(24);
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line && indent.length + line.length + 1 + word.length > 100) {
-      lines.push(indent + line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  return [...lines, indent + line].join('\n');
-}
 
 /** Help texts. Each command's text is what `svc help <command>` and `<command> --help` print. */
 export const HELP: Readonly<Record<string, string>> = {
@@ -32,6 +20,8 @@ Usage:
   svc relay events export|import   copy a log between the file store and PostgreSQL, chain proven
   svc relay events checkpoint      sign the log's head (seq and hash) for an auditor to keep elsewhere
   svc relay events public-key      the public key that checks those signatures, and its key id
+  svc relay backup --out FILE      a consistent copy of the running relay's home (log, keys, secrets)
+  svc relay restore FILE           lay a backup out as a home (--home DIR) on this or a new machine
   svc relay events forget          forget personal content (notifications, Threads, recordings) by device or time
   svc relay insecure-api-key [status|on|off]
                                    API-key voice auth over plain HTTP from other hosts (until restart)
@@ -72,6 +62,7 @@ Commands:
   devices               the paired devices and their trusted-device renewal
   blocks                addresses the rate limiter blocks, and unblock ADDRESS
   console               a one-time sign-in link for the operator console
+  backup|restore        a consistent copy of the running relay's home; lay one out on a new machine
   events replay|verify|tail|export|import|checkpoint|public-key
                         audit the event log, sign its head for an auditor, or move it between stores
   insecure-api-key [status|on|off]
@@ -392,6 +383,7 @@ Options:
   --into TARGET  the store to fill (default: the relay's own)
   --json         print the report as JSON
   -h, --help     show this help`,
+  ...BACKUP_HELP,
 };
 
 export function helpFor(command: string): string {
