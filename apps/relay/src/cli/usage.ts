@@ -62,7 +62,8 @@ Commands:
   devices               the paired devices and their trusted-device renewal
   blocks                addresses the rate limiter blocks, and unblock ADDRESS
   console               a one-time sign-in link for the operator console
-  backup|restore        a consistent copy of the running relay's home; lay one out on a new machine
+  backup                a consistent copy of the running relay's home (log, keys, secrets, recordings)
+  restore               lay a backup out as a home, on this machine or a new one
   events replay|verify|tail|export|import|checkpoint|public-key
                         audit the event log, sign its head for an auditor, or move it between stores
   insecure-api-key [status|on|off]
