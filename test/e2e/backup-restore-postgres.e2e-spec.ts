@@ -75,6 +75,13 @@ describe('backup and restore on PostgreSQL', () => {
     expect(verified.code).toBe(0);
     expect(JSON.parse(verified.out)).toMatchObject({ ok: true, lastSeq: report.head.seq, lastHash: report.head.hash });
 
+    // The same archive restores into a file home too: one archive shape whichever store wrote it.
+    const fileHome = path.join(tempHome(), 'file-home');
+    expect((await cli(['relay', 'restore', out, '--home', fileHome], {})).code).toBe(0);
+    const fileVerified = await cli(['relay', 'events', 'verify', '--json'], { SVC_HOME: fileHome });
+    expect(JSON.parse(fileVerified.out)).toMatchObject({ ok: true, lastSeq: report.head.seq, lastHash: report.head.hash });
+    expect(fs.existsSync(path.join(fileHome, 'relay', 'personal-keys.json'))).toBe(true);
+
     const b = await start(homeB, urlB);
     const renewed = await reconnectThenRenew(b.url, phone);
     const thread = await fetch(`${b.url}/phone/threads/kept`, { headers: bearer(renewed.session_token as string) });
