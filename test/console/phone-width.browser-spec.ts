@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { pairPhone, startRelay, type Phone, type TestRelay } from '../support/harness';
-import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot, signIn } from './browser';
+import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot, signIn, waitFor } from './browser';
 import { operatorFetch } from '../support/http';
 
 /** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
@@ -124,6 +124,24 @@ describe('console at phone width in headless chromium', () => {
       }
       expect(pageErrors).toEqual([]);
     });
+
+  it('at 390 px: the menu by keyboard: the current page focused, Escape closes it back to the button', async () => {
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize(PHONE);
+    await page.goto(url('store'));
+    await settle();
+    const menu = page.getByRole('button', { name: 'Menu' });
+    await menu.focus();
+    await page.keyboard.press('Enter');
+    const list = page.getByRole('navigation', { name: 'Console sections' });
+    await list.waitFor();
+    await waitFor(async () => (await page.evaluate<string | null>('document.activeElement.getAttribute("aria-current")')) === 'page');
+    expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Store');
+    await page.keyboard.press('Escape');
+    await list.waitFor({ state: 'hidden' });
+    expect(await menu.getAttribute('aria-expanded')).toBe('false');
+    expect(await page.evaluate<string | null>('document.activeElement.getAttribute("aria-label")')).toBe('Menu');
+  });
 
   it('at 390 px: Events shows what happened within the window, each event a card', async () => {
     await page.emulateMedia({ colorScheme: 'light' });

@@ -9,7 +9,8 @@ export function isCurrent(f: ConsoleFeature, path: string): boolean {
 
 /**
  * Every page, in nav order: the side tabs on a wide screen; on a phone the same list drops down under the
- * top bar from its Menu button (`menu`), with the current page focused, and closes on a choice or Escape.
+ * top bar from its Menu button (`menu`), with the current page focused, and closes on a choice or Escape
+ * (which gives the focus back to the button).
  */
 export function SideNav({ features, current, menu }: { features: ConsoleFeature[]; current: string; menu?: { id: string; onClose: () => void } }) {
   const list = useRef<HTMLUListElement>(null);
@@ -17,16 +18,19 @@ export function SideNav({ features, current, menu }: { features: ConsoleFeature[
   useLayoutEffect(() => {
     onClose.current = menu?.onClose;
   });
-  const open = menu !== undefined;
+  const id = menu?.id;
   useEffect(() => {
-    if (!open) return;
+    if (id === undefined) return;
     list.current?.querySelector<HTMLElement>('[aria-current="page"]')?.focus();
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape') onClose.current?.();
+      if (e.key !== 'Escape') return;
+      onClose.current?.();
+      // Back to the button that opened it, so the keyboard carries on from there.
+      document.querySelector<HTMLElement>(`[aria-controls="${id}"]`)?.focus();
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [open]);
+  }, [id]);
   return (
     <nav className={menu ? 'menu-panel' : 'sidenav'} id={menu?.id} aria-label="Console sections">
       <ul className="sidenav-inner" ref={list}>
