@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { svc } from '../support/cli';
 import { Phone } from '../support/harness';
 import { BIN, ensureBuilt, ROOT, startRelayProcess, type SvcProcess } from '../support/dist';
 import { describeWith } from '../support/requires';
@@ -11,8 +12,8 @@ import { Screen } from '../support/terminal-screen';
  * The relay and a phone's shell under what `svc relay service print` asks of systemd (issue 37.1), where no
  * systemd runs as PID 1: test/fixtures/service-sandbox.sh makes the mount namespace (ProtectSystem=strict
  * with only the home writable, PrivateTmp, PrivateDevices) and drops to an unprivileged user with
- * NoNewPrivileges and an empty bounding set; test/fixtures/service-seccomp.py loads the unit's system-call
- * filter and address families with libseccomp. A real relay process starts under both, a phone opens a
+ * NoNewPrivileges and an empty bounding set; test/fixtures/service-seccomp.py loads the printed unit's own
+ * SystemCallFilter= and RestrictAddressFamilies= with libseccomp. A real relay process starts under both, a phone opens a
  * real pty shell through it, and the shell reports what it may and may not do. Needs root (CI runs as root).
  */
 const SANDBOX = path.join(ROOT, 'test/fixtures/service-sandbox.sh');
@@ -43,6 +44,8 @@ const PROBES = (home: string, hostTmpFile: string) =>
     `touch ${home}/shell-probe && echo home=writable || echo home=read-only`,
     `test -e ${hostTmpFile} && echo tmp=shared || echo tmp=private`,
     `echo "dev=$(ls /dev | tr '\\n' ' ')"`,
+    // Node lists the machine's addresses (the pairing QR's LAN address) through netlink.
+    `${process.execPath} -e 'require("os").networkInterfaces()' 2>/dev/null && echo interfaces=listed || echo interfaces=refused`,
     `nice -n 1 true 2>&1 | grep -q 'cannot set niceness' && echo nice=refused || echo nice=allowed`,
     'echo END-$((2+2))',
   ].join('; ') + '\r';
@@ -52,6 +55,7 @@ describeWith(lacking(), 'the relay under the service unit\u2019s restrictions, w
   // Not under /tmp: the sandbox gives the relay a /tmp of its own, as PrivateTmp= does.
   const home = fs.mkdtempSync(path.join(ROOT, 'test-results', 'service-home-'));
   const hostTmpFile = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-host-tmp-'));
+  const unitFile = `${home}.service`;
   let relay: SvcProcess & { url: string };
   let user = 'nobody';
 
@@ -63,17 +67,31 @@ describeWith(lacking(), 'the relay under the service unit\u2019s restrictions, w
     const readable = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'test', '-r', BIN]).status === 0;
     if (readable) fs.chownSync(home, 65534, 65534);
     else user = 'root';
+    const unit = await svc(['relay', 'service', 'print', '--user', user, '--home', home]);
+    // What service-sandbox.sh does by hand must be what the unit asks; the system calls come from the unit itself.
+    for (const setting of [
+      'ProtectSystem=strict',
+      `ReadWritePaths=${home}`,
+      'PrivateTmp=yes',
+      'PrivateDevices=yes',
+      'NoNewPrivileges=yes',
+      'CapabilityBoundingSet=',
+      'SystemCallErrorNumber=EPERM',
+    ])
+      expect(unit.stdout).toContain(`\n${setting}\n`);
+    fs.writeFileSync(unitFile, unit.stdout, { mode: 0o644 });
     relay = await startRelayProcess(
       home,
       { RELAY_PAIRING_CODE: 'SBX123', RELAY_TERMINAL_SHELL: path.join(ROOT, 'test/fixtures/bash-norc') },
       [],
-      [SANDBOX, home, user, PYTHON, SECCOMP, '--'],
+      [SANDBOX, home, user, PYTHON, SECCOMP, unitFile, '--'],
     );
   }, 180_000); // ensureBuilt may build dist/ first (npm test has built it already)
   afterAll(async () => {
     relay?.child.kill('SIGTERM');
     await relay?.exited;
     fs.rmSync(home, { recursive: true, force: true });
+    fs.rmSync(unitFile, { force: true });
     fs.rmSync(hostTmpFile, { recursive: true, force: true });
   });
 
@@ -101,6 +119,7 @@ describeWith(lacking(), 'the relay under the service unit\u2019s restrictions, w
       home: 'writable',
       tmp: 'private',
       nice: 'refused',
+      interfaces: 'listed',
     });
     expect(said.dev.split(' ').filter(Boolean).sort()).toEqual(['full', 'null', 'ptmx', 'pts', 'random', 'shm', 'tty', 'urandom', 'zero']);
     phone.send('terminal', 'terminal.kill', {}, 'kill');
@@ -124,9 +143,11 @@ const noMdwe =
       : `${PYTHON} is missing`
     : `Linux ${os.release()} has no PR_SET_MDWE (6.3)`;
 describeWith(noMdwe, 'MemoryDenyWriteExecute= and Node', () => {
-  it('node runs under the unit\u2019s system-call filter, and dies under MemoryDenyWriteExecute', () => {
+  it('node runs under the unit\u2019s system-call filter, and dies under MemoryDenyWriteExecute', async () => {
     const script = 'console.log("ran", 6 * 7)';
-    const filtered = spawnSync('setpriv', ['--no-new-privs', PYTHON, SECCOMP, '--', process.execPath, '-e', script], { encoding: 'utf8' });
+    const unitFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-mdwe-')), 'svc-relay.service');
+    fs.writeFileSync(unitFile, (await svc(['relay', 'service', 'print', '--user', 'root', '--home', '/var/lib/svc-relay'])).stdout);
+    const filtered = spawnSync('setpriv', ['--no-new-privs', PYTHON, SECCOMP, unitFile, '--', process.execPath, '-e', script], { encoding: 'utf8' });
     expect(filtered.stdout).toBe('ran 42\n');
     const mdwe = spawnSync(PYTHON, [SECCOMP, '--mdwe', '--', process.execPath, '-e', script], { encoding: 'utf8' });
     expect(mdwe.stdout).toBe('');
