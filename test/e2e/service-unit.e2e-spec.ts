@@ -74,6 +74,13 @@ describeWith(missing, 'svc relay service (issue 37.1)', () => {
     expect(exposure).toBeLessThanOrEqual(EXPOSURE_BOUND);
   });
 
+  it('keeps /home readable when node or svc lives there (nvm), even for a user of its own', () => {
+    const nvm = '/home/alice/.nvm/versions/node/v20.19.0';
+    expect(serviceUnit(target({}))).toContain('ProtectHome=yes\n');
+    expect(serviceUnit(target({ node: `${nvm}/bin/node` }))).toContain('ProtectHome=read-only\n');
+    expect(serviceUnit(target({ svc: `${nvm}/lib/node_modules/svc-relay/bin/svc` }))).toContain('ProtectHome=read-only\n');
+  });
+
   it('keeps quotes, spaces, % and $ in paths the way systemd reads them', () => {
     const text = serviceUnit(target({ home: '/srv/svc 100%/$home', writable: ['/srv/shared work'] }));
     expect(text).toContain('Environment="SVC_HOME=/srv/svc 100%%/$$home"\n');

@@ -28,9 +28,12 @@ export const TIMEOUT_STOP_SECONDS = Math.ceil(SHUTDOWN_DRAIN_MS / 1000) * 10;
 
 const under = (p: string, root: string) => p === root || p.startsWith(root + '/');
 
-/** `yes` hides /home, /root and /run/user; `read-only` when the home, the user's home or a writable path is in them. */
-export function protectHome(t: Pick<UnitTarget, 'home' | 'userHome' | 'writable'>): 'yes' | 'read-only' {
-  return [t.home, t.userHome, ...t.writable].some((p) => HOME_TREES.some((root) => under(p, root))) ? 'read-only' : 'yes';
+/**
+ * `yes` hides /home, /root and /run/user; `read-only` when anything the relay needs is in them: the home, the
+ * user's home, a writable path, or node and svc themselves (a Node installed by nvm lives in a home).
+ */
+export function protectHome(t: Pick<UnitTarget, 'home' | 'userHome' | 'writable' | 'node' | 'svc'>): 'yes' | 'read-only' {
+  return [t.home, t.userHome, ...t.writable, t.node, t.svc].some((p) => HOME_TREES.some((root) => under(p, root))) ? 'read-only' : 'yes';
 }
 
 /** A path a unit may name: absolute, and no character systemd's parser or a specifier would take for syntax. */
@@ -77,7 +80,7 @@ UMask=0077
 # Everything is read-only but the home (and --writable paths); /tmp is the relay's own.
 ProtectSystem=strict
 ${writable.map((p) => `ReadWritePaths=${word(p)}`).join('\n')}
-# read-only, not hidden, when a home or a writable path lies under /home, /root or /run/user.
+# read-only, not hidden, when a home, a writable path, node or svc lies under /home, /root or /run/user.
 ProtectHome=${protectHome(t)}
 PrivateTmp=yes
 # /dev holds null, zero, random, the tty and a new devpts: node-pty's shells still get their ptys.

@@ -77,7 +77,7 @@ function unitTarget(
     notes.push(`${home} does not exist yet: "svc relay service install" makes it (0700, owned by ${who.name}), or make it so yourself`);
   if (protectHome(target) === 'read-only')
     notes.push(
-      `ProtectHome=read-only: a home under /home, /root or /run/user; the relay and its shells write only ${[home, ...writable].join(', ')}`,
+      `ProtectHome=read-only: the home, the user's home, node or svc lies under /home, /root or /run/user; the relay and its shells write only ${[home, ...writable].join(', ')}`,
     );
   return { target, who, notes };
 }

@@ -30,7 +30,8 @@ Usage:
   svc relay profiles [list|enable] which profiles enable the relay's plugin; enable it
   svc relay compat [status|install|remove]
                                    the compatibility hook for older agent API servers
-  svc relay service print|install  a hardened systemd unit for this install and home
+  svc relay service print          a hardened systemd unit for this install and home
+  svc relay service install        write it to /etc/systemd/system and say how to enable it
   svc reach --credentials FILE     the Reach broker (experimental; see "svc help reach")
   svc reach host-entry [--json]    this relay's Reach host id, a new host token and its broker entry
   svc phone-sim [options]          a simulated sideload phone for Device Control (demo, tests)
