@@ -26,6 +26,7 @@ function analyzeUnit(text: string, name = 'svc-relay.service') {
   const verify = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
   const security = spawnSync('systemd-analyze', ['security', '--offline=true', '--no-pager', file], { encoding: 'utf8' });
   const exposure = Number(/Overall exposure level for \S+: ([\d.]+)/.exec(security.stdout)?.[1] ?? NaN);
+  fs.rmSync(dir, { recursive: true, force: true });
   return { verify, security, exposure };
 }
 
