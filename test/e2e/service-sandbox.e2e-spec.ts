@@ -153,5 +153,6 @@ describeWith(noMdwe, 'MemoryDenyWriteExecute= and Node', () => {
     expect(mdwe.stdout).toBe('');
     expect(mdwe.status === 0 && mdwe.signal === null).toBe(false);
     expect(mdwe.stderr).toMatch(/Check failed|Fatal/);
+    fs.rmSync(path.dirname(unitFile), { recursive: true, force: true });
   });
 });
