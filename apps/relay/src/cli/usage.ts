@@ -1,11 +1,13 @@
 import { GRANT_CHANNELS, pairingDefaultsText } from '@svc/events/grant-channels';
 import { BACKUP_HELP } from './usage-backup';
+import { SERVICE_HELP } from './usage-service';
 import { optionText } from './usage-text';
 
 const PAIRING_DEFAULTS = pairingDefaultsText();
 
 /** Help texts. Each command's text is what `svc help <command>` and `<command> --help` print. */
 export const HELP: Readonly<Record<string, string>> = {
+  ...SERVICE_HELP,
   '': `svc: operator commands for the svc relay
 
 Usage:
@@ -31,6 +33,8 @@ Usage:
   svc relay profiles [list|enable] which profiles enable the relay's plugin; enable it
   svc relay compat [status|install|remove]
                                    the compatibility hook for older agent API servers
+  svc relay service print          a hardened systemd unit for this install and home
+  svc relay service install        write it to /etc/systemd/system and say how to enable it
   svc reach --credentials FILE     the Reach broker (experimental; see "svc help reach")
   svc reach host-entry [--json]    this relay's Reach host id, a new host token and its broker entry
   svc phone-sim [options]          a simulated sideload phone for Device Control (demo, tests)
@@ -75,6 +79,7 @@ Commands:
                         which profiles enable the relay's plugin; enable it
   compat [status|install|remove]
                         the compatibility hook for older agent API servers
+  service print|install a hardened systemd unit for this install and home
 
 Run "svc help relay <command>" for a command's options.`,
 
