@@ -160,6 +160,33 @@ describe('restore into a home that is not empty', () => {
   });
 });
 
+describe('a write caught half-way', () => {
+  it('backs up to the last whole record when the active segment ends inside one (a torn write the relay has not finished)', async () => {
+    // A copy of the stopped relay's home whose last segment ends in half a record, as a backup beside a
+    // running relay can find it mid-append: the backup must stop at the record before, never hold the half.
+    const home = path.join(tempHome(), 'torn');
+    fs.cpSync(relayHome, home, { recursive: true });
+    const events = path.join(home, 'relay', 'events');
+    const last = fs
+      .readdirSync(events)
+      .filter((f) => f.startsWith('segment-'))
+      .sort()
+      .at(-1)!;
+    const lines = fs.readFileSync(path.join(events, last), 'utf8').trimEnd().split('\n');
+    const whole = JSON.parse(lines.at(-1)!) as { seq: number; hash: string };
+    fs.appendFileSync(path.join(events, last), '{"seq":' + (whole.seq + 1) + ',"id":"half-written","at":"2026-');
+    const out = path.join(workdir, 'torn.backup');
+    const r = await svc(['relay', 'backup', '--out', out, '--json'], { SVC_HOME: home });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(r.stdout)).toMatchObject({ head: { seq: whole.seq, hash: whole.hash }, records: whole.seq });
+    const restored = await restore(fs.readFileSync(out));
+    expect(restored.code).toBe(0);
+    const verified = await svc(['relay', 'events', 'verify', '--json'], { SVC_HOME: restored.target });
+    expect(verified.code).toBe(0);
+    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, lastSeq: whole.seq, lastHash: whole.hash });
+  });
+});
+
 describe('bad input is a sentence and a non-zero exit', () => {
   it('backup without --out, onto an existing file, or of a home with no relay; restore of no file', async () => {
     expect((await svc(['relay', 'backup'])).code).toBe(2);
