@@ -136,6 +136,7 @@ export async function runPhoneSim(
     await sim.start();
   } catch (err) {
     out(`phone-sim: ${(err as Error).message}`);
+    sim.stop();
     return 1;
   }
   // The token is a secret: never printed, only written (0600) where the operator asked.
