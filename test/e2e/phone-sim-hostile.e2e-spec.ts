@@ -97,7 +97,7 @@ describe('svc phone-sim against a hostile relay', () => {
       // It still answers: the reply goes to the newest message it kept.
       sim.type('reply got them');
       await until(() => relay.frames.some((f) => f.type === 'proactive.reply'), 10_000);
-      expect(relay.frames.find((f) => f.type === 'proactive.reply').payload).toMatchObject({ text: 'got them', chat_id: 'flood', reply_to: 'last' });
+      expect(relay.frames.find((f) => f.type === 'proactive.reply')?.payload).toMatchObject({ text: 'got them', chat_id: 'flood', reply_to: 'last' });
 
       // A frame past the bound is not read into memory: the socket is dropped, the simulator says so and exits 1.
       raw(JSON.stringify({ channel: 'proactive', type: 'phone.message', payload: { text: 'y'.repeat(9 * 1024 * 1024) } }));

@@ -232,7 +232,7 @@ export class PhoneFlows {
 
   /**
    * The user copies text on the phone. The app moves its clipboard only through Device Control (`GET`/`POST
-   * /clipboard`, accessibility/ActionExecutor.kt clipboard; BridgeCapabilities.kt:52-80 `clipboard_read`/`_write`):
+   * /clipboard`, accessibility/ActionExecutor.kt:864-930; BridgeCapabilities.kt:61-62 `clipboard_read`/`_write`):
    * the host reads this with `GET /clipboard`. The app never calls `/clipboard/inbox` (the desktop CLI does).
    */
   copy(text: string): void {
