@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { dc, op, until } from '../support/bridge';
@@ -136,7 +137,7 @@ describe('svc phone-sim: the phone flows beside Device Control', () => {
     expect(events('phone.reply_received', p2)[0].data).toMatchObject({ chatId: 'notes', replyTo: 'm-77' });
   });
 
-  it('interactive, typed on stdin: notify, threads live, reply, a shell (input, resize, detach), clipboard both ways, say, status, quit', async () => {
+  it('interactive, typed on stdin: notify, threads live, reply, a shell (input, resize, detach), clipboard both ways, say, hear, status, quit', async () => {
     const { sim, token } = await start(['--interactive', '--name', 'Typing phone']);
     sim.type('status');
     await sim.waitFor(/paired as (\w{8})… \(device phone-sim-\w+, app mode\)/);
@@ -184,6 +185,13 @@ describe('svc phone-sim: the phone flows beside Device Control', () => {
     sim.type('say good morning');
     await sim.waitFor(/the relay spoke \d+ bytes of audio\/mpeg/, mark);
     expect(readEvents(relay.home).filter((e) => e.type === 'voice.synthesized' && e.data.chars === 'good morning'.length)).toHaveLength(1);
+    // Dictation: a spoken WAV (the same espeak-ng the offline provider uses) uploaded as the app does, the text back.
+    const wav = path.join(relay.home, 'dictated.wav');
+    execFileSync('espeak-ng', ['-v', 'en-us', '-w', wav, 'hello world']);
+    sim.type(`hear ${wav}`);
+    await sim.waitFor(/the relay heard: .*(hello|world)/, mark);
+    const heard = readEvents(relay.home).filter((e) => e.type === 'voice.transcribed' && e.data.bytes === fs.statSync(wav).size);
+    expect(heard.map((e) => e.data.outcome)).toEqual(['ok']);
 
     sim.type('frobnicate now', 'status');
     await sim.waitFor(/unknown command "frobnicate"; type help for the list/, mark);
