@@ -8,7 +8,8 @@ import { rememberOperatorKey } from './operator-keys';
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const BIN = path.join(ROOT, 'bin', 'svc');
 const STAMP = path.join(ROOT, 'dist', 'apps', 'relay', 'src', 'cli', 'main.js');
-const SOURCES = [path.join(ROOT, 'apps', 'relay', 'src'), path.join(ROOT, 'libs')];
+// The phone simulator too: `svc phone-sim` runs it from dist/.
+const SOURCES = [path.join(ROOT, 'apps', 'relay', 'src'), path.join(ROOT, 'apps', 'phone-sim', 'src'), path.join(ROOT, 'libs')];
 
 function newestSource(dir: string): number {
   let newest = 0;

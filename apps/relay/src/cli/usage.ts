@@ -1,5 +1,6 @@
 import { GRANT_CHANNELS, pairingDefaultsText } from '@svc/events/grant-channels';
 import { BACKUP_HELP } from './usage-backup';
+import { PHONE_SIM_USAGE } from './phone-sim-usage';
 import { SERVICE_HELP } from './usage-service';
 import { optionText } from './usage-text';
 
@@ -37,7 +38,7 @@ Usage:
   svc relay service install        write it to /etc/systemd/system and say how to enable it
   svc reach --credentials FILE     the Reach broker (experimental; see "svc help reach")
   svc reach host-entry [--json]    this relay's Reach host id, a new host token and its broker entry
-  svc phone-sim [options]          a simulated sideload phone for Device Control (demo, tests)
+  svc phone-sim [options]          a simulated phone: Device Control, notifications, Threads, shell, voice
   svc help [command]               help for a command (also: <command> --help)
   svc --version                    print the relay's version
 
@@ -47,16 +48,7 @@ relay/checkpoint-key.pem, relay/operator.key (the operator's credential: whoever
 Commands that talk to the running relay find the relay of $SVC_HOME by its lock (any port), else
 RELAY_HOST/RELAY_PORT, and send the home's operator key.`,
 
-  'phone-sim': `Usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 | --token <session token>)
-         [--mode legacy|app] [--confirm allow|deny|ignore] [--name NAME] [--device-id ID] [--master on|off]
-         [--no-device-control] [--current-app PACKAGE] [--trust send,pay] [--auto-disable MINUTES]
-         [--save-token FILE] [--quiet]
-
-A simulated sideload phone for the bridge: pairs, reports bridge.status, answers every Device Control
-route with plausible data, answers destructive-verb confirmations by --confirm, and logs what it receives.
---mode app behaves like the real Android app (docs/COMPATIBILITY.md): nested status every 30 s, its own
-confirmation modal, blocklist and idle expiry (--auto-disable, 5-120 min, default 30), uploaded screenshots;
-it answers bridge.command only (bridge.confirm and bridge.master_disabled are dropped, as the app drops them).`,
+  'phone-sim': PHONE_SIM_USAGE,
 
   relay: `Usage: svc relay <command>
 
