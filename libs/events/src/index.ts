@@ -22,6 +22,7 @@ export * from './events/store.events';
 export * from './events/personal.events';
 export * from './personal-data';
 export * from './chain';
+export * from './event-schema';
 export * from './bus';
 export * from './event-store';
 export * from './file/file-event-store';

@@ -2,6 +2,8 @@ import { ReadModels, type Session } from '@svc/domain';
 import {
   ChainError,
   checkLine,
+  eventSchemas,
+  EventTooNewError,
   listSegments,
   PgLogSource,
   plural,
@@ -26,6 +28,7 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 const short = (ms: number | null): string => (ms === null ? 'never' : new Date(ms).toISOString().slice(0, 16).replace('T', ' ') + 'Z');
 
 function chainFailure(err: unknown): never {
+  if (err instanceof EventTooNewError) throw new CliError(`${err.message}\n${err.hint}`);
   if (err instanceof ChainError) {
     throw new CliError(`event log broken at seq ${err.seq} (${err.segment}): ${err.reason}\nrun "svc relay events verify" for the report`);
   }
@@ -69,7 +72,7 @@ export async function replayReport(source: LogSource, at: Date, onProgress?: (p:
       onProgress,
       onEvent: (e) => {
         // The report shows no personal content: it replays as forgotten (no data key is read here).
-        models.apply(unsealPersonal(e, () => undefined));
+        models.apply(eventSchemas.upcast(unsealPersonal(e, () => undefined)));
         countsByType[e.type] = (countsByType[e.type] ?? 0) + 1;
       },
     });

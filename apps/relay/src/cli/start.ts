@@ -1,4 +1,4 @@
-import { ChainError, LOCK_FILE, LogLockedError, PgConnectError, PgLogLockedError, plural, SchemaTooNewError } from '@svc/events';
+import { ChainError, EventTooNewError, LOCK_FILE, LogLockedError, PgConnectError, PgLogLockedError, plural, SchemaTooNewError } from '@svc/events';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { loadConfig, relayDir, svcHomeFrom } from '../common/config/config';
@@ -129,6 +129,7 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
           `the relay refuses to start on a log it cannot prove; inspect it with "svc relay events verify${config.eventStoreUrl ? '' : ` --log ${path.join(relayDir(config), 'events')}`}"`,
       );
     }
+    if (e instanceof EventTooNewError) throw new CliError(`${e.message}\nthe relay refuses to start on records it would misread: ${e.hint}`);
     if (e instanceof PgLogLockedError) {
       throw new CliError(
         `${e.message}\n` +

@@ -1,6 +1,7 @@
-import { ReadModels } from '@svc/domain';
+import { ReadModels, upcastSnapshotState } from '@svc/domain';
 import {
   EventBus,
+  eventSchemas,
   type EventStore,
   type SnapshotPort,
   SnapshotCipher,
@@ -78,10 +79,21 @@ export class CommandLoop {
     });
     loop = new CommandLoop(store, snapshots, opts);
     let snap = await snapshots.latest<Record<string, unknown>>();
-    const unusable = snap && loop.models.unrestorable(snap.models);
-    if (snap && unusable) {
-      opts.logger.warn({ snapshotSeq: snap.seq, reason: unusable }, 'snapshot not used (written by another relay version); replaying the whole log');
-      snap = null;
+    if (snap) {
+      // A snapshot of an older read-model schema is upcast (a pruned log cannot be replayed from seq 1).
+      const up = upcastSnapshotState(snap.models);
+      const unusable = 'reason' in up ? up.reason : loop.models.unrestorable(up.state);
+      if (unusable || 'reason' in up) {
+        opts.logger.warn(
+          { snapshotSeq: snap.seq, reason: unusable },
+          'snapshot not used (written by another relay version); replaying the whole log',
+        );
+        snap = null;
+      } else {
+        if (up.upcastFrom !== undefined)
+          opts.logger.info({ snapshotSeq: snap.seq, from: up.upcastFrom }, 'snapshot upcast to this read-model schema');
+        snap = { ...snap, models: up.state };
+      }
     }
     if (snap) loop.models.restore(snap.models);
     const started = opts.clock.now().getTime();
@@ -89,7 +101,8 @@ export class CommandLoop {
     const opened = await store.open({
       fromSeq: snap ? snap.seq + 1 : 1,
       expectPrev: snap?.hash,
-      onEvent: opts.sealer ? (e) => loop.models.apply(opts.sealer!.unseal(e)) : (e) => loop.models.apply(e),
+      // Older records read as the current shape of their type; one this relay does not know stops the start.
+      onEvent: opts.sealer ? (e) => loop.models.apply(eventSchemas.upcast(opts.sealer!.unseal(e))) : (e) => loop.models.apply(eventSchemas.upcast(e)),
       // A long replay (a big log without a usable snapshot) says where it is every 2 s.
       onProgress: (p) => {
         const now = opts.clock.now().getTime();
