@@ -29,6 +29,7 @@ export const EVENT_VERSIONS: { readonly [T in RelayEventType]: number } = {
   'desktop.context_reported': 1,
   'desktop.control_session_ended': 1,
   'desktop.control_session_started': 1,
+  'log.pruned': 1,
   'media.evicted': 1,
   'media.expired': 1,
   'media.fetched': 1,
