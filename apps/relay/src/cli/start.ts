@@ -1,4 +1,4 @@
-import { ChainError, LOCK_FILE, LogLockedError, PgConnectError, PgLogLockedError, plural, SchemaTooNewError } from '@svc/events';
+import { ChainError, EventTooNewError, LOCK_FILE, LogLockedError, PgConnectError, PgLogLockedError, plural, SchemaTooNewError } from '@svc/events';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { loadConfig, relayDir, svcHomeFrom } from '../common/config/config';
@@ -10,6 +10,8 @@ import { consoleLine, consoleWhere } from '../console/console-url';
 import { createRelay, type Relay } from '../relay';
 import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
 import { prettyDestination } from './pretty-log';
+import { cutText } from './events';
+import { PrunedWithoutSnapshotError } from '../common/loop/command-loop';
 import { selfCommand } from './self-command';
 
 const COMMAND = 'relay start';
@@ -129,6 +131,8 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
           `the relay refuses to start on a log it cannot prove; inspect it with "svc relay events verify${config.eventStoreUrl ? '' : ` --log ${path.join(relayDir(config), 'events')}`}"`,
       );
     }
+    if (e instanceof PrunedWithoutSnapshotError) throw new CliError(e.message);
+    if (e instanceof EventTooNewError) throw new CliError(`${e.message}\nthe relay refuses to start on records it would misread: ${e.hint}`);
     if (e instanceof PgLogLockedError) {
       throw new CliError(
         `${e.message}\n` +
@@ -161,7 +165,7 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
   );
   line(
     io.stderr,
-    `event log ${relay.loop.location} (last seq ${relay.loop.lastSeq}${relay.loop.recovered ? `, cut a torn last line of ${relay.loop.recovered.droppedBytes} bytes` : ''}${relay.loop.staleLock ? `, the previous relay${relay.loop.staleLock.pid === null ? '' : ` (pid ${relay.loop.staleLock.pid})`} did not stop` : ''})`,
+    `event log ${relay.loop.location} (last seq ${relay.loop.lastSeq}${relay.loop.cut ? `, ${cutText(relay.loop.cut)}` : ''}${relay.loop.recovered ? `, cut a torn last line of ${relay.loop.recovered.droppedBytes} bytes` : ''}${relay.loop.staleLock ? `, the previous relay${relay.loop.staleLock.pid === null ? '' : ` (pid ${relay.loop.staleLock.pid})`} did not stop` : ''})`,
   );
   if (envFile.loaded)
     line(

@@ -1,6 +1,7 @@
 import { GRANT_CHANNELS, pairingDefaultsText } from '@svc/events/grant-channels';
 import { BACKUP_HELP } from './usage-backup';
 import { PHONE_SIM_USAGE } from './phone-sim-usage';
+import { FORGET_HELP, PRUNE_HELP } from './usage-history';
 import { SERVICE_HELP } from './usage-service';
 import { optionText } from './usage-text';
 
@@ -26,6 +27,7 @@ Usage:
   svc relay backup --out FILE      a consistent copy of the running relay's home (log, keys, secrets)
   svc relay restore FILE           lay a backup out as a home (--home DIR) on this or a new machine
   svc relay events forget          forget personal content (notifications, Threads, recordings) by device or time
+  svc relay events prune           drop or archive whole segments of the log before a time or seq (a recorded cut)
   svc relay insecure-api-key [status|on|off]
                                    API-key voice auth over plain HTTP from other hosts (until restart)
   svc relay update-check           is a newer relay available (offline: "unknown")
@@ -238,7 +240,7 @@ Asks the running relay (GET /relay/update-check on loopback) whether a newer ver
 no feed configured (RELAY_UPDATE_FEED_URL, a JSON document {"latest": "x.y.z", "update_command": "..."})
 it reports the running version and "latest unknown"; a feed's answer is kept an hour (--refresh asks again).`,
 
-  'relay events': `Usage: svc relay events <replay|verify|tail|export|import|checkpoint|public-key|forget> [options]
+  'relay events': `Usage: svc relay events <replay|verify|tail|export|import|checkpoint|public-key|forget|prune> [options]
 
   replay    rebuild every read model from the log (from seq 1, verifying the chain) and summarise
   verify    check every record's checksum, the seq order and the previous-hash links
@@ -248,10 +250,11 @@ it reports the running version and "latest unknown"; a feed's answer is kept an 
   checkpoint  sign the log's head with the relay's key (verify --checkpoint FILE proves it later)
   public-key  print the public key that checks checkpoints, and its key id
   forget    destroy the data keys of personal content, by device or time (--yes; without: a dry run)
+  prune     drop or archive whole segments before a time or seq (--yes; without: a dry run)
 
 Run "svc help relay events <command>" for options.`,
 
-  'relay events replay': `Usage: svc relay events replay [--log WHERE] [--at TIME] [--json]
+  'relay events replay': `Usage: svc relay events replay [--log WHERE] [--archive DIR] [--at TIME] [--json]
 
 Rebuilds state from the event log exactly as the relay does at start (every projection, from seq 1,
 checking the hash chain; snapshots are not trusted) and prints: sessions with their grants, live
@@ -261,11 +264,13 @@ last line is reported, not cut.
 Options:
   --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
                  own, RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME or ~/.svc>/relay/events)
+  --archive DIR  segments pruned from the log: replayed first, from seq 1 (without it a pruned log is
+                 replayed from the home's sealed snapshot at its cut, and the report says so)
   --at TIME      judge expiry at this ISO time instead of now
   --json         print the summary as JSON
   -h, --help     show this help`,
 
-  'relay events verify': `Usage: svc relay events verify [--log WHERE] [--checkpoint FILE [--public-key KEY]] [--json]
+  'relay events verify': `Usage: svc relay events verify [--log WHERE] [--archive DIR] [--checkpoint FILE [--public-key KEY]] [--json]
 
 Checks every record of the log: its own checksum, consecutive seqs, and that each record names the
 hash of the one before (the chain). Exits 1 and names the first bad record when anything was edited,
@@ -279,6 +284,8 @@ it, even re-chained, is named with the seq and both hashes; a log shorter than i
 Options:
   --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
                  own, RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME or ~/.svc>/relay/events)
+  --archive DIR  segments pruned from the log, proven with it as one chain (a pruned log alone is
+                 proven from its recorded cut)
   --checkpoint FILE
                  a checkpoint written by "svc relay events checkpoint" or the console's Store page
   --public-key KEY
@@ -288,30 +295,8 @@ Options:
   --json         print the report as JSON
   -h, --help     show this help`,
 
-  'relay events forget': `Usage: svc relay events forget (--device PREFIX | --before TIME) [--yes] [--json]
-
-Forgets personal content: notification titles and texts, Thread messages and replies, terminal
-recordings. The log and the recordings hold them sealed (AES-256-GCM) under data keys kept outside
-them, one per device and UTC hour; forgetting destroys keys (and removes the recordings). Afterwards
-that content reads as forgotten everywhere (the relay, the console, a replay), the rest of each event
-stays, and "svc relay events verify" still passes. The forgetting is itself an
-event (its scope and who asked, never the content).
-
-Through the relay running on this machine (its loopback console API), or on the home's files (or its
-PostgreSQL database) when none runs. Without --yes it only says how many keys would go.
-
-Options:
-  --device PREFIX  the content of devices whose token prefix starts with PREFIX (at least 4
-                   characters; "host": Thread messages posted while no phone was subscribed),
-                   with the Thread messages they received under another key
-  --before TIME    the content of every hour that began before TIME (ISO 8601, e.g. 2026-11-01 or
-                   2026-11-01T12:00:00Z); keys are per hour, so content up to the end of TIME's hour
-                   goes too. With --device: that device's content only
-  --yes            forget (without it: a dry run)
-  --json           print the answer as JSON
-  -h, --help       show this help
-RELAY_PERSONAL_DATA_RETENTION_DAYS forgets automatically what is older (0, the default: keep);
-"svc relay devices revoke PREFIX --forget" revokes a device and forgets its content.`,
+  'relay events prune': PRUNE_HELP,
+  'relay events forget': FORGET_HELP,
 
   'relay events tail': `Usage: svc relay events tail [--follow] [--type T]... [--limit N] [--log WHERE] [--json]
 
