@@ -63,7 +63,11 @@ describe('console words', () => {
     expect(shown).toMatch(/^SVC_HOME=\S+ \/\S+\/bin\/svc relay events verify --log \S+$/);
     await verify.getByRole('button', { name: 'Copy' }).click();
     await verify.getByRole('button', { name: 'Copied' }).waitFor();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(shown);
+    expect(
+      await page.evaluate(() =>
+        (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText(),
+      ),
+    ).toBe(shown);
     // As the operator would paste it: a shell in another directory, PATH without any svc.
     const out = execFileSync('/bin/sh', ['-c', shown], {
       cwd: os.tmpdir(),
