@@ -1,9 +1,21 @@
 import * as path from 'node:path';
-import type { BrowserContext, Locator, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import type { MetricsView, VerifyStartAnswer } from '@svc/console-api';
 import { ChainVerifyJobs } from '../../apps/relay/src/console/store/chain-verify-jobs';
 import { pairPhone, startRelay, type Phone, type TestRelay } from '../support/harness';
-import { ensureConsoleBuilt, launchBrowser, launchWatchedPage, shot, signIn } from './browser';
+import {
+  cssToken,
+  ensureConsoleBuilt,
+  expectAttr,
+  expectText,
+  launchBrowser,
+  launchWatchedPage,
+  pixelsNear,
+  shot,
+  signIn,
+  strokePixels,
+  waitFor,
+} from './browser';
 import { operatorFetch } from '../support/http';
 
 /** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
@@ -189,62 +201,4 @@ describe('console Metrics and Store pages in headless chromium', () => {
 
 function escape(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/** Pixels of a chart's canvas within a small distance of an RGB colour (read in the page: the test has no DOM types). */
-function pixelsNear(page: Page, chartId: string, rgb: [number, number, number]): Promise<number> {
-  return page.evaluate(`(() => {
-    const canvas = document.querySelector('[data-chart="${chartId}"] canvas');
-    if (!canvas) return -1;
-    const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
-    const [r, g, b] = ${JSON.stringify(rgb)};
-    let n = 0;
-    for (let i = 0; i < data.length; i += 4) {
-      if (data[i + 3] > 200 && Math.abs(data[i] - r) + Math.abs(data[i + 1] - g) + Math.abs(data[i + 2] - b) < 40) n++;
-    }
-    return n;
-  })()`);
-}
-
-function cssToken(page: Page, token: string): Promise<string> {
-  return page.evaluate(`getComputedStyle(document.documentElement).getPropertyValue(${JSON.stringify(token)}).trim()`);
-}
-
-/** Pixels drawn in a CSS token's colour (as the page resolves it now). */
-async function strokePixels(page: Page, chartId: string, token: string): Promise<number> {
-  const hex = await cssToken(page, token);
-  const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(hex);
-  if (!m) throw new Error(`${token} is ${hex}, not #rrggbb`);
-  return pixelsNear(page, chartId, [parseInt(m[1], 16), parseInt(m[2], 16), parseInt(m[3], 16)]);
-}
-
-async function waitFor(test: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await test()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('condition not met in time');
-}
-
-async function expectAttr(locator: Locator, name: string, want: string | RegExp, timeoutMs = 8000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last: string | null = null;
-  while (Date.now() < deadline) {
-    last = await locator.getAttribute(name, { timeout: 1000 }).catch(() => null);
-    if (last !== null && (typeof want === 'string' ? last === want : want.test(last))) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`expected ${name}=${String(want)}, last ${JSON.stringify(last)}`);
-}
-
-async function expectText(locator: Locator, re: RegExp, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    last = ((await locator.innerText().catch(() => '')) ?? '').replace(/\s+/g, ' ').trim();
-    if (re.test(last)) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`expected ${re} in ${JSON.stringify(last)}`);
 }

@@ -83,7 +83,12 @@ describe('console Metrics: the sample ring behind the charts', () => {
     const last = (id: string, label: string) => chart(id).series.find((s) => s.label === label)?.values;
     // The pairing and the health checks landed in the first of the two samples: rates over its 2 s.
     const families = chart('http').series.map((s) => s.label);
-    expect(families).toEqual(expect.arrayContaining(['pairing', 'health', 'console']));
+    expect(families).toEqual(expect.arrayContaining(['pairing', 'health']));
+    // Requests to /console (this test's GET /metrics above) are counted apart, not drawn among the families.
+    expect(families).not.toContain('console');
+    expect(chart('http').apart).toMatchObject({ id: 'http:console', label: 'console' });
+    expect(chart('http').apart!.values.at(-2)).toBeGreaterThan(0);
+    expect(chart('http').apart!.values).toHaveLength(v.times.length);
     expect(last('http', 'health')!.at(-2)).toBeGreaterThanOrEqual(2.5); // 5 requests in 2 s
     expect(last('sockets', 'authenticated')!.at(-1)).toBe(1);
     expect(last('commit', 'p50')!.at(-2)).toBeGreaterThan(0);

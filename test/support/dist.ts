@@ -40,9 +40,10 @@ export type SvcProcess = {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 };
 
-/** Runs `bin/svc <args>` as a real process (stdin closed, output captured). */
-export function spawnSvc(args: string[], env: NodeJS.ProcessEnv): SvcProcess {
-  const child = spawn(process.execPath, [BIN, ...args], {
+/** Runs `bin/svc <args>` as a real process (stdin closed, output captured); `wrapper` runs it (a sandbox, setpriv...). */
+export function spawnSvc(args: string[], env: NodeJS.ProcessEnv, wrapper: string[] = []): SvcProcess {
+  const [command, ...rest] = [...wrapper, process.execPath, BIN, ...args];
+  const child = spawn(command, rest, {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -73,8 +74,17 @@ export async function waitForOutput<T>(p: SvcProcess, pick: (stderr: string) => 
 }
 
 /** Starts `svc relay start` on an ephemeral loopback port and resolves with its base URL. */
-export async function startRelayProcess(home: string, env: NodeJS.ProcessEnv = {}, flags: string[] = []): Promise<SvcProcess & { url: string }> {
-  const p = spawnSvc(['relay', 'start', ...flags], { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_LOG_LEVEL: 'INFO', ...env });
+export async function startRelayProcess(
+  home: string,
+  env: NodeJS.ProcessEnv = {},
+  flags: string[] = [],
+  wrapper: string[] = [],
+): Promise<SvcProcess & { url: string }> {
+  const p = spawnSvc(
+    ['relay', 'start', ...flags],
+    { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_LOG_LEVEL: 'INFO', ...env },
+    wrapper,
+  );
   // The start-up banner is several writes (listening, the event log, the environment file, the console):
   // wait for the console line, the last that every start prints.
   const url = await waitForOutput(p, (s) => (/^console /m.test(s) ? /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(s)?.[1] : undefined));

@@ -14,6 +14,11 @@ export type MetricsChart = {
   title: string;
   unit: 'req/s' | 'sockets' | 'ms' | 'per min' | 'bytes/s' | 'messages';
   series: MetricsSeries[];
+  /**
+   * Counted but not drawn among the lines (`http`: the `console` family, requests to /console: this console's
+   * own polling, and scripts using its API), so the page that shows the chart does not dominate it.
+   */
+  apart?: MetricsSeries;
 };
 
 export type MetricsView = {

@@ -1,12 +1,14 @@
-import { useEffect, useMemo } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { useOverview } from '@/features/overview/api/get-overview';
 import { EmptyState } from '@/components/ui';
 import { Link, useLocation } from '@/lib/router';
 import { FEATURES } from './features';
-import { SideNav } from './layout/side-nav';
+import { SideNav, isCurrent } from './layout/side-nav';
 import { StreamBanner } from './layout/stream-banner';
 import { Ticker } from './layout/ticker';
 import { TopBar } from './layout/top-bar';
+
+const MENU_ID = 'console-menu';
 
 export function App() {
   const { path } = useLocation();
@@ -16,7 +18,8 @@ export function App() {
     const served = overview.data?.features.map((f) => f.id);
     return served ? FEATURES.filter((f) => served.includes(f.id)) : FEATURES;
   }, [overview.data]);
-  const current = features.find((f) => (f.path === '/' ? path === '/' : path === f.path || path.startsWith(`${f.path}/`)));
+  const current = features.find((f) => isCurrent(f, path));
+  const [menuOpen, setMenuOpen] = useState(false);
 
   useEffect(() => {
     document.title = `${current?.title ?? 'Not found'} · svc relay`;
@@ -28,7 +31,11 @@ export function App() {
       <a className="skip-link" href="#main">
         Skip to content
       </a>
-      <TopBar />
+      <TopBar
+        title={current?.title ?? 'Not found'}
+        menu={{ id: MENU_ID, open: menuOpen, toggle: () => setMenuOpen((o) => !o) }}
+        menuPanel={menuOpen ? <SideNav features={features} current={path} menu={{ id: MENU_ID, onClose: () => setMenuOpen(false) }} /> : null}
+      />
       <StreamBanner />
       <div className="body">
         <SideNav features={features} current={path} />

@@ -4,7 +4,7 @@ import { Fragment, type HTMLAttributes, type Key, type ReactNode, type TdHTMLAtt
 type DataAttributes = { [name: `data-${string}`]: string | undefined };
 
 export type Column<T> = {
-  /** The header, and in a `cards` table each cell's label on a narrow screen. */
+  /** The header, and each cell's label on a narrow screen. */
   label: string;
   /** A header only screen readers see (the row actions); its cells carry no label. */
   srOnly?: boolean;
@@ -18,8 +18,9 @@ export type Column<T> = {
 };
 
 /**
- * A table whose columns are written once. `cards` (the default) turns each row into a card on a narrow
- * screen, every cell labelled by its column; `log` keeps dense rows (the event log, bridge commands).
+ * A table whose columns are written once. On a narrow screen (a phone) every table becomes a list of
+ * cards, one per row, each cell a "label: value" line, so nothing needs a sideways scroll. `log` (the
+ * event log, bridge commands) keeps dense, clickable rows on a wide screen.
  */
 export function DataTable<T>({
   columns,
@@ -39,10 +40,9 @@ export function DataTable<T>({
   /** What follows a row (a preview row under it), or null. */
   after?: (row: T) => ReactNode;
 }) {
-  const cards = layout === 'cards';
   return (
     <div className="table-wrap">
-      <table className={`table ${cards ? 'responsive' : 'events-table'}`} data-testid={testId}>
+      <table className={`table responsive ${layout === 'log' ? 'events-table' : ''}`} data-testid={testId}>
         <thead>
           <tr>
             {columns.map((c) => (
@@ -57,8 +57,9 @@ export function DataTable<T>({
             <Fragment key={rowKey(row)}>
               <tr {...rowProps?.(row)}>
                 {columns.map((c) => (
-                  <td key={c.label} data-label={cards && !c.srOnly ? c.label : undefined} className={c.className} {...c.cellProps?.(row)}>
-                    {c.render(row)}
+                  <td key={c.label} data-label={c.srOnly ? undefined : c.label} className={c.className} {...c.cellProps?.(row)}>
+                    {/* One box beside the label when a row is a card (a cell may hold text and blocks). */}
+                    {c.srOnly ? c.render(row) : <div className="cell">{c.render(row)}</div>}
                   </td>
                 ))}
               </tr>

@@ -1,6 +1,8 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import uPlot, { type AlignedData, type Options } from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { localClock } from '@/lib/format';
+import { gapLabels, isolated } from './time-chart-gaps';
 import './time-chart.css';
 
 export type ChartSeries = { label: string; values: Array<number | null> };
@@ -52,7 +54,8 @@ function showNewest(u: uPlot): void {
 /**
  * A small live time-series chart (uPlot on a canvas: axes, grid, legend and hover values are uPlot's own).
  * `times` are epoch seconds; each series has a value per time, null for "nothing then" (a gap, not a zero).
- * The container says what was drawn in `data-series` and `data-points`, read back from the chart itself.
+ * The container says what was drawn in `data-series` and `data-points`, read back from the chart itself, and
+ * its time axis's labels in `data-time-ticks`.
  */
 export function TimeChart({
   times,
@@ -61,6 +64,7 @@ export function TimeChart({
   height = 170,
   label,
   integer = false,
+  gap,
 }: {
   times: number[];
   series: ChartSeries[];
@@ -69,6 +73,11 @@ export function TimeChart({
   label: string;
   /** Counts (sockets, messages): y ticks on whole numbers only. */
   integer?: boolean;
+  /**
+   * What an interval with no value means ("no commits"): written in the quiet stretches and in the legend,
+   * and a lone value is drawn as a point (a line needs two).
+   */
+  gap?: string;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const chart = useRef<uPlot | null>(null);
@@ -85,7 +94,7 @@ export function TimeChart({
   useEffect(() => {
     const el = box.current;
     if (!el) return;
-    const fmt = (v: number | null) => (v === null || v === undefined ? '–' : latest.current.format(v));
+    const fmt = (v: number | null) => (v === null || v === undefined ? (gap ?? '–') : latest.current.format(v));
     const axis = {
       stroke: palette.muted,
       font: palette.font,
@@ -99,10 +108,23 @@ export function TimeChart({
       cursor: { drag: { x: false, y: false }, points: { size: 6 } },
       // Filled markers in each line's colour; away from the cursor, the legend shows the newest values.
       legend: { show: true, live: true, markers: { fill: (_u, i) => palette.lines[(i - 1) % palette.lines.length] } },
-      hooks: { setCursor: [showNewest], setData: [showNewest] },
+      hooks: {
+        setCursor: [showNewest],
+        setData: [showNewest],
+        draw: gap ? [(u) => (el.dataset.gapLabels = String(gapLabels(u, gap, palette)))] : [],
+      },
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] } },
       axes: [
-        { ...axis, space: 60 },
+        // The reader's clock (12 or 24 h as the browser's locale has it), seconds only when ticks are that close.
+        {
+          ...axis,
+          space: 70,
+          values: (_u, splits) => {
+            const labels = splits.map((t) => localClock(t * 1000, splits.length > 1 && splits[1] - splits[0] < 60));
+            el.dataset.timeTicks = labels.join(' | ');
+            return labels;
+          },
+        },
         {
           ...axis,
           size: 64,
@@ -111,12 +133,14 @@ export function TimeChart({
         },
       ],
       series: [
-        { label: 'time', value: (_u, v) => (v === null ? '–' : new Date(v * 1000).toLocaleTimeString()) },
+        { label: 'time', value: (_u, v) => (v === null ? '–' : localClock(v * 1000)) },
         ...latest.current.data.slice(1).map((_, i) => ({
           label: series[i].label,
           stroke: palette.lines[i % palette.lines.length],
           width: 1.75,
-          points: { show: false },
+          points: gap
+            ? { show: true, size: 6, fill: palette.lines[i % palette.lines.length], filter: (u: uPlot, si: number) => isolated(u.data[si]) }
+            : { show: false },
           value: (_u: uPlot, v: number | null) => fmt(v),
         })),
       ],
@@ -132,7 +156,7 @@ export function TimeChart({
     };
     // `series` is read through `shape`: a chart is rebuilt only when its lines change, not on every sample.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [shape, palette, height, integer]);
+  }, [shape, palette, height, integer, gap]);
 
   useEffect(() => {
     const u = chart.current;

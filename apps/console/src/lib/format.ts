@@ -42,6 +42,19 @@ export function exact(epochMs: number): string {
   return `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 
+const CLOCK = {
+  minutes: new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' }),
+  seconds: new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit', second: '2-digit' }),
+};
+
+/**
+ * A time of day in the reader's own locale and zone ("14:05:02" in de-DE, "2:05:02 PM" in en-US): the
+ * browser's locale decides the 12 or 24 hour clock. For the charts, whose times are the reader's.
+ */
+export function localClock(epochMs: number, withSeconds = true): string {
+  return (withSeconds ? CLOCK.seconds : CLOCK.minutes).format(epochMs);
+}
+
 export function timeOfDay(iso: string): string {
   return new Date(iso).toISOString().slice(11, 19);
 }

@@ -24,6 +24,8 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'relay compat': async (args, io) => (await import('./compat')).compatCommand(args, io),
   'relay profiles': async (args, io) => (await import('./profiles')).profilesCommand(args, io),
   'relay doctor': async (args, io) => (await import('./doctor')).doctorCommand(args, io),
+  'relay service print': async (args, io) => (await import('./service')).servicePrintCommand(args, io),
+  'relay service install': async (args, io) => (await import('./service')).serviceInstallCommand(args, io),
   'relay mcp': async (args, io) => (await import('./mcp')).mcpCommand(args, io),
   reach: async (args, io) => (await import('./reach')).reachCommand(args, io),
   'reach host-entry': async (args, io) => (await import('./reach')).hostEntryCommand(args, io),
@@ -33,7 +35,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
 /** Every command path (`relay start`, `relay events tail`...): what the help must list. */
 export const COMMAND_PATHS: readonly string[] = Object.keys(COMMANDS);
 
-const GROUPS = new Set(['relay', 'relay events']);
+const GROUPS = new Set(['relay', 'relay events', 'relay service']);
 
 const isHelpFlag = (a: string) => a === '--help' || a === '-h';
 

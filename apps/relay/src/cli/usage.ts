@@ -1,24 +1,13 @@
 import { GRANT_CHANNELS, pairingDefaultsText } from '@svc/events/grant-channels';
 import { EVENTS_COMMANDS, EVENTS_HELP } from './usage-events';
+import { SERVICE_HELP } from './usage-service';
+import { optionText } from './usage-text';
 
 const PAIRING_DEFAULTS = pairingDefaultsText();
 
-/** Text under an option's description column (24 spaces in), wrapped at 100 characters on spaces. */
-function optionText(text: string): string {
-  const indent = ' '.repeat(24);
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line && indent.length + line.length + 1 + word.length > 100) {
-      lines.push(indent + line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  return [...lines, indent + line].join('\n');
-}
-
 /** Help texts. Each command's text is what `svc help <command>` and `<command> --help` print. */
 export const HELP: Readonly<Record<string, string>> = {
+  ...SERVICE_HELP,
   '': `svc: operator commands for the svc relay
 
 Usage:
@@ -42,6 +31,8 @@ Usage:
   svc relay profiles [list|enable] which profiles enable the relay's plugin; enable it
   svc relay compat [status|install|remove]
                                    the compatibility hook for older agent API servers
+  svc relay service print          a hardened systemd unit for this install and home
+  svc relay service install        write it to /etc/systemd/system and say how to enable it
   svc reach --credentials FILE     the Reach broker (experimental; see "svc help reach")
   svc reach host-entry [--json]    this relay's Reach host id, a new host token and its broker entry
   svc phone-sim [options]          a simulated sideload phone for Device Control (demo, tests)
@@ -85,6 +76,7 @@ Commands:
                         which profiles enable the relay's plugin; enable it
   compat [status|install|remove]
                         the compatibility hook for older agent API servers
+  service print|install a hardened systemd unit for this install and home
 
 Run "svc help relay <command>" for a command's options.`,
 

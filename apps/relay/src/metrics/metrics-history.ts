@@ -8,10 +8,16 @@ import { MetricsService } from './metrics.service';
 /** How many series a chart of families shows: the busiest over the window, the rest summed as "other". */
 const TOP = 6;
 
-type ChartDef = Omit<MetricsChart, 'series'> & { prefix: string; fixed?: Array<{ key: string; label: string }> };
+type ChartDef = Omit<MetricsChart, 'series' | 'apart'> & {
+  prefix: string;
+  fixed?: Array<{ key: string; label: string }>;
+  /** A key counted but kept out of the lines (and of "other"), reported beside them. */
+  apart?: string;
+};
 
 const CHARTS: ChartDef[] = [
-  { id: 'http', title: 'Requests by route family', unit: 'req/s', prefix: 'http:' },
+  // The console's own polling (its route family, /console/...) would dominate the chart that shows it.
+  { id: 'http', title: 'Requests by route family', unit: 'req/s', prefix: 'http:', apart: 'http:console' },
   {
     id: 'sockets',
     title: 'Phone sockets',
@@ -67,10 +73,10 @@ export class MetricsHistory {
     const ring = this.sampler.ring;
     const times = ring.timeline().map((t) => t / 1000);
     const keys = ring.keys();
-    const charts = CHARTS.map(({ prefix, fixed, ...chart }) => {
+    const charts = CHARTS.map(({ prefix, fixed, apart, ...chart }): MetricsChart => {
       if (fixed) return { ...chart, series: fixed.map(({ key, label }) => ({ id: key, label, values: ring.values(key) })) };
       const series = keys
-        .filter((k) => k.startsWith(prefix) && !k.endsWith(':other'))
+        .filter((k) => k.startsWith(prefix) && !k.endsWith(':other') && k !== apart)
         .map((k) => ({ id: k, label: k.slice(prefix.length), values: ring.values(k) }))
         .sort((a, b) => total(b) - total(a) || a.label.localeCompare(b.label));
       const shown = series.slice(0, TOP);
@@ -79,6 +85,7 @@ export class MetricsHistory {
       return {
         ...chart,
         series: other.some((v) => v !== null && v > 0) ? [...shown, { id: `${prefix}other`, label: 'other', values: other }] : shown,
+        ...(apart ? { apart: { id: apart, label: apart.slice(prefix.length), values: ring.values(apart) } } : {}),
       };
     });
     return { times, charts };

@@ -1,6 +1,7 @@
+import type { ReactNode } from 'react';
 import type { Overview } from '@svc/console-api';
 import { useOverview } from '@/features/overview/api/get-overview';
-import { IconMoon, IconSun, IconSystem } from '@/components/icons';
+import { IconClose, IconMenu, IconMoon, IconSun, IconSystem } from '@/components/icons';
 import { plural } from '@/lib/format';
 import { useLive } from '@/lib/live-context';
 import { Link } from '@/lib/router';
@@ -34,20 +35,37 @@ function TransportFact({ o }: { o: Overview }) {
   );
 }
 
-/** Always there: version, listen address, Secure Link or TLS, chain status, phones online, events per second. */
-export function TopBar() {
+/**
+ * Always there: version, listen address, Secure Link or TLS, chain status, phones online, events per second.
+ * On a phone it also names the current page, and its Menu button opens `menuPanel` (every page) below it.
+ */
+export function TopBar({ title, menu, menuPanel }: { title: string; menu: { id: string; open: boolean; toggle: () => void }; menuPanel: ReactNode }) {
   const o = useOverview().data;
   const live = useLive();
   const [theme, cycleTheme] = useTheme();
   const ThemeIcon = theme === 'light' ? IconSun : theme === 'dark' ? IconMoon : IconSystem;
   return (
     <header className="topbar">
+      <button
+        type="button"
+        className="icon-btn menu-btn"
+        aria-label="Menu"
+        aria-expanded={menu.open}
+        aria-controls={menu.id}
+        onClick={menu.toggle}
+        title={menu.open ? 'Close the list of pages' : 'All pages'}
+      >
+        {menu.open ? <IconClose /> : <IconMenu />}
+      </button>
       <Link to="/" className="brand" aria-label="svc relay console, overview">
         <span className="brand-mark" aria-hidden>
           s
         </span>
         <span className="brand-name">svc relay</span>
       </Link>
+      <span className="current-page" data-testid="current-page">
+        {title}
+      </span>
       <div
         className={`topbar-facts ${live.status === 'down' ? 'stale' : ''}`}
         aria-label="Relay status"
@@ -90,6 +108,7 @@ export function TopBar() {
           Sign out
         </button>
       </div>
+      {menuPanel}
     </header>
   );
 }

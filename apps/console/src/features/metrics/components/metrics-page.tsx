@@ -24,6 +24,21 @@ const QUIET: Record<MetricsChart['id'], string> = {
   threads: 'Nothing queued for the phone.',
 };
 
+/** What an interval without a value means, where that is not "nothing to draw" (a commit latency needs commits). */
+const GAP: Partial<Record<MetricsChart['id'], string>> = { commit: 'no commits' };
+
+/** A series the relay counts but keeps out of a chart's lines, in words, with its newest rate. */
+function Apart({ chart, format }: { chart: MetricsChart; format: (v: number) => string }) {
+  if (!chart.apart) return null;
+  const newest = chart.apart.values.findLast((v) => v !== null) ?? 0;
+  return (
+    <p className="muted small chart-apart" data-testid={`apart-${chart.id}`}>
+      Not drawn: requests to <code>/console</code> (this console&apos;s own polling and scripts using its API), {format(newest)} in the newest
+      interval.
+    </p>
+  );
+}
+
 function trim(s: string): string {
   return s.replace(/\.0+$/, '');
 }
@@ -75,7 +90,7 @@ export function MetricsPage() {
               Collecting: the relay takes a sample every {m.interval_seconds} s, and a line needs two of them.
             </p>
           ) : null}
-          <div className="chart-grid" data-testid="metrics-charts">
+          <div className="chart-grid" data-testid="metrics-charts" data-samples={m.times.length}>
             {m.charts.map((c) => (
               <Card key={c.id} title={c.title} actions={<span className="muted small">{c.unit}</span>} className="chart-card">
                 <div data-chart={c.id}>
@@ -88,15 +103,19 @@ export function MetricsPage() {
                       format={FORMATS[c.unit]}
                       integer={c.unit === 'sockets' || c.unit === 'messages'}
                       label={`${c.title}, ${c.unit}`}
+                      gap={GAP[c.id]}
                     />
                   )}
+                  <Apart chart={c} format={FORMATS[c.unit]} />
                 </div>
               </Card>
             ))}
           </div>
           <p className="muted small">
             Rates are counted between two samples over the time that really passed; commit latency is the p50 and p99 of the commits in each interval,
-            read from the same histogram as <code>svc_event_commit_seconds</code> (so within its buckets). Device Control is per minute, being rare.
+            read from the same histogram as <code>svc_event_commit_seconds</code> (so within its buckets): a lone interval with commits is a point,
+            and one without reads &quot;no commits&quot;. Device Control is per minute, being rare. Times are in your browser&apos;s locale and time
+            zone.
           </p>
         </>
       ) : null}
