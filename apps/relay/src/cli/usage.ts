@@ -1,4 +1,5 @@
 import { GRANT_CHANNELS, pairingDefaultsText } from '@svc/events/grant-channels';
+import { BACKUP_HELP } from './usage-backup';
 import { EVENTS_COMMANDS, EVENTS_HELP } from './usage-events';
 import { SERVICE_HELP } from './usage-service';
 import { optionText } from './usage-text';
@@ -22,6 +23,8 @@ Usage:
   svc relay events export|import   copy a log between the file store and PostgreSQL, chain proven
   svc relay events checkpoint      sign the log's head (seq and hash) for an auditor to keep elsewhere
   svc relay events public-key      the public key that checks those signatures, and its key id
+  svc relay backup --out FILE      a consistent copy of the running relay's home (log, keys, secrets)
+  svc relay restore FILE           lay a backup out as a home (--home DIR) on this or a new machine
   svc relay events forget          forget personal content (notifications, Threads, recordings) by device or time
   svc relay insecure-api-key [status|on|off]
                                    API-key voice auth over plain HTTP from other hosts (until restart)
@@ -64,6 +67,8 @@ Commands:
   devices               the paired devices and their trusted-device renewal
   blocks                addresses the rate limiter blocks, and unblock ADDRESS
   console               a one-time sign-in link for the operator console
+  backup                a consistent copy of the running relay's home (log, keys, secrets, recordings)
+  restore               lay a backup out as a home, on this machine or a new one
   events ${EVENTS_COMMANDS.join('|')}
                         audit the event log, sign its head for an auditor, move it between stores,
                         or forget personal content
@@ -248,6 +253,7 @@ no feed configured (RELAY_UPDATE_FEED_URL, a JSON document {"latest": "x.y.z", "
 it reports the running version and "latest unknown"; a feed's answer is kept an hour (--refresh asks again).`,
 
   ...EVENTS_HELP,
+  ...BACKUP_HELP,
 };
 
 export function helpFor(command: string): string {
