@@ -34,6 +34,7 @@ export * from './file/exclusive-file';
 export * from './json-limits';
 export type { ConsoleEvent } from './console-event';
 export * from './event-types-match';
+export * from './event-types';
 export * from './event-log-filter';
 export * from './plural';
 export * from './file/file-snapshot-store';

@@ -14,7 +14,12 @@ export function deviceOf(e: ConsoleEvent): string | null {
   return e.actor.startsWith('device:') ? e.actor.slice(7) : null;
 }
 
-export function actorLabel(actor: string): string {
+/**
+ * Who did it, in words. `type`: the event's, when known: a Thread message the host posted is the agent's
+ * (its loopback call is recorded as the operator's), the word the Threads page uses.
+ */
+export function actorLabel(actor: string, type?: string): string {
+  if (actor === 'operator' && type === 'phone.message_posted') return 'agent';
   if (actor === 'operator') return 'operator';
   if (actor === 'system') return 'system';
   if (actor.startsWith('device:')) return `device ${actor.slice(7)}`;

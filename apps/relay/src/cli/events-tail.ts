@@ -1,11 +1,30 @@
-import { checkLine, listSegments, PgLogSource, scanLines, typeMatcher, type StoredEvent } from '@svc/events';
+import {
+  checkLine,
+  closeEventTypes,
+  EVENT_FAMILIES,
+  listSegments,
+  namesAnEventType,
+  parseTypeSpecs,
+  PgLogSource,
+  scanLines,
+  typeMatcher,
+  type StoredEvent,
+} from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { followPg, tailPg } from './events-pg';
 import { colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
 import { resolveLogSource } from './log-dir';
+import { followPg, tailPg } from './events-pg';
 
-// ---------------------------------------------------------------------------------------------- tail
+/** `svc relay events tail`: the newest records of the log, filtered by type, and with --follow the ones to come. */
+
+/** A `--type` that names nothing: an empty tail would look like a quiet log, so say so and offer the near names. */
+function noSuchType(spec: string): string {
+  const near = closeEventTypes(spec);
+  return near.length > 0
+    ? `--type ${spec}: no event type or family of that name; did you mean ${near.join(', ')}?`
+    : `--type ${spec}: no event type or family of that name; families: ${EVENT_FAMILIES.join(', ')}`;
+}
 
 const TYPE_RE = /"type":"([^"\\]*)"/;
 
@@ -19,6 +38,8 @@ export async function tailCommand(args: string[], io: CliIo): Promise<number> {
   });
   const limit = v.limit === undefined ? 20 : Number(v.limit);
   if (!Number.isInteger(limit) || limit < 0) throw new UsageError(`--limit ${v.limit}: a whole number >= 0`, 'relay events tail');
+  const unknownType = (parseTypeSpecs(v.type) ?? []).find((spec) => !namesAnEventType(spec));
+  if (unknownType !== undefined) throw new UsageError(noSuchType(unknownType), 'relay events tail');
   const source = resolveLogSource(io.env, v.log);
   const matches = typeMatcher(v.type ?? []);
   const print = printer(io, Boolean(v.json));

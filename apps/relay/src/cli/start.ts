@@ -77,6 +77,8 @@ function assertPortFree(host: string, port: number): Promise<void> {
   });
 }
 
+const BIND_HINT = 'listen on 0.0.0.0 (every interface, what phones need), 127.0.0.1 (this machine only) or one of its own addresses';
+
 function listenError(err: NodeJS.ErrnoException, host: string, port: number): Error {
   switch (err.code) {
     case 'EADDRINUSE':
@@ -86,7 +88,11 @@ function listenError(err: NodeJS.ErrnoException, host: string, port: number): Er
     case 'EACCES':
       return new CliError(`not allowed to listen on port ${port} (ports below 1024 need privileges); pick --port`);
     case 'EADDRNOTAVAIL':
-      return new CliError(`--host ${host} is not an address of this machine`);
+      return new CliError(`RELAY_HOST/--host ${host} is not an address of this machine: ${BIND_HINT}`);
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+      return new CliError(`RELAY_HOST/--host ${host}: no such host (the name does not resolve): ${BIND_HINT}`);
     default:
       return err;
   }
@@ -151,8 +157,8 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
           `(if you are sure no relay uses it, the lock is stale: remove ${path.join(e.dir, LOCK_FILE)})`,
       );
     }
-    if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE' || (e as NodeJS.ErrnoException).code === 'EACCES')
-      throw listenError(e as NodeJS.ErrnoException, config.host, config.port);
+    const listenFailure = listenError(e as NodeJS.ErrnoException, config.host, config.port);
+    if (listenFailure instanceof CliError) throw listenFailure;
     throw new CliError(`could not start: ${(e as Error).message}`);
   }
 

@@ -1,4 +1,4 @@
-/** The help of the commands that cut or forget history (usage.ts holds the rest). */
+/** The help of `svc relay events prune`, the command that cuts history (usage-events.ts joins it in). */
 
 export const PRUNE_HELP = `Usage: svc relay events prune --before TIME|SEQ [--archive DIR] [--yes] [--json]
 
@@ -19,28 +19,3 @@ Options:
   --yes              prune (without it: a dry run)
   --json             print the report as JSON
   -h, --help         show this help`;
-
-export const FORGET_HELP = `Usage: svc relay events forget (--device PREFIX | --before TIME) [--yes] [--json]
-
-Forgets personal content: notification titles and texts, Thread messages and replies, terminal
-recordings. The log and the recordings hold them sealed (AES-256-GCM) under data keys kept outside
-them, one per device and UTC hour; forgetting destroys keys (and removes the recordings). Afterwards
-that content reads as forgotten everywhere (the relay, the console, a replay), the rest of each event
-stays, and "svc relay events verify" still passes. The forgetting is itself an
-event (its scope and who asked, never the content).
-
-Through the relay running on this machine (its loopback console API), or on the home's files (or its
-PostgreSQL database) when none runs. Without --yes it only says how many keys would go.
-
-Options:
-  --device PREFIX  the content of devices whose token prefix starts with PREFIX (at least 4
-                   characters; "host": Thread messages posted while no phone was subscribed),
-                   with the Thread messages they received under another key
-  --before TIME    the content of every hour that began before TIME (ISO 8601, e.g. 2026-11-01 or
-                   2026-11-01T12:00:00Z); keys are per hour, so content up to the end of TIME's hour
-                   goes too. With --device: that device's content only
-  --yes            forget (without it: a dry run)
-  --json           print the answer as JSON
-  -h, --help       show this help
-RELAY_PERSONAL_DATA_RETENTION_DAYS forgets automatically what is older (0, the default: keep);
-"svc relay devices revoke PREFIX --forget" revokes a device and forgets its content.`;

@@ -15,6 +15,8 @@ export function terminalView(models: ReadModels, live: readonly ShellProcess[]) 
       session_name: s.sessionName,
       token_prefix: s.tokenPrefix,
       device_id: s.deviceId,
+      // The name the Devices page shows; the id when the session is gone from the model.
+      device_name: models.sessions.byTokenPrefix(s.tokenPrefix)?.deviceName || s.deviceId,
       pid: s.pid,
       shell: s.shell,
       cols: running.get(s.shellId)?.cols ?? s.cols,

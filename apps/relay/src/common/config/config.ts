@@ -30,7 +30,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
   const port = flags.port ?? envNumber(env, 'RELAY_PORT', { ...PORT, default: DEFAULT_PORT.relay, label: 'RELAY_PORT/--port' });
   if (!Number.isInteger(port) || port < PORT.min || port > PORT.max) throw new ConfigError(`RELAY_PORT/--port must be 0-65535, got "${port}"`);
   const logLevel = (flags.logLevel ?? env.RELAY_LOG_LEVEL ?? 'INFO').toUpperCase();
-  if (!LOG_LEVELS.includes(logLevel as LogLevel)) throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
+    const from = flags.logLevel !== undefined ? '--log-level' : 'RELAY_LOG_LEVEL';
+    throw new ConfigError(`${from} must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
   let tls: RelayConfig['tls'] = null;
   if (!flags.noSsl && (env.RELAY_SSL_CERT || env.RELAY_SSL_KEY)) {
     if (!env.RELAY_SSL_CERT || !env.RELAY_SSL_KEY) throw new ConfigError('TLS needs both RELAY_SSL_CERT and RELAY_SSL_KEY');
