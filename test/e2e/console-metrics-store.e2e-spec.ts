@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import type { MetricsView, StoreView, VerifyJobView, VerifyStartAnswer, VerifyStatusAnswer } from '@svc/console-api';
+import { BIN } from '../support/dist';
 import { ChainVerifyJobs } from '../../apps/relay/src/console/store/chain-verify-jobs';
 import { pairPhone, startRelay, type TestRelay } from '../support/harness';
 import { operatorFetch } from '../support/http';
@@ -128,7 +129,8 @@ describe('console Store: where the log lives, snapshots, and the full chain chec
     expect(s.snapshots.length).toBeGreaterThan(0);
     expect(s.snapshots[0].seq).toBeGreaterThanOrEqual(5);
     expect(s.snapshots[0].at).toBe(Date.parse('2026-03-01T12:00:00Z') / 1000); // the relay's clock, not the file's mtime
-    expect(s.commands.map((c) => c.command)).toContain(`svc relay events export --log ${dir} --to svc-events.jsonl`);
+    // A command that runs as written from a shell with no `svc` on PATH: this checkout's bin/svc, with the home.
+    expect(s.commands.map((c) => c.command)).toContain(`SVC_HOME=${relay.home} ${BIN} relay events export --log ${dir} --to svc-events.jsonl`);
   });
 
   it('runs one check at a time: progress while it runs, a second start joins it, then the result', async () => {

@@ -1,4 +1,5 @@
 import type { StoreView, VerifyJobView, VerifyStatusAnswer } from '@svc/console-api';
+import { BIN } from '../support/dist';
 import { pairPhone, startRelay, type TestRelay } from '../support/harness';
 import { operatorFetch } from '../support/http';
 import { dbOf, usePostgres } from '../support/postgres';
@@ -52,7 +53,7 @@ describe('console Store on a PostgreSQL log', () => {
     expect(s.snapshots.length).toBeGreaterThan(0);
     expect(s.snapshots[0]).toMatchObject({ at: Date.parse('2026-03-01T12:00:00Z') / 1000 });
     expect(s.snapshots[0].seq).toBeGreaterThanOrEqual(5);
-    expect(s.commands.map((c) => c.command)).toContain('svc relay events verify');
+    expect(s.commands.map((c) => c.command)).toContain(`SVC_HOME=${relay.home} ${BIN} relay events verify`);
     expect(s.commands[0].label).toContain('RELAY_EVENT_STORE');
   });
 
