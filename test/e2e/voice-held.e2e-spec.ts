@@ -69,6 +69,10 @@ describe('held voice sessions: one memory bound for all of them', () => {
     const b = await heldFull(true);
     await until(() => ended(a.id).length > 0, 10_000, 'the eviction');
     expect(ended(a.id)[0].data).toMatchObject({ reason: 'resume_evicted' });
+    // The file holds a record before the read models apply it (written, synced, then applied): wait for them,
+    // or a busy machine answers the console from the model of a moment before (seen under load).
+    const evictedSeq = ended(a.id)[0].seq;
+    await until(() => relay.loop.models.lastSeq >= evictedSeq, 10_000, 'the eviction applied');
     view = await consoleVoice();
     expect(row(view, a.id)).toBeUndefined();
     expect(row(view, b.id)).toMatchObject({ state: 'held', expires_at: view.server_time + 300 });

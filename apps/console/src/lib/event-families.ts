@@ -19,5 +19,5 @@ export const FAMILIES: ReadonlyArray<{ label: string; value: string }> = [
   { label: 'Secure Link & Reach', value: 'secure_link.' },
   { label: 'Auth & blocks', value: 'auth.,ratelimit.,console.' },
   { label: 'Relay', value: 'relay.' },
-  { label: 'Store', value: 'store.' },
+  { label: 'Store', value: 'store.,log.' },
 ];
