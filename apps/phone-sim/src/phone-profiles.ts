@@ -21,7 +21,8 @@ export type CatalogRow = { name: string; model: string; description: string; has
 export function catalogOf(v: unknown): CatalogRow[] {
   if (!Array.isArray(v)) return [];
   const rows: CatalogRow[] = [];
-  for (const p of v.slice(0, MAX_PROFILES)) {
+  for (const p of v) {
+    if (rows.length === MAX_PROFILES) break;
     if (!isObject(p) || typeof p.name !== 'string' || !p.name) continue;
     const s = (x: unknown) => (typeof x === 'string' ? x.slice(0, 500) : '');
     rows.push({
