@@ -34,7 +34,7 @@ const MAX_WAV_BYTES = 32 * 1024 * 1024;
 const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 /** The most of the transcript and the reply kept (characters). */
 const MAX_TEXT = 4000;
-/** A call that has not ended by then is closed (the app's MAX_TURN_MS bounds a turn the same way). */
+/** A call that has not ended by then is closed (the app bounds a turn at 5 min, REALTIME_AGENT_MAX_TURN_MS, RVC:115). */
 const CALL_TIMEOUT_MS = 120_000;
 /** RVC:131-144 isTransientRealtimeProviderError: provider notices that must not end a live turn. */
 const transient = (msg: string) => {

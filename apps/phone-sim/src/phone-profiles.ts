@@ -7,7 +7,7 @@ import { httpUrl } from './urls';
  * (network/relay/RelayProfileInspectorClient.kt, RPIC below; paths under app/src/main/kotlin/com/hermesandroid/relay/):
  * `GET /api/profiles/{name}/config|soul|skills` together on open, `/memory` when its tab is shown
  * (viewmodel/ProfileInspectorViewModel.kt:347-373), each with the bearer and `Accept: application/json`, the name
- * percent-encoded with spaces as %20 (RPIC:427-470); Save is `PUT /api/profiles/{name}/soul {content}` without If-Match
+ * percent-encoded with spaces as %20 (RPIC:427-479); Save is `PUT /api/profiles/{name}/soul {content}` without If-Match
  * (RPIC:104-130, 177-215; ProfileInspectorViewModel.kt:157-171). Answers are read no further than MAX_ANSWER.
  */
 
@@ -65,7 +65,7 @@ async function request(relayUrl: string, token: string, name: string, segment: s
   }
   const text = await bounded(res);
   if (!res.ok) {
-    // RPIC:468-474: what the inspector shows for each status.
+    // RPIC:472-479: what the inspector shows for each status.
     const reason =
       res.status === 401 || res.status === 403
         ? 'Unauthorized — re-pair with the relay'
