@@ -2,6 +2,8 @@ import type { Readable } from 'node:stream';
 import { printable } from './frames';
 import type { FlowsOut, PhoneFlows } from './phone-flows';
 import type { PhoneSim } from './phone-sim';
+import { spokenPcm, voiceCall, wavFilePcm } from './phone-call';
+import { catalogLines, inspectProfile, saveSoul } from './phone-profiles';
 import { dictate, speak } from './phone-voice';
 
 /*
@@ -23,6 +25,12 @@ export const HELP = `commands:
   clip TEXT | clip get    copy TEXT on the phone (the host reads it with GET /clipboard) | show the phone's clipboard
   say TEXT                have the relay speak TEXT (/voice/synthesize)
   hear FILE               have the relay transcribe an audio file (/voice/transcribe)
+  call TEXT               a voice-mode call: TEXT spoken (espeak-ng) into a realtime-agent session;
+                          prints what the relay heard, the agent's reply and its audio, then hangs up
+  call-wav FILE           the same with a 16-bit PCM WAV file as the mic
+  profiles                the profile catalog auth.ok offered
+  profile NAME            open NAME in the profile inspector (config, SOUL, skills, memory)
+  soul NAME TEXT          save TEXT as NAME's SOUL.md (the inspector's Save; needs the chat grant)
   master on|off           flip Device Control on the phone
   status                  what the phone is doing
   quit                    disconnect and exit (end of input does the same)`;
@@ -190,6 +198,26 @@ class Session {
       case 'hear': {
         const r = await dictate(sim.opts.relayUrl, sim.token!, rest);
         return this.say(r.ok ? `the relay heard: ${r.text}` : `voice refused: ${r.error}`);
+      }
+      case 'call':
+      case 'call-wav': {
+        const audio = verb === 'call' ? await spokenPcm(rest) : wavFilePcm(rest);
+        if ('error' in audio) return this.say(`call: ${audio.error}`);
+        const r = await voiceCall(sim.opts.relayUrl, sim.token!, audio.pcm, (l) => this.say(l));
+        return this.say(r.ok ? 'call: hung up' : `call failed: ${r.error}`);
+      }
+      case 'profiles':
+        for (const l of catalogLines(sim.profiles)) this.say(l);
+        return;
+      case 'profile': {
+        if (!rest) return this.say('profile takes a profile name');
+        for (const l of (await inspectProfile(sim.opts.relayUrl, sim.token!, rest)).lines) this.say(l);
+        return;
+      }
+      case 'soul': {
+        const sp2 = rest.indexOf(' ');
+        if (sp2 === -1) return this.say('soul takes NAME TEXT');
+        return this.say((await saveSoul(sim.opts.relayUrl, sim.token!, rest.slice(0, sp2), rest.slice(sp2 + 1))).line);
       }
       case 'master':
         if (rest !== 'on' && rest !== 'off') return this.say('master takes on or off');

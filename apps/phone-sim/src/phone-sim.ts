@@ -8,6 +8,7 @@ import type { SimAnswer, SimCommand } from './bridge-command';
 import { FakePhone, type ConfirmPolicy, type PhoneState, type ScreenNode } from './fake-phone';
 import { MAX_FRAME_BYTES, printable, readFrame, type Frame } from './frames';
 import { legacyAnswer, legacyStatus, LEGACY_SUPPORTS } from './legacy-mode';
+import { catalogOf, type CatalogRow } from './phone-profiles';
 import { wsUrl } from './urls';
 
 export type { SimAnswer, SimCommand } from './bridge-command';
@@ -84,6 +85,8 @@ export class PhoneSim {
   readonly deviceId: string;
   /** `auth.ok`'s `grants` (channel → epoch seconds or null): what this session may use. */
   grants: Record<string, unknown> = {};
+  /** `auth.ok`'s profile catalog (phone-profiles.ts). */
+  profiles: CatalogRow[] = [];
   /** Who hears the frames of the channels other than `bridge` and `system` (phone-flows.ts). */
   private readonly listeners = new Map<string, (f: Frame) => void>();
   private ticker: NodeJS.Timeout | null = null;
@@ -141,6 +144,8 @@ export class PhoneSim {
           this.token = f.payload.session_token;
           this.grants = typeof f.payload.grants === 'object' && f.payload.grants !== null ? (f.payload.grants as Record<string, unknown>) : {};
           this.tokenPrefix = this.token.slice(0, 8);
+          // The profile catalog the app keeps from auth.ok (AuthManager.kt:285-300), validated row by row.
+          this.profiles = catalogOf(f.payload.profiles);
           this.say(`paired: token prefix ${this.tokenPrefix}`);
           // The app's ticks run on their own cadence; the first one to land after auth.ok is the one here (it drops
           // frames before it, ConnectionManager.kt:932-943, so a real app may take up to a tick to show up).

@@ -29,9 +29,18 @@ Flows: each runs once, in this order, then the simulator exits (0, or 1 if one f
   --say TEXT              have the relay speak TEXT (/voice/synthesize)
   --audio-out FILE        keep what it spoke (mp3)
   --hear FILE             have the relay transcribe an audio file (/voice/transcribe)
+  --call TEXT             a voice-mode call as the app places one: a realtime-agent session, TEXT
+                          spoken by espeak-ng streamed as the mic (16 kHz PCM), what the relay heard,
+                          the agent's reply and its audio printed, then it hangs up (Voice page)
+  --call-wav FILE         the same call with a 16-bit PCM WAV file as the mic
+  --profiles              list the profile catalog auth.ok offered
+  --profile NAME          open NAME in the profile inspector: config, SOUL, skills, memory
+  --soul TEXT             with --profile: save TEXT as its SOUL.md (the inspector's Save; needs the
+                          chat grant; the Profiles page's writes)
   --shell COMMAND         open a terminal tab, type COMMAND (repeatable, in order), then exit
   --interactive, -i       a prompt on stdin, one command a line (type help): notify, threads,
-                          reply, shell, clip, say, hear, master, status, quit
+                          reply, shell, clip, say, hear, call, call-wav, profiles, profile,
+                          soul, master, status, quit
 
 Exit status: 0 ok (or the relay closed normally), 1 a flow failed or the connection was lost,
 2 usage error.`;

@@ -5,6 +5,8 @@ import { DEFAULT_PORT } from '../common/config/hosts';
 import { runInteractive } from '../../../phone-sim/src/interactive';
 import { PhoneFlows, DEFAULT_NOTIFY_APP, type FlowsOut } from '../../../phone-sim/src/phone-flows';
 import { PhoneSim, type ConfirmPolicy } from '../../../phone-sim/src/phone-sim';
+import { spokenPcm, voiceCall, wavFilePcm } from '../../../phone-sim/src/phone-call';
+import { catalogLines, inspectProfile, saveSoul } from '../../../phone-sim/src/phone-profiles';
 import { dictate, speak } from '../../../phone-sim/src/phone-voice';
 import { PHONE_SIM_USAGE } from './phone-sim-usage';
 
@@ -22,9 +24,24 @@ const VALUED = new Set([
   'auto-disable',
   'save-token',
 ]);
-const FLOWS = new Set(['notify', 'notify-app', 'clip', 'reply', 'chat', 'reply-to', 'say', 'audio-out', 'hear', 'shell']);
+const FLOWS = new Set([
+  'notify',
+  'notify-app',
+  'clip',
+  'reply',
+  'chat',
+  'reply-to',
+  'say',
+  'audio-out',
+  'hear',
+  'call',
+  'call-wav',
+  'profile',
+  'soul',
+  'shell',
+]);
 const REPEATABLE = new Set(['notify', 'shell']);
-const SWITCHES = new Set(['no-device-control', 'quiet', 'threads', 'stay', 'interactive']);
+const SWITCHES = new Set(['no-device-control', 'quiet', 'threads', 'stay', 'interactive', 'profiles']);
 
 /** Where the simulator writes besides its lines, and what it reads in interactive mode (the process's own by default). */
 export type PhoneSimStreams = { raw(text: string): void; backlog(): number; stdin: Readable & { isTTY?: boolean } };
@@ -100,6 +117,8 @@ export async function runPhoneSim(
     if (!n.replace('|', '').trim()) return usage('--notify needs "TITLE|TEXT" (either may be empty, not both)');
   if ((flag('chat') || flag('reply-to')) && !flag('reply')) return usage('--chat and --reply-to go with --reply');
   if (flag('audio-out') && !flag('say')) return usage('--audio-out goes with --say');
+  if (flag('call') && flag('call-wav')) return usage('--call and --call-wav: one call at a time');
+  if (flag('soul') !== undefined && !flag('profile')) return usage('--soul goes with --profile');
 
   // Shell output need not end its line; the simulator's next line then starts on a fresh one.
   let midLine = false;
@@ -152,7 +171,7 @@ export async function runPhoneSim(
       if (streams.stdin === process.stdin) process.stdin.destroy();
       return failed ? 1 : code;
     }
-    const oneShot = [...parsed.values.keys()].some((k) => FLOWS.has(k));
+    const oneShot = has('profiles') || [...parsed.values.keys()].some((k) => FLOWS.has(k));
     if (oneShot && !has('stay') && !has('threads')) {
       sim.stop();
       await sim.closed;
@@ -209,6 +228,29 @@ async function runFlows(p: Parsed, sim: PhoneSim, flows: PhoneFlows, out: FlowsO
       const r = await dictate(sim.opts.relayUrl, sim.token!, hear);
       if (!r.ok) throw new Error(r.error);
       return `the relay heard: ${r.text}`;
+    });
+  const callText = v('call');
+  const callWav = v('call-wav');
+  if (callText !== undefined || callWav !== undefined)
+    await step('call', async () => {
+      const audio = callWav !== undefined ? wavFilePcm(callWav) : await spokenPcm(callText!);
+      if ('error' in audio) throw new Error(audio.error);
+      const r = await voiceCall(sim.opts.relayUrl, sim.token!, audio.pcm, out.line);
+      if (!r.ok) throw new Error(r.error ?? 'the call failed');
+      return 'call: hung up';
+    });
+  if (p.switches.has('profiles')) for (const l of catalogLines(sim.profiles)) out.line(l);
+  const profile = v('profile');
+  if (profile !== undefined)
+    await step('profile', async () => {
+      const r = await inspectProfile(sim.opts.relayUrl, sim.token!, profile);
+      for (const l of r.lines) out.line(l);
+      if (r.failed) throw new Error(`could not read every file of ${profile}`);
+      const soul = v('soul');
+      if (soul === undefined) return;
+      const saved = await saveSoul(sim.opts.relayUrl, sim.token!, profile, soul);
+      if (!saved.ok) throw new Error(saved.line);
+      return saved.line;
     });
   const commands = p.values.get('shell');
   if (commands) await step('shell', () => shell(flows, commands));
