@@ -72,7 +72,7 @@ export async function pruneLog(loop: CommandLoop, opts: PruneOptions): Promise<P
   if (!plan || opts.dryRun) return base;
   const [recorded] = await loop.record(opts.by === 'operator' ? 'operator' : 'system', [prunedEvent(plan, opts.archive, snapshotSeq, opts.by)]);
   const checkpoint = signCut(opts.svcHome, plan, opts.now, opts.archive);
-  applyPrune(opts.dir, plan, opts.archive);
+  await applyPrune(opts.dir, plan, opts.archive);
   const cut: RecordedCut = { cutSeq: plan.cutSeq, cutHash: plan.cutHash, cutAt: plan.cutAt, recordedAt: recorded.seq };
   loop.cut = cut;
   return { ...base, recorded_at: recorded.seq, checkpoint };
