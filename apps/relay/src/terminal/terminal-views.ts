@@ -2,6 +2,11 @@ import type { ReadModels } from '@svc/domain';
 import type { ShellProcess } from './shell-process';
 import { epoch } from '@svc/domain';
 
+/** The name the Devices page shows for a shell's device; its id when the session is gone from the model. */
+export function deviceNameOf(models: ReadModels, tokenPrefix: string, deviceId: string): string {
+  return models.sessions.byTokenPrefix(tokenPrefix)?.deviceName || deviceId;
+}
+
 /**
  * Remote shells and TUI gateways as the operator sees them, on `GET /terminal/shells` and the console's
  * terminal page alike (never their input or output). `live` adds what only the running process knows:
@@ -15,8 +20,7 @@ export function terminalView(models: ReadModels, live: readonly ShellProcess[]) 
       session_name: s.sessionName,
       token_prefix: s.tokenPrefix,
       device_id: s.deviceId,
-      // The name the Devices page shows; the id when the session is gone from the model.
-      device_name: models.sessions.byTokenPrefix(s.tokenPrefix)?.deviceName || s.deviceId,
+      device_name: deviceNameOf(models, s.tokenPrefix, s.deviceId),
       pid: s.pid,
       shell: s.shell,
       cols: running.get(s.shellId)?.cols ?? s.cols,
