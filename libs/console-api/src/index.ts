@@ -23,7 +23,7 @@ export type FeatureEntry = { id: string; title: string; order: number };
 
 // In their own module: the Store page's shapes (store-metrics.ts) use them too.
 import type { ChainStatus, LogSize } from './chain';
-export type { ChainStatus, LogSize } from './chain';
+export type { ChainCut, ChainStatus, LogSize } from './chain';
 
 export type Overview = {
   ok: true;

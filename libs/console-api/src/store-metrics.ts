@@ -2,7 +2,7 @@
  * Wire shapes of the Metrics and Store pages (`/console/api/metrics`, `/console/api/store`,
  * `/console/api/store/verify`). Types only, like index.ts, which re-exports them. Times are epoch seconds.
  */
-import type { ChainStatus } from './chain';
+import type { ChainCut, ChainStatus } from './chain';
 
 // ── Metrics (`/console/api/metrics`) ──
 
@@ -57,6 +57,9 @@ export type VerifyJobView = {
   /** Wall time spent so far, or in all once finished. */
   duration_ms: number;
   broken: { seq: number; segment: string; reason: string } | null;
+  /** Once verified: where the proof started (1, or the record after the recorded cut of a pruned log). */
+  from_seq: number | null;
+  cut: ChainCut | null;
   error: string | null;
 };
 

@@ -45,6 +45,12 @@ export class ChainWalker {
     return this.head === null ? null : (this.cuts.find((c) => c.cutSeq === this.head!.seq - 1) ?? null);
   }
 
+  /** Where the proof starts: 1, or the record after the cut a pruned log starts at (once `finish` returned). */
+  get fromSeq(): number {
+    const cut = this.startCut;
+    return cut ? cut.cutSeq + 1 : 1;
+  }
+
   /** The seq the next record must carry. */
   get next(): number {
     return this.expectedSeq;

@@ -47,6 +47,7 @@ export * from './postgres/pg-connection';
 export * from './postgres/pg-schema';
 export * from './postgres/pg-lock';
 export * from './postgres/pg-read';
+export * from './postgres/pg-prune';
 export * from './postgres/pg-event-store';
 export * from './log-source';
 export * from './log-copy';

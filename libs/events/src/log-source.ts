@@ -120,9 +120,10 @@ export class PgLogSource implements LogSource {
   async *pages(): AsyncIterable<string[]> {
     const c = await this.connection();
     if ((await schemaVersion(c)) === 0) return;
-    const top = await c.query<{ hi: string | null }>(`SELECT max(seq) AS hi FROM ${TABLE.events}`);
+    const top = await c.query<{ lo: string | null; hi: string | null }>(`SELECT min(seq) AS lo, max(seq) AS hi FROM ${TABLE.events}`);
     const hi = Number(top.rows[0].hi ?? 0);
-    for (let from = 1; from <= hi;) {
+    // A pruned log starts at its cut's next seq (its log.pruned record travels with it).
+    for (let from = Number(top.rows[0].lo ?? 1); from <= hi;) {
       const r = await c.query<PgRow>(pageQuery(from, hi));
       // A gap yields a short page (the walker that reads them names it); past it, the next range.
       if (r.rows.length) yield r.rows.map((row) => row.record);

@@ -117,7 +117,10 @@ export async function checkpointVerdict(p: PreparedCheckpoint, source: LogSource
   const problems: CheckpointVerdict['problems'] = [];
   if (!p.signature.ok) problems.push({ code: p.signature.code, message: p.signature.message });
   // A broken chain still has a record at the checkpoint's seq to compare (unproven from the break on).
-  const hashAt = await hashOfRecord(source, c.seq);
+  // A checkpoint of a pruned log's cut: its record is gone, but the proven log's first record links to the
+  // cut's hash (ChainWalker's rule), so that hash is the record's.
+  const cut = report.ok ? report.cut : undefined;
+  const hashAt = cut?.cutSeq === c.seq ? cut.cutHash : await hashOfRecord(source, c.seq);
   const lastSeq = report.ok ? report.lastSeq : hashAt === null ? Math.min(report.seq - 1, c.seq - 1) : c.seq;
   const match = matchLog(c, lastSeq, hashAt);
   if (!match.ok) problems.push({ code: match.code, message: match.message });

@@ -1,9 +1,9 @@
 import { ReadModels, upcastSnapshotState } from '@svc/domain';
-import { SnapshotCipher, SnapshotStore, type RecordedCut, type Snapshot } from '@svc/events';
+import { PgSnapshotStore, SnapshotCipher, SnapshotStore, type RecordedCut, type Snapshot } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Secrets } from '../common/auth/secrets';
-import { svcHomeFrom } from '../common/config/config';
+import { loadConfig, svcHomeFrom } from '../common/config/config';
 import { CliError } from './io';
 
 /**
@@ -14,8 +14,8 @@ import { CliError } from './io';
  */
 export type ReplayStart = { cut: RecordedCut; snapshotSeq: number; snapshotHash: string; snapshotAt: string };
 
-/** The home's latest usable snapshot at or after the cut, restored into fresh models. */
-export function modelsFromSnapshot(env: NodeJS.ProcessEnv, cut: RecordedCut): { models: ReadModels; start: ReplayStart } {
+/** The home's latest usable snapshot at or after the cut (in its database with RELAY_EVENT_STORE), restored into fresh models. */
+export async function modelsFromSnapshot(env: NodeJS.ProcessEnv, cut: RecordedCut): Promise<{ models: ReadModels; start: ReplayStart }> {
   const relay = path.join(svcHomeFrom(env), 'relay');
   const refuse = (why: string): never => {
     throw new CliError(
@@ -25,13 +25,18 @@ export function modelsFromSnapshot(env: NodeJS.ProcessEnv, cut: RecordedCut): { 
   };
   if (!fs.existsSync(path.join(relay, 'secret.key'))) refuse(`${relay} holds no key to open a snapshot with`);
   const secrets = Secrets.load(relay);
-  const store = new SnapshotStore(
-    path.join(relay, 'snapshots'),
-    (t) => secrets.mac('snapshot', t),
-    2,
-    new SnapshotCipher(secrets.derivedKey('snapshot-encryption')),
-  );
-  const snap: Snapshot<Record<string, unknown>> | null = store.latestSync<Record<string, unknown>>();
+  const mac = (t: string): string => secrets.mac('snapshot', t);
+  const cipher = new SnapshotCipher(secrets.derivedKey('snapshot-encryption'));
+  const url = loadConfig(env).eventStoreUrl;
+  let snap: Snapshot<Record<string, unknown>> | null;
+  if (url) {
+    const pg = new PgSnapshotStore(url, mac, 2, cipher);
+    try {
+      snap = await pg.latest<Record<string, unknown>>();
+    } finally {
+      await pg.close();
+    }
+  } else snap = new SnapshotStore(path.join(relay, 'snapshots'), mac, 2, cipher).latestSync<Record<string, unknown>>();
   if (!snap || snap.seq < cut.cutSeq) return refuse('no snapshot of the home at or after the cut opens under its key');
   const up = upcastSnapshotState(snap.models);
   if ('reason' in up) return refuse(`its snapshot cannot be read (${up.reason})`);

@@ -79,7 +79,7 @@ export async function replayReport(
     });
     if (summary.cut) {
       // Pruned: the state before the cut is the snapshot's; the walk after it, linked to the snapshot's record.
-      ({ models, start: from } = modelsFromSnapshot(env, summary.cut));
+      ({ models, start: from } = await modelsFromSnapshot(env, summary.cut));
       const start = from;
       countsByType = {};
       await source.walk({

@@ -6,6 +6,7 @@ import { loadConfig, relayDir } from '../common/config/config';
 import { SystemClock } from '../common/loop/clock';
 import { CommandLoop } from '../common/loop/command-loop';
 import { fileStore } from '../common/loop/file-store';
+import { postgresStore } from '../common/loop/postgres-store';
 import { pruneLog, type PruneCut, type PruneReport } from '../log-retention/log-prune';
 import { openKeyStore } from '../personal/open-key-store';
 import { PersonalSealer } from '../personal/personal-sealer';
@@ -28,7 +29,7 @@ export function parseCut(text: string): PruneCut {
 
 /**
  * `svc relay events prune --before TIME|SEQ [--archive DIR] [--yes] [--json]`: drops (or archives) the
- * whole segments of the home's file log before the cut, on a stopped relay's home (a running relay holds
+ * whole segments of the home's file log (or the rows of its PostgreSQL log) before the cut, on a stopped relay's home (a running relay holds
  * it and is refused: RELAY_LOG_RETENTION_DAYS prunes inside it). Without --yes it only says what would go.
  */
 export async function pruneCommand(args: string[], io: CliIo): Promise<number> {
@@ -41,7 +42,6 @@ export async function pruneCommand(args: string[], io: CliIo): Promise<number> {
   if (v.before === undefined) throw new UsageError('say where to cut: --before TIME or --before SEQ', COMMAND);
   const cut = parseCut(v.before);
   const config = loadConfig(io.env);
-  if (config.eventStoreUrl) throw new CliError('pruning a PostgreSQL log is not built yet: only the file log (the default) can be pruned');
   const dir = path.join(relayDir(config), 'events');
   const archive = v.archive === undefined ? null : path.resolve(v.archive);
   if (archive !== null && path.resolve(archive) === path.resolve(dir))
@@ -60,7 +60,7 @@ export async function pruneCommand(args: string[], io: CliIo): Promise<number> {
   const keys = await openKeyStore(config);
   try {
     const loop = await CommandLoop.open({
-      store: fileStore(relayDir(config), config.segmentBytes),
+      store: config.eventStoreUrl ? postgresStore(config.eventStoreUrl) : fileStore(relayDir(config), config.segmentBytes),
       secrets: Secrets.load(relayDir(config)),
       clock: new SystemClock(),
       logger: pino({ level: 'silent' }),
@@ -71,7 +71,16 @@ export async function pruneCommand(args: string[], io: CliIo): Promise<number> {
       },
     });
     try {
-      report = await pruneLog(loop, { svcHome: config.svcHome, dir, cut, archive, by: 'operator', dryRun: !v.yes, now: new Date() });
+      report = await pruneLog(loop, {
+        svcHome: config.svcHome,
+        dir,
+        pgUrl: config.eventStoreUrl,
+        cut,
+        archive,
+        by: 'operator',
+        dryRun: !v.yes,
+        now: new Date(),
+      });
     } finally {
       await loop.close();
     }
@@ -88,12 +97,17 @@ function printReport(io: CliIo, r: PruneReport): void {
   if (!r.cut) {
     line(
       io.stdout,
-      `nothing to prune: no whole segment lies before the cut (the segment being written and records after seq ${r.snapshot_seq} stay)`,
+      r.store === 'postgres'
+        ? `nothing to prune: no record lies before the cut (records after seq ${r.snapshot_seq}, the latest snapshot, stay)`
+        : `nothing to prune: no whole segment lies before the cut (the segment being written and records after seq ${r.snapshot_seq} stay)`,
     );
     return;
   }
-  const what = `${plural(r.segments.length, 'segment')} (${plural(r.records, 'record')}, ${r.bytes} bytes) up to seq ${r.cut.seq} of ${r.cut.at}`;
-  const where = r.archive === null ? 'deleted' : `moved to ${r.archive}`;
+  const rows = r.store === 'postgres';
+  const what = rows
+    ? `${plural(r.records, 'record')} (${r.bytes} bytes of rows) up to seq ${r.cut.seq} of ${r.cut.at}`
+    : `${plural(r.segments.length, 'segment')} (${plural(r.records, 'record')}, ${r.bytes} bytes) up to seq ${r.cut.seq} of ${r.cut.at}`;
+  const where = r.archive === null ? 'deleted' : rows ? `written to ${r.archive} as a segment file and deleted` : `moved to ${r.archive}`;
   if (r.dry_run) {
     line(io.stdout, `would prune ${what}: ${where}; the log would start at seq ${r.cut.seq + 1}. Add --yes to prune`);
     return;

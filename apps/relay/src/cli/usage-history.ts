@@ -10,7 +10,11 @@ record dropped, and a checkpoint of that record signed with the relay's key is k
 cut on; "svc relay events verify --archive DIR" proves archive and log as one chain.
 
 On a stopped relay's home only: a running relay holds it and is refused (set RELAY_LOG_RETENTION_DAYS
-to let the relay prune itself). Not built for a PostgreSQL log. Without --yes it only says what would go.
+to let the relay prune itself). Without --yes it only says what would go.
+
+With RELAY_EVENT_STORE (a PostgreSQL log), the same with rows: rows up to the cut (never past
+the snapshot) are deleted in the transaction that appends the log.pruned record; with --archive
+they are first written to DIR as one segment file (fsynced).
 
 Options:
   --before TIME|SEQ  an ISO time (e.g. 2026-11-01T00:00:00Z: segments whose last record is older) or a

@@ -1,4 +1,4 @@
-import { checkLine, GENESIS_HASH, listSegments, missingHeadReason } from '@svc/events';
+import { ChainError, ChainWalker, listSegments } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -6,16 +6,35 @@ import type { ChainStatus } from '@svc/console-api';
 
 const CHUNK = 1 << 20;
 
+/** A fresh walk of a log from its head: seq 1, or the record after a cut the log records (ChainWalker's rule). */
+export const headWalker = (): ChainWalker => new ChainWalker({ fromSeq: 1 }, 'head');
+
+/** A walk that proved its records, as the console shows it: from where, up to where, and the cut it started at. */
+export function verifiedStatus(walker: ChainWalker, checkedAt: number): ChainStatus {
+  const cut = walker.startCut;
+  return {
+    state: 'verified',
+    verified_to_seq: walker.lastSeq,
+    from_seq: walker.fromSeq,
+    cut: cut ? { seq: cut.cutSeq, at: cut.cutAt } : null,
+    checked_at: checkedAt,
+  };
+}
+
+export function brokenStatus(err: ChainError, checkedAt: number): ChainStatus {
+  return { state: 'broken', broken_at_seq: err.seq, segment: err.segment, reason: err.reason, checked_at: checkedAt };
+}
+
 /**
- * Verifies the event chain incrementally: each check reads only the bytes appended since the last one
- * (every line's checksum, consecutive seqs, previous-hash links, across segment boundaries). A full
- * re-verification from seq 1 is `reset()` then `check()`. Once broken it stays broken until reset.
+ * Verifies the event chain incrementally: each check reads only the bytes appended since the last one,
+ * every record through the one ChainWalker (checksums, consecutive seqs, links, and a pruned log's start at
+ * a recorded cut). A full re-verification from the log's head is `reset()` then `check()`. Once broken it
+ * stays broken until reset.
  */
 export class ChainMonitor {
   private segment: string | null = null;
   private offset = 0;
-  private expectedSeq = 1;
-  private prev = GENESIS_HASH;
+  private walker = headWalker();
   private status: ChainStatus | null = null;
 
   constructor(
@@ -26,8 +45,7 @@ export class ChainMonitor {
   reset(): void {
     this.segment = null;
     this.offset = 0;
-    this.expectedSeq = 1;
-    this.prev = GENESIS_HASH;
+    this.walker = headWalker();
     this.status = null;
   }
 
@@ -39,32 +57,44 @@ export class ChainMonitor {
   /** Reads only what was appended since the last check (a stat and a short read when idle). */
   check(force = false): ChainStatus {
     if (this.status?.state === 'broken' && !force) return this.status;
-    const segments = listSegments(this.dir);
+    let segments = listSegments(this.dir);
     let idx = this.segment === null ? 0 : segments.findIndex((s) => s.file === this.segment);
-    if (idx < 0) return this.fail(this.segment ?? '?', 'a segment that was verified is gone');
-    if (this.segment === null && segments[0] && segments[0].firstSeq !== 1) {
-      // The head of the log is gone: nothing after it can be proven from seq 1.
-      return this.fail(segments[0].file, missingHeadReason(segments[0].firstSeq));
+    if (idx < 0) {
+      // The segment it had reached is gone (pruned by retention, or removed): the log is proven afresh from its head.
+      this.reset();
+      segments = listSegments(this.dir);
+      idx = 0;
     }
-    for (; idx < segments.length; idx++) {
-      const seg = segments[idx];
-      if (seg.file !== this.segment) {
-        this.segment = seg.file;
-        this.offset = 0;
+    try {
+      for (; idx < segments.length; idx++) {
+        const seg = segments[idx];
+        if (seg.file !== this.segment) {
+          this.segment = seg.file;
+          this.offset = 0;
+        }
+        this.readFrom(path.join(this.dir, seg.file), seg.file);
       }
-      const verdict = this.readFrom(path.join(this.dir, seg.file));
-      if (verdict) return this.fail(seg.file, verdict);
+      this.walker.finish();
+    } catch (err) {
+      if (!(err instanceof ChainError)) throw err;
+      this.status = brokenStatus(err, this.nowMs());
+      return this.status;
     }
-    this.status = { state: 'verified', verified_to_seq: this.expectedSeq - 1, checked_at: this.nowMs() };
+    this.status = verifiedStatus(this.walker, this.nowMs());
     return this.status;
   }
 
-  private readFrom(file: string): string | null {
-    const fd = fs.openSync(file, 'r');
+  private readFrom(file: string, name: string): void {
+    let fd: number;
+    try {
+      fd = fs.openSync(file, 'r');
+    } catch {
+      throw new ChainError(this.walker.lastSeq + 1, name, 'the segment is gone');
+    }
     try {
       // Idle (the usual overview poll): one fstat, nothing read, nothing allocated.
       const size = fs.fstatSync(fd).size;
-      if (size <= this.offset) return null;
+      if (size <= this.offset) return;
       const buf = Buffer.allocUnsafe(Math.min(CHUNK, size - this.offset));
       const decoder = new StringDecoder('utf8');
       let carry = '';
@@ -77,23 +107,12 @@ export class ChainMonitor {
         const lines = text.split('\n');
         carry = lines.pop() ?? '';
         for (const line of lines) {
-          const c = checkLine(line);
-          if (!c.ok) return `seq ${this.expectedSeq}: ${c.reason}`;
-          if (c.seq !== this.expectedSeq) return `expected seq ${this.expectedSeq}, found ${c.seq}`;
-          if (c.prev !== this.prev) return `seq ${c.seq}: previous-hash link does not match`;
-          this.prev = c.hash;
-          this.expectedSeq = c.seq + 1;
+          this.walker.record(line, name);
           this.offset += Buffer.byteLength(line) + 1;
         }
       }
-      return null;
     } finally {
       fs.closeSync(fd);
     }
-  }
-
-  private fail(segment: string, reason: string): ChainStatus {
-    this.status = { state: 'broken', broken_at_seq: this.expectedSeq, segment, reason, checked_at: this.nowMs() };
-    return this.status;
   }
 }

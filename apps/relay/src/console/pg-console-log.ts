@@ -1,6 +1,6 @@
 import {
   ChainError,
-  ChainWalker,
+  type ChainWalker,
   columnsDisagree,
   matchesEventLog,
   pageQuery,
@@ -12,7 +12,15 @@ import {
   withoutPersonal,
 } from '@svc/events';
 import type { ChainStatus } from '@svc/console-api';
+import { brokenStatus, headWalker, verifiedStatus } from './chain-monitor';
 import { EventRing, parse, type Page } from './event-history';
+
+/** Where a walk of the table goes on: the walker's next seq, or for a fresh walk the table's first row (seq 1, or the one after a cut). */
+export async function nextRowSeq(c: Awaited<ReturnType<PgLogSource['connection']>>, walker: ChainWalker): Promise<number> {
+  if (walker.next !== -1) return walker.next;
+  const r = await c.query<{ lo: string | null }>(`SELECT min(seq) AS lo FROM ${TABLE.events}`);
+  return r.rows[0].lo === null ? 1 : Number(r.rows[0].lo);
+}
 
 const PAGE = 500;
 
@@ -118,7 +126,7 @@ export class PgEventHistory {
  * against each record. Once broken it stays broken until a full re-check.
  */
 export class PgChainMonitor {
-  private walker = new ChainWalker({ fromSeq: 1 });
+  private walker = headWalker();
   private status: ChainStatus | null = null;
   private running: Promise<ChainStatus> | null = null;
 
@@ -129,7 +137,7 @@ export class PgChainMonitor {
   ) {}
 
   reset(): void {
-    this.walker = new ChainWalker({ fromSeq: 1 });
+    this.walker = headWalker();
     this.status = null;
   }
 
@@ -149,21 +157,22 @@ export class PgChainMonitor {
     const upTo = this.durableSeq();
     const walker = this.walker;
     try {
-      while (walker.next <= upTo) {
-        const r = await c.query<PgRow>(pageQuery(walker.next, upTo));
-        if (r.rows.length === 0) throw new ChainError(walker.next, TABLE.events, `expected seq ${walker.next}: it is missing`);
+      for (let from = await nextRowSeq(c, walker); from <= upTo; from = walker.next) {
+        const r = await c.query<PgRow>(pageQuery(from, upTo));
+        if (r.rows.length === 0) throw new ChainError(from, TABLE.events, `expected seq ${from}: it is missing`);
         for (const row of r.rows) {
           walker.record(row.record, TABLE.events);
           const disagree = columnsDisagree(row);
           if (disagree) throw new ChainError(Number(row.seq), TABLE.events, disagree);
         }
       }
+      walker.finish();
     } catch (err) {
       if (!(err instanceof ChainError)) throw err;
-      this.status = { state: 'broken', broken_at_seq: err.seq, segment: err.segment, reason: err.reason, checked_at: this.nowMs() };
+      this.status = brokenStatus(err, this.nowMs());
       return this.status;
     }
-    this.status = { state: 'verified', verified_to_seq: walker.lastSeq, checked_at: this.nowMs() };
+    this.status = verifiedStatus(walker, this.nowMs());
     return this.status;
   }
 }

@@ -5,12 +5,15 @@ import * as path from 'node:path';
 import { atomicWrite } from '../common/atomic-write';
 import { loadCheckpointKey } from '../common/loop/checkpoint-key';
 import type { CommandLoop } from '../common/loop/command-loop';
+import { prunePgLog } from './pg-log-prune';
 
 /** Where the cut is: before a time (records older than it) or before a seq. */
 export type PruneCut = { before: Date } | { beforeSeq: number };
 
 export type PruneReport = {
   dry_run: boolean;
+  /** Where the log is: segments in a directory, or rows of a PostgreSQL table. */
+  store: 'file' | 'postgres';
   /** Null when nothing can go (no whole segment before the cut and the latest snapshot). */
   cut: { seq: number; hash: string; at: string } | null;
   segments: string[];
@@ -21,6 +24,19 @@ export type PruneReport = {
   /** The log.pruned record, and the checkpoint of the cut signed with the relay's key (not on a dry run). */
   recorded_at: number | null;
   checkpoint: string | null;
+};
+
+export type PruneOptions = {
+  svcHome: string;
+  /** The file log's directory (unused for PostgreSQL). */
+  dir: string;
+  /** RELAY_EVENT_STORE: the log is rows of this database. */
+  pgUrl?: string | null;
+  cut: PruneCut;
+  archive: string | null;
+  by: 'retention' | 'operator';
+  dryRun: boolean;
+  now: Date;
 };
 
 /** The checkpoint of a cut, kept in the home (and beside the segments in an archive). */
@@ -35,16 +51,15 @@ export function cutCheckpointName(cutSeq: number): string {
  * (durable), the signed checkpoint of the cut (durable, in the home and the archive), and only then the
  * segments move or go (file-prune.ts): a crash anywhere leaves a log that starts and verifies.
  */
-export async function pruneLog(
-  loop: CommandLoop,
-  opts: { svcHome: string; dir: string; cut: PruneCut; archive: string | null; by: 'retention' | 'operator'; dryRun: boolean; now: Date },
-): Promise<PruneReport> {
+export async function pruneLog(loop: CommandLoop, opts: PruneOptions): Promise<PruneReport> {
   if (!opts.dryRun) await loop.snapshotNow();
   // A dry run plans against the head as a snapshot would cover it (the real run writes that snapshot first).
   const snapshotSeq = opts.dryRun ? loop.lastSeq : loop.snapshotSeq;
+  if (opts.pgUrl) return prunePgLog(loop, { ...opts, pgUrl: opts.pgUrl }, snapshotSeq);
   const plan = planPrune(opts.dir, { ...opts.cut, snapshotSeq });
   const base: PruneReport = {
     dry_run: opts.dryRun,
+    store: 'file',
     cut: plan && { seq: plan.cutSeq, hash: plan.cutHash, at: plan.cutAt },
     segments: plan?.drop.map((s) => s.file) ?? [],
     records: plan ? plan.cutSeq - plan.drop[0].firstSeq + 1 : 0,
@@ -57,7 +72,7 @@ export async function pruneLog(
   if (!plan || opts.dryRun) return base;
   const [recorded] = await loop.record(opts.by === 'operator' ? 'operator' : 'system', [prunedEvent(plan, opts.archive, snapshotSeq, opts.by)]);
   const checkpoint = signCut(opts.svcHome, plan, opts.now, opts.archive);
-  applyPrune(opts.dir, plan, opts.archive);
+  await applyPrune(opts.dir, plan, opts.archive);
   const cut: RecordedCut = { cutSeq: plan.cutSeq, cutHash: plan.cutHash, cutAt: plan.cutAt, recordedAt: recorded.seq };
   loop.cut = cut;
   return { ...base, recorded_at: recorded.seq, checkpoint };
@@ -71,7 +86,7 @@ function prunedEvent(plan: PrunePlan, archive: string | null, snapshotSeq: numbe
 }
 
 /** Signs `{cutSeq, cutHash}` with the relay's checkpoint key and writes it durably; returns the home's copy. */
-function signCut(svcHome: string, plan: PrunePlan, now: Date, archive: string | null): string {
+export function signCut(svcHome: string, plan: { cutSeq: number; cutHash: string }, now: Date, archive: string | null): string {
   const key = loadCheckpointKey(svcHome, { create: true })!;
   const text = checkpointJson(signCheckpoint({ seq: plan.cutSeq, hash: plan.cutHash }, now.toISOString(), key.privateKey, key.publicKey));
   const file = path.join(svcHome, 'relay', 'checkpoints', cutCheckpointName(plan.cutSeq));

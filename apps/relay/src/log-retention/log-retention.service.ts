@@ -31,13 +31,14 @@ export class LogRetentionService {
 
   private async retention(): Promise<void> {
     const days = this.config.logRetentionDays;
-    if (days === 0 || this.loop.storeKind !== 'file') return;
+    if (days === 0) return;
     const now = this.clock.now();
     if (now.getTime() - this.lastCheck < 3_600_000) return;
     this.lastCheck = now.getTime();
     const report: PruneReport = await pruneLog(this.loop, {
       svcHome: this.config.svcHome,
       dir: path.join(relayDir(this.config), 'events'),
+      pgUrl: this.config.eventStoreUrl,
       cut: { before: new Date(now.getTime() - days * DAY_MS) },
       archive: this.config.logArchiveDir,
       by: 'retention',

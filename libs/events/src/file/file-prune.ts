@@ -45,13 +45,49 @@ export function planPrune(dir: string, cut: { beforeSeq?: number; before?: Date;
 
 /**
  * Carries out a planned cut whose `log.pruned` record is already durable: names it in PENDING_FILE, copies
- * the segments to `archive` (fsynced), deletes them oldest first, and clears PENDING_FILE.
+ * the segments to `archive` (fsynced), deletes them oldest first, and clears PENDING_FILE. The copies and
+ * fsyncs run off the event loop (libuv's threads), so a relay pruning itself keeps answering meanwhile; the
+ * steps and their order are finishPending's, which start-up runs synchronously before anything is served.
  */
-export function applyPrune(dir: string, plan: PrunePlan, archive: string | null): void {
+export async function applyPrune(dir: string, plan: PrunePlan, archive: string | null): Promise<void> {
   const pending: PendingPrune = { cutSeq: plan.cutSeq, segments: plan.drop.map((s) => s.file), archive };
   writeDurably(path.join(dir, PENDING_FILE), JSON.stringify(pending) + '\n');
-  finishPending(dir);
+  await finishPendingAsync(dir, pending);
 }
+
+async function finishPendingAsync(dir: string, pending: PendingPrune): Promise<void> {
+  if (pending.archive !== null) {
+    await fs.promises.mkdir(pending.archive, { recursive: true, mode: 0o700 });
+    for (const file of pending.segments) {
+      const from = path.join(dir, file);
+      if (fs.existsSync(from)) await copyDurablyAsync(from, path.join(pending.archive, file));
+    }
+    await syncDirAsync(pending.archive);
+  }
+  for (const file of pending.segments) await fs.promises.rm(path.join(dir, file), { force: true });
+  await syncDirAsync(dir);
+  await fs.promises.rm(path.join(dir, PENDING_FILE), { force: true });
+  await syncDirAsync(dir);
+}
+
+async function copyDurablyAsync(from: string, to: string): Promise<void> {
+  const tmp = `${to}.tmp`;
+  await fs.promises.copyFile(from, tmp);
+  await fs.promises.chmod(tmp, 0o600);
+  await syncFileAsync(tmp);
+  await fs.promises.rename(tmp, to);
+}
+
+async function syncFileAsync(file: string): Promise<void> {
+  const fh = await fs.promises.open(file, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+const syncDirAsync = syncFileAsync;
 
 /** Finishes a cut a crash interrupted (the writer calls it at open, under the lock); false when none was pending. */
 export function finishPending(dir: string): boolean {

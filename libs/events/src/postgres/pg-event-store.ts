@@ -1,10 +1,11 @@
 import type { StoredEvent } from '../event';
 import { GroupCommitStore, type Batch } from '../group-commit';
-import type { EventStore, OpenOptions, OpenResult, Snapshot, SnapshotPort } from '../event-store';
+import type { EventStore, OpenOptions, OpenResult, RecordedCut, Snapshot, SnapshotPort } from '../event-store';
 import { openSnapshot, sealSnapshot, type SnapshotCipher } from '../snapshot-seal';
 import { connectPg, isUndefinedTable, LazyPgConnection, pgReason, redactPgUrl, TABLE, type PgClient } from './pg-connection';
 import { takeWriterLock } from './pg-lock';
 import { INSERT_ROWS, walkPgLog } from './pg-read';
+import { cutOfBatch, DELETE_CUT_SQL } from './pg-prune';
 import { migrate } from './pg-schema';
 
 export type PgEventStoreOptions = {
@@ -30,6 +31,7 @@ SELECT pg_notify('${APPEND_CHANNEL}', max(seq)::text) FROM ins`;
 export class PgEventStore extends GroupCommitStore implements EventStore {
   private client: PgClient | null = null;
   private closing = false;
+  private cut: RecordedCut | undefined;
   readonly location: string;
   readonly kind = 'postgres';
 
@@ -53,12 +55,13 @@ export class PgEventStore extends GroupCommitStore implements EventStore {
       const walk = await walkPgLog(client, opts);
       this.seq = walk.lastSeq;
       this.hash = walk.lastHash;
+      this.cut = walk.cut;
     } catch (err) {
       await client.end().catch(() => undefined);
       throw err;
     }
     this.client = client;
-    return { lastSeq: this.seq, lastHash: this.hash };
+    return { lastSeq: this.seq, lastHash: this.hash, ...(this.cut ? { cut: this.cut } : {}) };
   }
 
   async close(): Promise<void> {
@@ -84,14 +87,34 @@ export class PgEventStore extends GroupCommitStore implements EventStore {
       columns.types.push(e.type);
       columns.actors.push(e.actor);
     }
+    const append = {
+      name: 'svc-append',
+      text: APPEND_SQL,
+      values: [columns.seqs, columns.ats, columns.types, columns.actors, JSON.stringify(batch.lines)],
+    };
+    const cutSeq = cutOfBatch(batch.events);
     try {
-      await this.client!.query({
-        name: 'svc-append',
-        text: APPEND_SQL,
-        values: [columns.seqs, columns.ats, columns.types, columns.actors, JSON.stringify(batch.lines)],
-      });
+      if (cutSeq === null) await this.client!.query(append);
+      else await this.appendWithCut(append, cutSeq);
     } catch (err) {
       throw new Error(`event log write failed: ${pgReason(err)}`);
+    }
+  }
+
+  /**
+   * A batch holding a `log.pruned` record: the record is appended and the rows up to its cut deleted in one
+   * transaction, so the log never holds the record without the cut nor lacks rows without the record.
+   */
+  private async appendWithCut(append: { name: string; text: string; values: unknown[] }, cutSeq: number): Promise<void> {
+    const c = this.client!;
+    await c.query('BEGIN');
+    try {
+      await c.query(append);
+      await c.query(DELETE_CUT_SQL, [cutSeq]);
+      await c.query('COMMIT');
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw err;
     }
   }
 

@@ -1,5 +1,5 @@
 import { ChainWalker, type WalkOptions } from '../chain-walker';
-import { ChainError, type ScanProgress } from '../event-store';
+import { ChainError, type RecordedCut, type ScanProgress } from '../event-store';
 import { TABLE, type PgClient } from './pg-connection';
 
 /** A row as the readers select it: `at` as epoch milliseconds (a Date per row costs more than the rest of the check). */
@@ -70,7 +70,7 @@ export function missingHeadRecords(firstSeq: number): string {
   return `the log does not start at seq 1: its first record is seq ${firstSeq}, so the records before it are missing`;
 }
 
-export type PgWalk = { lastSeq: number; lastHash: string; records: number };
+export type PgWalk = { lastSeq: number; lastHash: string; records: number; cut?: RecordedCut };
 
 /**
  * Reads and proves a database log the way `scanLog` proves a directory (the same ChainWalker), in seq
@@ -81,13 +81,15 @@ export async function walkPgLog(client: PgClient, opts: WalkOptions & { onProgre
   const bounds = await client.query<{ lo: string | null; hi: string | null }>(`SELECT min(seq) AS lo, max(seq) AS hi FROM ${TABLE.events}`);
   const lo = bounds.rows[0].lo === null ? null : Number(bounds.rows[0].lo);
   const hi = bounds.rows[0].hi === null ? 0 : Number(bounds.rows[0].hi);
-  if (lo !== null && lo !== 1) throw new ChainError(1, TABLE.events, missingHeadRecords(lo));
-  // From the record before the snapshot's first, so the snapshot's hash is checked against it.
-  const anchor = Math.max(1, opts.fromSeq - 1);
+  // A log that starts after seq 1 (pruned) is walked whole from its first row: the record of its cut can lie
+  // anywhere in it (ChainWalker's 'head' rule), as scanLog walks a pruned directory.
+  const pruned = lo !== null && lo !== 1;
+  // Otherwise from the record before the snapshot's first, so the snapshot's hash is checked against it.
+  const anchor = pruned ? lo : Math.max(1, opts.fromSeq - 1);
   if (opts.fromSeq > 1 && hi < opts.fromSeq - 1) {
     throw new ChainError(opts.fromSeq - 1, '(snapshot)', `the log ends at seq ${hi}, before the snapshot`);
   }
-  const walker = new ChainWalker(opts, hi === 0 ? 1 : anchor);
+  const walker = new ChainWalker(opts, pruned ? 'head' : hi === 0 ? 1 : anchor);
   let records = 0;
   const total = Math.max(0, hi - anchor + 1);
   const page = (from: number) => client.query<PgRow>(pageQuery(from, hi));
@@ -113,5 +115,5 @@ export async function walkPgLog(client: PgClient, opts: WalkOptions & { onProgre
     opts.onProgress?.({ done: records, total, seq: walker.lastSeq });
   }
   walker.finish();
-  return { lastSeq: walker.lastSeq, lastHash: walker.lastHash, records };
+  return { lastSeq: walker.lastSeq, lastHash: walker.lastHash, records, ...(walker.startCut ? { cut: walker.startCut } : {}) };
 }

@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import type { Overview } from '@svc/console-api';
 import { useOverview } from '@/features/overview/api/get-overview';
 import { IconClose, IconMenu, IconMoon, IconSun, IconSystem } from '@/components/icons';
+import { provenFrom } from '@/lib/chain-proof';
 import { plural } from '@/lib/format';
 import { useLive } from '@/lib/live-context';
 import { Link } from '@/lib/router';
@@ -77,7 +78,11 @@ export function TopBar({ title, menu, menuPanel }: { title: string; menu: { id: 
             <span className="fact mono hide-narrow">{`${o.listen.host}:${o.listen.port}`}</span>
             <TransportFact o={o} />
             {o.chain.state === 'verified' ? (
-              <span className="fact good" title={`every record up to #${o.chain.verified_to_seq} checked`} data-testid="chain-status">
+              <span
+                className="fact good"
+                title={`every record ${provenFrom(o.chain.from_seq, o.chain.cut)} up to #${o.chain.verified_to_seq} checked`}
+                data-testid="chain-status"
+              >
                 chain ✓ #{o.chain.verified_to_seq}
               </span>
             ) : (

@@ -49,6 +49,8 @@ export class ChainVerifyJobs implements OnModuleDestroy {
       bytes_total: null,
       duration_ms: 0,
       broken: null,
+      from_seq: null,
+      cut: null,
       error: null,
     };
     const job: Running = { view, t0: process.hrtime.bigint(), done: Promise.resolve(view) };
@@ -89,6 +91,8 @@ export class ChainVerifyJobs implements OnModuleDestroy {
       finished_at: epoch(this.clock.now().getTime()),
       records: 'records' in outcome ? outcome.records : job.view.records,
       broken: outcome.state === 'broken' ? { seq: outcome.seq, segment: outcome.segment, reason: outcome.reason } : null,
+      from_seq: outcome.state === 'verified' ? outcome.fromSeq : null,
+      cut: outcome.state === 'verified' ? outcome.cut : null,
       error: outcome.state === 'failed' ? outcome.error : null,
     };
     this.running = null;
@@ -105,7 +109,8 @@ export class ChainVerifyJobs implements OnModuleDestroy {
 
 /** A finished check as the monitor's status (null: it proved nothing either way). */
 export function chainStatusOf(job: VerifyJobView, nowMs: number): ChainStatus | null {
-  if (job.state === 'verified') return { state: 'verified', verified_to_seq: job.up_to_seq, checked_at: nowMs };
+  if (job.state === 'verified')
+    return { state: 'verified', verified_to_seq: job.up_to_seq, from_seq: job.from_seq ?? 1, cut: job.cut, checked_at: nowMs };
   if (job.state === 'broken' && job.broken) {
     return { state: 'broken', broken_at_seq: job.broken.seq, segment: job.broken.segment, reason: job.broken.reason, checked_at: nowMs };
   }

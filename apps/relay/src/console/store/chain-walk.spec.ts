@@ -30,7 +30,7 @@ describe('walkFileLog: the full check from seq 1, a piece at a time', () => {
     const dir = await writeLog(40);
     expect(listSegments(dir).length).toBeGreaterThan(2);
     const ctl = control(40);
-    expect(await walkFileLog(dir, ctl)).toEqual({ state: 'verified', records: 40 });
+    expect(await walkFileLog(dir, ctl)).toEqual({ state: 'verified', records: 40, fromSeq: 1, cut: null });
     const records = ctl.seen.map((p) => p.records);
     expect(records).toEqual([...records].sort((a, b) => a - b));
     expect(ctl.seen.length).toBeGreaterThan(10); // 300-byte pieces
@@ -41,7 +41,7 @@ describe('walkFileLog: the full check from seq 1, a piece at a time', () => {
 
   it('stops at the seq durable when it started: records written later are not its to prove', async () => {
     const dir = await writeLog(20);
-    expect(await walkFileLog(dir, control(12))).toEqual({ state: 'verified', records: 12 });
+    expect(await walkFileLog(dir, control(12))).toEqual({ state: 'verified', records: 12, fromSeq: 1, cut: null });
   });
 
   it('names a record missing from the end of the log', async () => {
@@ -49,11 +49,16 @@ describe('walkFileLog: the full check from seq 1, a piece at a time', () => {
     expect(await walkFileLog(dir, control(11))).toMatchObject({ state: 'broken', records: 10, seq: 11, reason: 'expected seq 11: it is missing' });
   });
 
-  it('names a log whose first segment is gone', async () => {
+  it("names a log whose first segment is gone without a recorded cut (ChainWalker's rule)", async () => {
     const dir = await writeLog(40);
     const [first, second] = listSegments(dir);
     fs.rmSync(path.join(dir, first.file));
-    expect(await walkFileLog(dir, control(40))).toMatchObject({ state: 'broken', seq: 1, segment: second.file, records: 0 });
+    expect(await walkFileLog(dir, control(40))).toMatchObject({
+      state: 'broken',
+      seq: 1,
+      segment: second.file,
+      reason: expect.stringContaining('no recorded cut says they were pruned'),
+    });
   });
 
   it('names a record cut short inside the log (not at its end)', async () => {

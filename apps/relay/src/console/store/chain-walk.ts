@@ -1,16 +1,9 @@
-import {
-  ChainError,
-  ChainWalker,
-  columnsDisagree,
-  listSegments,
-  missingHeadReason,
-  pageQuery,
-  TABLE,
-  type PgLogSource,
-  type PgRow,
-} from '@svc/events';
+import type { ChainCut } from '@svc/console-api';
+import { ChainError, ChainWalker, columnsDisagree, listSegments, pageQuery, TABLE, type PgLogSource, type PgRow } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { headWalker } from '../chain-monitor';
+import { nextRowSeq } from '../pg-console-log';
 
 export type WalkProgress = { records: number; bytesDone: number | null; bytesTotal: number | null };
 
@@ -27,17 +20,22 @@ export type WalkControl = {
 };
 
 export type WalkOutcome =
-  | { state: 'verified'; records: number }
+  | { state: 'verified'; records: number; fromSeq: number; cut: ChainCut | null }
   | { state: 'broken'; records: number; seq: number; segment: string; reason: string }
   | { state: 'cancelled'; records: number };
 
+function verified(walker: ChainWalker): WalkOutcome {
+  const cut = walker.startCut;
+  return { state: 'verified', records: walker.lastSeq, fromSeq: walker.fromSeq, cut: cut ? { seq: cut.cutSeq, at: cut.cutAt } : null };
+}
+
 /**
- * The chain from seq 1 to `upTo` of a file log, read with non-blocking reads a MiB at a time and a pause
+ * The chain from its head (seq 1, or the record after a cut the log records) to `upTo` of a file log, read with non-blocking reads a MiB at a time and a pause
  * after each, so phones are served while a big log is proven (`svc relay events verify` reads the same
  * rules synchronously: nothing else waits on it). The same ChainWalker as every other check.
  */
 export async function walkFileLog(dir: string, ctl: WalkControl): Promise<WalkOutcome> {
-  const walker = new ChainWalker({ fromSeq: 1 });
+  const walker = headWalker();
   const segments = listSegments(dir);
   const broken = (err: ChainError): WalkOutcome => ({
     state: 'broken',
@@ -46,7 +44,6 @@ export async function walkFileLog(dir: string, ctl: WalkControl): Promise<WalkOu
     segment: err.segment,
     reason: err.reason,
   });
-  if (segments.length > 0 && segments[0].firstSeq !== 1) return broken(new ChainError(1, segments[0].file, missingHeadReason(segments[0].firstSeq)));
   const sizes = segments.map((s) => sizeOf(path.join(dir, s.file)));
   const total = sizes.reduce((a, b) => a + b, 0);
   let done = 0;
@@ -89,21 +86,22 @@ export async function walkFileLog(dir: string, ctl: WalkControl): Promise<WalkOu
     if (walker.lastSeq < ctl.upTo) {
       throw new ChainError(walker.next, segments.at(-1)?.file ?? '(no segment)', `expected seq ${walker.next}: it is missing`);
     }
+    walker.finish();
   } catch (err) {
     if (err instanceof ChainError) return broken(err);
     throw err;
   }
-  return { state: 'verified', records: walker.lastSeq };
+  return verified(walker);
 }
 
 /** The same check over the database's table, a page of rows at a time, each row's columns against its record. */
 export async function walkPgLog(source: PgLogSource, ctl: WalkControl): Promise<WalkOutcome> {
-  const walker = new ChainWalker({ fromSeq: 1 });
+  const walker = headWalker();
   try {
     const c = await source.connection();
-    while (walker.next <= ctl.upTo) {
-      const r = await c.query<PgRow>(pageQuery(walker.next, ctl.upTo));
-      if (r.rows.length === 0) throw new ChainError(walker.next, TABLE.events, `expected seq ${walker.next}: it is missing`);
+    for (let from = await nextRowSeq(c, walker); from <= ctl.upTo; from = walker.next) {
+      const r = await c.query<PgRow>(pageQuery(from, ctl.upTo));
+      if (r.rows.length === 0) throw new ChainError(from, TABLE.events, `expected seq ${from}: it is missing`);
       for (const row of r.rows) {
         walker.record(row.record, TABLE.events);
         const disagree = columnsDisagree(row);
@@ -113,11 +111,12 @@ export async function walkPgLog(source: PgLogSource, ctl: WalkControl): Promise<
       if (ctl.stopped()) return { state: 'cancelled', records: walker.lastSeq };
       await ctl.pace();
     }
+    walker.finish();
   } catch (err) {
     if (err instanceof ChainError) return { state: 'broken', records: walker.lastSeq, seq: err.seq, segment: err.segment, reason: err.reason };
     throw err;
   }
-  return { state: 'verified', records: walker.lastSeq };
+  return verified(walker);
 }
 
 function sizeOf(file: string): number {

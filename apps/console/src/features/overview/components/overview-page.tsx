@@ -1,6 +1,7 @@
 import { Link } from '@/lib/router';
 import { EventList } from '@/components/event-list';
 import { Button, Card, EmptyState, ErrorState, PageHeader, Skeleton, Stat } from '@/components/ui';
+import { provenFrom } from '@/lib/chain-proof';
 import { bytes, count, duration, exact, plural } from '@/lib/format';
 import { useLive } from '@/lib/live-context';
 import { useOverview } from '../api/get-overview';
@@ -77,7 +78,11 @@ export function OverviewPage() {
               value={o.chain.state === 'verified' ? <>✓ verified</> : <>✗ broken at #{o.chain.broken_at_seq}</>}
               hint={
                 <>
-                  {o.chain.state === 'verified' ? `up to #${count(o.chain.verified_to_seq)}` : o.chain.reason}{' '}
+                  {o.chain.state === 'verified' ? (
+                    <span data-testid="overview-chain-from">{`${provenFrom(o.chain.from_seq, o.chain.cut)} up to #${count(o.chain.verified_to_seq)}`}</span>
+                  ) : (
+                    o.chain.reason
+                  )}{' '}
                   <Link to="/store" data-testid="overview-verify">
                     verify from #1 →
                   </Link>

@@ -2,6 +2,7 @@ import { useEffect, useRef } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import type { ChainStatus, VerifyJobView } from '@svc/console-api';
 import { Ago, Button, Card, Chip, InlineError } from '@/components/ui';
+import { cutNote, provenFrom } from '@/lib/chain-proof';
 import { bytes, count, exact } from '@/lib/format';
 import { storeKey } from '../api/get-store';
 import { useStartVerify, useVerifyStatus } from '../api/verify-chain';
@@ -36,8 +37,8 @@ export function VerifyCard({ chain, initial }: { chain: ChainStatus; initial: Ve
       <p data-testid="store-chain">
         {chain.state === 'verified' ? (
           <>
-            <Chip tone="good">✓ verified</Chip> up to #{count(chain.verified_to_seq)}, checked as records are written (each record&apos;s checksum and
-            its link to the one before).
+            <Chip tone="good">✓ verified</Chip> <span data-testid="store-chain-from">{provenFrom(chain.from_seq, chain.cut)}</span> up to #
+            {count(chain.verified_to_seq)}, checked as records are written (each record&apos;s checksum and its link to the one before).
           </>
         ) : (
           <>
@@ -81,8 +82,12 @@ function JobLine({ job }: { job: VerifyJobView }) {
     <div className="verify-result" data-testid="verify-result" data-state={job.state} data-job={job.id} role="status">
       {job.state === 'verified' ? (
         <p>
-          <Chip tone="good">✓ chain intact</Chip> <strong>{count(job.records)} records</strong> from #1 to #{count(job.up_to_seq)} proven in{' '}
-          <strong>{elapsed(job.duration_ms)}</strong>
+          <Chip tone="good">✓ chain intact</Chip> <strong>{count(job.up_to_seq - (job.from_seq ?? 1) + 1)} records</strong>{' '}
+          <span data-testid="verify-result-from">
+            from #{job.from_seq ?? 1}
+            {cutNote(job.cut)}
+          </span>{' '}
+          to #{count(job.up_to_seq)} proven in <strong>{elapsed(job.duration_ms)}</strong>
           {at}.
         </p>
       ) : job.state === 'broken' && job.broken ? (
