@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { makePng } from './png';
 
 /** How the simulated user answers a destructive-verb confirmation: the relay's question, or the app's own modal. */
 export type ConfirmPolicy = 'allow' | 'deny' | 'ignore';
@@ -33,7 +34,12 @@ export type PhoneState = {
 };
 
 /** What the phone starts as (the rest starts the same on every simulated phone). */
-export type PhoneSetup = Partial<Pick<PhoneState, 'masterEnabled' | 'deviceControlSupported' | 'currentApp' | 'trustedVerbs' | 'autoDisableMinutes'>>;
+export type PhoneSetup = Partial<
+  Pick<PhoneState, 'masterEnabled' | 'deviceControlSupported' | 'currentApp' | 'trustedVerbs' | 'autoDisableMinutes'>
+> & {
+  /** The screen in pixels (default 1080x2340): its screenshots are this size, full size as a phone's are. */
+  screen?: { width: number; height: number };
+};
 
 /** An accessibility event a command caused, as `/events` lists it. */
 export type AccessibilityEvent = { seq: number; type: string; package: string; text: string | null; ts: number };
@@ -62,7 +68,9 @@ export const CONTACTS = [
 export class FakePhone {
   readonly state: PhoneState;
   readonly events: AccessibilityEvent[] = [];
+  readonly screenSize: { width: number; height: number };
   private seq = 0;
+  private shot: { seq: number; png: Buffer } | null = null;
 
   constructor(
     setup: PhoneSetup,
@@ -70,6 +78,7 @@ export class FakePhone {
     /** The phone's own clock (epoch ms): its event times, and in app mode its idle expiry. */
     readonly now: () => number = Date.now,
   ) {
+    this.screenSize = setup.screen ?? { width: 1080, height: 2340 };
     this.state = {
       masterEnabled: setup.masterEnabled ?? true,
       deviceControlSupported: setup.deviceControlSupported ?? true,
@@ -137,11 +146,20 @@ export class FakePhone {
     const nodes = this.screenNodes().map((x) => (includeBounds ? x : { ...x, bounds: undefined }));
     return {
       packageName: this.state.currentApp,
-      rootBounds: { left: 0, top: 0, right: 1080, bottom: 2340 },
+      rootBounds: { left: 0, top: 0, right: this.screenSize.width, bottom: this.screenSize.height },
       nodes,
       truncated: false,
       nodeCount: nodes.length,
     };
+  }
+
+  /**
+   * A full-size screenshot of the screen as it is: a new image after each event (a full-size PNG costs tens of
+   * ms to make, so the same screen is made once).
+   */
+  screenshot(): Buffer {
+    if (this.shot?.seq !== this.seq) this.shot = { seq: this.seq, png: makePng(this.screenSize.width, this.screenSize.height, this.seq) };
+    return this.shot.png;
   }
 
   screenHash(): string {

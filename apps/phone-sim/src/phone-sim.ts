@@ -31,6 +31,8 @@ export type PhoneSimOptions = {
   masterEnabled?: boolean;
   deviceControlSupported?: boolean;
   currentApp?: string;
+  /** The screen in pixels (default 1080x2340): screenshots are full size, as a phone's are. */
+  screen?: { width: number; height: number };
   trustedVerbs?: string[];
   /** legacy: reported as is (absent: the relay's default applies); app: its own idle minutes, 5-120, default 30. */
   autoDisableMinutes?: number | null;
