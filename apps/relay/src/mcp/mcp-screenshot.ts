@@ -32,7 +32,7 @@ export const SCREENSHOT_OUTPUT = {
     format: { type: 'string', enum: [...SCREEN_FORMATS] },
     bytes: { type: 'integer', minimum: 1, description: 'the encoded image’s size' },
     token: { type: 'string', description: 'relay media token of the full-size PNG' },
-    expires_at: { type: 'number', description: 'when the token expires (epoch ms)' },
+    expires_at: { type: 'number', description: 'when the token expires (epoch seconds)' },
     ok: { type: 'boolean' },
   },
   anyOf: [
