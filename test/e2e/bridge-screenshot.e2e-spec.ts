@@ -21,7 +21,7 @@ describe('Device Control with the media registry', () => {
   it('/screenshot stores the phone PNG as an owned media file and returns its token', async () => {
     const r = await dc(relay, sim.token!, 'GET', '/screenshot');
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ ok: true, token: expect.any(String), content_type: 'image/png', width: 1080, height: 2340 }); // the simulator's full-size screen
+    expect(r.body).toMatchObject({ ok: true, token: expect.any(String), content_type: 'image/png', width: 54, height: 96 });
     expect(JSON.stringify(r.body)).not.toContain('png_base64');
     const media = await fetch(`${relay.url}/media/${r.body.token}`, { headers: bearer(sim.token!) });
     expect(media.status).toBe(200);

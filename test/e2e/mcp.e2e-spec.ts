@@ -119,11 +119,11 @@ describe('MCP over Device Control', () => {
     const png = Buffer.from((image as { data: string }).data, 'base64');
     expect(png.subarray(1, 4).toString('ascii')).toBe('PNG');
     const meta = JSON.parse(textOf(r)) as Record<string, any>;
-    expect(meta).toMatchObject({ token: expect.any(String), format: 'png', bytes: png.length, phone_width: 1080, phone_height: 2340 });
+    expect(meta).toMatchObject({ token: expect.any(String), format: 'png', bytes: png.length, phone_width: 54, phone_height: 96, scale: 1 });
     expect(meta).not.toHaveProperty('image');
-    // Scaling is mcp-screens.e2e-spec.ts's; the token is the phone's own image, full size.
+    // Scaling is mcp-screens.e2e-spec.ts's; the token is the phone's own image as it sent it.
     const media = Buffer.from(await (await fetch(`${relay.url}/media/${meta.token}`, { headers: bearer(phone.token!) })).arrayBuffer());
-    expect([media.readUInt32BE(16), media.readUInt32BE(20)]).toEqual([1080, 2340]);
+    expect([media.readUInt32BE(16), media.readUInt32BE(20)]).toEqual([54, 96]); // the simulator's default thumbnail
     await client.close();
   });
 

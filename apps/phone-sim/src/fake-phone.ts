@@ -37,7 +37,11 @@ export type PhoneState = {
 export type PhoneSetup = Partial<
   Pick<PhoneState, 'masterEnabled' | 'deviceControlSupported' | 'currentApp' | 'trustedVerbs' | 'autoDisableMinutes'>
 > & {
-  /** The screen in pixels (default 1080x2340): its screenshots are this size, full size as a phone's are. */
+  /**
+   * The screen in pixels, and its screenshots full size at it, as a real phone's (a 1440x3120 PNG costs the
+   * simulator some 100 ms to make). Without it: a 1080x2340 screen whose screenshot is a 54x96 thumbnail, cheap
+   * enough for suites that bound a command to a few hundred ms.
+   */
   screen?: { width: number; height: number };
 };
 
@@ -69,6 +73,8 @@ export class FakePhone {
   readonly state: PhoneState;
   readonly events: AccessibilityEvent[] = [];
   readonly screenSize: { width: number; height: number };
+  /** The screenshot's size: the screen's when `screen` was given. */
+  readonly shotSize: { width: number; height: number };
   private seq = 0;
   private shot: { seq: number; png: Buffer } | null = null;
 
@@ -79,6 +85,7 @@ export class FakePhone {
     readonly now: () => number = Date.now,
   ) {
     this.screenSize = setup.screen ?? { width: 1080, height: 2340 };
+    this.shotSize = setup.screen ?? { width: 54, height: 96 };
     this.state = {
       masterEnabled: setup.masterEnabled ?? true,
       deviceControlSupported: setup.deviceControlSupported ?? true,
@@ -154,11 +161,11 @@ export class FakePhone {
   }
 
   /**
-   * A full-size screenshot of the screen as it is: a new image after each event (a full-size PNG costs tens of
-   * ms to make, so the same screen is made once).
+   * A screenshot of the screen as it is (`shotSize`): a new image after each event, and the same screen made
+   * once (a full-size PNG costs tens of ms).
    */
   screenshot(): Buffer {
-    if (this.shot?.seq !== this.seq) this.shot = { seq: this.seq, png: makePng(this.screenSize.width, this.screenSize.height, this.seq) };
+    if (this.shot?.seq !== this.seq) this.shot = { seq: this.seq, png: makePng(this.shotSize.width, this.shotSize.height, this.seq) };
     return this.shot.png;
   }
 

@@ -59,7 +59,7 @@ export async function legacyAnswer(cmd: SimCommand, phone: FakePhone, maxWaitMs?
         : { status: 404, result: { ok: false, error: `no node ${String(b.nodeId)}` } };
     }
     case '/screenshot': {
-      const { width, height } = phone.screenSize;
+      const { width, height } = phone.shotSize;
       return { status: 200, result: { png_base64: phone.screenshot().toString('base64'), width, height } };
     }
     case '/get_apps':

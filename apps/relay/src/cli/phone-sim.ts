@@ -5,7 +5,7 @@ import { PhoneSim, type ConfirmPolicy } from '../../../phone-sim/src/phone-sim';
 
 const USAGE = `usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 | --token <session token>)
          [--mode legacy|app] [--confirm allow|deny|ignore] [--name NAME] [--device-id ID] [--master on|off]
-         [--no-device-control] [--current-app PACKAGE] [--trust send,pay] [--auto-disable MINUTES] [--save-token FILE] [--quiet]
+         [--no-device-control] [--current-app PACKAGE] [--trust send,pay] [--auto-disable MINUTES] [--screen WxH] [--save-token FILE] [--quiet]
 
 A simulated sideload phone for the bridge: pairs, reports bridge.status, answers every Device Control
 route with plausible data, answers destructive-verb confirmations by --confirm, and logs what it receives.
@@ -59,6 +59,13 @@ export async function runPhoneSim(argv: string[], out: (line: string) => void = 
     out('phone-sim: --auto-disable must be a number of minutes (0: never)');
     return 2;
   }
+  // --screen 1440x3120: full-size screenshots at that size (issue 40), as a real phone's.
+  const screenArg = flags.get('screen');
+  const screenMatch = screenArg === undefined ? null : /^(\d{1,4})x(\d{1,4})$/.exec(screenArg);
+  if (screenArg !== undefined && (!screenMatch || Number(screenMatch[1]) < 1 || Number(screenMatch[2]) < 1)) {
+    out('phone-sim: --screen must be WIDTHxHEIGHT in pixels, e.g. 1440x3120');
+    return 2;
+  }
   const quiet = switches.has('--quiet');
   const sim = new PhoneSim({
     relayUrl: relay,
@@ -77,6 +84,7 @@ export async function runPhoneSim(argv: string[], out: (line: string) => void = 
       .map((v) => v.trim())
       .filter(Boolean),
     autoDisableMinutes: autoDisable,
+    ...(screenMatch ? { screen: { width: Number(screenMatch[1]), height: Number(screenMatch[2]) } } : {}),
     log: quiet ? undefined : (line) => out(`[phone-sim] ${line}`),
   });
   try {

@@ -55,7 +55,7 @@ RELAY_HOST/RELAY_PORT, and send the home's operator key.`,
 
   'phone-sim': `Usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 | --token <session token>)
          [--mode legacy|app] [--confirm allow|deny|ignore] [--name NAME] [--device-id ID] [--master on|off]
-         [--no-device-control] [--current-app PACKAGE] [--trust send,pay] [--auto-disable MINUTES]
+         [--no-device-control] [--current-app PACKAGE] [--trust send,pay] [--auto-disable MINUTES] [--screen WxH]
          [--save-token FILE] [--quiet]
 
 A simulated sideload phone for the bridge: pairs, reports bridge.status, answers every Device Control
