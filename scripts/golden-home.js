@@ -8,8 +8,9 @@
  *   node scripts/golden-home.js <built checkout> <out dir>     # e.g. a worktree of a release tag, after its build
  *
  * The home is made in <out dir>/home; <out dir>/expected.json holds the build's own `replayReport` of it at
- * <out dir>/meta.json's `at`, and meta.json the credentials a test reconnects with (this is a fixture: its
- * secrets protect nothing).
+ * <out dir>/meta.json's `at`, meta.json the credentials a test reconnects with (this is a fixture: its
+ * secrets protect nothing), and <out dir>/checkpoint.json a checkpoint of its last record signed by its own key.
+ * The same steps at the same manual clock give the same state; ids, tokens and keys are random, so the bytes differ.
  */
 const fs = require('node:fs');
 const os = require('node:os');
@@ -146,6 +147,15 @@ async function main() {
     /* a checkout without git */
   }
   const version = JSON.parse(fs.readFileSync(path.join(checkout, 'package.json'), 'utf8')).version;
+  // A checkpoint signed by the home's own key (a build that has the command): later builds must still prove the log holds it.
+  const cli = dist('apps/relay/src/cli/main.js');
+  const quiet = { write: () => true, isTTY: false };
+  const signed = await cli.main(['relay', 'events', 'checkpoint', '--out', path.join(outDir, 'checkpoint.json')], {
+    stdout: quiet,
+    stderr: quiet,
+    env: { SVC_HOME: home, PATH: process.env.PATH },
+  });
+  if (signed !== 0) console.error(`this build signed no checkpoint (exit ${signed}); the home has none`);
   fs.writeFileSync(
     path.join(outDir, 'meta.json'),
     JSON.stringify(

@@ -1,37 +1,17 @@
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { buildParts, staleParts } from '../../scripts/build-if-stale';
 
 const ROOT = path.resolve(__dirname, '../..');
 export const CONSOLE_DIST = path.join(ROOT, 'apps/console/dist');
 export const SHOTS = path.join(ROOT, 'test-results/console');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
-/** Builds the console once if the build is missing or older than its sources. */
+/** Builds the console when its inputs changed since its last build (scripts/build-if-stale.js, as `npm start` does). */
 export function ensureConsoleBuilt(): void {
-  const index = path.join(CONSOLE_DIST, 'index.html');
-  const src = path.join(ROOT, 'apps/console');
-  const sources = Math.max(
-    newestMtime(path.join(src, 'src')),
-    fs.statSync(path.join(src, 'index.html')).mtimeMs,
-    fs.statSync(path.join(src, 'vite.config.mts')).mtimeMs,
-  );
-  if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= sources) return;
-  execFileSync(path.join(ROOT, 'node_modules/.bin/vite'), ['build', '--config', 'apps/console/vite.config.mts', '--logLevel', 'error'], {
-    cwd: ROOT,
-    stdio: 'inherit',
-  });
+  if (staleParts(ROOT, ['console']).length > 0) buildParts(ROOT, ['console']);
 }
 
 /** What a reader's browser says about them: its language (`de-DE`) and time zone (`Europe/Berlin`). */

@@ -86,6 +86,9 @@ describe('console Terminal page: recordings played in headless chromium', () => 
     await row.waitFor();
     const text = await row.innerText();
     expect(text).toContain('audit');
+    // The device by the name the Devices page shows, not its id (issue 36.7).
+    expect(text).toContain('Recorded phone');
+    expect(text).not.toContain('rec-phone-1');
     expect(text).toMatch(/\b[0-9a-f]{8}\b/);
     expect(text).toMatch(/\d+(\.\d+)? (B|KiB)/);
     expect(text).toMatch(/\ds/);

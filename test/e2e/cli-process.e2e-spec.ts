@@ -125,7 +125,7 @@ describe('bin/svc relay start (a real process)', () => {
 
   it('bad configuration: a clear error and exit 1, no stack trace', async () => {
     const cases: Array<[NodeJS.ProcessEnv, string]> = [
-      [{ RELAY_LOG_LEVEL: 'LOUD' }, 'log-level must be one of DEBUG, INFO, WARNING, ERROR'],
+      [{ RELAY_LOG_LEVEL: 'LOUD' }, 'RELAY_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR'], // the setting the operator set, named
       [{ RELAY_PORT: 'eighty' }, 'RELAY_PORT/--port must be 0-65535'],
       [{ RELAY_SSL_CERT: '/nonexistent/cert.pem', RELAY_SSL_KEY: '/nonexistent/key.pem' }, 'TLS file not found'],
       [{ RELAY_SSL_CERT: '/nonexistent/cert.pem' }, 'TLS needs both RELAY_SSL_CERT and RELAY_SSL_KEY'],

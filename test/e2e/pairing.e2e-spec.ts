@@ -129,7 +129,10 @@ describe('pairing', () => {
       expect(first.ok.type).toBe('auth.ok');
       const second = await Phone.connect(relay.url);
       const fail = await second.auth({ pairing_code: code, device_id: 'other' });
-      expect(fail).toMatchObject({ type: 'auth.fail', payload: { reason: 'Invalid pairing code or session token' } });
+      expect(fail).toMatchObject({
+        type: 'auth.fail',
+        payload: { code: 'invalid_credentials', code_state: 'used', reason: expect.stringMatching(/^Pairing code already used/) },
+      });
       expect(await second.closed).toBe(4401);
       first.phone.close();
     });

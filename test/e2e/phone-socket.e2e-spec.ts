@@ -1,4 +1,4 @@
-import { DomainError } from '@svc/domain';
+import { CODE_REFUSALS, DomainError } from '@svc/domain';
 import * as fs from 'node:fs';
 import WebSocket from 'ws';
 import { ManualClock } from '../../apps/relay/src/common/loop/clock';
@@ -128,18 +128,19 @@ describe('phone socket', () => {
       expect(await p.closed).toBe(4401);
     });
 
+    const generic = 'Invalid pairing code or session token';
     it.each([
-      ['an unknown token', { session_token: 'N'.repeat(43) }],
-      ['an absurdly long token', { session_token: 'L'.repeat(5000) }],
-      ['an unknown code', { pairing_code: 'QQQQQ1' }],
-      ['a malformed code', { pairing_code: 'not-a-code' }],
-      ['a code of the wrong type', { pairing_code: 123456 }],
-    ])('%s: the one generic auth.fail reason, recorded as auth.failed', async (_label, payload) => {
+      ['an unknown token', { session_token: 'N'.repeat(43) }, generic],
+      ['an absurdly long token', { session_token: 'L'.repeat(5000) }, generic],
+      ['an unknown code', { pairing_code: 'QQQQQ1' }, CODE_REFUSALS.unknown], // which: PROTOCOL.md, Pairing
+      ['a malformed code', { pairing_code: 'not-a-code' }, generic],
+      ['a code of the wrong type', { pairing_code: 123456 }, generic],
+    ])('%s: its auth.fail reason, recorded as auth.failed', async (_label, payload, reason) => {
       await relay.loop.drain();
       const before = readEvents(relay.home).filter((e) => e.type === 'auth.failed').length;
       const p = await Phone.connect(relay.url);
       const fail = await p.auth(payload);
-      expect(fail).toMatchObject({ type: 'auth.fail', payload: { reason: 'Invalid pairing code or session token', code: 'invalid_credentials' } });
+      expect(fail).toMatchObject({ type: 'auth.fail', payload: { reason, code: 'invalid_credentials' } });
       expect(await p.closed).toBe(4401);
       await relay.loop.drain();
       const failures = readEvents(relay.home).filter((e) => e.type === 'auth.failed');

@@ -1,32 +1,19 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-// The build's own asset step (package.json "build"): what the relay reads at run time from beside its code.
-import { ASSET, copyAssets } from '../../scripts/copy-assets';
+// The build's own rule for "is dist/ current" and its steps (package.json "build", "prestart").
+import { buildParts, staleParts } from '../../scripts/build-if-stale';
 import { rememberOperatorKey } from './operator-keys';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const BIN = path.join(ROOT, 'bin', 'svc');
-const STAMP = path.join(ROOT, 'dist', 'apps', 'relay', 'src', 'cli', 'main.js');
-const SOURCES = [path.join(ROOT, 'apps', 'relay', 'src'), path.join(ROOT, 'libs')];
-
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestSource(full));
-    else if ((entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) || ASSET.test(entry.name))
-      newest = Math.max(newest, fs.statSync(full).mtimeMs);
-  }
-  return newest;
-}
-
 /**
  * Tests that spawn `bin/svc` need dist/. `npm test` builds first; a single file run from an editor
- * builds here when a source is newer than the build (serialised by a lock directory).
+ * builds here when the relay's inputs changed since the last build (the rule `npm start` uses:
+ * scripts/build-if-stale.js), serialised by a lock directory.
  */
 export function ensureBuilt(): void {
-  const stale = () => !fs.existsSync(STAMP) || fs.statSync(STAMP).mtimeMs < Math.max(...SOURCES.map(newestSource));
+  const stale = () => staleParts(ROOT, ['relay']).length > 0;
   if (!stale()) return;
   const lock = path.join(ROOT, 'dist.build-lock');
   const deadline = Date.now() + 120_000;
@@ -40,12 +27,7 @@ export function ensureBuilt(): void {
     }
   }
   try {
-    if (!stale()) return;
-    const tsc = path.join(ROOT, 'node_modules', '.bin', 'tsc');
-    const alias = path.join(ROOT, 'node_modules', '.bin', 'tsc-alias');
-    execFileSync(tsc, ['-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
-    execFileSync(alias, ['-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
-    copyAssets(ROOT);
+    if (stale()) buildParts(ROOT, ['relay']);
   } finally {
     fs.rmSync(lock, { recursive: true, force: true });
   }
@@ -58,9 +40,10 @@ export type SvcProcess = {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 };
 
-/** Runs `bin/svc <args>` as a real process (stdin closed, output captured). */
-export function spawnSvc(args: string[], env: NodeJS.ProcessEnv): SvcProcess {
-  const child = spawn(process.execPath, [BIN, ...args], {
+/** Runs `bin/svc <args>` as a real process (stdin closed, output captured); `wrapper` runs it (a sandbox, setpriv...). */
+export function spawnSvc(args: string[], env: NodeJS.ProcessEnv, wrapper: string[] = []): SvcProcess {
+  const [command, ...rest] = [...wrapper, process.execPath, BIN, ...args];
+  const child = spawn(command, rest, {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -91,8 +74,17 @@ export async function waitForOutput<T>(p: SvcProcess, pick: (stderr: string) => 
 }
 
 /** Starts `svc relay start` on an ephemeral loopback port and resolves with its base URL. */
-export async function startRelayProcess(home: string, env: NodeJS.ProcessEnv = {}, flags: string[] = []): Promise<SvcProcess & { url: string }> {
-  const p = spawnSvc(['relay', 'start', ...flags], { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_LOG_LEVEL: 'INFO', ...env });
+export async function startRelayProcess(
+  home: string,
+  env: NodeJS.ProcessEnv = {},
+  flags: string[] = [],
+  wrapper: string[] = [],
+): Promise<SvcProcess & { url: string }> {
+  const p = spawnSvc(
+    ['relay', 'start', ...flags],
+    { SVC_HOME: home, RELAY_HOST: '127.0.0.1', RELAY_PORT: '0', RELAY_LOG_LEVEL: 'INFO', ...env },
+    wrapper,
+  );
   // The start-up banner is several writes (listening, the event log, the environment file, the console):
   // wait for the console line, the last that every start prints.
   const url = await waitForOutput(p, (s) => (/^console /m.test(s) ? /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(s)?.[1] : undefined));

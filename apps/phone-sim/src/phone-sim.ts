@@ -6,6 +6,7 @@ import { appAnswer, appCommandOf, appStatus, APP_STATUS_TICK_MS, APP_SUPPORTS } 
 import { AppSafety } from './app-safety';
 import type { SimAnswer, SimCommand } from './bridge-command';
 import { FakePhone, type ConfirmPolicy, type PhoneState, type ScreenNode } from './fake-phone';
+import { MAX_FRAME_BYTES, printable, readFrame, type Frame } from './frames';
 import { legacyAnswer, legacyStatus, LEGACY_SUPPORTS } from './legacy-mode';
 import { wsUrl } from './urls';
 
@@ -81,6 +82,12 @@ export class PhoneSim {
   readonly safety: AppSafety;
   /** How often the status is re-sent (0: never on its own). */
   readonly statusTickMs: number;
+  /** This phone's `device_id` (the app's is a UUID it keeps; AuthManager.kt:776). */
+  readonly deviceId: string;
+  /** `auth.ok`'s `grants` (channel → epoch seconds or null): what this session may use. */
+  grants: Record<string, unknown> = {};
+  /** Who hears the frames of the channels other than `bridge` and `system` (phone-flows.ts). */
+  private readonly listeners = new Map<string, (f: Frame) => void>();
   private ticker: NodeJS.Timeout | null = null;
   private closedResolve!: (code: number) => void;
   readonly closed: Promise<number>;
@@ -95,24 +102,27 @@ export class PhoneSim {
     this.statusTickMs = this.mode === 'app' ? (opts.statusTickMs ?? APP_STATUS_TICK_MS) : 0;
     this.confirm = opts.confirm ?? 'allow';
     this.handlers = { ...opts.handlers };
+    this.deviceId = opts.deviceId ?? `phone-sim-${randomUUID().slice(0, 8)}`;
     this.closed = new Promise((r) => (this.closedResolve = r));
   }
 
-  private say(line: string): void {
-    this.opts.log?.(line);
+  /** Says what happened; peer text inside it is made printable here, in one place (no escape sequence reaches the terminal). */
+  say(line: string): void {
+    this.opts.log?.(printable(line, 2000));
   }
 
   /** Connects and authenticates; resolves once `system/auth.ok` arrived and the status was sent. */
   start(): Promise<this> {
     const url = wsUrl(this.opts.relayUrl);
-    const ws = new WebSocket(url, this.opts.wsOptions);
+    // A relay is a peer like any other: a frame past the bound closes the socket (1009) instead of filling memory.
+    const ws = new WebSocket(url, { maxPayload: MAX_FRAME_BYTES, ...this.opts.wsOptions });
     this.ws = ws;
     return new Promise((resolve, reject) => {
       let authed = false;
       ws.once('open', () => {
         const auth: Record<string, unknown> = {
           device_name: this.opts.deviceName ?? 'Phone simulator',
-          device_id: this.opts.deviceId ?? `phone-sim-${randomUUID().slice(0, 8)}`,
+          device_id: this.deviceId,
           device_model: 'svc phone-sim',
           device_platform: 'android',
           client_surface: this.mode === 'app' ? 'android' : 'phone-sim',
@@ -125,15 +135,13 @@ export class PhoneSim {
         this.send('system', 'auth', auth, 'auth');
       });
       ws.on('message', (data) => {
-        let f: { channel: string; type: string; id?: string; payload: Record<string, unknown> };
-        try {
-          f = JSON.parse(data.toString());
-        } catch {
-          return;
-        }
-        if (f.channel === 'system' && f.type === 'auth.ok') {
+        const f = readFrame(data);
+        if (!f) return this.say('dropped a frame that is not a JSON envelope');
+        if (f.channel === 'system' && f.type === 'auth.ok' && !authed) {
+          if (typeof f.payload.session_token !== 'string' || !f.payload.session_token) return reject(new Error('auth.ok without a session token'));
           authed = true;
-          this.token = String(f.payload.session_token);
+          this.token = f.payload.session_token;
+          this.grants = typeof f.payload.grants === 'object' && f.payload.grants !== null ? (f.payload.grants as Record<string, unknown>) : {};
           this.tokenPrefix = this.token.slice(0, 8);
           this.say(`paired: token prefix ${this.tokenPrefix}`);
           // The app's ticks run on their own cadence; the first one to land after auth.ok is the one here (it drops
@@ -147,7 +155,8 @@ export class PhoneSim {
           reject(new Error(`auth failed: ${String(f.payload.reason)}`));
           return;
         }
-        void this.onFrame(f);
+        // A handler that throws on a hostile frame says so and the phone stays up (an unhandled rejection ends Node).
+        this.onFrame(f).catch((err: Error) => this.say(`could not handle ${f.channel}/${f.type}: ${err.message}`));
       });
       ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
       ws.once('error', (err) => (authed ? this.say(`socket error: ${err.message}`) : reject(err)));
@@ -198,10 +207,15 @@ export class PhoneSim {
     }
   }
 
-  private async onFrame(f: { channel: string; type: string; payload: Record<string, unknown> }): Promise<void> {
+  /** Hands every frame of `channel` (any but `bridge`; `system` after auth) to `fn`; one listener per channel. */
+  listen(channel: string, fn: (f: Frame) => void): void {
+    this.listeners.set(channel, fn);
+  }
+
+  private async onFrame(f: Frame): Promise<void> {
     if (f.channel === 'system' && f.type === 'session.revoked') return this.say(`session revoked (${String(f.payload.reason)})`);
-    if (f.channel === 'system' && f.type === 'error') return this.say(`relay error: ${String(f.payload.message)}`);
-    if (f.channel !== 'bridge') return;
+    if (f.channel === 'system' && f.type === 'error') this.say(`relay error: ${String(f.payload.message)}`);
+    if (f.channel !== 'bridge') return this.listeners.get(f.channel)?.(f);
     this.received.push({ type: f.type, payload: f.payload });
     if (this.mode === 'app') {
       // The app acts on bridge.command alone and drops the rest, bridge.master_disabled and bridge.confirm included.

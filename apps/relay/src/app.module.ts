@@ -30,6 +30,7 @@ import { ReachModule } from './reach/reach.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { McpModule } from './mcp/mcp.module';
 import { PersonalDataModule } from './personal/personal-data.module';
+import { LogRetentionModule } from './log-retention/log-retention.module';
 
 export type CoreValues = {
   config: RelayConfig;
@@ -90,6 +91,7 @@ export class CoreModule {
     MetricsModule,
     McpModule,
     PersonalDataModule,
+    LogRetentionModule,
     ConsoleModule,
   ],
 })

@@ -35,6 +35,7 @@ import { startReach, startSecureLink } from './secure-link/secure-link.start';
 import { MetricsService } from './metrics/metrics.service';
 import { ConsoleSignIn } from './console/console-sign-in.service';
 import { installOpenApiRoute } from './openapi/openapi.route';
+import { SHUTDOWN_DRAIN_MS } from './common/shutdown';
 
 export type RelayOptions = {
   config?: RelayConfig;
@@ -209,8 +210,7 @@ async function openLog(
   });
 }
 
-/** How long requests still in flight at shutdown (a long poll, an event stream) get before their sockets are cut. */
-export const SHUTDOWN_DRAIN_MS = 3000;
+export { SHUTDOWN_DRAIN_MS };
 
 /**
  * Closes the app and its HTTP server without waiting on sockets that carry nothing: keep-alive sockets

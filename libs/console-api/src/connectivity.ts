@@ -14,6 +14,8 @@ export type ListenerView = {
   /** Bound to loopback: no phone can dial it directly. */
   loopback_only: boolean;
   lan_address: string | null;
+  /** Why no phone can use a QR minted now (the pairing rule, phone-reach.ts), or null. */
+  phone_warning: string | null;
   tls: boolean;
   /** The TLS certificate's expiry, when TLS is on and its file reads. */
   tls_cert: { not_after: string; days_left: number } | null;

@@ -137,6 +137,8 @@ export type MintAnswer = {
   ok: true;
   code: string;
   code_ref: string;
+  /** Present when no phone can reach any route the QR names (the relay bound to loopback): what to do instead. */
+  warning?: string;
   /** The QR's JSON text: what the app's scanner reads (it takes raw JSON only, not the svc-relay:// / hermes-relay:// URL). */
   qr_payload: string;
   pairing_url: string;
@@ -278,6 +280,8 @@ export type ShellRow = {
   session_name: string;
   token_prefix: string;
   device_id: string;
+  /** The device's name, as the Devices page shows it (its id when its session is gone). */
+  device_name: string;
   pid: number;
   shell: string;
   cols: number;

@@ -78,6 +78,8 @@ export type StoreView = {
   snapshot_every: number;
   /** The running check, or the last one since the relay started. */
   verify: VerifyJobView | null;
+  /** How a shell on this machine runs the relay's CLI as written (`svc`, or bin/svc's path; SVC_HOME= when not the default). */
+  cli: string;
   /** Shell commands for this log: export, verify, replay. */
   commands: Array<{ label: string; command: string }>;
 };

@@ -8,6 +8,8 @@ export type RecordingRow = {
   session_name: string;
   token_prefix: string;
   device_id: string;
+  /** The name the Devices page shows (the id when the session is gone; empty when token_prefix is). */
+  device_name: string;
   started_at: number;
   duration_ms: number;
   size_bytes: number;

@@ -6,6 +6,7 @@ export * from './event-time';
 export * from './epoch';
 export * from './spelling';
 export * from './read-models';
+export * from './read-model-schema';
 export * from './pairing/pairing-code';
 export * from './pairing/pairing-terms';
 export * from './pairing/pairing.projection';

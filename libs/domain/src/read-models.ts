@@ -20,15 +20,7 @@ import { SecureLinkProjection } from './secure-link/secure-link.projection';
 import { TrustProjection } from './trust/trust.projection';
 import { PersonalDataProjection } from './personal/personal-data.projection';
 import { ConsoleAccessProjection } from './console-access/console-access.projection';
-
-/**
- * The read-model schema. Bump it when a projection's state or its meaning changes (2: rate limits keyed
- * per IPv6 /64, with a sweep time; 3: each block's start and each session's offline time; 4: each trust's
- * session token digest, which renewal is bound to; why a recording stopped, its key and the ones forgotten,
- * which keys a device received content under; 5: who keeps each bridge phone's idle expiry): a snapshot written under another schema is not restored
- * (start-up replays the whole log instead), so no projection reads state it would have built differently.
- */
-export const READ_MODEL_SCHEMA = 5;
+import { READ_MODEL_SCHEMA } from './read-model-schema';
 
 /**
  * Every read model of the relay. The relay keeps two instances: the decision state (holds events still

@@ -1,6 +1,6 @@
 import { checkLine } from './chain';
 import { GENESIS_HASH, type StoredEvent } from './event';
-import { ChainError } from './event-store';
+import { ChainError, type RecordedCut } from './event-store';
 import { jsonDepthExceeds, MAX_FILE_JSON_DEPTH } from './json-limits';
 
 export type WalkOptions = {
@@ -21,17 +21,28 @@ export class ChainWalker {
   private prev: string | undefined;
   lastSeq = 0;
   lastHash = GENESIS_HASH;
+  /** The log's first record when it is not seq 1 (a pruned log): its seq, its link and where it is. */
+  private head: { seq: number; prev: string; where: string } | null = null;
+  /** Every cut the walk read a `log.pruned` record of. */
+  private readonly cuts: RecordedCut[] = [];
 
   /**
-   * `firstSeq`: the seq the walk starts at (1, or a later one when a snapshot lets it skip the head);
-   * from seq 1 the first record must link to the genesis hash, from later on its link is taken as read.
+   * `firstSeq`: the seq the walk starts at: 1 (the first record must link to the genesis hash), a later one
+   * when a snapshot lets it skip the head (its link is taken as read), or `'head'`: the log's first record,
+   * seq 1 or, in a pruned log, the one after a cut that `finish` must find recorded in the log; or `'any'`:
+   * whatever record comes first, its link taken as read (a walk a snapshot lets start in the middle).
    */
   constructor(
     private readonly opts: WalkOptions,
-    firstSeq = 1,
+    private readonly firstSeq: number | 'head' | 'any' = 1,
   ) {
-    this.expectedSeq = firstSeq;
+    this.expectedSeq = typeof firstSeq === 'number' ? firstSeq : -1;
     this.prev = firstSeq === 1 ? GENESIS_HASH : undefined;
+  }
+
+  /** The cut the log starts at (null: it starts at seq 1); known once `finish` returned. */
+  get startCut(): RecordedCut | null {
+    return this.head === null ? null : (this.cuts.find((c) => c.cutSeq === this.head!.seq - 1) ?? null);
   }
 
   /** The seq the next record must carry. */
@@ -42,7 +53,16 @@ export class ChainWalker {
   /** Checks one record (its exact stored text); `where` names its container in a ChainError. */
   record(text: string, where: string): void {
     const check = checkLine(text);
-    if (!check.ok) throw new ChainError(this.expectedSeq, where, check.reason);
+    if (!check.ok) throw new ChainError(Math.max(this.expectedSeq, this.lastSeq + 1), where, check.reason);
+    if (this.expectedSeq === -1) {
+      this.expectedSeq = check.seq;
+      if (check.seq === 1) this.prev = GENESIS_HASH;
+      else if (this.firstSeq === 'head') this.head = { seq: check.seq, prev: check.prev, where };
+    }
+    // The snapshot sits exactly at the cut: the record it names was dropped, so the first one must link to it.
+    if (this.head?.seq === check.seq && this.opts.expectPrev !== undefined && this.opts.fromSeq === check.seq && check.prev !== this.opts.expectPrev)
+      throw new ChainError(check.seq, where, 'the snapshot does not match this record');
+    if (text.includes(PRUNED_MARK)) this.cuts.push(readCut(text, check.seq, where));
     if (check.seq !== this.expectedSeq) throw new ChainError(check.seq, where, `expected seq ${this.expectedSeq}`);
     if (this.prev !== undefined && check.prev !== this.prev) throw new ChainError(check.seq, where, 'previous-hash link does not match');
     const { fromSeq, expectPrev, onEvent } = this.opts;
@@ -70,7 +90,32 @@ export class ChainWalker {
     if (this.opts.fromSeq > 1 && this.lastSeq < this.opts.fromSeq - 1) {
       throw new ChainError(this.opts.fromSeq - 1, '(snapshot)', `the log ends at seq ${this.lastSeq}, before the snapshot`);
     }
+    const head = this.head;
+    if (head === null) return;
+    // A log may start after seq 1 only where it recorded a cut, and its first record must link to the cut's hash.
+    const cut = this.cuts.find((c) => c.cutSeq === head.seq - 1);
+    if (!cut) throw new ChainError(1, head.where, unrecordedHeadReason(head.seq));
+    if (cut.cutHash !== head.prev)
+      throw new ChainError(
+        head.seq,
+        head.where,
+        `its link does not match the cut recorded at seq ${cut.recordedAt} (hash ${cut.cutHash.slice(0, 16)}…)`,
+      );
   }
+}
+
+const PRUNED_MARK = '"type":"log.pruned"';
+
+function readCut(text: string, seq: number, where: string): RecordedCut {
+  const d = (JSON.parse(text) as { data?: { cutSeq?: unknown; cutHash?: unknown; cutAt?: unknown } }).data;
+  if (!d || !Number.isSafeInteger(d.cutSeq) || typeof d.cutHash !== 'string' || typeof d.cutAt !== 'string')
+    throw new ChainError(seq, where, 'a log.pruned record without its cut');
+  return { cutSeq: d.cutSeq as number, cutHash: d.cutHash, cutAt: d.cutAt, recordedAt: seq };
+}
+
+/** Why a log that starts after seq 1 without a recorded cut there is refused (the chain cannot be proven from its start). */
+export function unrecordedHeadReason(firstSeq: number): string {
+  return `the log does not start at seq 1: its oldest record is seq ${firstSeq}, so the records before it are missing (and no recorded cut says they were pruned)`;
 }
 
 const canonical = new Map<string, string>();

@@ -1,5 +1,6 @@
 import { hash as digestOnce, randomUUID } from 'node:crypto';
 import type { NewEvent, StoredEvent } from './event';
+import { eventSchemas } from './event-schema';
 
 const HASH_KEY = ',"hash":"';
 const HASH_TAIL_LENGTH = HASH_KEY.length + 64 + 2; // ,"hash":"<64 hex>"}
@@ -73,7 +74,16 @@ export function stampRecords(
   const lines: string[] = [];
   let { seq, hash } = head;
   for (const e of events) {
-    const fields = { seq: seq + 1, id: randomUUID(), at, type: e.type, actor: e.actor ?? defaultActor, data: e.data, v: 1 as const, prev: hash };
+    const fields = {
+      seq: seq + 1,
+      id: randomUUID(),
+      at,
+      type: e.type,
+      actor: e.actor ?? defaultActor,
+      data: e.data,
+      v: eventSchemas.versionOf(e.type),
+      prev: hash,
+    };
     const record = encodeRecord(fields);
     seq = fields.seq;
     hash = record.hash;

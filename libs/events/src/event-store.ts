@@ -12,6 +12,9 @@ export class ChainError extends Error {
   }
 }
 
+/** What a `log.pruned` record says (the last dropped record's seq, hash and time), and the seq of that record. */
+export type RecordedCut = { cutSeq: number; cutHash: string; cutAt: string; recordedAt: number };
+
 /**
  * Where a long scan is: how much it has read of what it will read (bytes of a file log, records of a
  * database log: only the ratio means anything), and the last seq it checked.
@@ -35,6 +38,8 @@ export type OpenResult = {
   recovered?: { segment: string; droppedBytes: number };
   /** Set when the log's lock was left by a writer that did not stop (and was taken over); nulls: the lock file was unreadable. */
   staleLock?: { pid: number | null; since: string | null };
+  /** Set when the log starts at a recorded cut (pruned) instead of seq 1. */
+  cut?: RecordedCut;
 };
 
 export type Appended = { stored: StoredEvent[]; durable: Promise<void> };

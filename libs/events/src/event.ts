@@ -24,7 +24,8 @@ export type StoredEvent<E extends { type: string; data: object } = { type: strin
       type: E['type'];
       actor: Actor;
       data: E['data'];
-      v: 1;
+      /** The data schema version of its type (event-schema.ts); 1 in every record written before versions moved. */
+      v: number;
       prev: string;
       hash: string;
     }>

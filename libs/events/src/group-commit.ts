@@ -39,7 +39,7 @@ export abstract class GroupCommitStore {
   protected abstract writeBatch(batch: Batch): Promise<void>;
 
   /** After a batch is durable and its waiters told (the file store rotates its segment here). */
-  protected afterBatch(): void {}
+  protected afterBatch(_written: Batch): void {}
 
   append(events: readonly NewEvent[], at: string, defaultActor: string): Appended {
     if (this.failed) return { stored: [], durable: Promise.reject(this.failed) };
@@ -75,7 +75,7 @@ export abstract class GroupCommitStore {
         }
         this.hooks.onDurable(batch.events);
         for (const w of batch.waiters) w.resolve();
-        this.afterBatch();
+        this.afterBatch(batch);
       }
     } finally {
       this.flushing = null;

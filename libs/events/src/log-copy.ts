@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { checkLine } from './chain';
 import { ChainWalker } from './chain-walker';
 import { ChainError, type ScanProgress } from './event-store';
 import { listSegments, scanLines, scanLog, segmentName } from './file/file-read';
@@ -35,7 +36,8 @@ export function describeTarget(t: LogTarget): string {
 export async function copyLog(source: LogSource, target: LogTarget, onProgress?: (p: ScanProgress) => void): Promise<CopyReport> {
   // The record count for progress: a second pass, but only when someone watches.
   const total = onProgress ? (await source.walk()).records : 0;
-  const walker = new ChainWalker({ fromSeq: 1 });
+  // A pruned log is copied from its cut on (its log.pruned record travels with it).
+  const walker = new ChainWalker({ fromSeq: 1 }, 'head');
   let records = 0;
   const check = async function* (): AsyncIterable<string[]> {
     for await (const page of source.pages()) {
@@ -44,6 +46,7 @@ export async function copyLog(source: LogSource, target: LogTarget, onProgress?:
       onProgress?.({ done: records, total: Math.max(total, records), seq: walker.lastSeq });
       yield page;
     }
+    walker.finish();
   };
   let proven: LogWalk;
   if (target.kind === 'postgres') proven = await copyToPostgres(check(), target.url);
@@ -112,7 +115,8 @@ async function copyToDir(pages: AsyncIterable<string[]>, dir: string, segmentByt
     try {
       for await (const page of pages) {
         for (const record of page) {
-          seq++;
+          // A pruned log's first record is its cut's next seq: the segment is named for it.
+          seq = seq === 0 ? firstSeqOf(record) : seq + 1;
           if (fd === null || size >= segmentBytes) {
             closeSegment();
             const file = path.join(dir, segmentName(seq));
@@ -165,8 +169,15 @@ async function copyToJsonl(pages: AsyncIterable<string[]>, file: string): Promis
 
 /** Proves a JSON-lines export (one record a line, from seq 1). */
 export function walkJsonl(file: string): LogWalk {
-  const walker = new ChainWalker({ fromSeq: 1 });
-  const { tail } = scanLines(file, (l) => walker.record(l, path.basename(file)));
+  const walker = new ChainWalker({ fromSeq: 1 }, 'head');
+  let records = 0;
+  const { tail } = scanLines(file, (l) => (walker.record(l, path.basename(file)), records++));
   if (tail.length > 0) throw new ChainError(walker.next, path.basename(file), 'unterminated last record (the export was cut short)');
-  return { lastSeq: walker.lastSeq, lastHash: walker.lastHash, records: walker.lastSeq, tornTailBytes: 0 };
+  walker.finish();
+  return { lastSeq: walker.lastSeq, lastHash: walker.lastHash, records, tornTailBytes: 0 };
+}
+
+function firstSeqOf(record: string): number {
+  const check = checkLine(record);
+  return check.ok ? check.seq : 1;
 }

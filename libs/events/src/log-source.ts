@@ -2,13 +2,20 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ChainWalker } from './chain-walker';
 import type { StoredEvent } from './event';
-import { ChainError, type ScanProgress } from './event-store';
-import { listSegments, scanLines, scanLog } from './file/file-read';
+import { ChainError, type RecordedCut, type ScanProgress } from './event-store';
+import { chainSegments, liveSegments, listSegments, scanLines, scanLog } from './file/file-read';
 import { LazyPgConnection, redactPgUrl, TABLE, type PgClient } from './postgres/pg-connection';
 import { pageQuery, walkPgLog, type PgRow } from './postgres/pg-read';
 import { schemaVersion } from './postgres/pg-schema';
 
-export type LogWalk = { lastSeq: number; lastHash: string; records: number; tornTailBytes: number };
+export type LogWalk = {
+  lastSeq: number;
+  lastHash: string;
+  records: number;
+  tornTailBytes: number;
+  /** The recorded cut a pruned log starts at (proven from `cutSeq + 1` on); absent: from seq 1. */
+  cut?: RecordedCut;
+};
 
 /** What a proven walk reports, or where the proof fails (the first bad record). */
 export type LogVerifyReport = ({ ok: true } & LogWalk & { containers: number }) | { ok: false; seq: number; segment: string; reason: string };
@@ -42,10 +49,19 @@ export async function verifySource(source: LogSource, onProgress?: (p: ScanProgr
 
 export class FileLogSource implements LogSource {
   readonly kind = 'file';
-  constructor(readonly location: string) {}
+  /** `archive`: segments pruned from this log, walked first as one chain with it (`verify --archive`). */
+  constructor(
+    readonly location: string,
+    private readonly archive?: string,
+  ) {}
 
   containers(): Promise<number> {
-    return Promise.resolve(listSegments(this.location).length);
+    return Promise.resolve(liveSegments(this.location).length);
+  }
+
+  /** The segments walked as one chain: the archive's the log no longer holds, then the live ones. */
+  segments(): Array<{ dir: string; file: string; firstSeq: number }> {
+    return chainSegments(this.location, this.archive);
   }
 
   walk(opts: { onEvent?: (e: StoredEvent) => void; onProgress?: (p: ScanProgress) => void } = {}): Promise<LogWalk> {
@@ -55,8 +71,8 @@ export class FileLogSource implements LogSource {
       opts.onEvent?.(e);
     };
     try {
-      const r = scanLog(this.location, { fromSeq: 1, onProgress: opts.onProgress, onEvent });
-      return Promise.resolve({ lastSeq: r.lastSeq, lastHash: r.lastHash, records, tornTailBytes: r.torn?.bytes ?? 0 });
+      const r = scanLog(this.location, { fromSeq: 1, onProgress: opts.onProgress, onEvent, archive: this.archive });
+      return Promise.resolve({ lastSeq: r.lastSeq, lastHash: r.lastHash, records, tornTailBytes: r.torn?.bytes ?? 0, cut: r.cut });
     } catch (err) {
       return Promise.reject(err as Error);
     }
@@ -64,7 +80,7 @@ export class FileLogSource implements LogSource {
 
   /** A torn last line is not a record and is left out. */
   async *pages(): AsyncIterable<string[]> {
-    for (const seg of listSegments(this.location)) yield* linePages(path.join(this.location, seg.file));
+    for (const seg of liveSegments(this.location)) yield* linePages(path.join(this.location, seg.file));
   }
 
   close(): Promise<void> {
@@ -131,13 +147,16 @@ export class JsonlLogSource implements LogSource {
   walk(opts: { onEvent?: (e: StoredEvent) => void; onProgress?: (p: ScanProgress) => void } = {}): Promise<LogWalk> {
     const name = path.basename(this.location);
     let records = 0;
-    const walker = new ChainWalker({
-      fromSeq: 1,
-      onEvent: (e) => {
-        records++;
-        opts.onEvent?.(e);
+    const walker = new ChainWalker(
+      {
+        fromSeq: 1,
+        onEvent: (e) => {
+          records++;
+          opts.onEvent?.(e);
+        },
       },
-    });
+      'head',
+    );
     try {
       const total = opts.onProgress ? fs.statSync(this.location).size : 0;
       const { tail } = scanLines(
@@ -146,7 +165,8 @@ export class JsonlLogSource implements LogSource {
         opts.onProgress && ((read) => opts.onProgress!({ done: read, total, seq: walker.lastSeq })),
       );
       if (tail.length > 0) throw new ChainError(walker.next, name, 'unterminated last record (the file was cut short)');
-      return Promise.resolve({ lastSeq: walker.lastSeq, lastHash: walker.lastHash, records, tornTailBytes: 0 });
+      walker.finish();
+      return Promise.resolve({ lastSeq: walker.lastSeq, lastHash: walker.lastHash, records, tornTailBytes: 0, cut: walker.startCut ?? undefined });
     } catch (err) {
       return Promise.reject(err as Error);
     }

@@ -18,6 +18,7 @@ import type { StoreEvent } from './events/store.events';
 import type { TrustEvent } from './events/trust.events';
 import type { PersonalDataEvent } from './events/personal.events';
 import type { ConsoleAccessEvent } from './events/console.events';
+import type { LogEvent } from './events/log.events';
 
 /** Every state change of the relay. Add a feature's union here (one line each); exhaustive switches find the gaps. */
 export type RelayEvent =
@@ -40,7 +41,8 @@ export type RelayEvent =
   | StoreEvent
   | SecureLinkEvent
   | PersonalDataEvent
-  | ConsoleAccessEvent;
+  | ConsoleAccessEvent
+  | LogEvent;
 
 export type RelayEventType = RelayEvent['type'];
 export type EventOf<T extends RelayEventType> = Extract<RelayEvent, { type: T }>;

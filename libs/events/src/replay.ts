@@ -4,6 +4,7 @@ import type { ScanProgress } from './event-store';
 import { scanLog } from './file/file-read';
 import type { Projection } from './projection';
 import { unsealPersonal } from './personal-data';
+import { eventSchemas } from './event-schema';
 
 export type ReplaySummary = {
   lastSeq: number;
@@ -32,7 +33,7 @@ export function replayLog<M extends Projection>(
     fromSeq: 1,
     onProgress,
     onEvent: (record) => {
-      const e = unsealPersonal(record, keyFor);
+      const e = eventSchemas.upcast(unsealPersonal(record, keyFor));
       models.apply(e);
       counts.set(e.type, (counts.get(e.type) ?? 0) + 1);
       events++;

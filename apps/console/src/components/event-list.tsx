@@ -12,7 +12,7 @@ export function EventList({ events, dense }: { events: ConsoleEvent[]; dense?: b
             {timeOfDay(e.at)}
           </span>
           <span className={`type-tag fam-${family(e.type)}`}>{e.type}</span>
-          <span className="event-text" title={`#${e.seq} by ${actorLabel(e.actor)}`}>
+          <span className="event-text" title={`#${e.seq} by ${actorLabel(e.actor, e.type)}`}>
             {summary(e)}
           </span>
         </li>

@@ -14,7 +14,12 @@ export function deviceOf(e: ConsoleEvent): string | null {
   return e.actor.startsWith('device:') ? e.actor.slice(7) : null;
 }
 
-export function actorLabel(actor: string): string {
+/**
+ * Who did it, in words. `type`: the event's, when known: a Thread message the host posted is the agent's
+ * (its loopback call is recorded as the operator's), the word the Threads page uses.
+ */
+export function actorLabel(actor: string, type?: string): string {
+  if (actor === 'operator' && type === 'phone.message_posted') return 'agent';
   if (actor === 'operator') return 'operator';
   if (actor === 'system') return 'system';
   if (actor.startsWith('device:')) return `device ${actor.slice(7)}`;
@@ -34,6 +39,8 @@ export const SUMMARIES: { readonly [T in RelayEventType]: Summarize<T> } = {
   'relay.started': (d) =>
     `relay ${d.version} started on ${d.host}:${d.port}${d.tls ? ' (TLS)' : ''}${d.recovered ? ' after cutting a torn record' : ''}${d.staleLock ? '; the previous relay did not stop' : ''}`,
   'relay.stopping': (d) => `relay stopping (${d.reason})`,
+  'log.pruned': (d) =>
+    `log cut at #${d.cutSeq} (${d.cutAt}): ${d.segments.length} segment(s) ${d.archive === null ? 'deleted' : `archived to ${d.archive}`} by ${d.by}; start-up restores snapshot #${d.snapshotSeq}`,
   'store.checkpoint_signed': (d) => `checkpoint of #${d.seq} (hash ${d.hash.slice(0, 12)}…) signed with key ${d.keyId} by ${actorLabel(d.by)}`,
   'relay.security_changed': (d) =>
     d.allowInsecureApiBearer ? 'API-key voice over plain HTTP allowed from other hosts until restart' : 'API-key voice over plain HTTP refused again',

@@ -2,7 +2,6 @@ import {
   checkLine,
   FileLogSource,
   JsonlLogSource,
-  listSegments,
   PgLogSource,
   scanLines,
   TABLE,
@@ -213,11 +212,14 @@ async function recordText(source: LogSource, seq: number): Promise<string | null
     return r.rows[0]?.record ?? null;
   }
   if (source instanceof FileLogSource) {
-    // The segment that starts at or before seq (names say where each starts).
-    const seg = listSegments(source.location)
-      .filter((s) => s.firstSeq <= seq)
-      .at(-1);
-    return seg ? findLine(path.join(source.location, seg.file), seq) : null;
+    // The segment that starts at or before seq (names say where each starts; one of an older relay could be
+    // named past its first record, so the one before it is read too), the archive's included.
+    const segs = source.segments().filter((s) => s.firstSeq <= seq);
+    for (const seg of segs.slice(-2).reverse()) {
+      const found = findLine(path.join(seg.dir, seg.file), seq);
+      if (found !== null) return found;
+    }
+    return null;
   }
   if (source instanceof JsonlLogSource) return findLine(source.location, seq);
   return null;

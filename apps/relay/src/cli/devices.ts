@@ -31,6 +31,13 @@ function renewal(t: Trust): string {
  * ends only the renewal (the device keeps its session until it expires, then must pair again).
  */
 export async function devicesCommand(args: string[], io: CliIo): Promise<number> {
+  // parseArgs would call `-Xy1` an unknown option: say how to pass such a prefix instead.
+  const [first, second] = args;
+  if ((first === 'revoke' || first === 'end-trust') && second?.startsWith('-') && !['--', '--json', '--forget', '-h', '--help'].includes(second))
+    throw new UsageError(
+      `${second} reads as an option: a prefix that starts with "-" goes after "--" (svc relay devices ${first} -- ${second})`,
+      COMMAND,
+    );
   const { values, positionals } = parseFlagsAndPositionals(COMMAND, args, { json: { type: 'boolean' }, forget: { type: 'boolean' } });
   const endpoint = relayEndpoint(io.env);
   const [action, prefix, ...rest] = positionals;

@@ -7,9 +7,27 @@ import { diskCheck, envFileCheck, tlsCheck } from './doctor-host-files';
 import { listeningPorts, operatorChecks } from './doctor-operator';
 import { secureLinkChecks, type SecureLinkHealth } from './doctor-secure-link';
 import { EXIT, line, UsageError, colours, type CliIo } from './io';
-import { relayEndpoint, requestJson } from './relay-client';
+import { relayEndpoint, requestJson, type RelayEndpoint } from './relay-client';
 
 const COMMAND = 'relay doctor';
+
+/**
+ * Whether phones can reach what this relay's QRs name, as its Connectivity page says it (the operator's
+ * console API, with the home's operator key). Null when the relay would not say (not running, another
+ * home's key): the relay check already tells why.
+ */
+async function phoneReachCheck(endpoint: RelayEndpoint): Promise<DoctorCheck | null> {
+  try {
+    const a = await requestJson(endpoint, 'GET', '/console/api/connectivity', undefined, 3000);
+    const listener = (a.body as { listener?: { advertised_url?: string; phone_warning?: string | null } } | null)?.listener;
+    if (a.status !== 200 || !listener) return null;
+    return listener.phone_warning
+      ? { id: 'phone-reach', status: 'warn', summary: listener.phone_warning }
+      : { id: 'phone-reach', status: 'ok', summary: `pairing QRs send phones to ${listener.advertised_url ?? '?'}` };
+  } catch {
+    return null;
+  }
+}
 
 /**
  * `svc relay doctor [--json]` (spec 4.13): the relay, the agent's native routes through RELAY_WEBAPI_URL's
@@ -53,6 +71,12 @@ export async function doctorCommand(args: string[], io: CliIo): Promise<number> 
       summary: `no relay answers at ${endpointUrl || 'RELAY_HOST/RELAY_PORT'} (${(err as Error).message})`,
       fix: 'start it with "svc relay start" (with no relay holding this SVC_HOME, RELAY_HOST and RELAY_PORT name the one to ask)',
     });
+  }
+
+  // Can a phone use the QRs this relay mints (the Connectivity page's view, the pairing rule's words).
+  if (endpointUrl) {
+    const reach = await phoneReachCheck(relayEndpoint(env));
+    if (reach) checks.push(reach);
   }
 
   // Who is the operator: the key in the home, and what loopback alone still opens (issue 34).

@@ -77,12 +77,13 @@ export async function exportCommand(args: string[], io: CliIo): Promise<number> 
   if (v.to === undefined) {
     // To stdout: each record proven as it goes out; a broken one stops the stream and says where.
     const { ChainWalker } = await import('@svc/events');
-    const walker = new ChainWalker({ fromSeq: 1 });
+    const walker = new ChainWalker({ fromSeq: 1 }, 'head');
     try {
       for await (const page of source.pages()) {
         for (const r of page) walker.record(r, source.location);
         if (page.length) io.stdout.write(page.join('\n') + '\n');
       }
+      walker.finish();
     } catch (err) {
       if (err instanceof ChainError) throw new CliError(`the log is broken at seq ${err.seq}: ${err.reason}; the export stops before it`);
       throw err;

@@ -1,31 +1,27 @@
 import { ReadModels, type Session } from '@svc/domain';
 import {
   ChainError,
-  checkLine,
-  listSegments,
-  PgLogSource,
+  eventSchemas,
+  EventTooNewError,
   plural,
-  scanLines,
-  typeMatcher,
   unsealPersonal,
   verifySource,
   type LogSource,
   type LogVerifyReport,
+  type RecordedCut,
   type ScanProgress,
-  type StoredEvent,
 } from '@svc/events';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { CliError, colours, EXIT, line, parseFlags, progressLine, UsageError, type CliIo } from './io';
 import { resolveLogSource } from './log-dir';
-import { followPg, tailPg } from './events-pg';
 import { printRecordings, verifyRecordings, type RecordingsVerdict } from './recordings-verify';
 import { checkpointVerdict, prepareCheckpoint, printVerdict, type CheckpointVerdict } from './checkpoint';
+import { modelsFromSnapshot, type ReplayStart } from './events-pruned';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 const short = (ms: number | null): string => (ms === null ? 'never' : new Date(ms).toISOString().slice(0, 16).replace('T', ' ') + 'Z');
 
 function chainFailure(err: unknown): never {
+  if (err instanceof EventTooNewError) throw new CliError(`${err.message}\n${err.hint}`);
   if (err instanceof ChainError) {
     throw new CliError(`event log broken at seq ${err.seq} (${err.segment}): ${err.reason}\nrun "svc relay events verify" for the report`);
   }
@@ -58,21 +54,44 @@ export type ReplayReport = {
   sessionsPastExpiry: number;
   pairingCodes: { ready: number; pending: number };
   rateLimitBlocks: Array<{ ip: string; kind: string; until: string | null }>;
+  /** A pruned log: proven from its cut on, its state rebuilt from the home's sealed snapshot (absent: from seq 1). */
+  from?: ReplayStart;
 };
 
-export async function replayReport(source: LogSource, at: Date, onProgress?: (p: ScanProgress) => void): Promise<ReplayReport> {
-  const models = new ReadModels();
-  const countsByType: Record<string, number> = {};
+export async function replayReport(
+  source: LogSource,
+  at: Date,
+  onProgress?: (p: ScanProgress) => void,
+  env: NodeJS.ProcessEnv = {},
+): Promise<ReplayReport> {
+  let models = new ReadModels();
+  let countsByType: Record<string, number> = {};
+  let from: ReplayStart | undefined;
   let summary;
   try {
     summary = await source.walk({
       onProgress,
       onEvent: (e) => {
         // The report shows no personal content: it replays as forgotten (no data key is read here).
-        models.apply(unsealPersonal(e, () => undefined));
+        models.apply(eventSchemas.upcast(unsealPersonal(e, () => undefined)));
         countsByType[e.type] = (countsByType[e.type] ?? 0) + 1;
       },
     });
+    if (summary.cut) {
+      // Pruned: the state before the cut is the snapshot's; the walk after it, linked to the snapshot's record.
+      ({ models, start: from } = modelsFromSnapshot(env, summary.cut));
+      const start = from;
+      countsByType = {};
+      await source.walk({
+        onEvent: (e) => {
+          if (e.seq === start.snapshotSeq && e.hash !== start.snapshotHash)
+            throw new ChainError(e.seq, '(snapshot)', 'the snapshot does not match this record');
+          if (e.seq <= start.snapshotSeq) return;
+          models.apply(eventSchemas.upcast(unsealPersonal(e, () => undefined)));
+          countsByType[e.type] = (countsByType[e.type] ?? 0) + 1;
+        },
+      });
+    }
   } catch (err) {
     chainFailure(err);
   }
@@ -107,18 +126,24 @@ export async function replayReport(source: LogSource, at: Date, onProgress?: (p:
     sessionsPastExpiry: models.sessions.overdue(at).length,
     pairingCodes: { ready: live.filter((c) => c.state === 'ready').length, pending: live.filter((c) => c.state === 'pending').length },
     rateLimitBlocks: models.rateLimit.activeBlocks(at).map((b) => ({ ip: b.ip, kind: b.kind, until: iso(b.until) })),
+    ...(from ? { from } : {}),
   };
 }
 
 export async function replayCommand(args: string[], io: CliIo): Promise<number> {
-  const v = parseFlags('relay events replay', args, { log: { type: 'string' }, at: { type: 'string' }, json: { type: 'boolean' } });
+  const v = parseFlags('relay events replay', args, {
+    log: { type: 'string' },
+    archive: { type: 'string' },
+    at: { type: 'string' },
+    json: { type: 'boolean' },
+  });
   const at = v.at === undefined ? new Date() : new Date(v.at);
   if (Number.isNaN(at.getTime())) throw new UsageError(`--at ${v.at}: not an ISO time like 2026-03-01T12:00:00Z`, 'relay events replay');
   const progress = progressLine(io.stderr, 'replaying');
   let r: ReplayReport;
-  const source = resolveLogSource(io.env, v.log);
+  const source = resolveLogSource(io.env, v.log, v.archive);
   try {
-    r = await replayReport(source, at, progress.update);
+    r = await replayReport(source, at, progress.update, io.env);
   } finally {
     progress.done();
     await source.close();
@@ -131,6 +156,14 @@ export async function replayCommand(args: string[], io: CliIo): Promise<number> 
   const out = (s = '') => line(io.stdout, s);
   out(`${c.bold('event log')}   ${r.dir} (${containersText(r.store, r.segments)})`);
   out(`${c.bold('records')}     ${r.events} replayed, last seq ${r.lastSeq}, chain ${c.green('ok')}`);
+  if (r.from) {
+    const f = r.from;
+    out(
+      `${c.yellow('pruned')}      verified from seq ${f.cut.cutSeq + 1} (cut at seq ${f.cut.cutSeq} of ${f.cut.cutAt}, recorded at seq ${f.cut.recordedAt})`,
+    );
+    out(`            state before it from the snapshot of seq ${f.snapshotSeq} (${f.snapshotAt}), sealed with the home's key:`);
+    out(`            a weaker proof than a replay from seq 1 (add --archive DIR with the pruned segments for that)`);
+  }
   out(`${c.bold('last hash')}   ${r.lastHash}`);
   if (r.tornTailBytes > 0)
     out(`${c.yellow('torn tail')}   ${r.tornTailBytes} bytes of an interrupted write after seq ${r.lastSeq} (the relay cuts it at its next start)`);
@@ -179,6 +212,7 @@ function containersText(store: 'file' | 'postgres', n: number): string {
 export async function verifyCommand(args: string[], io: CliIo): Promise<number> {
   const v = parseFlags('relay events verify', args, {
     log: { type: 'string' },
+    archive: { type: 'string' },
     json: { type: 'boolean' },
     checkpoint: { type: 'string' },
     'public-key': { type: 'string' },
@@ -186,8 +220,8 @@ export async function verifyCommand(args: string[], io: CliIo): Promise<number> 
   if (v['public-key'] !== undefined && v.checkpoint === undefined)
     throw new UsageError('--public-key goes with --checkpoint FILE', 'relay events verify');
   const checkpoint = v.checkpoint === undefined ? null : prepareCheckpoint(v.checkpoint, v['public-key'], io.env);
-  const source = resolveLogSource(io.env, v.log);
-  const dir = source.location;
+  const source = resolveLogSource(io.env, v.log, v.archive);
+  const dir = v.archive === undefined ? source.location : `${v.archive} + ${source.location}`;
   const progress = progressLine(io.stderr, 'verifying');
   let report: LogVerifyReport;
   let verdict: CheckpointVerdict | null = null;
@@ -211,6 +245,8 @@ export async function verifyCommand(args: string[], io: CliIo): Promise<number> 
           lastHash: report.lastHash,
           segments: report.containers,
           tornTailBytes: report.tornTailBytes,
+          fromSeq: report.cut ? report.cut.cutSeq + 1 : 1,
+          ...(report.cut ? { cut: report.cut } : {}),
         }
       : { dir, store: source.kind, ...report };
     const out = recordings ? { ...json, recordings } : json;
@@ -221,9 +257,10 @@ export async function verifyCommand(args: string[], io: CliIo): Promise<number> 
   if (report.ok) {
     line(
       io.stdout,
-      `${c.green('ok')}  ${dir}: ${plural(report.lastSeq, 'record')} in ${containersText(source.kind, report.containers)}, chain intact`,
+      `${c.green('ok')}  ${dir}: ${plural(report.records, 'record')} in ${containersText(source.kind, report.containers)}, chain intact`,
     );
     line(io.stdout, `    last seq ${report.lastSeq}, last hash ${report.lastHash}`);
+    if (report.cut) line(io.stdout, `    ${cutText(report.cut)}`);
     if (report.tornTailBytes > 0) {
       line(
         io.stdout,
@@ -242,148 +279,7 @@ export async function verifyCommand(args: string[], io: CliIo): Promise<number> 
   return EXIT.failed;
 }
 
-// ---------------------------------------------------------------------------------------------- tail
-
-const TYPE_RE = /"type":"([^"\\]*)"/;
-
-export async function tailCommand(args: string[], io: CliIo): Promise<number> {
-  const v = parseFlags('relay events tail', args, {
-    follow: { type: 'boolean', short: 'f' },
-    type: { type: 'string', multiple: true },
-    limit: { type: 'string', short: 'n' },
-    log: { type: 'string' },
-    json: { type: 'boolean' },
-  });
-  const limit = v.limit === undefined ? 20 : Number(v.limit);
-  if (!Number.isInteger(limit) || limit < 0) throw new UsageError(`--limit ${v.limit}: a whole number >= 0`, 'relay events tail');
-  const source = resolveLogSource(io.env, v.log);
-  const matches = typeMatcher(v.type ?? []);
-  const print = printer(io, Boolean(v.json));
-  if (source instanceof PgLogSource) {
-    try {
-      const last = await tailPg(source, v.type ?? [], limit, print);
-      if (v.follow) await followPg(source, last, io.signal, (type, text) => matches(type) && print(text));
-    } finally {
-      await source.close();
-    }
-    return EXIT.ok;
-  }
-  const dir = source.location;
-
-  // The newest `limit` matching records (all of them with --limit 0), oldest first.
-  const ring: string[] = [];
-  const pos = { segment: '', offset: 0 };
-  // A JSON-lines export is one file (and nothing writes to it: no --follow).
-  const exportFile = source.kind === 'file' && fs.statSync(dir).isFile();
-  if (exportFile && v.follow) throw new UsageError("--follow: an export file does not grow; follow the relay's log instead", 'relay events tail');
-  const files = exportFile ? [{ file: path.basename(dir) }] : listSegments(dir);
-  const base = exportFile ? path.dirname(dir) : dir;
-  for (const seg of files) {
-    const { end } = scanLines(path.join(base, seg.file), (text) => {
-      const type = TYPE_RE.exec(text)?.[1];
-      if (type === undefined || !matches(type)) return;
-      if (limit === 0) return print(text);
-      ring.push(text);
-      if (ring.length > limit) ring.shift();
-    });
-    pos.segment = seg.file;
-    pos.offset = end;
-  }
-  for (const text of ring) print(text);
-  if (!v.follow) return EXIT.ok;
-
-  await follow(dir, pos, io.signal, (text) => {
-    const type = TYPE_RE.exec(text)?.[1];
-    if (type !== undefined && matches(type)) print(text);
-  });
-  return EXIT.ok;
-}
-
-function printer(io: CliIo, json: boolean): (text: string) => void {
-  const c = colours(io.stdout, io.env);
-  return (text) => {
-    const check = checkLine(text);
-    if (!check.ok) line(io.stderr, `warning: a record fails its checksum (${check.reason}); run "svc relay events verify"`);
-    if (json) return line(io.stdout, text);
-    let e: StoredEvent;
-    try {
-      e = JSON.parse(text) as StoredEvent;
-    } catch {
-      return line(io.stdout, c.red(`(unparseable record) ${text.slice(0, 200)}`));
-    }
-    line(io.stdout, `${c.dim(`#${e.seq}`)} ${c.dim(e.at)} ${c.cyan(e.type)} ${c.magenta(e.actor)} ${JSON.stringify(shortDigests(e.data))}`);
-  };
-}
-
-/** Digests are long and mean nothing to a reader; their first 8 characters still correlate records. */
-function shortDigests(data: object): object {
-  const out: Record<string, unknown> = {};
-  for (const [k, val] of Object.entries(data)) out[k] = /Digest$/.test(k) && typeof val === 'string' ? val.slice(0, 8) + '…' : val;
-  return out;
-}
-
-/** Polls the log (woken early by fs.watch) and hands over every complete new line, across segment rotation. */
-async function follow(
-  dir: string,
-  pos: { segment: string; offset: number },
-  signal: AbortSignal | undefined,
-  onLine: (text: string) => void,
-): Promise<void> {
-  let wake: (() => void) | null = null;
-  let watcher: fs.FSWatcher | null = null;
-  try {
-    watcher = fs.watch(dir, () => wake?.());
-  } catch {
-    // polling alone still works
-  }
-  const stopped = new Promise<void>((resolve) => {
-    if (!signal) return;
-    if (signal.aborted) resolve();
-    signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-  try {
-    while (!signal?.aborted) {
-      const segments = listSegments(dir);
-      if (!pos.segment && segments.length > 0) pos = { segment: segments[0].file, offset: 0 };
-      if (pos.segment) {
-        const file = path.join(dir, pos.segment);
-        const complete = readNew(file, pos, onLine);
-        const next = segments.find((s) => s.file > pos.segment);
-        if (complete && next) {
-          pos = { segment: next.file, offset: 0 };
-          continue;
-        }
-      }
-      await Promise.race([stopped, new Promise<void>((resolve) => ((wake = resolve), setTimeout(resolve, 250)))]);
-      wake = null;
-    }
-  } finally {
-    watcher?.close();
-  }
-}
-
-/** Reads complete lines after `pos.offset`; returns true when nothing partial is left in the file. */
-function readNew(file: string, pos: { offset: number }, onLine: (text: string) => void): boolean {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch {
-    return true;
-  }
-  try {
-    const size = fs.fstatSync(fd).size;
-    if (size < pos.offset) pos.offset = size; // a torn tail was cut at restart: it was never a whole line
-    if (size === pos.offset) return true;
-    const buf = Buffer.alloc(size - pos.offset);
-    fs.readSync(fd, buf, 0, buf.length, pos.offset);
-    let start = 0;
-    for (let nl = buf.indexOf(10); nl !== -1; nl = buf.indexOf(10, start)) {
-      onLine(buf.toString('utf8', start, nl));
-      start = nl + 1;
-    }
-    pos.offset += start;
-    return start === buf.length;
-  } finally {
-    fs.closeSync(fd);
-  }
+/** Where a pruned log is proven from; one sentence for verify, replay, start-up. */
+export function cutText(cut: RecordedCut): string {
+  return `verified from seq ${cut.cutSeq + 1} (cut at seq ${cut.cutSeq} of ${cut.cutAt}, recorded at seq ${cut.recordedAt}; the records before it were pruned)`;
 }

@@ -29,7 +29,15 @@ export function resolveLogDir(env: NodeJS.ProcessEnv, given: string | undefined)
  * export file), else the relay's own store: RELAY_EVENT_STORE's database when it names one, else the
  * file log under SVC_HOME.
  */
-export function resolveLogSource(env: NodeJS.ProcessEnv, given: string | undefined): LogSource {
+export function resolveLogSource(env: NodeJS.ProcessEnv, given: string | undefined, archive?: string): LogSource {
+  if (archive !== undefined) {
+    // The segments a prune moved away, walked first as one chain with the live log.
+    const dir = path.resolve(archive);
+    if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new CliError(`--archive ${archive}: no such directory`);
+    if (isPostgresUrl(given) || (given === undefined && isPostgresUrl(env.RELAY_EVENT_STORE)))
+      throw new CliError('--archive goes with a file log: a PostgreSQL log is not pruned');
+    return new FileLogSource(resolveLogDir(env, given), dir);
+  }
   if (isPostgresUrl(given)) return new PgLogSource(given.trim());
   if (given === undefined && isPostgresUrl(env.RELAY_EVENT_STORE)) return new PgLogSource(env.RELAY_EVENT_STORE.trim());
   if (given !== undefined && fs.existsSync(given) && fs.statSync(given).isFile()) {

@@ -13,17 +13,22 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'relay console': async (args, io) => (await import('./console')).consoleCommand(args, io),
   'relay events replay': async (args, io) => (await import('./events')).replayCommand(args, io),
   'relay events verify': async (args, io) => (await import('./events')).verifyCommand(args, io),
-  'relay events tail': async (args, io) => (await import('./events')).tailCommand(args, io),
+  'relay events tail': async (args, io) => (await import('./events-tail')).tailCommand(args, io),
   'relay events checkpoint': async (args, io) => (await import('./checkpoint')).checkpointCommand(args, io),
   'relay events public-key': async (args, io) => (await import('./checkpoint')).publicKeyCommand(args, io),
   'relay events forget': async (args, io) => (await import('./forget')).forgetCommand(args, io),
+  'relay events prune': async (args, io) => (await import('./prune')).pruneCommand(args, io),
   'relay events export': async (args, io) => (await import('./events-copy')).exportCommand(args, io),
   'relay events import': async (args, io) => (await import('./events-copy')).importCommand(args, io),
+  'relay backup': async (args, io) => (await import('./backup')).backupCommand(args, io),
+  'relay restore': async (args, io) => (await import('./backup')).restoreCommand(args, io),
   'relay insecure-api-key': async (args, io) => (await import('./security')).insecureApiKeyCommand(args, io),
   'relay update-check': async (args, io) => (await import('./update-check')).updateCheckCommand(args, io),
   'relay compat': async (args, io) => (await import('./compat')).compatCommand(args, io),
   'relay profiles': async (args, io) => (await import('./profiles')).profilesCommand(args, io),
   'relay doctor': async (args, io) => (await import('./doctor')).doctorCommand(args, io),
+  'relay service print': async (args, io) => (await import('./service')).servicePrintCommand(args, io),
+  'relay service install': async (args, io) => (await import('./service')).serviceInstallCommand(args, io),
   'relay mcp': async (args, io) => (await import('./mcp')).mcpCommand(args, io),
   reach: async (args, io) => (await import('./reach')).reachCommand(args, io),
   'reach host-entry': async (args, io) => (await import('./reach')).hostEntryCommand(args, io),
@@ -33,7 +38,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
 /** Every command path (`relay start`, `relay events tail`...): what the help must list. */
 export const COMMAND_PATHS: readonly string[] = Object.keys(COMMANDS);
 
-const GROUPS = new Set(['relay', 'relay events']);
+const GROUPS = new Set(['relay', 'relay events', 'relay service']);
 
 const isHelpFlag = (a: string) => a === '--help' || a === '-h';
 

@@ -50,8 +50,11 @@ export function pairRequest(opts: { ttl?: string; grants?: string; dashboardUrl?
   return body;
 }
 
-/** `qr_payload` is the QR's JSON text (what the app scans); `pairing_url` the paste-able hermes-relay:// form. */
-type MintAnswer = { ok: true; code: string; pairing_url: string; expires_at: number; relay_url: string; qr_payload: string };
+/**
+ * `qr_payload` is the QR's JSON text (what the app scans); `pairing_url` the paste-able form (in the
+ * relay's spelling); `warning` when no phone can reach the QR's routes (phone-reach.ts).
+ */
+type MintAnswer = { ok: true; code: string; pairing_url: string; expires_at: number; relay_url: string; qr_payload: string; warning?: string };
 
 export async function pairCommand(args: string[], io: CliIo): Promise<number> {
   const v = parseFlags(COMMAND, args, {
@@ -107,6 +110,7 @@ export async function pairCommand(args: string[], io: CliIo): Promise<number> {
   const minutes = Math.max(0, Math.round((expires.getTime() - Date.now()) / 60_000));
   out(`  ${c.bold('code')}      ${c.bold(mint.code)}   ${c.dim('(type it in the app if the camera cannot scan)')}`);
   out(`  ${c.bold('relay')}     ${mint.relay_url}`);
+  if (mint.warning) out(`  ${c.yellow('warning')}   ${c.yellow(mint.warning)}`);
   out(`  ${c.bold('expires')}   ${expires.toISOString().replace('.000Z', 'Z')} (in ${minutes} min; one use)`);
   printTerms(out, c, body, `defaults (${pairingDefaultsText().grants}; no desktop unless --grants desktop=7d; all clamped to the session)`);
   out(`  ${c.bold('url')}       ${mint.pairing_url}`);

@@ -1,106 +1,232 @@
 import * as fs from 'node:fs';
+import type { Readable } from 'node:stream';
 import { envNumber, PORT } from '../common/config/config-env';
 import { DEFAULT_PORT } from '../common/config/hosts';
+import { runInteractive } from '../../../phone-sim/src/interactive';
+import { PhoneFlows, DEFAULT_NOTIFY_APP, type FlowsOut } from '../../../phone-sim/src/phone-flows';
 import { PhoneSim, type ConfirmPolicy } from '../../../phone-sim/src/phone-sim';
+import { dictate, speak } from '../../../phone-sim/src/phone-voice';
+import { PHONE_SIM_USAGE } from './phone-sim-usage';
 
-const USAGE = `usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 | --token <session token>)
-         [--mode legacy|app] [--confirm allow|deny|ignore] [--name NAME] [--device-id ID] [--master on|off]
-         [--no-device-control] [--current-app PACKAGE] [--trust send,pay] [--auto-disable MINUTES] [--screen WxH] [--save-token FILE] [--quiet]
+const VALUED = new Set([
+  'relay',
+  'code',
+  'token',
+  'mode',
+  'confirm',
+  'name',
+  'device-id',
+  'master',
+  'current-app',
+  'trust',
+  'auto-disable',
+  'screen',
+  'save-token',
+]);
+const FLOWS = new Set(['notify', 'notify-app', 'clip', 'reply', 'chat', 'reply-to', 'say', 'audio-out', 'hear', 'shell']);
+const REPEATABLE = new Set(['notify', 'shell']);
+const SWITCHES = new Set(['no-device-control', 'quiet', 'threads', 'stay', 'interactive']);
 
-A simulated sideload phone for the bridge: pairs, reports bridge.status, answers every Device Control
-route with plausible data, answers destructive-verb confirmations by --confirm, and logs what it receives.
---mode app behaves like the real Android app (docs/COMPATIBILITY.md): nested status every 30 s, its own
-confirmation modal, blocklist and idle expiry (--auto-disable, 5-120 min, default 30), uploaded screenshots;
-it answers bridge.command only (bridge.confirm and bridge.master_disabled are dropped, as the app drops them).`;
+/** Where the simulator writes besides its lines, and what it reads in interactive mode (the process's own by default). */
+export type PhoneSimStreams = { raw(text: string): void; backlog(): number; stdin: Readable & { isTTY?: boolean } };
 
-/** `svc phone-sim …`: runs until the socket closes or the process is interrupted. Returns an exit code. */
-export async function runPhoneSim(argv: string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
-  const flags = new Map<string, string>();
+const processStreams = (): PhoneSimStreams => ({
+  raw: (t) => process.stdout.write(t),
+  backlog: () => process.stdout.writableLength,
+  stdin: process.stdin,
+});
+
+type Parsed = { values: Map<string, string[]>; switches: Set<string> };
+
+/** `--flag value`, `--flag=value` and the switches; the next word is a flag's value even when it starts with '-' (a token may). */
+function parse(argv: string[]): Parsed | string {
+  const values = new Map<string, string[]>();
   const switches = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === '--help' || a === '-h') {
-      out(USAGE);
-      return 0;
-    }
-    if (a === '--no-device-control' || a === '--quiet') {
-      switches.add(a);
+    if (a === '-i') {
+      switches.add('interactive');
       continue;
     }
-    if (!a.startsWith('--') || i + 1 >= argv.length) {
-      out(`phone-sim: unexpected argument "${a}"\n${USAGE}`);
-      return 2;
+    if (!a.startsWith('--')) return `unexpected argument "${a}"`;
+    const eq = a.indexOf('=');
+    const name = a.slice(2, eq === -1 ? undefined : eq);
+    if (SWITCHES.has(name) && eq === -1) {
+      switches.add(name);
+      continue;
     }
-    flags.set(a.slice(2), argv[++i]);
+    if (!VALUED.has(name) && !FLOWS.has(name)) return `unknown option "--${name.slice(0, 40)}"`;
+    const value = eq === -1 ? argv[++i] : a.slice(eq + 1);
+    if (value === undefined) return `--${name} needs a value`;
+    if (values.has(name) && !REPEATABLE.has(name)) return `--${name} given twice`;
+    values.set(name, [...(values.get(name) ?? []), value]);
   }
-  let relay = flags.get('relay');
+  return { values, switches };
+}
+
+/** `svc phone-sim …`: runs its flows, then until the socket closes or the process is interrupted. Returns an exit code. */
+export async function runPhoneSim(
+  argv: string[],
+  out: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+  streams: PhoneSimStreams = processStreams(),
+): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    out(PHONE_SIM_USAGE);
+    return 0;
+  }
+  const parsed = parse(argv);
+  const usage = (why: string) => {
+    out(`phone-sim: ${why}\n${PHONE_SIM_USAGE}`);
+    return 2;
+  };
+  if (typeof parsed === 'string') return usage(parsed);
+  const flag = (n: string) => parsed.values.get(n)?.[0];
+  const has = (n: string) => parsed.switches.has(n);
+  let relay = flag('relay');
   try {
     relay ??= `ws://127.0.0.1:${envNumber(process.env, 'RELAY_PORT', { ...PORT, default: DEFAULT_PORT.relay })}`;
   } catch (err) {
     out(`phone-sim: ${(err as Error).message}`);
     return 2;
   }
-  const confirm = (flags.get('confirm') ?? 'allow') as ConfirmPolicy;
-  if (!['allow', 'deny', 'ignore'].includes(confirm)) {
-    out('phone-sim: --confirm must be allow, deny or ignore');
-    return 2;
-  }
-  const mode = flags.get('mode') ?? 'legacy';
-  if (mode !== 'legacy' && mode !== 'app') {
-    out('phone-sim: --mode must be legacy or app');
-    return 2;
-  }
-  if (!flags.get('code') && !flags.get('token')) {
-    out(`phone-sim: give --code (first pairing) or --token (reconnect)\n${USAGE}`);
-    return 2;
-  }
-  const autoDisable = flags.has('auto-disable') ? Number(flags.get('auto-disable')) : null;
-  if (autoDisable !== null && (!Number.isFinite(autoDisable) || autoDisable < 0)) {
-    out('phone-sim: --auto-disable must be a number of minutes (0: never)');
-    return 2;
-  }
+  const confirm = (flag('confirm') ?? 'allow') as ConfirmPolicy;
+  if (!['allow', 'deny', 'ignore'].includes(confirm)) return usage('--confirm must be allow, deny or ignore');
+  const mode = flag('mode') ?? 'legacy';
+  if (mode !== 'legacy' && mode !== 'app') return usage('--mode must be legacy or app');
+  if (!flag('code') && !flag('token')) return usage('give --code (first pairing) or --token (reconnect)');
+  const autoDisable = parsed.values.has('auto-disable') ? Number(flag('auto-disable')) : null;
+  if (autoDisable !== null && (!Number.isFinite(autoDisable) || autoDisable < 0))
+    return usage('--auto-disable must be a number of minutes (0: never)');
   // --screen 1440x3120: full-size screenshots at that size (issue 40), as a real phone's.
-  const screenArg = flags.get('screen');
-  const screenMatch = screenArg === undefined ? null : /^(\d{1,4})x(\d{1,4})$/.exec(screenArg);
-  if (screenArg !== undefined && (!screenMatch || Number(screenMatch[1]) < 1 || Number(screenMatch[2]) < 1)) {
-    out('phone-sim: --screen must be WIDTHxHEIGHT in pixels, e.g. 1440x3120');
-    return 2;
-  }
-  const quiet = switches.has('--quiet');
+  const screen = flag('screen') === undefined ? null : /^([1-9]\d{0,3})x([1-9]\d{0,3})$/.exec(flag('screen')!);
+  if (flag('screen') !== undefined && !screen) return usage('--screen must be WIDTHxHEIGHT in pixels, e.g. 1440x3120');
+  for (const n of parsed.values.get('notify') ?? [])
+    if (!n.replace('|', '').trim()) return usage('--notify needs "TITLE|TEXT" (either may be empty, not both)');
+  if ((flag('chat') || flag('reply-to')) && !flag('reply')) return usage('--chat and --reply-to go with --reply');
+  if (flag('audio-out') && !flag('say')) return usage('--audio-out goes with --say');
+
+  // Shell output need not end its line; the simulator's next line then starts on a fresh one.
+  let midLine = false;
+  const raw = (text: string) => {
+    if (text) midLine = !text.endsWith('\n');
+    streams.raw(text);
+  };
+  const say = (line: string) => {
+    if (midLine) streams.raw('\n');
+    midLine = false;
+    out(`[phone-sim] ${line}`);
+  };
   const sim = new PhoneSim({
     relayUrl: relay,
     mode,
-    code: flags.get('code'),
-    token: flags.get('token'),
+    code: flag('code'),
+    token: flag('token'),
     confirm,
-    deviceName: flags.get('name') ?? 'Phone simulator',
-    deviceId: flags.get('device-id'),
-    masterEnabled: (flags.get('master') ?? 'on') !== 'off',
-    deviceControlSupported: !switches.has('--no-device-control'),
-    currentApp: flags.get('current-app'),
-    trustedVerbs: flags
-      .get('trust')
+    deviceName: flag('name') ?? 'Phone simulator',
+    deviceId: flag('device-id'),
+    masterEnabled: (flag('master') ?? 'on') !== 'off',
+    deviceControlSupported: !has('no-device-control'),
+    currentApp: flag('current-app'),
+    trustedVerbs: flag('trust')
       ?.split(',')
       .map((v) => v.trim())
       .filter(Boolean),
     autoDisableMinutes: autoDisable,
-    ...(screenMatch ? { screen: { width: Number(screenMatch[1]), height: Number(screenMatch[2]) } } : {}),
-    log: quiet ? undefined : (line) => out(`[phone-sim] ${line}`),
+    ...(screen ? { screen: { width: Number(screen[1]), height: Number(screen[2]) } } : {}),
+    log: has('quiet') ? undefined : (line) => say(line),
   });
+  const flowsOut: FlowsOut = { line: say, raw, backlog: streams.backlog };
+  const flows = new PhoneFlows(sim, flowsOut);
   try {
     await sim.start();
   } catch (err) {
     out(`phone-sim: ${(err as Error).message}`);
+    sim.stop();
     return 1;
   }
   // The token is a secret: never printed, only written (0600) where the operator asked.
-  const save = flags.get('save-token');
+  const save = flag('save-token');
   if (save && sim.token) fs.writeFileSync(save, `${sim.token}\n`, { mode: 0o600 });
   const stop = () => sim.stop();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  const code = await sim.closed;
-  process.off('SIGINT', stop);
-  process.off('SIGTERM', stop);
-  return code === 1000 || code === 1005 ? 0 : 1;
+  try {
+    const failed = await runFlows(parsed, sim, flows, flowsOut);
+    if (has('interactive')) {
+      const code = await runInteractive({ sim, flows, out: flowsOut, input: streams.stdin, prompt: streams.stdin.isTTY === true });
+      if (streams.stdin === process.stdin) process.stdin.destroy();
+      return failed ? 1 : code;
+    }
+    const oneShot = [...parsed.values.keys()].some((k) => FLOWS.has(k));
+    if (oneShot && !has('stay') && !has('threads')) {
+      sim.stop();
+      await sim.closed;
+      return failed ? 1 : 0;
+    }
+    const code = await sim.closed;
+    return failed || !(code === 1000 || code === 1005) ? 1 : 0;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}
+
+/** The flags' flows, once each in the usage's order; true when one failed (each says why). */
+async function runFlows(p: Parsed, sim: PhoneSim, flows: PhoneFlows, out: FlowsOut): Promise<boolean> {
+  const v = (n: string) => p.values.get(n)?.[0];
+  let failed = false;
+  const step = async (what: string, fn: () => Promise<string | void> | string | void) => {
+    try {
+      const said = await fn();
+      if (said) out.line(said);
+    } catch (err) {
+      failed = true;
+      out.line(`${what} failed: ${(err as Error).message}`);
+    }
+  };
+  for (const n of p.values.get('notify') ?? []) {
+    const bar = n.indexOf('|');
+    await step('notify', () => {
+      flows.notify(bar === -1 ? null : n.slice(0, bar), bar === -1 ? n : n.slice(bar + 1), v('notify-app') ?? DEFAULT_NOTIFY_APP);
+      return 'notification posted';
+    });
+  }
+  const clip = v('clip');
+  if (clip !== undefined) await step('clip', () => (flows.copy(clip), `copied ${clip.length} characters on the phone`));
+  const reply = v('reply');
+  if (p.switches.has('threads') || (reply !== undefined && !v('chat'))) await step('threads', () => flows.subscribe().then(() => undefined));
+  if (reply !== undefined) {
+    const to = v('chat') ? { chatId: v('chat')!, replyTo: v('reply-to') ?? null } : flows.latest();
+    await step('reply', async () => `reply received by the relay (${(await flows.reply(reply, to)).replyId})`);
+  }
+  const say = v('say');
+  if (say !== undefined)
+    await step('say', async () => {
+      const r = await speak(sim.opts.relayUrl, sim.token!, say);
+      if (!r.ok) throw new Error(r.error);
+      const file = v('audio-out');
+      if (file) fs.writeFileSync(file, r.bytes);
+      return `the relay spoke ${r.bytes.length} bytes of ${r.type}${file ? ` (saved to ${file})` : ''}`;
+    });
+  const hear = v('hear');
+  if (hear !== undefined)
+    await step('hear', async () => {
+      const r = await dictate(sim.opts.relayUrl, sim.token!, hear);
+      if (!r.ok) throw new Error(r.error);
+      return `the relay heard: ${r.text}`;
+    });
+  const commands = p.values.get('shell');
+  if (commands) await step('shell', () => shell(flows, commands));
+  return failed;
+}
+
+/** A terminal tab that types each command, then `exit`, and waits for the shell to end (`eof`; anything else fails). */
+async function shell(flows: PhoneFlows, commands: string[]): Promise<string> {
+  await flows.attach();
+  const ended = flows.detached();
+  for (const c of commands) flows.input(`${c}\r`);
+  flows.input('exit\r');
+  const reason = String((await ended).payload.reason);
+  if (reason !== 'eof') throw new Error(`the shell ended: ${reason}`);
+  return 'shell exited';
 }

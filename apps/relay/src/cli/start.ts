@@ -1,4 +1,4 @@
-import { ChainError, LOCK_FILE, LogLockedError, PgConnectError, PgLogLockedError, plural, SchemaTooNewError } from '@svc/events';
+import { ChainError, EventTooNewError, LOCK_FILE, LogLockedError, PgConnectError, PgLogLockedError, plural, SchemaTooNewError } from '@svc/events';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { loadConfig, relayDir, svcHomeFrom } from '../common/config/config';
@@ -10,6 +10,8 @@ import { consoleLine, consoleWhere } from '../console/console-url';
 import { createRelay, type Relay } from '../relay';
 import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
 import { prettyDestination } from './pretty-log';
+import { cutText } from './events';
+import { PrunedWithoutSnapshotError } from '../common/loop/command-loop';
 import { selfCommand } from './self-command';
 
 const COMMAND = 'relay start';
@@ -75,6 +77,8 @@ function assertPortFree(host: string, port: number): Promise<void> {
   });
 }
 
+const BIND_HINT = 'listen on 0.0.0.0 (every interface, what phones need), 127.0.0.1 (this machine only) or one of its own addresses';
+
 function listenError(err: NodeJS.ErrnoException, host: string, port: number): Error {
   switch (err.code) {
     case 'EADDRINUSE':
@@ -84,7 +88,11 @@ function listenError(err: NodeJS.ErrnoException, host: string, port: number): Er
     case 'EACCES':
       return new CliError(`not allowed to listen on port ${port} (ports below 1024 need privileges); pick --port`);
     case 'EADDRNOTAVAIL':
-      return new CliError(`--host ${host} is not an address of this machine`);
+      return new CliError(`RELAY_HOST/--host ${host} is not an address of this machine: ${BIND_HINT}`);
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+      return new CliError(`RELAY_HOST/--host ${host}: no such host (the name does not resolve): ${BIND_HINT}`);
     default:
       return err;
   }
@@ -129,6 +137,8 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
           `the relay refuses to start on a log it cannot prove; inspect it with "svc relay events verify${config.eventStoreUrl ? '' : ` --log ${path.join(relayDir(config), 'events')}`}"`,
       );
     }
+    if (e instanceof PrunedWithoutSnapshotError) throw new CliError(e.message);
+    if (e instanceof EventTooNewError) throw new CliError(`${e.message}\nthe relay refuses to start on records it would misread: ${e.hint}`);
     if (e instanceof PgLogLockedError) {
       throw new CliError(
         `${e.message}\n` +
@@ -147,8 +157,8 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
           `(if you are sure no relay uses it, the lock is stale: remove ${path.join(e.dir, LOCK_FILE)})`,
       );
     }
-    if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE' || (e as NodeJS.ErrnoException).code === 'EACCES')
-      throw listenError(e as NodeJS.ErrnoException, config.host, config.port);
+    const listenFailure = listenError(e as NodeJS.ErrnoException, config.host, config.port);
+    if (listenFailure instanceof CliError) throw listenFailure;
     throw new CliError(`could not start: ${(e as Error).message}`);
   }
 
@@ -161,7 +171,7 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
   );
   line(
     io.stderr,
-    `event log ${relay.loop.location} (last seq ${relay.loop.lastSeq}${relay.loop.recovered ? `, cut a torn last line of ${relay.loop.recovered.droppedBytes} bytes` : ''}${relay.loop.staleLock ? `, the previous relay${relay.loop.staleLock.pid === null ? '' : ` (pid ${relay.loop.staleLock.pid})`} did not stop` : ''})`,
+    `event log ${relay.loop.location} (last seq ${relay.loop.lastSeq}${relay.loop.cut ? `, ${cutText(relay.loop.cut)}` : ''}${relay.loop.recovered ? `, cut a torn last line of ${relay.loop.recovered.droppedBytes} bytes` : ''}${relay.loop.staleLock ? `, the previous relay${relay.loop.staleLock.pid === null ? '' : ` (pid ${relay.loop.staleLock.pid})`} did not stop` : ''})`,
   );
   if (envFile.loaded)
     line(

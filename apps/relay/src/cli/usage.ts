@@ -1,23 +1,15 @@
 import { GRANT_CHANNELS, pairingDefaultsText } from '@svc/events/grant-channels';
+import { BACKUP_HELP } from './usage-backup';
+import { PHONE_SIM_USAGE } from './phone-sim-usage';
+import { EVENTS_COMMANDS, EVENTS_HELP } from './usage-events';
+import { SERVICE_HELP } from './usage-service';
+import { optionText } from './usage-text';
 
 const PAIRING_DEFAULTS = pairingDefaultsText();
 
-/** Text under an option's description column (24 spaces in), wrapped at 100 characters on spaces. */
-function optionText(text: string): string {
-  const indent = ' '.repeat(24);
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line && indent.length + line.length + 1 + word.length > 100) {
-      lines.push(indent + line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  return [...lines, indent + line].join('\n');
-}
-
 /** Help texts. Each command's text is what `svc help <command>` and `<command> --help` print. */
 export const HELP: Readonly<Record<string, string>> = {
+  ...SERVICE_HELP,
   '': `svc: operator commands for the svc relay
 
 Usage:
@@ -32,7 +24,10 @@ Usage:
   svc relay events export|import   copy a log between the file store and PostgreSQL, chain proven
   svc relay events checkpoint      sign the log's head (seq and hash) for an auditor to keep elsewhere
   svc relay events public-key      the public key that checks those signatures, and its key id
+  svc relay backup --out FILE      a consistent copy of the running relay's home (log, keys, secrets)
+  svc relay restore FILE           lay a backup out as a home (--home DIR) on this or a new machine
   svc relay events forget          forget personal content (notifications, Threads, recordings) by device or time
+  svc relay events prune           drop or archive whole segments of the log before a time or seq (a recorded cut)
   svc relay insecure-api-key [status|on|off]
                                    API-key voice auth over plain HTTP from other hosts (until restart)
   svc relay update-check           is a newer relay available (offline: "unknown")
@@ -41,9 +36,11 @@ Usage:
   svc relay profiles [list|enable] which profiles enable the relay's plugin; enable it
   svc relay compat [status|install|remove]
                                    the compatibility hook for older agent API servers
+  svc relay service print          a hardened systemd unit for this install and home
+  svc relay service install        write it to /etc/systemd/system and say how to enable it
   svc reach --credentials FILE     the Reach broker (experimental; see "svc help reach")
   svc reach host-entry [--json]    this relay's Reach host id, a new host token and its broker entry
-  svc phone-sim [options]          a simulated sideload phone for Device Control (demo, tests)
+  svc phone-sim [options]          a simulated phone: Device Control, notifications, Threads, shell, voice
   svc help [command]               help for a command (also: <command> --help)
   svc --version                    print the relay's version
 
@@ -53,16 +50,7 @@ relay/checkpoint-key.pem, relay/operator.key (the operator's credential: whoever
 Commands that talk to the running relay find the relay of $SVC_HOME by its lock (any port), else
 RELAY_HOST/RELAY_PORT, and send the home's operator key.`,
 
-  'phone-sim': `Usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 | --token <session token>)
-         [--mode legacy|app] [--confirm allow|deny|ignore] [--name NAME] [--device-id ID] [--master on|off]
-         [--no-device-control] [--current-app PACKAGE] [--trust send,pay] [--auto-disable MINUTES] [--screen WxH]
-         [--save-token FILE] [--quiet]
-
-A simulated sideload phone for the bridge: pairs, reports bridge.status, answers every Device Control
-route with plausible data, answers destructive-verb confirmations by --confirm, and logs what it receives.
---mode app behaves like the real Android app (docs/COMPATIBILITY.md): nested status every 30 s, its own
-confirmation modal, blocklist and idle expiry (--auto-disable, 5-120 min, default 30), uploaded screenshots;
-it answers bridge.command only (bridge.confirm and bridge.master_disabled are dropped, as the app drops them).`,
+  'phone-sim': PHONE_SIM_USAGE,
 
   relay: `Usage: svc relay <command>
 
@@ -72,8 +60,11 @@ Commands:
   devices               the paired devices and their trusted-device renewal
   blocks                addresses the rate limiter blocks, and unblock ADDRESS
   console               a one-time sign-in link for the operator console
-  events replay|verify|tail|export|import|checkpoint|public-key
-                        audit the event log, sign its head for an auditor, or move it between stores
+  backup                a consistent copy of the running relay's home (log, keys, secrets, recordings)
+  restore               lay a backup out as a home, on this machine or a new one
+  events ${EVENTS_COMMANDS.join('|')}
+                        audit the event log, sign its head for an auditor, move it between stores,
+                        or forget personal content
   insecure-api-key [status|on|off]
                         the plain-HTTP API-key voice escape hatch of the running relay
   update-check          whether a newer relay is available
@@ -83,6 +74,7 @@ Commands:
                         which profiles enable the relay's plugin; enable it
   compat [status|install|remove]
                         the compatibility hook for older agent API servers
+  service print|install a hardened systemd unit for this install and home
 
 Run "svc help relay <command>" for a command's options.`,
 
@@ -122,6 +114,8 @@ the device may renew its session with its refresh token, and how often it did).
                      "svc relay events forget")
   end-trust PREFIX   end only the renewal: the session works until it expires, then the device must
                      pair again
+A PREFIX that starts with "-" (token prefixes are base64url, so one in 32 does) reads as an option:
+put "--" before it: svc relay devices revoke -- -Xy1
 The relay of $SVC_HOME is found by its lock (any port); with none running, through RELAY_HOST and RELAY_PORT.
 Renewal lasts RELAY_REFRESH_TTL_DAYS (default 180) from pairing; 0 turns it off.`,
 
@@ -147,8 +141,10 @@ after 15 minutes. "svc relay start" prints one at start. The request carries the
        svc relay pair --register-code CODE [--ttl DURATION] [--grants LIST] [--json]
 
 Mints a one-shot pairing code on the relay running on this machine (POST /pairing/mint on
-loopback), prints its QR code (the JSON the app scans), the hermes-relay:// URL to paste and when
-the code expires (10 minutes). With --register-code, registers the code the phone shows instead
+loopback), prints its QR code (the JSON the app scans), the pairing URL to paste (svc-relay://, or
+hermes-relay:// when the relay runs with RELAY_CLIENT_SPELLING=hermes: the spelling in force) and when
+the code expires (10 minutes). A relay phones cannot reach (bound to 127.0.0.1) is said beside the code,
+with the address they would use. With --register-code, registers the code the phone shows instead
 (POST /pairing/register), with the same --ttl and --grants.
 The relay of $SVC_HOME is found by its lock (any port); with none running, through RELAY_HOST and RELAY_PORT
 (0.0.0.0 is dialled as 127.0.0.1), over
@@ -249,149 +245,8 @@ Asks the running relay (GET /relay/update-check on loopback) whether a newer ver
 no feed configured (RELAY_UPDATE_FEED_URL, a JSON document {"latest": "x.y.z", "update_command": "..."})
 it reports the running version and "latest unknown"; a feed's answer is kept an hour (--refresh asks again).`,
 
-  'relay events': `Usage: svc relay events <replay|verify|tail|export|import|checkpoint|public-key|forget> [options]
-
-  replay    rebuild every read model from the log (from seq 1, verifying the chain) and summarise
-  verify    check every record's checksum, the seq order and the previous-hash links
-  tail      print the newest events, optionally following new ones
-  export    copy the log to a .jsonl file, a log directory or an empty PostgreSQL database
-  import    fill an empty store (the relay's own by default) from a copy
-  checkpoint  sign the log's head with the relay's key (verify --checkpoint FILE proves it later)
-  public-key  print the public key that checks checkpoints, and its key id
-  forget    destroy the data keys of personal content, by device or time (--yes; without: a dry run)
-
-Run "svc help relay events <command>" for options.`,
-
-  'relay events replay': `Usage: svc relay events replay [--log WHERE] [--at TIME] [--json]
-
-Rebuilds state from the event log exactly as the relay does at start (every projection, from seq 1,
-checking the hash chain; snapshots are not trusted) and prints: sessions with their grants, live
-pairing codes, rate-limit blocks, event counts per type, the last seq and hash. Read-only: a torn
-last line is reported, not cut.
-
-Options:
-  --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
-                 own, RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME or ~/.svc>/relay/events)
-  --at TIME      judge expiry at this ISO time instead of now
-  --json         print the summary as JSON
-  -h, --help     show this help`,
-
-  'relay events verify': `Usage: svc relay events verify [--log WHERE] [--checkpoint FILE [--public-key KEY]] [--json]
-
-Checks every record of the log: its own checksum, consecutive seqs, and that each record names the
-hash of the one before (the chain). Exits 1 and names the first bad record when anything was edited,
-removed or reordered. A torn last line (an interrupted write) is reported but is not a break: the
-relay cuts it at its next start.
-
-With --checkpoint, also exits 1 unless the checkpoint's signature is good under KEY and the log still
-holds that exact record at that seq (the log extends the checkpoint): a history rewritten at or before
-it, even re-chained, is named with the seq and both hashes; a log shorter than it is called truncated.
-
-Options:
-  --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
-                 own, RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME or ~/.svc>/relay/events)
-  --checkpoint FILE
-                 a checkpoint written by "svc relay events checkpoint" or the console's Store page
-  --public-key KEY
-                 the public key to judge it by: base64 of the raw 32 bytes (as "public-key" prints it),
-                 a PEM, or a file holding either (default: the home's own key; an auditor passes their
-                 own copy, since whoever controls this host controls the home's key)
-  --json         print the report as JSON
-  -h, --help     show this help`,
-
-  'relay events forget': `Usage: svc relay events forget (--device PREFIX | --before TIME) [--yes] [--json]
-
-Forgets personal content: notification titles and texts, Thread messages and replies, terminal
-recordings. The log and the recordings hold them sealed (AES-256-GCM) under data keys kept outside
-them, one per device and UTC hour; forgetting destroys keys (and removes the recordings). Afterwards
-that content reads as forgotten everywhere (the relay, the console, a replay), the rest of each event
-stays, and "svc relay events verify" still passes. The forgetting is itself an
-event (its scope and who asked, never the content).
-
-Through the relay running on this machine (its loopback console API), or on the home's files (or its
-PostgreSQL database) when none runs. Without --yes it only says how many keys would go.
-
-Options:
-  --device PREFIX  the content of devices whose token prefix starts with PREFIX (at least 4
-                   characters; "host": Thread messages posted while no phone was subscribed),
-                   with the Thread messages they received under another key
-  --before TIME    the content of every hour that began before TIME (ISO 8601, e.g. 2026-11-01 or
-                   2026-11-01T12:00:00Z); keys are per hour, so content up to the end of TIME's hour
-                   goes too. With --device: that device's content only
-  --yes            forget (without it: a dry run)
-  --json           print the answer as JSON
-  -h, --help       show this help
-RELAY_PERSONAL_DATA_RETENTION_DAYS forgets automatically what is older (0, the default: keep);
-"svc relay devices revoke PREFIX --forget" revokes a device and forgets its content.`,
-
-  'relay events tail': `Usage: svc relay events tail [--follow] [--type T]... [--limit N] [--log WHERE] [--json]
-
-Prints the newest events, oldest first.
-
-Options:
-  -f, --follow   keep watching the log and print events as they are written (Ctrl-C stops)
-  --type T       only events of this type; "session" or "session." matches every session.* type;
-                 repeat the option or separate types with commas
-  -n, --limit N  how many events to print first (default 20; 0 prints them all)
-  --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
-                 own, RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME or ~/.svc>/relay/events)
-  --json         print the stored records (one JSON line each)
-  -h, --help     show this help`,
-
-  'relay events export': `Usage: svc relay events export [--log WHERE] [--to FILE|DIR/|postgres://...] [--json]
-
-Copies the relay's log record for record (the same seqs, ids and hashes) to a new JSON-lines FILE, a
-file-store log directory (DIR/, existing or ending in a slash), or an empty PostgreSQL database; without
---to, the records go to stdout. Every record is proven on the way, the target is read back and proven
-again on arrival, and a log that fails its proof is not copied (nothing is left behind).
-The target must hold no log yet, and no relay may be writing it.
-
-Options:
-  --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
-                 own, RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME or ~/.svc>/relay/events)
-  --to TARGET    where the copy goes (default: stdout)
-  --json         print the report as JSON
-  -h, --help     show this help`,
-
-  'relay events checkpoint': `Usage: svc relay events checkpoint [--log WHERE] [--out FILE]
-
-Verifies the whole chain (read-only, beside a running relay), then signs its last record with the
-relay's Ed25519 key (<SVC_HOME>/relay/checkpoint-key.pem, made on first use, 0600) and writes
-{"format":"svc-relay-checkpoint/1","seq","hash","at","key_id","signature"} to FILE or stdout. Keep the
-file off this host; "svc relay events verify --checkpoint FILE --public-key KEY" proves later that the
-log still holds that record. The signature (base64) covers the bytes
-"svc-relay-checkpoint/1\\n<seq>\\n<hash>\\n<at>\\n<key_id>\\n". An empty or broken log is not signed (exit 1).
-
-Options:
-  --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
-                 own, RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME or ~/.svc>/relay/events)
-  --out FILE     write the checkpoint to FILE (0644) instead of stdout
-  -h, --help     show this help`,
-
-  'relay events public-key': `Usage: svc relay events public-key [--json]
-
-Prints the public key that checks checkpoints, as base64 of its raw 32 bytes (Ed25519), and its key id
-(the first 16 hex digits of the SHA-256 of those bytes). Makes the key pair under
-<SVC_HOME>/relay/checkpoint-key.pem on first use. Copy the public key off this host once (an auditor's
-machine, paper): a key read from this host later proves nothing to someone who distrusts it.
-
-Options:
-  --json         {"algorithm","public_key","key_id","created"}
-  -h, --help     show this help`,
-
-  'relay events import': `Usage: svc relay events import SOURCE [--into DIR|postgres://...] [--json]
-
-Copies SOURCE (a .jsonl export, a log directory, or a postgres:// URL) into an empty store: by default
-the relay's own (RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME>/relay/events). The chain
-is proven on the way and again on arrival. Stop the relay first: a store in use is refused. Snapshots
-of a file store's previous log are removed (they describe a log that is gone); the relay replays the
-imported log in full at its next start. Tokens stay valid only where SVC_HOME's relay/secret.key is
-the one that wrote the log (the log holds keyed digests, never tokens).
-
-Options:
-  --into TARGET  the store to fill (default: the relay's own)
-  --json         print the report as JSON
-  -h, --help     show this help`,
+  ...EVENTS_HELP,
+  ...BACKUP_HELP,
 };
 
 export function helpFor(command: string): string {

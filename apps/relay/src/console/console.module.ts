@@ -20,6 +20,7 @@ import { ConsoleState } from './console-state.service';
 import { CONSOLE_HEADERS } from './console-static';
 import { consoleWhere, isConsoleUrl } from './console-url';
 import { installLoopbackRefusalPage } from './loopback-refusal-page';
+import { ConsoleRootController } from './console-root.controller';
 import { ConsoleStaticController } from './console-static.controller';
 import { ConsoleSignInController } from './console-sign-in.controller';
 import { ConsoleSignIn } from './console-sign-in.service';
@@ -49,6 +50,7 @@ import { ChainVerifyJobs } from './store/chain-verify-jobs';
   // The feature pages' commands go through the very services of the phone and operator routes.
   imports: [SessionsModule, PairingModule, BridgeModule, TerminalModule, DesktopModule, SecureLinkModule, VoiceModule, PersonalDataModule],
   controllers: [
+    ConsoleRootController,
     ConsoleApiController,
     ConsoleSignInController,
     SessionsConsoleController,

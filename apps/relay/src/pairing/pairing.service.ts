@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { newId, newToken } from '../reach/protocol';
+import { unreachableQrWarning } from './phone-reach';
 import {
   epoch,
   approvePairing,
@@ -130,9 +131,11 @@ export class PairingService implements OnApplicationBootstrap {
     // HMAC-SHA-256 under a key derived from secret.key, standard base64 like the reference's `sig`.
     const sig = Buffer.from(this.secrets.mac('qr', canonicalJson(unsigned)), 'base64url').toString('base64');
     const qrPayload = JSON.stringify({ ...unsigned, sig });
+    const warning = this.phoneWarning(relayUrl);
     return {
       ok: true as const,
       code: registered.code,
+      ...(warning ? { warning } : {}),
       qr_payload: qrPayload,
       pairing_url: pairingUrl(qrPayload, names),
       expires_at: registered.expires_at,
@@ -237,6 +240,17 @@ export class PairingService implements OnApplicationBootstrap {
         note: 'a one-use credential is published to the broker when the code is minted; tried after the other routes',
       });
     return rows;
+  }
+
+  /**
+   * Why no phone could use a QR minted now that names `relayUrl` (the advertised socket by default), or
+   * null: phone-reach.ts, over the routes the QR would also carry (Secure Link, Reach while connected).
+   */
+  phoneWarning(relayUrl = this.advertisedUrl()): string | null {
+    const secureLink = this.runtime.secureLink;
+    const reach = this.runtime.reach;
+    const others = [...(secureLink ? [secureLink.url] : []), ...(secureLink && reach?.connected ? [reach.connectUrl] : [])];
+    return unreachableQrWarning(relayUrl, others, lanAddress());
   }
 
   /** The URL a phone should dial: the bind host, or this machine's first LAN address for 0.0.0.0. */

@@ -225,8 +225,10 @@ export class AuthHandshake {
       ]);
     } catch (err) {
       if (err instanceof DomainError && err.code === 'auth.pending_approval') return void conn.failAuth(err.message, 'pending_approval');
-      if (err instanceof DomainError && err.kind === 'unauthorized')
-        return void (await this.recordFailure(conn, 'code', 'unknown, used or expired pairing code'));
+      if (err instanceof DomainError && err.kind === 'unauthorized') {
+        const state = String(err.extra.code_state ?? 'unknown');
+        return void (await this.recordFailure(conn, 'code', `${state} pairing code`, { reason: err.message, extra: err.extra }));
+      }
       throw err;
     }
     const issued = stored.some((e) => e.type === 'trust.issued') ? fresh.token : null;
@@ -349,9 +351,15 @@ export class AuthHandshake {
     await this.loop.run('system', (m) => abandonSession(m, tokenPrefix));
   }
 
-  private async recordFailure(conn: PhoneConnection, kind: 'code' | 'token', reason: string): Promise<void> {
+  /** `reason` goes to the log; the phone reads `told` (a pairing code's refusal says which), else the generic sentence. */
+  private async recordFailure(
+    conn: PhoneConnection,
+    kind: 'code' | 'token',
+    reason: string,
+    told: { reason: string; extra: Record<string, unknown> } = { reason: INVALID_CREDENTIALS, extra: {} },
+  ): Promise<void> {
     await this.loop.run(`public:${conn.ip}`, (m, now) => recordAuthFailure(m.rateLimit, { ip: conn.ip, kind, via: 'ws', reason }, now));
-    conn.failAuth(INVALID_CREDENTIALS);
+    conn.failAuth(told.reason, 'invalid_credentials', told.extra);
   }
 }
 

@@ -86,8 +86,8 @@ export class PhoneConnection implements GuardHooks {
   sentClose: { code: number; reason: string } | null = null;
 
   /** `system/auth` did not admit this socket: say why, then close it (4401). */
-  failAuth(reason: string, code = 'invalid_credentials'): void {
-    this.send('system', 'auth.fail', { reason, code });
+  failAuth(reason: string, code = 'invalid_credentials', extra: Record<string, unknown> = {}): void {
+    this.send('system', 'auth.fail', { reason, code, ...extra });
     this.close(CLOSE.authFailed, 'auth failed');
   }
 

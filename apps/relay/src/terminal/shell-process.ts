@@ -85,7 +85,7 @@ export class ShellProcess {
       name: 'xterm-256color',
       cols: spec.cols,
       rows: spec.rows,
-      cwd: fs.existsSync(home) ? home : '/',
+      cwd: enterable(home) ? home : '/',
       env: shellEnv(process.env, spec.sessionName),
       // node-pty decodes with a streaming decoder: a character split across reads is never mangled.
       encoding: 'utf8',
@@ -231,5 +231,18 @@ export class ShellProcess {
     if (this.drainTimer) clearTimeout(this.drainTimer);
     this.windowTimer = null;
     this.drainTimer = null;
+  }
+}
+
+/**
+ * A home the relay's user may not enter (a service started with another user's HOME, as `sudo -u` keeps it;
+ * one ProtectHome= hides) would make the pty's chdir fail and the shell never start: `/` instead.
+ */
+function enterable(dir: string): boolean {
+  try {
+    fs.accessSync(dir, fs.constants.X_OK);
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
   }
 }

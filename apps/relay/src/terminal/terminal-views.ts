@@ -7,6 +7,11 @@ import { epoch } from '@svc/domain';
  * terminal page alike (never their input or output). `live` adds what only the running process knows:
  * its current size and whether its output is paused for a slow phone.
  */
+/** The name the Devices page shows for a shell's device; its id when the session is gone from the model. */
+export function deviceNameOf(models: ReadModels, tokenPrefix: string, deviceId: string): string {
+  return models.sessions.byTokenPrefix(tokenPrefix)?.deviceName || deviceId;
+}
+
 export function terminalView(models: ReadModels, live: readonly ShellProcess[]) {
   const running = new Map(live.map((s) => [s.spec.shellId, s]));
   return {
@@ -15,6 +20,7 @@ export function terminalView(models: ReadModels, live: readonly ShellProcess[]) 
       session_name: s.sessionName,
       token_prefix: s.tokenPrefix,
       device_id: s.deviceId,
+      device_name: deviceNameOf(models, s.tokenPrefix, s.deviceId),
       pid: s.pid,
       shell: s.shell,
       cols: running.get(s.shellId)?.cols ?? s.cols,

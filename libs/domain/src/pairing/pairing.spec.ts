@@ -5,7 +5,9 @@ import { DAY } from '../durations';
 import { grantDurations } from '../grants';
 import type { ReadModels } from '../read-models';
 import { recordAuthFailure } from '../rate-limit/rate-limit';
-import { approvePairing, consumeCode, denyPairing, expireCodes, registerCode, requestPairing, type PairingChoices } from './pairing';
+import type { DomainError } from '../errors';
+import { approvePairing, CODE_REFUSALS, consumeCode, denyPairing, expireCodes, registerCode, requestPairing, type PairingChoices } from './pairing';
+import { ENDED_CODES_KEPT, PairingProjection } from './pairing.projection';
 
 const T0 = new Date('2026-03-01T00:00:00.000Z');
 const TERMS = { sessionTtlSeconds: 30 * DAY, grants: grantDurations(undefined), transportHint: null };
@@ -27,6 +29,65 @@ describe('pairing rules', () => {
     expect(out.map((e) => e.type)).toEqual(['pairing.code_consumed', 'session.created']);
     expect(out[1].data).toMatchObject({ tokenPrefix: 'pppp0001', expiresAt: at(T0, 599 + 30 * DAY).toISOString() });
     given(g).when(consuming('c1', 'pppp0002'), at(T0, 599)).thenThrows('auth.invalid_credentials', 'unauthorized');
+  });
+
+  describe('a refused code says which it was (PROTOCOL.md, Pairing): the phone is told what to do next', () => {
+    const refusal = (g: Given, digest: string, now: Date) => {
+      try {
+        consume(g, digest, 'pppp0009', now);
+      } catch (err) {
+        return err as DomainError;
+      }
+      throw new Error('the code paired');
+    };
+
+    it('used, expired (before and after the sweep), unknown; each the same code and kind', () => {
+      const g = new Given();
+      register(g, 'used');
+      consume(g, 'used', 'pppp0001');
+      register(g, 'swept');
+      g.when(expireCodes, at(T0, 600));
+      const seen = {
+        used: refusal(g, 'used', at(T0, 1)),
+        expiredSwept: refusal(g, 'swept', at(T0, 601)),
+        unknown: refusal(g, 'never', at(T0, 1)),
+      };
+      const g2 = new Given();
+      register(g2, 'late');
+      const expiredUnswept = refusal(g2, 'late', at(T0, 600));
+      for (const e of [...Object.values(seen), expiredUnswept]) expect(e).toMatchObject({ code: 'auth.invalid_credentials', kind: 'unauthorized' });
+      expect(seen.used).toMatchObject({ message: CODE_REFUSALS.used, extra: { code_state: 'used' } });
+      expect(seen.expiredSwept).toMatchObject({ message: CODE_REFUSALS.expired, extra: { code_state: 'expired' } });
+      expect(expiredUnswept).toMatchObject({ message: CODE_REFUSALS.expired, extra: { code_state: 'expired' } });
+      expect(seen.unknown).toMatchObject({ message: CODE_REFUSALS.unknown, extra: { code_state: 'unknown' } });
+      expect(CODE_REFUSALS.expired).toMatch(/mint a new one/);
+    });
+
+    it('a denied request says so', () => {
+      const g = new Given();
+      g.when(
+        (m, t) => requestPairing(m, { codeDigest: 'pub', requestId: '00000000-0000-0000-0000-0000000000d1', ip: 'ip', deviceName: null }, t),
+        T0,
+      );
+      g.when((m, t) => denyPairing(m, { codeDigest: 'pub' }, t), T0);
+      expect(refusal(g, 'pub', T0)).toMatchObject({ message: CODE_REFUSALS.denied, extra: { code_state: 'denied' } });
+    });
+
+    it(`remembers the last ${ENDED_CODES_KEPT} ended codes, oldest forgotten first (then: unknown), across a snapshot`, () => {
+      const g = new Given();
+      for (let i = 0; i <= ENDED_CODES_KEPT; i++) {
+        register(g, `c${i}`);
+        consume(g, `c${i}`, `p${String(i).padStart(7, '0')}`, T0, 'one-device');
+      }
+      expect(refusal(g, 'c0', T0).extra).toEqual({ code_state: 'unknown' });
+      expect(refusal(g, 'c1', T0).extra).toEqual({ code_state: 'used' });
+      const copy = new PairingProjection();
+      copy.restore(JSON.parse(JSON.stringify(g.models.pairing.snapshot())));
+      expect([copy.ended('c0'), copy.ended('c1'), copy.ended(`c${ENDED_CODES_KEPT}`)]).toEqual([undefined, 'used', 'used']);
+      const old = new PairingProjection();
+      old.restore({ codes: [] }); // a snapshot from before ended codes were kept
+      expect(old.ended('c1')).toBeUndefined();
+    });
   });
 
   it('an expired code fails at its expiry, before and after the sweep', () => {

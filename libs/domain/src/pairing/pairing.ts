@@ -108,6 +108,25 @@ export function narrowTerms(terms: PairingTerms, choices: PairingChoices | undef
 
 export const INVALID_CREDENTIALS = 'Invalid pairing code or session token';
 
+/** Why a pairing code did not pair: how it ended, or `unknown` (never registered, mistyped, or long forgotten). */
+export type CodeRefusal = 'expired' | 'used' | 'denied' | 'unknown';
+
+/**
+ * What the phone reads in `auth.fail`, with what to do next. Worded for the app's own mapping
+ * (AuthManager.kt humanizeAuthFailReason): "expired" without "invalid"/"unknown" reads as expired, "already
+ * used" as used. Why saying which is safe: docs/PROTOCOL.md, Pairing.
+ */
+export const CODE_REFUSALS: Readonly<Record<CodeRefusal, string>> = {
+  expired: "Pairing code expired (a code lasts 10 minutes): mint a new one on the relay host (svc relay pair, or the console's Pairing page)",
+  used: "Pairing code already used (a code pairs one phone, once): mint a new one on the relay host (svc relay pair, or the console's Pairing page)",
+  denied: 'Pairing request denied by the operator: ask them for a new code',
+  unknown: "Unknown pairing code: check each character, or mint a new one on the relay host (svc relay pair, or the console's Pairing page)",
+};
+
+function refuseCode(state: CodeRefusal): DomainError {
+  return new DomainError('auth.invalid_credentials', 'unauthorized', CODE_REFUSALS[state], { code_state: state });
+}
+
 /**
  * A phone's first `system/auth` with a code: consume it and create the session. Re-pairing with the same
  * device id replaces that device's older session.
@@ -129,7 +148,8 @@ export function consumeCode(
   now: Date,
 ): Out {
   const code = m.pairing.get(cmd.codeDigest);
-  if (!code || code.expiresAt <= now.getTime()) throw new DomainError('auth.invalid_credentials', 'unauthorized', INVALID_CREDENTIALS);
+  if (!code) throw refuseCode(m.pairing.ended(cmd.codeDigest) ?? 'unknown');
+  if (code.expiresAt <= now.getTime()) throw refuseCode('expired'); // its expiry is not swept yet
   if (code.state === 'pending' || !code.terms) {
     throw new DomainError('auth.pending_approval', 'unauthorized', 'Pairing request awaiting operator approval');
   }

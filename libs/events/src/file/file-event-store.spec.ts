@@ -187,7 +187,7 @@ describe('FileEventStore', () => {
     await store.close();
     const [head, second] = listSegments(dir);
     fs.rmSync(path.join(dir, head.file));
-    const reason = `the log does not start at seq 1: its oldest segment starts at seq ${second.firstSeq}, so the records before it are missing`;
+    const reason = `the log does not start at seq 1: its oldest segment starts at seq ${second.firstSeq}, so the records before it are missing (and no recorded cut says they were pruned)`;
     expect(verifyLog(dir)).toEqual({ ok: false, seq: 1, segment: second.file, reason });
     expect(() => scanLog(dir, { fromSeq: 1 })).toThrow(reason);
     const fromStart = new FileEventStore({ dir, onDurable: () => undefined });

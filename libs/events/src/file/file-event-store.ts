@@ -5,6 +5,7 @@ import type { EventStore, OpenOptions, OpenResult } from '../event-store';
 import { GroupCommitStore, type Batch } from '../group-commit';
 import { listSegments, scanLog, segmentName } from './file-read';
 import { acquireLogLock } from './log-lock';
+import { finishPending } from './file-prune';
 
 export type FileEventStoreOptions = {
   dir: string;
@@ -53,6 +54,8 @@ export class FileEventStore extends GroupCommitStore implements EventStore {
   }
 
   private openLocked(dir: string, opts: OpenOptions): OpenResult {
+    // A cut a crash interrupted is finished before anything is read (readers already skip its segments).
+    finishPending(dir);
     const scan = scanLog(dir, opts);
     let recovered: OpenResult['recovered'];
     if (scan.torn) {
@@ -63,7 +66,7 @@ export class FileEventStore extends GroupCommitStore implements EventStore {
     this.hash = scan.lastHash;
     const last = listSegments(dir).at(-1);
     this.openSegment(last ? last.file : segmentName(this.seq + 1));
-    return { lastSeq: this.seq, lastHash: this.hash, recovered };
+    return { lastSeq: this.seq, lastHash: this.hash, recovered, cut: scan.cut };
   }
 
   async close(): Promise<void> {
@@ -85,8 +88,8 @@ export class FileEventStore extends GroupCommitStore implements EventStore {
     }
   }
 
-  protected override afterBatch(): void {
-    if (this.segmentSize >= this.segmentBytes) this.rotate();
+  protected override afterBatch(written: Batch): void {
+    if (this.segmentSize >= this.segmentBytes) this.rotate(written.events.at(-1)!.seq);
   }
 
   private openSegment(file: string): void {
@@ -99,9 +102,14 @@ export class FileEventStore extends GroupCommitStore implements EventStore {
     if (!existed) syncDir(this.options.dir);
   }
 
-  private rotate(): void {
+  /**
+   * The next segment is named for the record after the last one written: `this.seq` may already count
+   * appends stamped during the write, which go to the new segment (before, such a segment was named past its
+   * first record, and readers that pick a segment by its name now read the records, not the name).
+   */
+  private rotate(lastWritten: number): void {
     fs.closeSync(this.fd!);
-    this.openSegment(segmentName(this.seq + 1));
+    this.openSegment(segmentName(lastWritten + 1));
   }
 }
 

@@ -2,7 +2,7 @@ import { isAscii } from 'node:buffer';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ChainWalker } from '../chain-walker';
-import { ChainError, type OpenOptions, type ScanProgress } from '../event-store';
+import { ChainError, type OpenOptions, type RecordedCut, type ScanProgress } from '../event-store';
 
 /** Reading a file log without changing it: its segments, their lines, and the chain check over them. */
 
@@ -22,6 +22,31 @@ export function listSegments(dir: string): Array<{ file: string; firstSeq: numbe
     .filter((x): x is { file: string; m: RegExpExecArray } => x.m !== null)
     .map(({ file, m }) => ({ file, firstSeq: Number(m[1]) }))
     .sort((a, b) => a.firstSeq - b.firstSeq);
+}
+
+/** Names a cut whose segments are being archived or deleted (file-prune.ts). */
+export const PENDING_FILE = 'prune-pending.json';
+
+export type PendingPrune = { cutSeq: number; segments: string[]; archive: string | null };
+
+/** The segments a reader walks: all of them but those a pending cut covers (they are on their way out). */
+export function liveSegments(dir: string): Array<{ file: string; firstSeq: number }> {
+  const all = listSegments(dir);
+  const pending = readPending(dir);
+  if (!pending) return all;
+  return all.filter((s, i) => !(pending.segments.includes(s.file) && i < all.length - 1));
+}
+
+export function readPending(dir: string): PendingPrune | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(dir, PENDING_FILE), 'utf8');
+  } catch {
+    return null;
+  }
+  const p = JSON.parse(text) as PendingPrune;
+  if (!Number.isSafeInteger(p.cutSeq) || !Array.isArray(p.segments)) throw new Error(`${PENDING_FILE} in ${dir} is not a pending cut`);
+  return p;
 }
 
 /**
@@ -80,6 +105,8 @@ export type ScanResult = {
   lastHash: string;
   /** An unterminated last line: an interrupted write, safe to cut at `end`. */
   torn?: { segment: string; end: number; bytes: number };
+  /** Set when the log starts after seq 1, at this recorded cut (pruned). */
+  cut?: RecordedCut;
 };
 
 /**
@@ -88,28 +115,33 @@ export type ScanResult = {
  */
 export function scanLog(
   dir: string,
-  opts: Omit<OpenOptions, 'onEvent'> & { onEvent?: OpenOptions['onEvent']; onProgress?: (p: ScanProgress) => void },
+  opts: Omit<OpenOptions, 'onEvent'> & {
+    onEvent?: OpenOptions['onEvent'];
+    onProgress?: (p: ScanProgress) => void;
+    /** An archive of segments pruned from this log: walked first, as one chain with it. */
+    archive?: string;
+  },
 ): ScanResult {
-  const segments = listSegments(dir);
-  // The oldest segment must hold seq 1 (even when a snapshot lets the scan start later): a log whose head
-  // was removed would otherwise verify from whatever segment came first, and replay into a wrong state.
-  if (segments.length > 0 && segments[0].firstSeq !== 1) {
-    throw new ChainError(1, segments[0].file, missingHeadReason(segments[0].firstSeq));
-  }
-  // Start at the segment holding record fromSeq - 1, so the snapshot's hash can be checked against it.
+  const segments = chainSegments(dir, opts.archive);
+  // A log that starts after seq 1 (pruned) is walked whole: the record of its cut can lie anywhere in it, and
+  // without one its head was removed (it would otherwise verify from whatever segment came first, and replay
+  // into a wrong state). Retention keeps such a log short.
+  const pruned = segments.length > 0 && segments[0].firstSeq !== 1;
+  // Otherwise start at the segment holding record fromSeq - 1, so the snapshot's hash can be checked against it.
   const anchor = Math.max(1, opts.fromSeq - 1);
   let startIdx = 0;
-  for (let i = 0; i < segments.length; i++) if (segments[i].firstSeq <= anchor) startIdx = i;
+  if (!pruned) for (let i = 0; i < segments.length; i++) if (segments[i].firstSeq <= anchor) startIdx = i;
   let walker: ChainWalker | null = null;
   let torn: ScanResult['torn'];
 
-  const sizes = opts.onProgress ? segments.map((seg, i) => (i < startIdx ? 0 : fs.statSync(path.join(dir, seg.file)).size)) : [];
+  const sizes = opts.onProgress ? segments.map((seg, i) => (i < startIdx ? 0 : fs.statSync(path.join(seg.dir, seg.file)).size)) : [];
   const total = sizes.reduce((a, b) => a + b, 0);
   let bytesBefore = 0;
   for (let i = startIdx; i < segments.length; i++) {
     const seg = segments[i];
-    const file = path.join(dir, seg.file);
-    const w = (walker ??= new ChainWalker(opts, seg.firstSeq));
+    const file = path.join(seg.dir, seg.file);
+    // Past seq 1 the walk takes its first record's seq from the record (a segment's name is only a hint).
+    const w = (walker ??= new ChainWalker(opts, pruned ? 'head' : seg.firstSeq === 1 ? 1 : 'any'));
     const onChunk = opts.onProgress
       ? (read: number) => opts.onProgress!({ done: bytesBefore + read, total: Math.max(total, bytesBefore + read), seq: w.lastSeq })
       : undefined;
@@ -120,27 +152,42 @@ export function scanLog(
       torn = { segment: seg.file, end, bytes: Buffer.byteLength(tail) };
     }
   }
-  walker ??= new ChainWalker(opts);
+  walker ??= new ChainWalker(opts, 1);
+  if (pruned && walker.startCut === null) throw new ChainError(1, segments[0].file, missingHeadReason(segments[0].firstSeq));
   walker.finish();
   // The head hash outlives the scan (the store chains on from it): a copy, not a slice that would keep the last
   // decoded chunk (up to 1 MiB) alive with it.
-  return { lastSeq: walker.lastSeq, lastHash: Buffer.from(walker.lastHash, 'latin1').toString('latin1'), torn };
+  return { lastSeq: walker.lastSeq, lastHash: Buffer.from(walker.lastHash, 'latin1').toString('latin1'), torn, cut: walker.startCut ?? undefined };
+}
+
+/**
+ * The segments of a log as one chain: those of its archive (if given) that the live log no longer holds,
+ * then the live ones (less any a pending cut covers).
+ */
+export function chainSegments(dir: string, archive?: string): Array<{ dir: string; file: string; firstSeq: number }> {
+  const live = liveSegments(dir).map((s) => ({ ...s, dir }));
+  if (archive === undefined) return live;
+  const first = live[0]?.firstSeq ?? Infinity;
+  const archived = listSegments(archive)
+    .filter((s) => s.firstSeq < first)
+    .map((s) => ({ ...s, dir: archive }));
+  return [...archived, ...live];
 }
 
 /** Why a log whose oldest segment starts after seq 1 is refused (the chain cannot be proven from its start). */
 export function missingHeadReason(firstSeq: number): string {
-  return `the log does not start at seq 1: its oldest segment starts at seq ${firstSeq}, so the records before it are missing`;
+  return `the log does not start at seq 1: its oldest segment starts at seq ${firstSeq}, so the records before it are missing (and no recorded cut says they were pruned)`;
 }
 
 export type VerifyReport =
-  | { ok: true; lastSeq: number; lastHash: string; segments: number; tornTailBytes: number }
+  | { ok: true; lastSeq: number; lastHash: string; segments: number; tornTailBytes: number; cut?: RecordedCut }
   | { ok: false; seq: number; segment: string; reason: string };
 
 /** What `svc relay events verify` prints: the whole chain from seq 1, or the first bad record. */
 export function verifyLog(dir: string, onProgress?: (p: ScanProgress) => void): VerifyReport {
   try {
     const r = scanLog(dir, { fromSeq: 1, onProgress });
-    return { ok: true, lastSeq: r.lastSeq, lastHash: r.lastHash, segments: listSegments(dir).length, tornTailBytes: r.torn?.bytes ?? 0 };
+    return { ok: true, lastSeq: r.lastSeq, lastHash: r.lastHash, segments: liveSegments(dir).length, tornTailBytes: r.torn?.bytes ?? 0, cut: r.cut };
   } catch (err) {
     if (err instanceof ChainError) return { ok: false, seq: err.seq, segment: err.segment, reason: err.reason };
     throw err;

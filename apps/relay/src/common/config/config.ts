@@ -30,7 +30,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
   const port = flags.port ?? envNumber(env, 'RELAY_PORT', { ...PORT, default: DEFAULT_PORT.relay, label: 'RELAY_PORT/--port' });
   if (!Number.isInteger(port) || port < PORT.min || port > PORT.max) throw new ConfigError(`RELAY_PORT/--port must be 0-65535, got "${port}"`);
   const logLevel = (flags.logLevel ?? env.RELAY_LOG_LEVEL ?? 'INFO').toUpperCase();
-  if (!LOG_LEVELS.includes(logLevel as LogLevel)) throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
+    const from = flags.logLevel !== undefined ? '--log-level' : 'RELAY_LOG_LEVEL';
+    throw new ConfigError(`${from} must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
   let tls: RelayConfig['tls'] = null;
   if (!flags.noSsl && (env.RELAY_SSL_CERT || env.RELAY_SSL_KEY)) {
     if (!env.RELAY_SSL_CERT || !env.RELAY_SSL_KEY) throw new ConfigError('TLS needs both RELAY_SSL_CERT and RELAY_SSL_KEY');
@@ -60,6 +63,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     clientSpelling: clientSpelling(flags.clientSpelling ?? env.RELAY_CLIENT_SPELLING),
     refreshTtlDays: whole('RELAY_REFRESH_TTL_DAYS', 180, 0, 3650),
     personalDataRetentionDays: whole('RELAY_PERSONAL_DATA_RETENTION_DAYS', 0, 0, 36500),
+    logRetentionDays: whole('RELAY_LOG_RETENTION_DAYS', 0, 0, 36500),
+    logArchiveDir: env.RELAY_LOG_ARCHIVE_DIR ? path.resolve(env.RELAY_LOG_ARCHIVE_DIR) : null,
     personalDataKeysPerHour: whole('RELAY_PERSONAL_DATA_KEYS_PER_HOUR', 12, 1, 3600),
     allowInsecureApiBearer: Boolean(flags.allowInsecureApiKey) || envFlag(env, 'RELAY_ALLOW_INSECURE_API_BEARER', false),
     trustProxyHeaders: envFlag(env, 'RELAY_TRUST_PROXY_HEADERS', false),
@@ -77,7 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     maxUnauthenticatedPerAddress: 8,
     reconnects: { burst: whole('RELAY_RECONNECT_BURST', 20, 1, 1_000_000), perMinute: whole('RELAY_RECONNECTS_PER_MINUTE', 6, 1, 6_000) },
     eventStoreUrl: eventStoreUrl(env),
-    segmentBytes: 64 * 1024 * 1024,
+    segmentBytes: whole('RELAY_LOG_SEGMENT_MB', 64, 1, 1024) * 1024 * 1024,
     snapshotEvery: 50_000,
     sweepIntervalMs: 1_000,
     bodyLimitBytes: 1024 * 1024,

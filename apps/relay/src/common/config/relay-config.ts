@@ -40,6 +40,10 @@ export type RelayConfig = {
   refreshTtlDays: number;
   /** RELAY_PERSONAL_DATA_RETENTION_DAYS (default 0: keep): notification text and Thread content older than this is forgotten (its data keys destroyed). */
   personalDataRetentionDays: number;
+  /** Whole segments of the file log older than this many days are pruned (0: kept for ever). */
+  logRetentionDays: number;
+  /** Where pruned segments go instead of being deleted (null: deleted). */
+  logArchiveDir: string | null;
   /**
    * RELAY_PERSONAL_DATA_KEYS_PER_HOUR (default 12): the most data keys one device (or the host) gets in an hour.
    * A key that another device received content under (a Thread message queued for no phone, then delivered)

@@ -1,6 +1,7 @@
-import { ReadModels } from '@svc/domain';
+import { ReadModels, upcastSnapshotState } from '@svc/domain';
 import {
   EventBus,
+  eventSchemas,
   type EventStore,
   type SnapshotPort,
   SnapshotCipher,
@@ -9,6 +10,7 @@ import {
   type Snapshot,
   type StoredEvent,
   type StoredRelayEvent,
+  type RecordedCut,
 } from '@svc/events';
 import type { Logger } from 'pino';
 import type { PersonalSealer } from '../../personal/personal-sealer';
@@ -43,6 +45,21 @@ export type CommandLoopOptions = {
   onFatal: (err: Error) => void;
 };
 
+/** A pruned log whose cut no usable snapshot covers: the records before the cut are gone, so it cannot be replayed. */
+export class PrunedWithoutSnapshotError extends Error {
+  constructor(
+    readonly cut: RecordedCut,
+    snapshotSeq: number | null,
+  ) {
+    super(
+      `the event log starts at a cut (records up to seq ${cut.cutSeq} were pruned at seq ${cut.recordedAt}), and ` +
+        (snapshotSeq === null ? 'no usable snapshot is left' : `the latest usable snapshot is of seq ${snapshotSeq}, before the cut`) +
+        `: the relay cannot rebuild its state without the pruned records. Restore the snapshots directory from a backup, or copy the archived segments back into the events directory`,
+    );
+    this.name = 'PrunedWithoutSnapshotError';
+  }
+}
+
 /**
  * The command loop of ARCHITECTURE.md. Decisions run one at a time against `decision` (which already
  * holds events of the group commit in flight); `models` and the bus advance only once a batch is
@@ -58,6 +75,8 @@ export class CommandLoop {
   private lastHashValue = '';
   private readonly recent: number[] = [];
   recovered: { segment: string; droppedBytes: number } | undefined;
+  /** The recorded cut the log starts at (it was pruned), or null: it starts at seq 1. */
+  cut: RecordedCut | null = null;
   /** The lock of a writer that did not stop, taken over at open (recorded in `relay.started`). */
   staleLock: { pid: number | null; since: string | null } | undefined;
 
@@ -78,10 +97,21 @@ export class CommandLoop {
     });
     loop = new CommandLoop(store, snapshots, opts);
     let snap = await snapshots.latest<Record<string, unknown>>();
-    const unusable = snap && loop.models.unrestorable(snap.models);
-    if (snap && unusable) {
-      opts.logger.warn({ snapshotSeq: snap.seq, reason: unusable }, 'snapshot not used (written by another relay version); replaying the whole log');
-      snap = null;
+    if (snap) {
+      // A snapshot of an older read-model schema is upcast (a pruned log cannot be replayed from seq 1).
+      const up = upcastSnapshotState(snap.models);
+      const unusable = 'reason' in up ? up.reason : loop.models.unrestorable(up.state);
+      if (unusable || 'reason' in up) {
+        opts.logger.warn(
+          { snapshotSeq: snap.seq, reason: unusable },
+          'snapshot not used (written by another relay version); replaying the whole log',
+        );
+        snap = null;
+      } else {
+        if (up.upcastFrom !== undefined)
+          opts.logger.info({ snapshotSeq: snap.seq, from: up.upcastFrom }, 'snapshot upcast to this read-model schema');
+        snap = { ...snap, models: up.state };
+      }
     }
     if (snap) loop.models.restore(snap.models);
     const started = opts.clock.now().getTime();
@@ -89,7 +119,8 @@ export class CommandLoop {
     const opened = await store.open({
       fromSeq: snap ? snap.seq + 1 : 1,
       expectPrev: snap?.hash,
-      onEvent: opts.sealer ? (e) => loop.models.apply(opts.sealer!.unseal(e)) : (e) => loop.models.apply(e),
+      // Older records read as the current shape of their type; one this relay does not know stops the start.
+      onEvent: opts.sealer ? (e) => loop.models.apply(eventSchemas.upcast(opts.sealer!.unseal(e))) : (e) => loop.models.apply(eventSchemas.upcast(e)),
       // A long replay (a big log without a usable snapshot) says where it is every 2 s.
       onProgress: (p) => {
         const now = opts.clock.now().getTime();
@@ -99,6 +130,11 @@ export class CommandLoop {
         opts.logger.info({ percent, seq: p.seq, seconds: Math.round((now - started) / 1000) }, 'replaying the event log');
       },
     });
+    if (opened.cut && !(snap && snap.seq >= opened.cut.cutSeq)) {
+      await store.close();
+      throw new PrunedWithoutSnapshotError(opened.cut, snap?.seq ?? null);
+    }
+    loop.cut = opened.cut ?? null;
     loop.decision.restore(structuredClone(loop.models.snapshot()));
     loop.lastSnapshotSeq = snap?.seq ?? 0;
     loop.lastHashValue = opened.lastHash;
@@ -232,6 +268,18 @@ export class CommandLoop {
     await this.snapshotting;
     await this.snapshots.clear();
     await this.writeSnapshot();
+  }
+
+  /** The seq of the latest snapshot written or restored (0: none): no record after it may be pruned. */
+  get snapshotSeq(): number {
+    return this.lastSnapshotSeq;
+  }
+
+  /** Writes a snapshot of the durable models now (before a prune, so it can cut up to the head). */
+  async snapshotNow(): Promise<void> {
+    await this.store.drain();
+    await this.snapshotting;
+    if (this.models.lastSeq > this.lastSnapshotSeq) await this.writeSnapshot();
   }
 
   /** Never rejects: a snapshot that is not written only makes the next start replay more. */

@@ -140,6 +140,7 @@ export class ConnectivityConsoleController {
       bind_all: isBindAll(host),
       loopback_only: isLoopbackHost(host),
       lan_address: lanAddress(),
+      phone_warning: this.pairing.phoneWarning(),
       tls: this.config.tls !== null,
       tls_cert: tlsCert,
     };

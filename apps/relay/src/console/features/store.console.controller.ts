@@ -14,6 +14,7 @@ import { ChainVerifyJobs } from '../store/chain-verify-jobs';
 import { CheckpointSigner } from '../store/checkpoint-signer';
 import { StoreCheckpointDto, StoreVerifyDto } from '../store/store.dto';
 import { fileSnapshots, pgSnapshots, segmentsOf, storeCommands } from '../store/store-facts';
+import { runnableSvc } from '../../cli/self-command';
 
 /**
  * Store page: where the log lives (a directory, or PostgreSQL with the URL's password removed), its size,
@@ -57,7 +58,8 @@ export class StoreConsoleController {
       snapshots: where.kind === 'file' ? fileSnapshots(path.join(relayDir(this.config), 'snapshots')) : await pgSnapshots(where.source),
       snapshot_every: this.config.snapshotEvery,
       verify: this.verifier.status(),
-      commands: storeCommands(this.loop.storeKind, dir),
+      cli: runnableSvc(process.env, this.config.svcHome),
+      commands: storeCommands(this.loop.storeKind, dir, runnableSvc(process.env, this.config.svcHome)),
     };
   }
 

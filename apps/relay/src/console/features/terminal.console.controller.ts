@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { Auth } from '../../common/auth/auth';
 import { Clock } from '../../common/loop/clock';
 import { CommandLoop } from '../../common/loop/command-loop';
-import { terminalView } from '../../terminal/terminal-views';
+import { deviceNameOf, terminalView } from '../../terminal/terminal-views';
 import { RecordingsService } from '../../terminal/recordings.service';
 import { TerminalService } from '../../terminal/terminal.service';
 import { ConsoleFeatures } from '../console-features';
@@ -57,6 +57,7 @@ export class TerminalConsoleController {
         session_name: r.sessionName,
         token_prefix: r.tokenPrefix,
         device_id: r.deviceId,
+        device_name: r.tokenPrefix ? deviceNameOf(this.loop.models, r.tokenPrefix, r.deviceId) : '',
         started_at: epoch(r.startedAt),
         duration_ms: r.durationMs,
         size_bytes: r.sizeBytes,

@@ -3,6 +3,7 @@ import { epoch } from '@svc/domain';
 import { listSegments, TABLE, type PgLogSource } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { shellQuote } from '../../cli/self-command';
 
 const SNAP_RE = /^snapshot-(\d{12})\.json$/;
 /** A snapshot file's `at` sits in its first bytes (in the clear before the encrypted body): no need to read MiBs. */
@@ -44,15 +45,15 @@ export async function pgSnapshots(source: PgLogSource): Promise<StoreSnapshot[]>
   return r.rows.map((row) => ({ seq: Number(row.seq), at: epoch(row.at.getTime()), bytes: Number(row.bytes) }));
 }
 
-/** The shell commands that export, verify and replay this log (the relay's own CLI). */
-export function storeCommands(store: 'file' | 'postgres', eventsDir: string): Array<{ label: string; command: string }> {
+/** The shell commands that export, verify and replay this log; `cli` runs the relay's own CLI as written (runnableSvc). */
+export function storeCommands(store: 'file' | 'postgres', eventsDir: string, cli: string): Array<{ label: string; command: string }> {
   // A database URL carries its password: the CLI reads it from RELAY_EVENT_STORE, as the relay does.
   const log = store === 'file' ? ` --log ${shellQuote(eventsDir)}` : '';
   const where = store === 'file' ? '' : ' (with RELAY_EVENT_STORE set as for the relay)';
   return [
-    { label: `Export a copy, every record proven on the way${where}`, command: `svc relay events export${log} --to svc-events.jsonl` },
-    { label: `Verify the whole chain from a shell${where}`, command: `svc relay events verify${log}` },
-    { label: `Rebuild the state from the log and print a summary${where}`, command: `svc relay events replay${log}` },
+    { label: `Export a copy, every record proven on the way${where}`, command: `${cli} relay events export${log} --to svc-events.jsonl` },
+    { label: `Verify the whole chain from a shell${where}`, command: `${cli} relay events verify${log}` },
+    { label: `Rebuild the state from the log and print a summary${where}`, command: `${cli} relay events replay${log}` },
   ];
 }
 
@@ -81,8 +82,4 @@ function sizeOf(file: string): number {
   } catch {
     return 0;
   }
-}
-
-function shellQuote(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }

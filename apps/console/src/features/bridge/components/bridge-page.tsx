@@ -1,10 +1,21 @@
 import { useState } from 'react';
-import type { BridgeActivityRow, BridgeDeviceRow, SafetyRow } from '@svc/console-api';
+import type { BridgeActivityRow, BridgeDeviceRow, BridgeView, SafetyRow } from '@svc/console-api';
 import { DataTable, type Column } from '@/components/data-table';
 import { Ago, Button, Card, Chip, Dot, EmptyState, ErrorState, InlineError, PageHeader, Skeleton, Stat } from '@/components/ui';
 import { exact, timeOfDay } from '@/lib/format';
 import { useBridge } from '../api/get-bridge';
 import { useSelectActive } from '../api/select-active';
+
+/**
+ * Which phone gets a command that names none (which-phone.ts pickDevice): the one made active, else the
+ * only phone on the bridge; with several and none active, a command must name its phone.
+ */
+function activeHint(b: BridgeView): string {
+  if (b.active) return `active: ${b.active}`;
+  if (b.devices.length === 1) return `the only phone (${b.devices[0].token_prefix}) gets every command`;
+  if (b.devices.length === 0) return 'no phone to send commands to';
+  return 'none active: a command must name its phone (?device=)';
+}
 
 const DECISION_FILTERS: Array<{ label: string; match: string[] }> = [
   { label: 'All', match: [] },
@@ -163,7 +174,7 @@ export function BridgePage() {
       {b ? (
         <>
           <div className="stat-grid">
-            <Stat label="Bridge phones" value={b.devices.length} hint={b.active ? `active: ${b.active}` : 'none active'} />
+            <Stat label="Bridge phones" value={b.devices.length} hint={activeHint(b)} />
             <Stat label="Commands" value={b.commands_total} hint={`${b.in_flight} in flight`} />
             <Stat
               label="Awaiting confirmation"

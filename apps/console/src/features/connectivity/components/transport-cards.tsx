@@ -31,9 +31,9 @@ export function ListenerCard({ l }: { l: ListenerView }) {
         <dt>LAN address</dt>
         <dd className="mono">{l.lan_address ?? <span className="muted">none found</span>}</dd>
       </dl>
-      {l.loopback_only ? (
-        <p className="warn-text small">
-          Bound to a loopback address: no phone can dial it directly. Bind 0.0.0.0 or a LAN address (RELAY_HOST), or serve phones through Secure Link.
+      {l.phone_warning ? (
+        <p className="warn-text small" data-testid="phone-warning">
+          {l.phone_warning}
         </p>
       ) : null}
     </Card>

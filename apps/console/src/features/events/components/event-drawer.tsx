@@ -34,7 +34,7 @@ export function EventDrawer({
           {exact(at)} <span className="muted">({relative(at, serverNow())})</span>
         </dd>
         <dt>Actor</dt>
-        <dd>{actorLabel(event.actor)}</dd>
+        <dd>{actorLabel(event.actor, event.type)}</dd>
         <dt>Event id</dt>
         <dd className="mono small">{event.id}</dd>
         <dt>Chain hash</dt>

@@ -114,7 +114,7 @@ export function EventsPage() {
       ),
     },
     { label: 'Type', render: (e) => <span className={`type-tag fam-${family(e.type)}`}>{e.type}</span> },
-    { label: 'Actor', className: 'col-opt nowrap', headClassName: 'col-opt', render: (e) => actorLabel(e.actor) },
+    { label: 'Actor', className: 'col-opt nowrap', headClassName: 'col-opt', render: (e) => actorLabel(e.actor, e.type) },
     { label: 'What happened', className: 'event-text', render: (e) => summary(e) },
   ];
 

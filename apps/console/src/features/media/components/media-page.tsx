@@ -7,6 +7,18 @@ import { useMedia } from '../api/get-media';
 import { isPreviewable } from '../api/media-preview';
 import { MediaPreview } from './media-preview';
 
+/**
+ * Where an entry came from, in words (the registry's `source`): `register` is the host's
+ * POST /media/register, `registrar` a relay feature registering a host file for a phone (a Device
+ * Control share, a MEDIA: marker in a message), `upload` a phone's POST /media/upload.
+ */
+function sourceWords(source: string): string {
+  if (source === 'register') return 'registered by the agent host';
+  if (source === 'registrar') return 'shared by the relay (Device Control, a message)';
+  if (source === 'upload') return 'uploaded by a phone';
+  return source;
+}
+
 export function MediaPage() {
   const q = useMedia();
   const m = q.data;
@@ -28,9 +40,9 @@ export function MediaPage() {
           <div className="strong">
             {e.name} {e.sensitive ? <Chip tone="warn">sensitive</Chip> : null}
           </div>
-          <div className="muted mono small" title={e.path}>
-            {e.token_prefix} · {e.source}
-            {e.owned ? ' · owned' : ''}
+          <div className="muted small" title={e.path} data-testid="media-source">
+            <span className="mono">{e.token_prefix}</span> · {sourceWords(e.source)}
+            {e.owned ? ' · the relay deletes the file when the entry goes' : ''}
           </div>
           {isPreviewable(e.content_type, e.size) ? (
             <Button
@@ -80,7 +92,8 @@ export function MediaPage() {
         {q.isPending ? <Skeleton lines={4} height={22} /> : null}
         {m && m.entries.length === 0 ? (
           <EmptyState title="No media registered">
-            Files registered with POST /media/register, uploaded by a phone, or shared by a relay feature appear here until they expire.
+            Files the agent host registered (POST /media/register), a phone uploaded, or a relay feature shared with a phone (a Device Control share,
+            a MEDIA: marker) appear here until they expire.
           </EmptyState>
         ) : null}
         {m && m.entries.length > 0 ? (

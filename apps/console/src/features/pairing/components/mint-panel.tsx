@@ -131,6 +131,11 @@ function MintedCode({ minted }: { minted: Minted }) {
               <span className="pulse" aria-hidden /> Waiting for the phone · expires in <Countdown expiresAt={minted.expires_at} total={600} />
             </div>
           )}
+          {minted.warning && !consumed && !expired ? (
+            <p className="warn-text small" role="alert" data-testid="qr-warning">
+              {minted.warning}
+            </p>
+          ) : null}
           <div className="code-label muted small">Pairing code (for typing it in by hand)</div>
           <div className="code-big mono" aria-label={`Pairing code ${minted.code.split('').join(' ')}`} data-testid="pairing-code">
             {minted.code}

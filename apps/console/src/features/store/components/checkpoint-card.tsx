@@ -18,7 +18,7 @@ function download(made: CheckpointMade): void {
 }
 
 /** Signed checkpoints: the public key an auditor keeps elsewhere, and the head of the log signed now, as a download. */
-export function CheckpointCard() {
+export function CheckpointCard({ cli }: { cli: string }) {
   const key = useCheckpointKey();
   const [last, setLast] = useState<CheckpointMade | null>(null);
   const make = useMakeCheckpoint((made) => {
@@ -26,7 +26,7 @@ export function CheckpointCard() {
     download(made);
   });
   const k = key.data;
-  const verify = last && k ? `svc relay events verify --checkpoint ${last.file_name} --public-key ${k.public_key}` : null;
+  const verify = last && k ? `${cli} relay events verify --checkpoint ${last.file_name} --public-key ${k.public_key}` : null;
   return (
     <Card
       title="Signed checkpoints"

@@ -68,7 +68,7 @@ export function StorePage() {
             </div>
           </Card>
           <VerifyCard chain={s.chain} initial={s.verify} />
-          <CheckpointCard />
+          <CheckpointCard cli={s.cli} />
           <div className="store-grid">
             {s.store === 'file' ? (
               <Card title={`Segments (${count(s.segment_count)})`}>

@@ -27,7 +27,7 @@ const COLUMNS: Array<Column<RecordingRow>> = [
     render: (r) =>
       r.token_prefix ? (
         <>
-          <span className="mono">{r.token_prefix}</span> <span className="muted small">{r.device_id}</span>
+          <span className="strong">{r.device_name}</span> <span className="mono muted small">{r.token_prefix}</span>
         </>
       ) : (
         <span className="muted">unknown</span>
@@ -143,7 +143,7 @@ export function RecordingsCard() {
             <span>
               <span className="strong">{playing.session_name || 'shell'}</span>{' '}
               <span className="muted small">
-                {playing.token_prefix || 'unknown device'} · {duration(playing.duration_ms / 1000)} · sha256{' '}
+                {playing.device_name || playing.token_prefix || 'unknown device'} · {duration(playing.duration_ms / 1000)} · sha256{' '}
                 <span className="mono">{playing.sha256.slice(0, 16)}…</span>
               </span>
             </span>

@@ -13,7 +13,7 @@ const SHELL_COLUMNS: Array<Column<ShellRow>> = [
     label: 'Device',
     render: (s) => (
       <>
-        <span className="mono">{s.token_prefix}</span> <span className="muted small">{s.device_id}</span>
+        <span className="strong">{s.device_name}</span> <span className="mono muted small">{s.token_prefix}</span>
       </>
     ),
   },

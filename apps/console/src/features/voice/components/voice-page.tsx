@@ -65,7 +65,13 @@ export function VoicePage() {
               tone={v.totals.failures ? 'warn' : undefined}
               hint={
                 <>
-                  last call <Ago at={v.totals.last_at} never="none yet" />
+                  {v.totals.last_at === null ? (
+                    'no voice call yet'
+                  ) : (
+                    <>
+                      last call <Ago at={v.totals.last_at} />
+                    </>
+                  )}
                 </>
               }
             />

@@ -1,0 +1,47 @@
+import { connectPg, copyLog, FileLogSource, MAX_FILE_JSON_DEPTH, parseJsonBounded, redactPgUrl, TABLE } from '@svc/events';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { KEY_TABLE } from '../personal/pg-key-store';
+import type { BackupManifest } from './backup-manifest';
+
+/**
+ * `restore --to postgres://...`: the backup's log goes into an empty database through the events copy
+ * (proven on the way and read back), then its data keys and snapshot into the tables the relay keeps
+ * beside it; the home gets everything else. Returns the database's printable location.
+ */
+export async function restoreIntoPostgres(tmp: string, url: string, manifest: BackupManifest): Promise<string> {
+  const relay = path.join(tmp, 'relay');
+  await copyLog(new FileLogSource(path.join(relay, 'events')), { kind: 'postgres', url });
+  const keysFile = path.join(relay, 'personal-keys.json');
+  const snapshot =
+    manifest.snapshot_seq === null ? null : path.join(relay, 'snapshots', `snapshot-${String(manifest.snapshot_seq).padStart(12, '0')}.json`);
+  const client = await connectPg(url, 'writer');
+  client.on('error', () => undefined);
+  try {
+    await client.query('BEGIN');
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${KEY_TABLE} (id text PRIMARY KEY, key bytea NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    if (fs.existsSync(keysFile)) {
+      const { keys } = parseJsonBounded(fs.readFileSync(keysFile, 'utf8'), MAX_FILE_JSON_DEPTH) as { keys: Record<string, string> };
+      const ids = Object.keys(keys);
+      await client.query(`INSERT INTO ${KEY_TABLE} (id, key) SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT (id) DO NOTHING`, [
+        ids,
+        ids.map((id) => Buffer.from(keys[id], 'base64')),
+      ]);
+    }
+    if (snapshot && fs.existsSync(snapshot)) {
+      const s = parseJsonBounded(fs.readFileSync(snapshot, 'utf8'), MAX_FILE_JSON_DEPTH) as { at: string; body: string; mac: string };
+      await client.query(`INSERT INTO ${TABLE.snapshots} (seq, at, body, mac) VALUES ($1, $2, $3, $4)`, [manifest.snapshot_seq, s.at, s.body, s.mac]);
+    }
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+  // The home keeps no copy of what now lives in the database.
+  for (const gone of ['events', 'snapshots', 'personal-keys.json']) fs.rmSync(path.join(relay, gone), { recursive: true, force: true });
+  return redactPgUrl(url);
+}

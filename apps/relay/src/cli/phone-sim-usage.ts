@@ -1,0 +1,38 @@
+/** `svc phone-sim`'s usage: one text for `svc help phone-sim`, `--help` and a wrong command line. */
+export const PHONE_SIM_USAGE = `Usage: svc phone-sim --relay ws://127.0.0.1:8767 (--code ABC123 | --token TOKEN) [options]
+
+A simulated phone: pairs (or reconnects), reports bridge.status, answers every Device Control
+route with plausible data, and plays the app's other flows, so each console page comes alive
+without a phone (docs/OPERATING.md, "Every page without a phone").
+
+Phone:
+  --mode legacy|app       app: behaves like the real Android app (docs/COMPATIBILITY.md): nested
+                          status every 30 s, its own confirmation modal, blocklist and idle expiry,
+                          uploaded screenshots; answers bridge.command only
+  --confirm allow|deny|ignore
+                          the user's answer to destructive-verb confirmations (default allow)
+  --name NAME, --device-id ID, --master on|off, --no-device-control, --current-app PACKAGE
+  --trust send,pay        verbs confirmed without asking
+  --auto-disable MINUTES  idle minutes before timed screen access ends (app: 5-120, default 30)
+  --screen WxH            the screen in pixels, screenshots full size at it (default: 54x96 thumbnails)
+  --save-token FILE       write the session token there (0600); it is never printed
+  --quiet                 do not log Device Control traffic
+
+Flows: each runs once, in this order, then the simulator exits (0, or 1 if one failed);
+--stay, --threads or --interactive keep it online.
+  --notify "TITLE|TEXT"   post a notification from the phone (repeatable)
+  --notify-app PACKAGE    the app it comes from (default com.google.android.apps.messaging)
+  --clip TEXT             copy TEXT on the phone (the host reads it with GET /clipboard)
+  --threads               subscribe to Threads; print messages as they arrive (stays online)
+  --reply TEXT            answer the newest Threads message (subscribes first)
+  --chat ID, --reply-to MESSAGE_ID
+                          answer that conversation (and message) instead
+  --say TEXT              have the relay speak TEXT (/voice/synthesize)
+  --audio-out FILE        keep what it spoke (mp3)
+  --hear FILE             have the relay transcribe an audio file (/voice/transcribe)
+  --shell COMMAND         open a terminal tab, type COMMAND (repeatable, in order), then exit
+  --interactive, -i       a prompt on stdin, one command a line (type help): notify, threads,
+                          reply, shell, clip, say, hear, master, status, quit
+
+Exit status: 0 ok (or the relay closed normally), 1 a flow failed or the connection was lost,
+2 usage error.`;
