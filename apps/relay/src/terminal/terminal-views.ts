@@ -2,16 +2,16 @@ import type { ReadModels } from '@svc/domain';
 import type { ShellProcess } from './shell-process';
 import { epoch } from '@svc/domain';
 
-/**
- * Remote shells and TUI gateways as the operator sees them, on `GET /terminal/shells` and the console's
- * terminal page alike (never their input or output). `live` adds what only the running process knows:
- * its current size and whether its output is paused for a slow phone.
- */
 /** The name the Devices page shows for a shell's device; its id when the session is gone from the model. */
 export function deviceNameOf(models: ReadModels, tokenPrefix: string, deviceId: string): string {
   return models.sessions.byTokenPrefix(tokenPrefix)?.deviceName || deviceId;
 }
 
+/**
+ * Remote shells and TUI gateways as the operator sees them, on `GET /terminal/shells` and the console's
+ * terminal page alike (never their input or output). `live` adds what only the running process knows:
+ * its current size and whether its output is paused for a slow phone.
+ */
 export function terminalView(models: ReadModels, live: readonly ShellProcess[]) {
   const running = new Map(live.map((s) => [s.spec.shellId, s]));
   return {
