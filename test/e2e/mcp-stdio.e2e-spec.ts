@@ -1,3 +1,4 @@
+import sharp from 'sharp';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -59,6 +60,26 @@ describe('svc relay mcp (stdio)', () => {
     expect(sessions.size).toBe(1);
     await client.close();
     await until(() => sessions.size === 0, 5000);
+  });
+
+  it('a screenshot comes back scaled to a long side of 2000 px, and a tap in its pixels reaches the phone in its own', async () => {
+    const big = await startSim(relay, { mode: 'app', deviceName: 'Stdio Big', screen: { width: 1440, height: 3120 } });
+    const { client, transport, errors } = launch({ MOBILE_BRIDGE_TOKEN: big.token! });
+    try {
+      await client.connect(transport);
+      const r = (await client.callTool({ name: 'android_screenshot', arguments: { format: 'webp' } })) as CallToolResult;
+      const image = r.content.find((c) => c.type === 'image') as { data: string; mimeType: string };
+      expect(image.mimeType).toBe('image/webp');
+      expect(await sharp(Buffer.from(image.data, 'base64')).metadata()).toMatchObject({ format: 'webp', width: 923, height: 2000 });
+      expect(r.structuredContent).toMatchObject({ width: 923, height: 2000, phone_width: 1440, phone_height: 3120, scale: 2000 / 3120 });
+      await client.callTool({ name: 'android_tap', arguments: { x: 500, y: 1000 } });
+      const sent = big.received.filter((f) => f.type === 'bridge.command' && f.payload.path === '/tap').at(-1)!.payload.body;
+      expect(sent).toMatchObject({ x: Math.round(500 / (2000 / 3120)), y: 1560 });
+      expect(errors).toEqual([]);
+    } finally {
+      await client.close();
+      big.stop();
+    }
   });
 
   it('a session the relay ended (idle, a restart) is opened again with the client’s own initialize, unseen by the client', async () => {

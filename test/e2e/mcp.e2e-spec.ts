@@ -111,18 +111,19 @@ describe('MCP over Device Control', () => {
     await client.close();
   });
 
-  it('a screenshot is MCP image content (PNG, base64) with its media token', async () => {
+  it('a screenshot is MCP image content with its media token, which holds the phone’s full-size PNG', async () => {
     const { client } = await mcpConnect(relay, phone.token!);
-    const r = (await client.callTool({ name: 'android_screenshot', arguments: {} })) as CallToolResult;
+    const r = (await client.callTool({ name: 'android_screenshot', arguments: { format: 'png' } })) as CallToolResult;
     const image = r.content.find((c) => c.type === 'image');
     expect(image).toMatchObject({ type: 'image', mimeType: 'image/png' });
     const png = Buffer.from((image as { data: string }).data, 'base64');
     expect(png.subarray(1, 4).toString('ascii')).toBe('PNG');
     const meta = JSON.parse(textOf(r)) as Record<string, any>;
-    expect(meta).toMatchObject({ ok: true, content_type: 'image/png', token: expect.any(String), size_bytes: png.length });
+    expect(meta).toMatchObject({ token: expect.any(String), format: 'png', bytes: png.length, phone_width: 54, phone_height: 96, scale: 1 });
     expect(meta).not.toHaveProperty('image');
-    const media = await fetch(`${relay.url}/media/${meta.token}`, { headers: bearer(phone.token!) });
-    expect(Buffer.from(await media.arrayBuffer()).equals(png)).toBe(true);
+    // Scaling is mcp-screens.e2e-spec.ts's; the token is the phone's own image as it sent it.
+    const media = Buffer.from(await (await fetch(`${relay.url}/media/${meta.token}`, { headers: bearer(phone.token!) })).arrayBuffer());
+    expect([media.readUInt32BE(16), media.readUInt32BE(20)]).toEqual([54, 96]); // the simulator's default thumbnail
     await client.close();
   });
 

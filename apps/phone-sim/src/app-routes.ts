@@ -3,7 +3,6 @@ import type { SimAnswer } from './bridge-command';
 import { bool, content, fail, int, ok, userDenied, type AppContext, type Body } from './app-context';
 import { share, uploadScreenshot } from './app-media';
 import { APPS, CONTACTS, type FakePhone, type ScreenNode } from './fake-phone';
-import { makePng } from './png';
 
 /*
  * What each route of the app answers once its dispatcher's gates let a command through
@@ -325,7 +324,7 @@ export async function appRoute(method: string, path: string, b: Body, ctx: AppCo
     }
     case '/screenshot':
       try {
-        return ok({ media: `MEDIA:hermes-relay://${await uploadScreenshot(ctx.relayUrl, ctx.token, makePng(54, 96, phone.eventSeq), ctx.now())}` });
+        return ok({ media: `MEDIA:hermes-relay://${await uploadScreenshot(ctx.relayUrl, ctx.token, phone.screenshot(), ctx.now())}` });
       } catch (err) {
         return { status: 500, result: { error: (err as Error).message || 'screenshot failed' } };
       }

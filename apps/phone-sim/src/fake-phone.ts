@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { makePng } from './png';
 
 /** How the simulated user answers a destructive-verb confirmation: the relay's question, or the app's own modal. */
 export type ConfirmPolicy = 'allow' | 'deny' | 'ignore';
@@ -33,7 +34,16 @@ export type PhoneState = {
 };
 
 /** What the phone starts as (the rest starts the same on every simulated phone). */
-export type PhoneSetup = Partial<Pick<PhoneState, 'masterEnabled' | 'deviceControlSupported' | 'currentApp' | 'trustedVerbs' | 'autoDisableMinutes'>>;
+export type PhoneSetup = Partial<
+  Pick<PhoneState, 'masterEnabled' | 'deviceControlSupported' | 'currentApp' | 'trustedVerbs' | 'autoDisableMinutes'>
+> & {
+  /**
+   * The screen in pixels, and its screenshots full size at it, as a real phone's (a 1440x3120 PNG costs the
+   * simulator some 100 ms to make). Without it: a 1080x2340 screen whose screenshot is a 54x96 thumbnail, cheap
+   * enough for suites that bound a command to a few hundred ms.
+   */
+  screen?: { width: number; height: number };
+};
 
 /** An accessibility event a command caused, as `/events` lists it. */
 export type AccessibilityEvent = { seq: number; type: string; package: string; text: string | null; ts: number };
@@ -62,7 +72,11 @@ export const CONTACTS = [
 export class FakePhone {
   readonly state: PhoneState;
   readonly events: AccessibilityEvent[] = [];
+  readonly screenSize: { width: number; height: number };
+  /** The screenshot's size: the screen's when `screen` was given. */
+  readonly shotSize: { width: number; height: number };
   private seq = 0;
+  private shot: { seq: number; png: Buffer } | null = null;
 
   constructor(
     setup: PhoneSetup,
@@ -70,6 +84,8 @@ export class FakePhone {
     /** The phone's own clock (epoch ms): its event times, and in app mode its idle expiry. */
     readonly now: () => number = Date.now,
   ) {
+    this.screenSize = setup.screen ?? { width: 1080, height: 2340 };
+    this.shotSize = setup.screen ?? { width: 54, height: 96 };
     this.state = {
       masterEnabled: setup.masterEnabled ?? true,
       deviceControlSupported: setup.deviceControlSupported ?? true,
@@ -137,11 +153,20 @@ export class FakePhone {
     const nodes = this.screenNodes().map((x) => (includeBounds ? x : { ...x, bounds: undefined }));
     return {
       packageName: this.state.currentApp,
-      rootBounds: { left: 0, top: 0, right: 1080, bottom: 2340 },
+      rootBounds: { left: 0, top: 0, right: this.screenSize.width, bottom: this.screenSize.height },
       nodes,
       truncated: false,
       nodeCount: nodes.length,
     };
+  }
+
+  /**
+   * A screenshot of the screen as it is (`shotSize`): a new image after each event, and the same screen made
+   * once (a full-size PNG costs tens of ms).
+   */
+  screenshot(): Buffer {
+    if (this.shot?.seq !== this.seq) this.shot = { seq: this.seq, png: makePng(this.shotSize.width, this.shotSize.height, this.seq) };
+    return this.shot.png;
   }
 
   screenHash(): string {

@@ -1,6 +1,5 @@
 import type { SimAnswer, SimCommand } from './bridge-command';
 import { APPS, CONTACTS, type FakePhone, type PhoneState, type ScreenNode } from './fake-phone';
-import { makePng } from './png';
 
 /**
  * The `legacy` mode (the default): a phone that answers the relay's `bridge.confirm` and switches itself off on
@@ -60,8 +59,8 @@ export async function legacyAnswer(cmd: SimCommand, phone: FakePhone, maxWaitMs?
         : { status: 404, result: { ok: false, error: `no node ${String(b.nodeId)}` } };
     }
     case '/screenshot': {
-      const png = makePng(54, 96, phone.eventSeq);
-      return { status: 200, result: { png_base64: png.toString('base64'), width: 54, height: 96 } };
+      const { width, height } = phone.shotSize;
+      return { status: 200, result: { png_base64: phone.screenshot().toString('base64'), width, height } };
     }
     case '/get_apps':
       return ok({ apps: APPS });

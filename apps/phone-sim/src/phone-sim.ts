@@ -33,6 +33,8 @@ export type PhoneSimOptions = {
   masterEnabled?: boolean;
   deviceControlSupported?: boolean;
   currentApp?: string;
+  /** The screen in pixels, screenshots full size at it (default: a 1080x2340 screen, 54x96 screenshots; fake-phone.ts). */
+  screen?: { width: number; height: number };
   trustedVerbs?: string[];
   /** legacy: reported as is (absent: the relay's default applies); app: its own idle minutes, 5-120, default 30. */
   autoDisableMinutes?: number | null;

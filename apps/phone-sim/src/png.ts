@@ -25,18 +25,33 @@ function chunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([len, td, crc]);
 }
 
-/** A small, valid RGB PNG (a phone-shaped gradient with a status bar), made without dependencies. */
+/**
+ * A valid RGB PNG shaped like a phone's screen, made without dependencies: a status bar, a gradient, and rows
+ * of cards with lines of "text" in them (detail, so an encoder's quality changes its size as it would a real
+ * screen's). `seed` shifts the colours, so each screen differs.
+ */
 export function makePng(width = 54, height = 96, seed = 0): Buffer {
   const raw = Buffer.alloc((width * 3 + 1) * height);
+  const bar = Math.max(6, Math.round(height / 40));
+  const card = Math.max(16, Math.round(height / 12));
+  const margin = Math.max(2, Math.round(width / 24));
   for (let y = 0; y < height; y++) {
     const row = y * (width * 3 + 1);
     raw[row] = 0;
+    const inCardRow = y > bar && (y - bar) % card > card / 8;
+    const lineY = (y - bar) % card;
+    const textRow = inCardRow && lineY % 10 < 5 && lineY > card / 4;
     for (let x = 0; x < width; x++) {
       const i = row + 1 + x * 3;
-      const bar = y < 6;
-      raw[i] = bar ? 30 : (40 + x * 3 + seed) & 0xff;
-      raw[i + 1] = bar ? 30 : (80 + y * 2) & 0xff;
-      raw[i + 2] = bar ? 30 : 200;
+      if (y < bar) {
+        raw[i] = raw[i + 1] = raw[i + 2] = 30;
+        continue;
+      }
+      const inCard = inCardRow && x >= margin && x < width - margin;
+      const text = inCard && textRow && (x * 7 + y * 3 + seed) % 23 < 15;
+      raw[i] = text ? 40 : inCard ? 245 : (40 + x * 3 + seed) & 0xff;
+      raw[i + 1] = text ? 40 : inCard ? 245 : (80 + y * 2) & 0xff;
+      raw[i + 2] = text ? 60 : inCard ? 250 : 200;
     }
   }
   return encodeRgbPng(width, height, raw);

@@ -14,6 +14,7 @@ Phone:
   --name NAME, --device-id ID, --master on|off, --no-device-control, --current-app PACKAGE
   --trust send,pay        verbs confirmed without asking
   --auto-disable MINUTES  idle minutes before timed screen access ends (app: 5-120, default 30)
+  --screen WxH            the screen in pixels, screenshots full size at it (default: 54x96 thumbnails)
   --save-token FILE       write the session token there (0600); it is never printed
   --quiet                 do not log Device Control traffic
 

@@ -22,6 +22,7 @@ const VALUED = new Set([
   'current-app',
   'trust',
   'auto-disable',
+  'screen',
   'save-token',
 ]);
 const FLOWS = new Set([
@@ -113,6 +114,9 @@ export async function runPhoneSim(
   const autoDisable = parsed.values.has('auto-disable') ? Number(flag('auto-disable')) : null;
   if (autoDisable !== null && (!Number.isFinite(autoDisable) || autoDisable < 0))
     return usage('--auto-disable must be a number of minutes (0: never)');
+  // --screen 1440x3120: full-size screenshots at that size (issue 40), as a real phone's.
+  const screen = flag('screen') === undefined ? null : /^([1-9]\d{0,3})x([1-9]\d{0,3})$/.exec(flag('screen')!);
+  if (flag('screen') !== undefined && !screen) return usage('--screen must be WIDTHxHEIGHT in pixels, e.g. 1440x3120');
   for (const n of parsed.values.get('notify') ?? [])
     if (!n.replace('|', '').trim()) return usage('--notify needs "TITLE|TEXT" (either may be empty, not both)');
   if ((flag('chat') || flag('reply-to')) && !flag('reply')) return usage('--chat and --reply-to go with --reply');
@@ -147,6 +151,7 @@ export async function runPhoneSim(
       .map((v) => v.trim())
       .filter(Boolean),
     autoDisableMinutes: autoDisable,
+    ...(screen ? { screen: { width: Number(screen[1]), height: Number(screen[2]) } } : {}),
     log: has('quiet') ? undefined : (line) => say(line),
   });
   const flowsOut: FlowsOut = { line: say, raw, backlog: streams.backlog };

@@ -6,7 +6,7 @@ import type { ResultShape } from './mcp-tools';
 
 /*
  * A Device Control answer as an MCP tool result: a screen as compact text (the nodes an agent acts on, one
- * line each), a screenshot as an image, anything else as the phone's JSON; a refusal (the relay's or the
+ * line each), anything else as the phone's JSON; a refusal (the relay's or the
  * phone's) as a tool error whose text is the refusal, so the agent can tell its user why.
  */
 
@@ -15,14 +15,16 @@ const MAX_TEXT = 300;
 
 export function toolResult(shape: ResultShape, reply: CommandReply): CallToolResult {
   const body = reply.body;
-  if (reply.status >= 300) return refused(phoneRefusal(body), { ...body, status: reply.status });
+  // `ok: false` whatever the phone wrote: a tool's outputSchema tells a refusal by it (mcp-screenshot.ts).
+  if (reply.status >= 300) return refused(phoneRefusal(body), { ...body, ok: false, status: reply.status });
   switch (shape) {
     case 'screen':
       return text(screenText(body));
     case 'nodes':
       return text(nodesText(body));
     case 'screenshot':
-      return screenshot(body);
+      // Scaled and encoded asynchronously, with the session's image space: mcp-screenshot.ts.
+      throw new Error('a screenshot is answered by screenshotResult');
     case 'json':
       return text(JSON.stringify(body));
   }
@@ -46,15 +48,6 @@ function text(s: string): CallToolResult {
 function phoneRefusal(body: Record<string, unknown>): string {
   for (const k of ['error', 'message', 'reason']) if (typeof body[k] === 'string' && body[k]) return body[k];
   return `the phone refused: ${JSON.stringify(body)}`;
-}
-
-/** The screenshot as MCP image content, and what else the answer holds (its media token) as text. */
-function screenshot(body: Record<string, unknown>): CallToolResult {
-  const { image, ...rest } = body;
-  const content: CallToolResult['content'] = [];
-  if (typeof image === 'string') content.push({ type: 'image', data: image, mimeType: 'image/png' });
-  content.push({ type: 'text', text: JSON.stringify(rest) });
-  return { content };
 }
 
 type Node = Record<string, unknown>;

@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-require-imports */
-import type { AgentAnswer, Driver } from '@svc/domain';
+import { pickDevice, type AgentAnswer, type Driver } from '@svc/domain';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import type * as SdkTypes from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -10,9 +10,22 @@ import type { Clock } from '../common/loop/clock';
 import type { CommandLoop } from '../common/loop/command-loop';
 import { RESOURCES, readResource } from './mcp-resources';
 import { errorResult, toolResult } from './mcp-results';
-import type { McpToolSet } from './mcp-tool-set';
+import type { McpToolSet, ToolEntry } from './mcp-tool-set';
+import { pickSelector } from '../bridge/device-selector';
+import { ImageSpaces } from './image-space';
+import { isGesture, MCP_ONLY } from './mcp-inputs.dto';
+import { screenRequest, screenshotResult } from './mcp-screenshot';
 
-export type McpDeps = { bridge: BridgeService; tools: McpToolSet; loop: CommandLoop; clock: Clock; logger: Logger; version: string };
+export type McpDeps = {
+  bridge: BridgeService;
+  tools: McpToolSet;
+  loop: CommandLoop;
+  clock: Clock;
+  logger: Logger;
+  version: string;
+  /** RELAY_MCP_SCREENSHOT_MAX_SIDE: a screenshot's long side when the call names no max_side. */
+  screenshotMaxSide: number;
+};
 
 const INSTRUCTIONS =
   'Drives Android phones paired with this svc relay (Device Control). Every call passes the relay’s safety pipeline: ' +
@@ -36,6 +49,8 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
   const { Server } = require('@modelcontextprotocol/sdk/server/index.js') as typeof import('@modelcontextprotocol/sdk/server/index.js');
   const t = require('@modelcontextprotocol/sdk/types.js') as typeof SdkTypes;
   const server = new Server({ name: 'svc-relay', version: deps.version }, { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
+  /** This session's last screenshot per phone: the space its gestures' coordinates are in. */
+  const spaces = new ImageSpaces();
   server.setRequestHandler(t.ListToolsRequestSchema, () => ({ tools: deps.tools.list() }));
   server.setRequestHandler(t.CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const tool = deps.tools.get(req.params.name);
@@ -45,8 +60,7 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
       if (!input.ok) throw input.error;
       const from: CommandFrom = { origin: { via: 'mcp', client: clientName(server.getClientVersion()?.name) } };
       if (server.getClientCapabilities()?.elicitation) from.ask = asker(server, extra.requestId);
-      const [query, body] = tool.method === 'GET' ? [input.value, {}] : [{}, input.value];
-      return toolResult(tool.shape, await deps.bridge.command(driver, tool.method, tool.path, query, body, from));
+      return await run(tool, input.value as Record<string, unknown>, from);
     } catch (err) {
       const refused = errorResult(err);
       if (refused) return refused;
@@ -54,6 +68,16 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
       return { isError: true, content: [{ type: 'text', text: 'the relay failed to run this tool (see its log)' }] };
     }
   });
+  /** One tool call: its gesture coordinates in the phone's pixels, the relay's own fields taken off, a screenshot scaled. */
+  async function run(tool: ToolEntry, value: Record<string, unknown>, from: CommandFrom): Promise<CallToolResult> {
+    const phone = () => pickDevice(deps.loop.models, { selector: pickSelector(value), driver }, deps.clock.now()).tokenPrefix;
+    let input = Object.fromEntries(Object.entries(value).filter(([k]) => !(MCP_ONLY as readonly string[]).includes(k)));
+    if (isGesture(tool.method, tool.path) && value.coordinates !== 'phone') input = spaces.toPhone(phone(), input);
+    const [query, body] = tool.method === 'GET' ? [input, {}] : [{}, input];
+    const reply = await deps.bridge.command(driver, tool.method, tool.path, query, body, from);
+    if (tool.shape !== 'screenshot' || reply.status >= 300) return toolResult(tool.shape, reply);
+    return screenshotResult(reply.body, screenRequest(value, deps.screenshotMaxSide), spaces, phone());
+  }
   server.setRequestHandler(t.ListResourcesRequestSchema, () => ({ resources: [...RESOURCES] }));
   server.setRequestHandler(t.ReadResourceRequestSchema, (req) => {
     const m = deps.loop.models;

@@ -62,7 +62,15 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(RUNTIME) runtime: Runtime,
   ) {
-    this.deps = { bridge, tools: new McpToolSet(clientNames(config.clientSpelling)), loop, clock, logger, version: runtime.version };
+    this.deps = {
+      bridge,
+      tools: new McpToolSet(clientNames(config.clientSpelling)),
+      loop,
+      clock,
+      logger,
+      version: runtime.version,
+      screenshotMaxSide: config.bridge.mcpScreenshotMaxSide,
+    };
     this.limits = { ...config.bridge.mcpSessions };
   }
 

@@ -5,13 +5,15 @@ import { DtoJsonSchemas } from '../common/http/dto-json-schema';
 import { parseFrame, type ParsedFrame } from '../common/sockets/parse-frame';
 import { DEVICE_CONTROL_RULE_SCHEMAS } from '../bridge/device-control-schemas';
 import { deviceControlInput } from '../bridge/device-control.controller';
-import { isReadOnly, toolRoutes, type ToolRoute } from './mcp-tools';
+import { TOOL_INPUTS } from './mcp-inputs.dto';
+import { annotationsOf, toolRoutes, type ToolRoute } from './mcp-tools';
+import { SCREENSHOT_OUTPUT } from './mcp-screenshot';
 
 export type ToolEntry = ToolRoute & { input: Type<object> };
 
 /**
  * The MCP tools of one relay: each Device Control route (mcp-tools.ts) with the DTO its HTTP route reads
- * its input into, and the listing an MCP client gets, whose input schemas are generated from those DTOs.
+ * its input into (or the MCP input that extends it: mcp-inputs.dto.ts), and the listing an MCP client gets, whose input schemas are generated from those DTOs.
  * The listing is built once, on the first `tools/list`.
  */
 export class McpToolSet {
@@ -23,7 +25,9 @@ export class McpToolSet {
     names: ClientNames,
     private readonly schemas = new DtoJsonSchemas(DEVICE_CONTROL_RULE_SCHEMAS),
   ) {
-    this.byName = new Map(toolRoutes(names).map((t) => [t.name, { ...t, input: deviceControlInput(t.method, t.path) }]));
+    this.byName = new Map(
+      toolRoutes(names).map((t) => [t.name, { ...t, input: TOOL_INPUTS[`${t.method} ${t.path}`] ?? deviceControlInput(t.method, t.path) }]),
+    );
   }
 
   get(name: string): ToolEntry | undefined {
@@ -48,7 +52,10 @@ export class McpToolSet {
       name: t.name,
       description: t.description,
       inputSchema: this.schemas.of(t.input) as Tool['inputSchema'],
-      annotations: { readOnlyHint: isReadOnly(t) },
+      annotations: annotationsOf(t),
+      // Only the screenshot's answer is the relay's own: every other tool's data is the phone's JSON, whose shape
+      // an app update may change, and a declared schema would turn that into the client's validation error.
+      ...(t.shape === 'screenshot' ? { outputSchema: SCREENSHOT_OUTPUT } : {}),
     }));
     return this.listing;
   }

@@ -74,7 +74,9 @@ describe('MCP tools', () => {
 
   it('check arguments with the same DTOs: an unknown tool has no entry, a known one its route’s input class', () => {
     const set = new McpToolSet(clientNames('svc'));
-    expect(set.get('android_tap')!.input.name).toBe('TapDto');
+    // A gesture's MCP input is its route's DTO with `coordinates` (mcp-inputs.dto.ts).
+    expect(set.get('android_tap')!.input.name).toBe('TapToolInput');
+    expect(Object.getPrototypeOf(set.get('android_tap')!.input).name).toBe('TapDto');
     expect(set.get('android_read_screen')!.input.name).toBe('ScreenQuery');
     expect(set.get('android_setup')!.input.name).toBe('SelectorOnlyBody');
     expect(set.get('android_nope')).toBeUndefined();
@@ -130,7 +132,7 @@ describe('MCP results', () => {
     expect(toolResult('json', { status: 403, body: { error: 'nope', error_code: 'x' } })).toEqual({
       isError: true,
       content: [{ type: 'text', text: 'nope' }],
-      structuredContent: { error: 'nope', error_code: 'x', status: 403 },
+      structuredContent: { error: 'nope', error_code: 'x', ok: false, status: 403 },
     });
     expect(toolResult('json', { status: 404, body: {} }).content).toEqual([{ type: 'text', text: 'the phone refused: {}' }]);
     expect(errorResult(new DomainError('bridge.blocked_package', 'forbidden', 'blocked package a.b', { package: 'a.b' }))).toEqual({

@@ -1,10 +1,15 @@
-import { routeSpec, type ClientNames } from '@svc/domain';
+import { DEFAULT_ROUTE_VERBS, destructiveText, routeSpec, type ClientNames } from '@svc/domain';
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 
 /** How a tool's answer is shown to the agent (mcp-results.ts). */
 export type ResultShape = 'json' | 'screen' | 'nodes' | 'screenshot';
 
 /** One MCP tool: a Device Control route and method, named as the host's agent tools name it. */
 export type ToolRoute = { name: string; method: 'GET' | 'POST'; path: string; shape: ResultShape; description: string };
+
+const IMAGE_SPACE =
+  ' Coordinates are pixels of the last android_screenshot this MCP session took of this phone (the relay maps them back to the phone’s pixels;' +
+  ' a point outside that image is refused); coordinates: "phone" gives phone pixels instead (as android_read_screen’s bounds are). With no screenshot yet, they are phone pixels.';
 
 const DEVICE =
   ' Optional `device` (a device_id, token prefix of 4+ characters, or device name) picks the phone; without it the active phone, else the only one.' +
@@ -75,7 +80,7 @@ export function toolRoutes(names: ClientNames): ToolRoute[] {
       'android_screenshot',
       'GET',
       '/screenshot',
-      'Take a screenshot of the phone: returned as a PNG image, plus its relay media token (valid for a while; share it with android_share_media). Prefer android_read_screen when text suffices.',
+      'Take a screenshot of the phone, scaled so its long side is at most max_side px (default the relay’s setting, 2000) and encoded as format (jpeg, the default; webp; or png) at quality (1-100, default 80; png ignores it). The result says width, height, the phone’s own phone_width and phone_height, and scale (image px per phone px). android_tap, android_long_press, android_swipe and android_drag then take x/y in THIS image’s pixels on this phone (the last screenshot of this MCP session) and the relay maps them to the phone’s. The text also gives its relay media token (full size, valid for a while; share it with android_share_media). Prefer android_read_screen when text suffices.',
       'screenshot',
     ),
     t('android_get_apps', 'GET', '/get_apps', 'List the launchable apps on the phone with their package names (for android_open_app).'),
@@ -83,7 +88,8 @@ export function toolRoutes(names: ClientNames): ToolRoute[] {
       'android_tap',
       'POST',
       '/tap',
-      'Tap a node (nodeId, preferred) or a point (x, y in pixels). Give the label you expect in text or hint: a destructive word there (send, pay, delete...) is confirmed with the phone’s user first.',
+      'Tap a node (nodeId, preferred) or a point (x, y). Give the label you expect in text or hint: a destructive word there (send, pay, delete...) is confirmed with the phone’s user first.' +
+        IMAGE_SPACE,
     ),
     t(
       'android_tap_text',
@@ -91,8 +97,13 @@ export function toolRoutes(names: ClientNames): ToolRoute[] {
       '/tap_text',
       'Tap the first element showing this text (exact: true for a whole-text match). Destructive words (send, pay, delete, transfer, confirm, buy...) are confirmed with the phone’s user first.',
     ),
-    t('android_long_press', 'POST', '/long_press', 'Long-press a node (node_id or nodeId) or a point (x, y); duration in ms (default 500).'),
-    t('android_drag', 'POST', '/drag', 'Drag from (start_x, start_y) to (end_x, end_y) in pixels over duration_ms.'),
+    t(
+      'android_long_press',
+      'POST',
+      '/long_press',
+      'Long-press a node (node_id or nodeId) or a point (x, y); duration in ms (default 500).' + IMAGE_SPACE,
+    ),
+    t('android_drag', 'POST', '/drag', 'Drag from (start_x, start_y) to (end_x, end_y) over duration_ms.' + IMAGE_SPACE),
     t(
       'android_type',
       'POST',
@@ -103,7 +114,7 @@ export function toolRoutes(names: ClientNames): ToolRoute[] {
       'android_swipe',
       'POST',
       '/swipe',
-      'Swipe up, down, left or right (distance short, medium, long or pixels), or from start_x/start_y to end_x/end_y.',
+      'Swipe up, down, left or right (distance short, medium, long or pixels), or from start_x/start_y to end_x/end_y.' + IMAGE_SPACE,
     ),
     t('android_scroll', 'POST', '/scroll', 'Scroll the screen, or the scrollable node nodeId: up, down, left, right, forward or backward.'),
     t(
@@ -189,4 +200,50 @@ export function toolRoutes(names: ClientNames): ToolRoute[] {
 /** A read changes nothing on the phone: the read routes, and every GET but the one that brings the app forward. */
 export function isReadOnly(t: ToolRoute): boolean {
   return routeSpec(t.path)?.group === 'read' || (t.method === 'GET' && t.path !== '/return_to_svc');
+}
+
+/**
+ * Tools the safety pipeline may stop for the user's confirmation (libs/domain safety.ts): routes destructive by
+ * themselves (`/call`, `/send_sms`) and those whose text it reads for destructive words (`/tap`, `/tap_text`, `/type`).
+ */
+function isDestructive(t: ToolRoute): boolean {
+  return t.method === 'POST' && (t.path in DEFAULT_ROUTE_VERBS || destructiveText(t.path, { text: 'x', hint: 'x' }) !== null);
+}
+
+/** Acts whose repetition leaves the phone as one call did: a setting set, an app brought forward, a wait. */
+const IDEMPOTENT = new Set(['POST /clipboard', 'POST /events/stream', 'POST /open_app', 'POST /return_to_svc', 'POST /wait']);
+
+/**
+ * Tools that stay within the phone's own state and the relay's: what they read or change is no app's or person's
+ * content. Every other tool reads a screen (any app's content, a web page, someone's message: untrusted input for
+ * the agent) or acts into apps and on other people (calls, messages, shares, intents).
+ */
+const CLOSED_WORLD = new Set([
+  'GET /ping',
+  'POST /setup',
+  'GET /current_app',
+  'GET /screen_hash',
+  'POST /diff_screen',
+  'GET /get_apps',
+  'POST /press_key',
+  'POST /wait',
+  'POST /clipboard',
+  'POST /media',
+  'POST /events/stream',
+  'GET /location',
+  'POST /return_to_svc',
+]);
+
+/** The four MCP hints of a tool (docs/PROTOCOL.md, MCP, has them as a table; mcp-tools.spec.ts holds them to it). */
+export function annotationsOf(
+  t: ToolRoute,
+): Required<Pick<ToolAnnotations, 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint'>> {
+  const key = `${t.method} ${t.path}`;
+  const readOnly = isReadOnly(t);
+  return {
+    readOnlyHint: readOnly,
+    destructiveHint: isDestructive(t),
+    idempotentHint: readOnly || IDEMPOTENT.has(key),
+    openWorldHint: !CLOSED_WORLD.has(key),
+  };
 }

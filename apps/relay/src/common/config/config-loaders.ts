@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { ConfigError, envFlag, envList, envNumber, envText, PORT } from './config-env';
 import { BIND_ALL, DEFAULT_DASHBOARD_URL, DEFAULT_PORT } from './hosts';
 import { redactUrl } from '../redact-url';
+import { MAX_PHONE_SIDE, MIN_MAX_SIDE } from '../../mcp/screen-image';
 import {
   LOOPBACK_TRUST,
   type BridgeConfig,
@@ -17,7 +18,6 @@ import {
   type TuiAgentConfig,
   type VoiceConfig,
 } from './relay-config';
-
 /** Each feature's settings from the environment (config.ts puts them together). */
 
 export function loadBridgeConfig(env: NodeJS.ProcessEnv): BridgeConfig {
@@ -32,6 +32,7 @@ export function loadBridgeConfig(env: NodeJS.ProcessEnv): BridgeConfig {
       total: envNumber(env, 'RELAY_MCP_MAX_SESSIONS', { default: 64, min: 1, max: 4096, integer: true }),
       idleMs: envNumber(env, 'RELAY_MCP_IDLE_MINUTES', { default: 60, min: 1, max: 7 * 24 * 60, integer: true }) * 60_000,
     },
+    mcpScreenshotMaxSide: envNumber(env, 'RELAY_MCP_SCREENSHOT_MAX_SIDE', { default: 2000, min: MIN_MAX_SIDE, max: MAX_PHONE_SIDE, integer: true }),
   };
 }
 

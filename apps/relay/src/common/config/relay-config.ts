@@ -192,6 +192,8 @@ export type BridgeConfig = {
   extraDestructiveVerbs: string[];
   /** `/mcp` sessions: RELAY_MCP_SESSIONS_PER_DEVICE, RELAY_MCP_MAX_SESSIONS, RELAY_MCP_IDLE_MINUTES (mcp-sessions.ts). */
   mcpSessions: { perDevice: number; total: number; idleMs: number };
+  /** RELAY_MCP_SCREENSHOT_MAX_SIDE: an MCP screenshot's long side in pixels unless the call says (screen-image.ts). */
+  mcpScreenshotMaxSide: number;
 };
 
 /**

@@ -1,0 +1,64 @@
+import type { Type } from '@nestjs/common';
+import { IsIn, IsInt, IsOptional, Max, Min } from '../common/http/validators';
+import { SelectorQuery } from '../bridge/device-control.dto';
+import { DragDto, LongPressDto, SwipeDto, TapDto } from '../bridge/device-control-gestures.dto';
+import { MAX_PHONE_SIDE, MIN_MAX_SIDE, SCREEN_FORMATS, type ScreenFormat } from './screen-image';
+
+/*
+ * What an MCP tool takes beyond its route's DTO (issue 40, item 1): how a screenshot is scaled and encoded,
+ * and in which space a gesture's coordinates are. These are the relay's to act on, never the phone's: the
+ * tool call strips them (MCP_ONLY) before the route's input goes on, so the HTTP routes neither take nor see them.
+ */
+
+export const COORDINATE_SPACES = ['screenshot', 'phone'] as const;
+export type CoordinateSpace = (typeof COORDINATE_SPACES)[number];
+
+export class ScreenshotToolInput extends SelectorQuery {
+  @IsOptional()
+  @IsInt({ message: 'max_side must be a whole number of pixels' })
+  @Min(MIN_MAX_SIDE)
+  @Max(MAX_PHONE_SIDE)
+  max_side?: number;
+
+  @IsOptional()
+  @IsIn(SCREEN_FORMATS, { message: `format must be one of ${SCREEN_FORMATS.join(', ')}` })
+  format?: ScreenFormat;
+
+  @IsOptional()
+  @IsInt({ message: 'quality must be a whole number from 1 to 100' })
+  @Min(1)
+  @Max(100)
+  quality?: number;
+}
+
+/** A gesture DTO with `coordinates`: `screenshot` (the default) or `phone` pixels. */
+function withSpace<T extends Type<object>>(Base: T, name: string): T {
+  class WithSpace extends Base {
+    @IsOptional()
+    @IsIn(COORDINATE_SPACES, { message: `coordinates must be one of ${COORDINATE_SPACES.join(', ')}` })
+    coordinates?: CoordinateSpace;
+  }
+  Object.defineProperty(WithSpace, 'name', { value: name });
+  return WithSpace;
+}
+
+export const TapToolInput = withSpace(TapDto, 'TapToolInput');
+export const LongPressToolInput = withSpace(LongPressDto, 'LongPressToolInput');
+export const DragToolInput = withSpace(DragDto, 'DragToolInput');
+export const SwipeToolInput = withSpace(SwipeDto, 'SwipeToolInput');
+
+/** The gestures whose coordinates are in a screenshot's space (image-space.ts), by tool route. */
+const GESTURE_INPUTS: Readonly<Record<string, Type<object>>> = {
+  'POST /tap': TapToolInput,
+  'POST /long_press': LongPressToolInput,
+  'POST /drag': DragToolInput,
+  'POST /swipe': SwipeToolInput,
+};
+
+export const isGesture = (method: string, path: string): boolean => `${method} ${path}` in GESTURE_INPUTS;
+
+/** The tool inputs that differ from their route's DTO, by tool route. */
+export const TOOL_INPUTS: Readonly<Record<string, Type<object>>> = { 'GET /screenshot': ScreenshotToolInput, ...GESTURE_INPUTS };
+
+/** The fields above: the relay's, taken off before the input goes to the phone. */
+export const MCP_ONLY = ['max_side', 'format', 'quality', 'coordinates'] as const;
