@@ -1,17 +1,11 @@
 import type { ForgetAnswer } from '@svc/console-api';
 import { DomainError } from '@svc/domain';
 import { acquireLogLock, LogLockedError, plural, type HeldLock } from '@svc/events';
-import pino from 'pino';
-import { SystemClock } from '../common/loop/clock';
-import { CommandLoop } from '../common/loop/command-loop';
 import { loadConfig, relayDir } from '../common/config/config';
 import { type RelayConfig } from '../common/config/relay-config';
-import { fileStore } from '../common/loop/file-store';
-import { postgresStore } from '../common/loop/postgres-store';
-import { Secrets } from '../common/auth/secrets';
 import { checkBefore, checkDevice, forgetEvents, keysToForget, type ForgetRequest } from '../personal/forget';
 import { openKeyStore } from '../personal/open-key-store';
-import { PersonalSealer } from '../personal/personal-sealer';
+import { openOfflineLoop } from './offline-loop';
 import { CliError, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
 import { relayEndpoint, relayRefused, relayUnreachable, requestJson } from './relay-client';
 
@@ -100,17 +94,7 @@ async function onFiles(io: CliIo, req: ForgetRequest, dryRun: boolean): Promise<
   try {
     const lock = takeHome(relayDir(config));
     try {
-      const loop = await CommandLoop.open({
-        store: config.eventStoreUrl ? postgresStore(config.eventStoreUrl) : fileStore(relayDir(config), config.segmentBytes),
-        secrets: Secrets.load(relayDir(config)),
-        clock: new SystemClock(),
-        logger: pino({ level: 'silent' }),
-        snapshotEvery: config.snapshotEvery,
-        sealer: new PersonalSealer(keys, config.personalDataKeysPerHour),
-        onFatal: (err) => {
-          throw err;
-        },
-      });
+      const loop = await openOfflineLoop(config, keys);
       try {
         if (dryRun) return { ok: true, keys: keysToForget(keys.ids(), req, loop.models.personalData).length, seq: null, dry_run: true, via: 'files' };
         const [e] = await loop.run('operator', (m) => forgetEvents(keys.ids(), req, m.personalData));

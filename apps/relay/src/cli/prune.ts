@@ -1,15 +1,9 @@
 import { acquireLogLock, LogLockedError, plural } from '@svc/events';
 import * as path from 'node:path';
-import pino from 'pino';
-import { Secrets } from '../common/auth/secrets';
 import { loadConfig, relayDir } from '../common/config/config';
-import { SystemClock } from '../common/loop/clock';
-import { CommandLoop } from '../common/loop/command-loop';
-import { fileStore } from '../common/loop/file-store';
-import { postgresStore } from '../common/loop/postgres-store';
 import { pruneLog, type PruneCut, type PruneReport } from '../log-retention/log-prune';
 import { openKeyStore } from '../personal/open-key-store';
-import { PersonalSealer } from '../personal/personal-sealer';
+import { openOfflineLoop } from './offline-loop';
 import { CliError, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
 
 const COMMAND = 'relay events prune';
@@ -59,17 +53,7 @@ export async function pruneCommand(args: string[], io: CliIo): Promise<number> {
   let report: PruneReport;
   const keys = await openKeyStore(config);
   try {
-    const loop = await CommandLoop.open({
-      store: config.eventStoreUrl ? postgresStore(config.eventStoreUrl) : fileStore(relayDir(config), config.segmentBytes),
-      secrets: Secrets.load(relayDir(config)),
-      clock: new SystemClock(),
-      logger: pino({ level: 'silent' }),
-      snapshotEvery: config.snapshotEvery,
-      sealer: new PersonalSealer(keys, config.personalDataKeysPerHour),
-      onFatal: (err) => {
-        throw err;
-      },
-    });
+    const loop = await openOfflineLoop(config, keys);
     try {
       report = await pruneLog(loop, {
         svcHome: config.svcHome,
