@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { op, until } from '../support/bridge';
 import { ensureBuilt } from '../support/dist';
-import { nextCode, readEvents, registerCode, startRelay, tempHome, type TestRelay } from '../support/harness';
-import { spawnSim, type SimProcess } from '../support/phone-sim-process';
+import { readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
+import { startPairedSim, type SimProcess } from '../support/phone-sim-process';
 import { streamingAgent } from '../support/voice-client';
 
 /*
@@ -57,25 +57,7 @@ describe('svc phone-sim: a voice-mode call and the profile inspector', () => {
     await agent.close();
   });
 
-  const start = async (args: string[]) => {
-    const code = nextCode();
-    expect((await registerCode(relay, code)).status).toBe(200);
-    const tokenFile = path.join(relay.home, `token-${code}`);
-    const sim = spawnSim([
-      '--relay',
-      relay.url.replace('http', 'ws'),
-      '--code',
-      code,
-      '--mode',
-      'app',
-      '--save-token',
-      tokenFile,
-      '--quiet',
-      ...args,
-    ]);
-    sims.push(sim);
-    return { sim, token: () => fs.readFileSync(tokenFile, 'utf8').trim() };
-  };
+  const start = (args: string[]) => startPairedSim(relay, sims, args);
   const ofSession = (type: string, id: string) => readEvents(relay.home).filter((e) => e.type === type && e.data.sessionId === id);
 
   it('--call: the spoken turn is heard, the agent answers, its audio comes back, the call ends 1000; the Voice page lists it ended', async () => {

@@ -3,9 +3,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { dc, op, until } from '../support/bridge';
 import { ensureBuilt } from '../support/dist';
-import { nextCode, readEvents, registerCode, startRelay, type TestRelay } from '../support/harness';
+import { readEvents, startRelay, type TestRelay } from '../support/harness';
 import { call } from '../support/http';
-import { spawnSim, type SimProcess } from '../support/phone-sim-process';
+import { startPairedSim, type SimProcess } from '../support/phone-sim-process';
 
 /*
  * `svc phone-sim` drives every phone flow the app has, not only Device Control (issue 36): run as its own process, as
@@ -34,26 +34,7 @@ describe('svc phone-sim: the phone flows beside Device Control', () => {
     await relay.close();
   });
 
-  /** A simulator paired with a fresh code, its token saved where the test can read it (it never prints it). */
-  const start = async (args: string[]) => {
-    const code = nextCode();
-    expect((await registerCode(relay, code)).status).toBe(200);
-    const tokenFile = path.join(relay.home, `token-${code}`);
-    const sim = spawnSim([
-      '--relay',
-      relay.url.replace('http', 'ws'),
-      '--code',
-      code,
-      '--mode',
-      'app',
-      '--save-token',
-      tokenFile,
-      '--quiet',
-      ...args,
-    ]);
-    sims.push(sim);
-    return { sim, token: () => fs.readFileSync(tokenFile, 'utf8').trim() };
-  };
+  const start = (args: string[]) => startPairedSim(relay, sims, args);
   const events = (type: string, prefix: string) => readEvents(relay.home).filter((e) => e.type === type && e.data.tokenPrefix === prefix);
 
   it('one-shot flags: notifications, speech and a shell command run in order, then it exits 0; the Threads page, the log and the Voice page have them', async () => {

@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { BIN, ROOT } from './dist';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { nextCode, registerCode, type TestRelay } from './harness';
 
 /** `svc phone-sim` as its own process, as an operator runs it: stdin a pipe the test types into, output captured. */
 export type SimProcess = {
@@ -41,4 +44,18 @@ export function spawnSim(args: string[]): SimProcess {
     }
   };
   return { child, output: () => out, type: (...lines) => child.stdin!.write(lines.map((l) => `${l}\n`).join('')), waitFor, exited };
+}
+
+/**
+ * A simulator in app mode paired with a fresh code against `relay`, its token saved where the test can
+ * read it (it never prints it); `sims` collects it for the file's afterAll to kill.
+ */
+export async function startPairedSim(relay: TestRelay, sims: SimProcess[], args: string[]): Promise<{ sim: SimProcess; token: () => string }> {
+  const code = nextCode();
+  const registered = await registerCode(relay, code);
+  if (registered.status !== 200) throw new Error(`register ${code}: ${registered.status}`);
+  const tokenFile = path.join(relay.home, `token-${code}`);
+  const sim = spawnSim(['--relay', relay.url.replace('http', 'ws'), '--code', code, '--mode', 'app', '--save-token', tokenFile, '--quiet', ...args]);
+  sims.push(sim);
+  return { sim, token: () => fs.readFileSync(tokenFile, 'utf8').trim() };
 }
