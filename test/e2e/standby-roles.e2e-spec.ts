@@ -1,3 +1,4 @@
+import * as net from 'node:net';
 import { Client } from 'pg';
 import { isLeadershipLoss, PgEventStore, PgFencedError, writerLockHolder } from '@svc/events';
 import { bearer, Phone, tempHome } from '../support/harness';
@@ -33,6 +34,22 @@ async function pair(url: string, code: string): Promise<{ phone: Phone; token: s
   return { phone, token: ok.payload.session_token as string };
 }
 
+/** The standby's whole answer to a WebSocket upgrade, as bytes on the wire. */
+function rawUpgrade(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const { port } = new URL(url);
+    const s = net.connect(Number(port), '127.0.0.1', () =>
+      s.write(
+        `GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+      ),
+    );
+    let got = '';
+    s.on('data', (d) => (got += d.toString()));
+    s.on('end', () => resolve(got));
+    s.on('error', reject);
+  });
+}
+
 async function leaderWithStandby(): Promise<{ url: string; leader: RelayProcess; standby: RelayProcess; homes: [string, string] }> {
   const url = await pg.createDatabase();
   const homes: [string, string] = [tempHome(), tempHome()];
@@ -65,8 +82,23 @@ describe('svc relay start --standby on PostgreSQL', () => {
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('5');
     expect(await refused.json()).toMatchObject({ ok: false, code: 'relay.standby', retry_after: 5, error: expect.stringContaining('standby') });
-    // A phone socket: an HTTP 503 before any 101 (what the real clients see as a failed upgrade).
-    await expect(Phone.connect(standby.url)).rejects.toMatchObject({ status: 503 });
+    // A phone socket: an HTTP 503 before any 101. What the real clients do with it, and why 503 and not 429:
+    // - the app (/work/ref/app/src/main/kotlin/com/hermesandroid/relay/network/relay/ConnectionManager.kt):
+    //   onFailure with an HTTP response (1128-1166) keeps the route (only a response-less failure counts
+    //   towards marking it unreachable) and schedules a reconnect; scheduleReconnect (1211-1245) backs off
+    //   1 s doubling to 30 s (BASE_BACKOFF_MS 301, MAX_BACKOFF_MS 300) with jitter, but a 429 waits
+    //   RATE_LIMIT_BACKOFF_MS = 5 minutes (324): a standby answering 429 would strand phones for 5 minutes.
+    // - the desktop CLI (/work/ref/desktop/src/transport/RelayTransport.ts:1026-1042) backs off 1-30 s,
+    //   5 minutes only for a reason naming 429 or a rate limit: the refusal's reason names neither.
+    // - the host plugin (/work/ref/plugin/phone_platform.py:520-525) takes a 503 on POST /phone/message
+    //   as retryable ("No phone connected"), so a message sent to a standby is retried, not dropped.
+    const upgrade = await Phone.connect(standby.url).catch((e: { status?: number }) => e);
+    expect(upgrade).toMatchObject({ status: 503 });
+    const raw = await rawUpgrade(standby.url);
+    expect(raw).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
+    expect(raw).toContain('Retry-After: 5');
+    expect(raw).not.toMatch(/429|rate.limit/i);
+    expect(raw).toContain('"code":"relay.standby"');
 
     // What the leader records reaches the standby's read models: the session answers on both.
     const { phone, token } = await pair(leader.url, 'SBY124');

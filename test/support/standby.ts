@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { spawnSvc, startRelayProcess, type SvcProcess } from './dist';
 
@@ -67,4 +68,55 @@ export async function stopRelay(p: SvcProcess | null | undefined): Promise<void>
 export function relayFiles(home: string): string[] {
   const dir = path.join(home, 'relay');
   return fs.existsSync(dir) ? fs.readdirSync(dir).sort() : [];
+}
+
+/**
+ * The one address phones and tools use (what a TCP load balancer with an HTTP health check does, e.g.
+ * HAProxy `option httpchk GET /health` expecting `"role":"leader"`): every new connection goes to the
+ * backend whose /health last said it leads; with none, the connection is closed at once (the client
+ * retries). Connections already piped stay on their backend until it drops them.
+ */
+export async function leaderForwarder(
+  backends: () => string[],
+  checkMs = 100,
+): Promise<{ url: string; leader: () => string | null; close(): Promise<void> }> {
+  let leader: string | null = null;
+  let stopped = false;
+  const sockets = new Set<net.Socket>();
+  const check = async () => {
+    while (!stopped) {
+      const roles = await Promise.all(backends().map(async (b) => ((await health(b))?.role?.role === 'leader' ? b : null)));
+      leader = roles.find((r) => r !== null) ?? null;
+      await new Promise((r) => setTimeout(r, checkMs));
+    }
+  };
+  const checking = check();
+  const server = net.createServer((client) => {
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.on('error', () => client.destroy());
+    if (!leader) return void client.destroy();
+    const { port } = new URL(leader);
+    const upstream = net.connect(Number(port), '127.0.0.1');
+    sockets.add(upstream);
+    upstream.on('close', () => {
+      sockets.delete(upstream);
+      client.destroy();
+    });
+    upstream.on('error', () => upstream.destroy());
+    client.on('close', () => upstream.destroy());
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    leader: () => leader,
+    close: async () => {
+      stopped = true;
+      await checking;
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }

@@ -119,7 +119,6 @@ async function openRelay(config: RelayConfig, options: RelayOptions, homeLock: H
   writeForwarderKey(relayDir(config), secrets);
   // The operator's credential (made at first start): what the console and every operator action need.
   const operatorKey = OperatorKey.load(relayDir(config));
-  if (config.eventStoreUrl && !config.standby.enabled) await publishSharedSecrets(config.eventStoreUrl, relayDir(config));
   const fatal = options.onFatal ?? exitOnFatal(logger);
   // On PostgreSQL a leader that lost the log (another relay took over) steps down to standby, not out.
   let roles: RoleController | null = null;
@@ -129,6 +128,8 @@ async function openRelay(config: RelayConfig, options: RelayOptions, homeLock: H
   const version = relayVersion();
   const runtime: Runtime = { port: config.port, startedAt: clock.now(), version, url: '' };
   const startedAsStandby = loop.standby;
+  // Published under the writer's lock: a relay refused the log must not replace the leader's copies.
+  if (config.eventStoreUrl && !startedAsStandby) await publishShared(config.eventStoreUrl, relayDir(config), logger);
   if (!startedAsStandby) await recordStart(loop, config, version);
   const core: Core = { config, clock, logger, secrets, operatorKey, loop, disk, runtime };
 
@@ -296,6 +297,16 @@ async function recordStart(loop: CommandLoop, config: RelayConfig, version: stri
       },
     },
   ]);
+}
+
+/** The leader's keys into the database; a home whose KEK does not open the database's copies replaces them (the leader is the truth). */
+async function publishShared(url: string, dir: string, logger: Logger): Promise<void> {
+  const r = await publishSharedSecrets(url, dir);
+  if (r.replaced)
+    logger.warn(
+      { published: r.published },
+      "this home's key-encryption key did not open the database's shared secrets: replaced them with this home's (a standby prepared from another home must run svc relay standby init again)",
+    );
 }
 
 /** A standby that took over opens its term as a restart does (`relay.started`: ephemeral state resets), and says so. */

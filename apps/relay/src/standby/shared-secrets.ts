@@ -88,10 +88,10 @@ async function withTable<T>(url: string, fn: (c: PgClient) => Promise<T>): Promi
 }
 
 /** The leader: its home's shared files, sealed into the database (the database's copy follows the leader). */
-export async function publishSharedSecrets(url: string, relayDir: string): Promise<string[]> {
+export async function publishSharedSecrets(url: string, relayDir: string): Promise<{ published: string[]; replaced: boolean }> {
   const kek = loadKek(relayDir, true)!;
   return withTable(url, async (c) => {
-    await refuseOtherKek(c, kek);
+    const replaced = await otherKek(c, kek);
     const published: string[] = [];
     for (const name of SHARED_FILES) {
       const file = path.join(relayDir, name);
@@ -104,7 +104,7 @@ export async function publishSharedSecrets(url: string, relayDir: string): Promi
       ]);
       published.push(name);
     }
-    return published;
+    return { published, replaced };
   });
 }
 
@@ -128,15 +128,15 @@ export async function pullSharedSecrets(url: string, relayDir: string, kek: Buff
   });
 }
 
-/** A leader whose KEK opens none of the database's secrets would replace another install's: refused. */
-async function refuseOtherKek(c: PgClient, kek: Buffer): Promise<void> {
+/** Whether the database holds copies sealed under another KEK (another home led this log before). */
+async function otherKek(c: PgClient, kek: Buffer): Promise<boolean> {
   const r = await c.query<{ sealed: string }>(`SELECT sealed FROM ${SHARED_TABLE} WHERE name = 'secret.key'`);
-  if (r.rows[0] && !open(kek, 'secret.key', r.rows[0].sealed)) throw new SharedSecretsError(kekMismatch(null));
+  return r.rows[0] !== undefined && !open(kek, 'secret.key', r.rows[0].sealed);
 }
 
-function kekMismatch(relayDir: string | null): string {
+function kekMismatch(relayDir: string): string {
   return (
-    `the key-encryption key ${relayDir ? `in ${kekPath(relayDir)} ` : 'of this home '}does not open the database's shared secrets: ` +
+    `the key-encryption key in ${kekPath(relayDir)} does not open the database's shared secrets: ` +
     `this home was not prepared from the leader's (run "svc relay standby init --from <the leader's home or its ${KEK_FILE}>")`
   );
 }

@@ -12,6 +12,7 @@ import {
   type StoredRelayEvent,
   type RecordedCut,
   PgEventStore,
+  isLeadershipLoss,
   type PgRole,
 } from '@svc/events';
 import type { Logger } from 'pino';
@@ -201,6 +202,10 @@ export class CommandLoop {
       return Promise.reject(err);
     }
     const stored = appended.stored;
+    // Lost the log under this decision (another relay took over): its caller hears 503 relay.standby, not a 500.
+    durable = durable.catch((err: unknown) => {
+      throw isLeadershipLoss(err) ? standbyError() : err;
+    });
     for (const e of stored) this.decision.apply(e);
     const observe = this.commitObserver;
     if (!observe) return durable.then(() => stored as StoredEvent<E>[]);
