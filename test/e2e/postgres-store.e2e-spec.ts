@@ -97,7 +97,7 @@ describe('svc relay start on PostgreSQL', () => {
       RELAY_WEBAPI_URL: 'http://127.0.0.1:1',
     });
     const checks = (JSON.parse(doc.out) as { checks: Array<{ id: string; status: string; summary: string }> }).checks;
-    expect(checks.find((c) => c.id === 'log-store')).toMatchObject({ status: 'ok', summary: expect.stringContaining('schema 2') });
+    expect(checks.find((c) => c.id === 'log-store')).toMatchObject({ status: 'ok', summary: expect.stringContaining('schema 3') });
     expect(checks.find((c) => c.id === 'log-chain')).toMatchObject({
       status: 'ok',
       summary: expect.stringMatching(/event log verified: \d+ records in table svc_relay_events/),

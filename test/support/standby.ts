@@ -10,7 +10,8 @@ export const pairEnv = (url: string, extra: NodeJS.ProcessEnv = {}): NodeJS.Proc
   RELAY_EVENT_STORE: url,
   RELAY_LOG_LEVEL: 'WARNING',
   RELAY_STANDBY_POLL_MS: '100',
-  RELAY_LEADER_LEASE_MS: '2000',
+  // Long enough that a heartbeat starved by a loaded machine does not end a healthy leader's session.
+  RELAY_LEADER_LEASE_MS: '4000',
   ...extra,
 });
 

@@ -185,6 +185,7 @@ async function openRelay(config: RelayConfig, options: RelayOptions, homeLock: H
       onFatal: fatal,
     });
     if (startedAsStandby) await roles.startStandby();
+    else await loop.armLease();
   }
 
   const scheduler = app.get(Scheduler);

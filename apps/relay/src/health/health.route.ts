@@ -21,10 +21,10 @@ export type HealthBody = {
   /** RELAY_TERMINAL_RECORDING: whether shells are recorded (a phone's user may want to know). */
   terminal_recording: boolean;
   /**
-   * A relay on PostgreSQL: `leader` or `standby`, the leader's epoch (the fence of every append), and a
-   * standby's lag (records behind the last notified head; ms since it last read to the log's end).
+   * A relay on PostgreSQL: `leader` or `standby`, the leader's epoch (the fence of every append), the last
+   * seq in its read models, and a standby's lag (records behind the last notified head; ms since it last read to the log's end).
    */
-  role?: { role: 'leader' | 'standby'; epoch: number | null; lag_records?: number; lag_ms?: number };
+  role?: { role: 'leader' | 'standby'; epoch: number | null; seq: number; lag_records?: number; lag_ms?: number };
 };
 
 /**
@@ -92,9 +92,10 @@ export function installHealthRoute(
 function roleView(loop: CommandLoop): NonNullable<HealthBody['role']> {
   const r = loop.role();
   // Lag in steps of 100 ms: between two reads the body stays the same (and cached).
+  const seq = loop.lastSeq;
   return r.lag
-    ? { role: r.role, epoch: r.epoch, lag_records: r.lag.records, lag_ms: Math.round(r.lag.ms / 100) * 100 }
-    : { role: r.role, epoch: r.epoch };
+    ? { role: r.role, epoch: r.epoch, seq, lag_records: r.lag.records, lag_ms: Math.round(r.lag.ms / 100) * 100 }
+    : { role: r.role, epoch: r.epoch, seq };
 }
 
 /**

@@ -77,12 +77,11 @@ export class PgEventStore extends GroupCommitStore implements EventStore {
       this.seq = walk.lastSeq;
       this.hash = walk.lastHash;
       this.cut = walk.cut;
-      await startLease(client, this.leaseMs);
     } catch (err) {
       await client.end().catch(() => undefined);
       throw err;
     }
-    this.lead(client);
+    this.client = client;
     return { lastSeq: this.seq, lastHash: this.hash, ...(this.cut ? { cut: this.cut } : {}) };
   }
 
@@ -154,13 +153,13 @@ export class PgEventStore extends GroupCommitStore implements EventStore {
         this.seq = follower.lastSeq;
         this.hash = follower.lastHash;
       }
-      await startLease(client, this.leaseMs);
       this.follower = null;
       const previous = this.epochValue ?? epoch - 1;
       this.epochValue = epoch;
       this.failed = null;
       this.standing = false;
-      this.lead(client);
+      this.client = client;
+      await this.armLease();
       client = null;
       return { epoch, previous };
     } finally {
@@ -184,8 +183,15 @@ export class PgEventStore extends GroupCommitStore implements EventStore {
     this.standing = true;
   }
 
-  private lead(client: PgClient): void {
-    this.client = client;
+  /**
+   * Bounds how long this leader keeps the lock once it stops answering (pg-leader.ts `startLease`), with a
+   * heartbeat on the writer's session. Armed once the relay is up (the relay calls it after it listens; a
+   * takeover at once): start-up holds the event loop for seconds on a busy host, past any useful lease.
+   */
+  async armLease(): Promise<void> {
+    const client = this.client;
+    if (!client || this.beat) return;
+    await startLease(client, this.leaseMs);
     const epoch = this.epochValue!;
     // The heartbeat keeps the session from going idle past the lease, and finds out when another leads.
     this.beat = setInterval(

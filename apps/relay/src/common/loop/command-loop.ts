@@ -279,6 +279,11 @@ export class CommandLoop {
     return led;
   }
 
+  /** Starts the leader's lease on its database session (PostgreSQL; nothing for the file log). */
+  armLease(): Promise<void> {
+    return this.store instanceof PgEventStore ? this.store.armLease() : Promise.resolve();
+  }
+
   /** A leader that lost the log goes back to standby from its durable models (unacknowledged decisions are dropped). */
   async stepDown(): Promise<void> {
     await this.pg().stepDown({ seq: this.models.lastSeq, hash: this.lastHashValue });
