@@ -80,15 +80,16 @@ async function round(pg, n, how) {
   await fetch(`${leader.url}/pairing/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...operator(homes[0]) },
-    body: JSON.stringify({ code: `LAG${n}00` }),
+    body: JSON.stringify({ code: `LAG${n.toString(36).toUpperCase().padStart(3, '0')}` }),
   });
   const written = (await health(leader.url)).role.seq;
   while (((await health(standby.url))?.role?.seq ?? 0) < written);
   const lagMs = performance.now() - t0;
   leader.child.kill(how);
   const died = performance.now();
-  while (!(await serves(standby.url, homes[1], `BEN${n}01`))) await new Promise((r) => setTimeout(r, 10));
+  while (!(await serves(standby.url, homes[1], `BEN${n.toString(36).toUpperCase().padStart(3, '0')}`))) await new Promise((r) => setTimeout(r, 10));
   const takeoverMs = performance.now() - died;
+  process.stderr.write(`round ${n} (${how}): serving after ${Math.round(takeoverMs)} ms, follow lag ${Math.round(lagMs)} ms\n`);
   for (const p of [leader, standby]) {
     p.child.kill('SIGCONT');
     p.child.kill('SIGKILL');
