@@ -5,11 +5,15 @@ import { DtoJsonSchemas } from '../common/http/dto-json-schema';
 import { parseFrame, type ParsedFrame } from '../common/sockets/parse-frame';
 import { DEVICE_CONTROL_RULE_SCHEMAS } from '../bridge/device-control-schemas';
 import { deviceControlInput } from '../bridge/device-control.controller';
-import { TOOL_INPUTS } from './mcp-inputs.dto';
-import { annotationsOf, toolRoutes, type ToolRoute } from './mcp-tools';
+import { NAMED_INPUTS, TOOL_INPUTS } from './mcp-inputs.dto';
+import { annotationsOf, toolRoutes, type ResultShape, type ToolRoute } from './mcp-tools';
 import { SCREENSHOT_OUTPUT } from './mcp-screenshot';
+import { TREE_OUTPUT } from './element-text';
+import { WAIT_OUTPUT } from './mcp-wait';
 
 export type ToolEntry = ToolRoute & { input: Type<object> };
+
+const OUTPUTS: Partial<Record<ResultShape, Tool['outputSchema']>> = { screenshot: SCREENSHOT_OUTPUT, tree: TREE_OUTPUT, wait: WAIT_OUTPUT };
 
 /**
  * The MCP tools of one relay: each Device Control route (mcp-tools.ts) with the DTO its HTTP route reads
@@ -26,7 +30,10 @@ export class McpToolSet {
     private readonly schemas = new DtoJsonSchemas(DEVICE_CONTROL_RULE_SCHEMAS),
   ) {
     this.byName = new Map(
-      toolRoutes(names).map((t) => [t.name, { ...t, input: TOOL_INPUTS[`${t.method} ${t.path}`] ?? deviceControlInput(t.method, t.path) }]),
+      toolRoutes(names).map((t) => [
+        t.name,
+        { ...t, input: NAMED_INPUTS[t.name] ?? TOOL_INPUTS[`${t.method} ${t.path}`] ?? deviceControlInput(t.method, t.path) },
+      ]),
     );
   }
 
@@ -53,9 +60,9 @@ export class McpToolSet {
       description: t.description,
       inputSchema: this.schemas.of(t.input) as Tool['inputSchema'],
       annotations: annotationsOf(t),
-      // Only the screenshot's answer is the relay's own: every other tool's data is the phone's JSON, whose shape
-      // an app update may change, and a declared schema would turn that into the client's validation error.
-      ...(t.shape === 'screenshot' ? { outputSchema: SCREENSHOT_OUTPUT } : {}),
+      // Only the screenshot's and the element tools' answers are the relay's own: every other tool's data is the phone's
+      // JSON, whose shape an app update may change, and a declared schema would turn that into the client's validation error.
+      ...(OUTPUTS[t.shape] ? { outputSchema: OUTPUTS[t.shape] } : {}),
     }));
     return this.listing;
   }
