@@ -42,8 +42,10 @@ export async function waitFor(value: WaitInput, c: ElementCall): Promise<CallToo
         max_timeout_ms: c.limits.waitMaxMs,
       },
     );
-  const budget = c.limits.waitMaxPolls;
-  const pollMs = Math.max(value.poll_ms ?? DEFAULT_POLL_MS, Math.ceil(timeout / budget));
+  const pollMs = Math.max(value.poll_ms ?? DEFAULT_POLL_MS, Math.ceil(timeout / c.limits.waitMaxPolls));
+  // The polls the timeout holds at this interval (and one at its start), never more than the relay allows: so a
+  // wait ends near its timeout even if the relay's clock stands still, and a phone is asked at most this often.
+  const budget = Math.min(c.limits.waitMaxPolls, Math.ceil(timeout / pollMs) + 1);
   const gone = value.gone === true;
   const what = value.ref !== undefined ? `element ${value.ref}` : `an element matching ${queryWords(value.query ?? { text: value.text })}`;
   const present = (tree: ElementTree): Element[] => {
