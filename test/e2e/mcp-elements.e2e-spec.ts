@@ -11,6 +11,7 @@ type El = {
   role: string;
   label: string | null;
   text: string | null;
+  id: string | null;
   node: string;
   on_screen: boolean;
   focused: boolean;

@@ -15,15 +15,13 @@ import {
   ValidateNested,
 } from '../common/http/validators';
 import { SelectorBody, SelectorQuery } from '../bridge/device-control.dto';
+import { WAIT_CEILING_MS } from './element-limits';
 import { MAX_PHONE_NODES, REF_PATTERN, ROLES, type Role } from './element-tree';
 
 /*
  * What the element tools take (issue 40, item 2): a ref from android_ui_tree, or a query by text and role.
  * The relay acts on these and never forwards them (mcp-elements.ts resolves them into the phone's node).
  */
-
-/** The longest wait any relay allows (RELAY_MCP_WAIT_MAX_MS is at most this). */
-export const WAIT_CEILING_MS = 600_000;
 
 export class ElementQueryInput {
   @ValidateIf((o: ElementQueryInput) => o.role === undefined)

@@ -7,7 +7,7 @@ import { BIND_ALL, DEFAULT_DASHBOARD_URL, DEFAULT_PORT } from './hosts';
 import { redactUrl } from '../redact-url';
 import { MAX_PHONE_SIDE, MIN_MAX_SIDE } from '../../mcp/screen-image';
 import { MAX_PHONE_NODES } from '../../mcp/element-tree';
-import { WAIT_CEILING_MS } from '../../mcp/mcp-element-inputs.dto';
+import { WAIT_CEILING_MS } from '../../mcp/element-limits';
 import {
   LOOPBACK_TRUST,
   type BridgeConfig,
