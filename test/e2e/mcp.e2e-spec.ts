@@ -74,7 +74,9 @@ describe('MCP over Device Control', () => {
         'android_tap',
         'android_tap_text',
         'android_type',
+        'android_ui_tree',
         'android_wait',
+        'android_wait_for',
       ].sort(),
     );
     const byName = new Map(tools.map((t) => [t.name, t]));
