@@ -49,14 +49,16 @@ async function act(path: '/tap' | '/long_press' | '/type', value: Input, c: Elem
   let body: Record<string, unknown>;
   if (path === '/long_press') {
     const centre = { x: Math.trunc((e.bounds.left + e.bounds.right) / 2), y: Math.trunc((e.bounds.top + e.bounds.bottom) / 2) };
-    // ACTION_LONG_CLICK is refused by a node that does not take it (ActionExecutor.kt longPress): a press at its centre then.
+    // The app's long press by node is ACTION_LONG_CLICK, refused by a node that does not take it (reference app,
+    // ActionExecutor.kt:544-600): a press at its centre then. A tap by node is a gesture at its centre (BridgeCommandHandler.kt:954-990).
     body = { ...sel, ...(e.long_clickable ? { node_id: e.node } : centre), ...pick(value, ['duration', 'duration_ms']) };
   } else {
     body = { ...sel, nodeId: e.node, ...(e.label ? { text: e.label } : {}), ...(path === '/tap' ? pick(value, ['duration_ms']) : {}) };
   }
   if (path === '/type') {
     if (!e.editable) throw new DomainError('mcp.not_editable', 'invalid', `${describe(e)} is not a text field: type into an editable element`);
-    // The field is focused by tapping it, then typed into (the app types into the focused field: ActionExecutor.kt typeText).
+    // The field is focused by tapping it, then typed into: the app types into the focused field, else the first
+    // editable one (ActionExecutor.kt:643-690, ScreenReader.kt:550-558), which need not be this one.
     const tapped = await c.bridge.command(c.driver, 'POST', '/tap', {}, body, c.from);
     if (tapped.status >= 300) return toolResult('json', tapped);
     body = { ...sel, ...pick(value, ['text', 'clearFirst']) };
