@@ -172,23 +172,27 @@ function nameContainers(items: Item[]): void {
   }
 }
 
-/** Each node's path key, hashed; the same path twice in one read (a hash collision) gets the next hash. */
+/**
+ * Each node's path, hashed step by step: a step's key is its parent's ref and its own class, id, name and place,
+ * so a key stays short however deep the tree (hashing whole paths cost 8 ms for 512 nodes). Two equal refs in
+ * one read (a hash collision) give the later one the next hash.
+ */
 function refsOf(items: Item[]): string[] {
-  const keys: string[] = [];
+  const refs: string[] = [];
   const seen = new Map<string, number>();
   const used = new Set<string>();
-  return items.map((it, i) => {
-    const parentKey = it.parentIndex >= 0 ? keys[it.parentIndex] : '';
-    const step = `${it.class}\u001f${it.id ?? ''}\u001f${it.own ?? ''}`;
-    const sibling = `${parentKey}\u001e${step}`;
+  items.forEach((it, i) => {
+    const parent = it.parentIndex >= 0 ? refs[it.parentIndex] : '';
+    const sibling = `${parent}\u001e${it.class}\u001f${it.id ?? ''}\u001f${it.own ?? ''}`;
     const place = seen.get(sibling) ?? 0;
     seen.set(sibling, place + 1);
-    keys[i] = `${sibling}\u001f${place}`;
-    let ref = refOf(keys[i]);
-    for (let salt = 1; used.has(ref); salt++) ref = refOf(`${keys[i]}\u001d${salt}`);
+    const key = `${sibling}\u001f${place}`;
+    let ref = refOf(key);
+    for (let salt = 1; used.has(ref); salt++) ref = refOf(`${key}\u001d${salt}`);
     used.add(ref);
-    return ref;
+    refs[i] = ref;
   });
+  return refs;
 }
 
 /** 40 bits of cyrb53 (a fast, well-mixed string hash; no crypto needed: a ref is a name, not a secret) in base 32. */
