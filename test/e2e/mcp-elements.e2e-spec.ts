@@ -109,9 +109,10 @@ describe('MCP element tools', () => {
     const typed = await call('android_type', { ref: field.ref, text: 'On my way' });
     expect(typed.isError).toBeFalsy();
     const order = phone.received.filter((f) => f.type === 'bridge.command').slice(-2);
-    expect(order.map((f) => [f.payload.path, (f.payload.body as Record<string, unknown>).nodeId])).toEqual([
-      ['/tap', field.node],
-      ['/type', undefined],
+    // The focusing tap carries no label (focusing is no destructive act); the typed text goes with /type.
+    expect(order.map((f) => [f.payload.path, f.payload.body])).toEqual([
+      ['/tap', { nodeId: field.node }],
+      ['/type', { text: 'On my way' }],
     ]);
     const filled = (await tree()).els;
     // The same field (typing is not identity), now focused and holding the text; Send is enabled.

@@ -58,8 +58,10 @@ async function act(path: '/tap' | '/long_press' | '/type', value: Input, c: Elem
   if (path === '/type') {
     if (!e.editable) throw new DomainError('mcp.not_editable', 'invalid', `${describe(e)} is not a text field: type into an editable element`);
     // The field is focused by tapping it, then typed into: the app types into the focused field, else the first
-    // editable one (ActionExecutor.kt:643-690, ScreenReader.kt:550-558), which need not be this one.
-    const tapped = await c.bridge.command(c.driver, 'POST', '/tap', {}, body, c.from);
+    // editable one (ActionExecutor.kt:643-690, ScreenReader.kt:550-558), which need not be this one. The focusing
+    // tap carries no label: focusing a field acts on nothing ("Confirm password" is no confirmation); the typed text
+    // is what /type's check reads.
+    const tapped = await c.bridge.command(c.driver, 'POST', '/tap', {}, { ...sel, nodeId: e.node }, c.from);
     if (tapped.status >= 300) return toolResult('json', tapped);
     body = { ...sel, ...pick(value, ['text', 'clearFirst']) };
   }
