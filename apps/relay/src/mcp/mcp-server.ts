@@ -15,6 +15,7 @@ import { pickSelector } from '../bridge/device-selector';
 import { ImageSpaces } from './image-space';
 import { isGesture, MCP_ONLY } from './mcp-inputs.dto';
 import { screenRequest, screenshotResult } from './mcp-screenshot';
+import { runHumanTool } from './mcp-human-tools';
 
 export type McpDeps = {
   bridge: BridgeService;
@@ -70,6 +71,7 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
   });
   /** One tool call: its gesture coordinates in the phone's pixels, the relay's own fields taken off, a screenshot scaled. */
   async function run(tool: ToolEntry, value: Record<string, unknown>, from: CommandFrom): Promise<CallToolResult> {
+    if (tool.human) return runHumanTool(deps, driver, tool.human, value, from);
     const phone = () => pickDevice(deps.loop.models, { selector: pickSelector(value), driver }, deps.clock.now()).tokenPrefix;
     let input = Object.fromEntries(Object.entries(value).filter(([k]) => !(MCP_ONLY as readonly string[]).includes(k)));
     if (isGesture(tool.method, tool.path) && value.coordinates !== 'phone') input = spaces.toPhone(phone(), input);

@@ -33,6 +33,7 @@ export function loadBridgeConfig(env: NodeJS.ProcessEnv): BridgeConfig {
       idleMs: envNumber(env, 'RELAY_MCP_IDLE_MINUTES', { default: 60, min: 1, max: 7 * 24 * 60, integer: true }) * 60_000,
     },
     mcpScreenshotMaxSide: envNumber(env, 'RELAY_MCP_SCREENSHOT_MAX_SIDE', { default: 2000, min: MIN_MAX_SIDE, max: MAX_PHONE_SIDE, integer: true }),
+    mcpSecretsMax: envNumber(env, 'RELAY_MCP_SECRETS_MAX', { default: 32, min: 1, max: 1000, integer: true }),
   };
 }
 
