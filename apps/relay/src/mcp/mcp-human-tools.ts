@@ -67,6 +67,17 @@ export const HUMAN_TOOLS: ReadonlyArray<ToolRoute & { human: HumanTool; input: t
   },
 ];
 
+/** android_hand_over's outputSchema: the user's answer, or a refusal (`ok: false`, as SCREENSHOT_OUTPUT allows). */
+export const HAND_OVER_OUTPUT = {
+  type: 'object' as const,
+  properties: {
+    answer: { type: 'string', enum: ['done', 'declined', 'timed_out', 'phone_gone'] },
+    device: { type: 'string', description: 'the phone’s name' },
+    ok: { type: 'boolean' },
+  },
+  anyOf: [{ required: ['answer', 'device'] }, { required: ['ok'], properties: { ok: { const: false } } }],
+};
+
 export const HUMAN_ANNOTATIONS = {
   type_secret: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   hand_over: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -85,7 +96,8 @@ export async function runHumanTool(
   if (human === 'hand_over') {
     const timeoutSeconds = typeof v.timeout_s === 'number' ? v.timeout_s : HAND_OVER_TIMEOUT_DEFAULT;
     const r = await handOver(deps, driver, { message: String(v.message), timeoutSeconds, selector, origin: from.origin });
-    return { content: [{ type: 'text', text: JSON.stringify({ answer: r.answer, device: r.device }) }] };
+    const out = { answer: r.answer, device: r.device };
+    return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
   }
   const name = String(v.name);
   const value = secretToType(deps.loop.models, name);

@@ -8,7 +8,7 @@ import { deviceControlInput } from '../bridge/device-control.controller';
 import { TOOL_INPUTS } from './mcp-inputs.dto';
 import { annotationsOf, toolRoutes, type ToolRoute } from './mcp-tools';
 import { SCREENSHOT_OUTPUT } from './mcp-screenshot';
-import { HUMAN_ANNOTATIONS, HUMAN_TOOLS, type HumanTool } from './mcp-human-tools';
+import { HAND_OVER_OUTPUT, HUMAN_ANNOTATIONS, HUMAN_TOOLS, type HumanTool } from './mcp-human-tools';
 
 export type ToolEntry = ToolRoute & { input: Type<object>; human?: HumanTool };
 
@@ -61,6 +61,7 @@ export class McpToolSet {
       // Only the screenshot's answer is the relay's own: every other tool's data is the phone's JSON, whose shape
       // an app update may change, and a declared schema would turn that into the client's validation error.
       ...(t.shape === 'screenshot' ? { outputSchema: SCREENSHOT_OUTPUT } : {}),
+      ...(t.human === 'hand_over' ? { outputSchema: HAND_OVER_OUTPUT } : {}),
     }));
     return this.listing;
   }
