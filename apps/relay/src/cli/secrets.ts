@@ -17,17 +17,18 @@ const when = (epoch: number | null) => (epoch === null ? 'never' : new Date(epoc
 export async function secretsCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseFlagsAndPositionals(COMMAND, args, { json: { type: 'boolean' } });
   const [action = 'list', name, ...rest] = positionals;
-  if (rest.length > 0) throw new UsageError(`unexpected "${rest[0]}": a value is read from stdin, never from the command line`, COMMAND);
+  // Never echoed: what was typed here may be the value itself.
+  if (rest.length > 0) throw new UsageError('too many arguments: a value is read from stdin, never from the command line', COMMAND);
   const endpoint = relayEndpoint(io.env);
   if (action === 'list') {
-    if (name !== undefined) throw new UsageError(`unexpected "${name}"`, COMMAND);
+    if (name !== undefined) throw new UsageError('list takes no NAME', COMMAND);
     const body = (await callConsole(endpoint, io.env, 'GET', '/console/api/secrets')) as { secrets: Listed[]; max: number };
     if (values.json) line(io.stdout, JSON.stringify(body));
     else if (body.secrets.length === 0) line(io.stdout, `no secrets (set one: svc relay secrets set NAME; at most ${body.max})`);
     else for (const s of body.secrets) line(io.stdout, `${s.name}  set ${when(s.updated)}  last used ${when(s.last_used)}`);
     return EXIT.ok;
   }
-  if (action !== 'set' && action !== 'forget') throw new UsageError(`"${action}" is not list, set or forget`, COMMAND);
+  if (action !== 'set' && action !== 'forget') throw new UsageError('the action is list, set NAME or forget NAME', COMMAND);
   if (name === undefined) throw new UsageError(`${action} needs a NAME`, COMMAND);
   try {
     checkSecretName(name);

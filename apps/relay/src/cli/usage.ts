@@ -72,6 +72,8 @@ Commands:
   update-check          whether a newer relay is available
   doctor                check the relay and what it depends on, with fix hints
   mcp                   an MCP server on stdio for desktop agents, through the running relay
+  secrets [list|set NAME|forget NAME]
+                        named secrets agents type without seeing them (MCP android_type_secret)
   profiles [list|enable]
                         which profiles enable the relay's plugin; enable it
   compat [status|install|remove]
