@@ -32,7 +32,9 @@ const INSTRUCTIONS =
   'Drives Android phones paired with this svc relay (Device Control). Every call passes the relay’s safety pipeline: ' +
   'blocklisted apps (banking, payments, passwords, 2FA) are refused, destructive actions (send, pay, delete, calls, SMS) ' +
   'are confirmed by the phone’s user, and Device Control switches itself off when idle. A refusal comes back as a tool ' +
-  'error saying why; tell the user rather than retrying. Start with android_ping, then android_read_screen.';
+  'error saying why; tell the user rather than retrying. Start with android_ping, then android_read_screen. ' +
+  'A password or PIN the user registered on the relay is typed with android_type_secret by its name (you never see it); ' +
+  'when only the user can go on (a login, a CAPTCHA), android_hand_over asks them to take over and waits.';
 
 /** The MCP client's name for itself as the record keeps it: printable, at most 64 characters. */
 export function clientName(raw: unknown): string {
