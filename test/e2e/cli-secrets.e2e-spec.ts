@@ -32,6 +32,12 @@ describe('svc relay secrets', () => {
     expect(forgot.code).toBe(0);
     expect(forgot.stdout).toMatch(/^forgot the secret "mail": its value's key destroyed \(event #\d+\)/);
     expect((await svc(['relay', 'secrets'], env)).stdout).toBe('no secrets (set one: svc relay secrets set NAME; at most 32)\n');
+    // The records stay (sealed, unreadable now): the chain still verifies end to end, and tail shows them without a value.
+    expect((await svc(['relay', 'events', 'verify'], env)).code).toBe(0);
+    const tail = await svc(['relay', 'events', 'tail', '--type', 'secret', '--json'], env);
+    expect(tail.code).toBe(0);
+    expect(tail.stdout.trim().split('\n')).toHaveLength(2);
+    expect(tail.stdout).not.toMatch(/Tr0ub4dor|new-value/);
     const unknown = await svc(['relay', 'secrets', 'forget', 'mail'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no secret is named "mail"');
