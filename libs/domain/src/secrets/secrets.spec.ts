@@ -70,6 +70,9 @@ describe('named secrets', () => {
       '[the secret "pin"]': [{ deep: '[the secret "pin"][the secret "pin"]' }],
       n: 3,
     });
+    let deep: unknown = { text: v };
+    for (let i = 0; i < 40; i++) deep = [deep];
+    expect(JSON.stringify(scrubSecret(deep, v, 'pin'))).not.toContain(v);
   });
 
   it('set, replace (forgetting the old keys), bounded count, forget; typing an unknown or forgotten name is refused', () => {

@@ -114,7 +114,9 @@ export function maskSecretDecisions(events: NewEvent<BridgeEvent>[], name: strin
 /** Scrubs a phone's answer: every occurrence of the value in its strings (keys included) becomes the secret's label. */
 export function scrubSecret(value: unknown, secret: string, name: string, depth = 0): unknown {
   if (typeof value === 'string') return value.includes(secret) ? value.split(secret).join(`[${secretLabel(name)}]`) : value;
-  if (depth > 32 || value === null || typeof value !== 'object') return value;
+  if (value === null || typeof value !== 'object') return value;
+  // Deeper than any answer the app writes: the whole branch goes if the value is anywhere in it.
+  if (depth > 32) return JSON.stringify(value).includes(JSON.stringify(secret).slice(1, -1)) ? `[${secretLabel(name)}]` : value;
   if (Array.isArray(value)) return value.map((v) => scrubSecret(v, secret, name, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[scrubSecret(k, secret, name) as string] = scrubSecret(v, secret, name, depth + 1);
