@@ -17,6 +17,7 @@ import { isGesture, MCP_ONLY } from './mcp-inputs.dto';
 import { screenRequest, screenshotResult } from './mcp-screenshot';
 import type { ElementLimits } from './element-call';
 import { elementCall } from './mcp-elements';
+import { runHumanTool } from './mcp-human-tools';
 
 export type McpDeps = {
   bridge: BridgeService;
@@ -35,7 +36,9 @@ const INSTRUCTIONS =
   'Drives Android phones paired with this svc relay (Device Control). Every call passes the relay’s safety pipeline: ' +
   'blocklisted apps (banking, payments, passwords, 2FA) are refused, destructive actions (send, pay, delete, calls, SMS) ' +
   'are confirmed by the phone’s user, and Device Control switches itself off when idle. A refusal comes back as a tool ' +
-  'error saying why; tell the user rather than retrying. Start with android_ping, then android_read_screen.';
+  'error saying why; tell the user rather than retrying. Start with android_ping, then android_read_screen. ' +
+  'A password or PIN the user registered on the relay is typed with android_type_secret by its name (you never see it); ' +
+  'when only the user can go on (a login, a CAPTCHA), android_hand_over asks them to take over and waits.';
 
 /** The MCP client's name for itself as the record keeps it: printable, at most 64 characters. */
 export function clientName(raw: unknown): string {
@@ -74,6 +77,7 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
   });
   /** One tool call: its gesture coordinates in the phone's pixels, the relay's own fields taken off, a screenshot scaled. */
   async function run(tool: ToolEntry, value: Record<string, unknown>, from: CommandFrom, signal: AbortSignal): Promise<CallToolResult> {
+    if (tool.human) return runHumanTool(deps, driver, tool.human, value, from);
     const byElement = await elementCall(tool, value, { bridge: deps.bridge, clock: deps.clock, limits: deps.elements, driver, from, signal });
     if (byElement) return byElement;
     const phone = () => pickDevice(deps.loop.models, { selector: pickSelector(value), driver }, deps.clock.now()).tokenPrefix;

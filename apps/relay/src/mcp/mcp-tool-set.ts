@@ -10,8 +10,9 @@ import { annotationsOf, toolRoutes, type ResultShape, type ToolRoute } from './m
 import { SCREENSHOT_OUTPUT } from './mcp-screenshot';
 import { TREE_OUTPUT } from './element-text';
 import { WAIT_OUTPUT } from './mcp-wait';
+import { HAND_OVER_OUTPUT, HUMAN_ANNOTATIONS, HUMAN_TOOLS, type HumanTool } from './mcp-human-tools';
 
-export type ToolEntry = ToolRoute & { input: Type<object> };
+export type ToolEntry = ToolRoute & { input: Type<object>; human?: HumanTool };
 
 const OUTPUTS: Partial<Record<ResultShape, Tool['outputSchema']>> = { screenshot: SCREENSHOT_OUTPUT, tree: TREE_OUTPUT, wait: WAIT_OUTPUT };
 
@@ -29,12 +30,13 @@ export class McpToolSet {
     names: ClientNames,
     private readonly schemas = new DtoJsonSchemas(DEVICE_CONTROL_RULE_SCHEMAS),
   ) {
-    this.byName = new Map(
-      toolRoutes(names).map((t) => [
+    this.byName = new Map([
+      ...toolRoutes(names).map((t): [string, ToolEntry] => [
         t.name,
         { ...t, input: NAMED_INPUTS[t.name] ?? TOOL_INPUTS[`${t.method} ${t.path}`] ?? deviceControlInput(t.method, t.path) },
       ]),
-    );
+      ...HUMAN_TOOLS.map((t): [string, ToolEntry] => [t.name, t]),
+    ]);
   }
 
   get(name: string): ToolEntry | undefined {
@@ -59,10 +61,12 @@ export class McpToolSet {
       name: t.name,
       description: t.description,
       inputSchema: this.schemas.of(t.input) as Tool['inputSchema'],
-      annotations: annotationsOf(t),
-      // Only the screenshot's and the element tools' answers are the relay's own: every other tool's data is the phone's
-      // JSON, whose shape an app update may change, and a declared schema would turn that into the client's validation error.
+      annotations: t.human ? HUMAN_ANNOTATIONS[t.human] : annotationsOf(t),
+      // Only the screenshot's, the element tools' and the hand-over's answers are the relay's own: every other tool's data
+      // is the phone's JSON, whose shape an app update may change, and a declared schema would turn that into the client's
+      // validation error.
       ...(OUTPUTS[t.shape] ? { outputSchema: OUTPUTS[t.shape] } : {}),
+      ...(t.human === 'hand_over' ? { outputSchema: HAND_OVER_OUTPUT } : {}),
     }));
     return this.listing;
   }

@@ -41,6 +41,7 @@ export function loadBridgeConfig(env: NodeJS.ProcessEnv): BridgeConfig {
       waitMaxMs: envNumber(env, 'RELAY_MCP_WAIT_MAX_MS', { default: 60_000, min: 100, max: WAIT_CEILING_MS, integer: true }),
       waitMaxPolls: envNumber(env, 'RELAY_MCP_WAIT_MAX_POLLS', { default: 120, min: 1, max: 10_000, integer: true }),
     },
+    mcpSecretsMax: envNumber(env, 'RELAY_MCP_SECRETS_MAX', { default: 32, min: 1, max: 1000, integer: true }),
   };
 }
 
