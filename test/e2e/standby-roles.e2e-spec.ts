@@ -1,5 +1,8 @@
+import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as path from 'node:path';
 import { Client } from 'pg';
+import type { Overview } from '@svc/console-api';
 import { isLeadershipLoss, PgEventStore, PgFencedError, writerLockHolder } from '@svc/events';
 import { bearer, Phone, tempHome } from '../support/harness';
 import { ensureBuilt, spawnSvc, startRelayProcess } from '../support/dist';
@@ -107,6 +110,14 @@ describe('svc relay start --standby on PostgreSQL', () => {
     const seenAfterMs = Date.now() - paired;
     // Generous for a loaded machine; the figure (under a second) is bench/standby.js's.
     expect(seenAfterMs).toBeLessThan(5000);
+    // The console reads on the standby (the operator key is the shared one): its overview names the role.
+    const key = { 'x-operator-key': fs.readFileSync(path.join(homes[1], 'relay', 'operator.key'), 'utf8').trim() };
+    const overview = (await (await fetch(`${standby.url}/console/api/overview`, { headers: key })).json()) as Overview;
+    expect(overview.role).toMatchObject({ role: 'standby', epoch: 1, lag_records: expect.any(Number) });
+    expect(((await (await fetch(`${leader.url}/console/api/overview`, { headers: key })).json()) as Overview).role).toMatchObject({
+      role: 'leader',
+      epoch: 1,
+    });
     const sessions = await (await fetch(`${standby.url}/sessions`, { headers: bearer(token) })).json();
     expect(JSON.stringify(sessions)).toContain(token.slice(0, 8));
     // ...and a read that would record is refused the same way (the loop refuses, not only the hook).
