@@ -12,6 +12,14 @@ export type SentCommand = {
   /** The app confirms this command itself: its answer is the user's decision. */
   phoneConfirms: boolean;
   started: number;
+  /**
+   * Evidence (bridge-evidence.ts): the screen's hash before the command went (null: the phone gave none);
+   * undefined when the command takes none. `quiet`: the relay's own ask for that hash, which writes no event.
+   */
+  before?: string | null;
+  quiet?: boolean;
+  /** When the answer came (performance.now()): its latency leaves out the hash asked after it. */
+  answeredAt?: number;
   timer: NodeJS.Timeout;
   resolve: (r: CommandReply) => void;
   reject: (e: Error) => void;
