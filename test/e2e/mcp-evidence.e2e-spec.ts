@@ -114,6 +114,26 @@ describe('MCP evidence per action', () => {
     }
   }, 20_000);
 
+  it('no hash is asked while a blocklisted app is in front (its screen is read in no form): null hashes', async () => {
+    const bank = await startSim(relay, {
+      mode: 'app',
+      deviceId: 'bank-phone',
+      currentApp: 'com.paypal.android.p2pmobile',
+      handlers: { '/screen_hash': foregroundHash },
+    });
+    try {
+      // A key press passes the relay's foreground gate (it moves away from the app), so it goes to the phone, whose
+      // own safety refuses it there (as the app's does: app-safety.ts); either way the relay asked no hash.
+      const r = await call('android_press_key', { key: 'home', device: 'bank-phone' });
+      expect(r).toMatchObject({ isError: true, structuredContent: { status: 403 } });
+      const sent = readEvents(relay.home).filter((e) => e.type === 'bridge.command_sent' && e.data.tokenPrefix === bank.tokenPrefix);
+      expect(answered(sent.at(-1)!.data.requestId as string).data.evidence).toEqual({ before: null, after: null });
+      expect(bank.received.filter((f) => f.type === 'bridge.command').map((f) => f.payload.path)).toEqual(['/press_key']);
+    } finally {
+      bank.stop();
+    }
+  });
+
   it('the console plays the session back: its steps, the evidence, and thumbnails while the screenshot lives', async () => {
     const list = await op(relay, 'GET', '/console/api/bridge/trails');
     expect(list.status).toBe(200);

@@ -1,4 +1,4 @@
-import { screenHashOf, takesEvidence, type BridgeDevice, type EvidenceMode } from '@svc/domain';
+import { isBlocked, screenHashOf, takesEvidence, type BridgeDevice, type EvidenceMode, type ReadModels } from '@svc/domain';
 import type { CommandFrom } from './agent-confirmations';
 import type { CommandReply } from './in-flight-commands';
 
@@ -14,13 +14,16 @@ export const EVIDENCE_TIMEOUT_MS = 2000;
 /**
  * Evidence per action (issue 40, item 6): the screen's hash just before a screen-changing command goes to
  * the phone and just after it answers, asked of the phone's own `/screen_hash`. A phone that cannot answer
- * (an app without the route, Device Control off, a timeout) gives null: evidence never fails a command.
+ * (an app without the route, Device Control off, a timeout) gives null: evidence never fails a command; so does
+ * a blocklisted app in the foreground, whose screen the relay reads in no form (safety.ts, the foreground gate).
  */
 export class ScreenEvidence {
   constructor(
     readonly mode: EvidenceMode,
     private readonly timeoutMs: number,
     private readonly ask: AskHash,
+    /** The read models and blocklist: no hash is asked while a blocklisted app is in front (as no read is). */
+    private readonly safety: { models: ReadModels; blocklist: readonly string[] },
   ) {}
 
   wanted(method: string, path: string, from?: CommandFrom): boolean {
@@ -28,6 +31,8 @@ export class ScreenEvidence {
   }
 
   async hash(phone: EvidencePhone): Promise<string | null> {
+    const app = this.safety.models.bridge.device(phone.tokenPrefix)?.currentApp;
+    if (app && isBlocked(app, this.safety.blocklist)) return null;
     try {
       const r = await this.ask(phone, Math.min(this.timeoutMs, EVIDENCE_TIMEOUT_MS));
       return screenHashOf(r.status, r.body);

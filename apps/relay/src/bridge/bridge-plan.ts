@@ -24,6 +24,9 @@ export function safetySettingsOf(b: BridgeConfig): SafetySettings {
   };
 }
 
+/** The caller's error when the phone left (or its session ended) before the command was answered. */
+export const phoneGone = (why: string): DomainError => new DomainError('bridge.phone_gone', 'upstream', why);
+
 /** The caller's error when the phone's user said no, or did not answer in time. */
 export function confirmationDenied(): DomainError {
   return new DomainError('bridge.confirmation_denied', 'forbidden', 'user denied destructive action', { reason: 'confirmation_denied_or_timeout' });

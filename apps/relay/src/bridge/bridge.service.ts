@@ -45,7 +45,7 @@ import { BridgeMedia } from './bridge-media';
 import { ScreenEvidence, type EvidencePhone } from './bridge-evidence';
 import { BridgeStatusFrame, ConfirmResultFrame } from './bridge-frames.dto';
 import { commandAnswered, commandFailed } from './command-outcome';
-import { CONFIRM_OUTCOMES, confirmationDenied, planOf, refusal, safetySettingsOf } from './bridge-plan';
+import { CONFIRM_OUTCOMES, confirmationDenied, phoneGone, planOf, refusal, safetySettingsOf } from './bridge-plan';
 import { foregroundShown, readBridgeResponse } from './bridge-response';
 import { pickSelector, withoutSelectors } from './device-selector';
 import { InFlightCommands, type CommandReply, type SentCommand } from './in-flight-commands';
@@ -90,8 +90,12 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     this.statusReports = new ReportWindow(BRIDGE_STATUS_WINDOW_MS, (err, connId) =>
       this.logger[err instanceof DomainError ? 'debug' : 'warn']({ err: err.message, conn: connId }, 'bridge status not recorded'),
     );
-    this.evidence = new ScreenEvidence(b.evidence, b.commandTimeoutMs, (phone, timeoutMs) =>
-      this.send(phone, { requestId: randomUUID(), method: 'GET', path: '/screen_hash', params: {}, body: {} }, { quiet: true, timeoutMs }),
+    this.evidence = new ScreenEvidence(
+      b.evidence,
+      b.commandTimeoutMs,
+      (phone, timeoutMs) =>
+        this.send(phone, { requestId: randomUUID(), method: 'GET', path: '/screen_hash', params: {}, body: {} }, { quiet: true, timeoutMs }),
+      { models: loop.models, blocklist: this.settings.blocklist },
     );
     loop.models.bridge.trails.keepAtMost(b.mcpTrails);
     this.agents = new AgentConfirmations(loop, clock, this.inFlightCommands, this.settings, b.confirmTimeoutSeconds, logger);
@@ -226,11 +230,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       void this.fail(
         p,
         reason,
-        new DomainError(
-          'bridge.phone_gone',
-          'upstream',
-          revoked ? "the phone's session was revoked while the command was in flight" : 'the phone disconnected before answering',
-        ),
+        phoneGone(revoked ? "the phone's session was revoked while the command was in flight" : 'the phone disconnected before answering'),
       );
     }
     const waiting = this.inFlightCommands.confirmationsOn(conn.id);
@@ -284,8 +284,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     if (plan.sent && plan.asked) return this.send(device, sent, { timeoutMs: phoneAnswerMs, phoneConfirms: true, evidence });
     if (plan.asked) {
       const outcome = await this.askPhone(device, requestId, path, plan.asked, confirmationText(path, payload, plan.asked));
-      if (outcome === 'confirmation_cancelled')
-        throw new DomainError('bridge.phone_gone', 'upstream', 'the phone disconnected before answering the confirmation');
+      if (outcome === 'confirmation_cancelled') throw phoneGone('the phone disconnected before answering the confirmation');
       if (outcome !== 'confirmation_allowed') throw confirmationDenied();
       plan = planOf(await this.loop.run(actor, (m, now) => planCommand(m, { ...cmd, confirmed: true }, this.settings, now)));
     }
@@ -347,11 +346,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       this.inFlightCommands.sent(pending);
       const conn = this.connOf(device);
       if (!conn || !conn.send('bridge', 'bridge.command', { request_id: requestId, ...wire })) {
-        void this.fail(
-          pending,
-          'phone_gone',
-          new DomainError('bridge.phone_gone', 'upstream', 'the phone disconnected before the command could be sent'),
-        );
+        void this.fail(pending, 'phone_gone', phoneGone('the phone disconnected before the command could be sent'));
       }
     });
   }
