@@ -134,6 +134,16 @@ describe('MCP evidence per action', () => {
     }
   });
 
+  it('a named secret’s typing takes no evidence: a hash over the field could be matched against guesses', async () => {
+    expect((await op(relay, 'POST', '/console/api/secrets', { name: 'pin', value: '4711' })).status).toBe(200);
+    const hashes = () => phone.received.filter((f) => f.type === 'bridge.command' && f.payload.path === '/screen_hash').length;
+    const before = hashes();
+    const r = await call('android_type_secret', { name: 'pin' });
+    expect(r.isError).toBeFalsy();
+    expect(answered(sentFor('/type').at(-1)!.data.requestId as string).data.evidence).toBeNull();
+    expect(hashes()).toBe(before);
+  });
+
   it('the console plays the session back: its steps, the evidence, and thumbnails while the screenshot lives', async () => {
     const list = await op(relay, 'GET', '/console/api/bridge/trails');
     expect(list.status).toBe(200);

@@ -37,7 +37,7 @@ describe('MCP protocol: hints, output schemas, revision', () => {
     'android_screenshot',
   ];
   /** Those the safety pipeline may stop for the user's confirmation. */
-  const DESTRUCTIVE = ['android_call', 'android_send_sms', 'android_tap', 'android_tap_text', 'android_type'];
+  const DESTRUCTIVE = ['android_call', 'android_send_sms', 'android_tap', 'android_tap_text', 'android_type', 'android_type_secret'];
   const IDEMPOTENT = [...READ_ONLY, 'android_clipboard_write', 'android_event_stream', 'android_open_app', 'android_return_to_svc', 'android_wait'];
   const CLOSED_WORLD = [
     'android_ping',
@@ -59,7 +59,7 @@ describe('MCP protocol: hints, output schemas, revision', () => {
     const { client, transport } = await mcpConnect(relay, phone.token!);
     expect(transport.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(34);
+    expect(tools).toHaveLength(36);
     for (const t of tools) {
       expect([t.name, t.annotations]).toEqual([
         t.name,
@@ -78,7 +78,7 @@ describe('MCP protocol: hints, output schemas, revision', () => {
     const { client } = await mcpConnect(relay, phone.token!);
     const { tools } = await client.listTools();
     const withSchema = tools.filter((t: Tool) => t.outputSchema).map((t) => t.name);
-    expect(withSchema).toEqual(['android_screenshot']);
+    expect(withSchema).toEqual(['android_screenshot', 'android_hand_over']);
     const validate = new AjvJsonSchemaValidator().getValidator(tools.find((t) => t.name === 'android_screenshot')!.outputSchema!);
     // The SDK's client checks each answer against the schema itself (callTool throws on a mismatch): this says so outright.
     const r = (await client.callTool({ name: 'android_screenshot', arguments: { format: 'png', max_side: 300 } })) as CallToolResult;

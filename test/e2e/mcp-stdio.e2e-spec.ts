@@ -44,7 +44,7 @@ describe('svc relay mcp (stdio)', () => {
     const { client, transport, errors } = launch({ MOBILE_BRIDGE_TOKEN: phone.token! });
     await client.connect(transport);
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(34);
+    expect(tools).toHaveLength(36);
     const r = (await client.callTool({ name: 'android_read_screen', arguments: {} })) as CallToolResult;
     expect(textOf(r).split('\n')).toContain('[w0:2] Button "Send" #send clickable @0,440-1080,560'); // the app's node ids (ScreenReader.kt:290)
     const blocked = (await client.callTool({ name: 'android_open_app', arguments: { package: 'com.squareup.cash' } })) as CallToolResult;

@@ -305,6 +305,7 @@ export type * from './mcp-trails';
 
 // ── Personal data: in personal-data.ts ──
 export type * from './personal-data';
+export type * from './secrets';
 
 // ── Metrics and Store: in store-metrics.ts ──
 export type * from './store-metrics';

@@ -26,8 +26,12 @@ export class ScreenEvidence {
     private readonly safety: { models: ReadModels; blocklist: readonly string[] },
   ) {}
 
+  /**
+   * Never for a named secret's typing: the screen's hash after it covers the field's text, and a short secret
+   * (a PIN) could be found by hashing guesses against the rest of a known screen.
+   */
   wanted(method: string, path: string, from?: CommandFrom): boolean {
-    return takesEvidence(this.mode, method, path, from?.origin.via === 'mcp');
+    return !from?.secret && takesEvidence(this.mode, method, path, from?.origin.via === 'mcp');
   }
 
   async hash(phone: EvidencePhone): Promise<string | null> {

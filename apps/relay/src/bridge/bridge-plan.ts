@@ -27,6 +27,10 @@ export function safetySettingsOf(b: BridgeConfig): SafetySettings {
 /** The caller's error when the phone left (or its session ended) before the command was answered. */
 export const phoneGone = (why: string): DomainError => new DomainError('bridge.phone_gone', 'upstream', why);
 
+/** The caller's error when the phone sent no answer in time. */
+export const phoneTimedOut = (ms: number): DomainError =>
+  new DomainError('bridge.timeout', 'timeout', `the phone did not answer within ${Math.round(ms / 100) / 10} s`);
+
 /** The caller's error when the phone's user said no, or did not answer in time. */
 export function confirmationDenied(): DomainError {
   return new DomainError('bridge.confirmation_denied', 'forbidden', 'user denied destructive action', { reason: 'confirmation_denied_or_timeout' });

@@ -20,6 +20,7 @@ import {
   planCommand,
   reportStatus,
   resolveConfirmation,
+  secretLabel,
   selectActive,
   statusTightens,
   type BridgeDevice,
@@ -45,10 +46,11 @@ import { BridgeMedia } from './bridge-media';
 import { ScreenEvidence, type EvidencePhone } from './bridge-evidence';
 import { BridgeStatusFrame, ConfirmResultFrame } from './bridge-frames.dto';
 import { commandAnswered, commandFailed } from './command-outcome';
-import { CONFIRM_OUTCOMES, confirmationDenied, phoneGone, planOf, refusal, safetySettingsOf } from './bridge-plan';
+import { CONFIRM_OUTCOMES, confirmationDenied, phoneGone, phoneTimedOut, planOf, refusal, safetySettingsOf } from './bridge-plan';
 import { foregroundShown, readBridgeResponse } from './bridge-response';
 import { pickSelector, withoutSelectors } from './device-selector';
-import { InFlightCommands, type CommandReply, type SentCommand } from './in-flight-commands';
+import { InFlightCommands, type CommandReply, type OutgoingCommand, type SentCommand } from './in-flight-commands';
+import { secretScrubber } from './secret-command';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
 import { PhoneHub } from '../phone-socket/phone-hub.service';
@@ -189,7 +191,8 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     }
     const answer = readBridgeResponse(pending.path, p);
     if (!answer.ok) return void this.fail(pending, 'bad_response', answer.error);
-    const { status, body, screenshot } = answer;
+    const { status, screenshot } = answer;
+    const body = pending.scrub ? pending.scrub(answer.body) : answer.body;
     this.settle(pending);
     if (pending.quiet) return pending.resolve({ status, body });
     const seen = status < 300 ? foregroundShown(pending.path, body) : null;
@@ -268,7 +271,9 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       params,
       confirmTimeoutSeconds: this.config.bridge.confirmTimeoutSeconds,
       ...(from ? { origin: from.origin } : {}),
+      ...(from?.secret ? { secret: from.secret.name } : {}),
     };
+    const scrub = secretScrubber(from);
     if (from) await this.agents.confirm(device, { requestId, method, path, body: payload, actor }, from);
     const side = confirmationSide(this.connOf(device)?.supports);
     const phoneAnswerMs = this.config.bridge.commandTimeoutMs + this.config.bridge.confirmTimeoutSeconds * 1000;
@@ -280,10 +285,11 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     // Asked of the phone's own modal: confirmation_requested (by: phone) was written with command_sent, and
     // the phone's answer decides.
     const evidence = this.evidence.wanted(method, path, from);
-    const sent = { requestId, method, path, params, body: payload };
+    const sent = { requestId, method, path, params, body: payload, scrub };
     if (plan.sent && plan.asked) return this.send(device, sent, { timeoutMs: phoneAnswerMs, phoneConfirms: true, evidence });
     if (plan.asked) {
-      const outcome = await this.askPhone(device, requestId, path, plan.asked, confirmationText(path, payload, plan.asked));
+      const shown = from?.secret ? secretLabel(from.secret.name) : confirmationText(path, payload, plan.asked);
+      const outcome = await this.askPhone(device, requestId, path, plan.asked, shown);
       if (outcome === 'confirmation_cancelled') throw phoneGone('the phone disconnected before answering the confirmation');
       if (outcome !== 'confirmation_allowed') throw confirmationDenied();
       plan = planOf(await this.loop.run(actor, (m, now) => planCommand(m, { ...cmd, confirmed: true }, this.settings, now)));
@@ -294,7 +300,8 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     return path === '/screen' ? { ...reply, body: screenAsAsked({ ...params, ...payload }, reply.body) } : reply;
   }
 
-  private askPhone(device: BridgeDevice, requestId: string, path: string, verb: string, text: string): Promise<SafetyDecisionKind> {
+  /** Puts a question to the phone's user (`bridge.confirm`); resolves with the decision that ended it. */
+  askPhone(device: BridgeDevice, requestId: string, path: string, verb: string, text: string): Promise<SafetyDecisionKind> {
     return new Promise((resolve) => {
       const conn = this.connOf(device);
       this.inFlightCommands.confirming(requestId, { connId: device.connId, tokenPrefix: device.tokenPrefix, resolve });
@@ -311,7 +318,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
    */
   private async send(
     device: EvidencePhone,
-    c: { requestId: string; method: string; path: string; params: Record<string, unknown>; body: Record<string, unknown> },
+    c: OutgoingCommand,
     opts: { timeoutMs?: number; phoneConfirms?: boolean; evidence?: boolean; quiet?: boolean },
   ): Promise<CommandReply> {
     const { requestId, method, path } = c;
@@ -322,12 +329,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     return new Promise<CommandReply>((resolve, reject) => {
       const timer = setTimeout(() => {
         const p = this.inFlightCommands.command(requestId);
-        if (p)
-          void this.fail(
-            p,
-            'timeout',
-            new DomainError('bridge.timeout', 'timeout', `the phone did not answer within ${Math.round(timeoutMs / 100) / 10} s`),
-          );
+        if (p) void this.fail(p, 'timeout', phoneTimedOut(timeoutMs));
       }, timeoutMs);
       const pending: SentCommand = {
         requestId,
@@ -336,6 +338,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
         path,
         method,
         phoneConfirms: opts.phoneConfirms === true,
+        ...(c.scrub ? { scrub: c.scrub } : {}),
         started: performance.now(),
         ...(before !== undefined ? { before } : {}),
         ...(opts.quiet ? { quiet: true } : {}),
@@ -375,7 +378,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     p.reject(err);
   }
 
-  private connOf(device: EvidencePhone): PhoneConnection | undefined {
+  connOf(device: EvidencePhone): PhoneConnection | undefined {
     return this.hub.byPrefix(device.tokenPrefix).find((c) => c.id === device.connId && !c.closed);
   }
 

@@ -16,6 +16,7 @@ import { pickSelector } from '../bridge/device-selector';
 import { ImageSpaces } from './image-space';
 import { isGesture, MCP_ONLY } from './mcp-inputs.dto';
 import { screenRequest, screenshotResult } from './mcp-screenshot';
+import { runHumanTool } from './mcp-human-tools';
 
 export type McpDeps = {
   bridge: BridgeService;
@@ -32,7 +33,9 @@ const INSTRUCTIONS =
   'Drives Android phones paired with this svc relay (Device Control). Every call passes the relay’s safety pipeline: ' +
   'blocklisted apps (banking, payments, passwords, 2FA) are refused, destructive actions (send, pay, delete, calls, SMS) ' +
   'are confirmed by the phone’s user, and Device Control switches itself off when idle. A refusal comes back as a tool ' +
-  'error saying why; tell the user rather than retrying. Start with android_ping, then android_read_screen.';
+  'error saying why; tell the user rather than retrying. Start with android_ping, then android_read_screen. ' +
+  'A password or PIN the user registered on the relay is typed with android_type_secret by its name (you never see it); ' +
+  'when only the user can go on (a login, a CAPTCHA), android_hand_over asks them to take over and waits.';
 
 /** The MCP client's name for itself as the record keeps it: printable, at most 64 characters. */
 export function clientName(raw: unknown): string {
@@ -73,6 +76,7 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
   });
   /** One tool call: its gesture coordinates in the phone's pixels, the relay's own fields taken off, a screenshot scaled. */
   async function run(tool: ToolEntry, value: Record<string, unknown>, from: CommandFrom): Promise<CallToolResult> {
+    if (tool.human) return runHumanTool(deps, driver, tool.human, value, from);
     const phone = () => pickDevice(deps.loop.models, { selector: pickSelector(value), driver }, deps.clock.now()).tokenPrefix;
     let input = Object.fromEntries(Object.entries(value).filter(([k]) => !(MCP_ONLY as readonly string[]).includes(k)));
     if (isGesture(tool.method, tool.path) && value.coordinates !== 'phone') input = spaces.toPhone(phone(), input);

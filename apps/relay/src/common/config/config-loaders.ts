@@ -35,6 +35,7 @@ export function loadBridgeConfig(env: NodeJS.ProcessEnv): BridgeConfig {
     mcpScreenshotMaxSide: envNumber(env, 'RELAY_MCP_SCREENSHOT_MAX_SIDE', { default: 2000, min: MIN_MAX_SIDE, max: MAX_PHONE_SIDE, integer: true }),
     evidence: evidenceMode(env),
     mcpTrails: envNumber(env, 'RELAY_MCP_TRAILS', { default: DEFAULT_TRAILS, min: 1, max: MAX_TRAILS, integer: true }),
+    mcpSecretsMax: envNumber(env, 'RELAY_MCP_SECRETS_MAX', { default: 32, min: 1, max: 1000, integer: true }),
   };
 }
 

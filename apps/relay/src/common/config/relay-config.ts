@@ -198,6 +198,8 @@ export type BridgeConfig = {
   evidence: EvidenceMode;
   /** RELAY_MCP_TRAILS: the recent MCP sessions whose steps the console plays back (mcp-trails.ts). */
   mcpTrails: number;
+  /** RELAY_MCP_SECRETS_MAX: how many named secrets the operator may register (android_type_secret). */
+  mcpSecretsMax: number;
 };
 
 /**

@@ -6,6 +6,7 @@ import { exact, timeOfDay } from '@/lib/format';
 import { useBridge } from '../api/get-bridge';
 import { useSelectActive } from '../api/select-active';
 import { McpPlayback } from './mcp-playback';
+import { SecretsCard } from './secrets-card';
 
 /**
  * Which phone gets a command that names none (which-phone.ts pickDevice): the one made active, else the
@@ -264,6 +265,7 @@ export function BridgePage() {
               </ol>
             )}
           </Card>
+          <SecretsCard />
         </>
       ) : null}
     </>
