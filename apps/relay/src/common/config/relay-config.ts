@@ -198,6 +198,8 @@ export type BridgeConfig = {
   evidence: EvidenceMode;
   /** RELAY_MCP_TRAILS: the recent MCP sessions whose steps the console plays back (mcp-trails.ts). */
   mcpTrails: number;
+  /** MCP element tools: RELAY_MCP_TREE_MAX_ELEMENTS, RELAY_MCP_TREE_MAX_TEXT, RELAY_MCP_WAIT_MAX_MS, RELAY_MCP_WAIT_MAX_POLLS (mcp-elements.ts). */
+  mcpElements: { maxElements: number; maxText: number; waitMaxMs: number; waitMaxPolls: number };
   /** RELAY_MCP_SECRETS_MAX: how many named secrets the operator may register (android_type_secret). */
   mcpSecretsMax: number;
 };
