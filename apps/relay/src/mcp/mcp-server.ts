@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { AskAgent, CommandFrom } from '../bridge/agent-confirmations';
 import type { BridgeService } from '../bridge/bridge.service';
 import type { Clock } from '../common/loop/clock';
+import type { PhoneThreadsService } from '../threads/threads.service';
 import type { CommandLoop } from '../common/loop/command-loop';
 import { RESOURCES, readResource } from './mcp-resources';
 import { errorResult, toolResult } from './mcp-results';
@@ -24,6 +25,8 @@ export type McpDeps = {
   clock: Clock;
   logger: Logger;
   version: string;
+  /** Threads: how a hand-over reaches a phone that cannot show `bridge.confirm`. */
+  threads: PhoneThreadsService;
   /** RELAY_MCP_SCREENSHOT_MAX_SIDE: a screenshot's long side when the call names no max_side. */
   screenshotMaxSide: number;
 };
@@ -63,7 +66,7 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
       if (!input.ok) throw input.error;
       const from: CommandFrom = { origin: { via: 'mcp', client: clientName(server.getClientVersion()?.name) } };
       if (server.getClientCapabilities()?.elicitation) from.ask = asker(server, extra.requestId);
-      return await run(tool, input.value as Record<string, unknown>, from);
+      return await run(tool, input.value as Record<string, unknown>, from, extra.signal);
     } catch (err) {
       const refused = errorResult(err);
       if (refused) return refused;
@@ -72,8 +75,8 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
     }
   });
   /** One tool call: its gesture coordinates in the phone's pixels, the relay's own fields taken off, a screenshot scaled. */
-  async function run(tool: ToolEntry, value: Record<string, unknown>, from: CommandFrom): Promise<CallToolResult> {
-    if (tool.human) return runHumanTool(deps, driver, tool.human, value, from);
+  async function run(tool: ToolEntry, value: Record<string, unknown>, from: CommandFrom, signal: AbortSignal): Promise<CallToolResult> {
+    if (tool.human) return runHumanTool(deps, driver, tool.human, value, from, signal);
     const phone = () => pickDevice(deps.loop.models, { selector: pickSelector(value), driver }, deps.clock.now()).tokenPrefix;
     let input = Object.fromEntries(Object.entries(value).filter(([k]) => !(MCP_ONLY as readonly string[]).includes(k)));
     if (isGesture(tool.method, tool.path) && value.coordinates !== 'phone') input = spaces.toPhone(phone(), input);
