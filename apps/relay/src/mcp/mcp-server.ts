@@ -16,6 +16,8 @@ import { pickSelector } from '../bridge/device-selector';
 import { ImageSpaces } from './image-space';
 import { isGesture, MCP_ONLY } from './mcp-inputs.dto';
 import { screenRequest, screenshotResult } from './mcp-screenshot';
+import type { ElementLimits } from './element-call';
+import { elementCall } from './mcp-elements';
 import { runHumanTool } from './mcp-human-tools';
 
 export type McpDeps = {
@@ -29,6 +31,8 @@ export type McpDeps = {
   threads: PhoneThreadsService;
   /** RELAY_MCP_SCREENSHOT_MAX_SIDE: a screenshot's long side when the call names no max_side. */
   screenshotMaxSide: number;
+  /** The element tree's and android_wait_for's bounds (RELAY_MCP_TREE_*, RELAY_MCP_WAIT_*). */
+  elements: ElementLimits;
 };
 
 const INSTRUCTIONS =
@@ -77,6 +81,8 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
   /** One tool call: its gesture coordinates in the phone's pixels, the relay's own fields taken off, a screenshot scaled. */
   async function run(tool: ToolEntry, value: Record<string, unknown>, from: CommandFrom, signal: AbortSignal): Promise<CallToolResult> {
     if (tool.human) return runHumanTool(deps, driver, tool.human, value, from, signal);
+    const byElement = await elementCall(tool, value, { bridge: deps.bridge, clock: deps.clock, limits: deps.elements, driver, from, signal });
+    if (byElement) return byElement;
     const phone = () => pickDevice(deps.loop.models, { selector: pickSelector(value), driver }, deps.clock.now()).tokenPrefix;
     let input = Object.fromEntries(Object.entries(value).filter(([k]) => !(MCP_ONLY as readonly string[]).includes(k)));
     if (isGesture(tool.method, tool.path) && value.coordinates !== 'phone') input = spaces.toPhone(phone(), input);
