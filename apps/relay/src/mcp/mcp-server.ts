@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { AskAgent, CommandFrom } from '../bridge/agent-confirmations';
 import type { BridgeService } from '../bridge/bridge.service';
 import type { Clock } from '../common/loop/clock';
+import type { PhoneThreadsService } from '../threads/threads.service';
 import type { CommandLoop } from '../common/loop/command-loop';
 import { RESOURCES, readResource } from './mcp-resources';
 import { errorResult, toolResult } from './mcp-results';
@@ -27,6 +28,8 @@ export type McpDeps = {
   clock: Clock;
   logger: Logger;
   version: string;
+  /** Threads: how a hand-over reaches a phone that cannot show `bridge.confirm`. */
+  threads: PhoneThreadsService;
   /** RELAY_MCP_SCREENSHOT_MAX_SIDE: a screenshot's long side when the call names no max_side. */
   screenshotMaxSide: number;
   /** The element tree's and android_wait_for's bounds (RELAY_MCP_TREE_*, RELAY_MCP_WAIT_*). */
@@ -80,7 +83,7 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
   });
   /** One tool call: its gesture coordinates in the phone's pixels, the relay's own fields taken off, a screenshot scaled. */
   async function run(tool: ToolEntry, value: Record<string, unknown>, from: CommandFrom, signal: AbortSignal): Promise<CallToolResult> {
-    if (tool.human) return runHumanTool(deps, driver, tool.human, value, from);
+    if (tool.human) return runHumanTool(deps, driver, tool.human, value, from, signal);
     const byElement = await elementCall(tool, value, { bridge: deps.bridge, clock: deps.clock, limits: deps.elements, driver, from, signal });
     if (byElement) return byElement;
     const phone = () => pickDevice(deps.loop.models, { selector: pickSelector(value), driver }, deps.clock.now()).tokenPrefix;
