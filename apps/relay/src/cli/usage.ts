@@ -22,8 +22,10 @@ Usage:
   svc relay events verify          check every record's checksum and the hash chain
   svc relay events tail            print the newest events (--follow to keep watching)
   svc relay events export|import   copy a log between the file store and PostgreSQL, chain proven
-  svc relay events checkpoint      sign the log's head (seq and hash) for an auditor to keep elsewhere
-  svc relay events public-key      the public key that checks those signatures, and its key id
+  svc relay events checkpoint      sign the log's Merkle tree head (C2SP checkpoint) for an auditor to keep
+  svc relay events vkey            the verifier key (signed-note form) that checks those checkpoints
+  svc relay events proof           an inclusion (--seq) or consistency (--from --to) proof, as JSON
+  svc relay events public-key      the public key that checks the older JSON checkpoints, and its key id
   svc relay backup --out FILE      a consistent copy of the running relay's home (log, keys, secrets)
   svc relay restore FILE           lay a backup out as a home (--home DIR) on this or a new machine
   svc relay events forget          forget personal content (notifications, Threads, recordings) by device or time
