@@ -23,8 +23,11 @@ const fail = (m) => {
 };
 
 function parseVkey(text) {
-  const [name, id, key, ...rest] = text.trim().split('+');
-  if (rest.length || !name || !/^[0-9a-f]{8}$/.test(id ?? '')) fail(`not a vkey: ${text.slice(0, 80)}`);
+  // The name holds no plus; the base64 key may.
+  const t = text.trim();
+  const at = t.indexOf('+');
+  const [name, id, key] = [t.slice(0, at), t.slice(at + 1, at + 9), t.slice(at + 10)];
+  if (at < 1 || t[at + 9] !== '+' || !/^[0-9a-f]{8}$/.test(id)) fail(`not a vkey: ${t.slice(0, 80)}`);
   const raw = Buffer.from(key, 'base64');
   if (raw.length !== 33 || (raw[0] !== 1 && raw[0] !== 4)) fail('a vkey holds a type byte (0x01 or 0x04) and a 32-byte Ed25519 key');
   if (

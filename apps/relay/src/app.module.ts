@@ -31,6 +31,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { McpModule } from './mcp/mcp.module';
 import { PersonalDataModule } from './personal/personal-data.module';
 import { LogRetentionModule } from './log-retention/log-retention.module';
+import { TransparencyModule } from './transparency/transparency.module';
 
 export type CoreValues = {
   config: RelayConfig;
@@ -92,6 +93,7 @@ export class CoreModule {
     McpModule,
     PersonalDataModule,
     LogRetentionModule,
+    TransparencyModule,
     ConsoleModule,
   ],
 })

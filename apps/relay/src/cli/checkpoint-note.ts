@@ -60,12 +60,12 @@ function readBounded(file: string): Buffer {
 
 export function prepareAnyCheckpoint(file: string, publicKey: string | undefined, vkeys: string[], env: NodeJS.ProcessEnv): AnyPrepared {
   const bytes = readBounded(file);
-  if (bytes.subarray(0, 1).toString() === '{' || /^\s*\{/.test(bytes.subarray(0, 64).toString())) {
-    if (vkeys.length) throw new CliError(`--checkpoint ${file} is a JSON checkpoint: judge it with --public-key, not --vkey`);
+  // --public-key judges the JSON form only (what it always did, malformed files included).
+  const json = /^\s*\{/.test(bytes.subarray(0, 64).toString());
+  if (json || publicKey !== undefined) {
+    if (vkeys.length) throw new CliError(`--checkpoint ${file}: a JSON checkpoint is judged with --public-key, a C2SP one with --vkey`);
     return { form: 'json-v1', ...prepareCheckpoint(file, publicKey, env) };
   }
-  if (publicKey !== undefined)
-    throw new CliError(`--checkpoint ${file} is a C2SP checkpoint: judge it with --vkey VKEY ("svc relay events vkey"), not --public-key`);
   let verifiers: Verifier[];
   try {
     verifiers = vkeys.length ? vkeys.map((k) => parseVkey(readVkeyArg(k))) : [parseVkey(logIdentity(svcHomeFrom(env)).vkey)];

@@ -218,8 +218,8 @@ export async function verifyCommand(args: string[], io: CliIo): Promise<number> 
     'public-key': { type: 'string' },
     vkey: { type: 'string', multiple: true },
   });
-  if ((v['public-key'] !== undefined || v.vkey !== undefined) && v.checkpoint === undefined)
-    throw new UsageError('--public-key and --vkey go with --checkpoint FILE', 'relay events verify');
+  for (const flag of ['public-key', 'vkey'] as const)
+    if (v[flag] !== undefined && v.checkpoint === undefined) throw new UsageError(`--${flag} goes with --checkpoint FILE`, 'relay events verify');
   const checkpoint = v.checkpoint === undefined ? null : prepareAnyCheckpoint(v.checkpoint, v['public-key'], v.vkey ?? [], io.env);
   const source = resolveLogSource(io.env, v.log, v.archive);
   const dir = v.archive === undefined ? source.location : `${v.archive} + ${source.location}`;

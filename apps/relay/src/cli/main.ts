@@ -15,6 +15,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'relay events verify': async (args, io) => (await import('./events')).verifyCommand(args, io),
   'relay events tail': async (args, io) => (await import('./events-tail')).tailCommand(args, io),
   'relay events checkpoint': async (args, io) => (await import('./checkpoint')).checkpointCommand(args, io),
+  'relay witness': async (args, io) => (await import('./witness')).witnessCommand(args, io),
   'relay events vkey': async (args, io) => (await import('./proof')).vkeyCommand(args, io),
   'relay events proof': async (args, io) => (await import('./proof')).proofCommand(args, io),
   'relay events public-key': async (args, io) => (await import('./checkpoint')).publicKeyCommand(args, io),

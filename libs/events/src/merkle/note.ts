@@ -60,9 +60,10 @@ export function vkeyText(name: string, type: number, publicKey: KeyObject): stri
 export function parseVkey(text: string): Verifier {
   const t = text.trim();
   if (t.length > 512) throw new NoteFormatError('a verifier key is at most 512 characters');
-  const parts = t.split('+');
-  if (parts.length !== 3) throw new NoteFormatError('a verifier key is <name>+<8 hex>+<base64 key>');
-  const [name, hash, b64] = parts;
+  // The name holds no plus; the base64 key may.
+  const at = t.indexOf('+');
+  if (at < 0 || t[at + 9] !== '+') throw new NoteFormatError('a verifier key is <name>+<8 hex>+<base64 key>');
+  const [name, hash, b64] = [t.slice(0, at), t.slice(at + 1, at + 9), t.slice(at + 10)];
   if (!validKeyName(name)) throw new NoteFormatError('the verifier key has no valid name');
   if (!/^[0-9a-f]{8}$/.test(hash)) throw new NoteFormatError('the key hash of a verifier key is 8 lowercase hex digits');
   const bytes = B64_RE.test(b64) ? Buffer.from(b64, 'base64') : Buffer.alloc(0);
