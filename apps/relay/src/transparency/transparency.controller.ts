@@ -11,6 +11,7 @@ import { ConsistencyQuery, CosignatureDto, InclusionQuery, RefusalDto } from './
  * - `GET /log/proof/consistency` (public): hashes of subtrees only, what a witness off the host needs.
  * - `GET /log/proof/inclusion` (operator key): it names a record, so it is the operator's (there is no
  *   auditor grant for paired devices yet); the record itself comes from `svc relay events proof`.
+ * - `GET /log/witnesses` (operator key): each witness's newest cosigned tree head and newest refusal.
  * - `POST /log/cosignature`, `POST /log/witness-refusal` (public routes, the signature is the credential):
  *   accepted only under a key in RELAY_WITNESS_VKEYS.
  */
@@ -38,6 +39,14 @@ export class TransparencyController {
   @Header('Cache-Control', 'no-store')
   inclusion(@Query() q: InclusionQuery) {
     return this.log.inclusion(Number(q.seq), q.size === undefined ? undefined : Number(q.size));
+  }
+
+  /** What each configured witness cosigned last and its newest refusal (the operator's: the Store page's panel reads it). */
+  @Get('/witnesses')
+  @Auth('operator')
+  @Header('Cache-Control', 'no-store')
+  witnesses() {
+    return { ok: true, configured: this.log.witnesses.map((w) => w.name), witnesses: this.log.witnessView() };
   }
 
   @Post('/cosignature')
