@@ -104,6 +104,9 @@ export class TransparencyService implements OnModuleInit, OnModuleDestroy {
       this.pending = [];
       this.tree = tree;
       return tree;
+    } catch (err) {
+      // A log pruned before the tree existed (no compact range at its cut), or one that does not read.
+      throw new DomainError('log.tree_unavailable', 'unavailable', `the transparency log's tree cannot be built: ${(err as Error).message}`);
     } finally {
       await source.close();
     }
