@@ -63,3 +63,16 @@ export class TransparencyController {
     return { ok: true, ...this.log.refusal(body) };
   }
 }
+
+/** The same view for the console's Store page, under the console API (where its sign-in cookie goes). */
+@Controller('/console/api/store/witnesses')
+export class ConsoleWitnessesController {
+  constructor(private readonly log: TransparencyService) {}
+
+  @Get()
+  @Auth('operator')
+  @Header('Cache-Control', 'no-store')
+  witnesses() {
+    return { ok: true, configured: this.log.witnesses.map((w) => w.name), witnesses: this.log.witnessView() };
+  }
+}

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { TransparencyController } from './transparency.controller';
+import { ConsoleWitnessesController, TransparencyController } from './transparency.controller';
 import { TransparencyService } from './transparency.service';
 
 /** The transparency log: Merkle tree, checkpoints, proofs and witness cosignatures (issue 39). */
-@Module({ controllers: [TransparencyController], providers: [TransparencyService], exports: [TransparencyService] })
+@Module({ controllers: [TransparencyController, ConsoleWitnessesController], providers: [TransparencyService], exports: [TransparencyService] })
 export class TransparencyModule {}
