@@ -35,9 +35,11 @@ describe('MCP protocol: hints, output schemas, revision', () => {
     'android_read_screen',
     'android_screen_hash',
     'android_screenshot',
+    'android_ui_tree',
+    'android_wait_for',
   ];
   /** Those the safety pipeline may stop for the user's confirmation. */
-  const DESTRUCTIVE = ['android_call', 'android_send_sms', 'android_tap', 'android_tap_text', 'android_type'];
+  const DESTRUCTIVE = ['android_call', 'android_send_sms', 'android_tap', 'android_tap_text', 'android_type', 'android_type_secret'];
   const IDEMPOTENT = [...READ_ONLY, 'android_clipboard_write', 'android_event_stream', 'android_open_app', 'android_return_to_svc', 'android_wait'];
   const CLOSED_WORLD = [
     'android_ping',
@@ -59,7 +61,7 @@ describe('MCP protocol: hints, output schemas, revision', () => {
     const { client, transport } = await mcpConnect(relay, phone.token!);
     expect(transport.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(34);
+    expect(tools).toHaveLength(38);
     for (const t of tools) {
       expect([t.name, t.annotations]).toEqual([
         t.name,
@@ -78,7 +80,7 @@ describe('MCP protocol: hints, output schemas, revision', () => {
     const { client } = await mcpConnect(relay, phone.token!);
     const { tools } = await client.listTools();
     const withSchema = tools.filter((t: Tool) => t.outputSchema).map((t) => t.name);
-    expect(withSchema).toEqual(['android_screenshot']);
+    expect(withSchema).toEqual(['android_ui_tree', 'android_wait_for', 'android_screenshot', 'android_hand_over']);
     const validate = new AjvJsonSchemaValidator().getValidator(tools.find((t) => t.name === 'android_screenshot')!.outputSchema!);
     // The SDK's client checks each answer against the schema itself (callTool throws on a mismatch): this says so outright.
     const r = (await client.callTool({ name: 'android_screenshot', arguments: { format: 'png', max_side: 300 } })) as CallToolResult;
@@ -94,6 +96,26 @@ describe('MCP protocol: hints, output schemas, revision', () => {
     } finally {
       delete phone.handlers['/screenshot'];
     }
+    await client.close();
+  });
+
+  it('the element tree and wait_for declare outputSchemas their answers and refusals validate against (issue 40, item 2)', async () => {
+    const { client } = await mcpConnect(relay, phone.token!);
+    const { tools } = await client.listTools();
+    const validator = (name: string) => new AjvJsonSchemaValidator().getValidator(tools.find((t) => t.name === name)!.outputSchema!);
+    const tree = (await client.callTool({ name: 'android_ui_tree', arguments: {} })) as CallToolResult;
+    expect(validator('android_ui_tree')(tree.structuredContent)).toMatchObject({ valid: true });
+    expect(validator('android_ui_tree')({ total: 1, shown: 1, cut: false, elements: [{ ref: 'nope' }] })).toMatchObject({ valid: false });
+    const send = (tree.structuredContent as { elements: Array<{ label: string }> }).elements.find((e) => e.label === 'Send');
+    const found = (await client.callTool({ name: 'android_wait_for', arguments: { text: 'Send' } })) as CallToolResult;
+    expect(found.structuredContent).toMatchObject({ met: true, element: send });
+    expect(validator('android_wait_for')(found.structuredContent)).toMatchObject({ valid: true });
+    const timedOut = (await client.callTool({
+      name: 'android_wait_for',
+      arguments: { text: 'Nowhere', timeout_ms: 100, poll_ms: 50 },
+    })) as CallToolResult;
+    expect(timedOut).toMatchObject({ isError: true, structuredContent: { ok: false, code: 'mcp.wait_timeout' } });
+    expect(validator('android_wait_for')(timedOut.structuredContent)).toMatchObject({ valid: true });
     await client.close();
   });
 });

@@ -44,7 +44,7 @@ describe('svc relay mcp (stdio)', () => {
     const { client, transport, errors } = launch({ MOBILE_BRIDGE_TOKEN: phone.token! });
     await client.connect(transport);
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(34);
+    expect(tools).toHaveLength(38);
     const r = (await client.callTool({ name: 'android_read_screen', arguments: {} })) as CallToolResult;
     expect(textOf(r).split('\n')).toContain('[w0:2] Button "Send" #send clickable @0,440-1080,560'); // the app's node ids (ScreenReader.kt:290)
     const blocked = (await client.callTool({ name: 'android_open_app', arguments: { package: 'com.squareup.cash' } })) as CallToolResult;
@@ -79,6 +79,34 @@ describe('svc relay mcp (stdio)', () => {
     } finally {
       await client.close();
       big.stop();
+    }
+  });
+
+  it('the element tools over stdio: the tree, a tap by ref that navigates, typing by query, a wait for what appears', async () => {
+    const apps = await startSim(relay, { mode: 'app', ui: 'apps', deviceName: 'Stdio Apps', currentApp: 'com.android.launcher3', deliveryMs: 200 });
+    const { client, transport, errors } = launch({ MOBILE_BRIDGE_TOKEN: apps.token! });
+    type El = { ref: string; label: string | null; node: string; text: string | null };
+    const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+    const elements = async () => ((await call('android_ui_tree')).structuredContent as { elements: El[] }).elements;
+    try {
+      await client.connect(transport);
+      const launcher = await elements();
+      const messages = launcher.find((e) => e.label === 'Messages' && e.text === 'Messages')!;
+      expect(textOf(await call('android_ui_tree'))).toContain(`[${messages.ref}] text "Messages" #icon clickable longClickable @40,500-260,760`);
+      expect((await call('android_tap', { ref: messages.ref })).isError).toBeFalsy();
+      expect(apps.state.currentApp).toBe('com.google.android.apps.messaging');
+      expect((await call('android_tap', { query: { text: 'Mum', role: 'text' } })).isError).toBeFalsy();
+      expect((await call('android_type', { query: { text: 'Text message', role: 'input' }, text: 'Home soon' })).isError).toBeFalsy();
+      expect((await elements()).find((e) => e.label === 'Text message')).toMatchObject({ text: 'Home soon' });
+      expect((await call('android_tap', { query: { text: 'Send', role: 'button', exact: true } })).isError).toBeFalsy();
+      const delivered = await call('android_wait_for', { text: 'Delivered', timeout_ms: 10_000, poll_ms: 50 });
+      expect(delivered.structuredContent).toMatchObject({ met: true, element: { text: 'Delivered' } });
+      const stale = await call('android_tap', { ref: messages.ref });
+      expect(stale).toMatchObject({ isError: true, structuredContent: { code: 'mcp.stale_ref' } });
+      expect(errors).toEqual([]);
+    } finally {
+      await client.close();
+      apps.stop();
     }
   });
 

@@ -9,7 +9,7 @@ export type Run = { code: number; stdout: string; stderr: string };
 export async function svc(
   args: string[],
   env: NodeJS.ProcessEnv = {},
-  opts: { signal?: AbortSignal; tty?: boolean; errTty?: boolean; onStderr?: (all: string) => void } = {},
+  opts: { signal?: AbortSignal; tty?: boolean; errTty?: boolean; onStderr?: (all: string) => void; stdin?: NodeJS.ReadableStream } = {},
 ): Promise<Run> {
   let stdout = '';
   let stderr = '';
@@ -25,6 +25,7 @@ export async function svc(
     },
     env: { PATH: process.env.PATH, ...env },
     ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.stdin ? { stdin: opts.stdin } : {}),
   });
   return { code, stdout, stderr };
 }

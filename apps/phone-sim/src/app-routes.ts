@@ -70,7 +70,8 @@ export async function appRoute(method: string, path: string, b: Body, ctx: AppCo
   const s = phone.state;
   const tap = (x: number, y: number, duration: number): SimAnswer => {
     if (x < 0 || y < 0) return fail(`tap coordinates must be non-negative (got x=${x}, y=${y})`);
-    phone.event('view_clicked', null);
+    if (phone.apps) phone.tapAt(x, y);
+    else phone.event('view_clicked', null);
     return ok({ x, y, duration_ms: duration });
   };
   const swipe = (sx: number, sy: number, ex: number, ey: number, d: number): SimAnswer =>
@@ -135,9 +136,10 @@ export async function appRoute(method: string, path: string, b: Body, ctx: AppCo
       const lowered = needle.toLowerCase();
       const hit = phone.screenNodes().find((n) => n.text?.toLowerCase().includes(lowered) || n.contentDescription?.toLowerCase().includes(lowered));
       if (!hit) return fail(`no node found matching text: ${needle}`);
-      phone.event('view_clicked', hit.text);
-      if (hit.clickable) return ok({ ok: true, via: 'direct click', message: 'tapped via direct click', depth: 0, needle });
       const c = centre(hit.bounds);
+      if (phone.apps) phone.tapAt(c.x, c.y);
+      else phone.event('view_clicked', hit.text);
+      if (hit.clickable) return ok({ ok: true, via: 'direct click', message: 'tapped via direct click', depth: 0, needle });
       return ok({ ok: true, via: 'coordinate fallback', message: `tapped via coordinate fallback at (${c.x}, ${c.y})`, x: c.x, y: c.y, needle });
     }
     case '/long_press': {
@@ -163,6 +165,7 @@ export async function appRoute(method: string, path: string, b: Body, ctx: AppCo
       if (text === '') return fail("missing 'text' in body");
       // ActionExecutor.kt:643-690: ACTION_SET_TEXT on the focused field replaces its text.
       s.focusedText = text;
+      phone.typed(text);
       phone.event('view_text_changed', null);
       return ok({ length: text.length });
     }
@@ -232,6 +235,7 @@ export async function appRoute(method: string, path: string, b: Body, ctx: AppCo
       if (!KEYS.has(key.toLowerCase().trim()))
         return fail(`unsupported key '${key}' — supported: home, back, recents, notifications, quick_settings, power_dialog, lock_screen`);
       if (key.toLowerCase().trim() === 'home') phone.setForeground('com.android.launcher3');
+      else phone.pressKey(key.toLowerCase().trim());
       return ok({ key });
     }
     case '/wait': {

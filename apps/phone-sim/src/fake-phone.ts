@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { makePng } from './png';
+import { SimScreens } from './sim-screens';
 
 /** How the simulated user answers a destructive-verb confirmation: the relay's question, or the app's own modal. */
 export type ConfirmPolicy = 'allow' | 'deny' | 'ignore';
@@ -43,6 +44,13 @@ export type PhoneSetup = Partial<
    * enough for suites that bound a command to a few hundred ms.
    */
   screen?: { width: number; height: number };
+  /**
+   * `apps`: a launcher, a messaging app and settings that taps and typing navigate and change (sim-screens.ts).
+   * `fixed` (the default): one Messages screen that nothing changes, as the older suites expect.
+   */
+  ui?: 'fixed' | 'apps';
+  /** `apps`: how long a sent message says `Sending…` before `Delivered` (default 1500 ms, by the phone's clock). */
+  deliveryMs?: number;
 };
 
 /** An accessibility event a command caused, as `/events` lists it. */
@@ -75,6 +83,8 @@ export class FakePhone {
   readonly screenSize: { width: number; height: number };
   /** The screenshot's size: the screen's when `screen` was given. */
   readonly shotSize: { width: number; height: number };
+  /** The screens taps change (`ui: 'apps'`), else null. */
+  readonly apps: SimScreens | null;
   private seq = 0;
   private shot: { seq: number; png: Buffer } | null = null;
 
@@ -98,6 +108,34 @@ export class FakePhone {
       battery: 87,
       focusedText: '',
     };
+    this.apps =
+      setup.ui === 'apps'
+        ? new SimScreens(
+            {
+              size: this.screenSize,
+              now: () => this.now(),
+              currentApp: () => this.state.currentApp,
+              open: (pkg) => this.setForeground(pkg),
+              event: (type, text) => this.event(type, text),
+            },
+            setup.deliveryMs,
+          )
+        : null;
+  }
+
+  /** A tap the app dispatched at (x, y) in phone pixels: on the `apps` screens it lands on a view. */
+  tapAt(x: number, y: number): void {
+    this.apps?.tapAt(x, y);
+  }
+
+  /** Text the app set on the focused field. */
+  typed(text: string): void {
+    this.apps?.typed(text);
+  }
+
+  /** A global key the app pressed. */
+  pressKey(key: string): void {
+    if (key === 'back') this.apps?.back();
   }
 
   /** The seq of the newest event (0 before any). */
@@ -117,6 +155,7 @@ export class FakePhone {
   }
 
   screenNodes(): ScreenNode[] {
+    if (this.apps) return this.apps.nodes();
     const n = (nodeId: string, text: string | null, className: string, top: number, extra: Partial<ScreenNode> = {}): ScreenNode => ({
       nodeId,
       text,

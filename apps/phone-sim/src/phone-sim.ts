@@ -35,6 +35,10 @@ export type PhoneSimOptions = {
   currentApp?: string;
   /** The screen in pixels, screenshots full size at it (default: a 1080x2340 screen, 54x96 screenshots; fake-phone.ts). */
   screen?: { width: number; height: number };
+  /** `apps`: screens that taps and typing change (launcher, messaging, settings; sim-screens.ts). Default `fixed`. */
+  ui?: 'fixed' | 'apps';
+  /** `apps`: how long a sent message says `Sending…` (default 1500 ms). */
+  deliveryMs?: number;
   trustedVerbs?: string[];
   /** legacy: reported as is (absent: the relay's default applies); app: its own idle minutes, 5-120, default 30. */
   autoDisableMinutes?: number | null;

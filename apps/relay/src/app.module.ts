@@ -29,6 +29,7 @@ import { SecureLinkModule } from './secure-link/secure-link.module';
 import { ReachModule } from './reach/reach.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { McpModule } from './mcp/mcp.module';
+import { SecretsModule } from './secrets/secrets.module';
 import { PersonalDataModule } from './personal/personal-data.module';
 import { LogRetentionModule } from './log-retention/log-retention.module';
 import { TransparencyModule } from './transparency/transparency.module';
@@ -92,6 +93,7 @@ export class CoreModule {
     MetricsModule,
     McpModule,
     PersonalDataModule,
+    SecretsModule,
     LogRetentionModule,
     TransparencyModule,
     ConsoleModule,

@@ -304,6 +304,7 @@ export type * from './operator-actions';
 
 // ── Personal data: in personal-data.ts ──
 export type * from './personal-data';
+export type * from './secrets';
 
 // ── Metrics and Store: in store-metrics.ts ──
 export type * from './store-metrics';

@@ -15,7 +15,7 @@ export type PersonalDataDevice = {
 export type ForgettingRow = {
   seq: number;
   at: number;
-  scope: 'device' | 'before' | 'retention' | 'revoked';
+  scope: 'device' | 'before' | 'retention' | 'revoked' | 'secret';
   device: string | null;
   /** ISO time asked for, or null. */
   before: string | null;

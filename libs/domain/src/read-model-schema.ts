@@ -2,9 +2,9 @@
  * The read-model schema. Bump it when a projection's state or its meaning changes (2: rate limits keyed
  * per IPv6 /64, with a sweep time; 3: each block's start and each session's offline time; 4: each trust's
  * session token digest, which renewal is bound to; why a recording stopped, its key and the ones forgotten,
- * which keys a device received content under; 5: who keeps each bridge phone's idle expiry).
+ * which keys a device received content under; 5: who keeps each bridge phone's idle expiry; 6: the named secrets).
  */
-export const READ_MODEL_SCHEMA = 5;
+export const READ_MODEL_SCHEMA = 6;
 
 /**
  * The schema of the first relay that could prune its log (retention came with it). From it on, every bump
@@ -17,7 +17,10 @@ export const FIRST_PRUNABLE_SCHEMA = 5;
 export type SnapshotState = Record<string, unknown>;
 
 /** `(state under schema n) => state under schema n + 1`, keyed by n. */
-export const SNAPSHOT_UPCASTERS: { readonly [fromSchema: number]: (state: Readonly<SnapshotState>) => SnapshotState } = {};
+export const SNAPSHOT_UPCASTERS: { readonly [fromSchema: number]: (state: Readonly<SnapshotState>) => SnapshotState } = {
+  // No secret existed before schema 6.
+  5: (s) => ({ ...s, secrets: { secrets: [] } }),
+};
 
 /** The schema steps from FIRST_PRUNABLE_SCHEMA to `current` that have no upcaster (empty: any released snapshot upgrades). */
 export function missingSnapshotUpcasters(current = READ_MODEL_SCHEMA, upcasters = SNAPSHOT_UPCASTERS): number[] {

@@ -20,6 +20,7 @@ import { SecureLinkProjection } from './secure-link/secure-link.projection';
 import { TrustProjection } from './trust/trust.projection';
 import { PersonalDataProjection } from './personal/personal-data.projection';
 import { ConsoleAccessProjection } from './console-access/console-access.projection';
+import { SecretsProjection } from './secrets/secrets.projection';
 import { READ_MODEL_SCHEMA } from './read-model-schema';
 
 /**
@@ -49,6 +50,7 @@ export class ReadModels implements Projection<Record<string, unknown>> {
   readonly secureLink = new SecureLinkProjection();
   readonly personalData = new PersonalDataProjection();
   readonly consoleAccess = new ConsoleAccessProjection();
+  readonly secrets = new SecretsProjection();
   #lastSeq = 0;
 
   // Found once (lazily, after every field initializer ran); a private field is not an own enumerable entry.

@@ -67,6 +67,7 @@ export const EVENT_VERSIONS: { readonly [T in RelayEventType]: number } = {
   'relay.security_changed': 1,
   'relay.started': 1,
   'relay.stopping': 1,
+  'secret.set': 1,
   'secure_link.identity_changed': 1,
   'secure_link.reach_changed': 1,
   'secure_link.started': 1,

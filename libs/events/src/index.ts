@@ -21,6 +21,7 @@ export * from './events/secure-link.events';
 export * from './events/store.events';
 export * from './events/personal.events';
 export * from './events/log.events';
+export * from './events/secret.events';
 export * from './personal-data';
 export * from './chain';
 export * from './event-schema';

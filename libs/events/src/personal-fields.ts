@@ -6,6 +6,7 @@ export const PERSONAL_FIELDS = {
   'notification.posted': { title: null, text: null, subText: null },
   'phone.message_posted': { text: '', title: null, metadata: null },
   'phone.reply_received': { text: '' },
+  'secret.set': { value: null },
 } as const satisfies Record<string, Record<string, unknown>>;
 
 export type PersonalEventType = keyof typeof PERSONAL_FIELDS;

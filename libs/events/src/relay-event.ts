@@ -19,6 +19,7 @@ import type { TrustEvent } from './events/trust.events';
 import type { PersonalDataEvent } from './events/personal.events';
 import type { ConsoleAccessEvent } from './events/console.events';
 import type { LogEvent } from './events/log.events';
+import type { SecretEvent } from './events/secret.events';
 
 /** Every state change of the relay. Add a feature's union here (one line each); exhaustive switches find the gaps. */
 export type RelayEvent =
@@ -42,7 +43,8 @@ export type RelayEvent =
   | SecureLinkEvent
   | PersonalDataEvent
   | ConsoleAccessEvent
-  | LogEvent;
+  | LogEvent
+  | SecretEvent;
 
 export type RelayEventType = RelayEvent['type'];
 export type EventOf<T extends RelayEventType> = Extract<RelayEvent, { type: T }>;

@@ -15,7 +15,7 @@ export const FAMILIES: ReadonlyArray<{ label: string; value: string }> = [
   { label: 'Profiles', value: 'profile.' },
   { label: 'Desktop', value: 'desktop.' },
   { label: 'Notifications', value: 'notification.,clipboard.,chat.' },
-  { label: 'Personal data', value: 'personal.' },
+  { label: 'Personal data & secrets', value: 'personal.,secret.' },
   { label: 'Secure Link & Reach', value: 'secure_link.' },
   { label: 'Auth & blocks', value: 'auth.,ratelimit.,console.' },
   { label: 'Relay', value: 'relay.' },

@@ -191,9 +191,17 @@ export const SUMMARIES: { readonly [T in RelayEventType]: Summarize<T> } = {
 
   'personal.forgotten': (d) =>
     `forgot personal content ${FORGET_SCOPE[d.scope] ?? d.scope}${d.device ? ` ${d.device}` : ''}${d.before ? ` before ${minute(d.before)}Z` : ''}: ${plural(d.keys.length, 'key')} destroyed`,
+  // Never the value: the console's events come without it (console-redaction.ts withoutPersonal).
+  'secret.set': (d) => `secret ${d.name} ${d.replaced ? 'replaced' : 'registered'} (its value sealed)`,
 };
 
-const FORGET_SCOPE: Record<string, string> = { device: 'of device', before: '', retention: 'past retention,', revoked: 'of revoked device' };
+const FORGET_SCOPE: Record<string, string> = {
+  device: 'of device',
+  before: '',
+  retention: 'past retention,',
+  revoked: 'of revoked device',
+  secret: 'of',
+};
 
 /** One line in words for the log, the ticker and the overview. */
 export function summary(e: ConsoleEvent): string {

@@ -1,4 +1,14 @@
-import { agentAnswered, agentQuestion, askAgent, DomainError, type AgentAnswer, type BridgeDevice, type SafetySettings } from '@svc/domain';
+import {
+  agentAnswered,
+  agentQuestion,
+  askAgent,
+  DomainError,
+  SECRET_VERB,
+  secretLabel,
+  type AgentAnswer,
+  type BridgeDevice,
+  type SafetySettings,
+} from '@svc/domain';
 import type { CommandOrigin, SafetyDecisionKind } from '@svc/events';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/loop/clock';
@@ -11,8 +21,11 @@ export type AgentQuestion = { verb: string; text: string; path: string; deviceNa
 /** Asks the user of the client that sent a command (MCP elicitation); aborted when the decision was made otherwise. */
 export type AskAgent = (q: AgentQuestion, signal: AbortSignal) => Promise<AgentAnswer>;
 
-/** Where a Device Control command came from when not over HTTP, and how to ask its user (when its client can). */
-export type CommandFrom = { origin: CommandOrigin; ask?: AskAgent };
+/**
+ * Where a Device Control command came from when not over HTTP, and how to ask its user (when its client can);
+ * `secret`: the command types this named secret (its value is the body's text, never shown or recorded).
+ */
+export type CommandFrom = { origin: CommandOrigin; ask?: AskAgent; secret?: { name: string; value: string } };
 
 type Command = { requestId: string; method: string; path: string; body: Record<string, unknown>; actor: string };
 
@@ -36,8 +49,10 @@ export class AgentConfirmations {
   async confirm(device: BridgeDevice, c: Command, from: CommandFrom): Promise<void> {
     const ask = from.ask;
     if (!ask) return;
-    const q = agentQuestion(this.loop.models, { tokenPrefix: device.tokenPrefix, path: c.path, body: c.body }, this.settings, this.clock.now());
-    if (!q) return;
+    const found = agentQuestion(this.loop.models, { tokenPrefix: device.tokenPrefix, path: c.path, body: c.body }, this.settings, this.clock.now());
+    if (!found) return;
+    // A secret's question names the secret: its verb and text would be words of the value.
+    const q = from.secret ? { verb: SECRET_VERB, text: secretLabel(from.secret.name) } : found;
     const origin = from.origin;
     const target = { requestId: c.requestId, tokenPrefix: device.tokenPrefix };
     // Registered before the question is written: the answer's event may come back before the write resolves.

@@ -21,6 +21,7 @@ import {
   planCommand,
   reportStatus,
   resolveConfirmation,
+  secretLabel,
   selectActive,
   statusTightens,
   type BridgeDevice,
@@ -48,7 +49,8 @@ import { commandAnswered, commandFailed } from './command-outcome';
 import { confirmationDenied, planOf, refusal } from './bridge-plan';
 import { foregroundShown, readBridgeResponse } from './bridge-response';
 import { pickSelector, withoutSelectors } from './device-selector';
-import { InFlightCommands, type CommandReply, type SentCommand } from './in-flight-commands';
+import { InFlightCommands, type CommandReply, type OutgoingCommand, type SentCommand } from './in-flight-commands';
+import { secretScrubber } from './secret-command';
 import type { Envelope } from '../phone-socket/envelope';
 import type { PhoneConnection } from '../phone-socket/phone-connection';
 import { PhoneHub } from '../phone-socket/phone-hub.service';
@@ -191,7 +193,8 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     }
     const answer = readBridgeResponse(pending.path, p);
     if (!answer.ok) return void this.fail(pending, 'bad_response', answer.error);
-    const { status, body, screenshot } = answer;
+    const { status, screenshot } = answer;
+    const body = pending.scrub ? pending.scrub(answer.body) : answer.body;
     this.settle(pending);
     const seen = status < 300 ? foregroundShown(pending.path, body) : null;
     if (pending.path === '/screen' && status < 300) {
@@ -272,7 +275,9 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       params,
       confirmTimeoutSeconds: this.config.bridge.confirmTimeoutSeconds,
       ...(from ? { origin: from.origin } : {}),
+      ...(from?.secret ? { secret: from.secret.name } : {}),
     };
+    const scrub = secretScrubber(from);
     if (from) await this.agents.confirm(device, { requestId, method, path, body: payload, actor }, from);
     const side = confirmationSide(this.connOf(device)?.supports);
     const phoneAnswerMs = this.config.bridge.commandTimeoutMs + this.config.bridge.confirmTimeoutSeconds * 1000;
@@ -283,9 +288,10 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     );
     // Asked of the phone's own modal: confirmation_requested (by: phone) was written with command_sent, and
     // the phone's answer decides.
-    if (plan.sent && plan.asked) return this.send(device, requestId, method, path, params, payload, phoneAnswerMs);
+    if (plan.sent && plan.asked) return this.send(device, { requestId, method, path, params, body: payload, scrub }, phoneAnswerMs);
     if (plan.asked) {
-      const outcome = await this.askPhone(device, requestId, path, plan.asked, confirmationText(path, payload, plan.asked));
+      const shown = from?.secret ? secretLabel(from.secret.name) : confirmationText(path, payload, plan.asked);
+      const outcome = await this.askPhone(device, requestId, path, plan.asked, shown);
       if (outcome === 'confirmation_cancelled')
         throw new DomainError('bridge.phone_gone', 'upstream', 'the phone disconnected before answering the confirmation');
       if (outcome !== 'confirmation_allowed') throw confirmationDenied();
@@ -293,11 +299,12 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     }
     if (plan.refused) throw refusal(plan.refused);
     if (!plan.sent) throw confirmationDenied();
-    const reply = await this.send(device, requestId, method, path, params, payload);
+    const reply = await this.send(device, { requestId, method, path, params, body: payload, scrub });
     return path === '/screen' ? { ...reply, body: screenAsAsked({ ...params, ...payload }, reply.body) } : reply;
   }
 
-  private askPhone(device: BridgeDevice, requestId: string, path: string, verb: string, text: string): Promise<SafetyDecisionKind> {
+  /** Puts a question to the phone's user (`bridge.confirm`); resolves with the decision that ended it. */
+  askPhone(device: BridgeDevice, requestId: string, path: string, verb: string, text: string): Promise<SafetyDecisionKind> {
     return new Promise((resolve) => {
       const conn = this.connOf(device);
       this.inFlightCommands.confirming(requestId, { connId: device.connId, tokenPrefix: device.tokenPrefix, resolve });
@@ -308,15 +315,8 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     });
   }
 
-  private send(
-    device: BridgeDevice,
-    requestId: string,
-    method: string,
-    path: string,
-    params: Record<string, unknown>,
-    body: Record<string, unknown>,
-    phoneAnswerMs?: number,
-  ): Promise<CommandReply> {
+  private send(device: BridgeDevice, c: OutgoingCommand, phoneAnswerMs?: number): Promise<CommandReply> {
+    const { requestId, method, path, params, body } = c;
     const timeoutMs = phoneAnswerMs ?? this.config.bridge.commandTimeoutMs;
     const screen = this.screens.get(device.tokenPrefix) ?? DEFAULT_SCREEN;
     const wire = toPhoneCommand(path, method as 'GET' | 'POST', params, body, screen, clientNames(this.config.clientSpelling));
@@ -337,6 +337,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
         path,
         method,
         phoneConfirms: phoneAnswerMs !== undefined,
+        ...(c.scrub ? { scrub: c.scrub } : {}),
         started: performance.now(),
         timer,
         resolve,
@@ -375,7 +376,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     p.reject(err);
   }
 
-  private connOf(device: BridgeDevice): PhoneConnection | undefined {
+  connOf(device: BridgeDevice): PhoneConnection | undefined {
     return this.hub.byPrefix(device.tokenPrefix).find((c) => c.id === device.connId && !c.closed);
   }
 

@@ -11,10 +11,22 @@ export type SentCommand = {
   method: string;
   /** The app confirms this command itself: its answer is the user's decision. */
   phoneConfirms: boolean;
+  /** A secret's `/type`: its value taken out of the phone's answer before anything reads it (secrets.ts scrubSecret). */
+  scrub?: (body: Record<string, unknown>) => Record<string, unknown>;
   started: number;
   timer: NodeJS.Timeout;
   resolve: (r: CommandReply) => void;
   reject: (e: Error) => void;
+};
+
+/** A command on its way to the phone, as the relay sends it. */
+export type OutgoingCommand = {
+  requestId: string;
+  method: string;
+  path: string;
+  params: Record<string, unknown>;
+  body: Record<string, unknown>;
+  scrub?: SentCommand['scrub'];
 };
 
 /** A command held until the phone's user answers the relay's `bridge.confirm`. */

@@ -9,6 +9,8 @@ export type CliIo = {
   env: NodeJS.ProcessEnv;
   /** Long-running commands (`start`, `events tail --follow`) stop when this aborts (SIGINT/SIGTERM in production). */
   signal?: AbortSignal;
+  /** What `secrets set` reads a value from (process.stdin when absent). */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
 };
 
 /** Exit statuses: 0 ok, 1 the command failed (bad config, broken log, no relay...), 2 usage error. */

@@ -33,6 +33,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'relay service print': async (args, io) => (await import('./service')).servicePrintCommand(args, io),
   'relay service install': async (args, io) => (await import('./service')).serviceInstallCommand(args, io),
   'relay mcp': async (args, io) => (await import('./mcp')).mcpCommand(args, io),
+  'relay secrets': async (args, io) => (await import('./secrets')).secretsCommand(args, io),
   reach: async (args, io) => (await import('./reach')).reachCommand(args, io),
   'reach host-entry': async (args, io) => (await import('./reach')).hostEntryCommand(args, io),
   'phone-sim': async (args, io) => (await import('./phone-sim')).runPhoneSim(args, (l) => line(io.stdout, l)),

@@ -15,6 +15,8 @@ Phone:
   --trust send,pay        verbs confirmed without asking
   --auto-disable MINUTES  idle minutes before timed screen access ends (app: 5-120, default 30)
   --screen WxH            the screen in pixels, screenshots full size at it (default: 54x96 thumbnails)
+  --ui fixed|apps         apps: a launcher, a messaging app and settings that taps and typing change
+                          (default fixed: one Messages screen that nothing changes)
   --save-token FILE       write the session token there (0600); it is never printed
   --quiet                 do not log Device Control traffic
 

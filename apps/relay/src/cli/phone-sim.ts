@@ -23,6 +23,7 @@ const VALUED = new Set([
   'trust',
   'auto-disable',
   'screen',
+  'ui',
   'save-token',
 ]);
 const FLOWS = new Set([
@@ -117,6 +118,9 @@ export async function runPhoneSim(
   // --screen 1440x3120: full-size screenshots at that size (issue 40), as a real phone's.
   const screen = flag('screen') === undefined ? null : /^([1-9]\d{0,3})x([1-9]\d{0,3})$/.exec(flag('screen')!);
   if (flag('screen') !== undefined && !screen) return usage('--screen must be WIDTHxHEIGHT in pixels, e.g. 1440x3120');
+  // --ui apps: screens taps and typing change, for agents' element tools (issue 40, item 2).
+  const ui = flag('ui') ?? 'fixed';
+  if (ui !== 'fixed' && ui !== 'apps') return usage('--ui must be fixed or apps');
   for (const n of parsed.values.get('notify') ?? [])
     if (!n.replace('|', '').trim()) return usage('--notify needs "TITLE|TEXT" (either may be empty, not both)');
   if ((flag('chat') || flag('reply-to')) && !flag('reply')) return usage('--chat and --reply-to go with --reply');
@@ -152,6 +156,7 @@ export async function runPhoneSim(
       .filter(Boolean),
     autoDisableMinutes: autoDisable,
     ...(screen ? { screen: { width: Number(screen[1]), height: Number(screen[2]) } } : {}),
+    ui,
     log: has('quiet') ? undefined : (line) => say(line),
   });
   const flowsOut: FlowsOut = { line: say, raw, backlog: streams.backlog };

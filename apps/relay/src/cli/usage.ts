@@ -37,6 +37,8 @@ Usage:
   svc relay update-check           is a newer relay available (offline: "unknown")
   svc relay doctor [--json]        check the relay, the agent's API, TLS, the event log, disk
   svc relay mcp                    an MCP server on stdio for desktop agents, through the running relay
+  svc relay secrets [list|set|forget NAME]
+                                   named secrets agents type without seeing (MCP android_type_secret)
   svc relay profiles [list|enable] which profiles enable the relay's plugin; enable it
   svc relay compat [status|install|remove]
                                    the compatibility hook for older agent API servers
@@ -74,6 +76,8 @@ Commands:
   update-check          whether a newer relay is available
   doctor                check the relay and what it depends on, with fix hints
   mcp                   an MCP server on stdio for desktop agents, through the running relay
+  secrets [list|set NAME|forget NAME]
+                        named secrets agents type without seeing them (MCP android_type_secret)
   profiles [list|enable]
                         which profiles enable the relay's plugin; enable it
   compat [status|install|remove]
@@ -192,6 +196,19 @@ safety pipeline, and every command is recorded with the MCP client's name.
 The relay of $SVC_HOME is found by its lock (any port), else through RELAY_HOST and RELAY_PORT; over TLS, let Node trust
 its certificate with NODE_EXTRA_CA_CERTS. The session token comes from MOBILE_BRIDGE_TOKEN (or
 SVC_RELAY_TOKEN) and needs the bridge grant. Only JSON-RPC is written to stdout; errors go to stderr.`,
+
+  'relay secrets': `Usage: svc relay secrets [list] [--json]
+       svc relay secrets set NAME [--json]      (the value from stdin, or a prompt that shows nothing)
+       svc relay secrets forget NAME [--json]
+
+Named secrets (a password, a PIN) that an agent types with the MCP tool android_type_secret {name}
+without ever seeing them: not in its results, the event log, the relay's log, metrics or the console.
+Each value is sealed in the log under a data key of its own; forget destroys that key (the record stays,
+unreadable), and set on an existing NAME replaces the value and destroys the old one's key. A NAME is 1 to
+40 letters, digits, _ or -; a value at most 1024 characters on one line; RELAY_MCP_SECRETS_MAX (default 32)
+bounds how many. A value is never an argument: printf %s "$VALUE" | svc relay secrets set NAME
+Through the running relay of $SVC_HOME (its lock, any port; else RELAY_HOST and RELAY_PORT) with the home's
+operator key.`,
 
   reach: `Usage: svc reach --credentials FILE [--listen ADDR] [--port P] [--tls-cert C --tls-key K] [--state FILE] [limits]
 

@@ -1,7 +1,8 @@
 import type { Type } from '@nestjs/common';
-import { IsIn, IsInt, IsOptional, Max, Min } from '../common/http/validators';
+import { IsIn, IsInt, IsOptional, Max, Min, ValidateIf } from '../common/http/validators';
 import { SelectorQuery } from '../bridge/device-control.dto';
-import { DragDto, LongPressDto, SwipeDto, TapDto } from '../bridge/device-control-gestures.dto';
+import { DragDto, LongPressDto, SwipeDto, TapDto, TypeDto } from '../bridge/device-control-gestures.dto';
+import { QueryField, RefField, UiTreeInput, WaitForInput, type ElementQueryInput } from './mcp-element-inputs.dto';
 import { MAX_PHONE_SIDE, MIN_MAX_SIDE, SCREEN_FORMATS, type ScreenFormat } from './screen-image';
 
 /*
@@ -42,8 +43,38 @@ function withSpace<T extends Type<object>>(Base: T, name: string): T {
   return WithSpace;
 }
 
-export const TapToolInput = withSpace(TapDto, 'TapToolInput');
-export const LongPressToolInput = withSpace(LongPressDto, 'LongPressToolInput');
+/** No ref or query: then the route's own x/y rule applies (both conditions must hold for x and y to be checked). */
+const noTarget = (o: { ref?: unknown; query?: unknown }) => o.ref === undefined && o.query === undefined;
+
+/** A gesture that may also name its element by `ref` or `query` (issue 40, item 2; mcp-elements.ts). */
+function withSpaceAndTarget<T extends Type<object>>(Base: T, name: string): T {
+  class WithTarget extends withSpace(Base, name) {
+    @RefField()
+    ref?: string;
+
+    @QueryField()
+    query?: ElementQueryInput;
+
+    @ValidateIf(noTarget)
+    x?: number;
+
+    @ValidateIf(noTarget)
+    y?: number;
+  }
+  Object.defineProperty(WithTarget, 'name', { value: name });
+  return WithTarget;
+}
+
+export const TapToolInput = withSpaceAndTarget(TapDto, 'TapToolInput');
+export const LongPressToolInput = withSpaceAndTarget(LongPressDto, 'LongPressToolInput');
+
+export class TypeToolInput extends TypeDto {
+  @RefField()
+  ref?: string;
+
+  @QueryField()
+  query?: ElementQueryInput;
+}
 export const DragToolInput = withSpace(DragDto, 'DragToolInput');
 export const SwipeToolInput = withSpace(SwipeDto, 'SwipeToolInput');
 
@@ -58,7 +89,14 @@ const GESTURE_INPUTS: Readonly<Record<string, Type<object>>> = {
 export const isGesture = (method: string, path: string): boolean => `${method} ${path}` in GESTURE_INPUTS;
 
 /** The tool inputs that differ from their route's DTO, by tool route. */
-export const TOOL_INPUTS: Readonly<Record<string, Type<object>>> = { 'GET /screenshot': ScreenshotToolInput, ...GESTURE_INPUTS };
+export const TOOL_INPUTS: Readonly<Record<string, Type<object>>> = {
+  'GET /screenshot': ScreenshotToolInput,
+  'POST /type': TypeToolInput,
+  ...GESTURE_INPUTS,
+};
+
+/** The inputs of tools that share their route with another tool (android_ui_tree and android_wait_for read `/screen`), by name. */
+export const NAMED_INPUTS: Readonly<Record<string, Type<object>>> = { android_ui_tree: UiTreeInput, android_wait_for: WaitForInput };
 
 /** The fields above: the relay's, taken off before the input goes to the phone. */
-export const MCP_ONLY = ['max_side', 'format', 'quality', 'coordinates'] as const;
+export const MCP_ONLY = ['max_side', 'format', 'quality', 'coordinates', 'ref', 'query'] as const;

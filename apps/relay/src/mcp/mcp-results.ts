@@ -25,6 +25,10 @@ export function toolResult(shape: ResultShape, reply: CommandReply): CallToolRes
     case 'screenshot':
       // Scaled and encoded asynchronously, with the session's image space: mcp-screenshot.ts.
       throw new Error('a screenshot is answered by screenshotResult');
+    case 'tree':
+    case 'wait':
+      // Composed of several commands: mcp-elements.ts.
+      throw new Error('an element tool is answered by elementCall');
     case 'json':
       return text(JSON.stringify(body));
   }

@@ -15,6 +15,9 @@ import { pickSelector } from '../bridge/device-selector';
 import { ImageSpaces } from './image-space';
 import { isGesture, MCP_ONLY } from './mcp-inputs.dto';
 import { screenRequest, screenshotResult } from './mcp-screenshot';
+import type { ElementLimits } from './element-call';
+import { elementCall } from './mcp-elements';
+import { runHumanTool } from './mcp-human-tools';
 
 export type McpDeps = {
   bridge: BridgeService;
@@ -25,13 +28,17 @@ export type McpDeps = {
   version: string;
   /** RELAY_MCP_SCREENSHOT_MAX_SIDE: a screenshot's long side when the call names no max_side. */
   screenshotMaxSide: number;
+  /** The element tree's and android_wait_for's bounds (RELAY_MCP_TREE_*, RELAY_MCP_WAIT_*). */
+  elements: ElementLimits;
 };
 
 const INSTRUCTIONS =
   'Drives Android phones paired with this svc relay (Device Control). Every call passes the relay’s safety pipeline: ' +
   'blocklisted apps (banking, payments, passwords, 2FA) are refused, destructive actions (send, pay, delete, calls, SMS) ' +
   'are confirmed by the phone’s user, and Device Control switches itself off when idle. A refusal comes back as a tool ' +
-  'error saying why; tell the user rather than retrying. Start with android_ping, then android_read_screen.';
+  'error saying why; tell the user rather than retrying. Start with android_ping, then android_read_screen. ' +
+  'A password or PIN the user registered on the relay is typed with android_type_secret by its name (you never see it); ' +
+  'when only the user can go on (a login, a CAPTCHA), android_hand_over asks them to take over and waits.';
 
 /** The MCP client's name for itself as the record keeps it: printable, at most 64 characters. */
 export function clientName(raw: unknown): string {
@@ -60,7 +67,7 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
       if (!input.ok) throw input.error;
       const from: CommandFrom = { origin: { via: 'mcp', client: clientName(server.getClientVersion()?.name) } };
       if (server.getClientCapabilities()?.elicitation) from.ask = asker(server, extra.requestId);
-      return await run(tool, input.value as Record<string, unknown>, from);
+      return await run(tool, input.value as Record<string, unknown>, from, extra.signal);
     } catch (err) {
       const refused = errorResult(err);
       if (refused) return refused;
@@ -69,7 +76,10 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
     }
   });
   /** One tool call: its gesture coordinates in the phone's pixels, the relay's own fields taken off, a screenshot scaled. */
-  async function run(tool: ToolEntry, value: Record<string, unknown>, from: CommandFrom): Promise<CallToolResult> {
+  async function run(tool: ToolEntry, value: Record<string, unknown>, from: CommandFrom, signal: AbortSignal): Promise<CallToolResult> {
+    if (tool.human) return runHumanTool(deps, driver, tool.human, value, from);
+    const byElement = await elementCall(tool, value, { bridge: deps.bridge, clock: deps.clock, limits: deps.elements, driver, from, signal });
+    if (byElement) return byElement;
     const phone = () => pickDevice(deps.loop.models, { selector: pickSelector(value), driver }, deps.clock.now()).tokenPrefix;
     let input = Object.fromEntries(Object.entries(value).filter(([k]) => !(MCP_ONLY as readonly string[]).includes(k)));
     if (isGesture(tool.method, tool.path) && value.coordinates !== 'phone') input = spaces.toPhone(phone(), input);

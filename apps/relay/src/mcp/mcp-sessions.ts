@@ -70,6 +70,7 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
       logger,
       version: runtime.version,
       screenshotMaxSide: config.bridge.mcpScreenshotMaxSide,
+      elements: config.bridge.mcpElements,
     };
     this.limits = { ...config.bridge.mcpSessions };
   }

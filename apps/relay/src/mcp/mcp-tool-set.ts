@@ -5,11 +5,16 @@ import { DtoJsonSchemas } from '../common/http/dto-json-schema';
 import { parseFrame, type ParsedFrame } from '../common/sockets/parse-frame';
 import { DEVICE_CONTROL_RULE_SCHEMAS } from '../bridge/device-control-schemas';
 import { deviceControlInput } from '../bridge/device-control.controller';
-import { TOOL_INPUTS } from './mcp-inputs.dto';
-import { annotationsOf, toolRoutes, type ToolRoute } from './mcp-tools';
+import { NAMED_INPUTS, TOOL_INPUTS } from './mcp-inputs.dto';
+import { annotationsOf, toolRoutes, type ResultShape, type ToolRoute } from './mcp-tools';
 import { SCREENSHOT_OUTPUT } from './mcp-screenshot';
+import { TREE_OUTPUT } from './element-text';
+import { WAIT_OUTPUT } from './mcp-wait';
+import { HAND_OVER_OUTPUT, HUMAN_ANNOTATIONS, HUMAN_TOOLS, type HumanTool } from './mcp-human-tools';
 
-export type ToolEntry = ToolRoute & { input: Type<object> };
+export type ToolEntry = ToolRoute & { input: Type<object>; human?: HumanTool };
+
+const OUTPUTS: Partial<Record<ResultShape, Tool['outputSchema']>> = { screenshot: SCREENSHOT_OUTPUT, tree: TREE_OUTPUT, wait: WAIT_OUTPUT };
 
 /**
  * The MCP tools of one relay: each Device Control route (mcp-tools.ts) with the DTO its HTTP route reads
@@ -25,9 +30,13 @@ export class McpToolSet {
     names: ClientNames,
     private readonly schemas = new DtoJsonSchemas(DEVICE_CONTROL_RULE_SCHEMAS),
   ) {
-    this.byName = new Map(
-      toolRoutes(names).map((t) => [t.name, { ...t, input: TOOL_INPUTS[`${t.method} ${t.path}`] ?? deviceControlInput(t.method, t.path) }]),
-    );
+    this.byName = new Map([
+      ...toolRoutes(names).map((t): [string, ToolEntry] => [
+        t.name,
+        { ...t, input: NAMED_INPUTS[t.name] ?? TOOL_INPUTS[`${t.method} ${t.path}`] ?? deviceControlInput(t.method, t.path) },
+      ]),
+      ...HUMAN_TOOLS.map((t): [string, ToolEntry] => [t.name, t]),
+    ]);
   }
 
   get(name: string): ToolEntry | undefined {
@@ -52,10 +61,12 @@ export class McpToolSet {
       name: t.name,
       description: t.description,
       inputSchema: this.schemas.of(t.input) as Tool['inputSchema'],
-      annotations: annotationsOf(t),
-      // Only the screenshot's answer is the relay's own: every other tool's data is the phone's JSON, whose shape
-      // an app update may change, and a declared schema would turn that into the client's validation error.
-      ...(t.shape === 'screenshot' ? { outputSchema: SCREENSHOT_OUTPUT } : {}),
+      annotations: t.human ? HUMAN_ANNOTATIONS[t.human] : annotationsOf(t),
+      // Only the screenshot's, the element tools' and the hand-over's answers are the relay's own: every other tool's data
+      // is the phone's JSON, whose shape an app update may change, and a declared schema would turn that into the client's
+      // validation error.
+      ...(OUTPUTS[t.shape] ? { outputSchema: OUTPUTS[t.shape] } : {}),
+      ...(t.human === 'hand_over' ? { outputSchema: HAND_OVER_OUTPUT } : {}),
     }));
     return this.listing;
   }

@@ -4,6 +4,7 @@ import { errorResult, nodesText, screenText, toolResult } from './mcp-results';
 import { McpToolSet } from './mcp-tool-set';
 import { isReadOnly, toolRoutes } from './mcp-tools';
 import { clientName } from './mcp-server';
+import { TapDto } from '../bridge/device-control-gestures.dto';
 
 describe('MCP tools', () => {
   it('cover every Device Control route of spec 4.9, each with a method the route has, under unique names', () => {
@@ -42,6 +43,8 @@ describe('MCP tools', () => {
         'android_read_screen',
         'android_screen_hash',
         'android_screenshot',
+        'android_ui_tree',
+        'android_wait_for',
       ].sort(),
     );
   });
@@ -76,10 +79,43 @@ describe('MCP tools', () => {
     const set = new McpToolSet(clientNames('svc'));
     // A gesture's MCP input is its route's DTO with `coordinates` (mcp-inputs.dto.ts).
     expect(set.get('android_tap')!.input.name).toBe('TapToolInput');
-    expect(Object.getPrototypeOf(set.get('android_tap')!.input).name).toBe('TapDto');
+    expect(new (set.get('android_tap')!.input)()).toBeInstanceOf(TapDto);
     expect(set.get('android_read_screen')!.input.name).toBe('ScreenQuery');
     expect(set.get('android_setup')!.input.name).toBe('SelectorOnlyBody');
     expect(set.get('android_nope')).toBeUndefined();
+  });
+
+  it('take a ref or a query where the element tools do (issue 40, item 2): the shapes checked, x/y needed only without them', () => {
+    const set = new McpToolSet(clientNames('svc'));
+    const [tap, press, type, tree, wait] = ['android_tap', 'android_long_press', 'android_type', 'android_ui_tree', 'android_wait_for'].map((n) =>
+      set.get(n)!,
+    );
+    expect([type.input.name, tree.input.name, wait.input.name]).toEqual(['TypeToolInput', 'UiTreeInput', 'WaitForInput']);
+    expect(set.read(tap, { ref: 'e0123456v' })).toMatchObject({ ok: true, value: { ref: 'e0123456v' } });
+    expect(set.read(press, { query: { role: 'button' } })).toMatchObject({ ok: true, value: { query: { role: 'button' } } });
+    expect(set.read(type, { text: 'hi', query: { text: 'Message', exact: true } })).toMatchObject({ ok: true });
+    const refused = (tool: typeof tap, args: unknown) => {
+      const r = set.read(tool, args);
+      return r.ok ? 'accepted' : r.error.message;
+    };
+    expect(refused(tap, {})).toMatch(/x must be/);
+    expect(refused(tap, { ref: 'w0:3' })).toMatch(/ref must be a ref from android_ui_tree/);
+    expect(refused(tap, { ref: `e${'0'.repeat(10_000)}` })).toMatch(/ref must be a ref from android_ui_tree/);
+    expect(refused(tap, { query: 'Send' })).toMatch(/query must be an object/);
+    expect(refused(tap, { query: {} })).toMatch(/query needs text or role/);
+    expect(refused(tap, { query: { text: 'x'.repeat(501) } })).toMatch(/query.text must be 1-500 characters/);
+    expect(refused(tap, { query: { role: 'link' } })).toMatch(/query.role must be one of button, input/);
+    expect(refused(wait, { text: 'Delivered', timeout_ms: 600_001 })).toMatch(/timeout_ms must not be greater than 600000/);
+    expect(refused(wait, { text: 'Delivered', poll_ms: 1 })).toMatch(/poll_ms must not be less than 50/);
+    expect(refused(tree, { max_elements: 0 })).toMatch(/max_elements must not be less than 1/);
+    const schemas = new Map(set.list().map((t) => [t.name, t]));
+    expect(schemas.get('android_tap')!.inputSchema.properties).toMatchObject({
+      ref: { type: 'string' },
+      query: { $ref: '#/$defs/ElementQueryInput' },
+    });
+    expect(schemas.get('android_ui_tree')!.outputSchema).toBeDefined();
+    expect(schemas.get('android_wait_for')!.outputSchema).toBeDefined();
+    expect(schemas.get('android_wait_for')!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
   });
 
   it('read no arguments once per tool (a copy each time), and anything else in full', () => {

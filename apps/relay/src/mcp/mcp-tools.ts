@@ -2,7 +2,7 @@ import { DEFAULT_ROUTE_VERBS, destructiveText, routeSpec, type ClientNames } fro
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 
 /** How a tool's answer is shown to the agent (mcp-results.ts). */
-export type ResultShape = 'json' | 'screen' | 'nodes' | 'screenshot';
+export type ResultShape = 'json' | 'screen' | 'nodes' | 'screenshot' | 'tree' | 'wait';
 
 /** One MCP tool: a Device Control route and method, named as the host's agent tools name it. */
 export type ToolRoute = { name: string; method: 'GET' | 'POST'; path: string; shape: ResultShape; description: string };
@@ -10,6 +10,9 @@ export type ToolRoute = { name: string; method: 'GET' | 'POST'; path: string; sh
 const IMAGE_SPACE =
   ' Coordinates are pixels of the last android_screenshot this MCP session took of this phone (the relay maps them back to the phone’s pixels;' +
   ' a point outside that image is refused); coordinates: "phone" gives phone pixels instead (as android_read_screen’s bounds are). With no screenshot yet, they are phone pixels.';
+
+const TARGET =
+  ' Or name the element instead: ref (from android_ui_tree) or query {text, role, exact}; the relay reads the screen, finds that one element on it now (a stale ref, no match or several matches is an error saying what to do) and acts on it.';
 
 const DEVICE =
   ' Optional `device` (a device_id, token prefix of 4+ characters, or device name) picks the phone; without it the active phone, else the only one.' +
@@ -52,6 +55,20 @@ export function toolRoutes(names: ClientNames): ToolRoute[] {
       'screen',
     ),
     t(
+      'android_ui_tree',
+      'GET',
+      '/screen',
+      'Read the current screen as an element tree for acting on: one line per element, indented by nesting, [ref] role "text" (description) ~"texts inside" #id flags @bounds (phone pixels). A ref names the same element across reads while it keeps its class, id and text (and its containers theirs); pass it as ref to android_tap, android_long_press, android_type or android_wait_for. Also as structuredContent. max_elements cuts a big screen (off-screen elements first).',
+      'tree',
+    ),
+    t(
+      'android_wait_for',
+      'GET',
+      '/screen',
+      'Wait until an element is on the screen (ref, query {text, role, exact} or text), or with gone: true until it is not, polling every poll_ms (default 500) up to timeout_ms (default 10000; the relay has a maximum). Returns the element with its ref, or a timeout error.',
+      'wait',
+    ),
+    t(
       'android_screen_hash',
       'GET',
       '/screen_hash',
@@ -89,6 +106,8 @@ export function toolRoutes(names: ClientNames): ToolRoute[] {
       'POST',
       '/tap',
       'Tap a node (nodeId, preferred) or a point (x, y). Give the label you expect in text or hint: a destructive word there (send, pay, delete...) is confirmed with the phone’s user first.' +
+        TARGET +
+        ' The element’s text counts as the label.' +
         IMAGE_SPACE,
     ),
     t(
@@ -101,14 +120,16 @@ export function toolRoutes(names: ClientNames): ToolRoute[] {
       'android_long_press',
       'POST',
       '/long_press',
-      'Long-press a node (node_id or nodeId) or a point (x, y); duration in ms (default 500).' + IMAGE_SPACE,
+      'Long-press a node (node_id or nodeId) or a point (x, y); duration in ms (default 500).' + TARGET + IMAGE_SPACE,
     ),
     t('android_drag', 'POST', '/drag', 'Drag from (start_x, start_y) to (end_x, end_y) over duration_ms.' + IMAGE_SPACE),
     t(
       'android_type',
       'POST',
       '/type',
-      'Type text into the focused field (tap it first); clearFirst replaces what is there. Text with a destructive word is confirmed with the phone’s user first.',
+      'Type text into the focused field (tap it first); clearFirst replaces what is there. Text with a destructive word is confirmed with the phone’s user first.' +
+        TARGET +
+        ' The field is tapped (focused) first, then typed into.',
     ),
     t(
       'android_swipe',

@@ -1,4 +1,4 @@
-import { DomainError } from '@svc/domain';
+import { DomainError, isSecretKey } from '@svc/domain';
 import { HOST_KEY_OWNER, parsePersonalKeyId, type ForgetScope, type NewEvent, type PersonalDataForgotten } from '@svc/events';
 
 const DEVICE_RE = /^[A-Za-z0-9_-]{4,64}$/;
@@ -38,7 +38,8 @@ export function keysToForget(ids: readonly string[], req: ForgetRequest, receive
   return ids
     .filter((id) => {
       const k = parsePersonalKeyId(id);
-      if (!k) return false;
+      // A named secret's keys go only when the operator forgets that secret (svc relay secrets forget).
+      if (!k || isSecretKey(id)) return false;
       if (forgetReaches(scope, k.device, k.hourStart)) return true;
       return scope.device !== null && received.receivers(id).some((d) => forgetReaches(scope, d, k.hourStart));
     })

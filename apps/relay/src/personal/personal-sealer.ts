@@ -1,4 +1,4 @@
-import type { ReadModels } from '@svc/domain';
+import { secretKeyOwner, type ReadModels } from '@svc/domain';
 import {
   HOST_KEY_OWNER,
   isPersonalType,
@@ -43,7 +43,10 @@ export class PersonalSealer {
         opened.push(null);
         return e;
       }
-      const { id, key, persisted } = this.keyOf(personalKeySlot(this.owner(e, models), now), models);
+      // A secret's value goes under a fresh key of its own: replacing or forgetting it destroys that key alone.
+      const secret = e.type === 'secret.set' ? (e.data as { name: string }).name : null;
+      const slot = personalKeySlot(secret !== null ? secretKeyOwner(secret) : this.owner(e, models), now);
+      const { id, key, persisted } = secret !== null ? this.keys.current(slot, true) : this.keyOf(slot, models);
       if (persisted) pending.push(persisted);
       opened.push(openedPersonal(e.data, id));
       return { ...e, data: sealPersonal(e.type, e.data, id, key) };

@@ -5,6 +5,7 @@ import type { BridgeDevice } from './bridge.projection';
 import { canonicalPath } from './device-control-routes';
 import { phoneDecision } from './app-wire';
 import { commandShape } from './redact';
+import { maskSecretDecisions } from '../secrets/secrets';
 import { destructiveVerbs, evaluateSafety, isBlocked, type SafetySettings } from './safety';
 
 type Out = NewEvent<BridgeEvent>[];
@@ -105,6 +106,8 @@ export type CommandInput = {
   confirmTimeoutSeconds: number;
   /** Absent for the HTTP routes; recorded on the command and the decisions about it. */
   origin?: CommandOrigin;
+  /** `/type` of this named secret: decided on its value, recorded under its name (secrets.ts maskSecretDecisions). */
+  secret?: string;
 };
 
 /**
@@ -114,6 +117,7 @@ export type CommandInput = {
  * (`bridge.safety_decided`'s decision, reason, package and verb); callers read it from there.
  */
 export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySettings, now: Date): Out {
+  if (c.secret) return maskSecretDecisions(planCommand(m, { ...c, secret: undefined }, settings, now), c.secret);
   const d = m.bridge.device(c.tokenPrefix);
   if (!d) throw new DomainError('bridge.phone_gone', 'upstream', 'the phone left the bridge before the command could be sent');
   const path = canonicalPath(c.path);

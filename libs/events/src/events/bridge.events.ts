@@ -59,6 +59,8 @@ export type BridgeCommandSent = Ev<
     shape: CommandShape;
     /** The pushed-back auto-disable deadline (ISO), or null when this route does not reschedule it. */
     autoDisableAt: string | null;
+    /** `/type` of a named secret (MCP android_type_secret): its name, never its value (secret.events.ts). */
+    secret?: string;
   } & Partial<CommandOrigin>
 >;
 

@@ -6,6 +6,8 @@ import { ConfigError, envFlag, envList, envNumber, envText, PORT } from './confi
 import { BIND_ALL, DEFAULT_DASHBOARD_URL, DEFAULT_PORT } from './hosts';
 import { redactUrl } from '../redact-url';
 import { MAX_PHONE_SIDE, MIN_MAX_SIDE } from '../../mcp/screen-image';
+import { MAX_PHONE_NODES } from '../../mcp/element-tree';
+import { WAIT_CEILING_MS } from '../../mcp/element-limits';
 import {
   LOOPBACK_TRUST,
   type BridgeConfig,
@@ -33,6 +35,13 @@ export function loadBridgeConfig(env: NodeJS.ProcessEnv): BridgeConfig {
       idleMs: envNumber(env, 'RELAY_MCP_IDLE_MINUTES', { default: 60, min: 1, max: 7 * 24 * 60, integer: true }) * 60_000,
     },
     mcpScreenshotMaxSide: envNumber(env, 'RELAY_MCP_SCREENSHOT_MAX_SIDE', { default: 2000, min: MIN_MAX_SIDE, max: MAX_PHONE_SIDE, integer: true }),
+    mcpElements: {
+      maxElements: envNumber(env, 'RELAY_MCP_TREE_MAX_ELEMENTS', { default: 300, min: 10, max: MAX_PHONE_NODES, integer: true }),
+      maxText: envNumber(env, 'RELAY_MCP_TREE_MAX_TEXT', { default: 200, min: 20, max: 2000, integer: true }),
+      waitMaxMs: envNumber(env, 'RELAY_MCP_WAIT_MAX_MS', { default: 60_000, min: 100, max: WAIT_CEILING_MS, integer: true }),
+      waitMaxPolls: envNumber(env, 'RELAY_MCP_WAIT_MAX_POLLS', { default: 120, min: 1, max: 10_000, integer: true }),
+    },
+    mcpSecretsMax: envNumber(env, 'RELAY_MCP_SECRETS_MAX', { default: 32, min: 1, max: 1000, integer: true }),
   };
 }
 

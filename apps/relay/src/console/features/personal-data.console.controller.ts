@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
 import type { ForgetAnswer, PersonalDataDevice, PersonalDataView } from '@svc/console-api';
-import { epoch } from '@svc/domain';
+import { epoch, isSecretKey } from '@svc/domain';
 import { parsePersonalKeyId } from '@svc/events';
 import { Auth } from '../../common/auth/auth';
 import { Clock } from '../../common/loop/clock';
@@ -32,7 +32,8 @@ export class PersonalDataConsoleController {
     const devices = new Map<string, PersonalDataDevice>();
     for (const id of ids) {
       const k = parsePersonalKeyId(id);
-      if (!k) continue;
+      // A named secret's keys are the secrets section's (svc relay secrets), not a device's content.
+      if (!k || isSecretKey(id)) continue;
       const hour = Math.floor(k.hourStart / 1000);
       const d = devices.get(k.device);
       if (d) {

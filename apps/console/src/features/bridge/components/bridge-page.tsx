@@ -5,6 +5,7 @@ import { Ago, Button, Card, Chip, Dot, EmptyState, ErrorState, InlineError, Page
 import { exact, timeOfDay } from '@/lib/format';
 import { useBridge } from '../api/get-bridge';
 import { useSelectActive } from '../api/select-active';
+import { SecretsCard } from './secrets-card';
 
 /**
  * Which phone gets a command that names none (which-phone.ts pickDevice): the one made active, else the
@@ -262,6 +263,7 @@ export function BridgePage() {
               </ol>
             )}
           </Card>
+          <SecretsCard />
         </>
       ) : null}
     </>

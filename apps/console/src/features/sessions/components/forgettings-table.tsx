@@ -9,6 +9,7 @@ const SCOPE: Record<ForgettingRow['scope'], string> = {
   before: 'everything before a time',
   retention: 'past the retention period',
   revoked: 'with the device, when it was revoked',
+  secret: 'a named secret, forgotten or replaced (Bridge page)',
 };
 
 /** The latest forgettings (the log keeps them all): what went, whose, before when, how many keys, by whom. */
