@@ -34,17 +34,21 @@ export async function buildTree(source: LogSource, upTo = Number.MAX_SAFE_INTEGE
         if (seq === 1) tree = new MerkleTree();
       }
       if (seq !== next) throw new ChainError(next, source.location, `expected seq ${next}, found ${Number.isNaN(seq) ? 'no seq' : seq}`);
-      if (seq > upTo) return finish(tree, first, source);
       next++;
-      const leaf = leafHash(Buffer.from(record, 'utf8'));
-      if (tree) tree.appendLeaf(leaf);
-      else pending.push(leaf);
+      // Past `upTo` a pruned log is still read for the record of its cut (written after the records it keeps).
+      if (seq > upTo && tree) return tree;
+      if (seq <= upTo) {
+        const leaf = leafHash(Buffer.from(record, 'utf8'));
+        if (tree) tree.appendLeaf(leaf);
+        else pending.push(leaf);
+      }
       if (tree === null && record.includes(PRUNED_MARK)) {
         const cut = cutTreeOf(record);
         if (cut && cut.cutSeq === first - 1) {
           tree = new MerkleTree(cut.cutSeq, cut.range);
           for (const l of pending) tree.appendLeaf(l);
           pending.length = 0;
+          if (seq >= upTo) return tree;
         }
       }
     }
