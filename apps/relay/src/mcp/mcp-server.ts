@@ -3,6 +3,7 @@ import { pickDevice, type AgentAnswer, type Driver } from '@svc/domain';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import type * as SdkTypes from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AskAgent, CommandFrom } from '../bridge/agent-confirmations';
 import type { BridgeService } from '../bridge/bridge.service';
@@ -58,6 +59,8 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
   const server = new Server({ name: 'svc-relay', version: deps.version }, { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
   /** This session's last screenshot per phone: the space its gestures' coordinates are in. */
   const spaces = new ImageSpaces();
+  /** The session's name in the log (CommandOrigin `session`): made here, never its Mcp-Session-Id. */
+  const session = randomBytes(6).toString('hex');
   server.setRequestHandler(t.ListToolsRequestSchema, () => ({ tools: deps.tools.list() }));
   server.setRequestHandler(t.CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const tool = deps.tools.get(req.params.name);
@@ -65,7 +68,7 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
     try {
       const input = deps.tools.read(tool, req.params.arguments);
       if (!input.ok) throw input.error;
-      const from: CommandFrom = { origin: { via: 'mcp', client: clientName(server.getClientVersion()?.name) } };
+      const from: CommandFrom = { origin: { via: 'mcp', client: clientName(server.getClientVersion()?.name), session } };
       if (server.getClientCapabilities()?.elicitation) from.ask = asker(server, extra.requestId);
       return await run(tool, input.value as Record<string, unknown>, from, extra.signal);
     } catch (err) {

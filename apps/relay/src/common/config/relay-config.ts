@@ -1,4 +1,4 @@
-import type { Spelling } from '@svc/domain';
+import type { EvidenceMode, Spelling } from '@svc/domain';
 
 /** What the relay runs with: `loadConfig` (config.ts) builds it from the flags, the environment and the defaults. */
 export type LoopbackTrust = 'loopback' | 'key';
@@ -196,6 +196,10 @@ export type BridgeConfig = {
   mcpSessions: { perDevice: number; total: number; idleMs: number };
   /** RELAY_MCP_SCREENSHOT_MAX_SIDE: an MCP screenshot's long side in pixels unless the call says (screen-image.ts). */
   mcpScreenshotMaxSide: number;
+  /** RELAY_BRIDGE_EVIDENCE: which commands carry the screen's hash before and after (libs/domain evidence.ts). */
+  evidence: EvidenceMode;
+  /** RELAY_MCP_TRAILS: the recent MCP sessions whose steps the console plays back (mcp-trails.ts). */
+  mcpTrails: number;
   /** MCP element tools: RELAY_MCP_TREE_MAX_ELEMENTS, RELAY_MCP_TREE_MAX_TEXT, RELAY_MCP_WAIT_MAX_MS, RELAY_MCP_WAIT_MAX_POLLS (mcp-elements.ts). */
   mcpElements: { maxElements: number; maxText: number; waitMaxMs: number; waitMaxPolls: number };
   /** RELAY_MCP_SECRETS_MAX: how many named secrets the operator may register (android_type_secret). */
