@@ -75,6 +75,16 @@ describe('svc relay mcp (stdio)', () => {
       await client.callTool({ name: 'android_tap', arguments: { x: 500, y: 1000 } });
       const sent = big.received.filter((f) => f.type === 'bridge.command' && f.payload.path === '/tap').at(-1)!.payload.body;
       expect(sent).toMatchObject({ x: Math.round(500 / (2000 / 3120)), y: 1560 });
+      // Evidence per action (issue 40, item 6) over stdio too: the tap's outcome carries the screen's hash before and
+      // after (the sim's screen is static, so the same), in the same MCP session as the screenshot.
+      const log = readEvents(relay.home).filter((e) => e.data.tokenPrefix === big.tokenPrefix);
+      const [shot, tap] = ['/screenshot', '/tap'].map((p) => log.find((e) => e.type === 'bridge.command_sent' && e.data.path === p)!);
+      expect(tap.data.session).toMatch(/^[0-9a-f]{12}$/);
+      expect(shot.data.session).toBe(tap.data.session);
+      const tapped = log.find((e) => e.type === 'bridge.command_answered' && e.data.requestId === tap.data.requestId)!;
+      const evidence = tapped.data.evidence as { before: string; after: string };
+      expect(evidence.before).toMatch(/^[0-9a-f]{64}$/);
+      expect(evidence.after).toBe(evidence.before);
       expect(errors).toEqual([]);
     } finally {
       await client.close();

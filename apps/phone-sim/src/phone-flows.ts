@@ -23,6 +23,9 @@ export type ThreadMessage = { messageId: string | null; chatId: string | null; t
 /** The package the simulated notifications come from (Google Messages, as on a stock phone). */
 export const DEFAULT_NOTIFY_APP = 'com.google.android.apps.messaging';
 
+/** How a hand-over's Threads message begins (libs/domain hand-over.ts handOverThreadText): the user's cue. */
+const HAND_OVER_OPENING = 'The agent asks you to take over: ';
+
 /** How many received Thread messages the phone keeps (the newest; `reply` answers the last). */
 const KEEP_MESSAGES = 50;
 /** Shell output is dropped, and the drop said once, while the reader holds more than this unread. */
@@ -36,6 +39,8 @@ export class PhoneFlows {
   /** Received Thread messages, oldest first, at most KEEP_MESSAGES. */
   readonly messages: ThreadMessage[] = [];
   subscribed = false;
+  /** The user's answer to a hand-over's Threads message (`--reply-to-handover`); null: left unanswered. */
+  handOverReply: string | null = null;
   /** The open terminal tab, if any. */
   shell: { sessionName: string; pid: number | null } | null = null;
   private notified = 0;
@@ -142,6 +147,12 @@ export class PhoneFlows {
       if (this.messages.length > KEEP_MESSAGES) this.messages.shift();
       const from = `${m.chatId ?? '?'}${m.title ? ` · ${m.title}` : ''}${m.arrivedWhileAway ? ' (arrived while away)' : ''}`;
       this.out.line(printable(`thread ${from}: ${text}`));
+      // Answered from the notification's reply box, which sets reply_to (ProactiveReplyReceiver.kt:57,90).
+      if (this.handOverReply !== null && text.startsWith(HAND_OVER_OPENING))
+        this.reply(this.handOverReply, { chatId: m.chatId, replyTo: m.messageId }).then(
+          (r) => this.out.line(`hand-over answered (${r.replyId})`),
+          (err: Error) => this.out.line(`hand-over answer failed: ${err.message}`),
+        );
     } else if (f.type === 'proactive.backlog.complete') {
       this.out.line(printable(`threads: subscribed; ${contentOf(p.count) ?? '0'} queued message(s) delivered`));
     } else if (f.type === 'proactive.unsubscribed') {

@@ -303,6 +303,7 @@ export type * from './terminal-recordings';
 // ── The operator's actions (blocks, renewals, shells, threads): in operator-actions.ts ──
 import type { RenewalWithoutSessionRow } from './operator-actions';
 export type * from './operator-actions';
+export type * from './mcp-trails';
 
 // ── Personal data: in personal-data.ts ──
 export type * from './personal-data';

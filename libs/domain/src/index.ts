@@ -39,6 +39,8 @@ export * from './bridge/bridge.projection';
 export * from './bridge/bridge';
 export * from './bridge/bridge-authority';
 export * from './bridge/which-phone';
+export * from './bridge/evidence';
+export * from './bridge/mcp-trails';
 export * from './bridge/agent-confirmation';
 export * from './bridge/hand-over';
 export * from './secrets/secrets';

@@ -64,6 +64,16 @@ describe('event schema versions', () => {
     expect(() => eventSchemas.upcast(oldRecord('session.revoked', {}, 0))).toThrow(EventTooNewError);
   });
 
+  it('a command outcome of v1 reads as v2 with no evidence; a v1 command_sent or safety decision reads unchanged (issue 40)', () => {
+    const answered = { requestId: 'r', tokenPrefix: 'abcd1234', path: '/tap', status: 200, latencyMs: 3 };
+    expect(eventSchemas.upcast(oldRecord('bridge.command_answered', answered, 1))).toMatchObject({ v: 2, data: { ...answered, evidence: null } });
+    const failed = { requestId: 'r', tokenPrefix: 'abcd1234', path: '/tap', reason: 'timeout', latencyMs: 3 };
+    expect(eventSchemas.upcast(oldRecord('bridge.command_failed', failed)).data).toEqual({ ...failed, evidence: null });
+    const sent = { requestId: 'r', tokenPrefix: 'abcd1234', method: 'POST', path: '/tap', shape: {}, via: 'mcp', client: 'c' };
+    expect(eventSchemas.upcast(oldRecord('bridge.command_sent', sent, 1))).toMatchObject({ v: 2, data: sent });
+    expect(eventSchemas.upcast(oldRecord('bridge.command_sent', sent, 1)).data).not.toHaveProperty('session');
+  });
+
   it('new records are written with their type’s version', () => {
     expect(eventSchemas.versionOf('session.created')).toBe(EVENT_VERSIONS['session.created']);
     expect(eventSchemas.versionOf('test.counted')).toBe(1);

@@ -11,10 +11,10 @@ import type { RelayEventType } from './relay-event';
 export const EVENT_VERSIONS: { readonly [T in RelayEventType]: number } = {
   'auth.failed': 1,
   'bridge.active_selected': 1,
-  'bridge.command_answered': 1,
-  'bridge.command_failed': 1,
-  'bridge.command_sent': 1,
-  'bridge.safety_decided': 1,
+  'bridge.command_answered': 2,
+  'bridge.command_failed': 2,
+  'bridge.command_sent': 2,
+  'bridge.safety_decided': 2,
   'bridge.status_reported': 1,
   'chat.image_activity': 1,
   'clipboard.consumed': 1,
@@ -107,11 +107,21 @@ export const EVENT_VERSIONS: { readonly [T in RelayEventType]: number } = {
 export type Upcaster = (data: Readonly<Record<string, unknown>>) => Record<string, unknown>;
 export type Upcasters = { readonly [type: string]: { readonly [fromVersion: number]: Upcaster } };
 
+/** v1 -> v2 of a command's outcome (issue 40): no screen evidence was taken before it. */
+const noEvidence: Upcaster = (d) => ({ ...d, evidence: null });
+/** v1 -> v2 where v2 only adds an optional field (CommandOrigin's `session`): a v1 record had none, and reads as it is. */
+const optionalAdded: Upcaster = (d) => ({ ...d });
+
 /**
  * The upcasters of the relay's events. A bump of EVENT_VERSIONS without one for each step fails
- * event-schema.spec.ts; none is registered yet (no event has changed shape since 0.1.0).
+ * event-schema.spec.ts.
  */
-export const UPCASTERS: Upcasters = {};
+export const UPCASTERS: Upcasters = {
+  'bridge.command_answered': { 1: noEvidence },
+  'bridge.command_failed': { 1: noEvidence },
+  'bridge.command_sent': { 1: optionalAdded },
+  'bridge.safety_decided': { 1: optionalAdded },
+};
 
 /** A record this relay cannot read as intended: a type it does not know, or a newer version of one it does. */
 export class EventTooNewError extends Error {

@@ -24,6 +24,8 @@ export function actorLabel(actor: string, type?: string): string {
   if (actor === 'system') return 'system';
   if (actor.startsWith('device:')) return `device ${actor.slice(7)}`;
   if (actor.startsWith('public:')) return `public ${actor.slice(7)}`;
+  // A Thread reply that answered android_hand_over is taken by it (libs/domain bridge/hand-over.ts).
+  if (actor.startsWith('hand_over:')) return `the hand-over ${actor.slice(10, 18)}`;
   return actor;
 }
 

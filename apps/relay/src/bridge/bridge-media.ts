@@ -6,6 +6,8 @@ import type { MediaRegistrar } from '../common/media-registrar';
 
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const MAX_SCREENSHOT_BYTES = 12 * 1024 * 1024;
+/** Screenshots whose media entry the relay remembers for the console's playback (the newest; older ones drop). */
+export const SHOTS_REMEMBERED = 2000;
 
 /**
  * The bridge's file work, apart from command correlation: screenshots (the app's upload, or a PNG the
@@ -13,6 +15,13 @@ const MAX_SCREENSHOT_BYTES = 12 * 1024 * 1024;
  * through the media registrar.
  */
 export class BridgeMedia {
+  /**
+   * A screenshot command's media entry (its token prefix, never the token), for the console's playback of MCP
+   * sessions (issue 40, item 6). Held in memory: after a restart the playback shows "media expired" for
+   * screenshots taken before it, even when their file still lives.
+   */
+  private readonly shots = new Map<string, string>();
+
   constructor(
     private readonly media: MediaRegistrar | undefined,
     private readonly clock: Clock,
@@ -64,13 +73,28 @@ export class BridgeMedia {
     body.attachments = out;
   }
 
+  /** The media entry (token prefix) of a screenshot command's image, if this relay run stored one. */
+  shotOf(requestId: string): string | null {
+    return this.shots.get(requestId) ?? null;
+  }
+
+  private remember(requestId: string, token: string): void {
+    this.shots.set(requestId, token.slice(0, 8));
+    if (this.shots.size > SHOTS_REMEMBERED) this.shots.delete(this.shots.keys().next().value!);
+  }
+
   /** The app's screenshot answer (an uploaded PNG's token), given to callers as token, markers and `image`. */
-  async uploadedScreenshot(token: string, result: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
+  async uploadedScreenshot(
+    requestId: string,
+    token: string,
+    result: Record<string, unknown>,
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
     if (!this.media) throw mediaUnavailable();
     const file = await this.media.readUpload(token, MAX_SCREENSHOT_BYTES);
     if (!file) throw new DomainError('bridge.bad_screenshot', 'upstream', "the phone's screenshot is not a live upload on this relay");
     const png = decodePng({ png_base64: file.bytes.toString('base64') });
     if (typeof png === 'string') throw new DomainError('bridge.bad_screenshot', 'upstream', png);
+    this.remember(requestId, token);
     return { status: 200, body: screenshotBody(result, token, file.expiresAt, png, this.names) };
   }
 
@@ -90,6 +114,7 @@ export class BridgeMedia {
         { path: file, contentType: 'image/png', fileName: `screenshot-${stamp}.png`, sensitive: true },
         `device:${tokenPrefix}`,
       );
+      this.remember(requestId, reg.token);
       return screenshotBody(result, reg.token, reg.expiresAt, png, this.names);
     } catch (err) {
       await fs.promises.rm(file, { force: true });

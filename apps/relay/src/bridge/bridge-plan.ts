@@ -1,10 +1,35 @@
-import { DomainError } from '@svc/domain';
+import { DEFAULT_SAFETY_SETTINGS, DomainError, type SafetySettings } from '@svc/domain';
 import type { BridgeEvent, SafetyDecisionKind, StoredEvent } from '@svc/events';
+import type { BridgeConfig } from '../common/config/relay-config';
 
 /*
  * The safety pipeline's verdict as the HTTP side acts on it: the planner (libs/domain planCommand) writes
  * its decision as events; these read it back and turn a refusal into the error the caller gets.
  */
+
+/** The decisions that end a confirmation (its waiter is resolved with one). */
+export const CONFIRM_OUTCOMES = new Set<SafetyDecisionKind>([
+  'confirmation_allowed',
+  'confirmation_denied',
+  'confirmation_timed_out',
+  'confirmation_cancelled',
+]);
+
+/** The safety pipeline's settings: the defaults extended by RELAY_BRIDGE_BLOCKLIST and RELAY_BRIDGE_DESTRUCTIVE_VERBS. */
+export function safetySettingsOf(b: BridgeConfig): SafetySettings {
+  return {
+    blocklist: [...DEFAULT_SAFETY_SETTINGS.blocklist, ...b.blocklist],
+    destructiveVerbs: [...new Set([...DEFAULT_SAFETY_SETTINGS.destructiveVerbs, ...b.extraDestructiveVerbs])],
+    routeVerbs: DEFAULT_SAFETY_SETTINGS.routeVerbs,
+  };
+}
+
+/** The caller's error when the phone left (or its session ended) before the command was answered. */
+export const phoneGone = (why: string): DomainError => new DomainError('bridge.phone_gone', 'upstream', why);
+
+/** The caller's error when the phone sent no answer in time. */
+export const phoneTimedOut = (ms: number): DomainError =>
+  new DomainError('bridge.timeout', 'timeout', `the phone did not answer within ${Math.round(ms / 100) / 10} s`);
 
 /** The caller's error when the phone's user said no, or did not answer in time. */
 export function confirmationDenied(): DomainError {

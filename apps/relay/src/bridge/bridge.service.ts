@@ -8,7 +8,6 @@ import {
   canonicalPath,
   confirmationSide,
   confirmationText,
-  DEFAULT_SAFETY_SETTINGS,
   DEFAULT_SCREEN,
   bridgeStatusOf,
   screenAsAsked,
@@ -44,9 +43,10 @@ import { LOGGER, RELAY_CONFIG } from '../common/auth/tokens';
 import { ChannelRouter } from '../phone-socket/channel-router';
 import { AgentConfirmations, type CommandFrom } from './agent-confirmations';
 import { BridgeMedia } from './bridge-media';
+import { ScreenEvidence, type EvidencePhone } from './bridge-evidence';
 import { BridgeStatusFrame, ConfirmResultFrame } from './bridge-frames.dto';
 import { commandAnswered, commandFailed } from './command-outcome';
-import { confirmationDenied, planOf, refusal } from './bridge-plan';
+import { CONFIRM_OUTCOMES, confirmationDenied, phoneGone, phoneTimedOut, planOf, refusal, safetySettingsOf } from './bridge-plan';
 import { foregroundShown, readBridgeResponse } from './bridge-response';
 import { pickSelector, withoutSelectors } from './device-selector';
 import { InFlightCommands, type CommandReply, type OutgoingCommand, type SentCommand } from './in-flight-commands';
@@ -56,13 +56,6 @@ import type { PhoneConnection } from '../phone-socket/phone-connection';
 import { PhoneHub } from '../phone-socket/phone-hub.service';
 
 export type { CommandReply } from './in-flight-commands';
-
-const CONFIRM_OUTCOMES = new Set<SafetyDecisionKind>([
-  'confirmation_allowed',
-  'confirmation_denied',
-  'confirmation_timed_out',
-  'confirmation_cancelled',
-]);
 
 /** A phone's restated `bridge.status` is written at most once per window per socket (changes that take something away at once). */
 export const BRIDGE_STATUS_WINDOW_MS = 1000;
@@ -81,6 +74,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   readonly settings: SafetySettings;
   private readonly statusReports: ReportWindow;
   private readonly agents: AgentConfirmations;
+  private readonly evidence: ScreenEvidence;
 
   constructor(
     private readonly loop: CommandLoop,
@@ -94,14 +88,18 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   ) {
     this.files = new BridgeMedia(media, clock, clientNames(config.clientSpelling));
     const b = config.bridge;
-    this.settings = {
-      blocklist: [...DEFAULT_SAFETY_SETTINGS.blocklist, ...b.blocklist],
-      destructiveVerbs: [...new Set([...DEFAULT_SAFETY_SETTINGS.destructiveVerbs, ...b.extraDestructiveVerbs])],
-      routeVerbs: DEFAULT_SAFETY_SETTINGS.routeVerbs,
-    };
+    this.settings = safetySettingsOf(b);
     this.statusReports = new ReportWindow(BRIDGE_STATUS_WINDOW_MS, (err, connId) =>
       this.logger[err instanceof DomainError ? 'debug' : 'warn']({ err: err.message, conn: connId }, 'bridge status not recorded'),
     );
+    this.evidence = new ScreenEvidence(
+      b.evidence,
+      b.commandTimeoutMs,
+      (phone, timeoutMs) =>
+        this.send(phone, { requestId: randomUUID(), method: 'GET', path: '/screen_hash', params: {}, body: {} }, { quiet: true, timeoutMs }),
+      { models: loop.models, blocklist: this.settings.blocklist },
+    );
+    loop.models.bridge.trails.keepAtMost(b.mcpTrails);
     this.agents = new AgentConfirmations(loop, clock, this.inFlightCommands, this.settings, b.confirmTimeoutSeconds, logger);
     router.register('bridge', { onFrame: (c, e) => this.onFrame(c, e), onClose: (c) => this.onClose(c) });
     scheduler.register('bridge.confirmations', (m, now) => expireConfirmations(m, now));
@@ -196,6 +194,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     const { status, screenshot } = answer;
     const body = pending.scrub ? pending.scrub(answer.body) : answer.body;
     this.settle(pending);
+    if (pending.quiet) return pending.resolve({ status, body });
     const seen = status < 300 ? foregroundShown(pending.path, body) : null;
     if (pending.path === '/screen' && status < 300) {
       const size = screenSizeShown(body);
@@ -206,7 +205,8 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     // this one's fsync. The log keeps the order; the caller is answered once the event is durable.
     void this.answered(pending, status, body, seen !== null && seen !== known ? seen : undefined)
       .then(async () => {
-        if (screenshot && 'uploaded' in screenshot) return pending.resolve(await this.files.uploadedScreenshot(screenshot.uploaded, body));
+        if (screenshot && 'uploaded' in screenshot)
+          return pending.resolve(await this.files.uploadedScreenshot(pending.requestId, screenshot.uploaded, body));
         pending.resolve({
           status,
           body: screenshot ? await this.files.storeScreenshot(pending.requestId, pending.tokenPrefix, screenshot.png, body) : body,
@@ -233,11 +233,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       void this.fail(
         p,
         reason,
-        new DomainError(
-          'bridge.phone_gone',
-          'upstream',
-          revoked ? "the phone's session was revoked while the command was in flight" : 'the phone disconnected before answering',
-        ),
+        phoneGone(revoked ? "the phone's session was revoked while the command was in flight" : 'the phone disconnected before answering'),
       );
     }
     const waiting = this.inFlightCommands.confirmationsOn(conn.id);
@@ -288,47 +284,55 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     );
     // Asked of the phone's own modal: confirmation_requested (by: phone) was written with command_sent, and
     // the phone's answer decides.
-    if (plan.sent && plan.asked) return this.send(device, { requestId, method, path, params, body: payload, scrub }, phoneAnswerMs);
+    const evidence = this.evidence.wanted(method, path, from);
+    const sent = { requestId, method, path, params, body: payload, scrub };
+    if (plan.sent && plan.asked) return this.send(device, sent, { timeoutMs: phoneAnswerMs, phoneConfirms: true, evidence });
     if (plan.asked) {
       const shown = from?.secret ? secretLabel(from.secret.name) : confirmationText(path, payload, plan.asked);
       const outcome = await this.askPhone(device, requestId, path, plan.asked, shown);
-      if (outcome === 'confirmation_cancelled')
-        throw new DomainError('bridge.phone_gone', 'upstream', 'the phone disconnected before answering the confirmation');
+      if (outcome === 'confirmation_cancelled') throw phoneGone('the phone disconnected before answering the confirmation');
       if (outcome !== 'confirmation_allowed') throw confirmationDenied();
       plan = planOf(await this.loop.run(actor, (m, now) => planCommand(m, { ...cmd, confirmed: true }, this.settings, now)));
     }
     if (plan.refused) throw refusal(plan.refused);
     if (!plan.sent) throw confirmationDenied();
-    const reply = await this.send(device, { requestId, method, path, params, body: payload, scrub });
+    const reply = await this.send(device, sent, { evidence });
     return path === '/screen' ? { ...reply, body: screenAsAsked({ ...params, ...payload }, reply.body) } : reply;
   }
 
-  /** Puts a question to the phone's user (`bridge.confirm`); resolves with the decision that ended it. */
-  askPhone(device: BridgeDevice, requestId: string, path: string, verb: string, text: string): Promise<SafetyDecisionKind> {
+  /**
+   * Puts a question to the phone's user (`bridge.confirm`); resolves with the decision that ended it. With no
+   * text, the question was put another way (a hand-over's Thread message) and only its ending is awaited.
+   */
+  askPhone(device: BridgeDevice, requestId: string, path: string, verb: string, text: string | null): Promise<SafetyDecisionKind> {
     return new Promise((resolve) => {
       const conn = this.connOf(device);
       this.inFlightCommands.confirming(requestId, { connId: device.connId, tokenPrefix: device.tokenPrefix, resolve });
       // The phone may already be gone; its close handler cannot see a waiter set after it ran.
-      if (!conn || !conn.send('bridge', 'bridge.confirm', { request_id: requestId, verb, path, text })) {
+      if (!conn || (text !== null && !conn.send('bridge', 'bridge.confirm', { request_id: requestId, verb, path, text }))) {
         this.loop.run(`device:${device.tokenPrefix}`, (m) => cancelConfirmations(m, device.tokenPrefix, [requestId])).catch(() => undefined);
       }
     });
   }
 
-  private send(device: BridgeDevice, c: OutgoingCommand, phoneAnswerMs?: number): Promise<CommandReply> {
-    const { requestId, method, path, params, body } = c;
-    const timeoutMs = phoneAnswerMs ?? this.config.bridge.commandTimeoutMs;
+  /**
+   * Sends one command and waits for its answer; `evidence`: the screen's hash is asked first (and after the
+   * answer, in `answered`); `quiet`: the relay's own hash ask (no event).
+   */
+  private async send(
+    device: EvidencePhone,
+    c: OutgoingCommand,
+    opts: { timeoutMs?: number; phoneConfirms?: boolean; evidence?: boolean; quiet?: boolean },
+  ): Promise<CommandReply> {
+    const { requestId, method, path } = c;
+    const timeoutMs = opts.timeoutMs ?? this.config.bridge.commandTimeoutMs;
     const screen = this.screens.get(device.tokenPrefix) ?? DEFAULT_SCREEN;
-    const wire = toPhoneCommand(path, method as 'GET' | 'POST', params, body, screen, clientNames(this.config.clientSpelling));
+    const wire = toPhoneCommand(path, method as 'GET' | 'POST', c.params, c.body, screen, clientNames(this.config.clientSpelling));
+    const before = opts.evidence ? await this.evidence.hash(device) : undefined;
     return new Promise<CommandReply>((resolve, reject) => {
       const timer = setTimeout(() => {
         const p = this.inFlightCommands.command(requestId);
-        if (p)
-          void this.fail(
-            p,
-            'timeout',
-            new DomainError('bridge.timeout', 'timeout', `the phone did not answer within ${Math.round(timeoutMs / 100) / 10} s`),
-          );
+        if (p) void this.fail(p, 'timeout', phoneTimedOut(timeoutMs));
       }, timeoutMs);
       const pending: SentCommand = {
         requestId,
@@ -336,9 +340,11 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
         tokenPrefix: device.tokenPrefix,
         path,
         method,
-        phoneConfirms: phoneAnswerMs !== undefined,
+        phoneConfirms: opts.phoneConfirms === true,
         ...(c.scrub ? { scrub: c.scrub } : {}),
         started: performance.now(),
+        ...(before !== undefined ? { before } : {}),
+        ...(opts.quiet ? { quiet: true } : {}),
         timer,
         resolve,
         reject,
@@ -346,11 +352,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
       this.inFlightCommands.sent(pending);
       const conn = this.connOf(device);
       if (!conn || !conn.send('bridge', 'bridge.command', { request_id: requestId, ...wire })) {
-        void this.fail(
-          pending,
-          'phone_gone',
-          new DomainError('bridge.phone_gone', 'upstream', 'the phone disconnected before the command could be sent'),
-        );
+        void this.fail(pending, 'phone_gone', phoneGone('the phone disconnected before the command could be sent'));
       }
     });
   }
@@ -362,12 +364,15 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async answered(p: SentCommand, status: number, body: Record<string, unknown>, currentApp?: string): Promise<void> {
-    await this.loop.run(`device:${p.tokenPrefix}`, commandAnswered(p, status, body, currentApp));
+    p.answeredAt = performance.now();
+    const evidence = p.before === undefined ? null : { before: p.before, after: await this.evidence.hash(p) };
+    await this.loop.run(`device:${p.tokenPrefix}`, commandAnswered(p, status, body, evidence, currentApp));
   }
 
   /** Records the failure, then (once durable) fails the HTTP call. */
   private async fail(p: SentCommand, reason: BridgeFailure, err: DomainError): Promise<void> {
     if (!this.settle(p)) return;
+    if (p.quiet) return p.reject(err);
     try {
       await this.loop.run(`device:${p.tokenPrefix}`, commandFailed(p, reason));
     } catch (e) {
@@ -376,7 +381,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     p.reject(err);
   }
 
-  connOf(device: BridgeDevice): PhoneConnection | undefined {
+  connOf(device: EvidencePhone): PhoneConnection | undefined {
     return this.hub.byPrefix(device.tokenPrefix).find((c) => c.id === device.connId && !c.closed);
   }
 
@@ -386,6 +391,9 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     const [e] = await this.loop.run('operator', (m, now) => selectActive(m, selector, 'operator', now));
     return this.loop.models.bridge.device(e.data.tokenPrefix)!;
   }
+
+  /** The media entry (token prefix) a screenshot command stored, while this relay run remembers it (bridge-media.ts). */
+  shotOf = (requestId: string): string | null => this.files.shotOf(requestId);
 
   isOnline(device: BridgeDevice): boolean {
     return !!this.connOf(device);

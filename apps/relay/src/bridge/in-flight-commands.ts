@@ -14,6 +14,14 @@ export type SentCommand = {
   /** A secret's `/type`: its value taken out of the phone's answer before anything reads it (secrets.ts scrubSecret). */
   scrub?: (body: Record<string, unknown>) => Record<string, unknown>;
   started: number;
+  /**
+   * Evidence (bridge-evidence.ts): the screen's hash before the command went (null: the phone gave none);
+   * undefined when the command takes none. `quiet`: the relay's own ask for that hash, which writes no event.
+   */
+  before?: string | null;
+  quiet?: boolean;
+  /** When the answer came (performance.now()): its latency leaves out the hash asked after it. */
+  answeredAt?: number;
   timer: NodeJS.Timeout;
   resolve: (r: CommandReply) => void;
   reject: (e: Error) => void;

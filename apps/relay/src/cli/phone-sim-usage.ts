@@ -29,6 +29,9 @@ Flows: each runs once, in this order, then the simulator exits (0, or 1 if one f
   --reply TEXT            answer the newest Threads message (subscribes first)
   --chat ID, --reply-to MESSAGE_ID
                           answer that conversation (and message) instead
+  --reply-to-handover TEXT
+                          answer every hand-over (android_hand_over) with TEXT ("done", "no", or
+                          other words) from the notification's reply box; stays online
   --say TEXT              have the relay speak TEXT (/voice/synthesize)
   --audio-out FILE        keep what it spoke (mp3)
   --hear FILE             have the relay transcribe an audio file (/voice/transcribe)

@@ -25,6 +25,7 @@ const VALUED = new Set([
   'screen',
   'ui',
   'save-token',
+  'reply-to-handover',
 ]);
 const FLOWS = new Set([
   'notify',
@@ -182,7 +183,7 @@ export async function runPhoneSim(
       return failed ? 1 : code;
     }
     const oneShot = has('profiles') || [...parsed.values.keys()].some((k) => FLOWS.has(k));
-    if (oneShot && !has('stay') && !has('threads')) {
+    if (oneShot && !has('stay') && !has('threads') && !flag('reply-to-handover')) {
       sim.stop();
       await sim.closed;
       return failed ? 1 : 0;
@@ -218,7 +219,10 @@ async function runFlows(p: Parsed, sim: PhoneSim, flows: PhoneFlows, out: FlowsO
   const clip = v('clip');
   if (clip !== undefined) await step('clip', () => (flows.copy(clip), `copied ${clip.length} characters on the phone`));
   const reply = v('reply');
-  if (p.switches.has('threads') || (reply !== undefined && !v('chat'))) await step('threads', () => flows.subscribe().then(() => undefined));
+  const handOver = v('reply-to-handover');
+  if (handOver !== undefined) flows.handOverReply = handOver;
+  if (p.switches.has('threads') || handOver !== undefined || (reply !== undefined && !v('chat')))
+    await step('threads', () => flows.subscribe().then(() => undefined));
   if (reply !== undefined) {
     const to = v('chat') ? { chatId: v('chat')!, replyTo: v('reply-to') ?? null } : flows.latest();
     await step('reply', async () => `reply received by the relay (${(await flows.reply(reply, to)).replyId})`);

@@ -26,6 +26,7 @@ import { ConsoleSignInController } from './console-sign-in.controller';
 import { ConsoleSignIn } from './console-sign-in.service';
 import { ConsoleStream } from './console-stream.service';
 import { BridgeConsoleController } from './features/bridge.console.controller';
+import { McpTrailsConsoleController } from './features/mcp-trails.console.controller';
 import { ConnectivityConsoleController } from './features/connectivity.console.controller';
 import { DesktopConsoleController } from './features/desktop.console.controller';
 import { MediaConsoleController } from './features/media.console.controller';
@@ -58,6 +59,7 @@ import { ChainVerifyJobs } from './store/chain-verify-jobs';
     PairingConsoleController,
     RateLimitConsoleController,
     BridgeConsoleController,
+    McpTrailsConsoleController,
     MediaConsoleController,
     ThreadsConsoleController,
     TerminalConsoleController,

@@ -7,6 +7,7 @@ import type { BridgeService } from '../bridge/bridge.service';
 import { handOver } from '../bridge/hand-over';
 import { pickSelector } from '../bridge/device-selector';
 import type { Clock } from '../common/loop/clock';
+import type { PhoneThreadsService } from '../threads/threads.service';
 import type { CommandLoop } from '../common/loop/command-loop';
 import { toolResult } from './mcp-results';
 import type { ToolRoute } from './mcp-tools';
@@ -63,7 +64,7 @@ export const HUMAN_TOOLS: ReadonlyArray<ToolRoute & { human: HumanTool; input: t
     shape: 'json',
     human: 'hand_over',
     input: HandOverToolInput,
-    description: `Hand the phone over to its user (a login, a CAPTCHA, a choice only they can make): the phone shows "Take over: <message>" with Allow (done) and Deny (refuse), and this call waits up to timeout_s seconds (default ${HAND_OVER_TIMEOUT_DEFAULT}, at most ${HAND_OVER_TIMEOUT_MAX}) for the answer: done, declined or timed_out. Read the screen again after "done".${DEVICE}`,
+    description: `Hand the phone over to its user (a login, a CAPTCHA, a choice only they can make): the phone asks them to take over with your message (a prompt with Allow and Deny, or on the Android app a Threads message they reply "done" or "no" to), and this call waits up to timeout_s seconds (default ${HAND_OVER_TIMEOUT_DEFAULT}, at most ${HAND_OVER_TIMEOUT_MAX}) for the answer: done, declined or timed_out; a reply in other words is "done" with their words as note. Read the screen again after "done".${DEVICE}`,
   },
 ];
 
@@ -73,6 +74,8 @@ export const HAND_OVER_OUTPUT = {
   properties: {
     answer: { type: 'string', enum: ['done', 'declined', 'timed_out', 'phone_gone'] },
     device: { type: 'string', description: 'the phone’s name' },
+    via: { type: 'string', enum: ['confirm', 'thread'], description: 'how the phone asked: its confirmation prompt, or a Threads message' },
+    note: { type: 'string', description: 'the user’s own words, when their Threads reply was neither done nor no' },
     ok: { type: 'boolean' },
   },
   anyOf: [{ required: ['answer', 'device'] }, { required: ['ok'], properties: { ok: { const: false } } }],
@@ -83,7 +86,7 @@ export const HUMAN_ANNOTATIONS = {
   hand_over: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
 } as const;
 
-type Deps = { bridge: BridgeService; loop: CommandLoop; clock: Clock };
+type Deps = { bridge: BridgeService; loop: CommandLoop; clock: Clock; threads: PhoneThreadsService };
 
 export async function runHumanTool(
   deps: Deps,
@@ -91,12 +94,13 @@ export async function runHumanTool(
   human: HumanTool,
   v: Record<string, unknown>,
   from: CommandFrom,
+  signal?: AbortSignal,
 ): Promise<CallToolResult> {
   const selector = pickSelector(v) ?? undefined;
   if (human === 'hand_over') {
     const timeoutSeconds = typeof v.timeout_s === 'number' ? v.timeout_s : HAND_OVER_TIMEOUT_DEFAULT;
-    const r = await handOver(deps, driver, { message: String(v.message), timeoutSeconds, selector, origin: from.origin });
-    const out = { answer: r.answer, device: r.device };
+    const r = await handOver(deps, driver, { message: String(v.message), timeoutSeconds, selector, origin: from.origin, signal });
+    const out = { answer: r.answer, device: r.device, via: r.via, ...(r.note ? { note: r.note } : {}) };
     return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
   }
   const name = String(v.name);

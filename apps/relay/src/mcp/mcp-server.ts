@@ -3,10 +3,12 @@ import { pickDevice, type AgentAnswer, type Driver } from '@svc/domain';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import type * as SdkTypes from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AskAgent, CommandFrom } from '../bridge/agent-confirmations';
 import type { BridgeService } from '../bridge/bridge.service';
 import type { Clock } from '../common/loop/clock';
+import type { PhoneThreadsService } from '../threads/threads.service';
 import type { CommandLoop } from '../common/loop/command-loop';
 import { RESOURCES, readResource } from './mcp-resources';
 import { errorResult, toolResult } from './mcp-results';
@@ -26,6 +28,8 @@ export type McpDeps = {
   clock: Clock;
   logger: Logger;
   version: string;
+  /** Threads: how a hand-over reaches a phone that cannot show `bridge.confirm`. */
+  threads: PhoneThreadsService;
   /** RELAY_MCP_SCREENSHOT_MAX_SIDE: a screenshot's long side when the call names no max_side. */
   screenshotMaxSide: number;
   /** The element tree's and android_wait_for's bounds (RELAY_MCP_TREE_*, RELAY_MCP_WAIT_*). */
@@ -58,6 +62,8 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
   const server = new Server({ name: 'svc-relay', version: deps.version }, { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
   /** This session's last screenshot per phone: the space its gestures' coordinates are in. */
   const spaces = new ImageSpaces();
+  /** The session's name in the log (CommandOrigin `session`): made here, never its Mcp-Session-Id. */
+  const session = randomBytes(6).toString('hex');
   server.setRequestHandler(t.ListToolsRequestSchema, () => ({ tools: deps.tools.list() }));
   server.setRequestHandler(t.CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const tool = deps.tools.get(req.params.name);
@@ -65,7 +71,7 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
     try {
       const input = deps.tools.read(tool, req.params.arguments);
       if (!input.ok) throw input.error;
-      const from: CommandFrom = { origin: { via: 'mcp', client: clientName(server.getClientVersion()?.name) } };
+      const from: CommandFrom = { origin: { via: 'mcp', client: clientName(server.getClientVersion()?.name), session } };
       if (server.getClientCapabilities()?.elicitation) from.ask = asker(server, extra.requestId);
       return await run(tool, input.value as Record<string, unknown>, from, extra.signal);
     } catch (err) {
@@ -77,7 +83,7 @@ export function mcpServer(deps: McpDeps, driver: Driver): McpServer {
   });
   /** One tool call: its gesture coordinates in the phone's pixels, the relay's own fields taken off, a screenshot scaled. */
   async function run(tool: ToolEntry, value: Record<string, unknown>, from: CommandFrom, signal: AbortSignal): Promise<CallToolResult> {
-    if (tool.human) return runHumanTool(deps, driver, tool.human, value, from);
+    if (tool.human) return runHumanTool(deps, driver, tool.human, value, from, signal);
     const byElement = await elementCall(tool, value, { bridge: deps.bridge, clock: deps.clock, limits: deps.elements, driver, from, signal });
     if (byElement) return byElement;
     const phone = () => pickDevice(deps.loop.models, { selector: pickSelector(value), driver }, deps.clock.now()).tokenPrefix;

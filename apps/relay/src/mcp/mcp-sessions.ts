@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import { BridgeService } from '../bridge/bridge.service';
+import { PhoneThreadsService } from '../threads/threads.service';
 import { Clock } from '../common/loop/clock';
 import { CommandLoop } from '../common/loop/command-loop';
 import type { RelayConfig } from '../common/config/relay-config';
@@ -58,12 +59,14 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     private readonly clock: Clock,
     private readonly scheduler: Scheduler,
     bridge: BridgeService,
+    threads: PhoneThreadsService,
     @Inject(RELAY_CONFIG) config: RelayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(RUNTIME) runtime: Runtime,
   ) {
     this.deps = {
       bridge,
+      threads,
       tools: new McpToolSet(clientNames(config.clientSpelling)),
       loop,
       clock,

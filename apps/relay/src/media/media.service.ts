@@ -293,6 +293,23 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
    * only raster images, at most PREVIEW_MAX_BYTES, and nothing recorded: an operator look is not a fetch.
    */
   async preview(ref: string, reply: FastifyReply): Promise<void> {
+    const { entry, contentType } = this.previewable(ref);
+    const opened = await this.openPreview(entry);
+    await this.replies.sendPreview(reply, opened, contentType);
+  }
+
+  /** The same image's bytes, opened as `preview` opens it (the console's playback makes thumbnails of them). */
+  async previewBytes(ref: string): Promise<{ bytes: Buffer; contentType: string }> {
+    const { entry, contentType } = this.previewable(ref);
+    const opened = await this.openPreview(entry);
+    try {
+      return { bytes: await opened.handle.readFile(), contentType };
+    } finally {
+      await opened.handle.close().catch(() => undefined);
+    }
+  }
+
+  private previewable(ref: string): { entry: MediaEntry; contentType: string } {
     const entry = this.entryByPrefix(ref);
     const contentType = entry.contentType.split(';')[0].trim().toLowerCase();
     if (!PREVIEW_TYPES.has(contentType)) {
@@ -301,12 +318,15 @@ export class MediaService implements MediaRegistrar, OnApplicationBootstrap, Bef
     if (entry.size > PREVIEW_MAX_BYTES) {
       throw new DomainError('media.preview_too_large', 'too_large', `the file is ${entry.size} bytes; previews stop at ${PREVIEW_MAX_BYTES}`);
     }
-    const opened = await openChecked(entry.path, {
+    return { entry, contentType };
+  }
+
+  private openPreview(entry: MediaEntry): Promise<OpenedFile> {
+    return openChecked(entry.path, {
       maxSize: Math.min(PREVIEW_MAX_BYTES, this.limits.maxSizeBytes),
       expect: { fileId: entry.fileId, realPath: entry.path },
       ...(entry.owned ? {} : { policy: this.policy }),
     });
-    await this.replies.sendPreview(reply, opened, contentType);
   }
 
   /** The live entry a console ref (token prefix) names; unknown, expired or ambiguous refs are 404. */

@@ -53,6 +53,11 @@ export class PhoneThreadsService implements OnModuleDestroy {
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {}
 
+  /** PHONE_ENABLED: whether the agent may message the phone at all (a Thread hand-over needs it). */
+  get enabled(): boolean {
+    return this.config.phoneEnabled;
+  }
+
   /** Long-polls of `GET /phone/replies` held open right now, waiting for a reply. */
   get heldPolls(): number {
     return this.waiters.size;

@@ -1,6 +1,7 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
 import type { DeepReadonly } from '../deep-readonly';
+import { McpTrails, type ActivityOutcome, type StepState, type TrailsState } from './mcp-trails';
 import type {
   BridgeStatus,
   CommandOrigin,
@@ -19,9 +20,6 @@ type MutableBridgeDevice = Omit<BridgeStatus, 'autoDisableAt' | 'autoDisableBy'>
   reportedAt: number;
   lastCommandAt: number | null;
 };
-
-export type ActivityOutcome =
-  'pending' | 'answered' | 'timeout' | 'phone_gone' | 'session_revoked' | 'bad_response' | 'refused' | 'awaiting_confirmation' | 'interrupted';
 
 type MutableBridgeActivity = {
   requestId: string;
@@ -68,6 +66,8 @@ type State = {
   pending: MutablePendingConfirmation[];
   counts: Record<string, number>;
   commandsTotal: number;
+  /** Absent in snapshots written before issue 40 (no record before it named an MCP session). */
+  trails?: TrailsState;
 };
 
 export const ACTIVITY_RING = 200;
@@ -76,6 +76,19 @@ export const SAFETY_RING = 200;
 const ms = (iso: string | null | undefined): number | null => (iso ? isoMs(iso) : null);
 /** How a command came (absent: HTTP), copied onto what the operator reads. */
 const originOf = (d: Partial<CommandOrigin>): Partial<CommandOrigin> => (d.via ? { via: d.via, client: d.client } : {});
+/** The step a trail keeps of an activity entry (its origin left out: the trail has it). */
+const stepOf = (a: MutableBridgeActivity): StepState => ({
+  requestId: a.requestId,
+  tokenPrefix: a.tokenPrefix,
+  method: a.method,
+  path: a.path,
+  shape: a.shape,
+  at: a.at,
+  outcome: a.outcome,
+  status: a.status,
+  latencyMs: a.latencyMs,
+  safety: a.safety,
+});
 
 /**
  * Bridge devices (ephemeral: emptied at `relay.started` and when a socket closes), the active-device
@@ -91,6 +104,8 @@ export class BridgeProjection implements Projection<State> {
   private readonly pendingById = new Map<string, MutablePendingConfirmation>();
   private counts: Record<string, number> = {};
   private commandsTotal = 0;
+  /** The recent MCP sessions' steps (issue 40, item 6). */
+  readonly trails = new McpTrails();
 
   apply(stored: StoredEvent): void {
     const e = stored as StoredRelayEvent;
@@ -100,6 +115,7 @@ export class BridgeProjection implements Projection<State> {
         this.devices.clear();
         this.pendingById.clear();
         for (const a of this.activityRing) if (a.outcome === 'pending' || a.outcome === 'awaiting_confirmation') a.outcome = 'interrupted';
+        this.trails.interrupt();
         break;
       case 'phone.disconnected': {
         const d = this.devices.get(e.data.tokenPrefix);
@@ -156,19 +172,28 @@ export class BridgeProjection implements Projection<State> {
           });
         }
         const entry = this.activityById.get(e.data.requestId);
-        if (entry) entry.shape = e.data.shape;
+        if (entry) {
+          entry.shape = e.data.shape;
+          this.trails.step(e.data, stepOf(entry));
+        }
         break;
       }
       case 'bridge.command_answered': {
         const a = this.activityById.get(e.data.requestId);
-        if (a) Object.assign(a, { outcome: 'answered', status: e.data.status, latencyMs: e.data.latencyMs });
+        if (a) {
+          Object.assign(a, { outcome: 'answered', status: e.data.status, latencyMs: e.data.latencyMs });
+          this.trails.sync(stepOf(a), e.data.evidence);
+        }
         const d = e.data.currentApp === undefined ? undefined : this.devices.get(e.data.tokenPrefix);
         if (d) d.currentApp = e.data.currentApp!;
         break;
       }
       case 'bridge.command_failed': {
         const a = this.activityById.get(e.data.requestId);
-        if (a) Object.assign(a, { outcome: e.data.reason, latencyMs: e.data.latencyMs });
+        if (a) {
+          Object.assign(a, { outcome: e.data.reason, latencyMs: e.data.latencyMs });
+          this.trails.sync(stepOf(a), e.data.evidence);
+        }
         break;
       }
       case 'bridge.safety_decided':
@@ -236,6 +261,7 @@ export class BridgeProjection implements Projection<State> {
         default:
           break;
       }
+      this.trails.step(d, stepOf(a));
     }
     switch (d.decision) {
       case 'confirmation_requested':
@@ -329,6 +355,7 @@ export class BridgeProjection implements Projection<State> {
       pending: [...this.pendingById.values()],
       counts: this.counts,
       commandsTotal: this.commandsTotal,
+      trails: this.trails.snapshot(),
     });
   }
 
@@ -345,5 +372,6 @@ export class BridgeProjection implements Projection<State> {
     for (const p of s.pending ?? []) this.pendingById.set(p.requestId, p);
     this.counts = s.counts ?? {};
     this.commandsTotal = s.commandsTotal ?? 0;
+    this.trails.restore(s.trails);
   }
 }

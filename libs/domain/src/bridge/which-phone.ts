@@ -30,13 +30,19 @@ export function pickDevice(m: ReadModels, opts: { selector?: string | null; driv
       throw new DomainError(
         'bridge.device_ambiguous',
         'conflict',
-        `${hits.length} phones match "${selector}"; use a device_id or a longer token prefix`,
-        { matches: hits.length },
+        `${hits.length} phones match "${selector}": ${named(hits)}; use a device_id or a longer token prefix`,
+        { matches: hits.length, choices: choicesOf(hits) },
       );
     }
     const known = m.sessions.active(now).some((s) => matches(selector, s.deviceId, s.tokenPrefix, s.deviceName));
     if (known) throw new DomainError('bridge.device_offline', 'unavailable', `the phone "${selector}" is paired but not connected to the bridge`);
-    throw new DomainError('bridge.device_not_found', 'not_found', `no paired phone matches "${selector}" (device_id, token prefix or device name)`);
+    throw new DomainError(
+      'bridge.device_not_found',
+      'not_found',
+      `no phone on the bridge matches "${selector}" (device_id, token prefix or device name); ` +
+        (devices.length ? `the phones on the bridge: ${named(devices)}` : 'no phone is on the bridge'),
+      { choices: choicesOf(devices) },
+    );
   }
   if (m.bridge.active) {
     const active = devices.find((d) => d.tokenPrefix === m.bridge.active);
@@ -55,9 +61,22 @@ export function pickDevice(m: ReadModels, opts: { selector?: string | null; driv
   throw new DomainError(
     'bridge.device_ambiguous',
     'conflict',
-    `${devices.length} phones are connected; name one with ?device=<device_id> or select one with POST /bridge/select-active`,
-    { matches: devices.length },
+    `${devices.length} phones are connected (${named(devices)}); name one with ?device=<device_id> or select one with POST /bridge/select-active`,
+    { matches: devices.length, choices: choicesOf(devices) },
   );
+}
+
+/** The most phones an error names (a relay may hold many): the rest are counted. */
+const CHOICES_NAMED = 10;
+
+/** The phones a caller may pick from, by device_id and name: never a token or its prefix (the refusal may reach an agent). */
+function choicesOf(devices: readonly BridgeDevice[]): { device_id: string; device_name: string }[] {
+  return devices.slice(0, CHOICES_NAMED).map((d) => ({ device_id: d.deviceId, device_name: d.deviceName }));
+}
+
+function named(devices: readonly BridgeDevice[]): string {
+  const shown = choicesOf(devices).map((c) => `"${c.device_name}" (device_id ${c.device_id})`);
+  return shown.join(', ') + (devices.length > CHOICES_NAMED ? ` and ${devices.length - CHOICES_NAMED} more` : '');
 }
 
 function matches(selector: string, deviceId: string, tokenPrefix: string, deviceName: string): boolean {

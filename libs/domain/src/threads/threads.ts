@@ -1,4 +1,5 @@
-import type { NewEvent, PhoneMessageContent, PhoneReplyReceived, PhoneThreadsEvent, Surfacing } from '@svc/events';
+import type { BridgeEvent, NewEvent, PhoneMessageContent, PhoneReplyReceived, PhoneThreadsEvent, Surfacing } from '@svc/events';
+import { handOverReplied } from '../bridge/hand-over';
 import { epoch } from '../epoch';
 import { DomainError } from '../errors';
 import type { ReadModels } from '../read-models';
@@ -161,10 +162,10 @@ export function recordFlush(
 /** A phone's reply, as `phone.reply_received` records it. */
 export type Reply = PhoneReplyReceived['data'];
 
-/** A phone's reply is recorded unless its text is blank. */
-export function recordReply(_m: ReadModels, cmd: Reply): NewEvent<PhoneThreadsEvent>[] {
+/** A phone's reply is recorded unless its text is blank; one answering a Thread hand-over also ends it. */
+export function recordReply(m: ReadModels, cmd: Reply): NewEvent<PhoneThreadsEvent | BridgeEvent>[] {
   if (cmd.text.trim().length === 0) throw blankText();
-  return [{ type: 'phone.reply_received', data: cmd }];
+  return [{ type: 'phone.reply_received', data: cmd }, ...handOverReplied(m, cmd)];
 }
 
 /**

@@ -41,9 +41,19 @@ export type BridgeActiveSelected = Ev<'bridge.active_selected', { tokenPrefix: s
 
 /**
  * How a command came, when not over the HTTP routes (absent: HTTP): `mcp` is the relay's MCP server, and
- * `client` the MCP client's own name for itself (its `clientInfo.name`, bounded and sanitized).
+ * `client` the MCP client's own name for itself (its `clientInfo.name`, bounded and sanitized). `session`
+ * (from v2 of `bridge.command_sent` and `bridge.safety_decided`; absent before): the relay's own 12-hex name
+ * for the MCP session, made for the record and never the session's `Mcp-Session-Id`, so the log groups an
+ * agent's steps without holding a handle to its session.
  */
-export type CommandOrigin = { via: 'mcp'; client: string };
+export type CommandOrigin = { via: 'mcp'; client: string; session?: string };
+
+/**
+ * The screen's `/screen_hash` just before a command went to the phone and just after it answered (issue 40),
+ * asked by the relay itself (those asks are not commands of their own and write no events). A hash the phone
+ * could not give (an app without the route, a timeout) is null; the command's outcome never depends on it.
+ */
+export type CommandEvidence = { before: string | null; after: string | null };
 
 /** Scalar leaves of a body/query reduced to their type, except fields that carry no user content. */
 export type CommandShape = Record<string, string | number | boolean | null>;
@@ -77,13 +87,23 @@ export type BridgeCommandAnswered = Ev<
      * the relay knew: the blocklist then checks the phone as it is, not as its last status said.
      */
     currentApp?: string;
+    /** v2: the screen before and after, for the commands that change it (`bridge-evidence.ts`); null for the rest, and on v1 records. */
+    evidence: CommandEvidence | null;
   }
 >;
 
 export type BridgeFailure = 'timeout' | 'phone_gone' | 'session_revoked' | 'bad_response';
 export type BridgeCommandFailed = Ev<
   'bridge.command_failed',
-  { requestId: string; tokenPrefix: string; path: string; reason: BridgeFailure; latencyMs: number }
+  {
+    requestId: string;
+    tokenPrefix: string;
+    path: string;
+    reason: BridgeFailure;
+    latencyMs: number;
+    /** v2: as on `bridge.command_answered` (`after` is null: the phone did not answer). */
+    evidence: CommandEvidence | null;
+  }
 >;
 
 export type SafetyDecisionKind =

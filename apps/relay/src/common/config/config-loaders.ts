@@ -1,4 +1,4 @@
-import { isSpelling, type Spelling } from '@svc/domain';
+import { DEFAULT_TRAILS, EVIDENCE_MODES, isSpelling, MAX_TRAILS, type EvidenceMode, type Spelling } from '@svc/domain';
 import { isPostgresUrl, redactPgUrl } from '@svc/events';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -35,6 +35,8 @@ export function loadBridgeConfig(env: NodeJS.ProcessEnv): BridgeConfig {
       idleMs: envNumber(env, 'RELAY_MCP_IDLE_MINUTES', { default: 60, min: 1, max: 7 * 24 * 60, integer: true }) * 60_000,
     },
     mcpScreenshotMaxSide: envNumber(env, 'RELAY_MCP_SCREENSHOT_MAX_SIDE', { default: 2000, min: MIN_MAX_SIDE, max: MAX_PHONE_SIDE, integer: true }),
+    evidence: evidenceMode(env),
+    mcpTrails: envNumber(env, 'RELAY_MCP_TRAILS', { default: DEFAULT_TRAILS, min: 1, max: MAX_TRAILS, integer: true }),
     mcpElements: {
       maxElements: envNumber(env, 'RELAY_MCP_TREE_MAX_ELEMENTS', { default: 300, min: 10, max: MAX_PHONE_NODES, integer: true }),
       maxText: envNumber(env, 'RELAY_MCP_TREE_MAX_TEXT', { default: 200, min: 20, max: 2000, integer: true }),
@@ -43,6 +45,13 @@ export function loadBridgeConfig(env: NodeJS.ProcessEnv): BridgeConfig {
     },
     mcpSecretsMax: envNumber(env, 'RELAY_MCP_SECRETS_MAX', { default: 32, min: 1, max: 1000, integer: true }),
   };
+}
+
+function evidenceMode(env: NodeJS.ProcessEnv): EvidenceMode {
+  const raw = envText(env, 'RELAY_BRIDGE_EVIDENCE')?.toLowerCase() ?? 'mcp';
+  if (!(EVIDENCE_MODES as readonly string[]).includes(raw))
+    throw new ConfigError(`RELAY_BRIDGE_EVIDENCE must be one of ${EVIDENCE_MODES.join(', ')}, got "${env.RELAY_BRIDGE_EVIDENCE}"`);
+  return raw as EvidenceMode;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Spelling } from '@svc/domain';
+import type { EvidenceMode, Spelling } from '@svc/domain';
 
 /** What the relay runs with: `loadConfig` (config.ts) builds it from the flags, the environment and the defaults. */
 export type LoopbackTrust = 'loopback' | 'key';
@@ -44,6 +44,8 @@ export type RelayConfig = {
   logRetentionDays: number;
   /** Where pruned segments go instead of being deleted (null: deleted). */
   logArchiveDir: string | null;
+  /** RELAY_WITNESS_VKEYS: the cosignature/v1 verifier keys of the witnesses whose cosignatures the relay keeps (issue 39). */
+  witnessVkeys: string[];
   /**
    * RELAY_PERSONAL_DATA_KEYS_PER_HOUR (default 12): the most data keys one device (or the host) gets in an hour.
    * A key that another device received content under (a Thread message queued for no phone, then delivered)
@@ -200,6 +202,10 @@ export type BridgeConfig = {
   mcpSessions: { perDevice: number; total: number; idleMs: number };
   /** RELAY_MCP_SCREENSHOT_MAX_SIDE: an MCP screenshot's long side in pixels unless the call says (screen-image.ts). */
   mcpScreenshotMaxSide: number;
+  /** RELAY_BRIDGE_EVIDENCE: which commands carry the screen's hash before and after (libs/domain evidence.ts). */
+  evidence: EvidenceMode;
+  /** RELAY_MCP_TRAILS: the recent MCP sessions whose steps the console plays back (mcp-trails.ts). */
+  mcpTrails: number;
   /** MCP element tools: RELAY_MCP_TREE_MAX_ELEMENTS, RELAY_MCP_TREE_MAX_TEXT, RELAY_MCP_WAIT_MAX_MS, RELAY_MCP_WAIT_MAX_POLLS (mcp-elements.ts). */
   mcpElements: { maxElements: number; maxText: number; waitMaxMs: number; waitMaxPolls: number };
   /** RELAY_MCP_SECRETS_MAX: how many named secrets the operator may register (android_type_secret). */

@@ -5,6 +5,7 @@ import { Ago, Button, Card, Chip, Dot, EmptyState, ErrorState, InlineError, Page
 import { exact, timeOfDay } from '@/lib/format';
 import { useBridge } from '../api/get-bridge';
 import { useSelectActive } from '../api/select-active';
+import { McpPlayback } from './mcp-playback';
 import { SecretsCard } from './secrets-card';
 
 /**
@@ -219,6 +220,7 @@ export function BridgePage() {
               <DataTable testId="bridge-activity" layout="log" columns={ACTIVITY_COLUMNS} rows={b.activity} rowKey={(a) => a.request_id} />
             )}
           </Card>
+          <McpPlayback />
           <Card title="Safety decisions">
             <div className="family-chips" role="group" aria-label="Decision filter">
               {DECISION_FILTERS.map((f, i) => (
