@@ -300,16 +300,14 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     return path === '/screen' ? { ...reply, body: screenAsAsked({ ...params, ...payload }, reply.body) } : reply;
   }
 
-  /**
-   * Puts a question to the phone's user (`bridge.confirm`); resolves with the decision that ended it. With no
-   * text, the question was put another way (a hand-over's Thread message) and only its ending is awaited.
-   */
+  /** Puts a question to the phone's user (`bridge.confirm`); resolves with the decision that ended it. With no
+   * text, the question was put another way (a hand-over's Thread message, which waits through disconnects). */
   askPhone(device: BridgeDevice, requestId: string, path: string, verb: string, text: string | null): Promise<SafetyDecisionKind> {
     return new Promise((resolve) => {
       const conn = this.connOf(device);
-      this.inFlightCommands.confirming(requestId, { connId: device.connId, tokenPrefix: device.tokenPrefix, resolve });
+      this.inFlightCommands.confirming(requestId, { connId: device.connId, tokenPrefix: device.tokenPrefix, resolve, outlivesSocket: text === null });
       // The phone may already be gone; its close handler cannot see a waiter set after it ran.
-      if (!conn || (text !== null && !conn.send('bridge', 'bridge.confirm', { request_id: requestId, verb, path, text }))) {
+      if (text !== null && (!conn || !conn.send('bridge', 'bridge.confirm', { request_id: requestId, verb, path, text }))) {
         this.loop.run(`device:${device.tokenPrefix}`, (m) => cancelConfirmations(m, device.tokenPrefix, [requestId])).catch(() => undefined);
       }
     });
