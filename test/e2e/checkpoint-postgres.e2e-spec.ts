@@ -42,7 +42,7 @@ describe('checkpoints of a PostgreSQL log', () => {
 
   it('signs the head of the table while the relay writes it, and the log then extends the checkpoint', async () => {
     publicKey = (JSON.parse((await svc(['relay', 'events', 'public-key', '--json'], env)).stdout) as { public_key: string }).public_key;
-    const r = await svc(['relay', 'events', 'checkpoint', '--out', cpFile], env);
+    const r = await svc(['relay', 'events', 'checkpoint', '--json-v1', '--out', cpFile], env);
     expect(r.code).toBe(0);
     cp = JSON.parse(fs.readFileSync(cpFile, 'utf8')) as Checkpoint;
     expect(cp).toMatchObject({ seq: relay.loop.lastSeq, hash: relay.loop.lastHash });

@@ -71,7 +71,7 @@ describe('svc relay events public-key and checkpoint', () => {
   });
 
   it('signs the head of the log a running relay is writing, with a signature that checks under the public key', async () => {
-    const r = await svc(['relay', 'events', 'checkpoint'], env);
+    const r = await svc(['relay', 'events', 'checkpoint', '--json-v1'], env);
     expect(r).toMatchObject({ code: 0, stderr: '' });
     cp = JSON.parse(r.stdout) as Checkpoint;
     expect(Object.keys(cp)).toEqual(['format', 'seq', 'hash', 'at', 'key_id', 'signature']);
@@ -83,7 +83,7 @@ describe('svc relay events public-key and checkpoint', () => {
 
   it('--out writes the file (0644) and says what it signed', async () => {
     const out = path.join(tempHome(), 'cp.json');
-    const r = await svc(['relay', 'events', 'checkpoint', '--out', out], env);
+    const r = await svc(['relay', 'events', 'checkpoint', '--json-v1', '--out', out], env);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`checkpoint of seq ${relay.loop.lastSeq}`);
     expect(fs.statSync(out).mode & 0o777).toBe(0o644);

@@ -32,6 +32,7 @@ import { McpModule } from './mcp/mcp.module';
 import { SecretsModule } from './secrets/secrets.module';
 import { PersonalDataModule } from './personal/personal-data.module';
 import { LogRetentionModule } from './log-retention/log-retention.module';
+import { TransparencyModule } from './transparency/transparency.module';
 
 export type CoreValues = {
   config: RelayConfig;
@@ -94,6 +95,7 @@ export class CoreModule {
     PersonalDataModule,
     SecretsModule,
     LogRetentionModule,
+    TransparencyModule,
     ConsoleModule,
   ],
 })

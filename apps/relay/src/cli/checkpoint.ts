@@ -48,8 +48,10 @@ export function publicKeyCommand(args: string[], io: CliIo): number {
 // ------------------------------------------------------------------------------------------ checkpoint
 
 export async function checkpointCommand(args: string[], io: CliIo): Promise<number> {
-  const v = parseFlags('relay events checkpoint', args, { log: { type: 'string' }, out: { type: 'string' } });
+  const v = parseFlags('relay events checkpoint', args, { log: { type: 'string' }, out: { type: 'string' }, 'json-v1': { type: 'boolean' } });
   const source = resolveLogSource(io.env, v.log);
+  // The C2SP checkpoint (a signed note) unless the older JSON form is asked for (issue 39).
+  if (!v['json-v1']) return (await import('./proof')).noteCheckpoint(source, v.out, io);
   const progress = progressLine(io.stderr, 'verifying');
   let report: LogVerifyReport;
   try {
@@ -207,7 +209,8 @@ async function hashOfRecord(source: LogSource, seq: number): Promise<string | nu
 
 const SEQ_RE = /^\{"seq":(\d+),/;
 
-async function recordText(source: LogSource, seq: number): Promise<string | null> {
+/** The record of `seq` exactly as stored (the file's line without its newline, or the database's `record`), or null. */
+export async function recordText(source: LogSource, seq: number): Promise<string | null> {
   if (source instanceof PgLogSource) {
     if ((await source.containers()) === 0) return null;
     const c = await source.connection();

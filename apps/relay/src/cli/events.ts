@@ -14,7 +14,7 @@ import {
 import { CliError, colours, EXIT, line, parseFlags, progressLine, UsageError, type CliIo } from './io';
 import { resolveLogSource } from './log-dir';
 import { printRecordings, verifyRecordings, type RecordingsVerdict } from './recordings-verify';
-import { checkpointVerdict, prepareCheckpoint, printVerdict, type CheckpointVerdict } from './checkpoint';
+import { anyVerdict, prepareAnyCheckpoint, printAnyVerdict, type AnyVerdict } from './checkpoint-note';
 import { modelsFromSnapshot, type ReplayStart } from './events-pruned';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -216,19 +216,20 @@ export async function verifyCommand(args: string[], io: CliIo): Promise<number> 
     json: { type: 'boolean' },
     checkpoint: { type: 'string' },
     'public-key': { type: 'string' },
+    vkey: { type: 'string', multiple: true },
   });
-  if (v['public-key'] !== undefined && v.checkpoint === undefined)
-    throw new UsageError('--public-key goes with --checkpoint FILE', 'relay events verify');
-  const checkpoint = v.checkpoint === undefined ? null : prepareCheckpoint(v.checkpoint, v['public-key'], io.env);
+  for (const flag of ['public-key', 'vkey'] as const)
+    if (v[flag] !== undefined && v.checkpoint === undefined) throw new UsageError(`--${flag} goes with --checkpoint FILE`, 'relay events verify');
+  const checkpoint = v.checkpoint === undefined ? null : prepareAnyCheckpoint(v.checkpoint, v['public-key'], v.vkey ?? [], io.env);
   const source = resolveLogSource(io.env, v.log, v.archive);
   const dir = v.archive === undefined ? source.location : `${v.archive} + ${source.location}`;
   const progress = progressLine(io.stderr, 'verifying');
   let report: LogVerifyReport;
-  let verdict: CheckpointVerdict | null = null;
+  let verdict: AnyVerdict | null = null;
   let recordings: RecordingsVerdict | null = null;
   try {
     report = await verifySource(source, progress.update);
-    if (checkpoint) verdict = await checkpointVerdict(checkpoint, source, report);
+    if (checkpoint) verdict = await anyVerdict(checkpoint, source, report);
     // Each terminal recording still on disk against its digest in the log (recordings-verify.ts).
     if (report.ok) recordings = await verifyRecordings(source, io.env);
   } finally {
@@ -268,14 +269,14 @@ export async function verifyCommand(args: string[], io: CliIo): Promise<number> 
       );
     }
     const recorded = recordings ? printRecordings(io, recordings) : EXIT.ok;
-    const signed = verdict ? printVerdict(io, verdict) : EXIT.ok;
+    const signed = verdict ? printAnyVerdict(io, verdict) : EXIT.ok;
     return recorded === EXIT.ok ? signed : recorded;
   }
   const e = colours(io.stderr, io.env);
   line(io.stderr, `${e.red('BROKEN')}  ${dir}`);
   line(io.stderr, `first bad record: seq ${report.seq} in ${report.segment}: ${report.reason}`);
   line(io.stderr, 'every record from there on is unproven; restore the log from a backup or keep this copy as evidence');
-  if (verdict) printVerdict(io, verdict);
+  if (verdict) printAnyVerdict(io, verdict);
   return EXIT.failed;
 }
 

@@ -3,7 +3,19 @@ import { PRUNE_HELP } from './usage-history';
 /** The help of `svc relay events` and its commands (usage.ts holds the rest and joins them). */
 
 /** The `svc relay events` commands, in the order the help lists them (both "svc relay --help" and "svc relay events --help"). */
-export const EVENTS_COMMANDS = ['replay', 'verify', 'tail', 'export', 'import', 'checkpoint', 'public-key', 'forget', 'prune'] as const;
+export const EVENTS_COMMANDS = [
+  'replay',
+  'verify',
+  'tail',
+  'export',
+  'import',
+  'checkpoint',
+  'vkey',
+  'proof',
+  'public-key',
+  'forget',
+  'prune',
+] as const;
 
 export const EVENTS_HELP: Readonly<Record<string, string>> = {
   'relay events': `Usage: svc relay events <${EVENTS_COMMANDS.join('|')}> [options]
@@ -13,7 +25,9 @@ export const EVENTS_HELP: Readonly<Record<string, string>> = {
   tail      print the newest events, optionally following new ones
   export    copy the log to a .jsonl file, a log directory or an empty PostgreSQL database
   import    fill an empty store (the relay's own by default) from a copy
-  checkpoint  sign the log's head with the relay's key (verify --checkpoint FILE proves it later)
+  checkpoint  sign the log's Merkle tree head as a C2SP checkpoint (verify --checkpoint FILE proves it later)
+  vkey      print the verifier key (signed-note form) that checks checkpoints
+  proof     print an inclusion proof of a record or a consistency proof between two tree sizes
   public-key  print the public key that checks checkpoints, and its key id
   forget    destroy the data keys of personal content, by device or time (--yes; without: a dry run)
   prune     drop or archive whole segments before a time or seq (--yes; without: a dry run)
@@ -36,7 +50,7 @@ Options:
   --json         print the summary as JSON
   -h, --help     show this help`,
 
-  'relay events verify': `Usage: svc relay events verify [--log WHERE] [--archive DIR] [--checkpoint FILE [--public-key KEY]] [--json]
+  'relay events verify': `Usage: svc relay events verify [--log WHERE] [--archive DIR] [--checkpoint FILE [--vkey VKEY]... [--public-key KEY]] [--json]
 
 Checks every record of the log: its own checksum, consecutive seqs, and that each record names the
 hash of the one before (the chain). Exits 1 and names the first bad record when anything was edited,
@@ -46,6 +60,9 @@ relay cuts it at its next start.
 With --checkpoint, also exits 1 unless the checkpoint's signature is good under KEY and the log still
 holds that exact record at that seq (the log extends the checkpoint): a history rewritten at or before
 it, even re-chained, is named with the seq and both hashes; a log shorter than it is called truncated.
+A C2SP checkpoint (a signed note) must carry a good signature of the log's verifier key, and the log's
+Merkle tree at its size must have its root: a rewritten, truncated, or rewound-and-regrown log fails.
+The report says which form it read and names every key that signed (the log's, witnesses' cosignatures).
 
 Options:
   --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
@@ -53,9 +70,12 @@ Options:
   --archive DIR  segments pruned from the log, proven with it as one chain (a pruned log alone is
                  proven from its recorded cut)
   --checkpoint FILE
-                 a checkpoint written by "svc relay events checkpoint" or the console's Store page
+                 a checkpoint written by "svc relay events checkpoint" (C2SP note, or --json-v1), the
+                 console's Store page, or a cosigned one from GET /log/checkpoint
+  --vkey VKEY    a verifier key to judge a C2SP checkpoint by (repeat it: the log's, each witness's);
+                 the key or a file holding it (default: the home's own log key)
   --public-key KEY
-                 the public key to judge it by: base64 of the raw 32 bytes (as "public-key" prints it),
+                 the public key to judge a JSON checkpoint by: base64 of the raw 32 bytes (as "public-key" prints it),
                  a PEM, or a file holding either (default: the home's own key; an auditor passes their
                  own copy, since whoever controls this host controls the home's key)
   --json         print the report as JSON
@@ -119,19 +139,52 @@ Options:
   --json         print the report as JSON
   -h, --help     show this help`,
 
-  'relay events checkpoint': `Usage: svc relay events checkpoint [--log WHERE] [--out FILE]
+  'relay events checkpoint': `Usage: svc relay events checkpoint [--log WHERE] [--out FILE] [--json-v1]
 
-Verifies the whole chain (read-only, beside a running relay), then signs its last record with the
-relay's Ed25519 key (<SVC_HOME>/relay/checkpoint-key.pem, made on first use, 0600) and writes
-{"format":"svc-relay-checkpoint/1","seq","hash","at","key_id","signature"} to FILE or stdout. Keep the
-file off this host; "svc relay events verify --checkpoint FILE --public-key KEY" proves later that the
-log still holds that record. The signature (base64) covers the bytes
-"svc-relay-checkpoint/1\\n<seq>\\n<hash>\\n<at>\\n<key_id>\\n". An empty or broken log is not signed (exit 1).
+Verifies the whole chain (read-only, beside a running relay), builds the RFC 9162 Merkle tree over its
+records (leaf i: the record of seq i+1 as stored) and writes a C2SP tlog-checkpoint signed as a C2SP
+signed note by the relay's Ed25519 key (<SVC_HOME>/relay/checkpoint-key.pem, made on first use, 0600):
+
+  svc-relay/<key id>
+  <tree size>
+  <base64 root hash>
+
+  \u2014 svc-relay/<key id> <base64(4-byte key hash || signature)>
+
+Keep the file off this host with the verifier key ("svc relay events vkey"); "svc relay events verify
+--checkpoint FILE --vkey VKEY" proves later that the log still extends it, and outside tools (Go's
+sumdb/note, scripts/tlog-verify.mjs) read it too (docs/AUDITING.md). An empty or broken log is not
+signed (exit 1).
 
 Options:
   --log WHERE    the log: its directory, a .jsonl export, or a postgres:// URL (default: the relay's
                  own, RELAY_EVENT_STORE when it is a postgres:// URL, else <SVC_HOME or ~/.svc>/relay/events)
   --out FILE     write the checkpoint to FILE (0644) instead of stdout
+  --json-v1      the older JSON form instead: {"format":"svc-relay-checkpoint/1","seq","hash","at","key_id",
+                 "signature"}, the signature over "svc-relay-checkpoint/1\\n<seq>\\n<hash>\\n<at>\\n<key_id>\\n"
+  -h, --help     show this help`,
+
+  'relay events vkey': `Usage: svc relay events vkey [--json]
+
+Prints the verifier key of the log's checkpoints in C2SP signed-note form,
+<name>+<8 hex key hash>+<base64(0x01 || 32-byte Ed25519 public key)>, the name being the log's origin
+(svc-relay/<key id>). Copy it off this host once: outside verifiers take it as it is.
+
+Options:
+  --json         {"vkey","origin","key_id"}
+  -h, --help     show this help`,
+
+  'relay events proof': `Usage: svc relay events proof [--log WHERE] (--seq N [--size S] | --from M --to N)
+
+Verifies the chain, builds the Merkle tree and prints, as JSON with base64 hashes:
+  --seq N [--size S]  {seq, tree_size, leaf_hash, record, inclusion}: the record of seq N as stored and
+                      its RFC 9162 (2.1.3) inclusion proof in the tree of S records (default: all)
+  --from M --to N     {from, to, consistency}: the RFC 9162 (2.1.4) proof that the tree of N records
+                      extends the tree of M records
+A pruned log proves records and sizes from its cut on (the log.pruned record keeps the tree there).
+
+Options:
+  --log WHERE    the log (as for replay)
   -h, --help     show this help`,
 
   'relay events public-key': `Usage: svc relay events public-key [--json]

@@ -1,5 +1,6 @@
 import { GRANT_CHANNELS, pairingDefaultsText } from '@svc/events/grant-channels';
 import { BACKUP_HELP } from './usage-backup';
+import { WITNESS_HELP } from './usage-witness';
 import { PHONE_SIM_USAGE } from './phone-sim-usage';
 import { EVENTS_COMMANDS, EVENTS_HELP } from './usage-events';
 import { SERVICE_HELP } from './usage-service';
@@ -22,8 +23,11 @@ Usage:
   svc relay events verify          check every record's checksum and the hash chain
   svc relay events tail            print the newest events (--follow to keep watching)
   svc relay events export|import   copy a log between the file store and PostgreSQL, chain proven
-  svc relay events checkpoint      sign the log's head (seq and hash) for an auditor to keep elsewhere
-  svc relay events public-key      the public key that checks those signatures, and its key id
+  svc relay events checkpoint      sign the log's Merkle tree head (C2SP checkpoint) for an auditor to keep
+  svc relay events vkey            the verifier key (signed-note form) that checks those checkpoints
+  svc relay events proof           an inclusion (--seq) or consistency (--from --to) proof, as JSON
+  svc relay events public-key      the public key that checks the older JSON checkpoints, and its key id
+  svc relay witness --relay URL    a witness off this host: cosign the relay's checkpoint if consistent, else refuse
   svc relay backup --out FILE      a consistent copy of the running relay's home (log, keys, secrets)
   svc relay restore FILE           lay a backup out as a home (--home DIR) on this or a new machine
   svc relay events forget          forget personal content (notifications, Threads, recordings) by device or time
@@ -264,6 +268,7 @@ it reports the running version and "latest unknown"; a feed's answer is kept an 
 
   ...EVENTS_HELP,
   ...BACKUP_HELP,
+  ...WITNESS_HELP,
 };
 
 export function helpFor(command: string): string {

@@ -6,6 +6,7 @@ import { atomicWrite } from '../common/atomic-write';
 import { loadCheckpointKey } from '../common/loop/checkpoint-key';
 import type { CommandLoop } from '../common/loop/command-loop';
 import { prunePgLog } from './pg-log-prune';
+import { cutTreeAt } from '../transparency/cut-tree';
 
 /** Where the cut is: before a time (records older than it) or before a seq. */
 export type PruneCut = { before: Date } | { beforeSeq: number };
@@ -70,7 +71,10 @@ export async function pruneLog(loop: CommandLoop, opts: PruneOptions): Promise<P
     checkpoint: null,
   };
   if (!plan || opts.dryRun) return base;
-  const [recorded] = await loop.record(opts.by === 'operator' ? 'operator' : 'system', [prunedEvent(plan, opts.archive, snapshotSeq, opts.by)]);
+  const cutTree = await cutTreeAt(opts.dir, plan.cutSeq);
+  const [recorded] = await loop.record(opts.by === 'operator' ? 'operator' : 'system', [
+    prunedEvent(plan, opts.archive, snapshotSeq, opts.by, cutTree),
+  ]);
   const checkpoint = signCut(opts.svcHome, plan, opts.now, opts.archive);
   await applyPrune(opts.dir, plan, opts.archive);
   const cut: RecordedCut = { cutSeq: plan.cutSeq, cutHash: plan.cutHash, cutAt: plan.cutAt, recordedAt: recorded.seq };
@@ -78,10 +82,19 @@ export async function pruneLog(loop: CommandLoop, opts: PruneOptions): Promise<P
   return { ...base, recorded_at: recorded.seq, checkpoint };
 }
 
-function prunedEvent(plan: PrunePlan, archive: string | null, snapshotSeq: number, by: 'retention' | 'operator'): LogPruned {
+function prunedEvent(plan: PrunePlan, archive: string | null, snapshotSeq: number, by: 'retention' | 'operator', cutTree: string[]): LogPruned {
   return {
     type: 'log.pruned',
-    data: { cutSeq: plan.cutSeq, cutHash: plan.cutHash, cutAt: plan.cutAt, segments: plan.drop.map((s) => s.file), archive, snapshotSeq, by },
+    data: {
+      cutSeq: plan.cutSeq,
+      cutHash: plan.cutHash,
+      cutAt: plan.cutAt,
+      segments: plan.drop.map((s) => s.file),
+      archive,
+      snapshotSeq,
+      by,
+      cutTree,
+    },
   };
 }
 

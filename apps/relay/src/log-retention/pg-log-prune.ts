@@ -1,3 +1,4 @@
+import { cutTreeAt } from '../transparency/cut-tree';
 import { archivePgRows, planPgPrune, PgLogSource, type LogPruned, type RecordedCut } from '@svc/events';
 import type { CommandLoop } from '../common/loop/command-loop';
 import { signCut, type PruneOptions, type PruneReport } from './log-prune';
@@ -34,7 +35,16 @@ export async function prunePgLog(loop: CommandLoop, opts: PruneOptions & { pgUrl
     const checkpoint = signCut(opts.svcHome, plan, opts.now, opts.archive);
     const event: LogPruned = {
       type: 'log.pruned',
-      data: { cutSeq: plan.cutSeq, cutHash: plan.cutHash, cutAt: plan.cutAt, segments, archive: opts.archive, snapshotSeq, by: opts.by },
+      data: {
+        cutSeq: plan.cutSeq,
+        cutHash: plan.cutHash,
+        cutAt: plan.cutAt,
+        segments,
+        archive: opts.archive,
+        snapshotSeq,
+        by: opts.by,
+        cutTree: await cutTreeAt(opts.pgUrl, plan.cutSeq),
+      },
     };
     const [recorded] = await loop.record(opts.by === 'operator' ? 'operator' : 'system', [event]);
     const cut: RecordedCut = { cutSeq: plan.cutSeq, cutHash: plan.cutHash, cutAt: plan.cutAt, recordedAt: recorded.seq };

@@ -20,6 +20,11 @@ export type LogPruned = Ev<
     snapshotSeq: number;
     /** `retention`: RELAY_LOG_RETENTION_DAYS, inside the relay; `operator`: svc relay events prune. */
     by: 'retention' | 'operator';
+    /**
+     * The Merkle tree's compact range at the cut (base64 hashes of its complete subtrees, largest first): what
+     * proofs of later records need of the dropped ones (issue 39). Absent in records written before it.
+     */
+    cutTree?: string[];
   }
 >;
 

@@ -44,6 +44,8 @@ export type RelayConfig = {
   logRetentionDays: number;
   /** Where pruned segments go instead of being deleted (null: deleted). */
   logArchiveDir: string | null;
+  /** RELAY_WITNESS_VKEYS: the cosignature/v1 verifier keys of the witnesses whose cosignatures the relay keeps (issue 39). */
+  witnessVkeys: string[];
   /**
    * RELAY_PERSONAL_DATA_KEYS_PER_HOUR (default 12): the most data keys one device (or the host) gets in an hour.
    * A key that another device received content under (a Thread message queued for no phone, then delivered)

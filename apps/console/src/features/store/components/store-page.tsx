@@ -5,6 +5,7 @@ import { bytes, count, exact } from '@/lib/format';
 import { useStore } from '../api/get-store';
 import { CheckpointCard } from './checkpoint-card';
 import { VerifyCard } from './verify-card';
+import { WitnessCard } from './witness-card';
 import './store-page.css';
 
 const SEGMENT_COLUMNS: Array<Column<StoreSegment>> = [
@@ -69,6 +70,7 @@ export function StorePage() {
           </Card>
           <VerifyCard chain={s.chain} initial={s.verify} />
           <CheckpointCard cli={s.cli} />
+          <WitnessCard />
           <div className="store-grid">
             {s.store === 'file' ? (
               <Card title={`Segments (${count(s.segment_count)})`}>

@@ -1,0 +1,29 @@
+/** Help of `svc relay witness` (issue 39). */
+export const WITNESS_HELP: Readonly<Record<string, string>> = {
+  'relay witness': `Usage: svc relay witness [--home DIR] --name NAME --print-vkey
+       svc relay witness [--home DIR] --relay URL [--log-vkey VKEY] [--json]
+
+A witness of the relay's transparency log, meant to run on another machine (from cron or a timer), with
+its own home (default <SVC_HOME>/witness) and Ed25519 key. One round: it fetches GET /log/checkpoint,
+checks the log's signature under VKEY, fetches the consistency proof from the tree it cosigned last
+(GET /log/proof/consistency) and checks it (RFC 9162 2.1.4.2), then cosigns (C2SP tlog-cosignature/v1,
+with its time) and submits the cosignature (POST /log/cosignature; the relay takes it when the witness's
+verifier key is in RELAY_WITNESS_VKEYS).
+
+It refuses a checkpoint that is not consistent with the one it cosigned last (a smaller tree: rewound or
+truncated; another root at the same size: rewritten; a failed proof: rewritten, or rewound and regrown),
+or not signed by the log's key: exit 1, a "WITNESS REFUSED" line on stderr, a line in <home>/refusals.jsonl,
+svc_witness_refusals_total in <home>/witness.prom (a Prometheus textfile), and a signed report to the
+relay (POST /log/witness-refusal) that its console's Store page shows.
+
+Options:
+  --home DIR     the witness's home (its key, name, the log's verifier key, the tree it cosigned last)
+  --name NAME    the witness's key name when the key is made (e.g. witness.example.com/w1)
+  --print-vkey   print the witness's verifier key (cosignature/v1, type 0x04) for RELAY_WITNESS_VKEYS
+  --relay URL    the relay to witness (http:// or https://)
+  --log-vkey VKEY
+                 the log's verifier key ("svc relay events vkey" on the relay's host); kept in the home on
+                 the first run, and a home then follows that log only
+  --json         print the outcome as JSON
+  -h, --help     show this help`,
+};
