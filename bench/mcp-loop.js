@@ -10,9 +10,13 @@
 // screenshot answers the phone's PNG as it is; the MCP one scales it to a long side of 2000 px as JPEG (what an
 // agent can use): that step compares two different answers, and says so.
 //
-// STEPS is the loop: a step names its tool and arguments and its HTTP route and body. Item 2's find-by-ref and
-// wait_for become steps here when they land (an `mcp` with the new tool, an `http` with its route, or `http: null`
-// for an MCP-only tool, shown as "-").
+// STEPS is the loop: a step names its tool and arguments and its HTTP route and body (or `http: null` for an
+// MCP-only tool, shown as "-"). Item 2's element tools are steps against the route nearest to what they do: the
+// element tree against GET /screen, a tap by query (which reads /screen, then taps the node) against POST
+// /tap_text, and a wait_for on text already on screen (one poll) against POST /find_nodes. They run on the
+// simulator's default fixed screen (fake-phone.ts screenNodes), which no tap changes, so the query's one
+// "Settings" button and the "Messages" title are there loop after loop (a tap on "Send" would be a
+// destructive one, asked of the phone's user).
 //
 // Build first:  npm run build
 // Run:          node bench/mcp-loop.js [--loops 30] [--log-dir /dev/shm]
@@ -37,6 +41,13 @@ const STEPS = [
   { name: 'find', mcp: ['android_find_nodes', { text: 'Send' }], http: ['POST', '/find_nodes', { text: 'Send' }] },
   { name: 'tap', mcp: ['android_tap', { x: 540, y: 500, coordinates: 'phone' }], http: ['POST', '/tap', { x: 540, y: 500 }] },
   { name: 'wait', mcp: ['android_wait', { ms: 0 }], http: ['POST', '/wait', { ms: 0 }] },
+  { name: 'tree', mcp: ['android_ui_tree', {}], http: ['GET', '/screen'] },
+  {
+    name: 'tap by query',
+    mcp: ['android_tap', { query: { text: 'Settings', role: 'button' } }],
+    http: ['POST', '/tap_text', { text: 'Settings' }],
+  },
+  { name: 'wait_for', mcp: ['android_wait_for', { text: 'Messages' }], http: ['POST', '/find_nodes', { text: 'Messages' }] },
 ];
 
 async function startRelay(evidence, code) {

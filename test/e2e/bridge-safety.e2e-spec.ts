@@ -133,8 +133,11 @@ describe('Device Control safety pipeline', () => {
     // typed text and a tap's hint are read too; whole words only
     expect((await dc(relay, s.token!, 'POST', '/type', { text: 'please PAY now' })).status).toBe(200);
     expect((await dc(relay, s.token!, 'POST', '/tap', { x: 1, y: 1, text: 'Delete account' })).status).toBe(200);
+    // a long press's text too, as a tap's (a long press on "Delete" is as destructive); without text, nothing to read
+    expect((await dc(relay, s.token!, 'POST', '/long_press', { x: 1, y: 1, text: 'Submit order' })).status).toBe(200);
+    expect((await dc(relay, s.token!, 'POST', '/long_press', { x: 1, y: 1 })).status).toBe(200);
     expect((await dc(relay, s.token!, 'POST', '/type', { text: 'sending postcards' })).status).toBe(200);
-    expect(s.received.filter((f) => f.type === 'bridge.confirm').map((f) => f.payload.verb)).toEqual(['send', 'pay', 'delete']);
+    expect(s.received.filter((f) => f.type === 'bridge.confirm').map((f) => f.payload.verb)).toEqual(['send', 'pay', 'delete', 'submit']);
   });
 
   it('destructive verb, user denies: 403 user denied destructive action', async () => {

@@ -16,6 +16,7 @@ type El = {
   on_screen: boolean;
   focused: boolean;
   enabled: boolean;
+  bounds: { left: number; top: number; right: number; bottom: number };
 };
 
 /**
@@ -151,6 +152,36 @@ describe('MCP element tools', () => {
     expect(find((await tree()).els, 'On my way')).toMatchObject({ role: 'text' });
   });
 
+  it('a long press by ref on a destructive button is confirmed as a tap on it is; a long press by coordinates is unchanged', async () => {
+    const send = find((await tree()).els, 'Send');
+    const asked = () => readEvents(relay.home).filter((e) => e.type === 'bridge.safety_decided' && e.data.decision === 'confirmation_requested');
+    // An elicitation client that declines: the relay stops it before the phone sees a long press.
+    const presses = sent('/long_press').length;
+    const { client: asking } = await mcpConnect(relay, phone.token!, { elicit: () => ({ action: 'decline' }) });
+    try {
+      const declined = (await asking.callTool({ name: 'android_long_press', arguments: { ref: send.ref } })) as CallToolResult;
+      expect(code(declined)).toBe('bridge.confirmation_denied');
+      expect(asked().at(-1)!.data).toMatchObject({ path: '/long_press', verb: 'send', by: 'mcp_client' });
+      expect(sent('/long_press').length).toBe(presses);
+    } finally {
+      await asking.close();
+    }
+    // No elicitation: the relay's decision is the phone's to ask (the app's own modal), recorded as such; the label
+    // travels as `text`, which the app's /long_press does not read (BridgeCommandHandler.kt:1027-1039).
+    const pressed = await call('android_long_press', { query: { text: 'send', role: 'button' } });
+    expect(pressed.isError).toBeFalsy();
+    expect(asked().at(-1)!.data).toMatchObject({ path: '/long_press', verb: 'send', by: 'phone', via: 'mcp' });
+    expect(sent('/long_press').at(-1)).toMatchObject({ text: 'Send' });
+    // By coordinates: no label, nothing read, nothing asked.
+    const before = asked().length;
+    const x = Math.trunc((send.bounds.left + send.bounds.right) / 2);
+    const y = Math.trunc((send.bounds.top + send.bounds.bottom) / 2);
+    const plain = await call('android_long_press', { x, y, coordinates: 'phone' });
+    expect(plain.isError).toBeFalsy();
+    expect(sent('/long_press').at(-1)).toEqual({ x, y });
+    expect(asked().length).toBe(before);
+  });
+
   it('waits for an element to appear and for one to go, and times out clearly', async () => {
     // The message just sent says Sending…, then Delivered (after 400 ms by the phone's clock).
     const delivered = await call('android_wait_for', { text: 'Delivered', timeout_ms: 10_000, poll_ms: 50 });
@@ -214,9 +245,10 @@ describe('MCP element tools', () => {
     await home();
     const els = (await tree()).els;
     await call('android_long_press', { ref: find(els, 'Alan Turing, OK').ref });
-    expect(sent('/long_press').at(-1)).toEqual({ node_id: find(els, 'Alan Turing, OK').node });
+    // The label goes with it, as with a tap: the destructive-word check reads what is pressed.
+    expect(sent('/long_press').at(-1)).toEqual({ node_id: find(els, 'Alan Turing, OK').node, text: 'Alan Turing, OK' });
     await call('android_long_press', { ref: find(els, 'Start chat').ref, duration: 800 });
-    expect(sent('/long_press').at(-1)).toEqual({ x: 800, y: 2050, duration: 800 });
+    expect(sent('/long_press').at(-1)).toEqual({ x: 800, y: 2050, text: 'Start chat', duration: 800 });
   });
 
   it('refuses hostile and contradictory input with the reason, before anything reaches the phone', async () => {

@@ -8,7 +8,7 @@ import { BIN, ensureBuilt } from '../support/dist';
 import { mcpConnect, textOf } from '../support/mcp';
 import { startPairedSim, type SimProcess } from '../support/phone-sim-process';
 import { PhoneFlows } from '../../apps/phone-sim/src/phone-flows';
-import type { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
+import { PhoneSim } from '../../apps/phone-sim/src/phone-sim';
 
 beforeAll(() => ensureBuilt(), 120_000);
 
@@ -171,26 +171,73 @@ describe('android_hand_over through a Threads message (the app without bridge.co
     await client.close();
   });
 
-  it('the phone gone (disconnected) or unpaired: phone_gone; a phone not taking Threads messages is refused', async () => {
-    const gone = await startSim(relay, { mode: 'app', deviceName: 'Gone' });
-    sims.push(gone);
-    const goneFlows = new PhoneFlows(gone, { line: () => undefined, raw: () => undefined, backlog: () => 0 });
-    await goneFlows.subscribe();
+  /** A fresh app-mode phone subscribed to Threads (the subscriber is the latest phone to say so). */
+  const subscribedSim = async (deviceName: string, again?: PhoneSim) => {
+    const sim = again
+      ? await new PhoneSim({ relayUrl: relay.url, token: again.token!, mode: 'app', deviceName, deviceId: again.deviceId }).start()
+      : await startSim(relay, { mode: 'app', deviceName });
+    sims.push(sim);
+    const simFlows = new PhoneFlows(sim, { line: () => undefined, raw: () => undefined, backlog: () => 0 });
+    await simFlows.subscribe();
+    return { sim, flows: simFlows };
+  };
+  /** The relay has seen the phone's socket close (the bridge forgets the device). */
+  const gone = async (sim: PhoneSim) => {
+    sim.stop();
+    await until(() => relay.loop.models.bridge.device(sim.tokenPrefix!) === undefined);
+  };
+
+  it('the phone away mid-hand-over (the user left the app): still pending; back with the same token, its reply answers it', async () => {
+    // The app sends `proactive.subscribe` again on every auth.ok (ConnectionViewModel.kt:3591).
+    const away = await subscribedSim('Away');
     const { client } = await mcpConnect(relay, app.token!);
-    const pending = client.callTool({ name: 'android_hand_over', arguments: { message: 'one moment', device: 'Gone' } }) as Promise<CallToolResult>;
-    await until(() => goneFlows.messages.length > 0);
-    gone.stop();
-    expect((await pending).structuredContent).toMatchObject({ answer: 'phone_gone', device: 'Gone', via: 'thread' });
+    const pending = client.callTool({
+      name: 'android_hand_over',
+      arguments: { message: 'sign in', device: 'Away', timeout_s: 60 },
+    }) as Promise<CallToolResult>;
+    await until(() => away.flows.messages.length > 0);
+    const id = away.flows.messages[0].messageId!;
+    await gone(away.sim);
+    expect(relay.loop.models.bridge.pendingConfirmation(id)).toBeDefined();
+    expect(decisions(id)).toEqual(['confirmation_requested']);
+    const back = await subscribedSim('Away', away.sim);
+    expect(back.sim.tokenPrefix).toBe(away.sim.tokenPrefix);
+    await back.flows.reply('done', { chatId: 'phone', replyTo: id });
+    expect((await pending).structuredContent).toEqual({ answer: 'done', device: 'Away', via: 'thread' });
+    expect(decisions(id)).toEqual(['confirmation_requested', 'confirmation_allowed']);
+    await client.close();
+  });
 
-    const unpaired = await startSim(relay, { mode: 'app', deviceName: 'Unpaired' });
-    sims.push(unpaired);
-    const unpairedFlows = new PhoneFlows(unpaired, { line: () => undefined, raw: () => undefined, backlog: () => 0 });
-    await unpairedFlows.subscribe();
+  it('the phone away past the deadline: timed_out on the relay’s clock; unpaired (away or not): phone_gone', async () => {
+    const { client } = await mcpConnect(relay, app.token!);
+    const late = await subscribedSim('Late');
+    const p1 = client.callTool({
+      name: 'android_hand_over',
+      arguments: { message: 'one moment', device: 'Late', timeout_s: 30 },
+    }) as Promise<CallToolResult>;
+    await until(() => late.flows.messages.length > 0);
+    await gone(late.sim);
+    relay.clock.advance(30_000);
+    await relay.sweep();
+    expect((await p1).structuredContent).toMatchObject({ answer: 'timed_out', device: 'Late', via: 'thread' });
+
+    const unpaired = await subscribedSim('Unpaired');
     const p2 = client.callTool({ name: 'android_hand_over', arguments: { message: 'one moment', device: 'Unpaired' } }) as Promise<CallToolResult>;
-    await until(() => unpairedFlows.messages.length > 0);
-    expect((await call(relay, 'DELETE', `/sessions/${unpaired.tokenPrefix}`, undefined, bearer(unpaired.token!))).status).toBe(200);
-    expect((await p2).structuredContent).toMatchObject({ answer: 'phone_gone', device: 'Unpaired' });
+    await until(() => unpaired.flows.messages.length > 0);
+    await gone(unpaired.sim);
+    expect((await call(relay, 'DELETE', `/sessions/${unpaired.sim.tokenPrefix}`, undefined, bearer(unpaired.sim.token!))).status).toBe(200);
+    expect((await p2).structuredContent).toMatchObject({ answer: 'phone_gone', device: 'Unpaired', via: 'thread' });
 
+    const connected = await subscribedSim('Connected');
+    const p3 = client.callTool({ name: 'android_hand_over', arguments: { message: 'one moment', device: 'Connected' } }) as Promise<CallToolResult>;
+    await until(() => connected.flows.messages.length > 0);
+    expect((await call(relay, 'DELETE', `/sessions/${connected.sim.tokenPrefix}`, undefined, bearer(connected.sim.token!))).status).toBe(200);
+    expect((await p3).structuredContent).toMatchObject({ answer: 'phone_gone', device: 'Connected' });
+    await client.close();
+  });
+
+  it('a phone not taking Threads messages is refused', async () => {
+    const { client } = await mcpConnect(relay, app.token!);
     // The Threads subscription is now nobody's (or another phone's): the app cannot be asked, and says why.
     const quiet = await startSim(relay, { mode: 'app', deviceName: 'Quiet' });
     sims.push(quiet);

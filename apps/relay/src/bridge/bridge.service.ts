@@ -300,13 +300,13 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     return path === '/screen' ? { ...reply, body: screenAsAsked({ ...params, ...payload }, reply.body) } : reply;
   }
 
-  /** Asks the phone's user (`bridge.confirm`; no text: asked another way, a hand-over's Thread message); resolves with the decision. */
+  /** Asks the phone's user (`bridge.confirm`; no text: asked another way, a hand-over's Thread message, which waits through disconnects). */
   askPhone(device: BridgeDevice, requestId: string, path: string, verb: string, text: string | null): Promise<SafetyDecisionKind> {
     return new Promise((resolve) => {
       const conn = this.connOf(device);
-      this.inFlightCommands.confirming(requestId, { connId: device.connId, tokenPrefix: device.tokenPrefix, resolve });
+      this.inFlightCommands.confirming(requestId, { connId: device.connId, tokenPrefix: device.tokenPrefix, resolve, outlivesSocket: text === null });
       // The phone may already be gone; its close handler cannot see a waiter set after it ran.
-      if (!conn || (text !== null && !conn.send('bridge', 'bridge.confirm', { request_id: requestId, verb, path, text }))) {
+      if (text !== null && (!conn || !conn.send('bridge', 'bridge.confirm', { request_id: requestId, verb, path, text }))) {
         this.loop.run(`device:${device.tokenPrefix}`, (m) => cancelConfirmations(m, device.tokenPrefix, [requestId])).catch(() => undefined);
       }
     });

@@ -66,6 +66,12 @@ export class LongPressDto extends SelectorBody {
 
   @DurationMs()
   duration_ms?: number;
+
+  /** Optional text hint (what is pressed), as /tap's: read by the destructive-verb gate. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  text?: string;
 }
 
 export class DragDto extends SelectorBody {

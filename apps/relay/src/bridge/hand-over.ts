@@ -32,7 +32,10 @@ type Deps = { bridge: BridgeService; loop: CommandLoop; clock: Clock; threads: P
  * `bridge.confirm` is asked with it (Allow: done, Deny: declined). The unmodified app drops that frame
  * (BridgeCommandHandler.kt:270-276) but shows a Thread message with a reply box, so it is asked in a
  * Thread message whose id is the request id, and the reply that answers it (`handOverReplied`) ends it.
- * A cancelled MCP request ends the question too, and a Thread message not yet delivered is taken back.
+ * Handing over is when the user leaves the app for another one, and the Threads queue outlives the socket:
+ * a Thread hand-over waits through disconnects (its message is delivered, and answered, on reconnect); only
+ * the phone's session ending (unpaired, revoked, expired) ends it as phone_gone. A `bridge.confirm` one ends
+ * with its socket. A cancelled MCP request ends the question too, and a Thread message not yet delivered is taken back.
  */
 export async function handOver(deps: Deps, driver: Driver, r: HandOverRequest): Promise<HandOverResult> {
   const message = checkHandOverMessage(r.message);
@@ -54,18 +57,27 @@ export async function handOver(deps: Deps, driver: Driver, r: HandOverRequest): 
     );
   const requestId = randomUUID();
   const actor = actorOf(driver.caller);
-  await deps.loop.run(actor, (m, now) =>
-    askHandOver(m, { requestId, tokenPrefix: device.tokenPrefix, timeoutSeconds: r.timeoutSeconds, origin: r.origin }, now),
-  );
+  const end = (reason: string) =>
+    deps.loop.run(actor, (m) =>
+      endConfirmation(m, { requestId, tokenPrefix: device.tokenPrefix }, 'relay', () => ['confirmation_cancelled', reason]),
+    );
+  // Watched before the ask: a session ended after it is seen, one ended before makes the ask refuse.
+  const sessionEnded = deps.loop.bus.ofType('session.revoked', 'session.expired').subscribe((e) => {
+    if (e.data.tokenPrefix === device.tokenPrefix) void end("the phone's session ended (unpaired) before its user answered").catch(() => undefined);
+  });
+  try {
+    await deps.loop.run(actor, (m, now) =>
+      askHandOver(m, { requestId, tokenPrefix: device.tokenPrefix, timeoutSeconds: r.timeoutSeconds, origin: r.origin }, now),
+    );
+  } catch (err) {
+    sessionEnded.unsubscribe();
+    throw err;
+  }
   // The reply that answered a Thread hand-over is taken in its name: its words come back as the note.
   let replyId: string | undefined;
   const taken = deps.loop.bus.ofType('phone.replies_handed').subscribe((e) => {
     if (e.data.by === `hand_over:${requestId}`) replyId = e.data.replyIds[0];
   });
-  const end = (reason: string) =>
-    deps.loop.run(actor, (m) =>
-      endConfirmation(m, { requestId, tokenPrefix: device.tokenPrefix }, 'relay', () => ['confirmation_cancelled', reason]),
-    );
   const onAbort = () => void end('the agent stopped waiting for the hand-over').catch(() => undefined);
   // Awaited from here on, so an ending written from now (an abort included) reaches this waiter.
   const decided = deps.bridge.askPhone(device, requestId, HAND_OVER_PATH, HAND_OVER_VERB, via === 'confirm' ? handOverText(message) : null);
@@ -86,6 +98,7 @@ export async function handOver(deps: Deps, driver: Driver, r: HandOverRequest): 
     const note = replyId ? readHandOverReply(deps.loop.models.phoneThreads.reply(replyId)?.text ?? '').note : undefined;
     return { answer, requestId, device: device.deviceName, via, ...(note ? { note } : {}) };
   } finally {
+    sessionEnded.unsubscribe();
     taken.unsubscribe();
     r.signal?.removeEventListener('abort', onAbort);
   }

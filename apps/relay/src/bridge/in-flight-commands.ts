@@ -37,8 +37,11 @@ export type OutgoingCommand = {
   scrub?: SentCommand['scrub'];
 };
 
-/** A command held until the phone's user answers the relay's `bridge.confirm`. */
-export type ConfirmingCommand = { connId: string; tokenPrefix: string; resolve: (decision: SafetyDecisionKind) => void };
+/**
+ * A command held until the phone's user answers the relay's `bridge.confirm`. `outlivesSocket`: a question put
+ * another way (a Thread hand-over: the Threads queue outlives the socket), which a disconnect does not end.
+ */
+export type ConfirmingCommand = { connId: string; tokenPrefix: string; resolve: (decision: SafetyDecisionKind) => void; outlivesSocket?: boolean };
 
 type Entry = { stage: 'confirming'; waiter: ConfirmingCommand } | { stage: 'sent'; sent: SentCommand };
 
@@ -67,9 +70,9 @@ export class InFlightCommands {
     return w;
   }
 
-  /** Request ids of the confirmations waiting on one socket. */
+  /** Request ids of the confirmations that end with one socket (not those that outlive it). */
   confirmationsOn(connId: string): string[] {
-    return [...this.byId].flatMap(([id, e]) => (e.stage === 'confirming' && e.waiter.connId === connId ? [id] : []));
+    return [...this.byId].flatMap(([id, e]) => (e.stage === 'confirming' && e.waiter.connId === connId && !e.waiter.outlivesSocket ? [id] : []));
   }
 
   sent(cmd: SentCommand): void {

@@ -14,8 +14,8 @@ import { waitFor } from './mcp-wait';
  * id; android_wait_for polls (mcp-wait.ts). A ref or query is resolved against a fresh read of the screen (a
  * `/screen` command like any other), never a remembered one: the phone's node ids are positions in one read,
  * and acting on an old read is how an agent taps the wrong thing. The action then goes through
- * BridgeService.command as it would over HTTP, with the element's label as the tap's `text`, so the
- * destructive-word check reads what is tapped.
+ * BridgeService.command as it would over HTTP, with the element's label as the tap's or long press's `text`,
+ * so the destructive-word check reads what is pressed.
  */
 
 type Input = Record<string, unknown> & { ref?: string; query?: ElementQuery };
@@ -47,13 +47,14 @@ async function act(path: '/tap' | '/long_press' | '/type', value: Input, c: Elem
   const e = target(read.tree, value);
   const sel = selectors(value);
   let body: Record<string, unknown>;
+  const label = e.label ? { text: e.label } : {};
   if (path === '/long_press') {
     const centre = { x: Math.trunc((e.bounds.left + e.bounds.right) / 2), y: Math.trunc((e.bounds.top + e.bounds.bottom) / 2) };
     // The app's long press by node is ACTION_LONG_CLICK, refused by a node that does not take it (reference app,
     // ActionExecutor.kt:544-600): a press at its centre then. A tap by node is a gesture at its centre (BridgeCommandHandler.kt:954-990).
-    body = { ...sel, ...(e.long_clickable ? { node_id: e.node } : centre), ...pick(value, ['duration', 'duration_ms']) };
+    body = { ...sel, ...(e.long_clickable ? { node_id: e.node } : centre), ...label, ...pick(value, ['duration', 'duration_ms']) };
   } else {
-    body = { ...sel, nodeId: e.node, ...(e.label ? { text: e.label } : {}), ...(path === '/tap' ? pick(value, ['duration_ms']) : {}) };
+    body = { ...sel, nodeId: e.node, ...label, ...(path === '/tap' ? pick(value, ['duration_ms']) : {}) };
   }
   if (path === '/type') {
     if (!e.editable) throw new DomainError('mcp.not_editable', 'invalid', `${describe(e)} is not a text field: type into an editable element`);

@@ -138,6 +138,9 @@ describe('evaluateSafety', () => {
       expect(run('/type', { text: 'I want to WITHDRAW it all' })).toMatchObject({ kind: 'confirm', verb: 'withdraw' });
       expect(run('/tap', { x: 1, y: 1, text: 'Buy now' })).toMatchObject({ kind: 'confirm', verb: 'buy' });
       expect(run('/tap', { x: 1, y: 1, hint: 'Delete' })).toMatchObject({ kind: 'confirm', verb: 'delete' });
+      // A long press on "Delete" is as destructive as a tap on it (the element tools send the label as text).
+      expect(run('/long_press', { x: 1, y: 1, text: 'Delete' })).toMatchObject({ kind: 'confirm', verb: 'delete', text: 'Delete' });
+      expect(run('/long_press', { x: 1, y: 1 })).toMatchObject({ kind: 'allow', decision: 'allow' });
     });
     it('matches whole words only', () => {
       for (const text of ['Sending', 'payment', 'resubmit', 'posted', 'Confirmation']) expect(run('/tap_text', { text }).kind).toBe('allow');

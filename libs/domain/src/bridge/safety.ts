@@ -202,6 +202,10 @@ export function destructiveText(path: string, body: Readonly<Record<string, unkn
       return str(body.text);
     case '/tap':
       return str(body.text) ?? str(body.hint);
+    // A long press on "Delete" is as destructive as a tap on it: the element tools send its label as `text`,
+    // which the app's /long_press does not read (it takes x, y, node_id and duration: BridgeCommandHandler.kt:1027-1039).
+    case '/long_press':
+      return str(body.text);
     default:
       return null;
   }
