@@ -110,16 +110,34 @@ describe('the transparency log over HTTP, and a witness off the host', () => {
     const v = await svc(['relay', 'events', 'verify', '--checkpoint', file, '--vkey', logVkey, '--vkey', wvkey], { SVC_HOME: home });
     expect(v.code).toBe(0);
     expect(v.stdout).toMatch(/signed by svc-relay\/[0-9a-f]{16}, witness\.test\/w1 \(cosigned /);
+  });
 
-    // It grows; the next round checks the consistency proof from the tree cosigned before.
+  it('publishes a checkpoint that stays fixed for RELAY_CHECKPOINT_PUBLISH_SECONDS, with the cosignatures of it', async () => {
+    const first = parseCheckpointText(parseNote(await (await fetch(`${relay.url}/log/checkpoint`)).text()).text).size;
+    // The relay grows; within the interval the published checkpoint (and its cosignature) stays.
     await pairPhone(relay).then((p) => p.phone.close());
     await settle(relay);
+    expect(relay.loop.lastSeq).toBeGreaterThan(first);
+    const signedBy = async () => {
+      const note = parseNote(await (await fetch(`${relay.url}/log/checkpoint`)).text());
+      return { size: parseCheckpointText(note.text).size, names: checkNote(note, [parseVkey(logVkey), parseVkey(wvkey)]).map((s) => s.name) };
+    };
+    relay.clock.advanceSeconds(9);
+    expect(await signedBy()).toEqual({ size: first, names: [logVkey.split('+')[0], 'witness.test/w1'] });
+    // The interval passed: a new checkpoint of the grown tree, not cosigned yet; the witness cosigns what it fetched.
+    relay.clock.advanceSeconds(1);
+    const grown = relay.loop.lastSeq;
+    expect(await signedBy()).toEqual({ size: grown, names: [logVkey.split('+')[0]] });
     const again = await witness();
-    expect(JSON.parse(again.stdout)).toMatchObject({
-      ok: true,
-      previous: { size: signers.length && JSON.parse(r.stdout).cosigned.size },
-      cosigned: { size: relay.loop.lastSeq },
-    });
+    expect(JSON.parse(again.stdout)).toMatchObject({ ok: true, submitted: true, previous: { size: first }, cosigned: { size: grown } });
+    expect(await signedBy()).toEqual({ size: grown, names: [logVkey.split('+')[0], 'witness.test/w1'] });
+    const w = (await (await fetch(`${relay.url}/log/witnesses`, { headers: relay.op })).json()) as {
+      witnesses: Array<{ cosigned: { size: number } }>;
+    };
+    expect(w.witnesses.map((x) => x.cosigned.size)).toEqual([grown]);
+    // Not grown: advancing the clock alone signs nothing new.
+    relay.clock.advanceSeconds(60);
+    expect(await signedBy()).toEqual({ size: grown, names: [logVkey.split('+')[0], 'witness.test/w1'] });
   });
 
   it('takes cosignatures only from configured witnesses, and refuses malformed ones', async () => {

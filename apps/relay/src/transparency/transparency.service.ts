@@ -36,7 +36,8 @@ export class TransparencyService implements OnModuleInit, OnModuleDestroy {
   private pending: StoredEvent[] = [];
   private sub: Subscription | null = null;
   private identity: LogIdentity | null = null;
-  private readonly signed = new Map<number, string>();
+  /** The published checkpoint: fixed for RELAY_CHECKPOINT_PUBLISH_SECONDS so the witnesses' cosignatures of it can be shown on it. */
+  private published: { note: string; size: number; root: string; at: number } | null = null;
   readonly witnesses: Verifier[];
   readonly store: WitnessStore;
 
@@ -117,18 +118,23 @@ export class TransparencyService implements OnModuleInit, OnModuleDestroy {
     return this.identity;
   }
 
-  /** The newest checkpoint, signed by the relay, with the cosignatures the witnesses gave that tree appended. */
+  /**
+   * The published checkpoint, with every cosignature the witnesses gave it appended. As C2SP logs do, it
+   * stays fixed for RELAY_CHECKPOINT_PUBLISH_SECONDS (on the injected clock) and is re-signed only when the
+   * tree grew and that interval passed: a witness's cosignature of the exact newest tree would almost never
+   * be shown on a busy relay.
+   */
   async checkpoint(): Promise<{ note: string; size: number; root: string }> {
     const tree = await this.ready();
     if (tree.size === 0) throw new DomainError('log.empty', 'not_found', 'the log is empty: there is no checkpoint yet');
-    const root = tree.root().toString('base64');
-    let note = this.signed.get(tree.size);
-    if (note === undefined) {
-      note = signTreeHead(this.id(), tree.size, tree.root());
-      this.signed.clear();
-      this.signed.set(tree.size, note);
+    const now = this.clock.now().getTime();
+    const p = this.published;
+    if (p === null || (tree.size > p.size && now - p.at >= this.config.checkpointPublishSeconds * 1000)) {
+      const root = tree.root();
+      this.published = { note: signTreeHead(this.id(), tree.size, root), size: tree.size, root: root.toString('base64'), at: now };
     }
-    return { note: note + this.store.linesFor(tree.size, root).join(''), size: tree.size, root };
+    const { note, size, root } = this.published!;
+    return { note: note + this.store.linesFor(size, root).join(''), size, root };
   }
 
   async inclusion(seq: number, size: number | undefined): Promise<{ seq: number; tree_size: number; leaf_hash: string; inclusion: string[] }> {
