@@ -77,12 +77,18 @@ describe('the transparency log over HTTP, and a witness off the host', () => {
     expect((await fetch(`${relay.url}/log/proof/inclusion?seq=1`)).status).toBe(401);
     const r = await fetch(`${relay.url}/log/proof/inclusion?seq=2&size=${size}`, { headers: relay.op });
     expect(r.status).toBe(200);
-    const p = (await r.json()) as { leaf_hash: string; inclusion: string[]; tree_size: number };
+    const p = (await r.json()) as { leaf_hash: string; inclusion: string[]; tree_size: number; record: string };
     const root = Buffer.from(parseCheckpointText(parseNote(await (await fetch(`${relay.url}/log/checkpoint`)).text()).text).root);
     const record = fs
       .readFileSync(path.join(eventsDir(home), fs.readdirSync(eventsDir(home)).filter((f) => f.endsWith('.jsonl'))[0]), 'utf8')
       .split('\n')[1];
     expect(Buffer.from(p.leaf_hash, 'base64').equals(leafHash(record))).toBe(true);
+    // The record as stored, as `svc relay events proof` prints it (the route is the operator key's only).
+    expect(p.record).toBe(record);
+    const cli = JSON.parse((await svc(['relay', 'events', 'proof', '--seq', '2', '--size', String(size)], { SVC_HOME: home })).stdout) as {
+      record: string;
+    };
+    expect(p.record).toBe(cli.record);
     expect(
       verifyInclusion(
         1,

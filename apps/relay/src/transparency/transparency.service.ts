@@ -14,6 +14,7 @@ import { ConfigError } from '../common/config/config-env';
 import type { RelayConfig } from '../common/config/relay-config';
 import { Clock } from '../common/loop/clock';
 import { CommandLoop } from '../common/loop/command-loop';
+import { recordText } from '../cli/checkpoint';
 import { logIdentity, signTreeHead, type LogIdentity } from './log-identity';
 import { WitnessStore, type WitnessRecord } from './witness-store';
 
@@ -137,11 +138,26 @@ export class TransparencyService implements OnModuleInit, OnModuleDestroy {
     return { note: note + this.store.linesFor(size, root).join(''), size, root };
   }
 
-  async inclusion(seq: number, size: number | undefined): Promise<{ seq: number; tree_size: number; leaf_hash: string; inclusion: string[] }> {
+  /**
+   * The inclusion proof of record `seq` in the tree of `size`, with the record exactly as stored (what
+   * `svc relay events proof` prints; the route is the operator's: a record may hold personal data, its
+   * sealed fields as sealed bytes). `record` is null when the log no longer holds the line.
+   */
+  async inclusion(
+    seq: number,
+    size: number | undefined,
+  ): Promise<{ seq: number; tree_size: number; leaf_hash: string; inclusion: string[]; record: string | null }> {
     const tree = await this.ready();
     const n = size ?? tree.size;
     const proof = this.proof(() => tree.inclusion(seq - 1, n));
-    return { seq, tree_size: n, leaf_hash: tree.leaf(seq - 1)!.toString('base64'), inclusion: proof };
+    const source = openLogSource(this.config.eventStoreUrl ?? path.join(relayDir(this.config), 'events'));
+    let record: string | null;
+    try {
+      record = await recordText(source, seq);
+    } finally {
+      await source.close();
+    }
+    return { seq, tree_size: n, leaf_hash: tree.leaf(seq - 1)!.toString('base64'), inclusion: proof, record };
   }
 
   async consistency(from: number, to: number): Promise<{ from: number; to: number; consistency: string[] }> {
