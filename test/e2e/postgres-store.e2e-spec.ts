@@ -97,7 +97,7 @@ describe('svc relay start on PostgreSQL', () => {
       RELAY_WEBAPI_URL: 'http://127.0.0.1:1',
     });
     const checks = (JSON.parse(doc.out) as { checks: Array<{ id: string; status: string; summary: string }> }).checks;
-    expect(checks.find((c) => c.id === 'log-store')).toMatchObject({ status: 'ok', summary: expect.stringContaining('schema 2') });
+    expect(checks.find((c) => c.id === 'log-store')).toMatchObject({ status: 'ok', summary: expect.stringContaining('schema 3') });
     expect(checks.find((c) => c.id === 'log-chain')).toMatchObject({
       status: 'ok',
       summary: expect.stringMatching(/event log verified: \d+ records in table svc_relay_events/),
@@ -194,16 +194,26 @@ describe('svc relay start on PostgreSQL', () => {
     }
   });
 
-  it('the database lost under a running relay stops it (exit 1) rather than serve unrecorded state', async () => {
+  it('the database session lost under a running relay: it steps down (nothing unrecorded is served), then leads again with a new epoch', async () => {
     const url = await pg.createDatabase();
     const db = dbOf(url);
-    const relay = await startRelayProcess(tempHome(), { RELAY_EVENT_STORE: url });
-    await pg.query(db, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'svc-relay writer%'`, [
-      db,
-    ]);
-    const { code } = await relay.exited;
-    expect(code).toBe(1);
-    expect(relay.stdout()).toContain('event store connection lost');
+    const relay = await startRelayProcess(tempHome(), { RELAY_EVENT_STORE: url, RELAY_STANDBY_POLL_MS: '100' });
+    try {
+      await pg.query(db, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'svc-relay writer%'`, [
+        db,
+      ]);
+      // Issue 38: it no longer exits; it steps down to standby, and with no other relay it takes the lock back.
+      for (let i = 0; i < 600 && !(await pg.query(db, `SELECT 1 FROM svc_relay_events WHERE type = 'relay.leader_changed'`)).length; i++)
+        await new Promise((r) => setTimeout(r, 50));
+      const changed = await pg.query(db, `SELECT (record::jsonb)->'data' AS data FROM svc_relay_events WHERE type = 'relay.leader_changed'`);
+      expect(changed.map((r) => r.data)).toEqual([expect.objectContaining({ epoch: 2, previousEpoch: 1 })]);
+      expect(relay.stdout()).toContain('event store connection lost');
+      expect(relay.stdout()).toContain('stepping down to standby');
+      expect(relay.child.exitCode).toBeNull();
+    } finally {
+      relay.child.kill('SIGTERM');
+      await relay.exited;
+    }
   });
 });
 

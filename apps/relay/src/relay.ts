@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as fs from 'node:fs';
-import { acquireLogLock, type HeldLock } from '@svc/events';
+import { acquireLogLock, holderName, isLeadershipLoss, type HeldLock } from '@svc/events';
 import { config as rxjsConfig } from 'rxjs';
 import type { DestinationStream, Logger } from 'pino';
 import { AppModule } from './app.module';
@@ -36,6 +36,9 @@ import { MetricsService } from './metrics/metrics.service';
 import { ConsoleSignIn } from './console/console-sign-in.service';
 import { installOpenApiRoute } from './openapi/openapi.route';
 import { SHUTDOWN_DRAIN_MS } from './common/shutdown';
+import { RoleController } from './standby/role-controller';
+import { publishSharedSecrets, pullSharedSecrets, requireKek } from './standby/shared-secrets';
+import { installStandbyHook, standbyUpgradeRoute } from './standby/standby-gate';
 
 export type RelayOptions = {
   config?: RelayConfig;
@@ -108,16 +111,26 @@ async function openRelay(config: RelayConfig, options: RelayOptions, homeLock: H
   // A bus subscriber that throws must not take the relay down (rxjs would rethrow it on a timer).
   rxjsConfig.onUnhandledError = (err: unknown) =>
     logger.error({ err: err instanceof Error ? err.message : String(err) }, 'event bus subscriber failed');
+  // Two relays on one database share their keys through it (standby/shared-secrets.ts): a standby takes
+  // the database's copies before it loads them; a leader publishes its own once they exist.
+  if (config.standby.enabled) await pullSharedSecrets(config.eventStoreUrl!, relayDir(config), requireKek(relayDir(config)));
   const secrets = Secrets.load(relayDir(config));
   // For the dashboard ingress (another process): how it vouches for its callers' addresses (forwarded-peer.ts).
   writeForwarderKey(relayDir(config), secrets);
   // The operator's credential (made at first start): what the console and every operator action need.
   const operatorKey = OperatorKey.load(relayDir(config));
-  const loop = await openLog(config, clock, logger, secrets, options.onFatal ?? exitOnFatal(logger), options.sealPersonal !== false);
+  const fatal = options.onFatal ?? exitOnFatal(logger);
+  // On PostgreSQL a leader that lost the log (another relay took over) steps down to standby, not out.
+  let roles: RoleController | null = null;
+  const onFatal = (err: Error) => (roles && isLeadershipLoss(err) ? void roles.stepDown(err) : fatal(err));
+  const loop = await openLog(config, clock, logger, secrets, onFatal, options.sealPersonal !== false);
   const disk = await guardAdmission(loop, config, clock, logger, options.diskSpace);
   const version = relayVersion();
   const runtime: Runtime = { port: config.port, startedAt: clock.now(), version, url: '' };
-  await recordStart(loop, config, version);
+  const startedAsStandby = loop.standby;
+  // Published under the writer's lock: a relay refused the log must not replace the leader's copies.
+  if (config.eventStoreUrl && !startedAsStandby) await publishShared(config.eventStoreUrl, relayDir(config), logger);
+  if (!startedAsStandby) await recordStart(loop, config, version);
   const core: Core = { config, clock, logger, secrets, operatorKey, loop, disk, runtime };
 
   const { app, routes } = await buildApp(core);
@@ -143,10 +156,37 @@ async function openRelay(config: RelayConfig, options: RelayOptions, homeLock: H
   // The CLI finds this relay by its home (any port): the lock it already holds says where it answers.
   homeLock.annotate({ url: runtime.url, ...(config.tls ? { certFile: config.tls.cert } : {}) });
 
-  const secureLink = config.secureLink.enabled ? await startSecureLink({ config, loop, logger, relayServer: instance.server }) : null;
-  runtime.secureLink = secureLink;
-  const reach = startReach({ config, loop, logger, secureLink, runtime, backoff: options.reachBackoff });
-  runtime.reach = reach;
+  // Secure Link and Reach speak for the relay that leads (a standby starts them when it takes over).
+  let secureLink: Awaited<ReturnType<typeof startSecureLink>> | null = null;
+  let reach: ReturnType<typeof startReach> = null;
+  const startLeaderParts = async () => {
+    secureLink = config.secureLink.enabled ? await startSecureLink({ config, loop, logger, relayServer: instance.server }) : null;
+    runtime.secureLink = secureLink;
+    reach = startReach({ config, loop, logger, secureLink, runtime, backoff: options.reachBackoff });
+    runtime.reach = reach;
+  };
+  const stopLeaderParts = async () => {
+    runtime.secureLink = null;
+    runtime.reach = null;
+    reach?.stop();
+    reach = null;
+    await secureLink?.close();
+    secureLink = null;
+  };
+  if (!startedAsStandby) await startLeaderParts();
+  if (loop.storeKind === 'postgres') {
+    roles = new RoleController(loop, logger, {
+      record: (term) => recordTakeover(loop, config, version, term),
+      onLead: startLeaderParts,
+      onStandby: async () => {
+        app.get(PhoneHub).closeAll('relay.standby: another relay leads now');
+        await stopLeaderParts();
+      },
+      onFatal: fatal,
+    });
+    if (startedAsStandby) await roles.startStandby();
+    else await loop.armLease();
+  }
 
   const scheduler = app.get(Scheduler);
   let closed = false;
@@ -166,10 +206,8 @@ async function openRelay(config: RelayConfig, options: RelayOptions, homeLock: H
     async close(reason = 'shutdown') {
       if (closed) return;
       closed = true;
-      runtime.secureLink = null;
-      runtime.reach = null;
-      reach?.stop();
-      await secureLink?.close();
+      await roles?.stop();
+      await stopLeaderParts();
       await closeHttp(instance.server, () => app.close());
       await loop.record('system', [{ type: 'relay.stopping', data: { reason } }]).catch(() => undefined);
       await loop.close();
@@ -201,7 +239,7 @@ async function openLog(
 ): Promise<CommandLoop> {
   return CommandLoop.open({
     sealer: seal ? new PersonalSealer(await openKeyStore(config), config.personalDataKeysPerHour) : undefined,
-    store: config.eventStoreUrl ? postgresStore(config.eventStoreUrl) : fileStore(relayDir(config), config.segmentBytes),
+    store: config.eventStoreUrl ? postgresStore(config.eventStoreUrl, config.standby) : fileStore(relayDir(config), config.segmentBytes),
     secrets,
     clock,
     logger,
@@ -262,6 +300,27 @@ async function recordStart(loop: CommandLoop, config: RelayConfig, version: stri
   ]);
 }
 
+/** The leader's keys into the database; a home whose KEK does not open the database's copies replaces them (the leader is the truth). */
+async function publishShared(url: string, dir: string, logger: Logger): Promise<void> {
+  const r = await publishSharedSecrets(url, dir);
+  if (r.replaced)
+    logger.warn(
+      { published: r.published },
+      "this home's key-encryption key did not open the database's shared secrets: replaced them with this home's (a standby prepared from another home must run svc relay standby init again)",
+    );
+}
+
+/** A standby that took over opens its term as a restart does (`relay.started`: ephemeral state resets), and says so. */
+async function recordTakeover(loop: CommandLoop, config: RelayConfig, version: string, term: { epoch: number; previous: number }): Promise<void> {
+  await loop.record('system', [
+    { type: 'relay.started', data: { version, pid: process.pid, host: config.host, port: config.port, tls: config.tls !== null } },
+    {
+      type: 'relay.leader_changed',
+      data: { epoch: term.epoch, previousEpoch: term.previous, holder: holderName(), version },
+    },
+  ]);
+}
+
 /**
  * The Nest app on the hardened Fastify, with what sits in front of the routes (auth, the disk guard),
  * the routes Nest does not own (health, OpenAPI), metrics, the phone socket, validation and errors.
@@ -280,6 +339,7 @@ async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; rout
   );
   const instance = app.getHttpAdapter().getInstance();
   hardenHttpServer(instance, config, logger);
+  installStandbyHook(instance, () => loop.standby);
   installAuthHook(instance, {
     loop,
     secrets,
@@ -310,12 +370,13 @@ async function buildApp(core: Core): Promise<{ app: NestFastifyApplication; rout
   });
   const hub = app.get(PhoneHub);
   const voiceOutput = app.get(VoiceSessions);
+  const standbyRoute = standbyUpgradeRoute(() => loop.standby);
   app.useWebSocketAdapter(
     new RelayWsAdapter(
       app,
       () => (req) => hub.verifyUpgrade(req),
       undefined,
-      () => [voiceOutput.handleUpgrade],
+      () => [standbyRoute, voiceOutput.handleUpgrade],
     ),
   );
   app.useGlobalPipes(new RelayValidationPipe());

@@ -52,6 +52,8 @@ export type Overview = {
   rate_limit_blocks: number;
   features: FeatureEntry[];
   recent_events: ConsoleEvent[];
+  /** PostgreSQL only: leader or hot standby (a standby's console is read-only), the leader's epoch, a standby's lag. */
+  role?: { role: 'leader' | 'standby'; epoch: number | null; lag_records: number | null; lag_ms: number | null };
 };
 
 export type FeaturesAnswer = { ok: true; features: FeatureEntry[] };

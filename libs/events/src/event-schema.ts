@@ -65,6 +65,7 @@ export const EVENT_VERSIONS: { readonly [T in RelayEventType]: number } = {
   'ratelimit.blocked': 1,
   'ratelimit.cleared': 1,
   'relay.security_changed': 1,
+  'relay.leader_changed': 1,
   'relay.started': 1,
   'relay.stopping': 1,
   'secret.set': 1,

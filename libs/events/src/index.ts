@@ -50,5 +50,7 @@ export * from './postgres/pg-lock';
 export * from './postgres/pg-read';
 export * from './postgres/pg-prune';
 export * from './postgres/pg-event-store';
+export * from './postgres/pg-leader';
+export * from './postgres/pg-follow';
 export * from './log-source';
 export * from './log-copy';

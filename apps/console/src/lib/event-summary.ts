@@ -41,6 +41,7 @@ export const SUMMARIES: { readonly [T in RelayEventType]: Summarize<T> } = {
   'relay.started': (d) =>
     `relay ${d.version} started on ${d.host}:${d.port}${d.tls ? ' (TLS)' : ''}${d.recovered ? ' after cutting a torn record' : ''}${d.staleLock ? '; the previous relay did not stop' : ''}`,
   'relay.stopping': (d) => `relay stopping (${d.reason})`,
+  'relay.leader_changed': (d) => `standby took over the log: epoch ${d.previousEpoch} → ${d.epoch}, now led by ${d.holder}`,
   'log.pruned': (d) =>
     `log cut at #${d.cutSeq} (${d.cutAt}): ${d.segments.length} segment(s) ${d.archive === null ? 'deleted' : `archived to ${d.archive}`} by ${d.by}; start-up restores snapshot #${d.snapshotSeq}`,
   'store.checkpoint_signed': (d) => `checkpoint of #${d.seq} (hash ${d.hash.slice(0, 12)}…) signed with key ${d.keyId} by ${actorLabel(d.by)}`,

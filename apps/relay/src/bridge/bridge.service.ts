@@ -300,10 +300,7 @@ export class BridgeService implements OnModuleInit, OnApplicationShutdown {
     return path === '/screen' ? { ...reply, body: screenAsAsked({ ...params, ...payload }, reply.body) } : reply;
   }
 
-  /**
-   * Puts a question to the phone's user (`bridge.confirm`); resolves with the decision that ended it. With no
-   * text, the question was put another way (a hand-over's Thread message) and only its ending is awaited.
-   */
+  /** Asks the phone's user (`bridge.confirm`; no text: asked another way, a hand-over's Thread message); resolves with the decision. */
   askPhone(device: BridgeDevice, requestId: string, path: string, verb: string, text: string | null): Promise<SafetyDecisionKind> {
     return new Promise((resolve) => {
       const conn = this.connOf(device);

@@ -32,6 +32,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'relay doctor': async (args, io) => (await import('./doctor')).doctorCommand(args, io),
   'relay service print': async (args, io) => (await import('./service')).servicePrintCommand(args, io),
   'relay service install': async (args, io) => (await import('./service')).serviceInstallCommand(args, io),
+  'relay standby init': async (args, io) => (await import('./standby')).standbyInitCommand(args, io),
   'relay mcp': async (args, io) => (await import('./mcp')).mcpCommand(args, io),
   'relay secrets': async (args, io) => (await import('./secrets')).secretsCommand(args, io),
   reach: async (args, io) => (await import('./reach')).reachCommand(args, io),
@@ -42,7 +43,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
 /** Every command path (`relay start`, `relay events tail`...): what the help must list. */
 export const COMMAND_PATHS: readonly string[] = Object.keys(COMMANDS);
 
-const GROUPS = new Set(['relay', 'relay events', 'relay service']);
+const GROUPS = new Set(['relay', 'relay events', 'relay service', 'relay standby']);
 
 const isHelpFlag = (a: string) => a === '--help' || a === '-h';
 

@@ -27,6 +27,7 @@ export function parseStartFlags(args: string[]): StartFlags {
     config: { type: 'string' },
     'allow-insecure-api-key': { type: 'boolean' },
     'client-spelling': { type: 'string' },
+    standby: { type: 'boolean' },
   });
   const flags: StartFlags = {};
   if (v.host !== undefined) {
@@ -50,6 +51,7 @@ export function parseStartFlags(args: string[]): StartFlags {
   if (v['log-level'] !== undefined) flags.logLevel = v['log-level'];
   if (v.config !== undefined) flags.config = path.resolve(v.config);
   if (v['allow-insecure-api-key']) flags.allowInsecureApiKey = true;
+  if (v.standby) flags.standby = true;
   if (v['client-spelling'] !== undefined) {
     if (v['client-spelling'] !== 'svc' && v['client-spelling'] !== 'hermes')
       throw new UsageError(`--client-spelling ${v['client-spelling']}: svc (the spec's names) or hermes (the public app and CLI)`, COMMAND);
@@ -173,6 +175,13 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
     io.stderr,
     `event log ${relay.loop.location} (last seq ${relay.loop.lastSeq}${relay.loop.cut ? `, ${cutText(relay.loop.cut)}` : ''}${relay.loop.recovered ? `, cut a torn last line of ${relay.loop.recovered.droppedBytes} bytes` : ''}${relay.loop.staleLock ? `, the previous relay${relay.loop.staleLock.pid === null ? '' : ` (pid ${relay.loop.staleLock.pid})`} did not stop` : ''})`,
   );
+  const role = relay.loop.storeKind === 'postgres' ? relay.loop.role() : null;
+  if (role?.role === 'standby')
+    line(
+      io.stderr,
+      `${err.yellow('standby')}: following the leader's log (epoch ${role.epoch ?? 'none yet'}); phone sockets and writes get 503 relay.standby until the leader's session ends and this relay takes over`,
+    );
+  else if (role) line(io.stderr, `leader of the event log, epoch ${role.epoch}`);
   if (envFile.loaded)
     line(
       io.stderr,
@@ -205,7 +214,8 @@ export async function startCommand(args: string[], io: CliIo): Promise<number> {
  */
 async function signInLine(relay: Relay, io: CliIo): Promise<string> {
   const c = colours(io.stderr, io.env);
-  if (!io.stderr.isTTY) return c.dim('console sign-in: run "svc relay console" on this machine for a one-time link');
+  // A standby records nothing, so it cannot issue a link: sign in on the leader (its console cookie works here too).
+  if (!io.stderr.isTTY || relay.loop.standby) return c.dim('console sign-in: run "svc relay console" on this machine for a one-time link');
   const link = await relay.consoleLink();
   return `console sign-in ${link.url} ${c.dim('(once, within 15 minutes, in a browser on this machine; "svc relay console" prints another)')}`;
 }

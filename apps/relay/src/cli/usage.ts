@@ -44,6 +44,7 @@ Usage:
                                    the compatibility hook for older agent API servers
   svc relay service print          a hardened systemd unit for this install and home
   svc relay service install        write it to /etc/systemd/system and say how to enable it
+  svc relay standby init --from H  prepare this home as a hot standby of the leader's (PostgreSQL)
   svc reach --credentials FILE     the Reach broker (experimental; see "svc help reach")
   svc reach host-entry [--json]    this relay's Reach host id, a new host token and its broker entry
   svc phone-sim [options]          a simulated phone: Device Control, notifications, Threads, shell, voice
@@ -104,6 +105,10 @@ Options (each wins over its environment variable, which wins over the default):
   --client-spelling svc|hermes the brand in the schemes, markers, headers and paths the relay writes:
                                svc (the spec's) or hermes (what the public app and CLI read); both are
                                always read (RELAY_CLIENT_SPELLING, default svc)
+  --standby                    a hot standby on PostgreSQL: follow the leader's log, refuse writes and
+                               phone sockets with 503 relay.standby, take over when the leader's
+                               session ends (RELAY_ROLE=standby; RELAY_STANDBY_POLL_MS, default 500;
+                               RELAY_LEADER_LEASE_MS, default 3000)
   -h, --help                   show this help
 
 Logs are JSON lines on stdout; on a terminal they are printed as readable lines instead
@@ -179,6 +184,14 @@ auth from other hosts over plain HTTP (spec 5 rule 3; PATCH /relay/security on l
 until the relay restarts (start with --allow-insecure-api-key or RELAY_ALLOW_INSECURE_API_BEARER=1 to
 keep it); each change is recorded in the event log. Prefer TLS (RELAY_SSL_CERT/RELAY_SSL_KEY) or a TLS
 proxy with RELAY_TRUST_PROXY_HEADERS=1.`,
+
+  'relay standby init': `Usage: svc relay standby init --from <the leader's home | its relay/standby.kek>
+
+Prepares this home (SVC_HOME) for a hot standby of the leader on the same database (RELAY_EVENT_STORE).
+It copies one file, the leader's key-encryption key (relay/standby.kek, 32 bytes), then writes the
+database's shared secrets, sealed under that key, into this home: secret.key (token digests, snapshot
+keys), operator.key and checkpoint-key.pem. The data keys already live in the database. Run it once;
+the leader publishes its copies at every start and a standby takes them at every start.`,
 
   'relay doctor': `Usage: svc relay doctor [--json]
 

@@ -55,6 +55,7 @@ export class ConsoleApiController {
       pending_pairings: codes.filter((c) => c.state === 'pending').length,
       ready_codes: codes.filter((c) => c.state === 'ready').length,
       events_per_second: this.loop.eventsPerSecond(),
+      ...(this.loop.storeKind === 'postgres' ? { role: roleOf(this.loop) } : {}),
       log: { last_seq: this.loop.lastSeq, ...(await this.state.logSize()) },
       chain: await this.state.chainStatus(),
       console_streams: this.stream.count(),
@@ -153,4 +154,10 @@ function intParam(raw: string | undefined, name: string, min: number, max = Numb
   const n = Number(raw);
   if (n < min || n > max) throw new DomainError('validation.query', 'invalid', `${name} must be between ${min} and ${max}`);
   return n;
+}
+
+/** Leader or standby, for the top bar (a standby's pages are read-only: its writes answer 503 relay.standby). */
+function roleOf(loop: CommandLoop): NonNullable<Overview['role']> {
+  const r = loop.role();
+  return { role: r.role, epoch: r.epoch, lag_records: r.lag?.records ?? null, lag_ms: r.lag?.ms ?? null };
 }

@@ -20,6 +20,11 @@ export type HealthBody = {
   disk?: ReturnType<DiskGuard['view']> | { low: boolean };
   /** RELAY_TERMINAL_RECORDING: whether shells are recorded (a phone's user may want to know). */
   terminal_recording: boolean;
+  /**
+   * A relay on PostgreSQL: `leader` or `standby`, the leader's epoch (the fence of every append), the last
+   * seq in its read models, and a standby's lag (records behind the last notified head; ms since it last read to the log's end).
+   */
+  role?: { role: 'leader' | 'standby'; epoch: number | null; seq: number; lag_records?: number; lag_ms?: number };
 };
 
 /**
@@ -79,8 +84,18 @@ export function installHealthRoute(
       // relay.disk_low). The figures are the operator's (loopback with the key); anyone else learns only `low`.
       ...(deps.disk?.enabled ? { disk: operator(request) ? deps.disk.view() : { low: deps.disk.low } } : {}),
       terminal_recording: deps.terminalRecording,
+      ...(deps.loop.storeKind === 'postgres' ? { role: roleView(deps.loop) } : {}),
     };
   }
+}
+
+function roleView(loop: CommandLoop): NonNullable<HealthBody['role']> {
+  const r = loop.role();
+  // Lag in steps of 100 ms: between two reads the body stays the same (and cached).
+  const seq = loop.lastSeq;
+  return r.lag
+    ? { role: r.role, epoch: r.epoch, seq, lag_records: r.lag.records, lag_ms: Math.round(r.lag.ms / 100) * 100 }
+    : { role: r.role, epoch: r.epoch, seq };
 }
 
 /**

@@ -23,6 +23,11 @@ export interface PersonalKeyStore {
   ids(): string[];
   destroy(ids: readonly string[]): Promise<number>;
   close(): Promise<void>;
+  /**
+   * Reads the keys again (a standby, before it applies records the leader sealed: new keys were made, and
+   * forgotten ones destroyed, by another process). The file store is never shared, so it has none.
+   */
+  sync?(): Promise<void>;
 }
 
 /**

@@ -34,6 +34,18 @@ export class PgKeyStore implements PersonalKeyStore {
     }
   }
 
+  async sync(): Promise<void> {
+    const rows = await this.client.query<{ id: string; key: Buffer }>(`SELECT id, key FROM ${KEY_TABLE}`);
+    const present = new Set<string>();
+    for (const r of rows.rows) {
+      if (!isPersonalKeyId(r.id) || r.key.length !== 32) continue;
+      present.add(r.id);
+      if (!this.keys.has(r.id)) this.keys.set(r.id, r.key);
+    }
+    // A key the leader destroyed (a forgetting) must not stay readable here.
+    for (const id of this.keys.ids()) if (!present.has(id)) this.keys.delete(id);
+  }
+
   get(id: string): Buffer | undefined {
     return this.keys.get(id);
   }

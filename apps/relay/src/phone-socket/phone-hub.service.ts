@@ -84,6 +84,14 @@ export class PhoneHub implements OnModuleInit, BeforeApplicationShutdown {
     for (const c of this.conns) c.close(CLOSE.shutdown, 'relay stopping');
   }
 
+  /**
+   * A leader that lost the log (another relay took over) closes every phone socket with 1013 try again
+   * later: each phone reconnects, through the shared address, to the relay that leads now.
+   */
+  closeAll(reason: string): void {
+    for (const c of this.conns) c.close(CLOSE.tryAgainLater, reason);
+  }
+
   /** Every open phone socket, authenticated or not. */
   openCount(): number {
     return this.conns.size;

@@ -19,4 +19,10 @@ export type RelayStarted = Ev<
 >;
 export type RelayStopping = Ev<'relay.stopping', { reason: string }>;
 
-export type RelayLifecycleEvent = RelayStarted | RelayStopping;
+/**
+ * A hot standby took the log over (the leader's session ended): the new leader's epoch, which every
+ * later append is fenced by, the epoch it took over from, and who leads now (pid and host, no secret).
+ */
+export type RelayLeaderChanged = Ev<'relay.leader_changed', { epoch: number; previousEpoch: number; holder: string; version: string }>;
+
+export type RelayLifecycleEvent = RelayStarted | RelayStopping | RelayLeaderChanged;

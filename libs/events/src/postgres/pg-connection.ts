@@ -8,6 +8,7 @@ export const TABLE = {
   events: 'svc_relay_events',
   snapshots: 'svc_relay_snapshots',
   schema: 'svc_relay_schema',
+  leader: 'svc_relay_leader',
 } as const;
 
 /** `postgres://` or `postgresql://`: what RELAY_EVENT_STORE and the CLI's `--log`/`--to` take as a database. */
@@ -42,12 +43,15 @@ export class PgConnectError extends Error {
  * One connection (node-postgres, loaded on first use so a relay on the file log never pays for it). The
  * application name says which relay holds it, which is what a refused second relay is told.
  */
-export async function connectPg(url: string, role: 'writer' | 'snapshots' | 'reader'): Promise<PgClient> {
+export async function connectPg(url: string, role: 'writer' | 'snapshots' | 'reader' | 'standby'): Promise<PgClient> {
   const { Client: PgClientClass } = await import('pg');
   const client = new PgClientClass({
     connectionString: url,
     application_name: `svc-relay ${role} pid ${process.pid} on ${os.hostname()}`.slice(0, 63),
     connectionTimeoutMillis: 10_000,
+    // A database host that vanished (no FIN) is noticed by the socket, not only by the next query.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 2_000,
   });
   // An error event with no listener would crash the process; the owner installs its own after connecting.
   const early = (): void => undefined;

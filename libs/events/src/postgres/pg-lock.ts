@@ -25,17 +25,27 @@ export class PgLogLockedError extends Error {
  * drops by itself when the session ends, however it ends, so no stale lock outlives a crashed relay.
  */
 export async function takeWriterLock(client: PgClient, location: string): Promise<void> {
-  const r = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock($1, ${SCHEMA_KEY}) AS ok`, [LOCK_CLASS]);
-  if (r.rows[0]?.ok) return;
+  if (await tryWriterLock(client)) return;
   throw new PgLogLockedError(location, await writerLockHolder(client));
 }
 
-/** The session holding this schema's writer lock (a running relay), or null. */
+/** One try for the writer lock (a standby asks again and again until the leader's session ends). */
+export async function tryWriterLock(client: PgClient): Promise<boolean> {
+  const r = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock($1, ${SCHEMA_KEY}) AS ok`, [LOCK_CLASS]);
+  return r.rows[0]?.ok === true;
+}
+
+/**
+ * The session holding this schema's writer lock (a running relay), or null. Advisory locks are
+ * server-wide: the same keys in another database of the server are another relay's log (so the
+ * database is part of the match, or a relay would be told it is locked out by its neighbour).
+ */
 export async function writerLockHolder(client: PgClient): Promise<PgLockHolder | null> {
   const r = await client.query<{ pid: number; application: string | null; client: string | null; since: Date | null }>(
     `SELECT a.pid, a.application_name AS application, host(a.client_addr) AS client, a.backend_start AS since
        FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
       WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
         AND l.classid = $1::bigint::oid AND l.objid = (${SCHEMA_KEY})::bigint::oid
       LIMIT 1`,
     [LOCK_CLASS],

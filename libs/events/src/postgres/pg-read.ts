@@ -10,10 +10,20 @@ export type PgRow = { seq: string; at: string; type: string; actor: string; reco
  * escapes a text[] element by element in JavaScript, which costs more than the insert for records full of
  * quotes; JSON.stringify is native (45% less time for a 100k-record import here).
  */
-export const INSERT_ROWS = `INSERT INTO ${TABLE.events} (seq, at, type, actor, record)
-  SELECT c.seq, c.at, c.type, c.actor, r.record
+export const INSERT_ROWS = insertRows();
+
+/** INSERT_ROWS with the writer's epoch ($6) on each row, inserted only `where` holds (the append's fence). */
+export function insertRows(fenced?: { where: string }): string {
+  return `INSERT INTO ${TABLE.events} (seq, at, type, actor, record${fenced ? ', epoch' : ''})
+  SELECT c.seq, c.at, c.type, c.actor, r.record${fenced ? ', $6::bigint' : ''}
   FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[]) WITH ORDINALITY AS c(seq, at, type, actor, n)
-  JOIN json_array_elements_text($5::json) WITH ORDINALITY AS r(record, n) USING (n)`;
+  JOIN json_array_elements_text($5::json) WITH ORDINALITY AS r(record, n) USING (n)${
+    fenced
+      ? `
+  WHERE ${fenced.where}`
+      : ''
+  }`;
+}
 
 /** The select list of PgRow. */
 export const ROW_COLUMNS = `seq, (extract(epoch from at) * 1000)::bigint AS at, type, actor, record`;

@@ -35,6 +35,22 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
         SELECT seq, at, type, actor, (record::jsonb) -> 'data' AS data, (record::jsonb) ->> 'hash' AS hash
         FROM ${TABLE.events};`,
   },
+  {
+    version: 3,
+    name: 'leader epochs: the fence every append checks, and the epoch of each row',
+    // One row: the epoch of the relay allowed to append (a standby that takes over raises it). `epoch` on a
+    // row says which leader wrote it (null: written before epochs, or imported); it is outside the record,
+    // so the chain and every export are unchanged.
+    sql: `
+      CREATE TABLE ${TABLE.leader} (
+        id     smallint PRIMARY KEY CHECK (id = 1),
+        epoch  bigint NOT NULL,
+        holder text,
+        since  timestamptz
+      );
+      INSERT INTO ${TABLE.leader} (id, epoch) VALUES (1, 0);
+      ALTER TABLE ${TABLE.events} ADD COLUMN epoch bigint;`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -94,6 +94,19 @@ export function TopBar({ title, menu, menuPanel }: { title: string; menu: { id: 
               <span className={`dot ${o.phones_online ? 'dot-on' : 'dot-off'}`} aria-hidden /> {plural(o.phones_online, 'phone')} online
             </span>
             <span className="fact hide-narrow">{o.events_per_second.toFixed(1)} ev/s</span>
+            {o.role ? (
+              <span
+                className={`fact ${o.role.role === 'leader' ? 'good' : 'bad'}`}
+                data-testid="relay-role"
+                title={
+                  o.role.role === 'leader'
+                    ? `this relay leads the PostgreSQL log (epoch ${o.role.epoch ?? '?'})`
+                    : `hot standby: read-only, following the leader (${o.role.lag_records ?? 0} records behind, read ${Math.round((o.role.lag_ms ?? 0) / 100) / 10} s ago); it takes over when the leader stops`
+                }
+              >
+                {o.role.role === 'leader' ? `leader · epoch ${o.role.epoch ?? '?'}` : `standby · read-only · epoch ${o.role.epoch ?? '?'}`}
+              </span>
+            ) : null}
           </>
         ) : (
           <span className="fact muted">connecting…</span>

@@ -197,6 +197,19 @@ export function clientSpelling(raw: string | undefined): Spelling {
   throw new ConfigError(`RELAY_CLIENT_SPELLING must be "svc" (the spec's names) or "hermes" (what the public app and CLI read), got "${raw}"`);
 }
 
+/** RELAY_ROLE (`leader`, the default, or `standby`) or `--standby`: true for a standby, which needs a PostgreSQL store. */
+export function relayRole(raw: string | undefined, flag: boolean, postgres: boolean): boolean {
+  const v = (raw ?? '').trim().toLowerCase();
+  if (v !== '' && v !== 'leader' && v !== 'standby')
+    throw new ConfigError(`RELAY_ROLE must be "leader" or "standby", got "${(raw ?? '').slice(0, 40)}"`);
+  const standby = flag || v === 'standby';
+  if (standby && !postgres)
+    throw new ConfigError(
+      'a standby (--standby or RELAY_ROLE=standby) follows a log in PostgreSQL: set RELAY_EVENT_STORE=postgres://... (the same database as the leader)',
+    );
+  return standby;
+}
+
 /** RELAY_EVENT_STORE: unset, empty or `file` is the embedded file log; otherwise a postgres:// URL. */
 export function eventStoreUrl(env: NodeJS.ProcessEnv): string | null {
   const v = envText(env, 'RELAY_EVENT_STORE');

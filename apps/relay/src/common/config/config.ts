@@ -6,6 +6,7 @@ import { ConfigError, envFlag, envNumber, envText, PORT } from './config-env';
 import {
   clientSpelling,
   eventStoreUrl,
+  relayRole,
   loadBridgeConfig,
   loadMediaConfig,
   loadProfileFilesConfig,
@@ -84,6 +85,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     maxUnauthenticatedPerAddress: 8,
     reconnects: { burst: whole('RELAY_RECONNECT_BURST', 20, 1, 1_000_000), perMinute: whole('RELAY_RECONNECTS_PER_MINUTE', 6, 1, 6_000) },
     eventStoreUrl: eventStoreUrl(env),
+    standby: {
+      enabled: relayRole(env.RELAY_ROLE, flags.standby === true, eventStoreUrl(env) !== null),
+      pollMs: whole('RELAY_STANDBY_POLL_MS', 500, 50, 60_000),
+      leaseMs: whole('RELAY_LEADER_LEASE_MS', 3000, 1000, 600_000),
+    },
     segmentBytes: whole('RELAY_LOG_SEGMENT_MB', 64, 1, 1024) * 1024 * 1024,
     snapshotEvery: 50_000,
     sweepIntervalMs: 1_000,

@@ -88,6 +88,12 @@ export type RelayConfig = {
   reconnects: { burst: number; perMinute: number };
   /** RELAY_EVENT_STORE: a postgres:// URL puts the log and its snapshots in that database; null: the file log. */
   eventStoreUrl: string | null;
+  /**
+   * `--standby` / RELAY_ROLE=standby (PostgreSQL only): follow the leader's log and take over when its session
+   * ends. RELAY_STANDBY_POLL_MS (default 500): how often the log is read without a notification and the lock
+   * asked for. RELAY_LEADER_LEASE_MS (default 3000): how long a leader that stopped answering keeps the lock.
+   */
+  standby: { enabled: boolean; pollMs: number; leaseMs: number };
   segmentBytes: number;
   snapshotEvery: number;
   sweepIntervalMs: number;
@@ -250,6 +256,7 @@ export type StartFlags = Partial<{
   config: string;
   allowInsecureApiKey: boolean;
   clientSpelling: string;
+  standby: boolean;
 }>;
 
 export type VoiceConfig = {

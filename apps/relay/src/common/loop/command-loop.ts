@@ -1,4 +1,4 @@
-import { ReadModels, upcastSnapshotState } from '@svc/domain';
+import { DomainError, ReadModels, upcastSnapshotState } from '@svc/domain';
 import {
   EventBus,
   eventSchemas,
@@ -11,6 +11,9 @@ import {
   type StoredEvent,
   type StoredRelayEvent,
   type RecordedCut,
+  PgEventStore,
+  isLeadershipLoss,
+  type PgRole,
 } from '@svc/events';
 import type { Logger } from 'pino';
 import type { PersonalSealer } from '../../personal/personal-sealer';
@@ -26,6 +29,8 @@ export type Decide<E extends RelayEvent = RelayEvent> = (models: ReadModels, now
  */
 export type StoreFactory = (hooks: {
   onDurable: (batch: readonly StoredEvent[]) => void;
+  /** A standby's records, read from the leader's log (sealed as stored). */
+  onFollowed: (batch: readonly StoredEvent[]) => Promise<void>;
   onFatal: (err: Error) => void;
   /** The install's MAC for snapshots. */
   mac: (text: string) => string;
@@ -44,6 +49,16 @@ export type CommandLoopOptions = {
   /** The store cannot write: state ran ahead of the disk, so the process must stop. */
   onFatal: (err: Error) => void;
 };
+
+/** How long a client is told to wait before it tries a standby again (a takeover takes seconds). */
+export const STANDBY_RETRY_AFTER_S = 5;
+
+/** What a standby answers to anything that would write: 503 `relay.standby`, with a Retry-After. */
+export function standbyError(): DomainError {
+  return new DomainError('relay.standby', 'unavailable', 'this relay is a hot standby: it takes over when the leader stops; try again', {
+    retry_after: STANDBY_RETRY_AFTER_S,
+  });
+}
 
 /** A pruned log whose cut no usable snapshot covers: the records before the cut are gone, so it cannot be replayed. */
 export class PrunedWithoutSnapshotError extends Error {
@@ -91,6 +106,7 @@ export class CommandLoop {
     let loop!: CommandLoop;
     const { store, snapshots } = opts.store({
       onDurable: (batch) => loop.onDurable(batch),
+      onFollowed: (batch) => loop.onFollowed(batch),
       onFatal: opts.onFatal,
       mac: (t) => opts.secrets.mac('snapshot', t),
       snapshotCipher: new SnapshotCipher(opts.secrets.derivedKey('snapshot-encryption')),
@@ -158,6 +174,7 @@ export class CommandLoop {
 
   /** Decide against the latest state, append, and resolve once durable. A DomainError writes nothing. */
   run<E extends RelayEvent = RelayEvent>(actor: string, decide: Decide<E>): Promise<StoredEvent<E>[]> {
+    if (this.standby) return Promise.reject(standbyError());
     const now = this.opts.clock.now();
     let events: readonly NewEvent<E>[];
     try {
@@ -185,6 +202,10 @@ export class CommandLoop {
       return Promise.reject(err);
     }
     const stored = appended.stored;
+    // Lost the log under this decision (another relay took over): its caller hears 503 relay.standby, not a 500.
+    durable = durable.catch((err: unknown) => {
+      throw isLeadershipLoss(err) ? standbyError() : err;
+    });
     for (const e of stored) this.decision.apply(e);
     const observe = this.commitObserver;
     if (!observe) return durable.then(() => stored as StoredEvent<E>[]);
@@ -237,11 +258,49 @@ export class CommandLoop {
     return this.store.location;
   }
 
+  /** Leader or standby (a PostgreSQL store; the file log always leads), its epoch and a standby's lag. */
+  role(): PgRole {
+    return this.store instanceof PgEventStore ? this.store.role() : { role: 'leader', epoch: null, lag: null };
+  }
+
+  get standby(): boolean {
+    return this.store instanceof PgEventStore && this.store.role().role === 'standby';
+  }
+
+  /** A standby follows the leader's log into its read models (and the bus: the console sees it live). */
+  follow(onError: (err: Error) => void): Promise<void> {
+    return this.pg().follow(onError);
+  }
+
+  /** Waits for the writer's lock and leads; the decisions start from the durable models. Null: `stopped` said to give up. */
+  async takeOver(stopped: () => boolean): Promise<{ epoch: number; previous: number } | null> {
+    const led = await this.pg().takeOver(stopped);
+    if (led) this.decision.restore(structuredClone(this.models.snapshot()));
+    return led;
+  }
+
+  /** Starts the leader's lease on its database session (PostgreSQL; nothing for the file log). */
+  armLease(): Promise<void> {
+    return this.store instanceof PgEventStore ? this.store.armLease() : Promise.resolve();
+  }
+
+  /** A leader that lost the log goes back to standby from its durable models (unacknowledged decisions are dropped). */
+  async stepDown(): Promise<void> {
+    await this.pg().stepDown({ seq: this.models.lastSeq, hash: this.lastHashValue });
+    this.decision.restore(structuredClone(this.models.snapshot()));
+  }
+
+  private pg(): PgEventStore {
+    if (!(this.store instanceof PgEventStore)) throw new Error('only a PostgreSQL event store has a standby');
+    return this.store;
+  }
+
   async close(): Promise<void> {
     // The last snapshot goes in before the store closes (a database store writes it on its connection).
     await this.store.drain().catch(() => undefined);
     await this.snapshotting;
-    if (this.models.lastSeq > this.lastSnapshotSeq) await this.writeSnapshot();
+    // A standby writes no snapshot: the leader's are the ones start-up reads.
+    if (!this.standby && this.models.lastSeq > this.lastSnapshotSeq) await this.writeSnapshot();
     await this.store.close();
     await this.snapshots.close?.();
     this.bus.complete();
@@ -255,10 +314,29 @@ export class CommandLoop {
       if (this.recent.length < 100_000) this.recent.push(t);
       this.bus.publish(e as StoredRelayEvent);
     }
-    if (this.models.lastSeq - this.lastSnapshotSeq >= this.opts.snapshotEvery && !this.snapshotting) {
+    if (this.models.lastSeq - this.lastSnapshotSeq >= this.opts.snapshotEvery && !this.snapshotting && !this.standby) {
       this.snapshotting = this.writeSnapshot().finally(() => (this.snapshotting = null));
     }
   }
+
+  /**
+   * A standby's records: opened with the data keys as they are in the database now, then applied as a
+   * durable batch. The leader stores a new key beside its append, not inside it, so a record may arrive
+   * before its key: it is read again on a later tick (a few times) before its content counts as forgotten.
+   */
+  private async onFollowed(batch: readonly StoredEvent[]): Promise<void> {
+    const sealer = this.opts.sealer;
+    await sealer?.keys.sync?.();
+    const opened = batch.map((e) => eventSchemas.upcast(sealer ? sealer.unseal(e) : e));
+    const waiting = sealer
+      ? opened.find((e) => (e.data as { forgotten?: unknown; sealedWith?: unknown }).sealedWith && (e.data as { forgotten?: unknown }).forgotten)
+      : undefined;
+    if (waiting && this.keyWaits++ < 5) throw new Error(`data key of seq ${waiting.seq} not visible yet`);
+    this.keyWaits = 0;
+    this.onDurable(opened);
+  }
+
+  private keyWaits = 0;
 
   /**
    * After a forgetting: every snapshot written before it goes, and one of the models as they are now (the

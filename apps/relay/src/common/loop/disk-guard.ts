@@ -26,6 +26,7 @@ export const statfsSource: DiskSpaceSource = async (dir) => {
 const WRITTEN_WHILE_LOW: ReadonlySet<string> = new Set([
   'relay.started',
   'relay.stopping',
+  'relay.leader_changed',
   'relay.security_changed',
   'session.revoked',
   'session.expired',

@@ -53,6 +53,8 @@ export class Scheduler implements OnApplicationBootstrap, OnApplicationShutdown 
   }
 
   private async sweepOnce(): Promise<void> {
+    // A standby decides nothing: the leader's sweeps expire what is due, and the records come through the log.
+    if (this.loop.standby) return;
     for (const [name, decide] of this.sweeps) {
       try {
         await this.loop.run('system', decide);
