@@ -53,7 +53,7 @@ export function CheckpointCard({ cli }: { cli: string }) {
               <CopyButton text={k.vkey} />
             </div>
             <div className="small muted">
-              signed-note verifier key, what <code>verify --vkey</code> and witnesses take
+              signed-note verifier key, what <code>verify --vkey</code> and <code>witness --log-vkey</code> take
             </div>
           </dd>
           <dt>Public key</dt>
