@@ -1,3 +1,4 @@
+import { checkNote, parseCheckpointText, parseNote, parseVkey } from '@svc/events/merkle/note';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -45,27 +46,32 @@ describe('console Store page: signed checkpoints in headless chromium', () => {
     expect(pageErrors).toEqual([]);
   });
 
-  it('downloads a checkpoint of the head whose signature the CLI verifies with the key copied from the page', async () => {
+  it('downloads a C2SP signed note of the head, shown with its verifier key, that the CLI verifies with the key copied from the page', async () => {
     const head = { seq: relay.loop.lastSeq, hash: relay.loop.lastHash };
-    const publicKey = await page.getByTestId('checkpoint-public-key').innerText();
+    const vkey = await page.getByTestId('checkpoint-vkey').innerText();
+    expect(vkey).toBe((await svc(['relay', 'events', 'vkey'], { SVC_HOME: relay.home })).stdout.trim());
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('checkpoint-make').click()]);
-    expect(download.suggestedFilename()).toBe(`svc-checkpoint-${head.seq}.json`);
+    expect(download.suggestedFilename()).toBe(`svc-checkpoint-${head.seq}.txt`);
     const file = path.join(tempHome(), download.suggestedFilename());
     await download.saveAs(file);
-    const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-    expect(saved).toMatchObject({ format: 'svc-relay-checkpoint/1', seq: head.seq, hash: head.hash });
+    // The signed note (issue 39), not the older JSON form: origin, size, root, blank line, the log's signature.
+    const saved = fs.readFileSync(file, 'utf8');
+    const note = parseNote(saved);
+    expect(parseCheckpointText(note.text)).toMatchObject({ origin: vkey.split('+')[0], size: head.seq });
+    expect(checkNote(note, [parseVkey(vkey)])).toHaveLength(1);
 
     const made = page.getByTestId('checkpoint-made');
     await made.waitFor();
-    expect(await made.innerText()).toContain(`#${head.seq}`);
-    expect(await made.innerText()).toContain(`svc relay events verify --checkpoint ${download.suggestedFilename()} --public-key ${publicKey}`);
+    expect(await page.getByTestId('checkpoint-note').innerText()).toBe(saved);
+    expect(await made.innerText()).toContain(`svc relay events verify --checkpoint ${download.suggestedFilename()} --vkey '${vkey}'`);
     expect(readEvents(relay.home).filter((e) => e.type === 'store.checkpoint_signed')).toEqual([
       expect.objectContaining({ data: expect.objectContaining({ seq: head.seq, hash: head.hash, by: 'operator' }) }),
     ]);
 
-    const r = await svc(['relay', 'events', 'verify', '--checkpoint', file, '--public-key', publicKey], { SVC_HOME: relay.home });
+    const r = await svc(['relay', 'events', 'verify', '--checkpoint', file, '--vkey', vkey], { SVC_HOME: relay.home });
     expect(r).toMatchObject({ code: 0 });
-    expect(r.stdout).toContain('the log still holds that record');
+    expect(r.stdout).toContain('(C2SP signed note)');
+    expect(r.stdout).toContain(`same root at size ${head.seq}`);
     await page.screenshot({ animations: 'disabled', path: shot('store-checkpoint'), fullPage: true });
     // The card alone, in a window tall enough that the live ticker (fixed to its foot) covers none of it.
     await page.setViewportSize({ width: 1280, height: 1600 });

@@ -1,3 +1,4 @@
+import { checkNote, parseCheckpointText, parseNote, parseVkey } from '@svc/events/merkle/note';
 import type { CheckpointKeyView, CheckpointMade } from '@svc/console-api';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -62,24 +63,31 @@ describe('console Store: signed checkpoints', () => {
     const res = await fetch(`${relay.url}${ROUTE}`, { method: 'POST', headers: json, body: '{}' });
     expect(res.status).toBe(200);
     const made = (await res.json()) as CheckpointMade;
-    expect(made).toMatchObject({ ok: true, file_name: `svc-checkpoint-${head.seq}.json` });
-    expect(made.checkpoint).toMatchObject({ format: 'svc-relay-checkpoint/1', seq: head.seq, hash: head.hash, at: '2026-03-01T12:00:00.000Z' });
+    const vkey = (await svc(['relay', 'events', 'vkey'], { SVC_HOME: relay.home })).stdout.trim();
+    // A C2SP checkpoint of the tree of the head, signed by the log's key (the form the CLI writes; issue 39).
+    expect(made).toMatchObject({ ok: true, form: 'c2sp-note', size: head.seq, vkey, file_name: `svc-checkpoint-${head.seq}.txt` });
+    const note = parseNote(made.note);
+    expect(parseCheckpointText(note.text)).toMatchObject({ origin: vkey.split('+')[0], size: head.seq });
+    expect(parseCheckpointText(note.text).root.toString('base64')).toBe(made.root);
+    expect(checkNote(note, [parseVkey(vkey)]).map((s) => s.name)).toEqual([vkey.split('+')[0]]);
     // Durable before the answer: the event follows the head it signed.
     const events = signed(relay);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
       seq: head.seq + 1,
       actor: 'operator',
-      data: { seq: head.seq, hash: head.hash, keyId: made.checkpoint.key_id, by: 'operator' },
+      data: { seq: head.seq, hash: head.hash, keyId: made.key_id, by: 'operator' },
     });
-    expect(JSON.stringify(events[0])).not.toContain(made.checkpoint.signature);
+    expect(JSON.stringify(events[0])).not.toContain(note.signatures[0].signature.toString('base64'));
 
     const view = (await (await fetch(`${relay.url}${ROUTE}`)).json()) as CheckpointKeyView;
+    expect(view.vkey).toBe(vkey);
     const file = path.join(tempHome(), made.file_name);
-    fs.writeFileSync(file, JSON.stringify(made.checkpoint, null, 2));
-    const r = await svc(['relay', 'events', 'verify', '--checkpoint', file, '--public-key', view.public_key], { SVC_HOME: relay.home });
+    fs.writeFileSync(file, made.note);
+    const r = await svc(['relay', 'events', 'verify', '--checkpoint', file, '--vkey', view.vkey], { SVC_HOME: relay.home });
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('extends it by 1 record');
+    expect(r.stdout).toContain('(C2SP signed note)');
+    expect(r.stdout).toContain(`same root at size ${head.seq}) by 1 record`);
   });
 
   it('refuses a LAN peer, a foreign Host, a cross-site Origin and a proxy on both routes, writing nothing', async () => {

@@ -77,12 +77,18 @@ describe('the transparency log over HTTP, and a witness off the host', () => {
     expect((await fetch(`${relay.url}/log/proof/inclusion?seq=1`)).status).toBe(401);
     const r = await fetch(`${relay.url}/log/proof/inclusion?seq=2&size=${size}`, { headers: relay.op });
     expect(r.status).toBe(200);
-    const p = (await r.json()) as { leaf_hash: string; inclusion: string[]; tree_size: number };
+    const p = (await r.json()) as { leaf_hash: string; inclusion: string[]; tree_size: number; record: string };
     const root = Buffer.from(parseCheckpointText(parseNote(await (await fetch(`${relay.url}/log/checkpoint`)).text()).text).root);
     const record = fs
       .readFileSync(path.join(eventsDir(home), fs.readdirSync(eventsDir(home)).filter((f) => f.endsWith('.jsonl'))[0]), 'utf8')
       .split('\n')[1];
     expect(Buffer.from(p.leaf_hash, 'base64').equals(leafHash(record))).toBe(true);
+    // The record as stored, as `svc relay events proof` prints it (the route is the operator key's only).
+    expect(p.record).toBe(record);
+    const cli = JSON.parse((await svc(['relay', 'events', 'proof', '--seq', '2', '--size', String(size)], { SVC_HOME: home })).stdout) as {
+      record: string;
+    };
+    expect(p.record).toBe(cli.record);
     expect(
       verifyInclusion(
         1,
@@ -110,16 +116,34 @@ describe('the transparency log over HTTP, and a witness off the host', () => {
     const v = await svc(['relay', 'events', 'verify', '--checkpoint', file, '--vkey', logVkey, '--vkey', wvkey], { SVC_HOME: home });
     expect(v.code).toBe(0);
     expect(v.stdout).toMatch(/signed by svc-relay\/[0-9a-f]{16}, witness\.test\/w1 \(cosigned /);
+  });
 
-    // It grows; the next round checks the consistency proof from the tree cosigned before.
+  it('publishes a checkpoint that stays fixed for RELAY_CHECKPOINT_PUBLISH_SECONDS, with the cosignatures of it', async () => {
+    const first = parseCheckpointText(parseNote(await (await fetch(`${relay.url}/log/checkpoint`)).text()).text).size;
+    // The relay grows; within the interval the published checkpoint (and its cosignature) stays.
     await pairPhone(relay).then((p) => p.phone.close());
     await settle(relay);
+    expect(relay.loop.lastSeq).toBeGreaterThan(first);
+    const signedBy = async () => {
+      const note = parseNote(await (await fetch(`${relay.url}/log/checkpoint`)).text());
+      return { size: parseCheckpointText(note.text).size, names: checkNote(note, [parseVkey(logVkey), parseVkey(wvkey)]).map((s) => s.name) };
+    };
+    relay.clock.advanceSeconds(9);
+    expect(await signedBy()).toEqual({ size: first, names: [logVkey.split('+')[0], 'witness.test/w1'] });
+    // The interval passed: a new checkpoint of the grown tree, not cosigned yet; the witness cosigns what it fetched.
+    relay.clock.advanceSeconds(1);
+    const grown = relay.loop.lastSeq;
+    expect(await signedBy()).toEqual({ size: grown, names: [logVkey.split('+')[0]] });
     const again = await witness();
-    expect(JSON.parse(again.stdout)).toMatchObject({
-      ok: true,
-      previous: { size: signers.length && JSON.parse(r.stdout).cosigned.size },
-      cosigned: { size: relay.loop.lastSeq },
-    });
+    expect(JSON.parse(again.stdout)).toMatchObject({ ok: true, submitted: true, previous: { size: first }, cosigned: { size: grown } });
+    expect(await signedBy()).toEqual({ size: grown, names: [logVkey.split('+')[0], 'witness.test/w1'] });
+    const w = (await (await fetch(`${relay.url}/log/witnesses`, { headers: relay.op })).json()) as {
+      witnesses: Array<{ cosigned: { size: number } }>;
+    };
+    expect(w.witnesses.map((x) => x.cosigned.size)).toEqual([grown]);
+    // Not grown: advancing the clock alone signs nothing new.
+    relay.clock.advanceSeconds(60);
+    expect(await signedBy()).toEqual({ size: grown, names: [logVkey.split('+')[0], 'witness.test/w1'] });
   });
 
   it('takes cosignatures only from configured witnesses, and refuses malformed ones', async () => {

@@ -24,7 +24,24 @@ export type CheckpointKeyView = {
   /** Base64 of the raw 32 bytes. */
   public_key: string;
   key_id: string;
+  /** The transparency log's signed-note verifier key (`<origin>+<key hash>+<base64>`), what `verify --vkey` takes. */
+  vkey: string;
 };
 
-/** A checkpoint of the running relay's durable head, and the name the page saves it under. */
-export type CheckpointMade = { ok: true; checkpoint: CheckpointFile; file_name: string };
+/**
+ * A checkpoint of the running relay's durable head (issue 39): a C2SP tlog-checkpoint signed as a signed
+ * note by the same key, the bytes `svc relay events checkpoint` writes, and the name the page saves it under.
+ */
+export type CheckpointMade = {
+  ok: true;
+  form: 'c2sp-note';
+  /** The note: origin, tree size, root, a blank line, the relay's signature line. */
+  note: string;
+  origin: string;
+  size: number;
+  /** Base64 of the tree's root hash. */
+  root: string;
+  key_id: string;
+  vkey: string;
+  file_name: string;
+};

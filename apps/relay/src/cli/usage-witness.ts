@@ -1,7 +1,7 @@
 /** Help of `svc relay witness` (issue 39). */
 export const WITNESS_HELP: Readonly<Record<string, string>> = {
   'relay witness': `Usage: svc relay witness [--home DIR] --name NAME --print-vkey
-       svc relay witness [--home DIR] --relay URL [--log-vkey VKEY] [--json]
+       svc relay witness [--home DIR] --relay URL [--log-vkey VKEY] [--interval SECONDS] [--json]
 
 A witness of the relay's transparency log, meant to run on another machine (from cron or a timer), with
 its own home (default <SVC_HOME>/witness) and Ed25519 key. One round: it fetches GET /log/checkpoint,
@@ -16,6 +16,12 @@ or not signed by the log's key: exit 1, a "WITNESS REFUSED" line on stderr, a li
 svc_witness_refusals_total in <home>/witness.prom (a Prometheus textfile), and a signed report to the
 relay (POST /log/witness-refusal) that its console's Store page shows.
 
+With --interval it runs a round every SECONDS until SIGTERM or SIGINT, which end it cleanly after the
+current round. Each refusal is said again every round; when it stops, it exits 1 if any round refused (or
+the relay was unreachable at the last round), else 0. While the relay is unreachable the wait doubles from
+SECONDS up to the larger of SECONDS and 900 (a "next round in N s" line says so), and is back to SECONDS
+after the next round that reaches it.
+
 Options:
   --home DIR     the witness's home (its key, name, the log's verifier key, the tree it cosigned last)
   --name NAME    the witness's key name when the key is made (e.g. witness.example.com/w1)
@@ -24,6 +30,8 @@ Options:
   --log-vkey VKEY
                  the log's verifier key ("svc relay events vkey" on the relay's host); kept in the home on
                  the first run, and a home then follows that log only
-  --json         print the outcome as JSON
+  --interval SECONDS
+                 run rounds every SECONDS (1-86400) until stopped, instead of one round
+  --json         print the outcome as JSON (one line per round with --interval)
   -h, --help     show this help`,
 };

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NoteFormatError, parseVkey } from '@svc/events/merkle/note';
 import { svcHomeFrom } from '../common/config/config';
-import { openWitnessHome, witnessOnce } from '../transparency/witness-run';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { openWitnessHome, witnessOnce, type WitnessHome, type WitnessOutcome } from '../transparency/witness-run';
 import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
 
 const COMMAND = 'relay witness';
@@ -21,7 +22,13 @@ export async function witnessCommand(args: string[], io: CliIo): Promise<number>
     'log-vkey': { type: 'string' },
     'print-vkey': { type: 'boolean' },
     json: { type: 'boolean' },
+    interval: { type: 'string' },
   });
+  let interval: number | null = null;
+  if (v.interval !== undefined) {
+    interval = /^\d{1,6}$/.test(v.interval) ? Number(v.interval) : NaN;
+    if (!(interval >= 1 && interval <= 86_400)) throw new UsageError('--interval: whole seconds from 1 to 86400', COMMAND);
+  }
   const dir = path.resolve(v.home ?? path.join(svcHomeFrom(io.env), 'witness'));
   let home;
   try {
@@ -49,10 +56,16 @@ export async function witnessCommand(args: string[], io: CliIo): Promise<number>
     throw err;
   }
   if (!kept) fs.writeFileSync(vkeyFile, logVkey + '\n', { mode: 0o644 });
-  const r = await witnessOnce(home, v.relay, logVkey, Math.floor(Date.now() / 1000));
-  if (v.json) line(io.stdout, JSON.stringify(r, null, 2));
+  const report = (r: WitnessOutcome, compact: boolean) => say(io, r, v.relay!, dir, Boolean(v.json), compact);
+  if (interval === null) return report(await witnessOnce(home, v.relay, logVkey, Math.floor(Date.now() / 1000)), false) ? EXIT.ok : EXIT.failed;
+  return rounds(home, v.relay, logVkey, interval, io, (r) => report(r, true));
+}
+
+/** Prints one round's outcome; true when it cosigned. */
+function say(io: CliIo, r: WitnessOutcome, relay: string, dir: string, json: boolean, compact: boolean): boolean {
+  if (json) line(io.stdout, compact ? JSON.stringify(r) : JSON.stringify(r, null, 2));
   if (r.ok) {
-    if (!v.json) {
+    if (!json) {
       const c = colours(io.stdout, io.env);
       const from = r.previous ? `consistent with ${r.previous.size} cosigned before` : 'first checkpoint seen';
       line(
@@ -60,9 +73,47 @@ export async function witnessCommand(args: string[], io: CliIo): Promise<number>
         `${c.green('cosigned')}  ${r.cosigned.origin} tree size ${r.cosigned.size} (${from})${r.submitted ? '' : '; the relay did not take the cosignature'}`,
       );
     }
-    return EXIT.ok;
+    return true;
   }
   const e = colours(io.stderr, io.env);
-  line(io.stderr, `${e.red('WITNESS REFUSED')}  ${v.relay}: ${r.reason} (${r.code}; recorded in ${path.join(dir, 'refusals.jsonl')})`);
-  return EXIT.failed;
+  line(io.stderr, `${e.red('WITNESS REFUSED')}  ${relay}: ${r.reason} (${r.code}; recorded in ${path.join(dir, 'refusals.jsonl')})`);
+  return false;
+}
+
+/** The longest wait between rounds while the relay is unreachable: doubling from the interval, bounded. */
+export const backoffSeconds = (interval: number, failures: number) => Math.min(interval * 2 ** Math.min(failures, 20), Math.max(interval, 900));
+
+/**
+ * `--interval`: rounds until SIGTERM/SIGINT (io.signal), each a full round as above. A refusal is said
+ * every round (the witness keeps refusing until the log is consistent again) and makes the exit status 1
+ * when it stops; an unreachable relay is retried with a doubling, bounded delay, and exits 1 only if the
+ * last round still could not reach it.
+ */
+async function rounds(
+  home: WitnessHome,
+  relay: string,
+  logVkey: string,
+  interval: number,
+  io: CliIo,
+  report: (r: WitnessOutcome) => boolean,
+): Promise<number> {
+  const signal = io.signal;
+  let refused = false;
+  let unreachable = 0;
+  while (!signal?.aborted) {
+    const r = await witnessOnce(home, relay, logVkey, Math.floor(Date.now() / 1000));
+    report(r);
+    if (!r.ok && r.code !== 'unreachable') refused = true;
+    unreachable = !r.ok && r.code === 'unreachable' ? unreachable + 1 : 0;
+    const wait = unreachable ? backoffSeconds(interval, unreachable - 1) : interval;
+    if (unreachable) line(io.stderr, `witness: the relay is unreachable (${unreachable} in a row); next round in ${wait} s`);
+    try {
+      await sleep(wait * 1000, undefined, signal ? { signal } : {});
+    } catch {
+      break; // stopped
+    }
+  }
+  const status = refused ? 'a refusal was reported; exit 1' : unreachable ? 'the relay was unreachable at the last round; exit 1' : 'exit 0';
+  line(io.stderr, `witness: stopped (${status})`);
+  return refused || unreachable ? EXIT.failed : EXIT.ok;
 }

@@ -40,6 +40,7 @@ import { StoreConsoleController } from './features/store.console.controller';
 import { TerminalConsoleController } from './features/terminal.console.controller';
 import { ThreadsConsoleController } from './features/threads.console.controller';
 import { VoiceConsoleController } from './features/voice.console.controller';
+import { TransparencyModule } from '../transparency/transparency.module';
 import { ChainVerifyJobs } from './store/chain-verify-jobs';
 
 /**
@@ -49,7 +50,17 @@ import { ChainVerifyJobs } from './store/chain-verify-jobs';
  */
 @Module({
   // The feature pages' commands go through the very services of the phone and operator routes.
-  imports: [SessionsModule, PairingModule, BridgeModule, TerminalModule, DesktopModule, SecureLinkModule, VoiceModule, PersonalDataModule],
+  imports: [
+    SessionsModule,
+    PairingModule,
+    BridgeModule,
+    TerminalModule,
+    DesktopModule,
+    SecureLinkModule,
+    VoiceModule,
+    PersonalDataModule,
+    TransparencyModule,
+  ],
   controllers: [
     ConsoleRootController,
     ConsoleApiController,

@@ -9,8 +9,8 @@ import { ConsistencyQuery, CosignatureDto, InclusionQuery, RefusalDto } from './
  * - `GET /log/checkpoint` (public): the newest C2SP checkpoint, signed, with the witnesses' cosignatures of
  *   that tree appended. It reveals a size and a root hash, nothing of any record.
  * - `GET /log/proof/consistency` (public): hashes of subtrees only, what a witness off the host needs.
- * - `GET /log/proof/inclusion` (operator key): it names a record, so it is the operator's (there is no
- *   auditor grant for paired devices yet); the record itself comes from `svc relay events proof`.
+ * - `GET /log/proof/inclusion` (operator key): it names a record and returns it as stored, so it is the
+ *   operator's (there is no auditor grant for paired devices yet).
  * - `GET /log/witnesses` (operator key): each witness's newest cosigned tree head and newest refusal.
  * - `POST /log/cosignature`, `POST /log/witness-refusal` (public routes, the signature is the credential):
  *   accepted only under a key in RELAY_WITNESS_VKEYS.

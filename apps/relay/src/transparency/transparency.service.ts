@@ -14,6 +14,7 @@ import { ConfigError } from '../common/config/config-env';
 import type { RelayConfig } from '../common/config/relay-config';
 import { Clock } from '../common/loop/clock';
 import { CommandLoop } from '../common/loop/command-loop';
+import { recordText } from '../cli/checkpoint';
 import { logIdentity, signTreeHead, type LogIdentity } from './log-identity';
 import { WitnessStore, type WitnessRecord } from './witness-store';
 
@@ -36,7 +37,8 @@ export class TransparencyService implements OnModuleInit, OnModuleDestroy {
   private pending: StoredEvent[] = [];
   private sub: Subscription | null = null;
   private identity: LogIdentity | null = null;
-  private readonly signed = new Map<number, string>();
+  /** The published checkpoint: fixed for RELAY_CHECKPOINT_PUBLISH_SECONDS so the witnesses' cosignatures of it can be shown on it. */
+  private published: { note: string; size: number; root: string; at: number } | null = null;
   readonly witnesses: Verifier[];
   readonly store: WitnessStore;
 
@@ -117,25 +119,45 @@ export class TransparencyService implements OnModuleInit, OnModuleDestroy {
     return this.identity;
   }
 
-  /** The newest checkpoint, signed by the relay, with the cosignatures the witnesses gave that tree appended. */
+  /**
+   * The published checkpoint, with every cosignature the witnesses gave it appended. As C2SP logs do, it
+   * stays fixed for RELAY_CHECKPOINT_PUBLISH_SECONDS (on the injected clock) and is re-signed only when the
+   * tree grew and that interval passed: a witness's cosignature of the exact newest tree would almost never
+   * be shown on a busy relay.
+   */
   async checkpoint(): Promise<{ note: string; size: number; root: string }> {
     const tree = await this.ready();
     if (tree.size === 0) throw new DomainError('log.empty', 'not_found', 'the log is empty: there is no checkpoint yet');
-    const root = tree.root().toString('base64');
-    let note = this.signed.get(tree.size);
-    if (note === undefined) {
-      note = signTreeHead(this.id(), tree.size, tree.root());
-      this.signed.clear();
-      this.signed.set(tree.size, note);
+    const now = this.clock.now().getTime();
+    const p = this.published;
+    if (p === null || (tree.size > p.size && now - p.at >= this.config.checkpointPublishSeconds * 1000)) {
+      const root = tree.root();
+      this.published = { note: signTreeHead(this.id(), tree.size, root), size: tree.size, root: root.toString('base64'), at: now };
     }
-    return { note: note + this.store.linesFor(tree.size, root).join(''), size: tree.size, root };
+    const { note, size, root } = this.published!;
+    return { note: note + this.store.linesFor(size, root).join(''), size, root };
   }
 
-  async inclusion(seq: number, size: number | undefined): Promise<{ seq: number; tree_size: number; leaf_hash: string; inclusion: string[] }> {
+  /**
+   * The inclusion proof of record `seq` in the tree of `size`, with the record exactly as stored (what
+   * `svc relay events proof` prints; the route is the operator's: a record may hold personal data, its
+   * sealed fields as sealed bytes). `record` is null when the log no longer holds the line.
+   */
+  async inclusion(
+    seq: number,
+    size: number | undefined,
+  ): Promise<{ seq: number; tree_size: number; leaf_hash: string; inclusion: string[]; record: string | null }> {
     const tree = await this.ready();
     const n = size ?? tree.size;
     const proof = this.proof(() => tree.inclusion(seq - 1, n));
-    return { seq, tree_size: n, leaf_hash: tree.leaf(seq - 1)!.toString('base64'), inclusion: proof };
+    const source = openLogSource(this.config.eventStoreUrl ?? path.join(relayDir(this.config), 'events'));
+    let record: string | null;
+    try {
+      record = await recordText(source, seq);
+    } finally {
+      await source.close();
+    }
+    return { seq, tree_size: n, leaf_hash: tree.leaf(seq - 1)!.toString('base64'), inclusion: proof, record };
   }
 
   async consistency(from: number, to: number): Promise<{ from: number; to: number; consistency: string[] }> {

@@ -47,6 +47,11 @@ export type RelayConfig = {
   /** RELAY_WITNESS_VKEYS: the cosignature/v1 verifier keys of the witnesses whose cosignatures the relay keeps (issue 39). */
   witnessVkeys: string[];
   /**
+   * RELAY_CHECKPOINT_PUBLISH_SECONDS (default 10; 0: every fetch of a grown tree): how long the published
+   * checkpoint (GET /log/checkpoint) stays fixed, so witnesses' cosignatures of it are shown beside it.
+   */
+  checkpointPublishSeconds: number;
+  /**
    * RELAY_PERSONAL_DATA_KEYS_PER_HOUR (default 12): the most data keys one device (or the host) gets in an hour.
    * A key that another device received content under (a Thread message queued for no phone, then delivered)
    * is not used again, so forgetting that device does not take later content with it; past this many, the

@@ -11,6 +11,7 @@ import { RELAY_CONFIG } from '../../common/auth/tokens';
 import { ConsoleFeatures } from '../console-features';
 import { ConsoleState } from '../console-state.service';
 import { ChainVerifyJobs } from '../store/chain-verify-jobs';
+import { TransparencyService } from '../../transparency/transparency.service';
 import { CheckpointSigner } from '../store/checkpoint-signer';
 import { StoreCheckpointDto, StoreVerifyDto } from '../store/store.dto';
 import { fileSnapshots, pgSnapshots, segmentsOf, storeCommands } from '../store/store-facts';
@@ -33,9 +34,10 @@ export class StoreConsoleController {
     private readonly state: ConsoleState,
     private readonly verifier: ChainVerifyJobs,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    log: TransparencyService,
   ) {
     features.add({ id: 'store', title: 'Store', order: 90 });
-    this.signer = new CheckpointSigner(config.svcHome, loop, clock);
+    this.signer = new CheckpointSigner(log, loop, clock);
   }
 
   @Get()

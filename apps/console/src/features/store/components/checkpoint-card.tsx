@@ -1,12 +1,12 @@
 import { useState } from 'react';
 import type { CheckpointMade } from '@svc/console-api';
 import { Button, Card, Chip, CopyButton, InlineError, Skeleton } from '@/components/ui';
-import { count, exact } from '@/lib/format';
+import { count } from '@/lib/format';
 import { useCheckpointKey, useMakeCheckpoint } from '../api/checkpoint';
 
-/** The checkpoint as a file the browser saves (the same bytes `svc relay events checkpoint` writes). */
+/** The checkpoint as a file the browser saves (the signed note, the same bytes `svc relay events checkpoint` writes). */
 function download(made: CheckpointMade): void {
-  const blob = new Blob([JSON.stringify(made.checkpoint, null, 2) + '\n'], { type: 'application/json' });
+  const blob = new Blob([made.note], { type: 'text/plain' });
   const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url;
@@ -17,7 +17,7 @@ function download(made: CheckpointMade): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-/** Signed checkpoints: the public key an auditor keeps elsewhere, and the head of the log signed now, as a download. */
+/** Signed checkpoints: the verifier key an auditor keeps elsewhere, and the head of the log signed now (a C2SP signed note), as a download. */
 export function CheckpointCard({ cli }: { cli: string }) {
   const key = useCheckpointKey();
   const [last, setLast] = useState<CheckpointMade | null>(null);
@@ -26,7 +26,7 @@ export function CheckpointCard({ cli }: { cli: string }) {
     download(made);
   });
   const k = key.data;
-  const verify = last && k ? `${cli} relay events verify --checkpoint ${last.file_name} --public-key ${k.public_key}` : null;
+  const verify = last ? `${cli} relay events verify --checkpoint ${last.file_name} --vkey '${last.vkey}'` : null;
   return (
     <Card
       title="Signed checkpoints"
@@ -37,13 +37,25 @@ export function CheckpointCard({ cli }: { cli: string }) {
       }
     >
       <p className="muted">
-        A checkpoint is the log&apos;s newest record (seq and hash) signed with this relay&apos;s Ed25519 key. Keep the public key and your
-        checkpoints off this host: later, <code>svc relay events verify --checkpoint</code> proves the log still holds each one, so a history
-        rewritten before it cannot pass, even re-chained.
+        A checkpoint is the log&apos;s Merkle tree (its size and root hash) signed with this relay&apos;s Ed25519 key, as a C2SP signed note. Keep the
+        verifier key and your checkpoints off this host: later, <code>svc relay events verify --checkpoint</code> proves the log still holds each one,
+        so a history rewritten before it cannot pass, even re-chained.
       </p>
       <InlineError error={key.error} />
       {k ? (
         <dl className="checkpoint-key" data-testid="checkpoint-key">
+          <dt>Verifier key</dt>
+          <dd>
+            <div className="command-line">
+              <code className="mono" data-testid="checkpoint-vkey">
+                {k.vkey}
+              </code>
+              <CopyButton text={k.vkey} />
+            </div>
+            <div className="small muted">
+              signed-note verifier key, what <code>verify --vkey</code> and <code>witness --log-vkey</code> take
+            </div>
+          </dd>
           <dt>Public key</dt>
           <dd>
             <div className="command-line">
@@ -65,13 +77,18 @@ export function CheckpointCard({ cli }: { cli: string }) {
       {last ? (
         <div className="checkpoint-made" data-testid="checkpoint-made" role="status">
           <p>
-            <Chip tone="good">✓ signed</Chip> #{count(last.checkpoint.seq)} at {exact(Date.parse(last.checkpoint.at))}, saved as{' '}
-            <span className="mono">{last.file_name}</span> (
+            <Chip tone="good">✓ signed</Chip> tree of {count(last.size)} records, saved as <span className="mono">{last.file_name}</span> (
             <a href="#" onClick={(e) => (e.preventDefault(), download(last))}>
               save again
             </a>
             ).
           </p>
+          <div className="command-line">
+            <pre className="mono checkpoint-note" data-testid="checkpoint-note">
+              {last.note}
+            </pre>
+            <CopyButton text={last.note} />
+          </div>
           {verify ? (
             <>
               <div className="small muted">Check it later from any machine with the relay&apos;s CLI</div>
