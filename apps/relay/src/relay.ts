@@ -16,7 +16,7 @@ import { CommandLoop } from './common/loop/command-loop';
 import { DiskGuard, installDiskGuardHook, type DiskSpaceSource } from './common/loop/disk-guard';
 import { DEFAULT_EVENT_BUDGET, DEVICE_CONTROL_BUDGET, EventBudget } from './common/loop/event-budget';
 import { fileStore } from './common/loop/file-store';
-import { postgresStore } from './common/loop/postgres-store';
+import { memberOf, postgresStore } from './common/loop/postgres-store';
 import { ErrorFilter } from './common/http/http-errors';
 import { dropFormParser, hardenHttpServer, listeningUrl, relayHttpAdapter } from './common/http/http-server';
 import { createLogger, NestPinoLogger } from './common/logger';
@@ -123,7 +123,9 @@ async function openRelay(config: RelayConfig, options: RelayOptions, homeLock: H
   // On PostgreSQL a leader that lost the log (another relay took over) steps down to standby, not out.
   let roles: RoleController | null = null;
   const onFatal = (err: Error) => (roles && isLeadershipLoss(err) ? void roles.stepDown(err) : fatal(err));
-  const loop = await openLog(config, clock, logger, secrets, onFatal, options.sealPersonal !== false);
+  // The URL this relay serves on, for its svc_relay_members row (known once it listens).
+  const served = { url: '' };
+  const loop = await openLog(config, clock, logger, secrets, onFatal, options.sealPersonal !== false, () => served.url || null);
   const disk = await guardAdmission(loop, config, clock, logger, options.diskSpace);
   const version = relayVersion();
   const runtime: Runtime = { port: config.port, startedAt: clock.now(), version, url: '' };
@@ -152,6 +154,7 @@ async function openRelay(config: RelayConfig, options: RelayOptions, homeLock: H
   const address = instance.server.address();
   runtime.port = typeof address === 'object' && address ? address.port : config.port;
   runtime.url = listeningUrl(config, runtime.port);
+  served.url = runtime.url;
   logger.info({ url: runtime.url, version, lastSeq: loop.lastSeq }, 'relay listening');
   // The CLI finds this relay by its home (any port): the lock it already holds says where it answers.
   homeLock.annotate({ url: runtime.url, ...(config.tls ? { certFile: config.tls.cert } : {}) });
@@ -236,10 +239,13 @@ async function openLog(
   secrets: Secrets,
   onFatal: (err: Error) => void,
   seal: boolean,
+  url: () => string | null,
 ): Promise<CommandLoop> {
   return CommandLoop.open({
     sealer: seal ? new PersonalSealer(await openKeyStore(config), config.personalDataKeysPerHour) : undefined,
-    store: config.eventStoreUrl ? postgresStore(config.eventStoreUrl, config.standby) : fileStore(relayDir(config), config.segmentBytes),
+    store: config.eventStoreUrl
+      ? postgresStore(config.eventStoreUrl, config.standby, memberOf(config, clock, url))
+      : fileStore(relayDir(config), config.segmentBytes),
     secrets,
     clock,
     logger,

@@ -90,3 +90,37 @@ export type StoreView = {
 export type VerifyStartAnswer = { ok: true; joined: boolean; job: VerifyJobView };
 
 export type VerifyStatusAnswer = { ok: true; server_time: number; job: VerifyJobView | null };
+
+/** One relay on the PostgreSQL database (its svc_relay_members row), as the Store page's Relays card shows it. */
+export type RelayMemberView = {
+  name: string;
+  /** Where it serves (null before it listened). */
+  url: string | null;
+  role: 'leader' | 'standby';
+  epoch: number | null;
+  /** The last record it applied. */
+  seq: number;
+  lag_records: number;
+  lag_ms: number;
+  /** When it last wrote its row (epoch seconds), and how long ago on this relay's clock. */
+  seen_at: number;
+  seen_seconds_ago: number;
+  /** Not seen for longer than a heartbeat should take: it stopped, froze or lost the database. */
+  stale: boolean;
+  /** The relay answering this request. */
+  self: boolean;
+};
+
+/** `GET /console/api/store/relays`: both relays of a hot-standby pair and the newest takeovers. */
+export type RelaysView = {
+  ok: true;
+  server_time: number;
+  /** False for the file log (one relay; no standby). */
+  supported: boolean;
+  relays: RelayMemberView[];
+  /** `relay.leader_changed`, newest first (at most 10). */
+  history: Array<{ seq: number; at: number; epoch: number | null; previous_epoch: number | null; holder: string | null }>;
+  /** After how many seconds unseen a relay is shown stale, and dropped. */
+  stale_after_seconds: number;
+  forget_after_seconds: number;
+};

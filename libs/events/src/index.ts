@@ -52,5 +52,6 @@ export * from './postgres/pg-prune';
 export * from './postgres/pg-event-store';
 export * from './postgres/pg-leader';
 export * from './postgres/pg-follow';
+export * from './postgres/pg-members';
 export * from './log-source';
 export * from './log-copy';

@@ -9,6 +9,7 @@ export const TABLE = {
   snapshots: 'svc_relay_snapshots',
   schema: 'svc_relay_schema',
   leader: 'svc_relay_leader',
+  members: 'svc_relay_members',
 } as const;
 
 /** `postgres://` or `postgresql://`: what RELAY_EVENT_STORE and the CLI's `--log`/`--to` take as a database. */

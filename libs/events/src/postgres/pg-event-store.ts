@@ -6,6 +6,7 @@ import { connectPg, isUndefinedTable, LazyPgConnection, pgReason, redactPgUrl, T
 import { takeWriterLock, tryWriterLock } from './pg-lock';
 import { claimEpoch, heartbeat, holderName, PgFencedError, startLease } from './pg-leader';
 import { PgFollower } from './pg-follow';
+import { leaderHistory, listMembers, reportSelf, type MemberSource, type PgLeaderChange, type PgMember } from './pg-members';
 import { insertRows, walkPgLog } from './pg-read';
 import { cutOfBatch, DELETE_CUT_SQL } from './pg-prune';
 import { migrate } from './pg-schema';
@@ -23,6 +24,8 @@ export type PgEventStoreOptions = {
   leaseMs?: number;
   /** A standby's followed records, in seq order (its read models); awaited before the next read. */
   onFollowed?: (events: readonly StoredEvent[]) => Promise<void>;
+  /** This relay's row in svc_relay_members (pg-members.ts), written by the heartbeat and the follow loop. */
+  member?: MemberSource;
 };
 
 export type PgRole = { role: 'leader' | 'standby'; epoch: number | null; lag: { records: number; ms: number } | null };
@@ -51,12 +54,15 @@ export class PgEventStore extends GroupCommitStore implements EventStore {
   private beat: NodeJS.Timeout | null = null;
   private follower: PgFollower | null = null;
   private standing = false;
+  private readonly reader: LazyPgConnection;
+  private reportedAt = -Infinity;
   readonly location: string;
   readonly kind = 'postgres';
 
   constructor(private readonly options: PgEventStoreOptions) {
     super(options);
     this.location = redactPgUrl(options.url);
+    this.reader = new LazyPgConnection(options.url, 'reader');
   }
 
   protected get writable(): boolean {
@@ -125,6 +131,7 @@ export class PgEventStore extends GroupCommitStore implements EventStore {
       from: { seq: this.seq, hash: this.hash },
       onBatch: onFollowed,
       onError,
+      afterRead: (client) => this.reportSelf(client, false),
     });
     await this.follower.start();
   }
@@ -196,11 +203,33 @@ export class PgEventStore extends GroupCommitStore implements EventStore {
     // The heartbeat keeps the session from going idle past the lease, and finds out when another leads.
     this.beat = setInterval(
       () => {
-        if (this.client === client) void heartbeat(client, epoch).catch((err: Error) => this.lost(err));
+        if (this.client !== client) return;
+        void heartbeat(client, epoch).then(
+          () => this.reportSelf(client, true),
+          (err: Error) => this.lost(err),
+        );
       },
       Math.max(200, Math.floor(this.leaseMs / 3)),
     );
     this.beat.unref();
+  }
+
+  /** This relay's member row (pg-members.ts); a failure (an older schema, a blip) waits for the next beat or read. */
+  private async reportSelf(client: PgClient, leader: boolean): Promise<void> {
+    const m = this.options.member;
+    // A standby reads every poll; its row needs no more than the leader's beat (a third of the lease).
+    if (!m || (!leader && m.now() - this.reportedAt < this.leaseMs / 3)) return;
+    this.reportedAt = m.now();
+    const r = this.role();
+    const seq = leader ? this.seq : (this.follower?.lastSeq ?? this.seq);
+    const lag = r.lag ?? { records: 0, ms: 0 };
+    await reportSelf(client, m, { role: leader ? 'leader' : 'standby', epoch: r.epoch, seq, lag }).catch(() => undefined);
+  }
+
+  /** Every relay on this database as its rows say (a read on its own connection). */
+  async members(): Promise<{ members: PgMember[]; history: PgLeaderChange[] }> {
+    const c = await this.reader.get();
+    return { members: await listMembers(c), history: await leaderHistory(c) };
   }
 
   private stopBeat(): void {
@@ -214,6 +243,7 @@ export class PgEventStore extends GroupCommitStore implements EventStore {
     this.stopBeat();
     await this.follower?.stop();
     this.follower = null;
+    await this.reader.close();
     const client = this.client;
     this.client = null;
     // Ending the session releases the advisory lock.

@@ -16,6 +16,8 @@ export type FollowOptions = {
   onBatch: (events: StoredEvent[]) => Promise<void>;
   /** The log cannot be followed (a broken chain, rows pruned past this standby). */
   onError: (err: Error) => void;
+  /** After each read that reached the end of the log (the standby's member row: pg-members.ts). */
+  afterRead?: (client: PgClient) => Promise<void>;
   now?: () => number;
 };
 
@@ -105,6 +107,7 @@ export class PgFollower {
       while (!this.stopped && (await this.readPage(this.client))) {
         /* next page */
       }
+      if (!this.stopped) await this.opts.afterRead?.(this.client);
     } catch (err) {
       if (err instanceof ChainError) {
         this.stopped = true;

@@ -51,6 +51,24 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       INSERT INTO ${TABLE.leader} (id, epoch) VALUES (1, 0);
       ALTER TABLE ${TABLE.events} ADD COLUMN epoch bigint;`,
   },
+  {
+    version: 4,
+    name: 'relay members: each relay on the database, its role, epoch, lag and when it was last seen',
+    // One row per relay home (pg-members.ts), upserted by the leader's heartbeat and a standby's follow
+    // loop: liveness for the console, not history (the log's relay.leader_changed is the history).
+    sql: `
+      CREATE TABLE ${TABLE.members} (
+        id          text PRIMARY KEY,
+        name        text NOT NULL,
+        url         text,
+        role        text NOT NULL CHECK (role IN ('leader', 'standby')),
+        epoch       bigint,
+        seq         bigint NOT NULL,
+        lag_records bigint NOT NULL DEFAULT 0,
+        lag_ms      bigint NOT NULL DEFAULT 0,
+        seen_at     timestamptz NOT NULL
+      );`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

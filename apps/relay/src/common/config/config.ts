@@ -89,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
       enabled: relayRole(env.RELAY_ROLE, flags.standby === true, eventStoreUrl(env) !== null),
       pollMs: whole('RELAY_STANDBY_POLL_MS', 500, 50, 60_000),
       leaseMs: whole('RELAY_LEADER_LEASE_MS', 3000, 1000, 600_000),
+      forgetMembersMs: whole('RELAY_MEMBERS_FORGET_SECONDS', 3600, 10, 30 * 86_400) * 1000,
     },
     segmentBytes: whole('RELAY_LOG_SEGMENT_MB', 64, 1, 1024) * 1024 * 1024,
     snapshotEvery: 50_000,

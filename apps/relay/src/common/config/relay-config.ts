@@ -92,8 +92,9 @@ export type RelayConfig = {
    * `--standby` / RELAY_ROLE=standby (PostgreSQL only): follow the leader's log and take over when its session
    * ends. RELAY_STANDBY_POLL_MS (default 500): how often the log is read without a notification and the lock
    * asked for. RELAY_LEADER_LEASE_MS (default 3000): how long a leader that stopped answering keeps the lock.
+   * RELAY_MEMBERS_FORGET_SECONDS (default 3600): a relay not seen for this long leaves svc_relay_members.
    */
-  standby: { enabled: boolean; pollMs: number; leaseMs: number };
+  standby: { enabled: boolean; pollMs: number; leaseMs: number; forgetMembersMs: number };
   segmentBytes: number;
   snapshotEvery: number;
   sweepIntervalMs: number;

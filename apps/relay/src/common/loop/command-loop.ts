@@ -279,6 +279,11 @@ export class CommandLoop {
     return led;
   }
 
+  /** The relays on this database and the newest takeovers (svc_relay_members; null: the file log has no standby). */
+  relays(): ReturnType<PgEventStore['members']> | null {
+    return this.store instanceof PgEventStore ? this.store.members() : null;
+  }
+
   /** Starts the leader's lease on its database session (PostgreSQL; nothing for the file log). */
   armLease(): Promise<void> {
     return this.store instanceof PgEventStore ? this.store.armLease() : Promise.resolve();

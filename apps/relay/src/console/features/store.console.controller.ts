@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
-import type { CheckpointKeyView, CheckpointMade, StoreView, VerifyStartAnswer, VerifyStatusAnswer } from '@svc/console-api';
+import type { CheckpointKeyView, CheckpointMade, RelaysView, StoreView, VerifyStartAnswer, VerifyStatusAnswer } from '@svc/console-api';
 import { epoch } from '@svc/domain';
 import * as path from 'node:path';
 import { Auth } from '../../common/auth/auth';
@@ -7,13 +7,14 @@ import { Clock } from '../../common/loop/clock';
 import { CommandLoop } from '../../common/loop/command-loop';
 import { relayDir } from '../../common/config/config';
 import { type RelayConfig } from '../../common/config/relay-config';
-import { RELAY_CONFIG } from '../../common/auth/tokens';
+import { RELAY_CONFIG, RUNTIME, type Runtime } from '../../common/auth/tokens';
 import { ConsoleFeatures } from '../console-features';
 import { ConsoleState } from '../console-state.service';
 import { ChainVerifyJobs } from '../store/chain-verify-jobs';
 import { TransparencyService } from '../../transparency/transparency.service';
 import { CheckpointSigner } from '../store/checkpoint-signer';
 import { StoreCheckpointDto, StoreVerifyDto } from '../store/store.dto';
+import { relaysView } from '../store/relays-view';
 import { fileSnapshots, pgSnapshots, segmentsOf, storeCommands } from '../store/store-facts';
 import { runnableSvc } from '../../cli/self-command';
 
@@ -35,6 +36,7 @@ export class StoreConsoleController {
     private readonly verifier: ChainVerifyJobs,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     log: TransparencyService,
+    @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     features.add({ id: 'store', title: 'Store', order: 90 });
     this.signer = new CheckpointSigner(log, loop, clock);
@@ -78,6 +80,13 @@ export class StoreConsoleController {
   startVerify(@Body() _body: StoreVerifyDto): VerifyStartAnswer {
     const { joined, job } = this.verifier.start();
     return { ok: true, joined, job };
+  }
+
+  /** Both relays of a hot-standby pair (PostgreSQL), their roles, epochs, lag and when last seen. */
+  @Get('/relays')
+  @Auth('operator')
+  relays(): Promise<RelaysView> {
+    return relaysView(this.loop, this.config, this.clock.now().getTime(), this.runtime.url);
   }
 
   @Get('/checkpoint')

@@ -4,6 +4,7 @@ import { DataTable, type Column } from '@/components/data-table';
 import { bytes, count, exact } from '@/lib/format';
 import { useStore } from '../api/get-store';
 import { CheckpointCard } from './checkpoint-card';
+import { RelaysCard } from './relays-card';
 import { VerifyCard } from './verify-card';
 import { WitnessCard } from './witness-card';
 import './store-page.css';
@@ -68,6 +69,7 @@ export function StorePage() {
               <Stat label="Snapshot every" value={`${count(s.snapshot_every)} events`} hint="and at a clean stop" />
             </div>
           </Card>
+          {s.store === 'postgres' ? <RelaysCard /> : null}
           <VerifyCard chain={s.chain} initial={s.verify} />
           <CheckpointCard cli={s.cli} />
           <WitnessCard />
