@@ -152,7 +152,7 @@ describe('MCP element tools', () => {
     expect(find((await tree()).els, 'On my way')).toMatchObject({ role: 'text' });
   });
 
-  it('a long press by ref on a destructive button is confirmed as a tap on it is; a long press by coordinates is unchanged', async () => {
+  it('a long press by ref on a destructive button is confirmed as a tap on it is, or refused where nobody could confirm it; a long press by coordinates is unchanged', async () => {
     const send = find((await tree()).els, 'Send');
     const asked = () => readEvents(relay.home).filter((e) => e.type === 'bridge.safety_decided' && e.data.decision === 'confirmation_requested');
     // An elicitation client that declines: the relay stops it before the phone sees a long press.
@@ -166,12 +166,14 @@ describe('MCP element tools', () => {
     } finally {
       await asking.close();
     }
-    // No elicitation: the relay's decision is the phone's to ask (the app's own modal), recorded as such; the label
-    // travels as `text`, which the app's /long_press does not read (BridgeCommandHandler.kt:1027-1039).
+    // No elicitation: the phone would be the one to ask, but this Send takes no long-click, so the press goes at its
+    // centre, and the app asks about a long press only on a node it reads (BridgeCommandHandler.kt:2117-2129):
+    // nobody could confirm it, so the relay refuses it (recorded) and the phone sees nothing.
     const pressed = await call('android_long_press', { query: { text: 'send', role: 'button' } });
-    expect(pressed.isError).toBeFalsy();
-    expect(asked().at(-1)!.data).toMatchObject({ path: '/long_press', verb: 'send', by: 'phone', via: 'mcp' });
-    expect(sent('/long_press').at(-1)).toMatchObject({ text: 'Send' });
+    expect(code(pressed)).toBe('bridge.unconfirmable');
+    const refused = readEvents(relay.home).filter((e) => e.type === 'bridge.safety_decided' && e.data.decision === 'unconfirmable');
+    expect(refused.at(-1)!.data).toMatchObject({ path: '/long_press', verb: 'send', via: 'mcp' });
+    expect(sent('/long_press').length).toBe(presses);
     // By coordinates: no label, nothing read, nothing asked.
     const before = asked().length;
     const x = Math.trunc((send.bounds.left + send.bounds.right) / 2);

@@ -37,9 +37,11 @@ export function confirmationDenied(): DomainError {
 }
 
 export type Refusal = {
-  decision: Extract<SafetyDecisionKind, 'sideload_only' | 'master_off' | 'blocked_package' | 'implicit_intent'>;
+  decision: Extract<SafetyDecisionKind, 'sideload_only' | 'master_off' | 'blocked_package' | 'implicit_intent' | 'unconfirmable'>;
   package?: string;
+  verb?: string;
 };
+const REFUSED: ReadonlySet<SafetyDecisionKind> = new Set(['sideload_only', 'master_off', 'blocked_package', 'implicit_intent', 'unconfirmable']);
 export type Plan = { sent: boolean; asked: string | null; refused: Refusal | null };
 
 /** What the planner decided, read from the events it wrote (the verdict travels inside them). */
@@ -50,8 +52,7 @@ export function planOf(events: readonly StoredEvent<BridgeEvent>[]): Plan {
     if (e.type !== 'bridge.safety_decided') continue;
     const { decision, verb } = e.data;
     if (decision === 'confirmation_requested') plan.asked = verb ?? 'confirm';
-    else if (decision === 'sideload_only' || decision === 'master_off' || decision === 'blocked_package' || decision === 'implicit_intent')
-      plan.refused = { decision, package: e.data.package };
+    else if (REFUSED.has(decision)) plan.refused = { decision: decision as Refusal['decision'], package: e.data.package, verb };
   }
   return plan;
 }
@@ -78,6 +79,13 @@ export function refusal(v: Refusal): DomainError {
         'forbidden',
         'an intent must name the app it is for (package or component): the relay cannot tell which app Android would pick, so it cannot keep blocklisted apps out (find package names with /get_apps; media keys: /media)',
         { reason: 'implicit_intent', reasonPhrase: 'Implicit intent refused: name the package or component' },
+      );
+    case 'unconfirmable':
+      return new DomainError(
+        'bridge.unconfirmable',
+        'forbidden',
+        `"${v.verb ?? 'this'}" is a destructive action, and the app on this phone asks its user only about a node it can read: tap or long-press it by nodeId (or, over MCP, by ref), not at coordinates`,
+        { reason: 'unconfirmable', verb: v.verb, reasonPhrase: 'Destructive action at coordinates: target the node' },
       );
   }
 }

@@ -65,6 +65,7 @@ export class ConsoleApiController {
         stopped_by_safety: [
           'blocked_package',
           'implicit_intent',
+          'unconfirmable',
           'confirmation_denied',
           'confirmation_timed_out',
           'master_off',

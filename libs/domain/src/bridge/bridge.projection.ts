@@ -247,6 +247,7 @@ export class BridgeProjection implements Projection<State> {
         case 'master_off':
         case 'blocked_package':
         case 'implicit_intent':
+        case 'unconfirmable':
         case 'confirmation_denied':
         case 'confirmation_timed_out':
           a.outcome = 'refused';

@@ -110,6 +110,11 @@ export type CommandInput = {
   secret?: string;
 };
 
+/** Gestures the app confirms only by the text of the node they name (`nodeId` / `node_id`), never at a point. */
+const UNASKED_AT_POINT: ReadonlySet<string> = new Set(['/tap', '/long_press']);
+const nodeTarget = (body: Readonly<Record<string, unknown>>): boolean =>
+  [body.nodeId, body.node_id].some((v) => (typeof v === 'string' && v.trim() !== '') || typeof v === 'number');
+
 /**
  * The safety pipeline's decision for one command against the phone's last status, as the events to write:
  * a refusal, a confirmation to ask for, or the command to send (the decision that let it through, then
@@ -154,6 +159,21 @@ export function planCommand(m: ReadModels, c: CommandInput, settings: SafetySett
       ];
     case 'confirm': {
       if (c.confirmBy === 'phone') {
+        // The app asks its user about a tap or long press only when it can read the node's text (a nodeId):
+        // at coordinates it lets the action through unasked (BridgeCommandHandler.kt:2117-2129), so the
+        // destructive label the caller gave could be confirmed by nobody.
+        if (UNASKED_AT_POINT.has(path) && !nodeTarget(c.body))
+          return [
+            {
+              type: 'bridge.safety_decided',
+              data: {
+                ...base,
+                decision: 'unconfirmable',
+                reason: `"${verdict.verb}" is a destructive action, and the phone's app asks its user about a ${path.slice(1).replace('_', ' ')} only on a node it can read`,
+                verb: verdict.verb,
+              },
+            },
+          ];
         // The app shows its own modal: the command goes now, and the phone's answer is the user's decision.
         const after = evaluateSafety({
           path,

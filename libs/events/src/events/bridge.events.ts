@@ -115,6 +115,8 @@ export type SafetyDecisionKind =
   | 'blocked_package'
   /** `/send_intent` or `/broadcast` naming no package or component (issue 34): no app the blocklist could check. */
   | 'implicit_intent'
+  /** A destructive `/tap` or `/long_press` at coordinates on a phone whose app asks its user only about a node it reads: nobody could confirm it. */
+  | 'unconfirmable'
   | 'confirmation_requested'
   | 'confirmation_allowed'
   | 'confirmation_denied'

@@ -76,6 +76,7 @@ const REFUSING_DECISIONS: ReadonlySet<string> = new Set([
   'master_off',
   'blocked_package',
   'implicit_intent',
+  'unconfirmable',
   'confirmation_denied',
   'confirmation_timed_out',
   'confirmation_cancelled',

@@ -22,6 +22,7 @@ function activeHint(b: BridgeView): string {
 const DECISION_FILTERS: Array<{ label: string; match: string[] }> = [
   { label: 'All', match: [] },
   { label: 'Blocked package', match: ['blocked_package', 'implicit_intent'] },
+  { label: 'Unconfirmable', match: ['unconfirmable'] },
   { label: 'Confirmation asked', match: ['confirmation_requested'] },
   { label: 'Allowed', match: ['confirmation_allowed', 'trusted_verb'] },
   { label: 'Denied / timed out', match: ['confirmation_denied', 'confirmation_timed_out', 'confirmation_cancelled'] },
@@ -189,6 +190,7 @@ export function BridgePage() {
               value={
                 (b.decisions.blocked_package ?? 0) +
                 (b.decisions.implicit_intent ?? 0) +
+                (b.decisions.unconfirmable ?? 0) +
                 (b.decisions.confirmation_denied ?? 0) +
                 (b.decisions.confirmation_timed_out ?? 0)
               }
