@@ -84,6 +84,8 @@ Commands:
   compat [status|install|remove]
                         the compatibility hook for older agent API servers
   service print|install a hardened systemd unit for this install and home
+  standby init --from H prepare this home as a hot standby of the leader's (PostgreSQL)
+  witness --relay URL   a witness off this host: cosign the relay's checkpoint if consistent, else refuse
 
 Run "svc help relay <command>" for a command's options.`,
 
