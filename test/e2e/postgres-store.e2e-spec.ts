@@ -6,6 +6,7 @@ import { bearer, Phone, readEvents, tempHome } from '../support/harness';
 import { ensureBuilt, ROOT, spawnSvc, startRelayProcess } from '../support/dist';
 import { Client } from 'pg';
 import { dbOf, usePostgres } from '../support/postgres';
+import { SCHEMA_VERSION } from '../../libs/events/src/postgres/pg-schema';
 
 /**
  * The relay on RELAY_EVENT_STORE=postgres://... as operators run it (real processes, a real server):
@@ -97,7 +98,7 @@ describe('svc relay start on PostgreSQL', () => {
       RELAY_WEBAPI_URL: 'http://127.0.0.1:1',
     });
     const checks = (JSON.parse(doc.out) as { checks: Array<{ id: string; status: string; summary: string }> }).checks;
-    expect(checks.find((c) => c.id === 'log-store')).toMatchObject({ status: 'ok', summary: expect.stringContaining('schema 3') });
+    expect(checks.find((c) => c.id === 'log-store')).toMatchObject({ status: 'ok', summary: expect.stringContaining(`schema ${SCHEMA_VERSION}`) });
     expect(checks.find((c) => c.id === 'log-chain')).toMatchObject({
       status: 'ok',
       summary: expect.stringMatching(/event log verified: \d+ records in table svc_relay_events/),
