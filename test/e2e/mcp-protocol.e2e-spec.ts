@@ -39,7 +39,15 @@ describe('MCP protocol: hints, output schemas, revision', () => {
     'android_wait_for',
   ];
   /** Those the safety pipeline may stop for the user's confirmation. */
-  const DESTRUCTIVE = ['android_call', 'android_send_sms', 'android_tap', 'android_tap_text', 'android_type', 'android_type_secret'];
+  const DESTRUCTIVE = [
+    'android_call',
+    'android_send_sms',
+    'android_tap',
+    'android_tap_text',
+    'android_long_press',
+    'android_type',
+    'android_type_secret',
+  ];
   const IDEMPOTENT = [...READ_ONLY, 'android_clipboard_write', 'android_event_stream', 'android_open_app', 'android_return_to_svc', 'android_wait'];
   const CLOSED_WORLD = [
     'android_ping',
