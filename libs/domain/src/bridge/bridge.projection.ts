@@ -1,17 +1,8 @@
 import { isoMs } from '../epoch';
 import { eventAtMs } from '../event-time';
 import type { DeepReadonly } from '../deep-readonly';
-import { McpTrails, type ActivityOutcome, type StepState, type TrailsState } from './mcp-trails';
-import type {
-  BridgeStatus,
-  CommandOrigin,
-  CommandShape,
-  ConfirmationAsker,
-  Projection,
-  SafetyDecisionKind,
-  StoredEvent,
-  StoredRelayEvent,
-} from '@svc/events';
+import { McpTrails, type StepState, type TrailsState } from './mcp-trails';
+import type { BridgeStatus, CommandOrigin, ConfirmationAsker, Projection, SafetyDecisionKind, StoredEvent, StoredRelayEvent } from '@svc/events';
 
 type MutableBridgeDevice = Omit<BridgeStatus, 'autoDisableAt' | 'autoDisableBy'> & {
   /** Epoch ms, or null. */
@@ -21,19 +12,8 @@ type MutableBridgeDevice = Omit<BridgeStatus, 'autoDisableAt' | 'autoDisableBy'>
   lastCommandAt: number | null;
 };
 
-type MutableBridgeActivity = {
-  requestId: string;
-  tokenPrefix: string;
-  method: string;
-  path: string;
-  shape: CommandShape;
-  at: number;
-  outcome: ActivityOutcome;
-  status: number | null;
-  latencyMs: number | null;
-  /** The safety decision that let it through or stopped it. */
-  safety: SafetyDecisionKind | null;
-} & Partial<CommandOrigin>;
+/** A command's activity entry: what an MCP step copies (`StepState`, whose `safety` is the decision that let it through or stopped it), and where it came from. */
+type MutableBridgeActivity = StepState & Partial<CommandOrigin>;
 
 type MutableSafetyRecord = {
   seq: number;
