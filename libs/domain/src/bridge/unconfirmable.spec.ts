@@ -1,6 +1,6 @@
-import { sessionCreated } from '../../../../test/support/events';
+import { bridgeStatusReported, sessionCreated } from '../../../../test/support/events';
 import { Given, T0 } from '../../../../test/support/given';
-import { planCommand, reportStatus, type BridgeStatusInput } from './bridge';
+import { planCommand } from './bridge';
 import { DEFAULT_SAFETY_SETTINGS } from './safety';
 
 /*
@@ -10,26 +10,17 @@ import { DEFAULT_SAFETY_SETTINGS } from './safety';
  * phone: the relay refuses it, in the log, instead of recording that "the phone asks its user".
  */
 const P = 'cccc3333';
-const status: BridgeStatusInput = {
-  tokenPrefix: P,
-  connId: `conn-${P}`,
-  deviceId: `dev-${P}`,
-  deviceName: 'Phone',
-  screenOn: true,
-  battery: 80,
-  currentApp: 'com.android.messaging',
-  accessibilityEnabled: true,
-  masterEnabled: true,
-  deviceControlSupported: true,
-  trustedVerbs: [],
-  autoDisableMinutes: null,
-  autoDisableBy: 'phone',
-};
-const models = () => {
-  const g = new Given().apply([sessionCreated({ tokenPrefix: P, grants: { bridge: null } })]);
-  g.apply(reportStatus(g.models, status, 30, T0));
-  return g.models;
-};
+// The phone's own app confirms (its idle expiry too), as the unmodified app announces.
+const models = () =>
+  new Given().apply([
+    sessionCreated({ tokenPrefix: P, grants: { bridge: null } }),
+    bridgeStatusReported({
+      tokenPrefix: P,
+      currentApp: 'com.android.messaging',
+      autoDisableAt: null,
+      autoDisableBy: 'phone',
+    }),
+  ]).models;
 const plan = (path: string, body: Record<string, unknown>, confirmBy: 'phone' | 'relay' = 'phone') =>
   planCommand(
     models(),

@@ -1,31 +1,13 @@
-import { sessionCreated } from '../../../../test/support/events';
+import type { BridgeStatusReported } from '@svc/events';
+import { bridgeStatusReported, sessionCreated } from '../../../../test/support/events';
 import { Given, T0 } from '../../../../test/support/given';
-import { planCommand, reportStatus, type BridgeStatusInput } from '../bridge/bridge';
+import { planCommand } from '../bridge/bridge';
 import { DEFAULT_SAFETY_SETTINGS } from '../bridge/safety';
 import { checkSecretName, checkSecretValue, forgetSecret, scrubSecret, secretToType, setSecret } from './secrets';
 
 const P = 'aaaa1111';
-const status = (p: Partial<BridgeStatusInput> = {}): BridgeStatusInput => ({
-  tokenPrefix: P,
-  connId: `conn-${P}`,
-  deviceId: `dev-${P}`,
-  deviceName: 'Phone',
-  screenOn: true,
-  battery: 80,
-  currentApp: 'com.android.launcher3',
-  accessibilityEnabled: true,
-  masterEnabled: true,
-  deviceControlSupported: true,
-  trustedVerbs: [],
-  autoDisableMinutes: null,
-  autoDisableBy: 'relay',
-  ...p,
-});
-const phone = (p: Partial<BridgeStatusInput> = {}) => {
-  const g = new Given().apply([sessionCreated({ tokenPrefix: P, grants: { bridge: null } })]);
-  g.apply(reportStatus(g.models, status(p), 30, T0));
-  return g;
-};
+const phone = (p: Partial<BridgeStatusReported['data']> = {}) =>
+  new Given().apply([sessionCreated({ tokenPrefix: P, grants: { bridge: null } }), bridgeStatusReported({ tokenPrefix: P, ...p })]);
 const command = (secret?: string) => ({
   requestId: 'r1',
   tokenPrefix: P,
