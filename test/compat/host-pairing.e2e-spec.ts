@@ -154,7 +154,7 @@ describe('compat: the host pair command (plugin/pair.py)', () => {
       // The types, not just the count: a failure names what was written.
       expect(
         readEvents(relay.home)
-          .filter((e) => e.seq > before)
+          .filter((e) => e.seq > before && e.type !== 'phone.disconnected') // an earlier test's phone socket may close late under load
           .map((e) => e.type),
       ).toEqual([]);
     });
