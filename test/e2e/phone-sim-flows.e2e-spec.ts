@@ -121,8 +121,10 @@ describe('svc phone-sim: the phone flows beside Device Control', () => {
   it('interactive, typed on stdin: notify, threads live, reply, a shell (input, resize, detach), clipboard both ways, say, hear, status, quit', async () => {
     const { sim, token } = await start(['--interactive', '--name', 'Typing phone']);
     sim.type('status');
-    await sim.waitFor(/paired as (\w{8})… \(device phone-sim-\w+, app mode\)/);
+    // A token is base64url: its prefix may hold '-' (CI once drew `tVE-EYW_`), so match the alphabet, then the prefix itself.
+    const paired = await sim.waitFor(/paired as ([A-Za-z0-9_-]{8})… \(device phone-sim-[\w-]+, app mode\)/);
     const prefix = token().slice(0, 8);
+    expect(paired[1]).toBe(prefix);
 
     let mark = sim.output().length;
     sim.type('notify Lunch | at noon?');
