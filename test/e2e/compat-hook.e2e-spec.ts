@@ -21,7 +21,9 @@ async function apiServer(
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  for (let i = 0; i < 200 && !/^\d+\n/.test(out); i++) await new Promise((r) => setTimeout(r, 25));
+  // Ready once the whole `compat:` line is in (it says what the hook added): the port line alone came a
+  // pipe read before it once, under load (CI read "39629\ncompat:").
+  for (let i = 0; i < 400 && !/^\d+\ncompat:[^\n]*\n/.test(out); i++) await new Promise((r) => setTimeout(r, 25));
   const port = /^(\d+)\n/.exec(out)?.[1];
   if (!port) throw new Error(`fake API server did not start: ${out}`);
   return { url: `http://127.0.0.1:${port}`, child, out: () => out };
