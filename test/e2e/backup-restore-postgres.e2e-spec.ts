@@ -71,6 +71,9 @@ describe('backup and restore on PostgreSQL', () => {
     const rows = await pg.query(dbOf(urlB), 'SELECT max(seq)::int AS hi FROM svc_relay_events');
     expect(rows[0].hi).toBe(report.head.seq);
     expect((await pg.query(dbOf(urlB), 'SELECT count(*)::int AS n FROM svc_relay_personal_keys'))[0].n).toBeGreaterThan(0);
+    // Sealed again under the restored home's KEK (the archive carries the keys as the file store does).
+    expect(await pg.query(dbOf(urlB), 'SELECT DISTINCT octet_length(key) AS n FROM svc_relay_personal_keys')).toEqual([{ n: 61 }]);
+    expect(fs.existsSync(path.join(homeB, 'relay', 'standby.kek'))).toBe(true);
     const verified = await cli(['relay', 'events', 'verify', '--json'], { SVC_HOME: homeB, RELAY_EVENT_STORE: urlB });
     expect(verified.code).toBe(0);
     expect(JSON.parse(verified.out)).toMatchObject({ ok: true, lastSeq: report.head.seq, lastHash: report.head.hash });

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PgLogSource, unsealPersonal } from '@svc/events';
 import { PgKeyStore } from '../../apps/relay/src/personal/pg-key-store';
+import { loadKek } from '../../apps/relay/src/standby/shared-secrets';
 import { pairPhone, startRelay, type TestRelay } from '../support/harness';
 import { call, operatorFetch } from '../support/http';
 import { A_SECRETS, P_SECRET, personalTraffic, Q_TEXT, queuedThenDelivered } from '../support/personal-keys';
@@ -52,7 +53,7 @@ describe('personal content on a PostgreSQL log', () => {
 
     // The chain verifies, and a replay with the keys left equals the relay's state.
     const source = new PgLogSource(url);
-    const keys = await PgKeyStore.open(url);
+    const keys = await PgKeyStore.open(url, { where: 'the home', load: () => loadKek(path.join(relay.home, 'relay'), false) });
     const models = new ReadModels();
     try {
       const report = await source.walk({ onEvent: (e) => models.apply(unsealPersonal(e, (id) => keys.get(id))) });

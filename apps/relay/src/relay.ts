@@ -242,7 +242,7 @@ async function openLog(
   url: () => string | null,
 ): Promise<CommandLoop> {
   return CommandLoop.open({
-    sealer: seal ? new PersonalSealer(await openKeyStore(config), config.personalDataKeysPerHour) : undefined,
+    sealer: seal ? new PersonalSealer(await openKeyStore(config, { upgrade: !config.standby.enabled }), config.personalDataKeysPerHour) : undefined,
     store: config.eventStoreUrl
       ? postgresStore(config.eventStoreUrl, config.standby, memberOf(config, clock, url))
       : fileStore(relayDir(config), config.segmentBytes),

@@ -41,7 +41,7 @@ export async function backupHome(opts: {
   if (fs.existsSync(opts.out)) throw new BackupRefusedError(`${opts.out} exists: give a new file name (a backup never overwrites a file)`);
   const progress: BackupProgress = { bytes: 0, totalBytes: 0, records: 0 };
   const onRecord = (): void => void progress.records++;
-  const log: LogParts = opts.storeUrl ? await pgLogParts(opts.storeUrl, onRecord) : fileLogParts(relayDir, onRecord);
+  const log: LogParts = opts.storeUrl ? await pgLogParts(opts.storeUrl, relayDir, onRecord) : fileLogParts(relayDir, onRecord);
   const tmp = `${opts.out}.partial-${process.pid}`;
   let fd: number | null = null;
   try {

@@ -11,9 +11,11 @@ import {
   type PgClient,
   type PgRow,
 } from '@svc/events';
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { KEY_TABLE } from '../personal/pg-key-store';
+import { KEY_TABLE, KeyWrapError, unwrapRows } from '../personal/pg-key-store';
+import { kekPath, loadKek } from '../standby/shared-secrets';
 import { fdChunks } from './ustar';
 
 /** A file the archive will hold, with its exact size and its bytes to come. */
@@ -133,9 +135,11 @@ function fileSnapshot(dir: string, headSeq: number): (Part & { seq: number }) | 
 /**
  * The database log up to its highest committed seq when the backup starts (a batch commits whole and seqs
  * come from one writer, so every seq up to it is there), as one segment; then the data keys and the newest
- * snapshot not past it, in the file store's formats (the same sealed bodies under the same MAC).
+ * snapshot not past it, in the file store's formats (the same sealed bodies under the same MAC). The data
+ * keys are unsealed with the home's KEK (`relayDir`), as the file store keeps them: the archive holds the
+ * KEK and secret.key beside them anyway, and a restore seals them again under the KEK it restores.
  */
-export async function pgLogParts(url: string, onRecord: () => void): Promise<LogParts> {
+export async function pgLogParts(url: string, relayDir: string, onRecord: () => void): Promise<LogParts> {
   const client = await connectPg(url, 'reader');
   client.on('error', () => undefined);
   try {
@@ -165,7 +169,7 @@ export async function pgLogParts(url: string, onRecord: () => void): Promise<Log
         return { seq: walker.lastSeq, hash: walker.lastHash };
       },
       segments: [{ rel: `relay/events/${segmentName(1)}`, size: Number(sized.rows[0].bytes), chunks: pages }],
-      after: async () => ({ keys: await pgKeys(client), snapshot: await pgSnapshot(client, walker.lastSeq) }),
+      after: async () => ({ keys: await pgKeys(client, relayDir), snapshot: await pgSnapshot(client, walker.lastSeq) }),
       close: () => client.end().catch(() => undefined),
     };
   } catch (err) {
@@ -179,8 +183,8 @@ function bufferPart(rel: string, text: string): Part {
   return { rel, size: buf.length, chunks: () => [buf] };
 }
 
-/** The data keys as the file store keeps them (personal-keys.json). */
-async function pgKeys(client: PgClient): Promise<Part | null> {
+/** The data keys as the file store keeps them (personal-keys.json), unsealed with the home's KEK. */
+async function pgKeys(client: PgClient, relayDir: string): Promise<Part | null> {
   let rows: Array<{ id: string; key: Buffer }>;
   try {
     rows = (await client.query<{ id: string; key: Buffer }>(`SELECT id, key FROM ${KEY_TABLE} ORDER BY id`)).rows;
@@ -188,8 +192,17 @@ async function pgKeys(client: PgClient): Promise<Part | null> {
     if (isUndefinedTable(err)) return null;
     throw err;
   }
+  // A home without a KEK opens no sealed row: a random key says so with the same message as a wrong one.
+  const kek = loadKek(relayDir, false);
+  let opened: Map<string, Buffer>;
+  try {
+    opened = unwrapRows(kek ?? randomBytes(32), rows, kek ? kekPath(relayDir) : `${kekPath(relayDir)} (missing)`).keys;
+  } catch (err) {
+    if (err instanceof KeyWrapError) throw new BackupRefusedError(err.message);
+    throw err;
+  }
   const keys: Record<string, string> = {};
-  for (const r of rows) keys[r.id] = r.key.toString('base64');
+  for (const [id, key] of [...opened].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) keys[id] = key.toString('base64');
   return bufferPart('relay/personal-keys.json', JSON.stringify({ v: 1, keys }) + '\n');
 }
 

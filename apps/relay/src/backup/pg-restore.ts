@@ -1,7 +1,8 @@
 import { connectPg, copyLog, FileLogSource, MAX_FILE_JSON_DEPTH, parseJsonBounded, redactPgUrl, TABLE } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { KEY_TABLE } from '../personal/pg-key-store';
+import { KEY_TABLE_DDL, KEY_TABLE, wrapDataKey } from '../personal/pg-key-store';
+import { loadKek } from '../standby/shared-secrets';
 import type { BackupManifest } from './backup-manifest';
 
 /**
@@ -19,15 +20,15 @@ export async function restoreIntoPostgres(tmp: string, url: string, manifest: Ba
   client.on('error', () => undefined);
   try {
     await client.query('BEGIN');
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS ${KEY_TABLE} (id text PRIMARY KEY, key bytea NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
-    );
+    await client.query(KEY_TABLE_DDL);
     if (fs.existsSync(keysFile)) {
       const { keys } = parseJsonBounded(fs.readFileSync(keysFile, 'utf8'), MAX_FILE_JSON_DEPTH) as { keys: Record<string, string> };
       const ids = Object.keys(keys);
+      // Sealed under the restored home's KEK (the backup's, or one made now when it held none: a home backed up from a file log).
+      const kek = loadKek(relay, true)!;
       await client.query(`INSERT INTO ${KEY_TABLE} (id, key) SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT (id) DO NOTHING`, [
         ids,
-        ids.map((id) => Buffer.from(keys[id], 'base64')),
+        ids.map((id) => wrapDataKey(kek, id, Buffer.from(keys[id], 'base64'))),
       ]);
     }
     if (snapshot && fs.existsSync(snapshot)) {

@@ -9,7 +9,7 @@ import { atomicWrite } from '../common/atomic-write';
  * sealed snapshots: the files below, sealed in the database under a key-encryption key (KEK) each host
  * keeps in its home. The leader publishes its copies at start; a standby writes the database's copies
  * into its home before it loads them. The KEK is the one file an operator copies, once (`svc relay
- * standby init`); the data keys already live in the database (PgKeyStore).
+ * standby init`); the data keys already live in the database (PgKeyStore), each sealed under the same KEK.
  */
 export const SHARED_FILES = ['secret.key', 'operator.key', 'checkpoint-key.pem'] as const;
 export const KEK_FILE = 'standby.kek';
@@ -47,28 +47,39 @@ export function parseKek(text: string, where: string): Buffer {
   return key;
 }
 
-function seal(kek: Buffer, name: string, body: Buffer): string {
+/** AES-256-GCM under the KEK: `iv (12) || ciphertext || tag (16)`, with `aad` bound in (what the bytes are for). */
+export function sealUnderKek(kek: Buffer, aad: string, body: Buffer): Buffer {
   const iv = randomBytes(12);
   const c = createCipheriv('aes-256-gcm', kek, iv);
-  // The name is bound in: a sealed secret.key cannot be passed off as operator.key.
-  c.setAAD(Buffer.from(name));
-  const ct = Buffer.concat([c.update(body), c.final(), c.getAuthTag()]);
-  return `${iv.toString('base64')}.${ct.toString('base64')}`;
+  c.setAAD(Buffer.from(aad));
+  return Buffer.concat([iv, c.update(body), c.final(), c.getAuthTag()]);
+}
+
+/** What `sealUnderKek` sealed, or null: another KEK, another `aad`, altered bytes, or a body longer than `maxBody`. */
+export function openUnderKek(kek: Buffer, aad: string, sealed: Buffer, maxBody: number): Buffer | null {
+  if (sealed.length < 12 + 16 + 1 || sealed.length > 12 + maxBody + 16) return null;
+  try {
+    const d = createDecipheriv('aes-256-gcm', kek, sealed.subarray(0, 12));
+    d.setAAD(Buffer.from(aad));
+    d.setAuthTag(sealed.subarray(sealed.length - 16));
+    return Buffer.concat([d.update(sealed.subarray(12, sealed.length - 16)), d.final()]);
+  } catch {
+    return null;
+  }
+}
+
+// The database's text form: `base64(iv).base64(ciphertext || tag)`. The name is bound in: a sealed
+// secret.key cannot be passed off as operator.key.
+function seal(kek: Buffer, name: string, body: Buffer): string {
+  const sealed = sealUnderKek(kek, name, body);
+  return `${sealed.subarray(0, 12).toString('base64')}.${sealed.subarray(12).toString('base64')}`;
 }
 
 function open(kek: Buffer, name: string, sealed: string): Buffer | null {
   const [ivText, ctText] = sealed.split('.', 2);
   const iv = Buffer.from(ivText ?? '', 'base64');
-  const ct = Buffer.from(ctText ?? '', 'base64');
-  if (iv.length !== 12 || ct.length < 17 || ct.length > MAX_SECRET_BYTES + 16) return null;
-  try {
-    const d = createDecipheriv('aes-256-gcm', kek, iv);
-    d.setAAD(Buffer.from(name));
-    d.setAuthTag(ct.subarray(ct.length - 16));
-    return Buffer.concat([d.update(ct.subarray(0, ct.length - 16)), d.final()]);
-  } catch {
-    return null;
-  }
+  if (iv.length !== 12 || (ctText ?? '').length > ((MAX_SECRET_BYTES + 16) * 4) / 3 + 4) return null;
+  return openUnderKek(kek, name, Buffer.concat([iv, Buffer.from(ctText ?? '', 'base64')]), MAX_SECRET_BYTES);
 }
 
 async function withTable<T>(url: string, fn: (c: PgClient) => Promise<T>): Promise<T> {
