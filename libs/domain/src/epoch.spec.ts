@@ -24,11 +24,15 @@ describe('isoMs (Date.parse for the relay own ISO shape)', () => {
   it('agrees with Date.parse on 200,000 toISOString() values from 1970 to 2400, leap days and month ends included', () => {
     const start = Date.UTC(1970, 0, 1);
     const span = Date.UTC(2400, 0, 1) - start;
+    // One expect for all (200,000 expect calls took 15 s); the first misses, if any, are what it prints.
+    const misses: Array<[string, number, number]> = [];
     for (let i = 0; i < 200_000; i++) {
       const t = start + Math.floor((span * i) / 200_000) + (i % 1000);
       const s = new Date(t).toISOString();
-      expect(isoMs(s)).toBe(t);
+      const got = isoMs(s);
+      if (got !== t && misses.length < 10) misses.push([s, got, t]);
     }
+    expect(misses).toEqual([]);
     for (const s of [
       '2024-02-29T23:59:59.999Z',
       '2000-02-29T00:00:00.000Z',
