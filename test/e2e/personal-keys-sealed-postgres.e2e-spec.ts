@@ -1,7 +1,9 @@
 import { createDecipheriv } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { startRelay, type TestRelay } from '../support/harness';
+import { startRelay, tempHome, type TestRelay } from '../support/harness';
+import { call } from '../support/http';
+import { waitFor } from '../support/standby';
 import { A_SECRETS, personalTraffic } from '../support/personal-keys';
 import { dbOf, usePostgres } from '../support/postgres';
 
@@ -49,17 +51,17 @@ describe('data keys sealed under the KEK in PostgreSQL', () => {
     relay = undefined;
   });
 
-  async function withTraffic(): Promise<{ url: string; db: string; rows: () => Promise<Array<{ id: string; key: Buffer }>> }> {
+  async function withTraffic(): Promise<{ url: string; db: string; aPrefix: string; rows: () => Promise<Array<{ id: string; key: Buffer }>> }> {
     const url = await pg.createDatabase();
     const db = dbOf(url);
     relay = await startRelay({ env: { RELAY_EVENT_STORE: url, PHONE_ENABLED: '1' } });
-    const { a, b } = await personalTraffic(relay);
+    const { a, aPrefix, b } = await personalTraffic(relay);
     await relay.loop.drain();
     a.close();
     b.close();
     const rows = async () =>
       (await pg.query(db, 'SELECT id, key FROM svc_relay_personal_keys ORDER BY id')).map((r) => ({ id: String(r.id), key: r.key as Buffer }));
-    return { url, db, rows };
+    return { url, db, aPrefix, rows };
   }
 
   it("no row holds a key's bytes: each opens only under the home's KEK and its own id; the content reads back after a restart", async () => {
@@ -98,6 +100,31 @@ describe('data keys sealed under the KEK in PostgreSQL', () => {
     for (const [i, r] of after.entries()) expect(openRow(kek, r.id, r.key).equals(plain[i].key)).toBe(true);
     expect(threadText(relay)).toContain(A_SECRETS[2]);
     expect(threadText(relay)).toContain(A_SECRETS[4]);
+  });
+
+  it("a standby opens the leader's sealed keys with the shared KEK, a key made after it started too, and drops a forgotten one", async () => {
+    const { url, aPrefix } = await withTraffic();
+    const leader = relay!;
+    // What `svc relay standby init` copies: the KEK, one file (the rest comes from the database at start).
+    const home = tempHome();
+    fs.mkdirSync(path.join(home, 'relay'), { recursive: true, mode: 0o700 });
+    fs.copyFileSync(path.join(leader.home, 'relay', 'standby.kek'), path.join(home, 'relay', 'standby.kek'));
+    const standby = await startRelay({ home, env: { RELAY_EVENT_STORE: url, RELAY_ROLE: 'standby', PHONE_ENABLED: '1' } });
+    try {
+      expect(threadText(standby)).toContain(A_SECRETS[2]);
+      // A new message for no phone: a fresh `host` key the leader made after the standby had read the table.
+      expect((await call(leader, 'POST', '/phone/message', { chat_id: 'later', text: 'made after the standby started' })).status).toBe(200);
+      await waitFor('the new message on the standby', async () => threadText(standby).includes('made after the standby started'));
+      const before = standby.loop.sealer!.keys.ids().length;
+      const forgot = await call(leader, 'POST', '/console/api/personal-data/forget', { device: aPrefix });
+      expect(forgot.body).toMatchObject({ ok: true, dry_run: false });
+      expect(forgot.body.keys).toBeGreaterThan(0);
+      await waitFor('the forgetting on the standby', async () => !threadText(standby).includes(A_SECRETS[2]));
+      expect(standby.loop.sealer!.keys.ids().length).toBe(before - forgot.body.keys);
+      expect(threadText(standby)).toContain('made after the standby started');
+    } finally {
+      await standby.close();
+    }
   });
 
   it('a home whose KEK is gone or another is refused with what to do, and no row is touched', async () => {

@@ -108,11 +108,18 @@ export class PgKeyStore implements PersonalKeyStore {
     }
   }
 
+  /** Only rows this store does not hold yet are unsealed (a key never changes under its id). */
   async sync(): Promise<void> {
-    const { keys } = unwrapRows(this.kek, await readRows(this.client), this.kekWhere);
-    for (const [id, key] of keys) if (!this.keys.has(id)) this.keys.set(id, key);
+    const rows = await readRows(this.client);
+    const { keys } = unwrapRows(
+      this.kek,
+      rows.filter((r) => !this.keys.has(r.id)),
+      this.kekWhere,
+    );
+    for (const [id, key] of keys) this.keys.set(id, key);
     // A key the leader destroyed (a forgetting) must not stay readable here.
-    for (const id of this.keys.ids()) if (!keys.has(id)) this.keys.delete(id);
+    const present = new Set(rows.map((r) => r.id));
+    for (const id of this.keys.ids()) if (!present.has(id)) this.keys.delete(id);
   }
 
   get(id: string): Buffer | undefined {
@@ -155,14 +162,22 @@ export class PgKeyStore implements PersonalKeyStore {
     await this.client.end().catch(() => undefined);
   }
 
-  /** Rows still holding plain key bytes, sealed in one transaction; then vacuumed so the plain bytes leave the table's pages. */
+  /**
+   * Rows still holding plain key bytes, sealed in one transaction, 5,000 rows a statement; then vacuumed so
+   * the plain bytes leave the table's pages. Only a row still as it was read is replaced: one sealed
+   * meanwhile (another start) is left as it is.
+   */
   private async sealLegacy(ids: readonly string[]): Promise<void> {
     await this.client.query('BEGIN');
     try {
-      for (const id of ids) {
-        const key = this.keys.get(id)!;
-        // Only a row still as it was read: one sealed meanwhile (another start) is left as it is.
-        await this.client.query(`UPDATE ${KEY_TABLE} SET key = $2 WHERE id = $1 AND key = $3`, [id, wrapDataKey(this.kek, id, key), key]);
+      for (let i = 0; i < ids.length; i += 5000) {
+        const page = ids.slice(i, i + 5000);
+        const plain = page.map((id) => this.keys.get(id)!);
+        await this.client.query(
+          `UPDATE ${KEY_TABLE} AS t SET key = v.sealed FROM unnest($1::text[], $2::bytea[], $3::bytea[]) AS v(id, sealed, plain) ` +
+            `WHERE t.id = v.id AND t.key = v.plain`,
+          [page, page.map((id, j) => wrapDataKey(this.kek, id, plain[j])), plain],
+        );
       }
       await this.client.query('COMMIT');
     } catch (err) {
