@@ -5,7 +5,14 @@ import { checkNote, NoteFormatError, parseCheckpointText, parseNote, parseVkey, 
 import * as fs from 'node:fs';
 import { svcHomeFrom } from '../common/config/config';
 import { logIdentity } from '../transparency/log-identity';
-import { checkpointVerdict, prepareCheckpoint, printVerdict, type CheckpointVerdict, type PreparedCheckpoint } from './checkpoint';
+import {
+  checkpointVerdict,
+  prepareCheckpoint,
+  printVerdict,
+  readCheckpointBytes,
+  type CheckpointVerdict,
+  type PreparedCheckpoint,
+} from './checkpoint';
 import { CliError, colours, EXIT, line, type CliIo } from './io';
 
 /**
@@ -41,25 +48,8 @@ export type NoteVerdict = {
 };
 export type AnyVerdict = NoteVerdict | ({ form: 'json-v1' } & CheckpointVerdict);
 
-function readBounded(file: string): Buffer {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch (err) {
-    throw new CliError(`--checkpoint ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
-  }
-  try {
-    if (!fs.fstatSync(fd).isFile()) throw new CliError(`--checkpoint ${file}: not a file`);
-    const buf = Buffer.alloc(Math.max(MAX_NOTE_BYTES, MAX_CHECKPOINT_BYTES) + 1);
-    const n = fs.readSync(fd, buf, 0, buf.length, 0);
-    return buf.subarray(0, n);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 export function prepareAnyCheckpoint(file: string, publicKey: string | undefined, vkeys: string[], env: NodeJS.ProcessEnv): AnyPrepared {
-  const bytes = readBounded(file);
+  const { bytes } = readCheckpointBytes(file, Math.max(MAX_NOTE_BYTES, MAX_CHECKPOINT_BYTES));
   // --public-key judges the JSON form only (what it always did, malformed files included).
   const json = /^\s*\{/.test(bytes.subarray(0, 64).toString());
   if (json || publicKey !== undefined) {

@@ -160,7 +160,11 @@ export function printVerdict(io: CliIo, v: CheckpointVerdict): number {
   return EXIT.failed;
 }
 
-function readCheckpointFile(file: string): Checkpoint {
+/**
+ * `--checkpoint FILE`'s bytes, at most `max` + 1 of them (a longer file is refused by its reader, never
+ * read whole), with the file's size. Both checkpoint forms read their file here.
+ */
+export function readCheckpointBytes(file: string, max: number): { bytes: Buffer; size: number } {
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
@@ -170,16 +174,23 @@ function readCheckpointFile(file: string): Checkpoint {
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) throw new CliError(`--checkpoint ${file}: not a file`);
-    if (st.size > MAX_CHECKPOINT_BYTES)
-      throw new CliError(`--checkpoint ${file}: malformed checkpoint: ${st.size} bytes, a checkpoint is at most ${MAX_CHECKPOINT_BYTES}`);
-    const buf = Buffer.alloc(MAX_CHECKPOINT_BYTES + 1);
+    const buf = Buffer.alloc(max + 1);
     const n = fs.readSync(fd, buf, 0, buf.length, 0);
-    return parseCheckpoint(buf.subarray(0, n));
+    return { bytes: buf.subarray(0, n), size: st.size };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function readCheckpointFile(file: string): Checkpoint {
+  const { bytes, size } = readCheckpointBytes(file, MAX_CHECKPOINT_BYTES);
+  if (size > MAX_CHECKPOINT_BYTES)
+    throw new CliError(`--checkpoint ${file}: malformed checkpoint: ${size} bytes, a checkpoint is at most ${MAX_CHECKPOINT_BYTES}`);
+  try {
+    return parseCheckpoint(bytes);
   } catch (err) {
     if (err instanceof CheckpointFormatError) throw new CliError(`--checkpoint ${file}: malformed checkpoint: ${err.message}`);
     throw err;
-  } finally {
-    fs.closeSync(fd);
   }
 }
 
