@@ -265,6 +265,29 @@ describe('voice resume: the replay buffer is bounded in frames and bytes', () =>
     v.ws.close(1000);
   });
 
+  it('a socket left closing (the client’s close 1001 in, its connection not yet gone) paces the stream as a drop does: the resume has no gap', async () => {
+    const s = await create(relay, 'output', bearer(token));
+    const v = await opened(relay, s, bearer(token));
+    v.send({ type: 'response.create', text: LONG });
+    await until(() => v.of('voice.audio.delta').length >= 8);
+    // The client stops reading and says "going away"; it never finishes closing, so the relay's socket stays in
+    // CLOSING (its close event comes only at ws's 30 s close timeout). Before the fix the speech ran on
+    // unpaced there and pushed the frames this client lacks out of the buffer (CI: replay_gap under load).
+    (v.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    v.ws.close(1001, 'going away');
+    const old = v.ws;
+    // Waiting changes nothing: the speech is paused at half the buffer while no open socket takes it.
+    await sleep(1_000);
+    expect(await v.resume(s.token)).toBe(101);
+    await until(() => v.has('voice.response.done') || v.has('voice.error') || v.has('voice.session.resume_failed'), 30_000);
+    expect(v.of('voice.session.resume_failed')).toEqual([]);
+    const audio = streamOf(v.frames).filter((f) => f.type === 'voice.audio.delta');
+    expect(audio.map((f) => f.audio_event_id)).toEqual(audio.map((_, i) => i + 1));
+    expect(streamOf(v.frames).filter((f) => f.type === 'voice.response.done')).toHaveLength(1);
+    old.terminate();
+    v.ws.close(1000);
+  });
+
   it('a client that never acks is not held up by the buffer (its stream runs as before)', async () => {
     const s = await create(relay, 'output', bearer(token));
     const v = await opened(relay, s, bearer(token), false);

@@ -111,7 +111,7 @@ export class SessionStream {
 
   /**
    * Back-pressure: while the socket holds more than HIGH_WATER unsent, while a client that acks has not
-   * acked half the replay buffer, or (no socket: waiting for a resume) while the replay buffer is half
+   * acked half the replay buffer, or (no open socket: waiting for a resume) while the replay buffer is half
    * full, the caller waits and so the provider's stream is not read. A session that ends stops the wait;
    * a held one ends at the grace, a silent one at the idle close, so the wait is bounded.
    */
@@ -119,8 +119,8 @@ export class SessionStream {
     for (;;) {
       if (s.ended) return;
       const ws = s.ws;
-      if (ws) {
-        if (ws.readyState !== ws.OPEN) return;
+      // A socket closing (the peer's drop seen, its close event not yet) takes no frames: wait as for none.
+      if (ws && ws.readyState === ws.OPEN) {
         // A client that acks is never further behind than half the buffer: a drop then loses nothing it lacks.
         if (s.acking && s.replay.full) {
           await sleep(10);
