@@ -347,6 +347,31 @@ describe('phone socket', () => {
   });
 
   describe('keepalive', () => {
+    it('a relay whose event loop stalls past the ping interval keeps a phone whose pong waits unread in its socket', async () => {
+      const r = await startRelay({ config: { pingIntervalMs: 100 } });
+      try {
+        const live = await pairPhone(r, { device: { device_id: 'stalled' } });
+        // The phone answers a ping (ws pongs before it emits 'ping'), then the whole process stalls past the
+        // interval before the relay has read that pong: its next ping round comes due with the pong unread.
+        await new Promise<void>((done) =>
+          live.phone.ws.once('ping', () => {
+            const end = performance.now() + 300;
+            while (performance.now() < end);
+            done();
+          }),
+        );
+        // Three more rounds: each pings the phone again only if the one before kept it (a close ends the wait).
+        const dropped = live.phone.closed.then((code) => Promise.reject(new Error(`the relay dropped the live phone (${code})`)));
+        dropped.catch(() => undefined); // the close at the end is expected
+        for (let i = 0; i < 3; i++) await Promise.race([new Promise((res) => live.phone.ws.once('ping', res)), dropped]);
+        expect(live.phone.closeCode).toBeNull();
+        expect(r.loop.models.connections.isOnline(live.prefix)).toBe(true);
+        live.phone.close();
+      } finally {
+        await r.close();
+      }
+    });
+
     it('drops a socket that stops answering protocol pings, records the disconnect, keeps a live one', async () => {
       const r = await startRelay({ config: { pingIntervalMs: 100 } });
       try {

@@ -212,15 +212,26 @@ export class SocketGuards {
     this.timer = null;
   }
 
+  /**
+   * Each interval: a socket whose pong has not come back is closed, the others pinged. The verdict waits
+   * one turn of the event loop (setImmediate runs after the poll phase): a relay whose loop stalled past
+   * the interval reads the pongs already waiting in its sockets before it judges, and so does not drop
+   * live phones for its own delay.
+   */
   private tick(): void {
+    const silent: SocketGuard[] = [];
     for (const g of this.open) {
       if (g.ws.readyState !== g.ws.OPEN) continue;
       if (g.awaitingPong) {
-        g.close(PING_TIMEOUT);
+        silent.push(g);
         continue;
       }
       g.awaitingPong = true;
       g.ws.ping();
     }
+    if (silent.length > 0)
+      setImmediate(() => {
+        for (const g of silent) if (g.awaitingPong && g.ws.readyState === g.ws.OPEN) g.close(PING_TIMEOUT);
+      });
   }
 }
