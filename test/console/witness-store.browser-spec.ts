@@ -32,11 +32,13 @@ describe('console Store page: witnesses', () => {
     await relay?.close();
   });
 
-  it('shows no witness activity, then the newest cosigned checkpoint, then a refusal', async () => {
+  it('shows the configured witness with no activity, then the newest cosigned checkpoint, then a refusal', async () => {
     await page.goto(`${relay.url}/console/store`);
     const card = page.locator('.card', { hasText: 'Witnesses' });
     await expectText(card, /Witnesses on other machines cosign/);
-    expect(await page.getByTestId('witness-row').count()).toBe(0);
+    // The configured witness has a row before it has said anything.
+    await expectText(page.getByTestId('witness-row'), /witness\.test\/w1\s*none yet\s*none/);
+    expect(await page.getByTestId('witness-push').count()).toBe(0);
 
     const logVkey = (await svc(['relay', 'events', 'vkey'], { SVC_HOME: relay.home })).stdout.trim();
     const ok = await svc(['relay', 'witness', '--home', witnessHome, '--relay', relay.url, '--log-vkey', logVkey]);
