@@ -278,6 +278,17 @@ describe('svc relay witness --listen: C2SP tlog-witness add-checkpoint', () => {
     const announced = await post(url, big);
     expect(announced.status).toBe(413);
     expect(JSON.parse(announced.text)).toMatchObject({ ok: false, code: 'witness.too_large' });
+    // Refused on the announced length, before a byte of the body: the answer comes though none is sent.
+    const unsent = await new Promise<number>((resolve, reject) => {
+      const req = http.request(`${url}/add-checkpoint`, { method: 'POST', headers: { 'content-length': String(10 << 20) } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+        req.destroy();
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+    expect(unsent).toBe(413);
     const streamed = await new Promise<number>((resolve, reject) => {
       const req = http.request(`${url}/add-checkpoint`, { method: 'POST' }, (res) => {
         res.resume();
