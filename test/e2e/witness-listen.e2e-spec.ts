@@ -145,8 +145,13 @@ describe('svc relay witness --listen: C2SP tlog-witness add-checkpoint', () => {
       () => witness.stdout().includes(`cosigned  ${logName} tree size ${sizeOf(cp)} (add-checkpoint from 127.0.0.1; first checkpoint seen)`),
       () => witness.stdout(),
     );
-    // The same tree again (old = size, same root, empty proof) is cosigned again.
-    expect((await post(url, addBody(sizeOf(cp), [], cp))).status).toBe(200);
+    // The same tree again (old = size, same root, empty proof) is cosigned again, without rewriting the state
+    // (a replayed public checkpoint costs a signature, not a write: the file is the same inode).
+    const inode = fs.statSync(path.join(home, 'state.json')).ino;
+    const again = await post(url, addBody(sizeOf(cp), [], cp));
+    expect(again.status).toBe(200);
+    checkCosignature(again.text, textOf(cp), wvkey);
+    expect(fs.statSync(path.join(home, 'state.json')).ino).toBe(inode);
     expect(refusals()).toEqual([]);
   });
 

@@ -37,7 +37,8 @@ export async function listen(
   const say = (o: PushOutcome) => {
     if (!o.ok) refused = true;
     if (json) line(io.stdout, JSON.stringify(o));
-    if (o.ok && !json) {
+    // A tree cosigned again (the same size) is not news: a log's retries and replays would fill the journal.
+    if (o.ok && !json && o.cosigned.size !== o.previous?.size) {
       const from = o.previous ? `consistent with ${o.previous.size} cosigned before` : 'first checkpoint seen';
       line(io.stdout, `${colours(io.stdout, io.env).green('cosigned')}  ${o.cosigned.origin} tree size ${o.cosigned.size} (${o.from}; ${from})`);
     }

@@ -117,6 +117,8 @@ export function addCheckpoint(home: WitnessHome, log: Verifier, req: AddRequest,
   }
   // The cosignature covers the note text as sent (extension lines included), as a note verifier checks it.
   const line = cosignatureLine(note.text, home.name, now, home.privateKey, home.publicKey);
-  keepCosigned(home, seen);
+  // The same tree again (a log retrying, or anyone replaying its public checkpoint) is cosigned without a
+  // write: nothing changed, and a replay should cost a signature, not an fsync.
+  if (!prev || prev.size !== seen.size || prev.root !== seen.root) keepCosigned(home, seen);
   return { line, cosigned: seen, previous: prev };
 }
