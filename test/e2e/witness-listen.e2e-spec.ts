@@ -1,6 +1,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { pairPhone, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { svc } from '../support/cli';
@@ -339,6 +340,20 @@ describe('svc relay witness --listen: C2SP tlog-witness add-checkpoint', () => {
     for (const r of answers.filter((x) => x.status !== 200)) expect([r.status, r.type, r.text]).toEqual([409, 'text/x.tlog.size', `${winner}\n`]);
     // Never rolled back: the loser's smaller tree (if it lost) was not kept after the larger.
     expect(kept().size).toBe(winner);
+  });
+
+  it("drops a peer that never finishes its headers (408 and closed, well before Node's own 60 s)", async () => {
+    const { port } = new URL(url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const s = net.connect(Number(port), '127.0.0.1', () => s.write('POST /add-checkpoint HTTP/1.1\r\nHost: w\r\n'));
+      let got = '';
+      s.on('data', (c: Buffer) => (got += c.toString()));
+      s.on('close', () => resolve(got));
+      s.on('error', reject);
+      // Past the witness's 10 s header timeout (enforced every 2 s), short of Node's default 60 s.
+      setTimeout(() => reject(new Error('still open after 30 s')), 30_000).unref();
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
   });
 
   it('keeps other processes off a served home, and stops on SIGTERM with exit 1 after a refusal', async () => {

@@ -2,7 +2,7 @@ import type { Verifier } from '@svc/events/merkle/note';
 import * as path from 'node:path';
 import type { WitnessHome } from '../transparency/witness-run';
 import { claimHome, releaseHome, serveWitness, type PushOutcome, type SerialLock } from '../transparency/witness-serve';
-import { CliError, colours, EXIT, line, type CliIo } from './io';
+import { CliError, colours, line, type CliIo } from './io';
 
 /** `--listen HOST:PORT` (port 0: any free port); an IPv6 host in brackets, `[::1]:8780`. */
 export function parseListen(text: string): { host: string; port: number } | null {
@@ -68,5 +68,3 @@ export async function listen(
   });
   return { stopped };
 }
-
-export const listenExit = (refused: boolean) => (refused ? EXIT.failed : EXIT.ok);
