@@ -3,8 +3,11 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Scheduler } from '../../apps/relay/src/common/loop/scheduler';
 import { WitnessPushService } from '../../apps/relay/src/transparency/witness-push.service';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { svc } from '../support/cli';
-import { pairPhone, startRelay, type TestRelay } from '../support/harness';
+import { ensureBuilt, spawnSvc, type SvcProcess } from '../support/dist';
+import { pairPhone, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { waitFor } from '../support/standby';
 
 /**
@@ -310,5 +313,57 @@ describe('RELAY_WITNESS_URLS is checked at start', () => {
     await expect(
       startRelay({ env: { RELAY_WITNESS_VKEYS: vkey, RELAY_WITNESS_URLS: 'w.test/a=http://127.0.0.1:1,w.test/a=http://127.0.0.1:2' } }),
     ).rejects.toThrow(/listed twice/);
+  });
+});
+
+describe('the relay submits to `svc relay witness --listen` (the CLI witness, its own process and home)', () => {
+  let relay: TestRelay;
+  let witness: SvcProcess;
+  const home = tempHome();
+  afterAll(async () => {
+    if (witness?.child.exitCode === null) witness.child.kill('SIGKILL');
+    await relay?.close();
+  });
+
+  it('cosigns each new checkpoint the relay sends; the served checkpoint verifies under both keys with `events verify`; a log rewound behind what the witness cosigned is a refusal on the relay (the witness answers 409 with its size)', async () => {
+    ensureBuilt();
+    const probe = await startRelay();
+    await probe.close();
+    const logVkey = (await svc(['relay', 'events', 'vkey'], { SVC_HOME: probe.home })).stdout.trim();
+    const wvkey = (await svc(['relay', 'witness', '--home', home, '--name', 'witness.cli.test/w1', '--print-vkey'])).stdout.trim();
+    witness = spawnSvc(['relay', 'witness', '--home', home, '--log-vkey', logVkey, '--listen', '127.0.0.1:0'], { NO_COLOR: '1' });
+    const url = await waitFor('the witness to listen', async () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(witness.stdout())?.[1], 30_000);
+    relay = await startRelay({ home: probe.home, env: { RELAY_WITNESS_VKEYS: wvkey, RELAY_WITNESS_URLS: `witness.cli.test/w1=${url}` } });
+    const view = async () => ((await (await fetch(`${relay.url}/log/witnesses`, { headers: relay.op })).json()) as View).witnesses[0];
+    const round = async () => {
+      (await pairPhone(relay)).phone.close();
+      await relay.loop.drain();
+      relay.clock.advanceSeconds(15 * 60);
+      await relay.app.get(Scheduler).sweep();
+      await relay.app.get(WitnessPushService).settled();
+      return view();
+    };
+    for (let i = 0; i < 2; i++) {
+      const v = await round();
+      expect(v.push).toMatchObject({ state: 'ok', message: null });
+      const text = await (await fetch(`${relay.url}/log/checkpoint`)).text();
+      expect(text).toContain(v.cosigned!.line);
+      const file = path.join(tempHome(), 'cosigned.checkpoint');
+      fs.writeFileSync(file, text);
+      const check = await svc(['relay', 'events', 'verify', '--checkpoint', file, '--vkey', logVkey, '--vkey', wvkey], { SVC_HOME: probe.home });
+      expect(check.code).toBe(0);
+      expect(check.stdout).toMatch(/signed by svc-relay\/[0-9a-f]{16}, witness\.cli\.test\/w1 \(cosigned /);
+    }
+    // The witness's home says it cosigned a larger tree of this log than the log now has: the log went back.
+    witness.child.kill('SIGTERM');
+    await witness.exited;
+    const state = JSON.parse(fs.readFileSync(path.join(home, 'state.json'), 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(path.join(home, 'state.json'), JSON.stringify({ ...state, size: 1_000_000 }));
+    witness = spawnSvc(['relay', 'witness', '--home', home, '--listen', url.replace('http://', '')], { NO_COLOR: '1' });
+    await waitFor('the witness to listen again', async () => witness.stdout().includes('listening on'), 30_000);
+    const v = await round();
+    expect(v.push?.state).toBe('refused');
+    expect(v.refusal?.reason).toMatch(/cosigned a tree of 1000000 records of this log; it now has \d+: rewound or truncated/);
+    expect(relay.logs.join('')).toContain('A WITNESS REFUSED');
   });
 });
