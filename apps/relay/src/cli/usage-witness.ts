@@ -30,9 +30,10 @@ key's name) and answers with its cosignature line after keeping the new tree in 
 another origin, 403 when no signature of the log key verifies, 400 for a malformed body or an old size
 past the checkpoint, 409 (text/x.tlog.size, the size it cosigned) for a stale old size, 422 when the
 proof does not verify, 409 for another root at the size it cosigned, 413 past 64 KiB, 408 for headers
-slower than 10 s or a request slower than 30 s. A failed proof or another root of a checkpoint the log
-signed is a refusal, recorded and said as above (once per checkpoint and kind; no report is sent, the log
-got the answer). It prints "listening on http://HOST:PORT" first
+slower than 10 s or a request slower than 30 s. Another root at the cosigned size, in a checkpoint the
+log signed, is a refusal, recorded and said as above (once per checkpoint; no report is sent, the log got
+the answer). A failed proof is answered 422 but is no refusal: a proof is not signed, and anyone can send
+the public checkpoint with a made-up one. It prints "listening on http://HOST:PORT" first
 (port 0: any free port) and serves until SIGTERM or SIGINT: exit 1 if it refused any, else 0. Beside
 --relay and --interval it also runs the rounds, in the same process and on the same state, one update at
 a time; while a process serves a home (<home>/serve.pid), another refuses to run on it.

@@ -108,11 +108,14 @@ export function addCheckpoint(home: WitnessHome, log: Verifier, req: AddRequest,
         { code: 'rewritten', checkpoint: seen },
       );
   } else if (!verifyConsistency(req.old, head.size, Buffer.from(prev.root, 'base64'), head.root, req.proof)) {
+    // Not a refusal: the proof is not signed, and anyone can send the log's public checkpoint with a made-up
+    // one, so a failed proof proves nothing about the log (and must not make the witness exit 1). The
+    // submitter is told; a log that was rewritten is told the same and says so on its side (its refusal).
+    // Another root at the cosigned size, above, is evidence: two checkpoints the log's key signed.
     throw new AddCheckpointError(
       422,
       'witness.inconsistent',
       `the proof does not show the tree of ${head.size} extends the tree of ${prev.size} cosigned (root ${prev.root})`,
-      { code: 'inconsistent', checkpoint: seen },
     );
   }
   // The cosignature covers the note text as sent (extension lines included), as a note verifier checks it.
