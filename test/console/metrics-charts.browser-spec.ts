@@ -26,6 +26,9 @@ describe('console Metrics charts that do not mislead, in headless chromium', () 
     ensureConsoleBuilt();
     relay = await startRelay({ clock: new ManualClock('2026-03-01T15:30:00.000Z') });
     ({ browser, page } = await launchWatchedPage(pageErrors, { locale: 'de-DE', timezoneId: 'UTC' }));
+    // The page's timers on Playwright's clock, still running at real speed: `sample()` moves it past the
+    // Metrics page's 2 s poll (get-metrics.ts) instead of waiting one out in real time for each sample.
+    await page.clock.install();
     await signIn(page, relay);
   });
   afterAll(async () => {
@@ -43,6 +46,7 @@ describe('console Metrics charts that do not mislead, in headless chromium', () 
     const before = (await api()).times.length;
     relay.clock.advanceSeconds(2);
     await relay.sweep();
+    await page.clock.fastForward(2_000);
     await expectAttr(page.getByTestId('metrics-charts'), 'data-samples', String(before + 1));
   }
 
