@@ -180,9 +180,14 @@ describe('svc relay start on PostgreSQL', () => {
     const url = await pg.createDatabase();
     const home = tempHome();
     const first = await startRelayProcess(home, { RELAY_EVENT_STORE: url, RELAY_LOG_LEVEL: 'WARNING' });
-    const ack = await burstThenKill(first);
+    // Thirty acknowledged sessions before the kill (the file-log drill, crash.e2e, runs forty): past the 24 the
+    // twelve workers pair before any of them reaches its first unused code (every fourth), so the drill holds
+    // codes, sessions and revocations.
+    const ack = await burstThenKill(first, 12, 30);
     expect((await first.exited).signal).toBe('SIGKILL');
-    expect(ack.paired.size).toBeGreaterThanOrEqual(20);
+    expect(ack.paired.size).toBeGreaterThanOrEqual(30);
+    expect(ack.unusedCodes.size).toBeGreaterThan(0);
+    expect(ack.revoked.size).toBeGreaterThan(0);
     expect(ack.inFlightAtKill).toBeGreaterThan(0);
     // A batch is one transaction: the kill leaves whole batches, and the chain proves.
     expect((await svc(['relay', 'events', 'verify', '--json'], { RELAY_EVENT_STORE: url })).code).toBe(0);
@@ -298,7 +303,18 @@ describe('svc relay events on both stores', () => {
     const db = dbOf(url);
     const relay = await startRelayProcess(tempHome(), { RELAY_EVENT_STORE: url });
     const follow = spawnSvc(['relay', 'events', 'tail', '-f', '--json', '-n', '0', '--type', 'pairing'], { RELAY_EVENT_STORE: url });
-    await new Promise((r) => setTimeout(r, 1500));
+    // Register only once the tail follows (its LISTEN or its first poll sent, so "-n 0" has fixed where it
+    // starts): its reader connection names its pid (pg-connection.ts), and pg_stat_activity shows its last query.
+    const following = async () =>
+      (
+        await pg.query(
+          db,
+          `SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE $2 AND (query LIKE 'LISTEN %' OR query LIKE 'SELECT seq, type, record %')`,
+          [db, `svc-relay reader pid ${follow.child.pid} %`],
+        )
+      ).length > 0;
+    for (let i = 0; i < 600 && !(await following()); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await following()).toBe(true);
     const reg = await fetch(`${relay.url}/pairing/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -332,8 +348,8 @@ describe('scripts/temp-postgres.js (a throwaway server for trying RELAY_EVENT_ST
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     const deadline = Date.now() + 30_000;
     while (!/postgres:\/\/\S+/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    // The script prints its URL once the database is made and sets its signal handlers in the same turn.
     const url = /(postgres:\/\/\S+)/.exec(out)![1];
-    await new Promise((r) => setTimeout(r, 500));
     const c = new Client({ connectionString: url });
     await c.connect();
     expect((await c.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
