@@ -422,15 +422,27 @@ describe('operator console in headless chromium', () => {
   });
 
   it('shows a banner while the relay is down, then resumes from its last seq: nothing missed, nothing doubled', async () => {
+    // The page's timers on Playwright's clock (at real speed from here on): the clock moves past the banner's
+    // 2 s and, once the relay is back, the stream's retry backoff (live-stream.ts: 1 s doubling to 15 s)
+    // instead of waiting them out.
+    await page.clock.install();
     await page.goto(url('events'));
     await page.locator('tr[data-type="relay.started"]').waitFor();
     const before = relay.loop.lastSeq;
     await relay.close('browser test restart');
+    // The banner shows once the stream has been down 2 s (stream-banner.tsx), by the page's clock.
+    await page.clock.fastForward(2_000);
     await page.getByTestId('stream-banner').waitFor({ timeout: 10_000 });
     await page.screenshot({ animations: 'disabled', path: shot('stream-down') });
     relay = await relay.restart();
     // While away: relay.stopping and a new relay.started; then something new once back.
-    await page.getByTestId('stream-banner').waitFor({ state: 'detached', timeout: 15_000 });
+    const banner = page.getByTestId('stream-banner');
+    const deadline = Date.now() + 15_000;
+    while ((await banner.count()) > 0 && Date.now() < deadline) {
+      await page.clock.fastForward(15_000);
+      await banner.waitFor({ state: 'detached', timeout: 1_000 }).catch(() => undefined);
+    }
+    await banner.waitFor({ state: 'detached', timeout: 1_000 });
     const { phone } = await pairPhone(relay, { device: { device_name: 'After restart', device_id: 'after-restart' } });
     await relay.loop.drain();
     const head = relay.loop.lastSeq;
