@@ -34,3 +34,15 @@ export function growth<T>(input: (n: number) => T, work: (x: T) => unknown, n: n
   // A run too short for the clock reads as 0: count it as one tick, so the ratio stays finite.
   return grown / Math.max(base, 0.001);
 }
+
+/**
+ * CPU milliseconds this process spends while `work` runs: for a relay started in the test's own process
+ * (startRelay), what a request or a start costs the relay, whoever else wants the cores meanwhile. It
+ * counts whatever else the process does in that time, so measure one thing at a time.
+ */
+export async function cpuMsDuring<T>(work: () => Promise<T>): Promise<{ result: T; cpuMs: number }> {
+  const before = process.cpuUsage();
+  const result = await work();
+  const used = process.cpuUsage(before);
+  return { result, cpuMs: (used.user + used.system) / 1000 };
+}
