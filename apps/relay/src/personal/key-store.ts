@@ -24,10 +24,11 @@ export interface PersonalKeyStore {
   destroy(ids: readonly string[]): Promise<number>;
   close(): Promise<void>;
   /**
-   * Reads the keys again (a standby, before it applies records the leader sealed: new keys were made, and
-   * forgotten ones destroyed, by another process). The file store is never shared, so it has none.
+   * Reads keys again (a standby, before it applies records the leader sealed: new keys were made, and
+   * forgotten ones destroyed, by another process): with `need`, only those of its ids not held yet; without,
+   * every row. The file store is never shared, so it has none.
    */
-  sync?(): Promise<void>;
+  sync?(need?: readonly string[]): Promise<void>;
 }
 
 /**

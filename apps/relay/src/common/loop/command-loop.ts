@@ -331,7 +331,7 @@ export class CommandLoop {
    */
   private async onFollowed(batch: readonly StoredEvent[]): Promise<void> {
     const sealer = this.opts.sealer;
-    await sealer?.keys.sync?.();
+    await sealer?.keys.sync?.(sealer.keyIds(batch));
     const opened = batch.map((e) => eventSchemas.upcast(sealer ? sealer.unseal(e) : e));
     const waiting = sealer
       ? opened.find((e) => (e.data as { forgotten?: unknown; sealedWith?: unknown }).sealedWith && (e.data as { forgotten?: unknown }).forgotten)
