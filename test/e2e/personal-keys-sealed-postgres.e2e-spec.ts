@@ -139,6 +139,11 @@ describe('data keys sealed under the KEK in PostgreSQL', () => {
       await waitFor('the forgetting on the standby', async () => !threadText(standby).includes(A_SECRETS[2]));
       expect(standby.loop.sealer!.keys.ids().length).toBe(before - forgot.body.keys);
       expect(threadText(standby)).toContain('made after the standby started');
+      // It takes over: a leader counts and forgets by every key in the table, so now it reads them all.
+      await leader.close();
+      relay = undefined;
+      await waitFor('the takeover', async () => !standby.loop.standby, 60_000);
+      expect(standby.loop.sealer!.keys.get(stray)).toEqual(Buffer.alloc(32, 5));
     } finally {
       await standby.close();
     }

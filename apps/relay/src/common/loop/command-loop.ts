@@ -275,7 +275,10 @@ export class CommandLoop {
   /** Waits for the writer's lock and leads; the decisions start from the durable models. Null: `stopped` said to give up. */
   async takeOver(stopped: () => boolean): Promise<{ epoch: number; previous: number } | null> {
     const led = await this.pg().takeOver(stopped);
-    if (led) this.decision.restore(structuredClone(this.models.snapshot()));
+    if (!led) return led;
+    this.decision.restore(structuredClone(this.models.snapshot()));
+    // Following read only the keys records named; a leader counts and forgets by every key the table holds.
+    await this.opts.sealer?.keys.sync?.();
     return led;
   }
 
