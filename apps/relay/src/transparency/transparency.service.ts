@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { DomainError } from '@svc/domain';
-import { encodeRecord, openLogSource, type StoredEvent } from '@svc/events';
+import { encodeRecord, openLogSource, recordText, type StoredEvent } from '@svc/events';
 import { buildTree } from '@svc/events/merkle/build';
 import { checkNote, checkpointText, NoteFormatError, parseNote, parseVkey, SIG_COSIGNATURE_V1, type Verifier } from '@svc/events/merkle/note';
 import { TreeRangeError, type MerkleTree } from '@svc/events/merkle/tree';
@@ -14,7 +14,7 @@ import { ConfigError } from '../common/config/config-env';
 import type { RelayConfig } from '../common/config/relay-config';
 import { Clock } from '../common/loop/clock';
 import { CommandLoop } from '../common/loop/command-loop';
-import { recordText } from '../cli/checkpoint';
+
 import { logIdentity, signTreeHead, type LogIdentity } from './log-identity';
 import { WitnessStore, type WitnessRecord } from './witness-store';
 
