@@ -1,7 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Scheduler } from '../../apps/relay/src/common/loop/scheduler';
+import { WitnessPushService } from '../../apps/relay/src/transparency/witness-push.service';
 import { svc } from '../support/cli';
+import { ensureBuilt, spawnSvc, type SvcProcess } from '../support/dist';
 import { pairPhone, startRelay, tempHome, type TestRelay } from '../support/harness';
+import { waitFor } from '../support/standby';
 import { ensureConsoleBuilt, expectText, launchWatchedPage, shot, signIn } from './browser';
 
 jest.setTimeout(60_000);
@@ -32,11 +36,13 @@ describe('console Store page: witnesses', () => {
     await relay?.close();
   });
 
-  it('shows no witness activity, then the newest cosigned checkpoint, then a refusal', async () => {
+  it('shows the configured witness with no activity, then the newest cosigned checkpoint, then a refusal', async () => {
     await page.goto(`${relay.url}/console/store`);
     const card = page.locator('.card', { hasText: 'Witnesses' });
     await expectText(card, /Witnesses on other machines cosign/);
-    expect(await page.getByTestId('witness-row').count()).toBe(0);
+    // The configured witness has a row before it has said anything.
+    await expectText(page.getByTestId('witness-row'), /witness\.test\/w1\s*none yet\s*none/);
+    expect(await page.getByTestId('witness-push').count()).toBe(0);
 
     const logVkey = (await svc(['relay', 'events', 'vkey'], { SVC_HOME: relay.home })).stdout.trim();
     const ok = await svc(['relay', 'witness', '--home', witnessHome, '--relay', relay.url, '--log-vkey', logVkey]);
@@ -55,6 +61,61 @@ describe('console Store page: witnesses', () => {
     expect(await page.getByTestId('witness-refusal').getAttribute('role')).toBe('alert');
     await card.scrollIntoViewIfNeeded();
     await card.screenshot({ animations: 'disabled', path: shot('store-witnesses') });
+    expect(pageErrors).toEqual([]);
+  });
+});
+
+/**
+ * The same card when the relay submits its checkpoints to a witness (RELAY_WITNESS_URLS, C2SP tlog-witness):
+ * the CLI's witness serving `--listen` in its own process answers, the card shows it; stopped, the card
+ * says the submission failed, why, and when the relay tries again.
+ */
+describe('console Store page: witnesses the relay submits to', () => {
+  let relay: TestRelay;
+  let witness: SvcProcess;
+  let page: Awaited<ReturnType<typeof launchWatchedPage>>['page'];
+  let browser: Awaited<ReturnType<typeof launchWatchedPage>>['browser'];
+  const pageErrors: string[] = [];
+  const witnessHome = tempHome();
+
+  afterAll(async () => {
+    if (witness?.child.exitCode === null) witness.child.kill('SIGKILL');
+    await browser?.close();
+    await relay?.close();
+  });
+
+  it('shows each submission: answered, then failed with the reason and the next try', async () => {
+    ensureConsoleBuilt();
+    ensureBuilt();
+    const probe = await startRelay();
+    await probe.close();
+    const logVkey = (await svc(['relay', 'events', 'vkey'], { SVC_HOME: probe.home })).stdout.trim();
+    const wvkey = (await svc(['relay', 'witness', '--home', witnessHome, '--name', 'witness.test/push', '--print-vkey'])).stdout.trim();
+    witness = spawnSvc(['relay', 'witness', '--home', witnessHome, '--log-vkey', logVkey, '--listen', '127.0.0.1:0'], { NO_COLOR: '1' });
+    const url = await waitFor('the witness to listen', async () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(witness.stdout())?.[1], 30_000);
+    relay = await startRelay({ home: probe.home, env: { RELAY_WITNESS_VKEYS: wvkey, RELAY_WITNESS_URLS: `witness.test/push=${url}` } });
+    const submit = async () => {
+      (await pairPhone(relay)).phone.close();
+      await relay.loop.drain();
+      relay.clock.advanceSeconds(15 * 60);
+      await relay.app.get(Scheduler).sweep();
+      await relay.app.get(WitnessPushService).settled();
+    };
+    await submit();
+    ({ browser, page } = await launchWatchedPage(pageErrors));
+    await signIn(page, relay);
+    await page.goto(`${relay.url}/console/store`);
+    await expectText(page.getByTestId('witness-push'), new RegExp(`✓ answered.*${url.replace(/[.:/]/g, '\\$&')}`, 's'));
+    await expectText(page.getByTestId('witness-row'), /witness\.test\/push\s*✓ cosigned tree \d+/);
+
+    witness.child.kill('SIGTERM');
+    await witness.exited;
+    await submit();
+    await page.reload();
+    await expectText(page.getByTestId('witness-push'), /failed.*did not answer: ECONNREFUSED.*next try at .*\(1 in a row\)/s);
+    const card = page.locator('.card', { hasText: 'Witnesses' });
+    await card.scrollIntoViewIfNeeded();
+    await card.screenshot({ animations: 'disabled', path: shot('store-witnesses-push') });
     expect(pageErrors).toEqual([]);
   });
 });

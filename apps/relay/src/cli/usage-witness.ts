@@ -2,6 +2,7 @@
 export const WITNESS_HELP: Readonly<Record<string, string>> = {
   'relay witness': `Usage: svc relay witness [--home DIR] --name NAME --print-vkey
        svc relay witness [--home DIR] --relay URL [--log-vkey VKEY] [--interval SECONDS] [--json]
+       svc relay witness [--home DIR] [--log-vkey VKEY] --listen HOST:PORT [--relay URL --interval SECONDS] [--json]
 
 A witness of the relay's transparency log, meant to run on another machine (from cron or a timer), with
 its own home (default <SVC_HOME>/witness) and Ed25519 key. One round: it fetches GET /log/checkpoint,
@@ -22,6 +23,21 @@ the relay was unreachable at the last round), else 0. While the relay is unreach
 SECONDS up to the larger of SECONDS and 900 (a "next round in N s" line says so), and is back to SECONDS
 after the next round that reaches it.
 
+With --listen it serves the C2SP tlog-witness protocol (c2sp.org/tlog-witness) instead, so a log pushes
+its checkpoints to it: POST /add-checkpoint with a body of "old <size>", the consistency proof lines, an
+empty line and the signed checkpoint. It trusts exactly the log of the home's log.vkey (its origin is the
+key's name) and answers with its cosignature line after keeping the new tree in state.json; 404 for
+another origin, 403 when no signature of the log key verifies, 400 for a malformed body or an old size
+past the checkpoint, 409 (text/x.tlog.size, the size it cosigned) for a stale old size, 422 when the
+proof does not verify, 409 for another root at the size it cosigned, 413 past 64 KiB, 408 for headers
+slower than 10 s or a request slower than 30 s. Another root at the cosigned size, in a checkpoint the
+log signed, is a refusal, recorded and said as above (once per checkpoint; no report is sent, the log got
+the answer). A failed proof is answered 422 but is no refusal: a proof is not signed, and anyone can send
+the public checkpoint with a made-up one. It prints "listening on http://HOST:PORT" first
+(port 0: any free port) and serves until SIGTERM or SIGINT: exit 1 if it refused any, else 0. Beside
+--relay and --interval it also runs the rounds, in the same process and on the same state, one update at
+a time; while a process serves a home (<home>/serve.pid), another refuses to run on it.
+
 Options:
   --home DIR     the witness's home (its key, name, the log's verifier key, the tree it cosigned last)
   --name NAME    the witness's key name when the key is made (e.g. witness.example.com/w1)
@@ -32,6 +48,9 @@ Options:
                  the first run, and a home then follows that log only
   --interval SECONDS
                  run rounds every SECONDS (1-86400) until stopped, instead of one round
-  --json         print the outcome as JSON (one line per round with --interval)
+  --listen HOST:PORT
+                 serve C2SP tlog-witness add-checkpoint on HOST:PORT ([::1]:PORT for IPv6; plain HTTP: put
+                 TLS in front of it for the Internet)
+  --json         print the outcome as JSON (one line per round with --interval, per request with --listen)
   -h, --help     show this help`,
 };

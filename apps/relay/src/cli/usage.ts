@@ -28,6 +28,7 @@ Usage:
   svc relay events proof           an inclusion (--seq) or consistency (--from --to) proof, as JSON
   svc relay events public-key      the public key that checks the older JSON checkpoints, and its key id
   svc relay witness --relay URL    a witness off this host: cosign the relay's checkpoint if consistent, else refuse
+                                   (--listen HOST:PORT: serve C2SP tlog-witness add-checkpoint to any log)
   svc relay backup --out FILE      a consistent copy of the running relay's home (log, keys, secrets)
   svc relay restore FILE           lay a backup out as a home (--home DIR) on this or a new machine
   svc relay events forget          forget personal content (notifications, Threads, recordings) by device or time

@@ -4,7 +4,9 @@ import { NoteFormatError, parseVkey } from '@svc/events/merkle/note';
 import { svcHomeFrom } from '../common/config/config';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openWitnessHome, witnessOnce, type WitnessHome, type WitnessOutcome } from '../transparency/witness-run';
+import { SerialLock, servedBy } from '../transparency/witness-serve';
 import { CliError, colours, EXIT, line, parseFlags, UsageError, type CliIo } from './io';
+import { listen, parseListen } from './witness-listen';
 
 const COMMAND = 'relay witness';
 
@@ -12,7 +14,8 @@ const COMMAND = 'relay witness';
  * `svc relay witness`: one round of a witness off the relay's host (run it from cron or a timer on
  * another machine). `--print-vkey` makes the witness key (with --name) and prints its cosignature
  * verifier key, for the relay's RELAY_WITNESS_VKEYS. A refusal exits 1 with a line saying why, and is kept
- * in the home (refusals.jsonl, witness.prom).
+ * in the home (refusals.jsonl, witness.prom). `--listen` serves C2SP tlog-witness add-checkpoint instead
+ * (or beside `--relay --interval` rounds, in one process sharing the home's state).
  */
 export async function witnessCommand(args: string[], io: CliIo): Promise<number> {
   const v = parseFlags(COMMAND, args, {
@@ -23,7 +26,10 @@ export async function witnessCommand(args: string[], io: CliIo): Promise<number>
     'print-vkey': { type: 'boolean' },
     json: { type: 'boolean' },
     interval: { type: 'string' },
+    listen: { type: 'string' },
   });
+  const at = v.listen === undefined ? null : parseListen(v.listen);
+  if (v.listen !== undefined && !at) throw new UsageError('--listen HOST:PORT (e.g. 127.0.0.1:8780; port 0: any free port)', COMMAND);
   let interval: number | null = null;
   if (v.interval !== undefined) {
     interval = /^\d{1,6}$/.test(v.interval) ? Number(v.interval) : NaN;
@@ -40,8 +46,13 @@ export async function witnessCommand(args: string[], io: CliIo): Promise<number>
     line(io.stdout, home.vkey);
     return EXIT.ok;
   }
-  if (v.relay === undefined || !/^https?:\/\/[^\s]{1,2000}$/.test(v.relay))
-    throw new UsageError('give the relay to witness: --relay https://host:port', COMMAND);
+  if ((!at || v.relay !== undefined) && (v.relay === undefined || !/^https?:\/\/[^\s]{1,2000}$/.test(v.relay)))
+    throw new UsageError('give the relay to witness: --relay https://host:port (or serve add-checkpoint: --listen HOST:PORT)', COMMAND);
+  if (at && v.relay !== undefined && interval === null)
+    throw new UsageError('--listen with --relay runs pull rounds beside the server: give --interval SECONDS too', COMMAND);
+  const server = servedBy(home);
+  if (!at && server !== null)
+    throw new CliError(`this witness home is served by process ${server} (--listen): only that process updates it; give it --relay and --interval`);
   const vkeyFile = path.join(dir, 'log.vkey');
   const kept = fs.existsSync(vkeyFile) ? fs.readFileSync(vkeyFile, 'utf8').trim() : null;
   if (kept && v['log-vkey'] && v['log-vkey'] !== kept)
@@ -57,8 +68,15 @@ export async function witnessCommand(args: string[], io: CliIo): Promise<number>
   }
   if (!kept) fs.writeFileSync(vkeyFile, logVkey + '\n', { mode: 0o644 });
   const report = (r: WitnessOutcome, compact: boolean) => say(io, r, v.relay!, dir, Boolean(v.json), compact);
-  if (interval === null) return report(await witnessOnce(home, v.relay, logVkey, Math.floor(Date.now() / 1000)), false) ? EXIT.ok : EXIT.failed;
-  return rounds(home, v.relay, logVkey, interval, io, (r) => report(r, true));
+  if (at) {
+    const lock = new SerialLock();
+    const serving = await listen(home, parseVkey(logVkey), at, lock, io, Boolean(v.json));
+    const pulled = v.relay === undefined ? null : await rounds(home, v.relay, logVkey, interval!, io, (r) => report(r, true), lock);
+    const { refused } = await serving.stopped;
+    return stopped(io, { refused: refused || Boolean(pulled?.refused), unreachable: Boolean(pulled?.unreachable) });
+  }
+  if (interval === null) return report(await witnessOnce(home, v.relay!, logVkey, Math.floor(Date.now() / 1000)), false) ? EXIT.ok : EXIT.failed;
+  return stopped(io, await rounds(home, v.relay!, logVkey, interval, io, (r) => report(r, true)));
 }
 
 /** Prints one round's outcome; true when it cosigned. */
@@ -87,7 +105,8 @@ export const backoffSeconds = (interval: number, failures: number) => Math.min(i
  * `--interval`: rounds until SIGTERM/SIGINT (io.signal), each a full round as above. A refusal is said
  * every round (the witness keeps refusing until the log is consistent again) and makes the exit status 1
  * when it stops; an unreachable relay is retried with a doubling, bounded delay, and exits 1 only if the
- * last round still could not reach it.
+ * last round still could not reach it. Beside --listen each round holds `lock`, so a round and an
+ * add-checkpoint request never interleave their check-and-update of the kept tree.
  */
 async function rounds(
   home: WitnessHome,
@@ -96,12 +115,13 @@ async function rounds(
   interval: number,
   io: CliIo,
   report: (r: WitnessOutcome) => boolean,
-): Promise<number> {
+  lock = new SerialLock(),
+): Promise<{ refused: boolean; unreachable: boolean }> {
   const signal = io.signal;
   let refused = false;
   let unreachable = 0;
   while (!signal?.aborted) {
-    const r = await witnessOnce(home, relay, logVkey, Math.floor(Date.now() / 1000));
+    const r = await lock.run(() => witnessOnce(home, relay, logVkey, Math.floor(Date.now() / 1000)));
     report(r);
     if (!r.ok && r.code !== 'unreachable') refused = true;
     unreachable = !r.ok && r.code === 'unreachable' ? unreachable + 1 : 0;
@@ -113,7 +133,12 @@ async function rounds(
       break; // stopped
     }
   }
-  const status = refused ? 'a refusal was reported; exit 1' : unreachable ? 'the relay was unreachable at the last round; exit 1' : 'exit 0';
+  return { refused, unreachable: unreachable > 0 };
+}
+
+/** The last line of --interval and --listen: why it exits as it does. */
+function stopped(io: CliIo, r: { refused: boolean; unreachable: boolean }): number {
+  const status = r.refused ? 'a refusal was reported; exit 1' : r.unreachable ? 'the relay was unreachable at the last round; exit 1' : 'exit 0';
   line(io.stderr, `witness: stopped (${status})`);
-  return refused || unreachable ? EXIT.failed : EXIT.ok;
+  return r.refused || r.unreachable ? EXIT.failed : EXIT.ok;
 }

@@ -2,6 +2,7 @@ import { Body, Controller, Get, Header, HttpCode, Post, Query, Res } from '@nest
 import type { FastifyReply } from 'fastify';
 import { Auth } from '../common/auth/auth';
 import { TransparencyService } from './transparency.service';
+import { WitnessPushService } from './witness-push.service';
 import { ConsistencyQuery, CosignatureDto, InclusionQuery, RefusalDto } from './transparency.dto';
 
 /**
@@ -17,7 +18,10 @@ import { ConsistencyQuery, CosignatureDto, InclusionQuery, RefusalDto } from './
  */
 @Controller('/log')
 export class TransparencyController {
-  constructor(private readonly log: TransparencyService) {}
+  constructor(
+    private readonly log: TransparencyService,
+    private readonly push: WitnessPushService,
+  ) {}
 
   @Get('/checkpoint')
   @Auth('public')
@@ -46,7 +50,7 @@ export class TransparencyController {
   @Auth('operator')
   @Header('Cache-Control', 'no-store')
   witnesses() {
-    return { ok: true, configured: this.log.witnesses.map((w) => w.name), witnesses: this.log.witnessView() };
+    return witnessesView(this.log, this.push);
   }
 
   @Post('/cosignature')
@@ -67,12 +71,24 @@ export class TransparencyController {
 /** The same view for the console's Store page, under the console API (where its sign-in cookie goes). */
 @Controller('/console/api/store/witnesses')
 export class ConsoleWitnessesController {
-  constructor(private readonly log: TransparencyService) {}
+  constructor(
+    private readonly log: TransparencyService,
+    private readonly push: WitnessPushService,
+  ) {}
 
   @Get()
   @Auth('operator')
   @Header('Cache-Control', 'no-store')
   witnesses() {
-    return { ok: true, configured: this.log.witnesses.map((w) => w.name), witnesses: this.log.witnessView() };
+    return witnessesView(this.log, this.push);
   }
+}
+
+/** Each witness: what it cosigned last, its newest refusal, and (when the relay submits to it: RELAY_WITNESS_URLS) what it answered last. */
+function witnessesView(log: TransparencyService, push: WitnessPushService) {
+  return {
+    ok: true,
+    configured: log.witnesses.map((w) => w.name),
+    witnesses: log.witnessView().map((r) => ({ ...r, push: push.state(r.name) })),
+  };
 }

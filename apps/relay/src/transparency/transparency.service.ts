@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { DomainError } from '@svc/domain';
-import { encodeRecord, openLogSource, type StoredEvent } from '@svc/events';
+import { encodeRecord, openLogSource, recordText, type StoredEvent } from '@svc/events';
 import { buildTree } from '@svc/events/merkle/build';
 import { checkNote, checkpointText, NoteFormatError, parseNote, parseVkey, SIG_COSIGNATURE_V1, type Verifier } from '@svc/events/merkle/note';
 import { TreeRangeError, type MerkleTree } from '@svc/events/merkle/tree';
@@ -14,7 +14,7 @@ import { ConfigError } from '../common/config/config-env';
 import type { RelayConfig } from '../common/config/relay-config';
 import { Clock } from '../common/loop/clock';
 import { CommandLoop } from '../common/loop/command-loop';
-import { recordText } from '../cli/checkpoint';
+
 import { logIdentity, signTreeHead, type LogIdentity } from './log-identity';
 import { WitnessStore, type WitnessRecord } from './witness-store';
 
@@ -126,6 +126,12 @@ export class TransparencyService implements OnModuleInit, OnModuleDestroy {
    * be shown on a busy relay.
    */
   async checkpoint(): Promise<{ note: string; size: number; root: string }> {
+    const { note, size, root } = await this.publish();
+    return { note: note + this.store.linesFor(size, root).join(''), size, root };
+  }
+
+  /** The published checkpoint as the log signed it (no cosignatures), re-signed when due (above). */
+  async publish(): Promise<{ note: string; size: number; root: string; tree: MerkleTree }> {
     const tree = await this.ready();
     if (tree.size === 0) throw new DomainError('log.empty', 'not_found', 'the log is empty: there is no checkpoint yet');
     const now = this.clock.now().getTime();
@@ -135,7 +141,7 @@ export class TransparencyService implements OnModuleInit, OnModuleDestroy {
       this.published = { note: signTreeHead(this.id(), tree.size, root), size: tree.size, root: root.toString('base64'), at: now };
     }
     const { note, size, root } = this.published!;
-    return { note: note + this.store.linesFor(size, root).join(''), size, root };
+    return { note, size, root, tree };
   }
 
   /**
@@ -223,7 +229,14 @@ export class TransparencyService implements OnModuleInit, OnModuleDestroy {
     return { witness: w.name };
   }
 
+  /** Every configured witness (one that has not spoken yet too) and every one the store remembers. */
   witnessView(): WitnessRecord[] {
-    return this.store.list();
+    const rows = this.store.list();
+    for (const w of this.witnesses) {
+      const keyHash = w.keyHash.toString('hex');
+      if (!rows.some((r) => r.name === w.name && r.key_hash === keyHash))
+        rows.push({ name: w.name, key_hash: keyHash, cosigned: null, refusal: null });
+    }
+    return rows.sort((a, b) => a.name.localeCompare(b.name));
   }
 }

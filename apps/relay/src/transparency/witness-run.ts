@@ -30,6 +30,8 @@ export type WitnessOutcome =
   | { ok: true; cosigned: Seen; previous: Seen | null; submitted: boolean }
   | { ok: false; reason: string; code: 'rewound' | 'rewritten' | 'inconsistent' | 'bad_signature' | 'unreachable'; checkpoint: Seen | null };
 
+export type RefusalCode = Exclude<WitnessOutcome, { ok: true }>['code'];
+
 const MAX_BODY = 64 * 1024;
 
 export function openWitnessHome(dir: string, name: string | undefined): WitnessHome {
@@ -117,7 +119,7 @@ export async function witnessOnce(home: WitnessHome, relayUrl: string, logVkey: 
     }
   }
   const line = cosignatureLine(checkpointText(head.origin, head.size, head.root), home.name, now, home.privateKey, home.publicKey);
-  atomicWrite(stateFile(home), JSON.stringify(seen) + '\n', { mode: 0o600 });
+  keepCosigned(home, seen);
   let submitted = false;
   const res = await fetch(`${base}/log/cosignature`, {
     method: 'POST',
@@ -126,22 +128,11 @@ export async function witnessOnce(home: WitnessHome, relayUrl: string, logVkey: 
     signal: AbortSignal.timeout(30_000),
   }).catch(() => null);
   submitted = res?.ok ?? false;
-  writeMetrics(home, seen, 0);
   return { ok: true, cosigned: seen, previous: prev, submitted };
 }
 
-async function refuse(
-  home: WitnessHome,
-  base: string,
-  cp: Seen | null,
-  code: Exclude<WitnessOutcome, { ok: true }>['code'],
-  reason: string,
-  now: number,
-): Promise<WitnessOutcome> {
-  fs.appendFileSync(path.join(home.dir, 'refusals.jsonl'), JSON.stringify({ time: now, relay: base, code, reason, checkpoint: cp }) + '\n', {
-    mode: 0o600,
-  });
-  writeMetrics(home, lastSeen(home), 1);
+async function refuse(home: WitnessHome, base: string, cp: Seen | null, code: RefusalCode, reason: string, now: number): Promise<WitnessOutcome> {
+  recordRefusal(home, base, cp, code, reason, now);
   if (cp && code !== 'unreachable') {
     // Told to the relay, signed, so its operator sees it on the Store page (the witness's home keeps it either way).
     const root = Buffer.from(cp.root, 'base64');
@@ -163,6 +154,23 @@ async function refuse(
     }).catch(() => null);
   }
   return { ok: false, code, reason, checkpoint: cp };
+}
+
+/**
+ * What every refusal leaves in the home, whichever way the checkpoint came (a pull round from `relay`, or
+ * an add-checkpoint request, named by `from`): a line in refusals.jsonl and the counter in witness.prom.
+ */
+export function recordRefusal(home: WitnessHome, from: string, cp: Seen | null, code: RefusalCode, reason: string, now: number): void {
+  fs.appendFileSync(path.join(home.dir, 'refusals.jsonl'), JSON.stringify({ time: now, relay: from, code, reason, checkpoint: cp }) + '\n', {
+    mode: 0o600,
+  });
+  writeMetrics(home, lastSeen(home), 1);
+}
+
+/** Keeps `seen` as the tree this witness cosigned last (state.json, replaced whole) and says so in witness.prom. */
+export function keepCosigned(home: WitnessHome, seen: Seen): void {
+  atomicWrite(stateFile(home), JSON.stringify(seen) + '\n', { mode: 0o600 });
+  writeMetrics(home, seen, 0);
 }
 
 /** A Prometheus textfile (node_exporter's textfile collector reads it): refusals counted, the newest cosigned size. */

@@ -224,3 +224,28 @@ export function eventStoreUrl(env: NodeJS.ProcessEnv): string | null {
   }
   return v;
 }
+
+/**
+ * RELAY_WITNESS_URLS: `<witness name>=<submission prefix>` entries separated by spaces or commas (C2SP
+ * tlog-witness), each name that of a key in RELAY_WITNESS_VKEYS (`<name>+<hash>+<key>`), which checks the
+ * cosignatures the witness answers. Checked here so a mistake stops the start with what is wrong.
+ */
+export function loadWitnessUrls(env: NodeJS.ProcessEnv): Array<{ name: string; url: string }> {
+  const names = (env.RELAY_WITNESS_VKEYS ?? '')
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map((k) => k.split('+')[0]);
+  const out: Array<{ name: string; url: string }> = [];
+  for (const entry of (env.RELAY_WITNESS_URLS ?? '').split(/[\s,]+/).filter(Boolean)) {
+    const at = entry.search(/=https?:\/\//);
+    if (at <= 0) throw new ConfigError(`RELAY_WITNESS_URLS: "${entry.slice(0, 80)}" is not <witness name>=<http(s) URL>`);
+    const name = entry.slice(0, at);
+    let url = entry.slice(at + 1);
+    if (!URL.canParse(url)) throw new ConfigError(`RELAY_WITNESS_URLS: ${name}: "${url.slice(0, 80)}" is not a URL`);
+    while (url.endsWith('/')) url = url.slice(0, -1);
+    if (!names.includes(name)) throw new ConfigError(`RELAY_WITNESS_URLS: ${name} has no verifier key in RELAY_WITNESS_VKEYS`);
+    if (out.some((t) => t.name === name)) throw new ConfigError(`RELAY_WITNESS_URLS: ${name} is listed twice`);
+    out.push({ name, url });
+  }
+  return out;
+}

@@ -17,6 +17,7 @@ import {
   loadVoiceConfig,
   loopbackTrust,
   updateFeedUrl,
+  loadWitnessUrls,
 } from './config-loaders';
 import { BIND_ALL, DEFAULT_PORT, DEFAULT_WEBAPI_URL, dialHost } from './hosts';
 import { LOG_LEVELS, type LogLevel, type RelayConfig, type StartFlags } from './relay-config';
@@ -67,6 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: StartFlags = {}): Rela
     logRetentionDays: whole('RELAY_LOG_RETENTION_DAYS', 0, 0, 36500),
     logArchiveDir: env.RELAY_LOG_ARCHIVE_DIR ? path.resolve(env.RELAY_LOG_ARCHIVE_DIR) : null,
     witnessVkeys: (env.RELAY_WITNESS_VKEYS ?? '').split(/[\s,]+/).filter(Boolean),
+    witnessUrls: loadWitnessUrls(env),
     checkpointPublishSeconds: whole('RELAY_CHECKPOINT_PUBLISH_SECONDS', 10, 0, 86400),
     personalDataKeysPerHour: whole('RELAY_PERSONAL_DATA_KEYS_PER_HOUR', 12, 1, 3600),
     allowInsecureApiBearer: Boolean(flags.allowInsecureApiKey) || envFlag(env, 'RELAY_ALLOW_INSECURE_API_BEARER', false),

@@ -47,6 +47,11 @@ export type RelayConfig = {
   /** RELAY_WITNESS_VKEYS: the cosignature/v1 verifier keys of the witnesses whose cosignatures the relay keeps (issue 39). */
   witnessVkeys: string[];
   /**
+   * RELAY_WITNESS_URLS: `<witness name>=<submission prefix>` entries; the relay submits each published
+   * checkpoint to those witnesses (C2SP tlog-witness `add-checkpoint`) and keeps their cosignatures.
+   */
+  witnessUrls: Array<{ name: string; url: string }>;
+  /**
    * RELAY_CHECKPOINT_PUBLISH_SECONDS (default 10; 0: every fetch of a grown tree): how long the published
    * checkpoint (GET /log/checkpoint) stays fixed, so witnesses' cosignatures of it are shown beside it.
    */

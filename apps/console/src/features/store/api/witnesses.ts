@@ -10,6 +10,15 @@ export type WitnessesView = {
     key_hash: string;
     cosigned: { size: number; root: string; time: number; received_at: number } | null;
     refusal: { size: number; root: string; reason: string; time: number; received_at: number } | null;
+    /** What the witness answered when the relay last submitted a checkpoint (RELAY_WITNESS_URLS: C2SP tlog-witness); null when it does not submit there. */
+    push: {
+      url: string;
+      state: 'pending' | 'ok' | 'error' | 'refused';
+      at: number | null;
+      message: string | null;
+      next_at: number | null;
+      failures: number;
+    } | null;
   }>;
 };
 

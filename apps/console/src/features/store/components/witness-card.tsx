@@ -1,6 +1,6 @@
 import { Card, Chip, InlineError, Skeleton } from '@/components/ui';
 import { count, exact } from '@/lib/format';
-import { useWitnesses } from '../api/witnesses';
+import { useWitnesses, type WitnessesView } from '../api/witnesses';
 
 /**
  * The transparency log's witnesses (issue 39): for each, the newest checkpoint it cosigned and its newest
@@ -9,11 +9,13 @@ import { useWitnesses } from '../api/witnesses';
 export function WitnessCard() {
   const w = useWitnesses();
   const v = w.data;
+  const pushing = v?.witnesses.some((x) => x.push !== null) ?? false;
   return (
     <Card title="Witnesses">
       <p className="muted">
         Witnesses on other machines cosign this relay&apos;s checkpoints (<code>GET /log/checkpoint</code>) only when the log is consistent with the
-        one they cosigned before. A refusal means one of them saw this log rewritten, truncated or rewound.
+        one they cosigned before. A refusal means one of them saw this log rewritten, truncated or rewound. Witnesses listed in{' '}
+        <code>RELAY_WITNESS_URLS</code> are sent each new checkpoint by the relay (C2SP tlog-witness); the others fetch it themselves.
       </p>
       <InlineError error={w.error} />
       {w.isPending ? <Skeleton lines={2} height={18} /> : null}
@@ -29,6 +31,7 @@ export function WitnessCard() {
               <th>Witness</th>
               <th>Newest cosigned checkpoint</th>
               <th>Refusal</th>
+              {pushing ? <th>Submissions</th> : null}
             </tr>
           </thead>
           <tbody>
@@ -55,11 +58,38 @@ export function WitnessCard() {
                     <span className="muted">none</span>
                   )}
                 </td>
+                {pushing ? (
+                  <td data-testid="witness-push">
+                    <PushCell push={x.push} />
+                  </td>
+                ) : null}
               </tr>
             ))}
           </tbody>
         </table>
       ) : null}
     </Card>
+  );
+}
+
+type Push = NonNullable<WitnessesView['witnesses'][number]['push']>;
+
+/** The relay's submissions to one witness: what it answered last, and when the relay tries again after a failure. */
+function PushCell({ push }: { push: Push | null }) {
+  if (push === null) return <span className="muted">fetches itself</span>;
+  const tone = ({ ok: 'good', pending: 'neutral', error: 'warn', refused: 'bad' } as const)[push.state];
+  const label = { ok: '✓ answered', pending: 'not sent yet', error: 'failed', refused: 'refused' }[push.state];
+  return (
+    <div role={push.state === 'refused' ? 'alert' : undefined}>
+      <Chip tone={tone}>{label}</Chip>
+      {push.at !== null ? <> at {exact(push.at)}</> : null}
+      <div className="small muted mono">{push.url}</div>
+      {push.message ? <div className="small">{push.message}</div> : null}
+      {push.next_at !== null ? (
+        <div className="small muted">
+          next try at {exact(push.next_at)} ({count(push.failures)} in a row)
+        </div>
+      ) : null}
+    </div>
   );
 }
