@@ -514,9 +514,9 @@ describe('the agent session store behind /phone/threads and /chat/image-activity
       // The newest 250 rows of the session: 25 image calls among them, the last ones not answered within the window.
       expect(last.activities.length).toBeGreaterThan(0);
       expect(last.activities.length).toBeLessThanOrEqual(250);
-      // 2.8 ms of CPU beside two busy loops; 44 ms with the store's indexes dropped (the wall-time bound of
-      // 100 ms could not tell those apart, only the plans above did).
-      expect(median).toBeLessThan(25);
+      // 2.8 ms of CPU beside two busy loops, 7.3 ms at load average 13; 44 ms with the store's indexes dropped
+      // (the wall-time bound of 100 ms could not tell those apart, only the plans above did).
+      expect(median).toBeLessThan(30);
       const tt: number[] = [];
       for (let i = 0; i < 10; i++) {
         const { result: b, cpuMs } = await cpuMsDuring(() => threads());
@@ -524,7 +524,7 @@ describe('the agent session store behind /phone/threads and /chat/image-activity
         tt.push(cpuMs);
       }
       tt.sort((a, b) => a - b);
-      expect(tt[5]).toBeLessThan(250); // 18.5 ms of CPU beside two busy loops
+      expect(tt[5]).toBeLessThan(250); // 18.5-19 ms of CPU beside two busy loops
       process.stdout.write(
         `agent store, HTTP round trip median CPU: image-activity ${median.toFixed(2)} ms, threads (1000 listed) ${tt[5].toFixed(2)} ms\n`,
       );
