@@ -250,6 +250,10 @@ describe('the relay submits its checkpoints to tlog-witness witnesses (RELAY_WIT
     const v = await view();
     expect(v.refusal?.reason).toMatch(/cosigned a tree of 1000000 records .* rewound or truncated/);
     expect(v.push).toMatchObject({ state: 'refused', failures: 1 });
+    // An operator alerts on it: the counter of refusals by witness and way.
+    const metrics = await (await fetch(`${relay.url}/metrics`, { headers: relay.op })).text();
+    expect(metrics).toMatch(/svc_witness_answers_total\{witness="witness\.spec\.test\/w1",way="push",outcome="refused"\} 1\n/);
+    expect(metrics).toMatch(/svc_witness_answers_total\{witness="witness\.spec\.test\/w1",way="push",outcome="cosigned"\} [1-9]/);
     const n = w.seen.length;
     await tick(5);
     await settled();
