@@ -65,12 +65,15 @@ async function healthDuring<T>(relay: TestRelay, work: Promise<T>): Promise<{ re
       await sleep(10);
     }
   })();
+  let result: T;
   try {
-    return { result: await work, worstMs };
+    result = await work;
   } finally {
     done = true;
     await poll;
   }
+  // Read after the poll in flight has ended: a /health held by the work counts too.
+  return { result, worstMs };
 }
 
 /** A stand-in for the agent host's chat API: counts the calls, answers what `answer` says (or holds the answer). */
