@@ -2,7 +2,8 @@
 // Issue 38 item 4: the personal data keys of a PostgreSQL log sealed under the home's KEK. What a relay's
 // start pays to open them (a year of 10 phones sending content every hour is ~88,000 keys), against the
 // same rows as an earlier version stored them (32 bytes in the clear, no unsealing: the baseline); what a
-// new key's row costs; and the one-time sealing of the plain rows an upgraded leader does at its start.
+// new key's row costs; a standby's follow tick (every row read again, before; the batch's keys by id, now);
+// and the one-time sealing of the plain rows an upgraded leader does at its start.
 //   node bench/personal-keys-pg.js [--keys 100000] [--runs 5]
 const { randomBytes } = require('node:crypto');
 const { parseArgs } = require('node:util');
@@ -83,6 +84,36 @@ async function main() {
     }
     await store.close();
 
+    // A standby's follow tick: the keys of a batch the leader just sealed (10 new ones), read before the batch
+    // applies. Before: every row read again each tick (sync()); now: only the batch's missing ids (sync(ids)).
+    const leader = await PgKeyStore.open(sealedUrl, { where: 'bench KEK', load: () => kek });
+    const standby = await PgKeyStore.open(sealedUrl, { where: 'bench KEK', load: () => kek });
+    const fullTick = [];
+    const byIdTick = [];
+    let slot = 0;
+    const tenNew = async () => {
+      const made = [];
+      for (let i = 0; i < 10; i++) {
+        const k = leader.current(`follow${slot++}:${hour(1)}`);
+        await k.persisted;
+        made.push(k.id);
+      }
+      return made;
+    };
+    for (let r = 0; r < RUNS; r++) {
+      await tenNew();
+      let t0 = process.hrtime.bigint();
+      await standby.sync();
+      fullTick.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      const made = await tenNew();
+      t0 = process.hrtime.bigint();
+      await standby.sync(made);
+      byIdTick.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      if (!made.every((id) => standby.get(id))) throw new Error('the standby did not get the new keys');
+    }
+    await leader.close();
+    await standby.close();
+
     // The upgrade: an earlier version's plain rows, sealed in place by the leader's start (once).
     const upgradeMs = await timeOpen(plainUrl, kek, { upgrade: true });
     const after = await timeOpen(plainUrl, kek);
@@ -97,6 +128,11 @@ async function main() {
     report('A new key (the INSERT of a sealed row, 200 keys)', [
       ['median (ms)', 'max (ms)'],
       [fmt(median(inserts), 2), fmt(Math.max(...inserts), 2)],
+    ]);
+    report(`A standby's follow tick with ${fmt(N)} keys in the table and 10 new (median of ${RUNS})`, [
+      ['read', 'ms', 'ratio to every row'],
+      ['every row, as before (baseline)', fmt(median(fullTick), 1), '1.00x'],
+      ["only the batch's missing ids (now)", fmt(median(byIdTick), 2), `${(median(byIdTick) / median(fullTick)).toFixed(4)}x`],
     ]);
     report(`Sealing ${fmt(N)} plain rows in place (an upgraded leader's first start, once)`, [
       ['open + seal + vacuum (ms)', 'the next open (ms)'],

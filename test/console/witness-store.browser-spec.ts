@@ -1,11 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Scheduler } from '../../apps/relay/src/common/loop/scheduler';
-import { WitnessPushService } from '../../apps/relay/src/transparency/witness-push.service';
 import { svc } from '../support/cli';
-import { ensureBuilt, spawnSvc, type SvcProcess } from '../support/dist';
+import { ensureBuilt, type SvcProcess } from '../support/dist';
 import { pairPhone, startRelay, tempHome, type TestRelay } from '../support/harness';
-import { waitFor } from '../support/standby';
+import { relayWithListeningWitness, submitRound } from '../support/witness';
 import { ensureConsoleBuilt, expectText, launchWatchedPage, shot, signIn } from './browser';
 
 jest.setTimeout(60_000);
@@ -87,20 +85,9 @@ describe('console Store page: witnesses the relay submits to', () => {
   it('shows each submission: answered, then failed with the reason and the next try', async () => {
     ensureConsoleBuilt();
     ensureBuilt();
-    const probe = await startRelay();
-    await probe.close();
-    const logVkey = (await svc(['relay', 'events', 'vkey'], { SVC_HOME: probe.home })).stdout.trim();
-    const wvkey = (await svc(['relay', 'witness', '--home', witnessHome, '--name', 'witness.test/push', '--print-vkey'])).stdout.trim();
-    witness = spawnSvc(['relay', 'witness', '--home', witnessHome, '--log-vkey', logVkey, '--listen', '127.0.0.1:0'], { NO_COLOR: '1' });
-    const url = await waitFor('the witness to listen', async () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(witness.stdout())?.[1], 30_000);
-    relay = await startRelay({ home: probe.home, env: { RELAY_WITNESS_VKEYS: wvkey, RELAY_WITNESS_URLS: `witness.test/push=${url}` } });
-    const submit = async () => {
-      (await pairPhone(relay)).phone.close();
-      await relay.loop.drain();
-      relay.clock.advanceSeconds(15 * 60);
-      await relay.app.get(Scheduler).sweep();
-      await relay.app.get(WitnessPushService).settled();
-    };
+    let url: string;
+    ({ relay, witness, url } = await relayWithListeningWitness(witnessHome, 'witness.test/push'));
+    const submit = () => submitRound(relay);
     await submit();
     ({ browser, page } = await launchWatchedPage(pageErrors));
     await signIn(page, relay);

@@ -1,4 +1,4 @@
-import { createDecipheriv } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startRelay, tempHome, type TestRelay } from '../support/harness';
@@ -26,6 +26,15 @@ function openRow(kek: Buffer, id: string, row: Buffer): Buffer {
   d.setAAD(Buffer.from(`svc-relay personal data key ${id}`));
   d.setAuthTag(row.subarray(45));
   return Buffer.concat([d.update(row.subarray(13, 45)), d.final()]);
+}
+
+/** A row as the documented format seals it (the inverse of openRow). */
+function sealRow(kek: Buffer, id: string, key: Buffer): Buffer {
+  const iv = randomBytes(12);
+  const c = createCipheriv('aes-256-gcm', kek, iv);
+  c.setAAD(Buffer.from(`svc-relay personal data key ${id}`));
+  const ct = Buffer.concat([c.update(key), c.final()]);
+  return Buffer.concat([Buffer.from([1]), iv, ct, c.getAuthTag()]);
 }
 
 const threadText = (relay: TestRelay): string => JSON.stringify(relay.loop.models.phoneThreads.snapshot());
@@ -112,9 +121,17 @@ describe('data keys sealed under the KEK in PostgreSQL', () => {
     const standby = await startRelay({ home, env: { RELAY_EVENT_STORE: url, RELAY_ROLE: 'standby', PHONE_ENABLED: '1' } });
     try {
       expect(threadText(standby)).toContain(A_SECRETS[2]);
+      // A row no record names (sealed as documented, by hand): a follow tick reads the keys its batch needs by
+      // id, not the whole table again, so this one stays unread (before, each tick read every row).
+      const stray = 'stray:2026-03-01T12:0badc0de';
+      await pg.query(dbOf(url), `INSERT INTO svc_relay_personal_keys (id, key) VALUES ($1, $2)`, [
+        stray,
+        sealRow(kekOf(leader.home), stray, Buffer.alloc(32, 5)),
+      ]);
       // A new message for no phone: a fresh `host` key the leader made after the standby had read the table.
       expect((await call(leader, 'POST', '/phone/message', { chat_id: 'later', text: 'made after the standby started' })).status).toBe(200);
       await waitFor('the new message on the standby', async () => threadText(standby).includes('made after the standby started'));
+      expect(standby.loop.sealer!.keys.get(stray)).toBeUndefined();
       const before = standby.loop.sealer!.keys.ids().length;
       const forgot = await call(leader, 'POST', '/console/api/personal-data/forget', { device: aPrefix });
       expect(forgot.body).toMatchObject({ ok: true, dry_run: false });
@@ -122,6 +139,11 @@ describe('data keys sealed under the KEK in PostgreSQL', () => {
       await waitFor('the forgetting on the standby', async () => !threadText(standby).includes(A_SECRETS[2]));
       expect(standby.loop.sealer!.keys.ids().length).toBe(before - forgot.body.keys);
       expect(threadText(standby)).toContain('made after the standby started');
+      // It takes over: a leader counts and forgets by every key in the table, so now it reads them all.
+      await leader.close();
+      relay = undefined;
+      await waitFor('the takeover', async () => !standby.loop.standby, 60_000);
+      expect(standby.loop.sealer!.keys.get(stray)).toEqual(Buffer.alloc(32, 5));
     } finally {
       await standby.close();
     }

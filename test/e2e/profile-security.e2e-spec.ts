@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { bearer, pairPhone, readEvents, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { call, REMOTE, operatorFetch } from '../support/http';
+import { cpuMsDuring } from '../support/timing';
 
 /** Every request here is the operator's tool's: with the home's operator key (test/support/http.ts). */
 const fetch = operatorFetch;
@@ -87,7 +88,8 @@ describe('item 6: profile writes need the chat grant', () => {
 describe('item 7: huge YAML mappings', () => {
   let relay: TestRelay;
   let home: string;
-  let startMs: number;
+  /** CPU time, not wall time: a parse is CPU work, and CPU time is not what a busy neighbour takes from us. */
+  let startCpuMs: number;
   const hugeKeys = (n: number) => {
     let t = '';
     for (let i = 0; i < n; i++) t += `k${i}: v\n`;
@@ -104,15 +106,15 @@ describe('item 7: huge YAML mappings', () => {
       fs.mkdirSync(path.join(home, 'profiles', name), { recursive: true });
       fs.writeFileSync(path.join(home, 'profiles', name, 'config.yaml'), text);
     }
-    const t0 = Date.now();
-    relay = await startRelay({ home });
-    startMs = Date.now() - t0;
+    ({ result: relay, cpuMs: startCpuMs } = await cpuMsDuring(() => startRelay({ home })));
   });
   afterAll(() => relay.close());
 
   it('the relay starts quickly and answers /health; the list skips the configs with a warning naming each file', async () => {
     expect(fs.statSync(path.join(home, 'profiles', 'huge', 'config.yaml')).size).toBe(628_890); // 629 KB
-    expect(startMs).toBeLessThan(5_000);
+    // 291 ms of CPU (load average 6 from other work), 402 ms beside two busy loops (wall time 759 ms there,
+    // against the 5 s it was held to); a parse of the huge file alone is 49 s.
+    expect(startCpuMs).toBeLessThan(5_000);
     const t0 = Date.now();
     expect((await call(relay, 'GET', '/health')).status).toBe(200);
     expect(Date.now() - t0).toBeLessThan(1_000);
@@ -142,9 +144,9 @@ describe('item 7: huge YAML mappings', () => {
     phone.close();
     const headers = { ...REMOTE, ...bearer(token) };
     for (const name of ['huge', 'dense']) {
-      const t0 = Date.now();
-      const r = await call(relay, 'GET', `/api/profiles/${name}/config`, undefined, headers);
-      expect(Date.now() - t0).toBeLessThan(1_000);
+      // Refused before parsing: 4-5 ms of CPU, busy loops or not (wall time 6-55 ms beside them, against 1 s).
+      const { result: r, cpuMs } = await cpuMsDuring(() => call(relay, 'GET', `/api/profiles/${name}/config`, undefined, headers));
+      expect(cpuMs).toBeLessThan(1_000);
       expect(r).toMatchObject({ status: 409, body: { ok: false, code: 'profile.config_too_large', profile: name } });
       expect(JSON.stringify(r.body)).not.toContain(home);
     }
@@ -165,10 +167,12 @@ describe('item 7: huge YAML mappings', () => {
     fs.mkdirSync(path.join(home, 'profiles', 'later'), { recursive: true });
     fs.writeFileSync(path.join(home, 'profiles', 'later', 'config.yaml'), hugeKeys(64_000));
     relay.clock.advance(31_000);
-    const t0 = Date.now();
-    await relay.sweep();
-    await call(relay, 'GET', '/relay/profiles'); // waits for the rescan in flight
-    expect(Date.now() - t0).toBeLessThan(3_000);
+    const { cpuMs } = await cpuMsDuring(async () => {
+      await relay.sweep();
+      await call(relay, 'GET', '/relay/profiles'); // waits for the rescan in flight
+    });
+    // CPU time, as at start: 11 ms, 82 ms beside two busy loops (wall time 30 ms there, against 3 s); a parse is 49 s.
+    expect(cpuMs).toBeLessThan(3_000);
     expect((await call(relay, 'GET', '/health')).status).toBe(200);
     expect(relay.logs.join('')).toContain(path.join('profiles', 'later', 'config.yaml'));
   });

@@ -34,9 +34,11 @@ describe('slow clients', () => {
     afterAll(() => relay.close('test done'));
 
     it('are cut at the headers bound (here 300 ms), with 408, even while bytes keep coming', async () => {
+      // Timed from before the connection: the relay's bound runs from its accept, so a start taken after
+      // `opened` can miss a loaded machine's delay there and see the cut early.
+      const start = Date.now();
       const c = rawClient(port);
       await c.opened;
-      const start = Date.now();
       c.socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n');
       const drip = setInterval(() => c.socket.writable && c.socket.write('X-Slow: 1\r\n'), 50);
       const { data, at } = await c.ended;
@@ -94,9 +96,9 @@ describe('slow clients', () => {
       await relay.loop.drain();
       const before = relay.loop.lastSeq;
       const body = JSON.stringify({ device_name: 'slow'.repeat(50) });
+      const start = Date.now(); // before the connection, as above
       const c = rawClient(port);
       await c.opened;
-      const start = Date.now();
       c.socket.write(`POST /pairing HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
       let i = 0;
       const drip = setInterval(() => c.socket.writable && i < body.length && c.socket.write(body[i++]), 40);

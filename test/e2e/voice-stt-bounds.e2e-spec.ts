@@ -217,7 +217,8 @@ describe('offline speech to text: bounded (item 4)', () => {
     expect(a.status).toBe(413);
     expect(a.body).toMatchObject({ ok: false, success: false, code: 'voice.audio_too_long', max_seconds: 120 });
     expect(a.body.error).toContain('RELAY_VOICE_STT_MAX_SECONDS');
-    expect(tookMs).toBeLessThan(10_000);
+    // 1.3 s beside two busy loops (the bound was 7.7 times that); decoding or recognising hours takes minutes.
+    expect(tookMs).toBeLessThan(15_000);
     expect(slowestHealthMs).toBeLessThan(1_000);
     expect(rssPeak - rssBefore).toBeLessThan(150 * 1024 * 1024);
     expect(await speechChildren()).toBe(0);
@@ -262,7 +263,10 @@ describe('offline speech to text: bounded (item 4)', () => {
       expect(a.status).toBe(504);
       expect(a.body).toMatchObject({ ok: false, code: 'voice.provider_timeout' });
       expect(a.body.error).toContain('RELAY_VOICE_TIMEOUT_SECONDS');
-      expect(Date.now() - started).toBeLessThan(6_000);
+      // Cut at the 2 s bound, not before it; 2.45 s beside two busy loops, so 10 s leaves 17 times the
+      // loaded overshoot and is still far under recognising the 100 s recording.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1_950);
+      expect(Date.now() - started).toBeLessThan(10_000);
       await until('the speech programs to be gone', async () => (await speechChildren()) === 0, 2_000);
     } finally {
       await quick.close();

@@ -9,6 +9,7 @@ import { svc } from '../support/cli';
 import { ensureBuilt, spawnSvc, type SvcProcess } from '../support/dist';
 import { pairPhone, startRelay, tempHome, type TestRelay } from '../support/harness';
 import { waitFor } from '../support/standby';
+import { relayWithListeningWitness, submitRound } from '../support/witness';
 
 /**
  * The relay submits its checkpoints to standard witnesses (C2SP tlog-witness `add-checkpoint`, setting
@@ -249,6 +250,10 @@ describe('the relay submits its checkpoints to tlog-witness witnesses (RELAY_WIT
     const v = await view();
     expect(v.refusal?.reason).toMatch(/cosigned a tree of 1000000 records .* rewound or truncated/);
     expect(v.push).toMatchObject({ state: 'refused', failures: 1 });
+    // An operator alerts on it: the counter of refusals by witness and way.
+    const metrics = await (await fetch(`${relay.url}/metrics`, { headers: relay.op })).text();
+    expect(metrics).toMatch(/svc_witness_answers_total\{witness="witness\.spec\.test\/w1",way="push",outcome="refused"\} 1\n/);
+    expect(metrics).toMatch(/svc_witness_answers_total\{witness="witness\.spec\.test\/w1",way="push",outcome="cosigned"\} [1-9]/);
     const n = w.seen.length;
     await tick(5);
     await settled();
@@ -327,20 +332,13 @@ describe('the relay submits to `svc relay witness --listen` (the CLI witness, it
 
   it('cosigns each new checkpoint the relay sends; the served checkpoint verifies under both keys with `events verify`; a log rewound behind what the witness cosigned is a refusal on the relay (the witness answers 409 with its size)', async () => {
     ensureBuilt();
-    const probe = await startRelay();
-    await probe.close();
-    const logVkey = (await svc(['relay', 'events', 'vkey'], { SVC_HOME: probe.home })).stdout.trim();
-    const wvkey = (await svc(['relay', 'witness', '--home', home, '--name', 'witness.cli.test/w1', '--print-vkey'])).stdout.trim();
-    witness = spawnSvc(['relay', 'witness', '--home', home, '--log-vkey', logVkey, '--listen', '127.0.0.1:0'], { NO_COLOR: '1' });
-    const url = await waitFor('the witness to listen', async () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(witness.stdout())?.[1], 30_000);
-    relay = await startRelay({ home: probe.home, env: { RELAY_WITNESS_VKEYS: wvkey, RELAY_WITNESS_URLS: `witness.cli.test/w1=${url}` } });
+    let url: string;
+    let logVkey: string;
+    let wvkey: string;
+    ({ relay, witness, url, logVkey, wvkey } = await relayWithListeningWitness(home, 'witness.cli.test/w1'));
     const view = async () => ((await (await fetch(`${relay.url}/log/witnesses`, { headers: relay.op })).json()) as View).witnesses[0];
     const round = async () => {
-      (await pairPhone(relay)).phone.close();
-      await relay.loop.drain();
-      relay.clock.advanceSeconds(15 * 60);
-      await relay.app.get(Scheduler).sweep();
-      await relay.app.get(WitnessPushService).settled();
+      await submitRound(relay);
       return view();
     };
     for (let i = 0; i < 2; i++) {
@@ -350,7 +348,7 @@ describe('the relay submits to `svc relay witness --listen` (the CLI witness, it
       expect(text).toContain(v.cosigned!.line);
       const file = path.join(tempHome(), 'cosigned.checkpoint');
       fs.writeFileSync(file, text);
-      const check = await svc(['relay', 'events', 'verify', '--checkpoint', file, '--vkey', logVkey, '--vkey', wvkey], { SVC_HOME: probe.home });
+      const check = await svc(['relay', 'events', 'verify', '--checkpoint', file, '--vkey', logVkey, '--vkey', wvkey], { SVC_HOME: relay.home });
       expect(check.code).toBe(0);
       expect(check.stdout).toMatch(/signed by svc-relay\/[0-9a-f]{16}, witness\.cli\.test\/w1 \(cosigned /);
     }

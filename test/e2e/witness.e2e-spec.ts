@@ -116,6 +116,8 @@ describe('the transparency log over HTTP, and a witness off the host', () => {
     const v = await svc(['relay', 'events', 'verify', '--checkpoint', file, '--vkey', logVkey, '--vkey', wvkey], { SVC_HOME: home });
     expect(v.code).toBe(0);
     expect(v.stdout).toMatch(/signed by svc-relay\/[0-9a-f]{16}, witness\.test\/w1 \(cosigned /);
+    const metrics = await (await fetch(`${relay.url}/metrics`, { headers: relay.op })).text();
+    expect(metrics).toMatch(/svc_witness_answers_total\{witness="witness\.test\/w1",way="pull",outcome="cosigned"\} 1\n/);
   });
 
   it('publishes a checkpoint that stays fixed for RELAY_CHECKPOINT_PUBLISH_SECONDS, with the cosignatures of it', async () => {

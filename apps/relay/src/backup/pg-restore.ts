@@ -1,6 +1,7 @@
 import { connectPg, copyLog, FileLogSource, MAX_FILE_JSON_DEPTH, parseJsonBounded, redactPgUrl, TABLE } from '@svc/events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readKeyFile } from '../personal/key-store';
 import { KEY_TABLE_DDL, KEY_TABLE, wrapDataKey } from '../personal/pg-key-store';
 import { loadKek } from '../standby/shared-secrets';
 import type { BackupManifest } from './backup-manifest';
@@ -12,8 +13,10 @@ import type { BackupManifest } from './backup-manifest';
  */
 export async function restoreIntoPostgres(tmp: string, url: string, manifest: BackupManifest): Promise<string> {
   const relay = path.join(tmp, 'relay');
+  // Checked as the file store checks its own (ids, 32-byte keys, size), before anything goes into the
+  // database: an archive is a file from elsewhere, and a bad one must not leave a half-restored database.
+  const keys = readKeyFile(path.join(relay, 'personal-keys.json'));
   await copyLog(new FileLogSource(path.join(relay, 'events')), { kind: 'postgres', url });
-  const keysFile = path.join(relay, 'personal-keys.json');
   const snapshot =
     manifest.snapshot_seq === null ? null : path.join(relay, 'snapshots', `snapshot-${String(manifest.snapshot_seq).padStart(12, '0')}.json`);
   const client = await connectPg(url, 'writer');
@@ -21,14 +24,12 @@ export async function restoreIntoPostgres(tmp: string, url: string, manifest: Ba
   try {
     await client.query('BEGIN');
     await client.query(KEY_TABLE_DDL);
-    if (fs.existsSync(keysFile)) {
-      const { keys } = parseJsonBounded(fs.readFileSync(keysFile, 'utf8'), MAX_FILE_JSON_DEPTH) as { keys: Record<string, string> };
-      const ids = Object.keys(keys);
+    if (keys) {
       // Sealed under the restored home's KEK (the backup's, or one made now when it held none: a home backed up from a file log).
       const kek = loadKek(relay, true)!;
       await client.query(`INSERT INTO ${KEY_TABLE} (id, key) SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT (id) DO NOTHING`, [
-        ids,
-        ids.map((id) => wrapDataKey(kek, id, Buffer.from(keys[id], 'base64'))),
+        keys.map(([id]) => id),
+        keys.map(([id, key]) => wrapDataKey(kek, id, key)),
       ]);
     }
     if (snapshot && fs.existsSync(snapshot)) {

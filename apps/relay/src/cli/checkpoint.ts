@@ -1,14 +1,4 @@
-import {
-  checkLine,
-  FileLogSource,
-  JsonlLogSource,
-  PgLogSource,
-  scanLines,
-  TABLE,
-  verifySource,
-  type LogSource,
-  type LogVerifyReport,
-} from '@svc/events';
+import { checkLine, recordText, verifySource, type LogSource, type LogVerifyReport } from '@svc/events';
 import {
   checkpointJson,
   CheckpointFormatError,
@@ -216,45 +206,4 @@ async function hashOfRecord(source: LogSource, seq: number): Promise<string | nu
   if (text === null) return null;
   const check = checkLine(text);
   return check.ok && check.seq === seq ? check.hash : null;
-}
-
-const SEQ_RE = /^\{"seq":(\d+),/;
-
-/** The record of `seq` exactly as stored (the file's line without its newline, or the database's `record`), or null. */
-export async function recordText(source: LogSource, seq: number): Promise<string | null> {
-  if (source instanceof PgLogSource) {
-    if ((await source.containers()) === 0) return null;
-    const c = await source.connection();
-    const r = await c.query<{ record: string }>(`SELECT record FROM ${TABLE.events} WHERE seq = $1`, [seq]);
-    return r.rows[0]?.record ?? null;
-  }
-  if (source instanceof FileLogSource) {
-    // The segment that starts at or before seq (names say where each starts; one of an older relay could be
-    // named past its first record, so the one before it is read too), the archive's included.
-    const segs = source.segments().filter((s) => s.firstSeq <= seq);
-    for (const seg of segs.slice(-2).reverse()) {
-      const found = findLine(path.join(seg.dir, seg.file), seq);
-      if (found !== null) return found;
-    }
-    return null;
-  }
-  if (source instanceof JsonlLogSource) return findLine(source.location, seq);
-  return null;
-}
-
-/** The line of a file whose seq is `seq` (only the seq prefix is read until then). */
-function findLine(file: string, seq: number): string | null {
-  let found: string | null = null;
-  const stop = new Error('found');
-  try {
-    scanLines(file, (text) => {
-      if (Number(SEQ_RE.exec(text)?.[1]) === seq) {
-        found = text;
-        throw stop;
-      }
-    });
-  } catch (err) {
-    if (err !== stop) throw err;
-  }
-  return found;
 }

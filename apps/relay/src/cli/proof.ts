@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { atomicWrite } from '../common/atomic-write';
 import { svcHomeFrom } from '../common/config/config';
 import { logIdentity, signTreeHead } from '../transparency/log-identity';
-import { recordText } from './checkpoint';
+import { recordText } from '@svc/events';
 import { CliError, EXIT, line, parseFlags, progressLine, UsageError, type CliIo } from './io';
 import { resolveLogSource } from './log-dir';
 

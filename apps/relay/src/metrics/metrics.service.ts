@@ -40,6 +40,7 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
   private readonly safety = new Tally();
   private readonly media = new Tally();
   private readonly desktop = new Tally();
+  private readonly witness = new Tally();
   private readonly commit = { buckets: COMMIT_BUCKETS.map(() => 0), sum: 0, count: 0 };
   private registry: Prom.Registry | null = null;
 
@@ -92,6 +93,15 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
       route: route ?? 'unmatched',
       status: String(status),
     }));
+  }
+
+  /**
+   * What a transparency-log witness answered (issue 39): `way` push (the relay submitted, RELAY_WITNESS_URLS)
+   * or pull (the witness posted to /log/cosignature or /log/witness-refusal); `witness` is a configured key
+   * name (RELAY_WITNESS_VKEYS), so the label set is the operator's, bounded.
+   */
+  observeWitness(witness: string, way: 'push' | 'pull', outcome: 'cosigned' | 'refused' | 'error'): void {
+    this.witness.inc({ witness, way, outcome });
   }
 
   /** The counters and gauges as plain numbers, for the console's sample ring (no prom-client involved). */
@@ -149,6 +159,12 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
     counter('svc_bridge_safety_decisions_total', 'Safety pipeline decisions', ['decision'], this.safety);
     counter('svc_media_bytes_served_total', 'Media bytes served, by token or by path', ['via'], this.media);
     counter('svc_desktop_calls_total', 'Desktop tool calls by outcome', ['outcome'], this.desktop);
+    counter(
+      'svc_witness_answers_total',
+      'Transparency-log witnesses: cosignatures, refusals (alert on these) and failed submissions, by witness and way (push, pull)',
+      ['witness', 'way', 'outcome'],
+      this.witness,
+    );
     const phones = this.hub;
     const models = () => this.loop.models;
     new prom.Gauge({

@@ -24,10 +24,11 @@ export interface PersonalKeyStore {
   destroy(ids: readonly string[]): Promise<number>;
   close(): Promise<void>;
   /**
-   * Reads the keys again (a standby, before it applies records the leader sealed: new keys were made, and
-   * forgotten ones destroyed, by another process). The file store is never shared, so it has none.
+   * Reads keys again (a standby, before it applies records the leader sealed: new keys were made, and
+   * forgotten ones destroyed, by another process): with `need`, only those of its ids not held yet; without,
+   * every row. The file store is never shared, so it has none.
    */
-  sync?(): Promise<void>;
+  sync?(need?: readonly string[]): Promise<void>;
 }
 
 /**
@@ -91,33 +92,7 @@ export class FileKeyStore implements PersonalKeyStore {
   }
 
   private load(): void {
-    let text: string;
-    try {
-      const st = fs.statSync(this.file);
-      if (st.size > MAX_KEY_FILE_BYTES) throw new KeyFileError(`${this.file} is ${st.size} bytes, more than a key file can be`);
-      text = fs.readFileSync(this.file, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw err;
-    }
-    let parsed: unknown;
-    try {
-      parsed = parseJsonBounded(text, MAX_FILE_JSON_DEPTH);
-    } catch {
-      parsed = null;
-    }
-    const keys = (parsed as { v?: unknown; keys?: unknown } | null)?.keys;
-    if ((parsed as { v?: unknown } | null)?.v !== 1 || typeof keys !== 'object' || keys === null || Array.isArray(keys)) {
-      // Never started over silently: a new empty file would forget everything the old one could open.
-      throw new KeyFileError(
-        `${this.file} is not a personal data key file; restore it from a backup or move it away (its content is then forgotten)`,
-      );
-    }
-    for (const [id, value] of Object.entries(keys)) {
-      const key = typeof value === 'string' ? Buffer.from(value, 'base64') : null;
-      if (!isPersonalKeyId(id) || !key || key.length !== 32) throw new KeyFileError(`${this.file}: a bad entry (${id.slice(0, 80)})`);
-      this.keys.set(id, key);
-    }
+    for (const [id, key] of readKeyFile(this.file) ?? []) this.keys.set(id, key);
   }
 
   private write(): void {
@@ -126,6 +101,40 @@ export class FileKeyStore implements PersonalKeyStore {
     fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
     atomicWrite(this.file, JSON.stringify({ v: 1, keys }) + '\n', { mode: 0o600 });
   }
+}
+
+/**
+ * A personal-keys.json (the file store's, or a backup's), bounded and checked entry by entry: null when
+ * the file is not there, a KeyFileError saying what is wrong otherwise (never a partial read).
+ */
+export function readKeyFile(file: string): Array<[string, Buffer]> | null {
+  let text: string;
+  try {
+    const st = fs.statSync(file);
+    if (st.size > MAX_KEY_FILE_BYTES) throw new KeyFileError(`${file} is ${st.size} bytes, more than a key file can be`);
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseJsonBounded(text, MAX_FILE_JSON_DEPTH);
+  } catch {
+    parsed = null;
+  }
+  const keys = (parsed as { v?: unknown; keys?: unknown } | null)?.keys;
+  if ((parsed as { v?: unknown } | null)?.v !== 1 || typeof keys !== 'object' || keys === null || Array.isArray(keys)) {
+    // Never started over silently: a new empty file would forget everything the old one could open.
+    throw new KeyFileError(`${file} is not a personal data key file; restore it from a backup or move it away (its content is then forgotten)`);
+  }
+  const out: Array<[string, Buffer]> = [];
+  for (const [id, value] of Object.entries(keys)) {
+    const key = typeof value === 'string' ? Buffer.from(value, 'base64') : null;
+    if (!isPersonalKeyId(id) || !key || key.length !== 32) throw new KeyFileError(`${file}: a bad entry (${id.slice(0, 80)})`);
+    out.push([id, key]);
+  }
+  return out;
 }
 
 /** Keys by id, the current key of each slot, and how many keys each slot holds. */

@@ -4,6 +4,7 @@ import {
   isPersonalType,
   openedPersonal,
   personalKeySlot,
+  sealedOf,
   sealPersonal,
   unsealPersonal,
   type NewEvent,
@@ -52,6 +53,16 @@ export class PersonalSealer {
       return { ...e, data: sealPersonal(e.type, e.data, id, key) };
     });
     return { records, opened, persisted: pending.length ? Promise.all(pending).then(() => undefined) : null };
+  }
+
+  /** The data keys these records (as stored: sealed) are sealed with. */
+  keyIds(records: readonly StoredEvent[]): string[] {
+    const ids: string[] = [];
+    for (const e of records) {
+      const sealed = isPersonalType(e.type) ? sealedOf(e.data) : null;
+      if (sealed) ids.push(sealed.key);
+    }
+    return ids;
   }
 
   unseal<E extends StoredEvent>(e: E): E {

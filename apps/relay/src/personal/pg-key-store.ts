@@ -108,8 +108,20 @@ export class PgKeyStore implements PersonalKeyStore {
     }
   }
 
-  /** Only rows this store does not hold yet are unsealed (a key never changes under its id). */
-  async sync(): Promise<void> {
+  /**
+   * With `need` (a standby's followed batch: the keys its records are sealed with), only those ids not held
+   * yet are read, by primary key: a follow tick costs nothing at 100,000 keys (a forgetting reaches a
+   * standby as its `personal.forgotten` record, which destroys the keys here too). Without, every row is
+   * read (a full pass), and only rows not held yet are unsealed (a key never changes under its id).
+   */
+  async sync(need?: readonly string[]): Promise<void> {
+    if (need) {
+      const missing = [...new Set(need)].filter((id) => !this.keys.has(id));
+      if (missing.length === 0) return;
+      const found = await this.client.query<{ id: string; key: Buffer }>(`SELECT id, key FROM ${KEY_TABLE} WHERE id = ANY($1::text[])`, [missing]);
+      for (const [id, key] of unwrapRows(this.kek, found.rows, this.kekWhere).keys) this.keys.set(id, key);
+      return;
+    }
     const rows = await readRows(this.client);
     const { keys } = unwrapRows(
       this.kek,

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { DomainError } from '@svc/domain';
-import { encodeRecord, openLogSource, type StoredEvent } from '@svc/events';
+import { encodeRecord, openLogSource, recordText, type StoredEvent } from '@svc/events';
 import { buildTree } from '@svc/events/merkle/build';
 import { checkNote, checkpointText, NoteFormatError, parseNote, parseVkey, SIG_COSIGNATURE_V1, type Verifier } from '@svc/events/merkle/note';
 import { TreeRangeError, type MerkleTree } from '@svc/events/merkle/tree';
@@ -14,7 +14,8 @@ import { ConfigError } from '../common/config/config-env';
 import type { RelayConfig } from '../common/config/relay-config';
 import { Clock } from '../common/loop/clock';
 import { CommandLoop } from '../common/loop/command-loop';
-import { recordText } from '../cli/checkpoint';
+import { MetricsService } from '../metrics/metrics.service';
+
 import { logIdentity, signTreeHead, type LogIdentity } from './log-identity';
 import { WitnessStore, type WitnessRecord } from './witness-store';
 
@@ -47,6 +48,7 @@ export class TransparencyService implements OnModuleInit, OnModuleDestroy {
     private readonly clock: Clock,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: MetricsService,
   ) {
     this.witnesses = config.witnessVkeys.map((k) => {
       let v: Verifier;
@@ -211,6 +213,7 @@ export class TransparencyService implements OnModuleInit, OnModuleDestroy {
     const time = checked[0].time!;
     this.store.cosigned(w.name, w.keyHash.toString('hex'), { size, root, time, line: sig[0].line, received_at: this.clock.now().getTime() });
     this.logger.info({ witness: w.name, size }, 'transparency log: a witness cosigned');
+    this.metrics.observeWitness(w.name, 'pull', 'cosigned');
     return { witness: w.name, size, time };
   }
 
@@ -226,6 +229,7 @@ export class TransparencyService implements OnModuleInit, OnModuleDestroy {
       throw new DomainError('log.bad_refusal', 'invalid', `the refusal is not signed by ${w.name}'s key`);
     this.store.refused(w.name, r.key_hash, { size: r.size, root: r.root, reason: r.reason, time: r.time, received_at: this.clock.now().getTime() });
     this.logger.error({ witness: w.name, size: r.size, reason: r.reason }, 'transparency log: A WITNESS REFUSED a checkpoint of this relay');
+    this.metrics.observeWitness(w.name, 'pull', 'refused');
     return { witness: w.name };
   }
 

@@ -8,6 +8,7 @@ import type { RelayConfig } from '../common/config/relay-config';
 import { Clock } from '../common/loop/clock';
 import { CommandLoop } from '../common/loop/command-loop';
 import { Scheduler } from '../common/loop/scheduler';
+import { MetricsService } from '../metrics/metrics.service';
 import { TransparencyService } from './transparency.service';
 import {
   addCheckpointBody,
@@ -47,6 +48,7 @@ export class WitnessPushService {
     scheduler: Scheduler,
     @Inject(RELAY_CONFIG) config: RelayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: MetricsService,
   ) {
     this.targets = pushTargets(config.witnessUrls, log.witnesses);
     for (const t of this.targets)
@@ -189,6 +191,7 @@ export class WitnessPushService {
     st.message = o.message;
     st.failures = o.state === 'ok' ? 0 : st.failures + 1;
     st.next_at = o.state === 'ok' ? null : now + pushBackoffMs(st.failures);
+    this.metrics.observeWitness(t.witness.name, 'push', o.state === 'ok' ? 'cosigned' : o.state === 'refused' ? 'refused' : 'error');
     if (o.state === 'error')
       this.logger.warn({ witness: t.witness.name, url: st.url, err: o.message }, 'transparency log: a witness submission failed');
   }

@@ -1,12 +1,6 @@
+import { cpuMs } from '../../../../../test/support/timing';
 import { editYamlLists, editYamlSection, yamlScalar } from './config-yaml-edit';
 import { configTextExceeds, MAX_CONFIG_BYTES, MAX_CONFIG_TOKENS, parseConfigYaml } from './config-yaml-parse';
-
-const cpuMs = (fn: () => void): number => {
-  const before = process.cpuUsage();
-  fn();
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / 1000;
-};
 
 /** `unit(i)` repeated as often as the bounds allow: the largest config of that shape the relay parses. */
 function largest(unit: (i: number) => string): string {

@@ -275,7 +275,10 @@ export class CommandLoop {
   /** Waits for the writer's lock and leads; the decisions start from the durable models. Null: `stopped` said to give up. */
   async takeOver(stopped: () => boolean): Promise<{ epoch: number; previous: number } | null> {
     const led = await this.pg().takeOver(stopped);
-    if (led) this.decision.restore(structuredClone(this.models.snapshot()));
+    if (!led) return led;
+    this.decision.restore(structuredClone(this.models.snapshot()));
+    // Following read only the keys records named; a leader counts and forgets by every key the table holds.
+    await this.opts.sealer?.keys.sync?.();
     return led;
   }
 
@@ -331,7 +334,7 @@ export class CommandLoop {
    */
   private async onFollowed(batch: readonly StoredEvent[]): Promise<void> {
     const sealer = this.opts.sealer;
-    await sealer?.keys.sync?.();
+    await sealer?.keys.sync?.(sealer.keyIds(batch));
     const opened = batch.map((e) => eventSchemas.upcast(sealer ? sealer.unseal(e) : e));
     const waiting = sealer
       ? opened.find((e) => (e.data as { forgotten?: unknown; sealedWith?: unknown }).sealedWith && (e.data as { forgotten?: unknown }).forgotten)
