@@ -60,7 +60,21 @@ async function initdbFromTemplate(bin, data, asUser) {
     .digest('hex')
     .slice(0, 16);
   const template = path.join(os.tmpdir(), `svc-pg-template-${key}`);
-  if (!fs.existsSync(path.join(template, 'PG_VERSION'))) {
+  // Whole or absent (renamed into place), unless something pruned TMPDIR under it: its control file is
+  // the last thing a pruner leaves, so a template without one is made again.
+  const whole = () => ['PG_VERSION', 'global/pg_control', 'base'].every((f) => fs.existsSync(path.join(template, f)));
+  if (!whole()) {
+    if (fs.existsSync(template)) {
+      // Present but not whole: pruned. Moved aside first (a rename is atomic), so a template another process
+      // renames into place meanwhile is never the one removed.
+      const broken = `${template}.broken-${process.pid}`;
+      try {
+        fs.renameSync(template, broken);
+      } catch {
+        // another process moved it first
+      }
+      fs.rmSync(broken, { recursive: true, force: true });
+    }
     const making = fs.mkdtempSync(`${template}.making-`);
     try {
       if (asUser) fs.chownSync(making, ...(await ownerOf(asUser)));
@@ -69,7 +83,7 @@ async function initdbFromTemplate(bin, data, asUser) {
         fs.renameSync(path.join(making, 'data'), template);
       } catch (err) {
         // Another process made it first: theirs is as good as ours.
-        if (!fs.existsSync(path.join(template, 'PG_VERSION'))) throw err;
+        if (!whole()) throw err;
       }
     } finally {
       fs.rmSync(making, { recursive: true, force: true });
