@@ -62,6 +62,7 @@ export class RoleController {
       const term = await this.loop.takeOver(() => this.stopped);
       if (!term) return;
       await this.hooks.record(term);
+      await this.loop.readAllKeys();
       this.tookOverAt = Date.now();
       this.logger.warn(
         { epoch: term.epoch, previousEpoch: term.previous, lastSeq: this.loop.lastSeq },

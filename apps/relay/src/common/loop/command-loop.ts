@@ -275,11 +275,17 @@ export class CommandLoop {
   /** Waits for the writer's lock and leads; the decisions start from the durable models. Null: `stopped` said to give up. */
   async takeOver(stopped: () => boolean): Promise<{ epoch: number; previous: number } | null> {
     const led = await this.pg().takeOver(stopped);
-    if (!led) return led;
-    this.decision.restore(structuredClone(this.models.snapshot()));
-    // Following read only the keys records named; a leader counts and forgets by every key the table holds.
-    await this.opts.sealer?.keys.sync?.();
+    if (led) this.decision.restore(structuredClone(this.models.snapshot()));
     return led;
+  }
+
+  /**
+   * After a takeover is recorded: following read only the keys records named, and a leader counts and
+   * forgets by every key the table holds. (Not inside takeOver: its wait on the database would let the
+   * scheduler's first tick record before the new leader's relay.started.)
+   */
+  async readAllKeys(): Promise<void> {
+    await this.opts.sealer?.keys.sync?.();
   }
 
   /** The relays on this database and the newest takeovers (svc_relay_members; null: the file log has no standby). */
