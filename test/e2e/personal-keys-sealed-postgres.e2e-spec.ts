@@ -142,7 +142,9 @@ describe('data keys sealed under the KEK in PostgreSQL', () => {
       // It takes over: a leader counts and forgets by every key in the table, so now it reads them all.
       await leader.close();
       relay = undefined;
+      // The keys are read once the takeover is recorded (after the lock is taken): wait for them, not the lock.
       await waitFor('the takeover', async () => !standby.loop.standby, 60_000);
+      await waitFor('every key read after the takeover', async () => standby.loop.sealer!.keys.get(stray) !== undefined, 30_000);
       expect(standby.loop.sealer!.keys.get(stray)).toEqual(Buffer.alloc(32, 5));
     } finally {
       await standby.close();
