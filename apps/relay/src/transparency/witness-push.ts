@@ -24,8 +24,6 @@ export type PushState = {
 
 /** An answer is read up to this (a witness answers a few signature lines; more is not a witness). */
 export const MAX_ANSWER_BYTES = 64 * 1024;
-/** The spec's bound on proof lines. */
-export const MAX_PROOF_LINES = 63;
 /** How long one submission may take. */
 export const PUSH_TIMEOUT_MS = 10_000;
 
